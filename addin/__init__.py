@@ -1,0 +1,1 @@
+"""gpu-tco addin front end (arrives with its own issue; holds no formulas: it calls core)."""

@@ -1,0 +1,240 @@
+"""Catalogs: GPUs, models and the small choice tables, loaded from CSV.
+
+Every catalog is a CSV file in ``core/data`` whose rows carry a ``source``
+(and the big ones an ``as_of`` date).  Users add or override rows without
+touching the package by putting a file of the same name in their config
+directory (``user_config_dir()``); a row whose ``name`` matches a built-in
+row replaces it, any other row is added.  Names are matched tolerantly
+("h100 sxm", "H100 SXM5 80GB" and "H100-SXM" are the same GPU).
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+from .errors import CatalogError, InputError, suggest
+
+DATA_DIR = Path(__file__).with_name("data")
+
+# Columns holding text; every other column is a number.
+TEXT_COLUMNS = {
+    "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis",
+    "source", "as_of", "family", "description",
+}
+# Columns a user row may leave empty (they default to 0 / "").
+OPTIONAL_COLUMNS = {"aliases", "source", "as_of", "description", "purchase_basis", "notes"}
+
+_NOISE_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla)\b")
+
+
+def normalize(name: str) -> str:
+    """Lower-case, drop vendor words and everything but letters and digits."""
+    s = _NOISE_WORDS.sub("", str(name).lower())
+    return re.sub(r"[^a-z0-9.]", "", s).replace(".", "")
+
+
+def user_config_dir() -> Path:
+    """Where users keep their own catalog rows.
+
+    ``GPU_TCO_CONFIG_DIR`` wins; otherwise the platform convention:
+    %APPDATA%\\gpu-tco on Windows, ~/Library/Application Support/gpu-tco on
+    macOS, $XDG_CONFIG_HOME/gpu-tco (default ~/.config/gpu-tco) elsewhere.
+    """
+    env = os.environ.get("GPU_TCO_CONFIG_DIR")
+    if env:
+        return Path(env)
+    if sys.platform.startswith("win"):
+        return Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming")) / "gpu-tco"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "gpu-tco"
+    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "gpu-tco"
+
+
+class Table:
+    """One catalog: rows by canonical name, columns for fast lookups."""
+
+    def __init__(self, name: str, rows: list[dict], columns: list[str], files: list[str]):
+        self.name = name
+        self.columns = columns
+        self.numeric = [c for c in columns if c not in TEXT_COLUMNS]
+        self.files = files
+        self.rows: list[dict] = []
+        self._index: dict[str, int] = {}
+        self._np_cache: dict[str, object] = {}
+        self._found: dict[str, int] = {}
+        self.col: dict[str, list] = {c: [] for c in columns}
+        for row in rows:
+            self._append(row)
+
+    # building --------------------------------------------------------------
+    def _append(self, row: dict) -> int:
+        existing = self._index.get(normalize(row["name"]))
+        if existing is not None and self.rows[existing]["name"].lower() == row["name"].lower():
+            i = existing  # override a built-in row of the same name
+            self.rows[i] = row
+            for c in self.columns:
+                self.col[c][i] = row.get(c, 0 if c in self.numeric else "")
+        else:
+            i = len(self.rows)
+            self.rows.append(row)
+            for c in self.columns:
+                self.col[c].append(row.get(c, 0 if c in self.numeric else ""))
+        self._index[normalize(row["name"])] = i
+        for alias in str(row.get("aliases", "") or "").split(";"):
+            if alias.strip():
+                self._index.setdefault(normalize(alias), i)
+        self._np_cache.clear()
+        self._found.clear()
+        return i
+
+    def add(self, row: dict) -> int:
+        """Add (or replace) a row at run time; returns its index."""
+        full = {c: row.get(c, 0 if c in self.numeric else "") for c in self.columns}
+        full.update(row)
+        return self._append(full)
+
+    # lookups ---------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [r["name"] for r in self.rows]
+
+    def find(self, value) -> int | None:
+        """Row index for a name, alias or close spelling; None if unknown."""
+        hit = self._found.get(value)
+        if hit is not None:
+            return hit
+        hit = self._find(value)
+        if hit is not None:
+            self._found[value] = hit
+        return hit
+
+    def _find(self, value) -> int | None:
+        key = normalize(value)
+        i = self._index.get(key)
+        if i is not None:
+            return i
+        # unique prefix ("h100sxm580gb" -> "h100sxm5") or unique containment
+        hits = {j for k, j in self._index.items() if k and (key.startswith(k) or k.startswith(key))}
+        if len(hits) == 1:
+            return hits.pop()
+        return None
+
+    def resolve(self, value, field: str) -> int:
+        i = self.find(value) if isinstance(value, str) and value.strip() else None
+        if i is None:
+            close = suggest(str(value), self.names)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise InputError(field, value, f"is not a known {self.name[:-1] if self.name.endswith('s') else self.name}{hint}; "
+                             f"allowed: {', '.join(self.names) if len(self.names) <= 12 else 'see the ' + self.name + ' list'}")
+        return i
+
+    def canonical(self, value, field: str = "name") -> str:
+        return self.rows[self.resolve(value, field)]["name"]
+
+    def row(self, value) -> dict:
+        return self.rows[self.resolve(value, self.name)]
+
+    def np_column(self, field: str):
+        arr = self._np_cache.get(field)
+        if arr is None:
+            import numpy as np
+            arr = np.asarray(self.col[field], dtype=float if field in self.numeric else object)
+            self._np_cache[field] = arr
+        return arr
+
+
+def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list[dict], list[str]]:
+    rows: list[dict] = []
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        if "name" not in header:
+            raise CatalogError(path, 1, "name", "the header has no 'name' column")
+        if columns is not None:
+            unknown = [h for h in header if h not in columns and h != "notes"]
+            if unknown:
+                close = suggest(unknown[0], columns)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise CatalogError(path, 1, unknown[0], f"unknown column{hint}; allowed: {', '.join(columns)}")
+        for lineno, raw in enumerate(reader, start=2):
+            row: dict = {}
+            for key, value in raw.items():
+                if key is None:
+                    raise CatalogError(path, lineno, "?", "more values than columns")
+                key = key.strip()
+                value = (value or "").strip()
+                if key in TEXT_COLUMNS or key == "notes":
+                    row[key] = value
+                    continue
+                if value == "":
+                    if columns is not None and key not in OPTIONAL_COLUMNS:
+                        # user rows must be complete: a silent 0 would hide a typo
+                        raise CatalogError(path, lineno, key, "is empty; a number is required")
+                    row[key] = 0.0
+                    continue
+                try:
+                    number = float(value)
+                except ValueError:
+                    raise CatalogError(path, lineno, key, f"{value!r} is not a number") from None
+                if not math.isfinite(number) or number < 0:
+                    raise CatalogError(path, lineno, key, f"{value!r} must be a finite number >= 0")
+                row[key] = number
+            if not row.get("name"):
+                raise CatalogError(path, lineno, "name", "is empty")
+            rows.append(row)
+    return rows, header
+
+
+def load_table(name: str, user_dir: Path | None = None) -> Table:
+    builtin = DATA_DIR / f"{name}.csv"
+    rows, columns = _parse_file(builtin, name, None)
+    files = [str(builtin)]
+    user_dir = user_config_dir() if user_dir is None else user_dir
+    user_file = user_dir / f"{name}.csv"
+    table = Table(name, rows, columns, files)
+    if user_file.is_file():
+        user_rows, _ = _parse_file(user_file, name, columns)
+        for r in user_rows:
+            for c in columns:
+                if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
+                    raise CatalogError(user_file, user_rows.index(r) + 2, c, "column missing")
+            r.setdefault("source", f"user file {user_file}")
+            table.add(r)
+        table.files.append(str(user_file))
+    return table
+
+
+TABLE_NAMES = (
+    "gpus", "models", "precisions", "methods", "optimizers", "shardings",
+    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes",
+)
+
+_TABLES: dict[str, Table] | None = None
+
+
+def tables() -> dict[str, Table]:
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = {n: load_table(n) for n in TABLE_NAMES}
+    return _TABLES
+
+
+def reload() -> dict[str, Table]:
+    """Re-read all catalogs (after the user edited their files)."""
+    global _TABLES
+    _TABLES = None
+    from . import engine
+    engine._reset_caches()
+    return tables()
+
+
+def gpus() -> Table:
+    return tables()["gpus"]
+
+
+def models() -> Table:
+    return tables()["models"]

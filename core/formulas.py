@@ -1,0 +1,377 @@
+"""Every quantity gpu-tco computes, each defined exactly once.
+
+Each ``q(...)`` call registers one quantity: its name, unit, description,
+the expression (over inputs, earlier quantities and catalog lookups) and
+the source of the formula.  Python values, NumPy sweeps, Excel formulas and
+explanations are all rendered from these expressions (see ``expr.py``).
+
+Notation in comments: P params, L layers, h hidden, a heads, n_kv KV heads,
+d head dim, f FFN size, V vocab, s sequence length, b micro-batch,
+t tensor-parallel size, N data-parallel (sharding) size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .expr import AND, CEILING, FLOOR, IF, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
+from .inputs import BY_NAME
+
+GIB = 2 ** 30  # bytes in a GiB: GPU memory is sold in binary units (an "80 GB" H100 holds 80 GiB)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str
+    unit: str
+    description: str
+    expr: Expr
+    source: str
+    group: str
+
+
+QUANTITIES: dict[str, Quantity] = {}
+_group = "architecture"
+
+
+def group(name: str) -> None:
+    global _group
+    _group = name
+
+
+def q(name: str, unit: str, description: str, expr, source: str = "") -> Ref:
+    if name in QUANTITIES or name in BY_NAME:
+        raise ValueError(f"{name} is defined twice")
+    QUANTITIES[name] = Quantity(name, unit, description, wrap(expr), source, _group)
+    return Ref(name)
+
+
+class _Inputs:
+    def __getattr__(self, name):
+        if name not in BY_NAME:
+            raise AttributeError(f"no input named {name}")
+        return Ref(name)
+
+
+I = _Inputs()
+
+
+def M(field):  # field of the model row
+    return Lookup("models", "model", field)
+
+
+def G(field):  # field of the GPU row
+    return Lookup("gpus", "gpu", field)
+
+
+def T(table, key, field):
+    return Lookup(table, key, field)
+
+
+KORTHIKANTI = "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models' (arXiv 2205.05198) section 4"
+ZERO = "Rajbhandari et al. 2020, 'ZeRO: Memory Optimizations Toward Training Trillion Parameter Models' section 3-5"
+
+# ---------------------------------------------------------------------------
+group("architecture")
+L, h, f = M("layers"), M("hidden"), M("ffn")
+a, n_kv, d, V = M("heads"), M("kv_heads"), M("head_dim"), M("vocab")
+E, k_act = M("experts"), M("active_experts")
+
+attn_params_per_layer = q(
+    "attn_params_per_layer", "params", "Attention weights per layer: Q, K, V, O projections (+ QKV biases)",
+    h * d * (a + 2 * n_kv) + a * d * h + M("qkv_bias") * d * (a + 2 * n_kv),
+    "notes/estimation.md parameter count; GQA: K and V have n_kv heads")
+mlp_params_per_expert = q(
+    "mlp_params_per_expert", "params", "MLP weights of one expert (gated: gate, up, down; plain: up, down)",
+    (2 + M("gated_mlp")) * h * f, "Shazeer 2020 (GLU variants); Llama/Mixtral configs")
+router_params_per_layer = q(
+    "router_params_per_layer", "params", "MoE router weights per layer (0 for dense models)",
+    IF(E > 1, h * E, 0), "Mixtral paper (Jiang et al. 2024)")
+layer_params = q(
+    "layer_params", "params", "All weights of one transformer layer",
+    attn_params_per_layer + E * mlp_params_per_expert + router_params_per_layer + M("norms_per_layer") * h)
+embedding_params = q(
+    "embedding_params", "params", "Token embedding plus LM head (one matrix when tied)",
+    V * h * (2 - M("tied_embeddings")))
+params_total = q(
+    "params_total", "params", "Total parameters P (MoE: all experts); memory uses this",
+    L * layer_params + embedding_params + h + M("other_params"),
+    "P = V*h*(2 if untied) + L*[h*d*(a+2*n_kv) + a*d*h + (3 if gated else 2)*h*f + 2h] + h (notes/estimation.md)")
+params_active = q(
+    "params_active", "params", "Parameters used per token (MoE: active experts only); compute and decode use this",
+    params_total - L * (E - k_act) * mlp_params_per_expert, "notes/estimation.md: MoE memory uses total, speed uses active")
+q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
+q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
+linear_params = q(
+    "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
+    L * (attn_params_per_layer + E * mlp_params_per_expert))
+q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare parameter count", M("is_estimate"))
+
+# ---------------------------------------------------------------------------
+group("lora")
+tgt = lambda fld: T("lora_targets", "lora_targets", fld)  # noqa: E731
+is_lora = T("methods", "method", "lora")
+lora_dims_per_layer = q(
+    "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
+    tgt("q") * (h + a * d) + tgt("k") * (h + n_kv * d) + tgt("v") * (h + n_kv * d) + tgt("o") * (a * d + h)
+    + E * (tgt("gate") * M("gated_mlp") * (h + f) + tgt("up") * (h + f) + tgt("down") * (f + h)),
+    "LoRA paper (Hu et al. 2021): adapter B(d_out x r) A(r x d_in) per adapted matrix")
+lora_params = q(
+    "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
+    is_lora * L * I.lora_rank * lora_dims_per_layer,
+    "notes/estimation.md: Llama-3-8B, r 16, all 7 linears = 41,943,040")
+trainable_params = q(
+    "trainable_params", "params", "Parameters that receive gradients and optimizer states",
+    IF(is_lora, lora_params, params_total))
+
+# ---------------------------------------------------------------------------
+group("training memory")
+prec = lambda fld: T("precisions", "precision", fld)  # noqa: E731
+opt = lambda fld: T("optimizers", "optimizer", fld)  # noqa: E731
+shard = lambda fld: T("shardings", "sharding", fld)  # noqa: E731
+rec = lambda fld: T("recomputes", "recompute", fld)  # noqa: E731
+t = I.tensor_parallel
+dp_size = q("dp_size", "GPUs", "Data-parallel (sharding) degree N = n_gpus / tensor_parallel", I.n_gpus / t)
+
+weight_bytes_per_param = prec("weight_bytes")
+base_bits = T("methods", "method", "base_bits_per_param")
+quantized_base = T("methods", "method", "quantized_base")
+weights_bytes_total = q(
+    "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters",
+    IF(quantized_base,
+       linear_params * base_bits / 8 + (params_total - linear_params) * 2,
+       params_total * weight_bytes_per_param)
+    + lora_params * IF(quantized_base, 2, weight_bytes_per_param),
+    "QLoRA paper section 3: embeddings, lm_head and norms stay 16-bit; adapters bf16")
+grad_bytes_per_param = q(
+    "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
+    IF(I.fp32_grads, 4, prec("grad_bytes")), "notes/estimation.md (16 B vs 18 B conventions)")
+gradients_bytes_total = q(
+    "gradients_bytes_total", "bytes", "Gradients of trainable parameters (unsharded)", trainable_params * grad_bytes_per_param)
+adafactor_state_bytes = q(
+    "adafactor_state_bytes", "bytes", "Adafactor factored second moment: 4*(rows+cols) per trainable matrix",
+    4 * IF(is_lora,
+           L * (lora_dims_per_layer + 2 * I.lora_rank * (tgt("q") + tgt("k") + tgt("v") + tgt("o")
+                                                         + E * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))),
+           L * (h + a * d + 2 * (h + n_kv * d) + a * d + h + E * (M("gated_mlp") * (h + f) + 2 * (h + f)))
+           + (V + h) * (2 - M("tied_embeddings"))),
+    "Shazeer & Stern 2018, Adafactor")
+optimizer_bytes_total = q(
+    "optimizer_bytes_total", "bytes", "Optimizer states plus the fp32 master copy of trainable weights (unsharded)",
+    trainable_params * (opt("state_bytes_per_param") + prec("master_bytes")) + opt("factored") * adafactor_state_bytes,
+    "notes/estimation.md: AdamW 8 B, 8-bit AdamW 2 B, SGD+momentum 4 B; master copy 4 B (ZeRO K=12 = 4 + 8)")
+
+# per GPU: tensor parallel splits every state by t; ZeRO splits by N what it shards
+weights_gib = q(
+    "weights_gib", "GiB/GPU", "Training weights per GPU",
+    weights_bytes_total / t / IF(shard("shard_weights"), dp_size, 1) / GIB, ZERO)
+gradients_gib = q(
+    "gradients_gib", "GiB/GPU", "Gradients per GPU",
+    gradients_bytes_total / t / IF(shard("shard_gradients"), dp_size, 1) / GIB, ZERO)
+optimizer_gib = q(
+    "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU)",
+    IF(I.offload_optimizer, 0, optimizer_bytes_total / t / IF(shard("shard_optimizer"), dp_size, 1) / GIB),
+    ZERO + "; ZeRO-Offload (Ren et al. 2021)")
+states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU", weights_gib + gradients_gib + optimizer_gib)
+
+# activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
+e = prec("activation_bytes")
+s, b = I.seq_len, I.micro_batch
+sp_div = IF(I.sequence_parallel, t, 1)
+act_unsplit_bytes_per_layer = q(
+    "act_unsplit_bytes_per_layer", "bytes", "Activations per layer outside tensor-parallel regions: norm inputs, QKV and MLP inputs, dropout masks",
+    s * b * h * (e * (M("norms_per_layer") + 2) + 2 * M("dropout")),
+    KORTHIKANTI + ": the '10' in 10 + 24/t (4 norm + 2 QKV-in + 2 MLP-in + 2 dropout masks)")
+attention_score_bytes_per_layer = q(
+    "attention_score_bytes_per_layer", "bytes", "Stored s x s attention scores per layer (0 with FlashAttention)",
+    IF(I.flash_attention, 0, a * s * s * b * (e + 3 * M("dropout"))),
+    KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; FlashAttention (Dao et al. 2022) stores none")
+act_split_bytes_per_layer = q(
+    "act_split_bytes_per_layer", "bytes", "Activations per layer inside tensor-parallel regions (before dividing by t): Q, K, V, attention output, MLP intermediates, scores",
+    s * b * e * (2 * a * d + 2 * n_kv * d + (2 + M("gated_mlp")) * f)
+    + IF(I.flash_attention, 4 * s * b * a, 0)
+    + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
+    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); gated MLP stores gate, up, product (notes/estimation.md); FlashAttention keeps fp32 softmax statistics")
+act_bytes_per_layer = q(
+    "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU",
+    act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t,
+    KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h)")
+act_checkpoint_bytes = q(
+    "act_checkpoint_bytes", "bytes", "Full recomputation: each layer's stored input (e*s*b*h per layer)",
+    L * e * s * b * h / sp_div, KORTHIKANTI + " section 4.2.3: 2sbhL")
+activations_gib = q(
+    "activations_gib", "GiB/GPU", "Activations kept for the backward pass (full recompute: checkpoints + one live layer)",
+    IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, L * act_bytes_per_layer) / GIB, KORTHIKANTI)
+LOSS_CHUNK_TOKENS = 1024
+logit_tokens = IF(I.fused_loss, MIN(s * b, LOSS_CHUNK_TOKENS), s * b)
+logits_gib = q(
+    "logits_gib", "GiB/GPU", "Logits and loss: bf16 logits + fp32 upcast + fp32 gradient = 10 bytes per token per vocabulary entry",
+    logit_tokens * V * 10 / t / GIB,
+    "notes/estimation.md: unfused cross-entropy ~8-12*s*b*V bytes at peak; fused/chunked loss keeps one chunk")
+zero3_prefetch_gib = q(
+    "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
+    shard("shard_weights") * IF(dp_size > 1, 1, 0) * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB,
+    "PyTorch FSDP forward prefetch; DeepSpeed stage3_prefetch_bucket_size")
+step_transient_gib = q(
+    "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
+    IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t / IF(shard("shard_optimizer"), dp_size, 1), 0) / GIB,
+    "PyTorch foreach AdamW upcasts gradients per tensor group")
+forward_backward_gib = q(
+    "forward_backward_gib", "GiB/GPU", "Transient memory of the forward/backward phase", activations_gib + logits_gib + zero3_prefetch_gib)
+transient_peak_gib = q(
+    "transient_peak_gib", "GiB/GPU", "Largest transient over phases (forward/backward vs optimizer step)",
+    MAX(forward_backward_gib, step_transient_gib), "llm-analysis: states + max over phases, not a plain sum")
+frag = I.fragmentation_pct / 100
+overhead_train_gib = q(
+    "overhead_train_gib", "GiB/GPU", "CUDA context + allocator fragmentation + phase extras (prefetch, step temporaries)",
+    I.cuda_context_gib + frag * (states_gib + transient_peak_gib) + transient_peak_gib - activations_gib - logits_gib,
+    "HF 'Model training anatomy' (CUDA kernels 1.3 GB); PyTorch caching allocator")
+peak_train_gib_per_gpu = q(
+    "peak_train_gib_per_gpu", "GiB/GPU", "Peak training memory per GPU = weights + gradients + optimizer + activations + logits + overhead",
+    states_gib + activations_gib + logits_gib + overhead_train_gib)
+gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets)")
+fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
+q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
+
+# smallest GPU count: per-GPU memory is  ctx + (1+frag)*(S_fixed + S_shard/N + max(A, step))  with N the sharding degree
+usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
+               (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
+w_tp = weights_bytes_total / t / GIB
+g_tp = gradients_bytes_total / t / GIB
+o_tp = IF(I.offload_optimizer, 0, optimizer_bytes_total / t / GIB)
+sharded_states_tp_gib = q(
+    "sharded_states_tp_gib", "GiB/GPU", "States that ZeRO divides by N, at tensor-parallel degree t (before sharding)",
+    w_tp * shard("shard_weights") + g_tp * shard("shard_gradients") + o_tp * shard("shard_optimizer"))
+fixed_states_tp_gib = q(
+    "fixed_states_tp_gib", "GiB/GPU", "States every data-parallel GPU keeps whole",
+    w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer")))
+# ZeRO-3 prefetch appears as soon as N > 1; count it (conservative) when solving for N
+fb_any_n = activations_gib + logits_gib + shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB
+step_any_n = IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB
+room_fb = usable_gib - fixed_states_tp_gib - fb_any_n
+room_step = usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer"))
+can_fit = q(
+    "can_fit", "bool", "Some number of these GPUs holds the job (with this sharding and tensor parallelism)",
+    AND(room_fb > 0, room_step > 0, OR(sharded_states_tp_gib > 0, fixed_states_tp_gib + MAX(fb_any_n, step_any_n) <= usable_gib)))
+dp_needed = MAX(1, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
+                CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9)))
+gpus_needed = q(
+    "gpus_needed", "GPUs", "Smallest GPU count that fits (t x smallest N); 0 = no count of this GPU fits this configuration",
+    IF(can_fit, IF(sharded_states_tp_gib > 0, dp_needed, 1) * t, 0),
+    "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N; " + ZERO)
+# longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
+budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * 10 / t / GIB, 0)
+lin_per_token = (activations_gib - IF(rec("checkpoint_layers"), 0, 1) * L * attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB
+                 - IF(rec("checkpoint_layers"), attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB, 0)) / s \
+    + IF(I.fused_loss, 0, b * V * 10 / t / GIB)
+quad_per_token2 = attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB / (s * s) \
+    * IF(rec("checkpoint_layers"), 1, L)
+max_train_seq_len = q(
+    "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none)",
+    MAX(0, FLOOR(IF(quad_per_token2 > 0,
+                    (SQRT(lin_per_token * lin_per_token + 4 * quad_per_token2 * MAX(budget_tokens_gib, 0)) - lin_per_token) / (2 * quad_per_token2),
+                    MAX(budget_tokens_gib, 0) / lin_per_token))),
+    "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without FlashAttention)")
+
+# ---------------------------------------------------------------------------
+group("training compute")
+recompute_full = rec("checkpoint_layers")
+flops_per_token_train = q(
+    "flops_per_token_train", "FLOP/token",
+    "Training FLOPs per token: (6 full | 4 LoRA) x P_active, +2 x P_active with full recompute, + attention 12*L*s*a*d (x4/3 recomputed)",
+    (IF(is_lora, 4, 6) + 2 * recompute_full) * params_active + 12 * L * s * a * d * (1 + recompute_full / 3),
+    "Kaplan et al. 2020 (6N); Narayanan et al. 2021 (8TP/(nX) with recompute); notes/estimation.md (LoRA 4P, attention 12*L*h*s)")
+train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
+train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
+train_tflops_per_gpu_peak = q(
+    "train_tflops_per_gpu_peak", "TFLOPS", "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32)",
+    IF(prec("fp32_compute"), G("tf32_dense_tflops"), G("bf16_dense_tflops")),
+    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate")
+mfu_effective = q(
+    "mfu_effective", "fraction", "MFU used: the input, or the GPU's default with the PCIe multi-GPU penalty",
+    IF(I.mfu > 0, I.mfu,
+       G("default_mfu") * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
+    "GPU catalog default_mfu (Megatron-LM, Llama 2 and Llama 3 reports); PCIe scaling assumption")
+train_tokens_per_s = q(
+    "train_tokens_per_s", "tokens/s", "Training throughput of the whole job",
+    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train)
+train_hours = q(
+    "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU)",
+    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600,
+    "notes/estimation.md: time = FLOPs / (GPUs x dense peak x MFU)")
+q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
+
+# ---------------------------------------------------------------------------
+group("inference")
+wd = lambda fld: T("weight_dtypes", "weights_dtype", fld)  # noqa: E731
+tp_inf = I.n_gpus
+infer_weights_bytes = q(
+    "infer_weights_bytes", "bytes", "Inference weights: layer linears at the format's bits, embeddings/norms at 16 bit unless the format quantizes them",
+    linear_params * wd("bits_per_param") / 8
+    + (params_total - linear_params) * IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16) / 8,
+    "notes/estimation.md bits per parameter (GPTQ/AWQ 4.16-4.25, NF4 4.5/4.127, GGUF Q4_K_M 4.89)")
+infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
+                      infer_weights_bytes / tp_inf / GIB)
+kv_bytes_per_token = q(
+    "kv_bytes_per_token", "bytes/token", "KV cache per token, whole model: 2 x L x n_kv x d x bytes (GQA-aware)",
+    2 * L * n_kv * d * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
+    "notes/estimation.md; vLLM paper (Kwon et al. 2023): OPT-13B 800 KB/token")
+window = M("sliding_window")
+ctx = I.context_tokens
+kv_tokens_effective = q(
+    "kv_tokens_effective", "tokens", "Tokens cached per sequence after sliding-window layers cap at the window",
+    IF(window > 0, (1 - M("sliding_layer_fraction")) * ctx + M("sliding_layer_fraction") * MIN(ctx, window), ctx),
+    "Mistral 7B paper (rolling buffer cache); Gemma 2 report (alternating local/global layers)")
+kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
+                 I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
+kv_split = MIN(tp_inf, n_kv)
+kv_cache_gib_per_gpu = q(
+    "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond)",
+    kv_cache_gib / kv_split, "notes/estimation.md: / t when n_kv >= t")
+infer_activation_gib = q(
+    "infer_activation_gib", "GiB/GPU", "Inference workspace: one prefill chunk's layer intermediates + fp32 logits of the batch",
+    (MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf + I.batch * V * 4) / GIB,
+    "vLLM profiling run: a max_num_batched_tokens forward pass")
+overhead_infer_gib = q(
+    "overhead_infer_gib", "GiB/GPU", "CUDA context + allocator fragmentation",
+    I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib))
+peak_infer_gib_per_gpu = q(
+    "peak_infer_gib_per_gpu", "GiB/GPU", "Inference memory per GPU = weights + KV cache + workspace + overhead",
+    infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
+q("fits_infer", "bool", "Inference fits: per-GPU memory <= GPU memory", peak_infer_gib_per_gpu <= gpu_memory_gib)
+usable_infer = (gpu_memory_gib - I.cuda_context_gib) / (1 + frag)
+per_seq_gib = kv_tokens_effective * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB
+q("max_batch_fit", "sequences", "Most concurrent sequences of context_tokens that fit (0 = none)",
+  MAX(0, FLOOR((usable_infer - infer_weights_gib - MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf / GIB) / per_seq_gib)))
+q("max_context_fit", "tokens", "Longest context per sequence at this batch that fits, counting every layer's KV (0 = none)",
+  MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib) * GIB * kv_split / (I.batch * kv_bytes_per_token))))
+
+infer_tflops = q(
+    "infer_tflops_per_gpu_peak", "TFLOPS", "Dense peak used for inference: FP8 when the weights are FP8 and the GPU has FP8, else BF16",
+    IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops")))
+decode_bytes_per_step = q(
+    "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
+    infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,
+    "notes/estimation.md: decode is memory-bandwidth bound")
+decode_step_s = q(
+    "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
+    MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+        2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * I.prefill_mfu)),
+    "notes/estimation.md: compute-bound past batch ~ TFLOPS*bytes/(2*bandwidth)")
+q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
+q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
+q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
+  tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * a * d),
+  "notes/estimation.md: prefill ~ 2*P*s*b / (TFLOPS x eff) + attention 4*L*s^2*h*b")
+
+# names of the memory breakdown components, exactly as the issue fixes them
+TRAIN_COMPONENTS = {
+    "weights": "weights_gib", "gradients": "gradients_gib", "optimizer": "optimizer_gib",
+    "activations": "activations_gib", "logits": "logits_gib", "kv_cache": None,
+    "overhead": "overhead_train_gib", "total": "peak_train_gib_per_gpu",
+}
+INFER_COMPONENTS = {
+    "weights": "infer_weights_gib", "gradients": None, "optimizer": None,
+    "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_cache_gib_per_gpu",
+    "overhead": "overhead_infer_gib", "total": "peak_infer_gib_per_gpu",
+}
+

@@ -1,0 +1,1 @@
+"""gpu-tco gui front end (arrives with its own issue; holds no formulas: it calls core)."""
