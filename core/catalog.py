@@ -117,19 +117,21 @@ class Table:
         i = self._index.get(key)
         if i is not None:
             return i
-        # unique prefix ("h100sxm580gb" -> "h100sxm5") or unique containment
-        hits = {j for k, j in self._index.items() if k and (key.startswith(k) or k.startswith(key))}
-        if len(hits) == 1:
-            return hits.pop()
+        # "H100 SXM5 80GB": drop a trailing memory size if it agrees with the row ("A100 40GB" stays distinct)
+        m = re.fullmatch(r"(.+?)(\d+)(gb|gib|g)", key)
+        if m and "memory_gib" in self.col:
+            j = self._index.get(m.group(1))
+            if j is not None and float(self.col["memory_gib"][j]) == float(m.group(2)):
+                return j
         return None
 
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
         if i is None:
             close = suggest(str(value), self.names)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise InputError(field, value, f"is not a known {self.name[:-1] if self.name.endswith('s') else self.name}{hint}; "
-                             f"allowed: {', '.join(self.names) if len(self.names) <= 12 else 'see the ' + self.name + ' list'}")
+            hint = f"(did you mean {', '.join(close)}?); " if close else ""
+            listed = ", ".join(self.names) if len(self.names) <= 12 else f"a name from the {self.name} catalog"
+            raise InputError(field, value, f"{hint}allowed: {listed}", verb="unknown")
         return i
 
     def canonical(self, value, field: str = "name") -> str:

@@ -270,9 +270,14 @@ def _resolve_choice(inp: Input, value, row=None) -> int:
             return table.resolve(value, inp.name)
         except InputError as err:
             if row is not None:
-                raise InputError(err.field, err.value, err.allowed, row) from None
+                raise InputError(err.field, err.value, err.allowed, row, err.verb) from None
             raise
     raise InputError(inp.name, value, f"is not a name; allowed: {inp.allowed()}", row)
+
+
+def resolve_row(name: str, value) -> int:
+    """Row index in the input's catalog for a (possibly misspelt) name, a parameter count or an architecture."""
+    return _resolve_choice(BY_NAME[name], value)
 
 
 def _cross_check(values: Mapping, row=None) -> None:

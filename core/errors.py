@@ -11,14 +11,15 @@ class InputError(ValueError):
     dialog, e.g. ``gpu: unknown "H1000" (did you mean H100-SXM?)``.
     """
 
-    def __init__(self, field: str, value, allowed: str, row: int | None = None):
+    def __init__(self, field: str, value, allowed: str, row: int | None = None, verb: str = ""):
         self.field = field
         self.value = value
         self.allowed = allowed
         self.row = row
         where = f" (row {row})" if row is not None else ""
         shown = "" if value is None else _show(value) + " "
-        super().__init__(f"{field}{where}: {shown}{allowed}")
+        self.verb = verb
+        super().__init__(f"{field}{where}: {verb + ' ' if verb else ''}{shown}{allowed}")
 
 
 class CatalogError(ValueError):

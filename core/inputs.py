@@ -33,11 +33,15 @@ class Input:
             listed = ", ".join(names) if len(names) <= 12 else f"a name from the {self.table} catalog"
             extra = " or a parameter count in billions" if self.accepts_number else ""
             return f"{listed}{extra}"
-        lo = "" if self.minimum is None else (f"> {self.minimum:g}" if self.min_exclusive else f">= {self.minimum:g}")
-        hi = "" if self.maximum is None else f"<= {self.maximum:g}"
+        lo = "" if self.minimum is None else (f"> {_num(self.minimum)}" if self.min_exclusive else f">= {_num(self.minimum)}")
+        hi = "" if self.maximum is None else f"<= {_num(self.maximum)}"
         what = "a whole number" if self.kind == "integer" else "a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
+
+
+def _num(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def _n(name, unit, default, description, lo=None, hi=None, excl=False, kind="number", source="", group="general"):

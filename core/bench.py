@@ -1,0 +1,75 @@
+"""Speed figures for the core (``gpu-tco bench``); targets live here, not in tests.
+
+Targets (issue 2, on the project's 2-core machine):
+  scalar core.evaluate of all quantities  <= 30 us median
+  1,000,000-row vectorised sweep          <= 1 s
+  import core (fresh interpreter)         <= 0.3 s
+  main job (fresh process, wall)          <= 1.5 s
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _median_us(fn, calls=20000, repeats=7) -> float:
+    per_call = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(per_call)
+
+
+def run() -> dict:
+    import numpy as np
+
+    import core
+
+    config = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
+    core.evaluate(config)
+    scalar_us = _median_us(lambda: core.evaluate(config))
+
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    sweep = {"seq_len": rng.integers(128, 32768, n), "micro_batch": rng.integers(1, 16, n),
+             "n_gpus": rng.choice([1, 2, 4, 8], n), "lora_rank": rng.integers(4, 128, n)}
+    core.evaluate({k: v[:10] for k, v in sweep.items()})
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        core.evaluate(sweep)
+        times.append(time.perf_counter() - t0)
+    sweep_s = statistics.median(times)
+
+    imports = []
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); import core; print(time.perf_counter()-t)"],
+                             capture_output=True, text=True, check=True)
+        imports.append(float(out.stdout))
+    import_s = statistics.median(imports)
+
+    mains = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "core.cli"], capture_output=True, check=True)
+        mains.append(time.perf_counter() - t0)
+    main_s = statistics.median(mains)
+
+    figures = {
+        "scalar_evaluate_us_median": (scalar_us, 30.0),
+        "sweep_1M_rows_s": (sweep_s, 1.0),
+        "import_core_s": (import_s, 0.3),
+        "main_job_wall_s": (main_s, 1.5),
+    }
+    print(f"gpu-tco core benchmark ({len(core.QUANTITIES)} quantities; Python {sys.version.split()[0]})")
+    for name, (value, target) in figures.items():
+        print(f"  {name:28s} {value:10.4g}   target <= {target:g}   {'ok' if value <= target else 'OVER'}")
+    return {k: v for k, (v, _) in figures.items()}
+
+
+if __name__ == "__main__":
+    run()
