@@ -88,8 +88,8 @@ def _generate(vector: bool) -> str:
             return var
         if id(node) in shared:
             if id(node) not in temps:
+                code = node.render_with(render, vector)  # may allocate inner temporaries first
                 name = f"_t{len(temps)}"
-                code = node.render_with(render, vector)
                 temps[id(node)] = name
                 body.append(f"    {name} = {code}")
             return temps[id(node)]

@@ -204,9 +204,9 @@ activations_gib = q(
 LOSS_CHUNK_TOKENS = 1024
 logit_tokens = IF(I.fused_loss, MIN(s * b, LOSS_CHUNK_TOKENS), s * b)
 logits_gib = q(
-    "logits_gib", "GiB/GPU", "Logits and loss: bf16 logits + fp32 upcast + fp32 gradient = 10 bytes per token per vocabulary entry",
-    logit_tokens * V * 10 / t / GIB,
-    "notes/estimation.md: unfused cross-entropy ~8-12*s*b*V bytes at peak; fused/chunked loss keeps one chunk")
+    "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps 1,024 tokens)",
+    logit_tokens * V * I.logits_bytes_per_element / t / GIB,
+    "notes/estimation.md: unfused cross-entropy materialises s*b*V logits (bf16 + fp32 upcast + grad); fused/chunked loss keeps one chunk")
 zero3_prefetch_gib = q(
     "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
     shard("shard_weights") * IF(dp_size > 1, 1, 0) * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB,
@@ -259,10 +259,10 @@ gpus_needed = q(
     IF(can_fit, IF(sharded_states_tp_gib > 0, dp_needed, 1) * t, 0),
     "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N; " + ZERO)
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
-budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * 10 / t / GIB, 0)
+budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0)
 lin_per_token = (activations_gib - IF(rec("checkpoint_layers"), 0, 1) * L * attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB
                  - IF(rec("checkpoint_layers"), attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB, 0)) / s \
-    + IF(I.fused_loss, 0, b * V * 10 / t / GIB)
+    + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB)
 quad_per_token2 = attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB / (s * s) \
     * IF(rec("checkpoint_layers"), 1, L)
 max_train_seq_len = q(

@@ -1,0 +1,151 @@
+"""One definition per formula: scalar, vectorised and Excel renderings agree."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import core
+from core import catalog
+from core.engine import QUANTITY_NAMES
+from core.formulas import QUANTITIES
+from core.inputs import INPUTS
+
+from excel_eval import ALLOWED_FUNCTIONS, evaluate_excel, tokenize
+
+CHOICES = {i.name: catalog.tables()[i.table].names for i in INPUTS if i.kind == "choice"}
+
+
+def random_config(rng: random.Random) -> dict:
+    cfg = {
+        "model": rng.choice(CHOICES["model"]),
+        "gpu": rng.choice(CHOICES["gpu"]),
+        "method": rng.choice(CHOICES["method"]),
+        "precision": rng.choice(CHOICES["precision"]),
+        "optimizer": rng.choice(CHOICES["optimizer"]),
+        "sharding": rng.choice(CHOICES["sharding"]),
+        "recompute": rng.choice(CHOICES["recompute"]),
+        "lora_targets": rng.choice(CHOICES["lora_targets"]),
+        "weights_dtype": rng.choice(CHOICES["weights_dtype"]),
+        "kv_dtype": rng.choice(CHOICES["kv_dtype"]),
+        "flash_attention": rng.randint(0, 1),
+        "fused_loss": rng.randint(0, 1),
+        "offload_optimizer": rng.randint(0, 1),
+        "fp32_grads": rng.randint(0, 1),
+        "sequence_parallel": rng.randint(0, 1),
+        "seq_len": rng.choice([128, 512, 2048, 4096, 8192, 32768]),
+        "micro_batch": rng.randint(1, 16),
+        "lora_rank": rng.choice([4, 8, 16, 64, 256]),
+        "context_tokens": rng.choice([256, 4096, 32768, 131072]),
+        "batch": rng.randint(1, 64),
+        "mfu": rng.choice([0, 0.2, 0.5]),
+    }
+    t = rng.choice([1, 2, 4, 8])
+    cfg["tensor_parallel"] = t
+    cfg["n_gpus"] = t * rng.choice([1, 2, 3, 8])
+    return cfg
+
+
+def same(a, b) -> bool:
+    a, b = float(a), float(b)
+    return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_every_quantity_is_documented_and_has_a_unit():
+    assert len(QUANTITIES) >= 60
+    for name, q in QUANTITIES.items():
+        assert q.unit and q.description, name
+    for inp in INPUTS:
+        assert inp.unit and inp.description and inp.allowed(), inp.name
+
+
+def test_evaluate_returns_every_quantity_for_scalars():
+    r = core.evaluate()
+    assert tuple(r) == QUANTITY_NAMES
+    for name, v in r.items():
+        assert isinstance(v, (int, float, bool)), (name, type(v))
+        assert math.isfinite(float(v)), name
+
+
+def test_vectorised_sweep_equals_scalar_rows():
+    rng = random.Random(1)
+    configs = [random_config(rng) for _ in range(60)]
+    sweep = {k: [c[k] for c in configs] for k in configs[0]}
+    res = core.evaluate(sweep)
+    for i, cfg in enumerate(configs):
+        one = core.evaluate(cfg)
+        for name in QUANTITY_NAMES:
+            assert same(res[name][i], one[name]), (i, name, res[name][i], one[name], cfg)
+
+
+def test_series_in_series_out_with_index():
+    seq = pd.Series([1024, 2048, 4096], index=["a", "b", "c"])
+    res = core.evaluate({"seq_len": seq, "model": "Llama-3-8B"})
+    assert isinstance(res["activations_gib"], pd.Series)
+    assert list(res["activations_gib"].index) == ["a", "b", "c"]
+    assert res["activations_gib"]["c"] > res["activations_gib"]["a"]
+    assert same(res["activations_gib"]["b"], core.evaluate(seq_len=2048, model="Llama-3-8B")["activations_gib"])
+
+
+def test_numpy_broadcasting_of_two_axes():
+    seq = np.array([1024, 4096])[:, None]
+    batch = np.array([1, 2, 4])[None, :]
+    res = core.evaluate(seq_len=seq, micro_batch=batch)
+    assert res["peak_train_gib_per_gpu"].shape == (2, 3)
+    assert same(res["peak_train_gib_per_gpu"][1, 2], core.evaluate(seq_len=4096, micro_batch=4)["peak_train_gib_per_gpu"])
+
+
+def _names_for(cfg: dict) -> tuple[dict, dict]:
+    """Defined-name values (inputs with canonical names, every quantity) and catalog columns."""
+    res = core.evaluate(cfg)
+    names = {}
+    for inp in INPUTS:
+        v = cfg.get(inp.name, inp.default)
+        if inp.kind == "choice":
+            v = catalog.tables()[inp.table].canonical(v, inp.name)
+        names[inp.name] = v
+    names.update(res)
+    columns = {f"{t}_{c}": tab.col[c] for t, tab in catalog.tables().items() for c in tab.columns}
+    return names, columns
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_excel_formula_text_computes_the_same_value(seed):
+    """Each quantity's Excel text, evaluated with Excel's precedence rules, equals core's value."""
+    cfg = random_config(random.Random(100 + seed))
+    names, columns = _names_for(cfg)
+    for name, q in QUANTITIES.items():
+        formula = "=" + q.expr.xl()
+        value, functions = evaluate_excel(formula, names, columns)
+        assert functions <= ALLOWED_FUNCTIONS, (name, functions - ALLOWED_FUNCTIONS)
+        assert same(value, names[name]), (name, formula, value, names[name])
+
+
+def test_excel_formulas_use_only_portable_functions_and_defined_names():
+    defined = {i.name for i in INPUTS} | set(QUANTITIES)
+    for name, q in QUANTITIES.items():
+        xl = q.expr.xl()
+        assert "XLOOKUP" not in xl and "LET(" not in xl and "FILTER(" not in xl
+        for word in (value for kind, value in tokenize(xl) if kind == "name"):
+            if word in ALLOWED_FUNCTIONS or word in defined:
+                continue
+            table = next((t for t in catalog.TABLE_NAMES if word.startswith(t + "_")), None)
+            assert table is not None, (name, word)
+            assert word[len(table) + 1:] in catalog.tables()[table].columns, (name, word)
+
+
+def test_explain_lists_formula_and_the_values_that_fed_it():
+    info = core.explain("kv_bytes_per_token", {"model": "Llama-3-8B"})
+    assert info["value"] == 131072
+    assert info["excel"].startswith("=2*INDEX(models_layers,MATCH(model,models_name,0))")
+    fed = {name: value for name, value, _ in info["inputs"]}
+    assert fed["models[model].layers"] == 32 and fed["models[model].kv_heads"] == 8
+    assert "vLLM" in info["source"]
+
+
+def test_explain_unknown_quantity_suggests():
+    with pytest.raises(core.InputError, match="did you mean kv_cache_gib"):
+        core.explain("kv_cach_gib")
