@@ -148,12 +148,15 @@ def _check_number(inp: Input, value, row=None) -> float:
         raise InputError(inp.name, value, f"is too small; allowed: {inp.allowed()}", row)
     if hi is not None and x > hi:
         raise InputError(inp.name, value, f"is too large; allowed: {inp.allowed()}", row)
+    if inp.zero_or_min is not None and 0 < x < inp.zero_or_min:
+        raise InputError(inp.name, value, f"is too small; allowed: {inp.allowed()}", row)
     return int(x) if inp.kind == "integer" else x
 
 
 def _fast_bounds(inp: Input):
     """(lo, hi, integer) for a quick in-range test of plain numbers; None where the full check is needed."""
-    if inp.kind in ("choice", "flag") or inp.minimum is None or inp.maximum is None or inp.min_exclusive:
+    if inp.kind in ("choice", "flag") or inp.minimum is None or inp.maximum is None or inp.min_exclusive \
+            or inp.zero_or_min is not None:
         return None
     return (inp.minimum, inp.maximum, inp.kind == "integer")
 
@@ -380,6 +383,8 @@ def _evaluate_vector(given: Mapping) -> dict:
                 series_index = value.index if series_index is None else series_index
                 value = value.to_numpy()
             arrays[name] = np.asarray(value, dtype=object if BY_NAME[name].kind == "choice" else None)
+            if arrays[name].size == 0:
+                raise InputError(name, None, "is an empty list; give at least one value")
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
@@ -448,6 +453,8 @@ def _check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
             ok &= (x > inp.minimum) if inp.min_exclusive else (x >= inp.minimum)
         if inp.maximum is not None:
             ok &= x <= inp.maximum
+        if inp.zero_or_min is not None:
+            ok &= (x == 0) | (x >= inp.zero_or_min)
     if not ok.all():
         j = int(np.flatnonzero(~ok.ravel())[0])
         _check_number(inp, x.ravel()[j], row=j)

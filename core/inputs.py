@@ -22,6 +22,7 @@ class Input:
     source: str = ""
     group: str = "general"
     accepts_number: bool = False  # model: a bare parameter count in billions is allowed
+    zero_or_min: float | None = None  # 0 means "automatic"; other values must be >= this
 
     def allowed(self) -> str:
         """What is allowed, in words (for messages and help)."""
@@ -36,6 +37,9 @@ class Input:
         lo = "" if self.minimum is None else (f"> {_num(self.minimum)}" if self.min_exclusive else f">= {_num(self.minimum)}")
         hi = "" if self.maximum is None else f"<= {_num(self.maximum)}"
         what = "a whole number" if self.kind == "integer" else "a number"
+        if self.zero_or_min is not None:
+            lo = f">= {_num(self.zero_or_min)}"
+            what = "0 (automatic) or a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
 
@@ -89,10 +93,11 @@ INPUTS: tuple[Input, ...] = (
     _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters: all, attention, qv", group="training"),
     _n("tokens", "tokens", 100_000_000, "Training tokens per epoch (dataset size)", 0, 1e16, excl=True, group="training"),
     _n("epochs", "epochs", 1, "Passes over the dataset", 0, 100_000, excl=True, group="training"),
-    _n("mfu", "fraction", 0, "Model FLOPs utilisation, counting recomputed FLOPs; 0 = the GPU's catalog default", 0, 1,
-       group="training", source="Megatron-LM 45-52 % (A100); Llama 2 ~40 %; Llama 3 405B 38-43 % (H100)"),
+    Input("mfu", "fraction", 0, "Model FLOPs utilisation, counting recomputed FLOPs; 0 = the GPU's catalog default",
+          minimum=0, maximum=1, zero_or_min=0.01, group="training",
+          source="Megatron-LM 45-52 % (A100); Llama 2 ~40 %; Llama 3 405B 38-43 % (H100)"),
     _n("pcie_multi_gpu_efficiency", "fraction", 0.7,
-       "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1)", 0, 1, excl=True,
+       "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1)", 0.01, 1,
        group="training", source="assumption: PCIe 4.0 x16 is ~32 GB/s vs 600-900 GB/s NVLink (NVIDIA datasheets); override with measurements"),
     _n("cuda_context_gib", "GiB", 1.0, "CUDA context, kernels and libraries per GPU", 0, 64, group="overheads",
        source="HF Transformers 'Model training anatomy': 1,343 MB for the CUDA kernels on a V100"),
@@ -107,9 +112,9 @@ INPUTS: tuple[Input, ...] = (
     _c("kv_dtype", "kv_dtypes", "bf16", "KV-cache element type: bf16, fp16, fp8, fp32", group="inference"),
     _n("prefill_chunk_tokens", "tokens", 2048, "Tokens prefilled per forward step (chunked prefill budget)", 1, 10_000_000,
        kind="integer", group="inference", source="vLLM max_num_batched_tokens default with chunked prefill"),
-    _n("decode_bandwidth_efficiency", "fraction", 0.8, "Achieved fraction of peak memory bandwidth while decoding", 0, 1,
-       excl=True, group="inference", source="notes/estimation.md: 0.7-0.9 typical"),
-    _n("prefill_mfu", "fraction", 0.5, "Achieved fraction of dense peak FLOPS during prefill", 0, 1, excl=True, group="inference",
+    _n("decode_bandwidth_efficiency", "fraction", 0.8, "Achieved fraction of peak memory bandwidth while decoding", 0.01, 1,
+       group="inference", source="notes/estimation.md: 0.7-0.9 typical"),
+    _n("prefill_mfu", "fraction", 0.5, "Achieved fraction of dense peak FLOPS during prefill", 0.01, 1, group="inference",
        source="assumption; prefill is compute-bound"),
 )
 

@@ -1,0 +1,134 @@
+"""Catalogs: sourced rows, tolerant names, exact architectures, user files."""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import core
+from core import catalog
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gpu_specs.csv"
+
+
+def test_every_gpu_row_has_fields_source_and_date():
+    gpus = catalog.gpus()
+    assert len(gpus.rows) >= 22
+    for row in gpus.rows:
+        for field in ("memory_gib", "memory_bandwidth_gbps", "bf16_dense_tflops", "tdp_w", "default_mfu"):
+            assert row[field] > 0, (row["name"], field)
+        assert row["source"] and row["as_of"][:2] == "20", row["name"]
+        assert row["interconnect"] and row["form_factor"], row["name"]
+        # dense FP8 is twice dense BF16 where the GPU has FP8 (a sparse figure would be 4x)
+        if row["fp8_dense_tflops"]:
+            assert row["fp8_dense_tflops"] / row["bf16_dense_tflops"] == pytest.approx(2, rel=0.02), row["name"]
+
+
+@pytest.mark.skipif(not REFERENCE.exists() and os.environ.get("CI") != "true",
+                    reason="../shared/reference sits beside the repository only in this workplace (always in CI)")
+def test_gpu_catalog_covers_and_matches_the_reference_table():
+    """Every accelerator of ../shared/reference/gpu_specs.csv resolves, with the same memory and dense BF16."""
+    gpus = catalog.gpus()
+    with open(REFERENCE, newline="") as fh:
+        ref = list(csv.DictReader(fh))
+    assert len(ref) == 22
+    for r in ref:
+        name = r["gpu"].split("(")[0].strip()
+        row = gpus.row(name)
+        assert row["memory_gib"] == float(r["memory_gb"]), name
+        assert row["bf16_dense_tflops"] == float(r["bf16_dense_tflops"]), name
+        assert row["memory_bandwidth_gbps"] == float(r["mem_bw_GBps"]), name
+
+
+@pytest.mark.parametrize("spelling, canonical", [
+    ("h100 sxm", "H100-SXM"), ("H100 SXM5 80GB", "H100-SXM"), ("NVIDIA H100", "H100-SXM"), ("A100 40GB", "A100-40GB-SXM"),
+    ("a100 80gb pcie", "A100-80GB-PCIe"), ("GeForce RTX 4090", "RTX-4090"), ("rtx4090", "RTX-4090"), ("AMD MI300X", "MI300X"),
+])
+def test_tolerant_gpu_names(spelling, canonical):
+    assert catalog.gpus().canonical(spelling) == canonical
+
+
+def test_unknown_gpu_suggests_close_names_and_does_not_guess():
+    with pytest.raises(core.InputError) as err:
+        core.evaluate(gpu="H1000")
+    msg = str(err.value)
+    assert msg.startswith('gpu: unknown "H1000" (did you mean H100-SXM')
+    assert err.value.field == "gpu"
+
+
+def test_model_parameter_counts_match_published_within_1_percent():
+    models = catalog.models()
+    required = ["Llama-2-7B", "Llama-2-13B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Llama-3.1-8B", "Llama-3.1-70B",
+                "Llama-3.1-405B", "Mistral-7B", "Mixtral-8x7B", "Mixtral-8x22B", "Qwen2.5-7B", "Qwen2.5-14B", "Qwen2.5-32B",
+                "Qwen2.5-72B", "Gemma-2-9B", "Gemma-2-27B", "Phi-3-mini", "OPT-13B", "Llama-3.2-1B", "Llama-3.2-3B"]
+    assert set(required) <= set(models.names)
+    for name in models.names:
+        r = core.evaluate(model=name)
+        published = models.row(name)["params_published_b"]
+        assert r["params_total_b"] == pytest.approx(published, rel=0.01), name
+        assert models.row(name)["source"], name
+    assert core.evaluate(model="Llama-3-8B")["params_total"] == 8_030_261_248  # notes/estimation.md
+    assert core.evaluate(model="Llama-3-70B")["params_total"] == 70_553_706_496
+    assert core.evaluate(model="Mixtral-8x22B")["params_active_b"] == pytest.approx(39, rel=0.01)
+
+
+def test_bare_parameter_count_gives_an_estimate_that_says_so():
+    r = core.evaluate(model=13)
+    assert r["model_is_estimate"] == 1
+    assert r["params_total_b"] == pytest.approx(13, rel=0.03)
+    assert core.evaluate(model="Llama-2-13B")["model_is_estimate"] == 0
+    big = core.evaluate(model=400)
+    assert big["params_total_b"] == pytest.approx(400, rel=0.03)
+
+
+def test_user_given_architecture_and_its_errors():
+    spec = {"layers": 32, "hidden": 4096, "ffn": 11008, "heads": 32, "vocab": 32000}
+    assert core.evaluate(model=spec)["params_total"] == core.evaluate(model="Llama-2-7B")["params_total"]
+    with pytest.raises(core.InputError, match="model.ffn: .*missing"):
+        core.evaluate(model={"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000})
+    with pytest.raises(core.InputError, match="did you mean layers"):
+        core.evaluate(model={**spec, "layer": 3})
+
+
+def _run_with_config_dir(tmp_path, code: str):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"GPU_TCO_CONFIG_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_user_file_adds_and_overrides_rows(tmp_path):
+    header = open(catalog.DATA_DIR / "gpus.csv").readline().strip()
+    fields = header.split(",")
+    mine = dict.fromkeys(fields, "0")
+    mine.update(name="My-Lab-GPU", aliases="lab gpu", vendor="ACME", form_factor="PCIe", memory_gib="40",
+                memory_bandwidth_gbps="1000", bf16_dense_tflops="200", tf32_dense_tflops="100", tdp_w="300",
+                interconnect="PCIe", purchase_basis="quote", default_mfu="0.35", source="our quote", as_of="2026-11-01")
+    override = dict(mine, name="RTX-4090", aliases="", memory_gib="48", source="modded card")
+    with open(tmp_path / "gpus.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerow(mine)
+        w.writerow(override)
+    out = _run_with_config_dir(tmp_path, "import core; print(core.evaluate(gpu='lab gpu')['gpu_memory_gib'], "
+                                         "core.evaluate(gpu='RTX-4090')['gpu_memory_gib'])")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["40.0", "48.0"]
+
+
+def test_malformed_user_row_names_file_row_and_column(tmp_path):
+    header = open(catalog.DATA_DIR / "gpus.csv").readline().strip()
+    row = ["X"] + ["1"] * (len(header.split(",")) - 1)
+    row[header.split(",").index("memory_gib")] = "lots"
+    (tmp_path / "gpus.csv").write_text(header + "\n" + ",".join(row) + "\n")
+    out = _run_with_config_dir(tmp_path, "import core; core.evaluate(gpu='X')")
+    assert out.returncode != 0
+    assert f"{tmp_path / 'gpus.csv'}, row 2, column memory_gib: 'lots' is not a number" in out.stderr
+    cli = subprocess.run([sys.executable, "-m", "core.cli", "gpus"], capture_output=True, text=True,
+                         env={"GPU_TCO_CONFIG_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                         cwd=Path(__file__).resolve().parents[1])
+    assert cli.returncode == 2 and "Traceback" not in cli.stderr
+    assert "column memory_gib" in cli.stderr

@@ -1,0 +1,169 @@
+"""Bad input gets a clear InputError; valid input never raises; memory moves the right way (hypothesis)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import core
+from core import catalog
+from core.inputs import INPUTS
+
+NUMERIC = [i for i in INPUTS if i.kind in ("number", "integer")]
+FLAGS = [i for i in INPUTS if i.kind == "flag"]
+CHOICE = [i for i in INPUTS if i.kind == "choice"]
+
+
+def valid_value(inp):
+    if inp.kind == "choice":
+        return st.sampled_from(catalog.tables()[inp.table].names)
+    if inp.kind == "flag":
+        return st.sampled_from([0, 1, True, False])
+    lo = inp.minimum if inp.minimum is not None else 0
+    hi = inp.maximum
+    if inp.name in ("seq_len", "context_tokens"):
+        hi = 131072  # keep sizes realistic; the bounds themselves are tested below
+    if inp.name in ("micro_batch", "batch", "n_gpus"):
+        hi = 4096
+    if inp.name == "tensor_parallel":
+        return st.just(1)
+    if inp.zero_or_min is not None:
+        return st.one_of(st.just(0), st.floats(inp.zero_or_min, hi))
+    if inp.kind == "integer":
+        return st.integers(int(math.ceil(lo + (1 if inp.min_exclusive else 0))), int(hi))
+    return st.floats(lo, hi, exclude_min=inp.min_exclusive, allow_nan=False, allow_infinity=False)
+
+
+configs = st.fixed_dictionaries({}, optional={i.name: valid_value(i) for i in INPUTS})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs)
+def test_valid_inputs_never_raise_and_give_finite_memory(cfg):
+    r = core.evaluate(cfg)
+    for name in ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "train_hours", "kv_cache_gib", "gpus_needed"):
+        assert math.isfinite(float(r[name])) and r[name] >= 0, (name, r[name])
+
+
+def invalid_value(inp):
+    bad = [float("nan"), float("inf"), -float("inf"), "text", None, [[]]]
+    if inp.kind in ("number", "integer"):
+        if inp.minimum is not None:
+            bad.append(inp.minimum - 1)
+            if inp.min_exclusive:
+                bad.append(inp.minimum)
+        if inp.maximum is not None:
+            bad.append(inp.maximum * 10 + 1)
+        if inp.kind == "integer":
+            bad.append(2.5)
+        if inp.zero_or_min is not None:
+            bad.append(inp.zero_or_min / 2)
+        bad.append(True)
+    if inp.kind == "flag":
+        bad += [2, 0.5, -1]
+    if inp.kind == "choice":
+        bad = ["no-such-thing", 3.5 if not inp.accepts_number else -1, None, ""]
+    return st.sampled_from(bad)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(INPUTS).flatmap(lambda i: st.tuples(st.just(i), invalid_value(i))))
+def test_invalid_inputs_always_raise_input_error_naming_the_field(case):
+    inp, value = case
+    if value == [[]]:
+        value = []  # an empty sweep is not a value either
+    with pytest.raises(core.InputError) as err:
+        core.evaluate({inp.name: value})
+    assert str(err.value).startswith(inp.name), str(err.value)
+
+
+def test_unknown_input_name_suggests():
+    with pytest.raises(core.InputError, match=r"seqlen: is not an input \(did you mean seq_len"):
+        core.evaluate(seqlen=10)
+
+
+def test_messages_name_value_and_what_is_allowed():
+    with pytest.raises(core.InputError) as err:
+        core.evaluate(seq_len=-5)
+    assert str(err.value) == "seq_len: -5 is too small; allowed: a whole number >= 1 and <= 10,000,000 (tokens)"
+    with pytest.raises(core.InputError, match=r'n_gpus: "eight" is text'):
+        core.evaluate(n_gpus="eight")
+    with pytest.raises(core.InputError, match="tensor_parallel: 3 must divide n_gpus"):
+        core.evaluate(n_gpus=8, tensor_parallel=3)
+
+
+def test_sweep_error_names_the_bad_row():
+    with pytest.raises(core.InputError) as err:
+        core.evaluate(seq_len=np.array([1024, 2048, -1, 4096]))
+    assert err.value.row == 2 and "seq_len (row 2)" in str(err.value)
+    with pytest.raises(core.InputError, match=r'gpu \(row 1\): unknown "H1000"'):
+        core.evaluate(gpu=["H100-SXM", "H1000"])
+
+
+def test_nothing_is_silently_clamped():
+    with pytest.raises(core.InputError):
+        core.evaluate(mfu=1.5)
+    with pytest.raises(core.InputError):
+        core.evaluate(fragmentation_pct=-1)
+
+
+# monotonicity --------------------------------------------------------------------------
+train_cfg = st.fixed_dictionaries({
+    "method": st.sampled_from(["full", "lora", "qlora"]),
+    "sharding": st.sampled_from(["none", "zero1", "zero2", "zero3"]),
+    "recompute": st.sampled_from(["none", "selective", "full"]),
+    "flash_attention": st.sampled_from([0, 1]),
+    "precision": st.sampled_from(["bf16_mixed", "bf16_pure", "fp32"]),
+    "optimizer": st.sampled_from(["adamw", "adamw_8bit", "sgd_momentum", "adafactor"]),
+    "seq_len": st.integers(64, 16384),
+    "micro_batch": st.integers(1, 8),
+    "n_gpus": st.integers(1, 64),
+})
+
+
+@settings(max_examples=200, deadline=None)
+@given(train_cfg, st.floats(1, 400))
+def test_memory_grows_with_parameters(cfg, params_b):
+    small = core.evaluate({**cfg, "model": params_b})["peak_train_gib_per_gpu"]
+    large = core.evaluate({**cfg, "model": params_b * 1.5})["peak_train_gib_per_gpu"]
+    assert large > small
+
+
+@settings(max_examples=200, deadline=None)
+@given(train_cfg, st.sampled_from(["Llama-3-8B", "Mistral-7B", "Qwen2.5-14B", "Mixtral-8x7B"]))
+def test_memory_grows_with_sequence_and_batch(cfg, model):
+    r = core.evaluate({**cfg, "model": model})
+    base = r["peak_train_gib_per_gpu"]
+    longer = core.evaluate({**cfg, "model": model, "seq_len": cfg["seq_len"] * 2})["peak_train_gib_per_gpu"]
+    wider = core.evaluate({**cfg, "model": model, "micro_batch": cfg["micro_batch"] + 1})["peak_train_gib_per_gpu"]
+    # peak = states + max(forward/backward, optimizer step): it can only stay flat while the step phase dominates
+    assert longer >= base and wider >= base
+    if r["forward_backward_gib"] > r["step_transient_gib"]:
+        assert longer > base and wider > base
+
+
+@settings(max_examples=200, deadline=None)
+@given(train_cfg.filter(lambda c: c["sharding"] != "none"), st.sampled_from(["Llama-3-8B", "Llama-3-70B", "Mixtral-8x7B"]))
+def test_memory_falls_with_more_gpus_under_sharding(cfg, model):
+    fewer = core.evaluate({**cfg, "model": model})["peak_train_gib_per_gpu"]
+    more = core.evaluate({**cfg, "model": model, "n_gpus": cfg["n_gpus"] * 2})["peak_train_gib_per_gpu"]
+    assert more <= fewer
+    if cfg["n_gpus"] > 1 and cfg["method"] == "full":
+        assert more < fewer
+
+
+@settings(max_examples=100, deadline=None)
+@given(train_cfg.filter(lambda c: c["sharding"] == "zero3"), st.sampled_from(["RTX-4090", "A100-40GB-SXM", "H100-SXM"]),
+       st.sampled_from(["Llama-3-8B", "Llama-2-13B", "Llama-3-70B"]))
+def test_gpus_needed_is_the_smallest_count_that_fits(cfg, gpu, model):
+    cfg = {**cfg, "model": model, "gpu": gpu}
+    need = core.evaluate(cfg)["gpus_needed"]
+    if need == 0:
+        assert not core.evaluate({**cfg, "n_gpus": 4096})["fits_train"]
+        return
+    assert core.evaluate({**cfg, "n_gpus": need})["fits_train"]
+    if need > 1:
+        assert not core.evaluate({**cfg, "n_gpus": need - 1})["fits_train"]
