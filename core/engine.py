@@ -329,6 +329,29 @@ def _is_array(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray)) or type(value).__module__.startswith("pandas")
 
 
+def _scalar_values(given: Mapping) -> dict:
+    """Defaults overlaid with validated, resolved scalar inputs (choice inputs also get their row index)."""
+    values = dict(_resolved_defaults())
+    tabs = catalog.tables()
+    for name, value in given.items():
+        inp = BY_NAME[name]
+        if inp.kind == "choice":
+            table = tabs[inp.table]
+            i = table._found.get(value) if type(value) is str else None
+            if i is None:
+                i = _resolve_choice(inp, value)
+            values[name] = table.col["name"][i]
+            values[name + "__row"] = i
+        else:
+            fast = _FAST_BOUNDS[name]
+            if type(value) in (int, float) and fast is not None and fast[0] <= value <= fast[1] \
+                    and (not fast[2] or value == int(value)):
+                values[name] = value  # common case: a plain in-range number
+            else:
+                values[name] = _check_number(inp, value)
+    return values
+
+
 def evaluate(inputs: Mapping | None = None, **kw) -> dict:
     """Every quantity for one configuration, or a whole sweep.
 
@@ -348,24 +371,7 @@ def evaluate(inputs: Mapping | None = None, **kw) -> dict:
             raise _unknown(name)
         if _is_array(value):
             return _evaluate_vector(given)
-    values = dict(_resolved_defaults())
-    tabs = catalog.tables()
-    for name, value in given.items():
-        inp = BY_NAME[name]
-        if inp.kind == "choice":
-            table = tabs[inp.table]
-            i = table._found.get(value) if type(value) is str else None
-            if i is None:
-                i = _resolve_choice(inp, value)
-            values[name] = table.col["name"][i]
-            values[name + "__row"] = i
-        else:
-            fast = _FAST_BOUNDS[name]
-            if type(value) in (int, float) and fast is not None and fast[0] <= value <= fast[1] \
-                    and (not fast[2] or value == int(value)):
-                values[name] = value  # common case: a plain in-range number
-            else:
-                values[name] = _check_number(inp, value)
+    values = _scalar_values(given)
     _cross_check(values)
     try:
         out = _SCALAR_FN(values, _scalar_columns())
@@ -488,14 +494,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
     result = evaluate(inputs or {})
-    values = dict(_resolved_defaults())
-    for name, value in (inputs or {}).items():
-        inp = BY_NAME[name]
-        if inp.kind == "choice":
-            i = _resolve_choice(inp, value)
-            values[name], values[name + "__row"] = catalog.tables()[inp.table].rows[i]["name"], i
-        else:
-            values[name] = _check_number(inp, value)
+    values = _scalar_values(inputs or {})
     fed = []
     for lk in lookups(qty.expr):
         row = values[lk.key + "__row"]
