@@ -28,6 +28,8 @@ TEXT_COLUMNS = {
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {"aliases", "source", "as_of", "description", "purchase_basis", "notes"}
 
+VERSION = 0  # bumped whenever any table gains or changes a row (engine caches key on it)
+
 _NOISE_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla)\b")
 
 
@@ -89,6 +91,8 @@ class Table:
                 self._index.setdefault(normalize(alias), i)
         self._np_cache.clear()
         self._found.clear()
+        global VERSION
+        VERSION += 1
         return i
 
     def add(self, row: dict) -> int:

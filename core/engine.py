@@ -105,10 +105,32 @@ def _generate(vector: bool) -> str:
         head.append(f"    {name} = I[{name!r}]")
     for key in CHOICE_INPUTS:
         head.append(f"    {key}__row = I[{key + '__row'!r}]")
-    for var, lk in fields.items():
-        head.append(f"    {var} = C[{lk.table + '.' + lk.field!r}][{lk.key}__row]")
-    tail = [f"    return ({', '.join(QUANTITY_NAMES)},)"]
+    if vector:
+        for var, lk in fields.items():
+            head.append(f"    {var} = C[{lk.table + '.' + lk.field!r}][{lk.key}__row]")
+        tail = [f"    return ({', '.join(QUANTITY_NAMES)},)"]
+    else:
+        # scalar: one subscript per catalog row, unpacked into all the fields the formulas use
+        for (table, key), names in _group_fields(fields).items():
+            head.append(f"    ({', '.join(names)},) = C[{table!r}][{key}__row]")
+        tail = ["    return {" + ", ".join(f"{n!r}: {n}" for n in QUANTITY_NAMES) + "}"]
     return "\n".join(head + body + tail) + "\n"
+
+
+def _group_fields(fields: dict) -> dict:
+    """Lookup variables grouped by (table, key input); records the field order for _scalar_columns."""
+    groups: dict = {}
+    for var, lk in fields.items():
+        groups.setdefault((lk.table, lk.key), []).append(var)
+        _SCALAR_ROW_FIELDS.setdefault(lk.table, [])
+        if lk.field not in _SCALAR_ROW_FIELDS[lk.table]:
+            _SCALAR_ROW_FIELDS[lk.table].append(lk.field)
+    tables = [t for t, _ in groups]
+    assert len(tables) == len(set(tables)), "each catalog is looked up by one input"
+    return groups
+
+
+_SCALAR_ROW_FIELDS: dict = {}  # table -> fields the scalar code unpacks, in order
 
 
 def _compile(vector: bool):
@@ -119,6 +141,7 @@ def _compile(vector: bool):
 
 
 _SCALAR_FN, SCALAR_SOURCE = _compile(False)
+
 _VECTOR_FN, VECTOR_SOURCE = _compile(True)
 _COLUMN_KEYS = sorted({(lk.table, lk.field) for qty in QUANTITIES.values() for lk in lookups(qty.expr)})
 
@@ -305,15 +328,22 @@ def _resolved_defaults() -> dict:
     return values
 
 
-@functools.lru_cache(maxsize=1)
 def _scalar_columns() -> dict:
+    """Per table, a list of row tuples holding the fields the scalar code unpacks (rebuilt when rows are added)."""
     tabs = catalog.tables()
-    return {f"{t}.{f}": tabs[t].col[f] for t, f in _COLUMN_KEYS}
+    key = (catalog.VERSION, id(tabs))
+    if _ROWS_CACHE.get("key") != key:
+        _ROWS_CACHE["key"] = key
+        _ROWS_CACHE["rows"] = {t: list(zip(*(tabs[t].col[f] for f in fields))) for t, fields in _SCALAR_ROW_FIELDS.items()}
+    return _ROWS_CACHE["rows"]
+
+
+_ROWS_CACHE: dict = {}
 
 
 def _reset_caches() -> None:
     _resolved_defaults.cache_clear()
-    _scalar_columns.cache_clear()
+    _ROWS_CACHE.clear()
     _AD_HOC.clear()
 
 
@@ -321,6 +351,9 @@ def _unknown(name) -> InputError:
     close = suggest(str(name), list(BY_NAME))
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     return InputError(str(name), None, f"is not an input{hint}; see docs/quantities.md")
+
+
+_PLAIN_SCALARS = (str, int, float, bool)
 
 
 def _is_array(value) -> bool:
@@ -369,15 +402,14 @@ def evaluate(inputs: Mapping | None = None, **kw) -> dict:
     for name, value in given.items():
         if name not in BY_NAME:
             raise _unknown(name)
-        if _is_array(value):
+        if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given)
     values = _scalar_values(given)
     _cross_check(values)
     try:
-        out = _SCALAR_FN(values, _scalar_columns())
+        return _SCALAR_FN(values, _scalar_columns())
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
-    return dict(zip(QUANTITY_NAMES, out))
 
 
 def _evaluate_vector(given: Mapping) -> dict:
