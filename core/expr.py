@@ -291,12 +291,7 @@ def text(expr: Expr) -> str:
     if isinstance(expr, (Const, Ref)):
         return expr.xl()
     if isinstance(expr, BinOp):
-        p = expr.prec()
-        left, right = text(expr.a), text(expr.b)
-        if expr.a.prec() < p or (expr.op == "^" and expr.a.prec() <= p):
-            left = f"({left})"
-        if expr.b.prec() < p or (expr.b.prec() == p and expr.op in "-/^"):
-            right = f"({right})"
+        left, right = expr._sides(text)
         return f"{left} {expr.op} {right}"
     if isinstance(expr, Neg):
         return f"-({text(expr.a)})"

@@ -112,13 +112,12 @@ class Parser:
         self.functions.add(fn)
         self.take("(")
         if fn == "IF":  # lazy like Excel
-            cond = self.comparison(); self.take(",")
-            start = self.i
+            cond = self.comparison()
+            self.take(",")
             a = self._skip_or_eval(cond)
             self.take(",")
             b = self._skip_or_eval(not cond)
             self.take(")")
-            del start
             return a if cond else b
         args = []
         if self.peek()[1] != ")":
