@@ -249,15 +249,18 @@ fb_any_n = activations_gib + logits_gib + shard("shard_weights") * 2 * layer_par
 step_any_n = IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB
 room_fb = usable_gib - fixed_states_tp_gib - fb_any_n
 room_step = usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer"))
+fb_at_one = activations_gib + logits_gib  # one data-parallel rank: nothing to gather, no prefetch
+fits_at_one_rank = fixed_states_tp_gib + sharded_states_tp_gib + MAX(fb_at_one, step_any_n) <= usable_gib
 can_fit = q(
     "can_fit", "bool", "Some number of these GPUs holds the job (with this sharding and tensor parallelism)",
-    AND(room_fb > 0, room_step > 0, OR(sharded_states_tp_gib > 0, fixed_states_tp_gib + MAX(fb_any_n, step_any_n) <= usable_gib)))
-dp_needed = MAX(1, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
+    OR(fits_at_one_rank,
+       AND(room_fb > 0, room_step > 0, sharded_states_tp_gib > 0)))
+dp_needed = MAX(2, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
                 CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9)))
 gpus_needed = q(
     "gpus_needed", "GPUs", "Smallest GPU count that fits (t x smallest N); 0 = no count of this GPU fits this configuration",
-    IF(can_fit, IF(sharded_states_tp_gib > 0, dp_needed, 1) * t, 0),
-    "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N; " + ZERO)
+    IF(fits_at_one_rank, t, IF(can_fit, dp_needed * t, 0)),
+    "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N (ZeRO-3 prefetch counted from N = 2); " + ZERO)
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0)
 lin_per_token = (activations_gib - IF(rec("checkpoint_layers"), 0, 1) * L * attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB
