@@ -127,18 +127,15 @@ def cmd_main(ns) -> int:
 
 
 def cmd_estimate(ns) -> int:
-    from .engine import breakdown, evaluate, resolve_row
+    from .engine import breakdown, evaluate, resolve_inputs
     from .formulas import QUANTITIES
-    from .inputs import BY_NAME
 
     given = _collect_inputs(ns)
     res = evaluate(given)
-    used = {i.name: (given.get(i.name, i.default)) for i in INPUTS}
-    for i in INPUTS:
-        if i.kind == "choice" and not isinstance(used[i.name], (int, float)):
-            used[i.name] = catalog.tables()[i.table].canonical(used[i.name], i.name)
-    gpu_row = catalog.gpus().row(used["gpu"])
-    model_row = catalog.models().rows[resolve_row("model", given.get("model", BY_NAME["model"].default))]
+    resolved = resolve_inputs(given)
+    used = {i.name: resolved[i.name] for i in INPUTS}
+    gpu_row = catalog.gpus().rows[resolved["gpu__row"]]
+    model_row = catalog.models().rows[resolved["model__row"]]
     model_name = model_row["name"]
     assumptions = {
         "inputs": used,

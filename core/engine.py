@@ -83,9 +83,8 @@ def _generate(vector: bool) -> str:
     def render(node) -> str:
         # render with shared subtrees replaced by temporaries, defined just before first use
         if isinstance(node, Lookup):
-            var = f"{node.table}__{node.field}"
-            fields.setdefault(var, node)
-            return var
+            fields.setdefault(node.var(), node)
+            return node.var()
         if id(node) in shared:
             if id(node) not in temps:
                 code = node.render_with(render, vector)  # may allocate inner temporaries first
@@ -301,11 +300,6 @@ def _resolve_choice(inp: Input, value, row=None) -> int:
     raise InputError(inp.name, value, f"is not a name; allowed: {inp.allowed()}", row)
 
 
-def resolve_row(name: str, value) -> int:
-    """Row index in the input's catalog for a (possibly misspelt) name, a parameter count or an architecture."""
-    return _resolve_choice(BY_NAME[name], value)
-
-
 def _cross_check(values: Mapping, row=None) -> None:
     n, t = values["n_gpus"], values["tensor_parallel"]
     if n % t:
@@ -429,17 +423,9 @@ def _evaluate_vector(given: Mapping) -> dict:
         shapes = ", ".join(f"{k}{a.shape}" for k, a in arrays.items())
         raise InputError("inputs", shapes, "have shapes that do not broadcast together") from None
 
-    values = dict(_resolved_defaults())
-    for name, value in given.items():
+    values = _scalar_values({k: v for k, v in given.items() if k not in arrays})
+    for name, arr in arrays.items():
         inp = BY_NAME[name]
-        if name not in arrays:
-            if inp.kind == "choice":
-                i = _resolve_choice(inp, value)
-                values[name], values[name + "__row"] = catalog.tables()[inp.table].rows[i]["name"], i
-            else:
-                values[name] = _check_number(inp, value)
-            continue
-        arr = arrays[name]
         if inp.kind == "choice":
             flat = arr.ravel()
             idx = np.empty(flat.shape, dtype=np.intp)
@@ -499,17 +485,18 @@ def _check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
     return x
 
 
-def validate(inputs: Mapping) -> dict:
-    """Check inputs without computing; returns the canonical values."""
-    evaluate(inputs)
-    out = {}
-    for name, value in inputs.items():
-        inp = BY_NAME[name]
-        if inp.kind == "choice" and not _is_array(value):
-            out[name] = catalog.tables()[inp.table].rows[_resolve_choice(inp, value)]["name"]
-        else:
-            out[name] = value
-    return out
+def resolve_inputs(inputs: Mapping | None = None) -> dict:
+    """Every input's value as used for scalar inputs: defaults filled in, names canonical, numbers checked.
+
+    Choice inputs also carry ``<name>__row``, their row in the catalog.
+    """
+    given = dict(inputs or {})
+    for name in given:
+        if name not in BY_NAME:
+            raise _unknown(name)
+    values = _scalar_values(given)
+    _cross_check(values)
+    return values
 
 
 def explain(quantity: str, inputs: Mapping | None = None) -> dict:
@@ -526,7 +513,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
     result = evaluate(inputs or {})
-    values = _scalar_values(inputs or {})
+    values = resolve_inputs(inputs)
     fed = []
     for lk in lookups(qty.expr):
         row = values[lk.key + "__row"]

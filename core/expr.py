@@ -125,10 +125,11 @@ class Lookup(Expr):
     field: str
 
     def render_with(self, render, vector):
-        return f"{self.column_var()}[{self.key}__row]"
+        # the generated code binds each catalog field of the looked-up row to this name once
+        return self.var()
 
-    def column_var(self) -> str:
-        return f"_c_{self.table}__{self.field}"
+    def var(self) -> str:
+        return f"{self.table}__{self.field}"
 
     def xl(self):
         # Catalog columns are defined names: <table>_<field>, <table>_name.

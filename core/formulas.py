@@ -207,13 +207,17 @@ logits_gib = q(
     "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps 1,024 tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
     "notes/estimation.md: unfused cross-entropy materialises s*b*V logits (bf16 + fp32 upcast + grad); fused/chunked loss keeps one chunk")
+# ZeRO-3/FSDP gathers two layers' full weights (current + prefetch); only when there is more than one rank to gather from
+gathered_layers_gib = shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB
 zero3_prefetch_gib = q(
     "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
-    shard("shard_weights") * IF(dp_size > 1, 1, 0) * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB,
+    IF(dp_size > 1, gathered_layers_gib, 0),
     "PyTorch FSDP forward prefetch; DeepSpeed stage3_prefetch_bucket_size")
+# fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
+step_temp_tp_gib = IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
-    IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t / IF(shard("shard_optimizer"), dp_size, 1), 0) / GIB,
+    step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
     "PyTorch foreach AdamW upcasts gradients per tensor group")
 forward_backward_gib = q(
     "forward_backward_gib", "GiB/GPU", "Transient memory of the forward/backward phase", activations_gib + logits_gib + zero3_prefetch_gib)
@@ -244,9 +248,9 @@ sharded_states_tp_gib = q(
 fixed_states_tp_gib = q(
     "fixed_states_tp_gib", "GiB/GPU", "States every data-parallel GPU keeps whole",
     w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer")))
-# ZeRO-3 prefetch appears as soon as N > 1; count it (conservative) when solving for N
-fb_any_n = activations_gib + logits_gib + shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB
-step_any_n = IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB
+# from N = 2 on, ZeRO-3 gathers layers: count that when solving for N >= 2
+fb_any_n = activations_gib + logits_gib + gathered_layers_gib
+step_any_n = step_temp_tp_gib
 room_fb = usable_gib - fixed_states_tp_gib - fb_any_n
 room_step = usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer"))
 fb_at_one = activations_gib + logits_gib  # one data-parallel rank: nothing to gather, no prefetch
@@ -263,11 +267,10 @@ gpus_needed = q(
     "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N (ZeRO-3 prefetch counted from N = 2); " + ZERO)
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0)
-lin_per_token = (activations_gib - IF(rec("checkpoint_layers"), 0, 1) * L * attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB
-                 - IF(rec("checkpoint_layers"), attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB, 0)) / s \
-    + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB)
-quad_per_token2 = attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB / (s * s) \
-    * IF(rec("checkpoint_layers"), 1, L)
+# stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
+scores_gib = attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB * IF(rec("checkpoint_layers"), 1, L)
+lin_per_token = (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB)
+quad_per_token2 = scores_gib / (s * s)
 max_train_seq_len = q(
     "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none)",
     MAX(0, FLOOR(IF(quad_per_token2 > 0,
