@@ -24,9 +24,15 @@ DATA_DIR = Path(__file__).with_name("data")
 TEXT_COLUMNS = {
     "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis",
     "source", "as_of", "family", "description",
+    "provider", "instance", "gpu", "price_type", "region",  # offers
 }
 # Columns a user row may leave empty (they default to 0 / "").
-OPTIONAL_COLUMNS = {"aliases", "source", "as_of", "description", "purchase_basis", "notes"}
+OPTIONAL_COLUMNS = {
+    "aliases", "source", "as_of", "description", "purchase_basis", "notes",
+    # offers: a user row needs gpu, gpus_per_instance, usd_per_gpu_hour and billing_increment_s
+    "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
+    "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
+}
 
 VERSION = 0  # bumped whenever any table gains or changes a row (engine caches key on it)
 
@@ -216,7 +222,7 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
 
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
-    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes",
+    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers",
 )
 
 _TABLES: dict[str, Table] | None = None
@@ -225,8 +231,74 @@ _TABLES: dict[str, Table] | None = None
 def tables() -> dict[str, Table]:
     global _TABLES
     if _TABLES is None:
-        _TABLES = {n: load_table(n) for n in TABLE_NAMES}
+        loaded = {n: load_table(n) for n in TABLE_NAMES}
+        _check_offers(loaded)
+        _TABLES = loaded
     return _TABLES
+
+
+AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see reference_offer_rows)
+
+
+def _check_offers(tabs: dict) -> None:
+    """Every offer names a catalog GPU (canonicalised) and bills in whole seconds >= 1."""
+    offers, gpus_ = tabs["offers"], tabs["gpus"]
+    for i, row in enumerate(offers.rows):
+        where = offers.files[-1] if len(offers.files) > 1 and i >= _builtin_count(offers) else offers.files[0]
+        if row["name"] == "none":
+            continue
+        j = gpus_.find(row["gpu"]) if row["gpu"] else None
+        if j is None:
+            close = suggest(str(row["gpu"]), gpus_.names)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{hint}; it must name a row of gpus.csv")
+        offers.col["gpu"][i] = row["gpu"] = gpus_.rows[j]["name"]
+        if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
+            raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
+                               "must be >= 1")
+
+
+def _builtin_count(table: Table) -> int:
+    with open(table.files[0], encoding="utf-8-sig") as fh:
+        return sum(1 for _ in fh) - 1
+
+
+_OFFER_MAPS: dict = {}
+
+
+def offer_gpu_rows():
+    """For each offer row, the row of its GPU in the gpus catalog (-1 for the 'none' placeholder)."""
+    return _offer_maps()[0]
+
+
+def reference_offer_rows():
+    """For each GPU row, the offer "auto" picks: the cheapest on-demand, uncommitted,
+    uninterruptible offer per GPU-hour (the 'none' row if the GPU has no such offer)."""
+    return _offer_maps()[1]
+
+
+def _offer_maps():
+    import numpy as np
+    tabs = tables()
+    key = (VERSION, id(tabs))
+    if _OFFER_MAPS.get("key") != key:
+        offers, gpus_ = tabs["offers"], tabs["gpus"]
+        gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
+        none = offers.names.index("none")
+        ref = np.full(len(gpus_.rows), none, dtype=np.intp)
+        best = np.full(len(gpus_.rows), np.inf)
+        for i, row in enumerate(offers.rows):
+            on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
+            if gpu_row[i] >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
+                    and 0 < row["usd_per_gpu_hour"] < best[gpu_row[i]]:
+                best[gpu_row[i]] = row["usd_per_gpu_hour"]
+                ref[gpu_row[i]] = i
+        _OFFER_MAPS.update(key=key, maps=(gpu_row, ref))
+    return _OFFER_MAPS["maps"]
+
+
+def offers() -> Table:
+    return tables()["offers"]
 
 
 def reload() -> dict[str, Table]:

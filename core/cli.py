@@ -4,6 +4,9 @@
     gpu-tco estimate [--INPUT V ...] [--mode train|infer] [--json]
     gpu-tco gpus | models [--json]
     gpu-tco explain QUANTITY [--INPUT V ...] [--json]
+    gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
+    gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
+    gpu-tco offers [--gpu G] [--json]                           the cloud offers catalog
     gpu-tco bench                speed figures (see README)
     gpu-tco docs [--out PATH]    regenerate docs/quantities.md
 
@@ -49,6 +52,8 @@ def _parse_value(inp, text: str):
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", default=None, metavar="NAME",
+                   help="start from a named preset (seed articles' scenarios; see core/presets.py); --INPUT options override it")
     g = p.add_argument_group("inputs (defaults in brackets; docs/quantities.md lists them all)")
     for inp in INPUTS:
         unit = "" if inp.unit in ("-", "") else f", {inp.unit}"
@@ -59,6 +64,9 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 def _collect_inputs(ns) -> dict:
     by = {i.name: i for i in INPUTS}
     out = {}
+    if getattr(ns, "preset", None):
+        from .presets import preset
+        out.update(preset(ns.preset))
     for key, value in vars(ns).items():
         if key.startswith("in_") and value is not None:
             name = key[3:]
@@ -100,29 +108,177 @@ def _jsonable(v):
 
 
 # ---------------------------------------------------------------------------
+def _money(v) -> str:
+    return "-" if v != v else f"${v:,.0f}"
+
+
 def cmd_main(ns) -> int:
+    from .engine import resolve_inputs
+    from .planner import verdict_text
     from .scenarios import DEFAULT_JOB, compare
 
     job = _collect_inputs(ns)
     rows = compare(job)
     if ns.json:
-        print(json.dumps({"job": {**DEFAULT_JOB, **job}, "rows": rows}, indent=2))
+        print(json.dumps({"job": {**DEFAULT_JOB, **job}, "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows]}, indent=2))
         return 0
     j = {**DEFAULT_JOB, **job}
+    a = resolve_inputs({k: v for k, v in j.items() if k not in ("gpu", "offer")})
     print(f"gpu-tco: fine-tuning {j['model']} on {j['tokens'] * j['epochs']:,.0f} tokens "
           f"(seq {j['seq_len']}, micro-batch {j['micro_batch']}, {j['sharding']}, recompute {j['recompute']}, {j['precision']}, {j['optimizer']})")
     print()
     body = []
     for r in rows:
         need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
-        body.append([f"{r['n_gpus']}x {r['gpu']} ({r['acquire']})", r["method"], "yes" if r["fits"] else "NO",
+        star = {"rent": " <- rent", "own": " <- buy"}.get(r["recommended"], "")
+        body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], "yes" if r["fits"] else "NO",
                      f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
-                     f"{r['train_hours']:.1f}" if r["fits"] else "-", f"{r['mfu']:.2f}"])
-    print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "train hours", "MFU"], body))
+                     f"{r['job_hours']:.1f}" if r["fits"] else "-",
+                     _money(r["rent_usd"]), f"{r['rent_usd_per_gpu_hour']:.2f}",
+                     _money(r["own_usd"]), _money(r["capital_usd"]), star.strip()])
+    print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
+                 "own USD", "capital USD", "pick"], body))
     print()
-    print("GiB = 2^30 bytes (GPU memory is sold in binary units). Hours at the listed GPU count, dense BF16 TFLOPS x MFU.")
-    print("'GPUs needed' = smallest count of that GPU that fits this configuration with ZeRO-3 sharding; 'never' = no count fits.")
-    print("Costs (rent vs own) arrive with the cost model. Formulas and sources: gpu-tco explain QUANTITY, docs/quantities.md.")
+    for m in dict.fromkeys(r["method"] for r in rows):
+        pick = next((r for r in rows if r["method"] == m and r["recommended"]), None)
+        if pick is None:
+            print(f"Recommendation for {m}: none of these setups fits; try `gpu-tco plan --method {m}`.")
+            continue
+        how = pick["recommended"]
+        where = f"rent from {pick['offer']}" if how == "rent" else "buy"
+        cost = pick["rent_usd"] if how == "rent" else pick["own_usd"]
+        print(f"Recommendation for {m}: {where}, {pick['n_gpus']}x {pick['gpu']}: {_money(cost)}, {pick['job_hours']:.1f} h. "
+              f"Buying them instead: {verdict_text(pick['verdict_code'])}"
+              + (f" ({pick['payback_months']:.1f} months)." if pick["payback_months"] > 0 else "."))
+    print()
+    print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
+          f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({j['sharding']}).")
+    print("Rent = the GPU's cheapest on-demand offer (column USD/GPU-h; `gpu-tco offers`), billed per increment, "
+          f"plus {a['storage_gb']:g} GB storage.")
+    print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
+          f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation ${a['colo_usd_per_kw_month']:g}/kW-month, "
+          f"{a['maintenance_pct_per_year']:g} %/year upkeep, {a['value_loss_pct_per_year']:g} %/year value loss.")
+    print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: gpu-tco explain QUANTITY, docs/quantities.md.")
+    print("More options (every GPU, offer and count, deadline, budget): gpu-tco plan.")
+    return 0
+
+
+def cmd_plan(ns) -> int:
+    from .planner import plan
+
+    result = plan(_collect_inputs(ns), gpus=ns.gpus.split(",") if ns.gpus else None)
+    if ns.json:
+        clean = lambda o: {k: _jsonable(v) for k, v in o.items()}  # noqa: E731
+        print(json.dumps({"job": {k: _jsonable(v) for k, v in result["job"].items()},
+                          "recommended": clean(result["recommended"]) if result["recommended"] else None,
+                          "options": [clean(o) for o in result["options"]],
+                          "rejected_counts": result["rejected_counts"]}, indent=2))
+        return 0
+    job = result["job"]
+    print(f"gpu-tco plan: {job['method']} {job['model']}, {job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
+          f"micro-batch {job['micro_batch']:g}" + (f", deadline {job['deadline_hours']:g} h" if job["deadline_hours"] else "")
+          + (f", budget ${job['budget_usd']:,.0f}" if job["budget_usd"] else ""))
+    print()
+    ok = [o for o in result["options"] if o["ok"]]
+    shown = ok[: ns.top]
+    body = [[i + 1, f"{o['n_gpus']}x {o['gpu']}", "buy" if o["acquire"] == "buy" else o["offer"],
+             f"{o['peak_gib_per_gpu']:.1f}", f"{o['hours']:.1f}", f"{o['usd_per_gpu_hour']:.2f}", _money(o["cost_usd"]),
+             f"{o['usd_per_mtok_train']:.2f}", _money(o["outlay_usd"])] for i, o in enumerate(shown)]
+    if body:
+        print(table(["#", "setup", "rent offer / buy", "peak GiB/GPU", "hours", "USD/GPU-h", "job cost", "USD/Mtok", "cash needed"], body))
+    rec = result["recommended"]
+    print()
+    if rec:
+        how = f"rent from {rec['offer']} ({rec['price_type']})" if rec["acquire"] == "rent" else "buy the GPUs"
+        print(f"Recommended: {how}, {rec['n_gpus']}x {rec['gpu']}: {_money(rec['cost_usd'])}, {rec['hours']:.1f} h, "
+              f"${rec['usd_per_mtok_train']:.2f} per million training tokens.")
+    else:
+        print("No option meets every requirement; see the reasons below.")
+    print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
+          + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
+    if ns.all:
+        print()
+        rej = [[f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] if o["acquire"] != "rent" else o["offer"],
+                "; ".join(o["reasons"])] for o in result["options"] if not o["ok"]]
+        print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
+    else:
+        print("Rejected options and why: --all. Interruptible (spot) offers include re-work; owned costs are the job's share at the usage pattern.")
+    return 0
+
+
+def _report(ns, title: str, names: list[str]) -> int:
+    from .engine import evaluate, explain, resolve_inputs
+
+    inputs = _collect_inputs(ns)
+    res = evaluate(inputs)
+    used = resolve_inputs(inputs)
+    if ns.json:
+        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if not k.endswith("__row")},
+                          "results": {n: _jsonable(res[n]) for n in names}}, indent=2))
+        return 0
+    print(title.format(**used))
+    print()
+    from .formulas import QUANTITIES
+    print(table(["quantity", "value", "unit", "meaning"],
+                [[n, _fmt(_jsonable(res[n])), QUANTITIES[n].unit, QUANTITIES[n].description[:70]] for n in names], align=["<", ">", "<", "<"]))
+    del explain
+    return 0
+
+
+TCO_LINES = ["own_gpu_capital_usd", "own_server_capital_usd", "own_network_capital_usd", "own_capital_usd", "own_setup_usd",
+             "own_energy_usd", "own_fixed_usd", "own_residual_usd", "own_tco_usd", "own_tco_pv_usd", "own_hours_used",
+             "own_utilization", "own_usd_per_gpu_hour", "own_avg_kw", "own_energy_usd_per_gpu_hour"]
+BREAKEVEN_LINES = ["rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "rent_usd_per_month", "own_running_usd_per_month",
+                   "payback_months", "breakeven_gpu_hours", "breakeven_hours", "breakeven_utilization", "verdict_code"]
+
+
+def cmd_tco(ns) -> int:
+    return _report(ns, "gpu-tco tco: owning {n_gpus}x {gpu} for {months:g} months at {hours_per_day:g} h/day "
+                       "({depreciation} depreciation, ${usd_per_kwh:g}/kWh, PUE {pue:g})", TCO_LINES)
+
+
+def cmd_breakeven(ns) -> int:
+    from .costs import breakeven_series
+    from .engine import evaluate, resolve_inputs
+    from .planner import verdict_text
+
+    inputs = _collect_inputs(ns)
+    res = evaluate(inputs)
+    used = resolve_inputs(inputs)
+    series = breakeven_series(inputs)
+    if ns.json:
+        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if not k.endswith("__row")},
+                          "results": {n: _jsonable(res[n]) for n in BREAKEVEN_LINES},
+                          "verdict": verdict_text(res["verdict_code"]),
+                          "series": {k: [_jsonable(x) for x in v] for k, v in series.items()}}, indent=2))
+        return 0
+    _report(ns, "gpu-tco breakeven: buy {n_gpus}x {gpu} or rent from " + used["offer"]
+            + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES)
+    print()
+    print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" ({res['payback_months']:.1f} months)." if res["payback_months"] > 0 else "."))
+    print()
+    step = max(1, len(series["month"]) // 12)
+    rows = [[int(m), _money(o), _money(r), "own" if o < r else "rent"]
+            for m, o, r in list(zip(series["month"], series["own_cumulative_usd"], series["rent_cumulative_usd"]))[::step]]
+    print(table(["month", "own, cumulative", "rent, cumulative", "cheaper"], rows))
+    return 0
+
+
+def cmd_offers(ns) -> int:
+    tab = catalog.offers()
+    rows = [r for r in tab.rows if r["name"] != "none"]
+    if ns.gpu:
+        gpu = catalog.gpus().canonical(ns.gpu, "gpu")
+        rows = [r for r in rows if r["gpu"] == gpu]
+    if ns.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    rows.sort(key=lambda r: (r["gpu"], r["usd_per_gpu_hour"]))
+    print(table(["offer", "GPU", "GPUs", "type", "USD/GPU-h", "USD/instance-h", "billing s", "as of"],
+                [[r["name"], r["gpu"], int(r["gpus_per_instance"]), r["price_type"], f"{r['usd_per_gpu_hour']:.3f}",
+                  f"{r['usd_per_instance_hour']:.2f}", int(r["billing_increment_s"]), r["as_of"]] for r in rows],
+                align=["<", "<", ">", "<", ">", ">", ">", "<"]))
+    print(f"\n{len(rows)} offers from {', '.join(tab.files)}; sources per row: --json. Prices move: check the as-of date.")
     return 0
 
 
@@ -236,21 +392,34 @@ def cmd_docs(ns) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpu-tco", description="GPU memory, count, time and cost for LLM work (sourced formulas).")
+    p = argparse.ArgumentParser(prog="gpu-tco", allow_abbrev=False, description="GPU memory, count, time and cost for LLM work (sourced formulas).")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _add_input_options(p)
     sub = p.add_subparsers(dest="command")
-    est = sub.add_parser("estimate", help="memory, GPU count and time for any configuration")
+    est = sub.add_parser("estimate", allow_abbrev=False, help="memory, GPU count and time for any configuration")
     est.add_argument("--mode", choices=["train", "infer"], default="train")
     est.add_argument("--json", action="store_true")
     _add_input_options(est)
     for name in ("gpus", "models"):
-        c = sub.add_parser(name, help=f"list the {name} catalog")
+        c = sub.add_parser(name, allow_abbrev=False, help=f"list the {name} catalog")
         c.add_argument("--json", action="store_true")
-    ex = sub.add_parser("explain", help="formula, source and inputs of a quantity")
+    ex = sub.add_parser("explain", allow_abbrev=False, help="formula, source and inputs of a quantity")
     ex.add_argument("quantity")
     ex.add_argument("--json", action="store_true")
     _add_input_options(ex)
+    pl = sub.add_parser("plan", allow_abbrev=False, help="rank every GPU x count x rent/buy option for a job")
+    pl.add_argument("--gpus", default=None, help="comma-separated GPUs to consider (default: the whole catalog)")
+    pl.add_argument("--top", type=int, default=15, help="acceptable options to list [15]")
+    pl.add_argument("--all", action="store_true", help="also list rejected options and why")
+    pl.add_argument("--json", action="store_true")
+    _add_input_options(pl)
+    for name, text in (("tco", "total cost of owning a setup"), ("breakeven", "buy versus rent: payback, break-even, month by month")):
+        c = sub.add_parser(name, allow_abbrev=False, help=text)
+        c.add_argument("--json", action="store_true")
+        _add_input_options(c)
+    of = sub.add_parser("offers", allow_abbrev=False, help="list the cloud offers catalog")
+    of.add_argument("--gpu", default=None)
+    of.add_argument("--json", action="store_true")
     sub.add_parser("bench", help="print the speed figures")
     dc = sub.add_parser("docs", help="regenerate docs/quantities.md")
     dc.add_argument("--out", default=None)
@@ -261,7 +430,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
-                "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs}
+                "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
+                "breakeven": cmd_breakeven, "offers": cmd_offers}
     try:
         return handlers[ns.command](ns)
     except (InputError, CatalogError) as err:

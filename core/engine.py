@@ -273,6 +273,8 @@ _AD_HOC: dict = {}
 
 def _resolve_choice(inp: Input, value, row=None) -> int:
     table = catalog.tables()[inp.table]
+    if inp.name == "offer" and isinstance(value, str) and catalog.normalize(value) == catalog.AUTO_OFFER:
+        return -1  # resolved against the GPU by _link_offer
     if inp.accepts_number and isinstance(value, Mapping):
         spec = _custom_model_row(value)
         key = ("custom", spec["name"])
@@ -300,6 +302,50 @@ def _resolve_choice(inp: Input, value, row=None) -> int:
     raise InputError(inp.name, value, f"is not a name; allowed: {inp.allowed()}", row)
 
 
+def _offer_mismatch(offer_row: int, gpu_row: int, row=None) -> InputError:
+    tabs = catalog.tables()
+    offer_gpu = tabs["offers"].col["gpu"][offer_row]
+    gpu = tabs["gpus"].names[gpu_row]
+    rows = np.flatnonzero(catalog.offer_gpu_rows() == gpu_row)
+    listed = ", ".join(tabs["offers"].names[i] for i in rows[:8]) or "none in the catalog"
+    return InputError("offer", tabs["offers"].names[offer_row],
+                      f"rents {offer_gpu}, but gpu is {gpu}; offers for {gpu}: {listed} (or offer auto)", row)
+
+
+def _link_offer(values: dict, gpu_given: bool) -> None:
+    """Resolve offer "auto" to the GPU's reference offer; an explicit offer sets the GPU
+    when none was given, and must rent the same GPU when one was."""
+    off, gpu_row = values["offer__row"], values["gpu__row"]
+    gpu_of_offer = catalog.offer_gpu_rows()
+    if off < 0:
+        off = int(catalog.reference_offer_rows()[gpu_row])
+    elif gpu_of_offer[off] >= 0 and gpu_of_offer[off] != gpu_row:
+        if gpu_given:
+            raise _offer_mismatch(off, gpu_row)
+        gpu_row = int(gpu_of_offer[off])
+        values["gpu__row"], values["gpu"] = gpu_row, catalog.tables()["gpus"].names[gpu_row]
+    values["offer__row"], values["offer"] = off, catalog.tables()["offers"].names[off]
+
+
+def _link_offer_vector(values: dict, shape, gpu_given: bool) -> None:
+    off = np.broadcast_to(np.asarray(values["offer__row"]), shape).copy()
+    gpu_row = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()
+    gpu_of_offer = catalog.offer_gpu_rows()
+    auto = off < 0
+    off[auto] = catalog.reference_offer_rows()[gpu_row[auto]]
+    explicit_gpu = np.where(auto, -1, gpu_of_offer[off])
+    bad = (explicit_gpu >= 0) & (explicit_gpu != gpu_row)
+    if bad.any():
+        if gpu_given:
+            j = int(np.flatnonzero(bad.ravel())[0])
+            raise _offer_mismatch(int(off.flat[j]), int(gpu_row.flat[j]), row=j)
+        gpu_row[bad] = explicit_gpu[bad]
+    tabs = catalog.tables()
+    values["offer__row"], values["gpu__row"] = off, gpu_row
+    values["offer"] = np.asarray(tabs["offers"].names, dtype=object)[off]
+    values["gpu"] = np.asarray(tabs["gpus"].names, dtype=object)[gpu_row]
+
+
 def _cross_check(values: Mapping, row=None) -> None:
     n, t = values["n_gpus"], values["tensor_parallel"]
     if n % t:
@@ -315,7 +361,7 @@ def _resolved_defaults() -> dict:
     for inp in INPUTS:
         if inp.kind == "choice":
             i = _resolve_choice(inp, inp.default)
-            values[inp.name] = catalog.tables()[inp.table].rows[i]["name"]
+            values[inp.name] = catalog.tables()[inp.table].rows[i]["name"] if i >= 0 else inp.default
             values[inp.name + "__row"] = i
         else:
             values[inp.name] = _check_number(inp, inp.default)
@@ -367,7 +413,7 @@ def _scalar_values(given: Mapping) -> dict:
             i = table._found.get(value) if type(value) is str else None
             if i is None:
                 i = _resolve_choice(inp, value)
-            values[name] = table.col["name"][i]
+            values[name] = table.col["name"][i] if i >= 0 else catalog.AUTO_OFFER
             values[name + "__row"] = i
         else:
             fast = _FAST_BOUNDS[name]
@@ -399,6 +445,7 @@ def evaluate(inputs: Mapping | None = None, **kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given)
     values = _scalar_values(given)
+    _link_offer(values, "gpu" in given)
     _cross_check(values)
     try:
         return _SCALAR_FN(values, _scalar_columns())
@@ -436,9 +483,10 @@ def _evaluate_vector(given: Mapping) -> dict:
                     memo[key] = _resolve_choice(inp, v, row=j)
                 idx[j] = memo[key]
             values[name + "__row"] = idx.reshape(arr.shape)
-            values[name] = np.asarray(catalog.tables()[inp.table].names, dtype=object)[values[name + "__row"]]
+            values[name] = np.asarray(catalog.tables()[inp.table].names + [catalog.AUTO_OFFER], dtype=object)[values[name + "__row"]]
         else:
             values[name] = _check_array(inp, arr)
+    _link_offer_vector(values, shape, "gpu" in given)
     n = np.broadcast_to(np.asarray(values["n_gpus"]), shape)
     tp = np.broadcast_to(np.asarray(values["tensor_parallel"]), shape)
     bad = np.flatnonzero(np.mod(n, tp) != 0)
@@ -495,6 +543,7 @@ def resolve_inputs(inputs: Mapping | None = None) -> dict:
         if name not in BY_NAME:
             raise _unknown(name)
     values = _scalar_values(given)
+    _link_offer(values, "gpu" in given)
     _cross_check(values)
     return values
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expr import AND, CEILING, FLOOR, IF, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
+from .expr import AND, CEILING, EQ, FLOOR, IF, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
 from .inputs import BY_NAME
 
 GIB = 2 ** 30  # bytes in a GiB: GPU memory is sold in binary units (an "80 GB" H100 holds 80 GiB)
@@ -368,6 +368,196 @@ q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of t
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
   tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * a * d),
   "notes/estimation.md: prefill ~ 2*P*s*b / (TFLOPS x eff) + attention 4*L*s^2*h*b")
+
+# ---------------------------------------------------------------------------
+# Costs.  Conventions (notes/costs.md): hours are wall-clock hours of the
+# n_gpus setup, GPU-hours are hours x GPUs; money is USD; a month is
+# days_per_month days.  Capital is counted once: as outlay in cash views,
+# as (capital - residual value) in the TCO, never also as a depreciation line.
+COSTS = "notes/costs.md"
+EPOCH = "Cottier et al. 2024, 'The rising costs of training frontier AI models' (arXiv 2405.21015); epoch-research/training-cost-trends"
+OF = lambda fld: T("offers", "offer", fld)  # noqa: E731
+pct = lambda x: x / 100  # noqa: E731
+
+group("job")
+hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
+job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
+                   IF(I.job_hours > 0, I.job_hours, train_hours))
+job_wall_hours = q(
+    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + restarts x load time + extra hours",
+    job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
+    "seed 001 (debugging +20 %, 5-7 min per 70B load); " + COSTS)
+
+group("renting")
+rent_usd_per_gpu_hour_list = q(
+    "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
+    IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
+    "core/data/offers.csv (provider price pages, dated per row)")
+rent_usd_per_gpu_hour = q(
+    "rent_usd_per_gpu_hour", "USD/GPU-h", "Price per GPU-hour paid: list x (1 - off-peak discount) x (1 + marketplace commission)",
+    rent_usd_per_gpu_hour_list * (1 - pct(I.off_peak_discount_pct)) * (1 + pct(OF("commission_pct"))),
+    "seed 001: marketplace commission on top of the listed price; off-peak 30-40 % lower")
+rent_hours_needed = q(
+    "rent_hours_needed", "h", "Hours rented: occupied hours x (1 + spot re-work) on interruptible offers",
+    job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), COSTS + ": count goodput on spot")
+incr = OF("billing_increment_s")
+rent_billed_hours = q(
+    "rent_billed_hours", "h", "Hours billed: rented hours rounded up to the offer's billing increment",
+    CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, "provider billing rules (AWS/GCP per second; others per minute)")
+rent_instances = q("rent_instances", "instances", "Instances rented: GPUs rounded up to whole instances (8-GPU nodes)",
+                   CEILING(I.n_gpus / OF("gpus_per_instance")), COSTS + ": keep node minimums")
+rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = instances x GPUs per instance x billed hours",
+                          rent_instances * OF("gpus_per_instance") * rent_billed_hours)
+rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours x price paid per GPU-hour",
+                     rent_billed_gpu_hours * rent_usd_per_gpu_hour)
+rent_storage_usd = q(
+    "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x billed months, plus storage_pct_of_compute of the compute bill",
+    I.storage_gb * OF("usd_per_gb_month_storage") * rent_billed_hours / hours_per_month
+    + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; seed 000 (10 % of compute)")
+rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer's USD/GB", I.egress_gb * OF("usd_per_gb_egress"),
+                    COSTS + ": hyperscaler egress $0.08-0.09/GB; several GPU clouds charge none")
+rent_total_usd = q("rent_total_usd", "USD", "Cost of renting the job = compute + storage + egress",
+                   rent_compute_usd + rent_storage_usd + rent_egress_usd)
+q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful work cost when renting, all overheads included",
+  rent_total_usd / (I.n_gpus * job_hours_base))
+q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
+  rent_usd_per_gpu_hour_list > 0)
+
+group("owning")
+own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
+                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
+                             "GPU catalog purchase_usd (Epoch AI hardware price DB, vendor MSRP; basis per row)")
+own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = n_gpus x price", I.n_gpus * own_purchase_usd_per_gpu)
+own_servers = q("own_servers", "servers", "Servers = n_gpus / gpus_per_server, rounded up", CEILING(I.n_gpus / I.gpus_per_server))
+own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
+                           own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
+hw = own_gpu_capital_usd + own_server_capital_usd
+own_network_capital_usd = q(
+    "own_network_capital_usd", "USD", "Cluster networking when there is more than one server: hardware x f / (1 - f)",
+    IF(own_servers > 1, hw * pct(I.cluster_network_pct) / (1 - pct(I.cluster_network_pct)), 0), EPOCH + ": 19 % of the total")
+own_capital_usd = q("own_capital_usd", "USD", "Capital = GPUs + rest of the servers + networking",
+                    hw + own_network_capital_usd)
+own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x labour_usd_per_hour",
+                  I.setup_hours * I.labour_usd_per_hour)
+own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
+                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * I.gpus_per_server), I.system_w_per_server),
+                 "seed 000 (+500 W per workstation); NVIDIA DGX H100 datasheet 10.2 kW for 8 x 700 W GPUs")
+own_nameplate_kw = q("own_nameplate_kw", "kW", "Nameplate power = GPUs x TDP + servers x system power",
+                     (I.n_gpus * G("tdp_w") + own_servers * own_system_w) / 1000)
+own_avg_kw = q("own_avg_kw", "kW", "Average IT draw while working = nameplate x load factor",
+               own_nameplate_kw * I.gpu_load_factor, EPOCH + ": 75 % of server TDP during training")
+own_energy_usd_per_gpu_hour = q(
+    "own_energy_usd_per_gpu_hour", "USD/GPU-h", "Electricity per working GPU-hour = average kW x PUE x USD/kWh / n_gpus",
+    own_avg_kw * I.pue * I.usd_per_kwh / I.n_gpus, COSTS)
+years = I.months / 12
+own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x hours_per_day / 24",
+                   I.months * hours_per_month * I.hours_per_day / 24)
+own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = hours_per_day / 24", I.hours_per_day / 24)
+own_energy_usd = q("own_energy_usd", "USD", "Electricity over the period = energy per GPU-hour x GPUs x working hours",
+                   own_energy_usd_per_gpu_hour * I.n_gpus * own_hours_used)
+own_fixed_usd_per_month = q(
+    "own_fixed_usd_per_month", "USD/month", "Costs that run whether or not the GPUs work: colocation per kW + rack + maintenance",
+    own_nameplate_kw * I.colo_usd_per_kw_month + I.rack_usd_per_month + own_capital_usd * pct(I.maintenance_pct_per_year) / 12,
+    "CBRE H2 2024 ($184/kW-month); " + COSTS + " (maintenance ~10 %/year)")
+own_fixed_usd = q("own_fixed_usd", "USD", "Fixed running costs over the period", own_fixed_usd_per_month * I.months)
+dep = T("depreciations", "depreciation", "exponential")
+own_value_fraction = q(
+    "own_value_fraction", "fraction", "Share of capital the hardware is still worth after the period",
+    IF(dep, (1 - pct(I.value_loss_pct_per_year)) ** years,
+       MAX(pct(I.residual_pct), 1 - (1 - pct(I.residual_pct)) * years / I.life_years)),
+    EPOCH + " (exponential, ~28 %/year); straight-line to a residual")
+own_residual_usd = q("own_residual_usd", "USD", "Resale value at the end of the period = capital x value fraction",
+                     own_capital_usd * own_value_fraction)
+own_tco_usd = q(
+    "own_tco_usd", "USD", "Total cost of owning over the period = capital + setup + energy + fixed costs - residual value",
+    own_capital_usd + own_setup_usd + own_energy_usd + own_fixed_usd - own_residual_usd,
+    COSTS + ": capital counted once, as capital minus resale value")
+r = pct(I.discount_rate_pct)
+disc = IF(r > 0, 1 / (1 + r) ** years, 1)  # discount factor at the end of the period
+own_annual_capital_usd = q(
+    "own_annual_capital_usd", "USD/year", "Capital per year: (capital + setup - discounted residual) x capital recovery factor (1/years if r = 0)",
+    (own_capital_usd + own_setup_usd - own_residual_usd * disc) * IF(r > 0, r / (1 - disc), 1 / years),
+    "capital recovery factor r(1+r)^n/((1+r)^n-1) = r/(1-(1+r)^-n)")
+own_tco_pv_usd = q(
+    "own_tco_pv_usd", "USD", "Present value of owning: capital + setup - discounted residual + discounted yearly running costs",
+    own_capital_usd + own_setup_usd - own_residual_usd * disc
+    + (own_energy_usd + own_fixed_usd) / years * IF(r > 0, (1 - disc) / r, years))
+own_usd_per_gpu_hour = q(
+    "own_usd_per_gpu_hour", "USD/GPU-h", "Owned cost per working GPU-hour = (annual capital + yearly running costs) / (GPUs x working hours per year)",
+    (own_annual_capital_usd + (own_energy_usd + own_fixed_usd) / years) / (I.n_gpus * own_hours_used / years),
+    COSTS + ": utilization is in the denominator, an idle owned GPU still costs money")
+own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
+                own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
+
+group("break-even")
+rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same working hours per month = GPUs x h/day x days x price paid",
+                       I.n_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
+own_running_usd_per_month = q(
+    "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
+    own_fixed_usd_per_month + I.n_gpus * I.hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
+saving = rent_usd_per_month - own_running_usd_per_month
+payback_months = q(
+    "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
+    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), COSTS + ": payback = capital / (monthly rent avoided - own operating cost)")
+margin = rent_usd_per_gpu_hour - own_energy_usd_per_gpu_hour
+breakeven_gpu_hours = q(
+    "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting: (capital + setup + fixed - residual) / (rent - energy per GPU-h); -1 = never",
+    IF(margin > 0, (own_capital_usd + own_setup_usd + own_fixed_usd - own_residual_usd) / margin, -1))
+q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gpus); -1 = never",
+  IF(margin > 0, breakeven_gpu_hours / I.n_gpus, -1), "seed 001: a local 4x4090 pays back after 700 hours at $10/h")
+q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",
+  IF(margin > 0, breakeven_gpu_hours / (I.n_gpus * I.months * hours_per_month), -1))
+q("verdict_code", "code", "Buying pays back: 1 within a month, 2 in 1-3 months, 3 later within the period, 4 not within the period",
+  IF(OR(payback_months < 0, payback_months > I.months), 4, IF(payback_months <= 1, 1, IF(payback_months <= 3, 2, 3))),
+  "seed 000's thresholds (30 and 90 days)")
+q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + setup + running costs x months",
+  own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
+q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
+
+group("serving cost")
+serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for costs: measured_tokens_per_s, or the modelled decode rate",
+              IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s, Ref("decode_tokens_per_s")))
+prefill_tps = Ref("prefill_tokens_per_s")
+rent_util = pct(I.rent_utilization_pct)
+q("decode_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million generated tokens = GPUs x owned USD/GPU-h / (tokens/s x 3600) x 1e6",
+  I.n_gpus * own_usd_per_gpu_hour / (serve_tps * 3600) * 1e6, COSTS + " (utilization sits in the owned hourly cost)")
+q("decode_usd_per_mtok_rent", "USD/Mtok", "Rented: GPUs x price paid / (tokens/s x 3600 x utilization) x 1e6",
+  I.n_gpus * rent_usd_per_gpu_hour / (serve_tps * 3600 * rent_util) * 1e6, COSTS)
+q("prefill_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million prompt tokens", I.n_gpus * own_usd_per_gpu_hour / (prefill_tps * 3600) * 1e6)
+q("prefill_usd_per_mtok_rent", "USD/Mtok", "Rented: USD per million prompt tokens",
+  I.n_gpus * rent_usd_per_gpu_hour / (prefill_tps * 3600 * rent_util) * 1e6)
+serve_capacity = q("serve_capacity_mtok_per_month", "Mtok/month", "Million tokens the owned setup generates per month at hours_per_day",
+                   serve_tps * 3600 * I.hours_per_day * I.days_per_month / 1e6)
+energy_per_mtok = I.n_gpus * own_energy_usd_per_gpu_hour / (serve_tps * 3600) * 1e6
+q("selfhost_breakeven_mtok_per_month", "Mtok/month",
+  "Monthly generated tokens above which owning beats the API: (spread capital + fixed per month) / (API price - energy per Mtok); -1 = never",
+  IF(I.api_usd_per_mtok > energy_per_mtok,
+     ((own_capital_usd + own_setup_usd - own_residual_usd) / I.months + own_fixed_usd_per_month) / (I.api_usd_per_mtok - energy_per_mtok), -1),
+  COSTS + ": compare against an API's $/1M tokens")
+
+group("planning")
+q("option_cost_usd", "USD", "Cost of the job for this option: rented total, or the owned share (owned USD/GPU-h x GPU-hours)",
+  IF(I.buy, own_job_usd, rent_total_usd))
+option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or capital + setup when buying",
+                  IF(I.buy, own_capital_usd + own_setup_usd, rent_total_usd))
+option_hours = q("option_hours", "h", "Wall-clock hours of the job for this option (renting includes spot re-work)",
+                 IF(I.buy, job_wall_hours, rent_hours_needed))
+q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens processed (tokens x epochs)",
+  IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6)
+meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",
+          OR(EQ(I.deadline_hours, 0), option_hours <= I.deadline_hours))
+within = q("option_within_budget", "flag", "1 = no budget, or the outlay fits it", OR(EQ(I.budget_usd, 0), option_outlay <= I.budget_usd))
+priced = q("option_priced", "flag", "1 = the option has a price (rental price known, or a purchase price when buying)",
+           IF(I.buy, own_purchase_usd_per_gpu > 0, rent_usd_per_gpu_hour_list > 0))
+q("option_ok", "flag", "1 = fits in memory, priced, meets the deadline and the budget",
+  AND(Ref("fits_train"), priced, meets, within))
+
+VERDICTS = {
+    1: "buying pays back within 1 month",
+    2: "buying pays back in 1-3 months",
+    3: "buying pays back after more than 3 months",
+    4: "buying does not pay back within the period",
+}
 
 # names of the memory breakdown components, exactly as the issue fixes them
 TRAIN_COMPONENTS = {

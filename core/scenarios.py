@@ -2,12 +2,14 @@
 
 "Can I fine-tune Llama 3 70B on 4x RTX 4090, or do I need 2x H100?"
 (../shared/seeds, the 4090-versus-AWS-H100 calculator).  The comparison
-evaluates every candidate setup and method in one vectorised call.
+evaluates every candidate setup and method, rented and bought, in one
+vectorised call, and names the cheapest option that fits.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import catalog
 from .engine import evaluate
 
 DEFAULT_JOB = {
@@ -22,38 +24,74 @@ DEFAULT_JOB = {
     "optimizer": "adamw",
 }
 
-# (GPU, count, how the user would get it): owned consumer cards versus rented data-centre GPUs
+# (GPU, count): consumer cards a team could buy versus data-centre GPUs it would rent
 CANDIDATE_SETUPS = (
-    ("RTX-4090", 4, "own"),
-    ("RTX-4090", 8, "own"),
-    ("H100-SXM", 2, "rent"),
-    ("H100-SXM", 8, "rent"),
-    ("A100-80GB-SXM", 8, "rent"),
+    ("RTX-4090", 4),
+    ("RTX-4090", 8),
+    ("H100-SXM", 2),
+    ("H100-SXM", 8),
+    ("A100-80GB-SXM", 8),
 )
 METHODS = ("qlora", "lora", "full")
 
 
 def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS) -> list[dict]:
-    """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, training hours."""
+    """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost
+    rented (the GPU's offer, "auto" unless the job names one) and owned (the owned share), with
+    ``recommended`` set on the cheapest fitting choice per method."""
     base = dict(DEFAULT_JOB)
     base.update(job or {})
-    rows = [(g, n, how, m) for (g, n, how) in setups for m in methods]
+    rows = [(g, n, m) for (g, n) in setups for m in methods]
     sweep = dict(base)
     sweep.update({
-        "gpu": [r[0] for r in rows],
-        "n_gpus": np.array([r[1] for r in rows]),
-        "method": [r[3] for r in rows],
+        "gpu": [r[0] for r in rows] * 2,
+        "n_gpus": np.array([r[1] for r in rows] * 2),
+        "method": [r[2] for r in rows] * 2,
+        "buy": np.array([0] * len(rows) + [1] * len(rows)),
     })
+    sweep.setdefault("offer", "auto")
     res = evaluate(sweep)
+    k = len(rows)
+    tabs = catalog.tables()
+    if catalog.normalize(str(sweep["offer"])) == catalog.AUTO_OFFER:
+        ref = catalog.reference_offer_rows()
+        offer_names = [tabs["offers"].names[ref[tabs["gpus"].find(g)]] for g, _, _ in rows]
+    else:
+        offer_names = [tabs["offers"].canonical(sweep["offer"], "offer")] * k
     out = []
-    for i, (g, n, how, m) in enumerate(rows):
+    for i, (g, n, m) in enumerate(rows):
+        fits = bool(res["fits_train"][i])
+        rent, own = float(res["option_cost_usd"][i]), float(res["option_cost_usd"][k + i])
+        rent_ok = fits and bool(res["option_ok"][i])
+        own_ok = fits and bool(res["option_ok"][k + i])
         out.append({
-            "gpu": g, "n_gpus": n, "acquire": how, "method": m,
-            "fits": bool(res["fits_train"][i]),
+            "gpu": g, "n_gpus": n, "method": m,
+            "fits": fits,
             "peak_gib_per_gpu": float(res["peak_train_gib_per_gpu"][i]),
             "gpu_memory_gib": float(res["gpu_memory_gib"][i]),
             "gpus_needed": int(res["gpus_needed"][i]),
             "train_hours": float(res["train_hours"][i]),
+            "job_hours": float(res["job_wall_hours"][i]),
             "mfu": float(res["mfu_effective"][i]),
+            "offer": offer_names[i],
+            "rent_usd": rent if rent_ok else float("nan"),
+            "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]),
+            "own_usd": own if own_ok else float("nan"),
+            "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]),
+            "capital_usd": float(res["own_capital_usd"][k + i]),
+            "payback_months": float(res["payback_months"][k + i]),
+            "verdict_code": int(res["verdict_code"][k + i]),
+            "recommended": "",
         })
+    for m in methods:
+        best, best_cost = None, float("inf")
+        for r in out:
+            if r["method"] != m:
+                continue
+            for how in ("rent", "own"):
+                cost = r[f"{how}_usd"]
+                if cost == cost and cost < best_cost:
+                    best, best_cost = (r, how), cost
+        if best:
+            best[0]["recommended"] = best[1]
     return out

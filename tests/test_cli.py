@@ -21,15 +21,17 @@ def test_main_job_prints_the_comparison():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "Llama-3-70B" in text
-    for setup in ("4x RTX-4090 (own)", "2x H100-SXM (rent)", "8x A100-80GB-SXM (rent)"):
+    for setup in ("4x RTX-4090", "2x H100-SXM", "8x A100-80GB-SXM"):
         assert setup in text
     header = next(line for line in text.splitlines() if line.startswith("setup"))
-    for col in ("fits", "peak GiB/GPU", "GPUs needed", "train hours"):
+    for col in ("fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "own USD", "capital USD"):
         assert col in header
     # QLoRA on an 8x H100 node fits, a full fine-tune of 70B does not
     rows = [line for line in text.splitlines() if line.startswith("8x H100-SXM")]
     assert any(" qlora " in r and " yes " in r for r in rows)
     assert any(" full " in r and " NO " in r for r in rows)
+    assert "Recommendation for lora:" in text
+    assert sum(1 for line in text.splitlines() if line.rstrip().endswith(("<- rent", "<- buy"))) == 2  # qlora and lora
 
 
 def test_main_job_json_matches_core():
@@ -41,6 +43,14 @@ def test_main_job_json_matches_core():
     ref = core.evaluate({**data["job"], "gpu": "H100-SXM", "n_gpus": 8, "method": "lora"})
     assert row["peak_gib_per_gpu"] == pytest.approx(ref["peak_train_gib_per_gpu"], rel=1e-12)
     assert row["train_hours"] == pytest.approx(ref["train_hours"], rel=1e-12)
+    assert row["rent_usd"] == pytest.approx(ref["rent_total_usd"], rel=1e-12)
+    own = core.evaluate({**data["job"], "gpu": "H100-SXM", "n_gpus": 8, "method": "lora", "buy": 1})
+    assert row["own_usd"] == pytest.approx(own["own_job_usd"], rel=1e-12)
+    # the recommended row is the cheapest fitting choice of its method
+    lora = [r for r in data["rows"] if r["method"] == "lora"]
+    costs = [c for r in lora for c in (r["rent_usd"], r["own_usd"]) if c is not None and c == c]
+    pick = next(r for r in lora if r["recommended"])
+    assert pick[f"{pick['recommended']}_usd"] == min(costs)
 
 
 def test_estimate_json_has_breakdown_and_assumptions():

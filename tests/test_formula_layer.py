@@ -46,6 +46,36 @@ def random_config(rng: random.Random) -> dict:
     t = rng.choice([1, 2, 4, 8])
     cfg["tensor_parallel"] = t
     cfg["n_gpus"] = t * rng.choice([1, 2, 3, 8])
+    # the cost model: an offer of this GPU (or auto), and owning assumptions across their ranges
+    gpu_offers = [o["name"] for o in catalog.tables()["offers"].rows if o["gpu"] == cfg["gpu"]]
+    cfg.update({
+        "offer": rng.choice(gpu_offers + ["auto"]),
+        "usd_per_gpu_hour_rented": rng.choice([0, 0, 2.5]),
+        "job_hours": rng.choice([0, 0.3, 168]),
+        "debug_overhead_pct": rng.choice([0, 20]),
+        "restarts": rng.randint(0, 5),
+        "off_peak_discount_pct": rng.choice([0, 30]),
+        "storage_gb": rng.choice([0, 500]),
+        "egress_gb": rng.choice([0, 100]),
+        "storage_pct_of_compute": rng.choice([0, 10]),
+        "rent_utilization_pct": rng.choice([100, 40]),
+        "purchase_usd_per_gpu": rng.choice([0, 0, 30000]),
+        "server_overhead_pct": rng.choice([0, 60]),
+        "other_hardware_usd": rng.choice([0, 5000]),
+        "gpus_per_server": rng.choice([1, 4, 8]),
+        "auto_system_power": rng.randint(0, 1),
+        "system_w_per_server": rng.choice([0, 4600]),
+        "depreciation": rng.choice(CHOICES["depreciation"]),
+        "residual_pct": rng.choice([0, 20]),
+        "discount_rate_pct": rng.choice([0, 8]),
+        "months": rng.choice([1, 12, 36, 60]),
+        "hours_per_day": rng.choice([0.5, 12, 24]),
+        "at_month": rng.choice([0, 7]),
+        "measured_tokens_per_s": rng.choice([0, 5000]),
+        "buy": rng.randint(0, 1),
+        "deadline_hours": rng.choice([0, 10]),
+        "budget_usd": rng.choice([0, 1000]),
+    })
     return cfg
 
 
@@ -101,12 +131,8 @@ def test_numpy_broadcasting_of_two_axes():
 def _names_for(cfg: dict) -> tuple[dict, dict]:
     """Defined-name values (inputs with canonical names, every quantity) and catalog columns."""
     res = core.evaluate(cfg)
-    names = {}
-    for inp in INPUTS:
-        v = cfg.get(inp.name, inp.default)
-        if inp.kind == "choice":
-            v = catalog.tables()[inp.table].canonical(v, inp.name)
-        names[inp.name] = v
+    resolved = core.resolve_inputs(cfg)  # canonical names; offer "auto" resolved against the GPU
+    names = {inp.name: resolved[inp.name] for inp in INPUTS}
     names.update(res)
     columns = {f"{t}_{c}": tab.col[c] for t, tab in catalog.tables().items() for c in tab.columns}
     return names, columns

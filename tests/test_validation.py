@@ -37,14 +37,23 @@ def valid_value(inp):
     return st.floats(lo, hi, exclude_min=inp.min_exclusive, allow_nan=False, allow_infinity=False)
 
 
-configs = st.fixed_dictionaries({}, optional={i.name: valid_value(i) for i in INPUTS})
+def _consistent_offer(cfg: dict) -> dict:
+    """An explicit offer rents one GPU: keep the pair consistent (a mismatch is an error, tested below)."""
+    offer = cfg.get("offer")
+    if offer not in (None, "auto", "none"):
+        cfg["gpu"] = catalog.tables()["offers"].row(offer)["gpu"]
+    return cfg
+
+
+configs = st.fixed_dictionaries({}, optional={i.name: valid_value(i) for i in INPUTS}).map(_consistent_offer)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs)
 def test_valid_inputs_never_raise_and_give_finite_memory(cfg):
     r = core.evaluate(cfg)
-    for name in ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "train_hours", "kv_cache_gib", "gpus_needed"):
+    for name in ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "train_hours", "kv_cache_gib", "gpus_needed",
+                 "rent_total_usd", "own_tco_usd", "own_usd_per_gpu_hour", "option_cost_usd", "own_cumulative_usd"):
         assert math.isfinite(float(r[name])) and r[name] >= 0, (name, r[name])
 
 
@@ -167,3 +176,20 @@ def test_gpus_needed_is_the_smallest_count_that_fits(cfg, gpu, model):
     assert core.evaluate({**cfg, "n_gpus": need})["fits_train"]
     if need > 1:
         assert not core.evaluate({**cfg, "n_gpus": need - 1})["fits_train"]
+
+
+def test_offer_and_gpu_must_agree():
+    # an explicit offer rents one GPU: naming another GPU is an error that lists that GPU's offers
+    with pytest.raises(core.InputError, match=r'offer: "AWS p5.48xlarge" rents H100-SXM, but gpu is RTX-4090; offers for RTX-4090: .*RunPod'):
+        core.evaluate(offer="AWS p5.48xlarge", gpu="RTX-4090")
+    # an offer without a GPU sets the GPU; "auto" picks the GPU's cheapest on-demand offer
+    assert core.resolve_inputs({"offer": "lambda 8x a100 80gb sxm"})["gpu"] == "A100-80GB-SXM"
+    auto = core.resolve_inputs({"gpu": "RTX-4090"})["offer"]
+    prices = [o["usd_per_gpu_hour"] for o in catalog.tables()["offers"].rows
+              if o["gpu"] == "RTX-4090" and o["price_type"].startswith("on-demand")]
+    assert catalog.tables()["offers"].row(auto)["usd_per_gpu_hour"] == min(prices)
+    # in a sweep, only the bad row is named
+    with pytest.raises(core.InputError, match=r"offer \(row 1\)"):
+        core.evaluate(gpu=["H100-SXM", "RTX-4090"], offer=["AWS p5.48xlarge", "AWS p5.48xlarge"])
+    with pytest.raises(core.InputError, match=r'offer: unknown "AWS p5.48xlage" \(did you mean AWS p5.48xlarge'):
+        core.evaluate(offer="AWS p5.48xlage")

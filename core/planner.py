@@ -1,0 +1,144 @@
+"""Job planner: every GPU type x count x way to get it, in one vectorised evaluation.
+
+The planner only enumerates and sorts; every number it reports is a quantity
+of the formula layer (``option_cost_usd``, ``option_hours``, ``fits_train``,
+...), so the workbook and the Excel functions show the same values.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from . import catalog
+from .engine import evaluate, resolve_inputs
+from .errors import InputError
+from .formulas import VERDICTS
+from .inputs import BY_NAME
+
+# counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
+COUNT_MULTIPLE = 4
+HISTORICAL = "historical"
+
+
+def _counts(minimum: int) -> list[int]:
+    top = max(8, minimum * COUNT_MULTIPLE)
+    counts, n = [minimum], 1
+    while n <= top:
+        if n > minimum:
+            counts.append(n)
+        n *= 2
+    return counts
+
+
+def _offers_by_gpu() -> dict[int, list[int]]:
+    tabs = catalog.tables()
+    offers = tabs["offers"]
+    gpu_rows = catalog.offer_gpu_rows()
+    out: dict[int, list[int]] = {}
+    for i, row in enumerate(offers.rows):
+        if gpu_rows[i] >= 0 and HISTORICAL not in str(row["price_type"]) and row["usd_per_gpu_hour"] > 0:
+            out.setdefault(int(gpu_rows[i]), []).append(i)
+    return out
+
+
+def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True) -> dict:
+    """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
+
+    Returns ``{"job", "options", "recommended", "rejected_counts"}``: options sorted
+    with acceptable ones first (cheapest first), each with ``ok`` and, when not ok,
+    ``reasons`` (does not fit / no price / too slow / over budget).
+    """
+    job = dict(job or {})
+    for key in ("gpu", "n_gpus", "offer", "buy"):
+        if key in job:
+            raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")
+    base = resolve_inputs(job)  # validates the job once, with field names in messages
+    tabs = catalog.tables()
+    gpu_table = tabs["gpus"]
+    gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
+
+    # 1. the smallest count of each GPU that fits (one vectorised call)
+    need = evaluate({**job, "gpu": gpu_names})["gpus_needed"]
+
+    # 2. enumerate GPU x count x (each offer, or buying)
+    offers = _offers_by_gpu()
+    o_gpu, o_n, o_offer, o_buy = [], [], [], []
+    never = []
+    for g, k in zip(gpu_names, need):
+        k = int(k)
+        if k <= 0:
+            never.append(g)
+            continue
+        row = gpu_table.find(g)
+        for n in _counts(k):
+            for off in offers.get(row, []):
+                o_gpu.append(g), o_n.append(n), o_offer.append(tabs["offers"].names[off]), o_buy.append(0)
+            if include_buy:
+                o_gpu.append(g), o_n.append(n), o_offer.append(catalog.AUTO_OFFER), o_buy.append(1)
+    options: list[dict] = []
+    if o_gpu:
+        sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": o_offer, "buy": np.array(o_buy)}
+        if "tensor_parallel" in job:
+            # a count the tensor-parallel degree does not divide is not an option
+            keep = np.array(o_n) % int(base["tensor_parallel"]) == 0
+            sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
+                     for k, v in sweep.items()}
+        r = evaluate(sweep)
+        n_rows = len(r["option_cost_usd"])
+        gpu_col = np.asarray(sweep["gpu"], dtype=object)
+        n_col = np.asarray(sweep["n_gpus"])
+        buy_col = np.asarray(sweep["buy"])
+        offer_rows = tabs["offers"].rows
+        offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+        for j in range(n_rows):
+            buy = bool(buy_col[j])
+            offer_name = str(np.asarray(sweep["offer"], dtype=object)[j])
+            reasons = []
+            if not r["fits_train"][j]:
+                reasons.append(f"does not fit: {r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB")
+            if not r["option_priced"][j]:
+                reasons.append("no purchase price in the catalog" if buy else "no rental price")
+            if not r["option_meets_deadline"][j]:
+                reasons.append(f"too slow: {r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h")
+            if not r["option_within_budget"][j]:
+                reasons.append(f"over budget: ${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}")
+            offer_row = offer_rows[offer_index[offer_name]] if not buy else None
+            options.append({
+                "gpu": str(gpu_col[j]), "n_gpus": int(n_col[j]),
+                "acquire": "buy" if buy else "rent",
+                "offer": "" if buy else offer_name,
+                "price_type": "" if buy else offer_row["price_type"],
+                "fits": bool(r["fits_train"][j]),
+                "peak_gib_per_gpu": float(r["peak_train_gib_per_gpu"][j]),
+                "hours": float(r["option_hours"][j]),
+                "cost_usd": float(r["option_cost_usd"][j]),
+                "outlay_usd": float(r["option_outlay_usd"][j]),
+                "usd_per_mtok_train": float(r["option_usd_per_mtok_train"][j]),
+                "usd_per_gpu_hour": float(r["own_usd_per_gpu_hour"][j] if buy else r["rent_usd_per_gpu_hour"][j]),
+                "ok": bool(r["option_ok"][j]),
+                "reasons": reasons,
+            })
+    for g in never:
+        options.append({"gpu": g, "n_gpus": 0, "acquire": "", "offer": "", "price_type": "", "fits": False,
+                         "peak_gib_per_gpu": float("nan"), "hours": float("nan"), "cost_usd": float("nan"),
+                         "outlay_usd": float("nan"), "usd_per_mtok_train": float("nan"), "usd_per_gpu_hour": float("nan"),
+                         "ok": False, "reasons": ["does not fit at any GPU count"]})
+    options.sort(key=lambda o: (not o["ok"], o["cost_usd"] if o["ok"] else float("inf"),
+                                o["hours"] if o["ok"] else 0, o["gpu"], o["n_gpus"]))
+    counts: dict[str, int] = {}
+    for o in options:
+        for reason in o["reasons"]:
+            key = reason.split(":")[0]
+            counts[key] = counts.get(key, 0) + 1
+    recommended = options[0] if options and options[0]["ok"] else None
+    return {"job": {k: base[k] for k in BY_NAME if k in job or k in _JOB_FIELDS},
+            "options": options, "recommended": recommended, "rejected_counts": counts}
+
+
+_JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd")
+
+
+def verdict_text(code: float) -> str:
+    """The words for a ``verdict_code`` (1-4)."""
+    return VERDICTS[int(code)]
