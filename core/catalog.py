@@ -278,10 +278,10 @@ def reference_offer_rows():
 
 
 def _offer_maps():
-    import numpy as np
     tabs = tables()
     key = (VERSION, id(tabs))
     if _OFFER_MAPS.get("key") != key:
+        import numpy as np
         offers, gpus_ = tabs["offers"], tabs["gpus"]
         gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
         none = offers.names.index("none")

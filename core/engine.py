@@ -316,15 +316,15 @@ def _link_offer(values: dict, gpu_given: bool) -> None:
     """Resolve offer "auto" to the GPU's reference offer; an explicit offer sets the GPU
     when none was given, and must rent the same GPU when one was."""
     off, gpu_row = values["offer__row"], values["gpu__row"]
-    gpu_of_offer = catalog.offer_gpu_rows()
+    gpu_of_offer, reference = catalog._offer_maps()
     if off < 0:
-        off = int(catalog.reference_offer_rows()[gpu_row])
+        off = int(reference[gpu_row])
     elif gpu_of_offer[off] >= 0 and gpu_of_offer[off] != gpu_row:
         if gpu_given:
             raise _offer_mismatch(off, gpu_row)
         gpu_row = int(gpu_of_offer[off])
-        values["gpu__row"], values["gpu"] = gpu_row, catalog.tables()["gpus"].names[gpu_row]
-    values["offer__row"], values["offer"] = off, catalog.tables()["offers"].names[off]
+        values["gpu__row"], values["gpu"] = gpu_row, catalog.tables()["gpus"].col["name"][gpu_row]
+    values["offer__row"], values["offer"] = off, catalog.tables()["offers"].col["name"][off]
 
 
 def _link_offer_vector(values: dict, shape, gpu_given: bool) -> None:
