@@ -419,7 +419,7 @@ rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer
 rent_total_usd = q("rent_total_usd", "USD", "Cost of renting the job = compute + storage + egress",
                    rent_compute_usd + rent_storage_usd + rent_egress_usd)
 q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful work cost when renting, all overheads included",
-  rent_total_usd / (I.n_gpus * job_hours_base))
+  IF(job_hours_base > 0, rent_total_usd / (I.n_gpus * job_hours_base), rent_usd_per_gpu_hour))
 q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
   rent_usd_per_gpu_hour_list > 0)
 
