@@ -543,7 +543,7 @@ option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or cap
 option_hours = q("option_hours", "h", "Wall-clock hours of the job for this option (renting includes spot re-work)",
                  IF(I.buy, job_wall_hours, rent_hours_needed))
 q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens processed (tokens x epochs)",
-  IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6)
+  IF(train_tokens_total > 0, IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6, 0))
 meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",
           OR(EQ(I.deadline_hours, 0), option_hours <= I.deadline_hours))
 within = q("option_within_budget", "flag", "1 = no budget, or the outlay fits it", OR(EQ(I.budget_usd, 0), option_outlay <= I.budget_usd))
