@@ -1,1 +1,4 @@
-"""gpu-tco workbooks front end (arrives with its own issue; holds no formulas: it calls core)."""
+"""The generated, formula-linked Excel workbook (issue 4): ``write_workbook(path, inputs)``."""
+from .build import WorkbookError, build_workbook, write_workbook
+
+__all__ = ["WorkbookError", "build_workbook", "write_workbook"]
