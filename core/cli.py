@@ -7,6 +7,7 @@
     gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
     gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
     gpu-tco offers [--gpu G] [--json]                           the cloud offers catalog
+    gpu-tco workbook --out FILE [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
     gpu-tco bench                speed figures (see README)
     gpu-tco docs [--out PATH]    regenerate docs/quantities.md
 
@@ -160,7 +161,43 @@ def cmd_main(ns) -> int:
           f"{a['maintenance_pct_per_year']:g} %/year upkeep, {a['value_loss_pct_per_year']:g} %/year value loss.")
     print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: gpu-tco explain QUANTITY, docs/quantities.md.")
     print("More options (every GPU, offer and count, deadline, budget): gpu-tco plan.")
+    if ns.workbook:
+        from workbooks import write_workbook
+        path = write_workbook(ns.workbook, {k: v for k, v in job.items()})
+        print(f"Workbook (every number a live Excel formula): {path.resolve()}")
     return 0
+
+
+def cmd_workbook(ns) -> int:
+    from workbooks import write_workbook
+
+    inputs = _collect_inputs(ns)
+    if ns.scenario:
+        inputs = {**_read_scenario(ns.scenario), **inputs}
+    path = write_workbook(ns.out, inputs)
+    print(f"wrote {path.resolve()}")
+    return 0
+
+
+def _read_scenario(path: str) -> dict:
+    """A scenario file: JSON or TOML with core's input names."""
+    import pathlib
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError("scenario", path, f"cannot be read ({err.strerror})") from None
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError as err:
+        raise InputError("scenario", path, f"is not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} ({err})") from None
+    if not isinstance(data, dict):
+        raise InputError("scenario", path, "must hold a table/object of input names and values")
+    return data
 
 
 def cmd_plan(ns) -> int:
@@ -394,6 +431,8 @@ def cmd_docs(ns) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpu-tco", allow_abbrev=False, description="GPU memory, count, time and cost for LLM work (sourced formulas).")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
+                   help="where the main job writes its workbook [gpu-tco.xlsx]; '' to skip")
     _add_input_options(p)
     sub = p.add_subparsers(dest="command")
     est = sub.add_parser("estimate", allow_abbrev=False, help="memory, GPU count and time for any configuration")
@@ -420,10 +459,22 @@ def build_parser() -> argparse.ArgumentParser:
     of = sub.add_parser("offers", allow_abbrev=False, help="list the cloud offers catalog")
     of.add_argument("--gpu", default=None)
     of.add_argument("--json", action="store_true")
+    wbp = sub.add_parser("workbook", allow_abbrev=False, help="write the formula-linked Excel workbook")
+    wbp.add_argument("--out", required=True, help="target .xlsx file")
+    wbp.add_argument("--scenario", default=None, help="JSON or TOML file of inputs (core's input names)")
+    _add_input_options(wbp)
     sub.add_parser("bench", help="print the speed figures")
     dc = sub.add_parser("docs", help="regenerate docs/quantities.md")
     dc.add_argument("--out", default=None)
     return p
+
+
+def _workbook_error():
+    try:
+        from workbooks import WorkbookError
+        return WorkbookError
+    except ImportError:  # openpyxl missing: the workbook commands report it themselves
+        return InputError
 
 
 def main(argv=None) -> int:
@@ -431,10 +482,10 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                 "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
-                "breakeven": cmd_breakeven, "offers": cmd_offers}
+                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook}
     try:
         return handlers[ns.command](ns)
-    except (InputError, CatalogError) as err:
+    except (InputError, CatalogError, _workbook_error()) as err:
         print(f"gpu-tco: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. piped into head

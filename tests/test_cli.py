@@ -16,8 +16,8 @@ def gpu_tco(*args):
     return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
-def test_main_job_prints_the_comparison():
-    out = gpu_tco()
+def test_main_job_prints_the_comparison(tmp_path):
+    out = gpu_tco("--workbook", str(tmp_path / "main.xlsx"))
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "Llama-3-70B" in text
@@ -37,7 +37,7 @@ def test_main_job_prints_the_comparison():
 def test_main_job_json_matches_core():
     import core
 
-    out = gpu_tco("--json")
+    out = gpu_tco("--json", "--workbook", "")
     data = json.loads(out.stdout)
     row = next(r for r in data["rows"] if r["gpu"] == "H100-SXM" and r["n_gpus"] == 8 and r["method"] == "lora")
     ref = core.evaluate({**data["job"], "gpu": "H100-SXM", "n_gpus": 8, "method": "lora"})

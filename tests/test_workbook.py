@@ -184,3 +184,22 @@ def test_inputs_sheet_lists_every_input_with_validation():
     assert names == [i.name for i in INPUTS]
     assert len(ws.data_validations.dataValidation) == len(INPUTS)
     assert all(ws.cell(row=i, column=2).comment for i in range(2, ws.max_row + 1))
+
+
+def test_cli_workbook_scenario_files_and_main_job(tmp_path):
+    import json as _json
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "s.toml").write_text('gpu = "A100-80GB-SXM"\nn_gpus = 16\nusd_per_kwh = 0.2\n')
+    run = lambda *a: subprocess.run([sys.executable, "-m", "core.cli", *a], capture_output=True, text=True, cwd=root, timeout=120)  # noqa: E731
+    out = run("workbook", "--out", str(tmp_path / "t.xlsx"), "--scenario", str(tmp_path / "s.toml"))
+    assert out.returncode == 0, out.stderr
+    values = _calc_values(tmp_path / "t.xlsx")  # cached values written by the generator
+    assert values["own_tco_usd"] == pytest.approx(core.evaluate(gpu="A100-80GB-SXM", n_gpus=16, usd_per_kwh=0.2)["own_tco_usd"])
+    (tmp_path / "bad.json").write_text(_json.dumps({"gpu": "H1000"}))
+    bad = run("workbook", "--out", str(tmp_path / "b.xlsx"), "--scenario", str(tmp_path / "bad.json"))
+    assert bad.returncode == 2 and 'gpu: unknown "H1000"' in bad.stderr and "Traceback" not in bad.stderr
+    main = run("--workbook", str(tmp_path / "main.xlsx"))
+    assert main.returncode == 0 and str(tmp_path / "main.xlsx") in main.stdout
+    assert (tmp_path / "main.xlsx").exists()
