@@ -243,8 +243,9 @@ AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see
 def _check_offers(tabs: dict) -> None:
     """Every offer names a catalog GPU (canonicalised) and bills in whole seconds >= 1."""
     offers, gpus_ = tabs["offers"], tabs["gpus"]
+    builtin = _builtin_count(offers) if len(offers.files) > 1 else len(offers.rows)
     for i, row in enumerate(offers.rows):
-        where = offers.files[-1] if len(offers.files) > 1 and i >= _builtin_count(offers) else offers.files[0]
+        where = offers.files[-1] if i >= builtin else offers.files[0]
         if row["name"] == "none":
             continue
         j = gpus_.find(row["gpu"]) if row["gpu"] else None

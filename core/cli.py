@@ -244,7 +244,7 @@ def cmd_plan(ns) -> int:
 
 
 def _report(ns, title: str, names: list[str]) -> int:
-    from .engine import evaluate, explain, resolve_inputs
+    from .engine import evaluate, resolve_inputs
 
     inputs = _collect_inputs(ns)
     res = evaluate(inputs)
@@ -258,7 +258,6 @@ def _report(ns, title: str, names: list[str]) -> int:
     from .formulas import QUANTITIES
     print(table(["quantity", "value", "unit", "meaning"],
                 [[n, _fmt(_jsonable(res[n])), QUANTITIES[n].unit, QUANTITIES[n].description[:70]] for n in names], align=["<", ">", "<", "<"]))
-    del explain
     return 0
 
 
