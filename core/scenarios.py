@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import catalog
-from .engine import evaluate
+from .engine import evaluate, resolve_inputs
 
 DEFAULT_JOB = {
     "model": "Llama-3-70B",
@@ -52,18 +51,13 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS) -
     sweep.setdefault("offer", "auto")
     res = evaluate(sweep)
     k = len(rows)
-    tabs = catalog.tables()
-    if catalog.normalize(str(sweep["offer"])) == catalog.AUTO_OFFER:
-        ref = catalog.reference_offer_rows()
-        offer_names = [tabs["offers"].names[ref[tabs["gpus"].find(g)]] for g, _, _ in rows]
-    else:
-        offer_names = [tabs["offers"].canonical(sweep["offer"], "offer")] * k
+    # the offer each row rents: the engine's own resolution ("auto" -> the GPU's reference offer)
+    offer_of = {g: resolve_inputs({"gpu": g, "offer": sweep["offer"]})["offer"] for g in dict.fromkeys(r[0] for r in rows)}
     out = []
     for i, (g, n, m) in enumerate(rows):
         fits = bool(res["fits_train"][i])
         rent, own = float(res["option_cost_usd"][i]), float(res["option_cost_usd"][k + i])
-        rent_ok = fits and bool(res["option_ok"][i])
-        own_ok = fits and bool(res["option_ok"][k + i])
+        rent_ok, own_ok = bool(res["option_ok"][i]), bool(res["option_ok"][k + i])  # option_ok includes fits_train
         out.append({
             "gpu": g, "n_gpus": n, "method": m,
             "fits": fits,
@@ -73,7 +67,7 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS) -
             "train_hours": float(res["train_hours"][i]),
             "job_hours": float(res["job_wall_hours"][i]),
             "mfu": float(res["mfu_effective"][i]),
-            "offer": offer_names[i],
+            "offer": offer_of[g],
             "rent_usd": rent if rent_ok else float("nan"),
             "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]),
             "own_usd": own if own_ok else float("nan"),
