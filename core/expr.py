@@ -76,7 +76,10 @@ class Expr:
         """Python source of this node, children rendered by ``render``."""
         raise NotImplementedError
 
-    def xl(self) -> str:
+    def xl(self, ref=None) -> str:
+        """Excel formula text.  ``ref(name)`` renders an input or quantity name (default: the
+        defined name itself); the workbook passes cell references to recompute a chain of
+        quantities per option (a column of the Options sheet) from the same tree."""
         raise NotImplementedError
 
     def children(self) -> tuple["Expr", ...]:
@@ -95,7 +98,7 @@ class Const(Expr):
     def render_with(self, render, vector):
         return repr(float(self.value)) if not float(self.value).is_integer() else repr(int(self.value))
 
-    def xl(self):
+    def xl(self, ref=None):
         v = float(self.value)
         return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
 
@@ -112,8 +115,8 @@ class Ref(Expr):
     def render_with(self, render, vector):
         return self.name
 
-    def xl(self):
-        return self.name
+    def xl(self, ref=None):
+        return ref(self.name) if ref else self.name
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,9 +134,10 @@ class Lookup(Expr):
     def var(self) -> str:
         return f"{self.table}__{self.field}"
 
-    def xl(self):
+    def xl(self, ref=None):
         # Catalog columns are defined names: <table>_<field>, <table>_name.
-        return f"INDEX({self.table}_{self.field},MATCH({self.key},{self.table}_name,0))"
+        key = ref(self.key) if ref else self.key
+        return f"INDEX({self.table}_{self.field},MATCH({key},{self.table}_name,0))"
 
     def text(self):
         return f"{self.table}[{self.key}].{self.field}"
@@ -166,8 +170,8 @@ class BinOp(Expr):
         op = "**" if self.op == "^" else self.op
         return f"{left} {op} {right}"
 
-    def xl(self):
-        left, right = self._sides(lambda e: e.xl())
+    def xl(self, ref=None):
+        left, right = self._sides(lambda e: e.xl(ref))
         return f"{left}{self.op}{right}"
 
 
@@ -184,8 +188,8 @@ class Neg(Expr):
     def render_with(self, render, vector):
         return f"-({render(self.a)})"
 
-    def xl(self):
-        return f"-({self.a.xl()})"
+    def xl(self, ref=None):
+        return f"-({self.a.xl(ref)})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,8 +207,8 @@ class Cmp(Expr):
     def render_with(self, render, vector):
         return f"({render(self.a)} {_CMP_PY[self.op]} {render(self.b)})"
 
-    def xl(self):
-        return f"({self.a.xl()}{_CMP_XL[self.op]}{self.b.xl()})"
+    def xl(self, ref=None):
+        return f"({self.a.xl(ref)}{_CMP_XL[self.op]}{self.b.xl(ref)})"
 
 
 # name: (scalar python, vector python, excel, arity or None for n-ary)
@@ -243,8 +247,8 @@ class Call(Expr):
         name = vector_name if vector else scalar_name
         return f"{name}({', '.join(args)})"
 
-    def xl(self):
-        args = [a.xl() for a in self.args]
+    def xl(self, ref=None):
+        args = [a.xl(ref) for a in self.args]
         if self.fn in ("CEILING", "FLOOR"):
             args.append("1")  # significance 1: whole numbers, same in Excel 2010+ and LibreOffice
         return f"{_FUNCS[self.fn][2]}({','.join(args)})"
@@ -259,8 +263,16 @@ def _call(fn, *args):
 
 def MIN(*a): return _call("MIN", *a)
 def MAX(*a): return _call("MAX", *a)
-def CEILING(x): return _call("CEILING", x)
-def FLOOR(x): return _call("FLOOR", x)
+# Rounding to whole counts (GPUs, instances, billed seconds) first nudges the argument by one
+# part in 1e12 towards the nearest integer below (CEILING) or above (FLOOR).  Without it, binary
+# noise decides: 0.56 h x 3600 is 2016.0000000000002 s, which Python rounds up to 2017 while
+# LibreOffice (and Excel) snap it to 2016 first; with it every engine gives 2016.  No real count
+# or duration is within 1e-12 of a whole number above it.
+_DOWN, _UP = 0.999999999999, 1.000000000001
+
+
+def CEILING(x): return _call("CEILING", wrap(x) * _DOWN)
+def FLOOR(x): return _call("FLOOR", wrap(x) * _UP)
 def SQRT(x): return _call("SQRT", x)
 def AND(*a): return _call("AND", *a)
 def OR(*a): return _call("OR", *a)

@@ -9,50 +9,53 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
-XCU = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-</oor:items>
-"""
+from workbooks import libreoffice
 
 
-def soffice() -> str:
-    """Path of soffice; installs libreoffice-calc-nogui with apt when missing and allowed (root)."""
-    exe = shutil.which("soffice")
+
+DEBIAN_PACKAGES = ["libreoffice-calc-nogui", "poppler-utils"]  # recalculation; PDF to PNG (pdftoppm, pdftotext)
+
+
+def _tool(exe_name: str) -> str:
+    """Path of a program from DEBIAN_PACKAGES; installs them with apt when missing and allowed (root)."""
+    exe = shutil.which(exe_name)
     if exe:
         return exe
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "libreoffice-calc-nogui", "poppler-utils"],
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES],
                        check=True, env=env, capture_output=True)
-        exe = shutil.which("soffice")
+        exe = shutil.which(exe_name)
         if exe:
             return exe
     if os.environ.get("CI"):
-        pytest.fail("LibreOffice (soffice) is required in CI and could not be installed")
-    pytest.skip("LibreOffice (soffice) is not installed and cannot be installed here (not root)")
+        pytest.fail(f"{exe_name} ({', '.join(DEBIAN_PACKAGES)}) is required in CI and could not be installed")
+    pytest.skip(f"{exe_name} is not installed and cannot be installed here (not root)")
+
+
+def soffice() -> str:
+    return _tool("soffice")
+
+
+def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 110) -> dict[str, Path]:
+    """PNG of the first PDF page whose text starts with each title: {name: title} -> {name: png}."""
+    pdftoppm, pdftotext = _tool("pdftoppm"), _tool("pdftotext")
+    pages = subprocess.run([pdftotext, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split("\f")
+    found = {}
+    for name, title in wanted.items():
+        index = next(i for i, page in enumerate(pages, start=1) if page.strip().startswith(title))
+        stem = outdir / name
+        subprocess.run([pdftoppm, "-png", "-r", str(dpi), "-f", str(index), "-l", str(index), "-singlefile", str(pdf), str(stem)],
+                       check=True, capture_output=True)
+        found[name] = stem.with_suffix(".png")
+    return found
 
 
 def convert(files: list[Path], outdir: Path, to: str = "xlsx") -> list[Path]:
     """Open each file in LibreOffice (full recalculation) and save it as ``to`` in outdir."""
-    exe = soffice()
-    outdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as profile:
-        user = Path(profile) / "user"
-        user.mkdir()
-        (user / "registrymodifications.xcu").write_text(XCU)
-        cmd = [exe, f"-env:UserInstallation=file://{profile}", "--headless", "--norestore",
-               "--convert-to", to, "--outdir", str(outdir), *map(str, files)]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert out.returncode == 0, out.stderr
-    results = [outdir / (Path(f).stem + "." + to.split(":")[0]) for f in files]
-    missing = [r for r in results if not r.exists()]
-    assert not missing, f"LibreOffice did not write {missing}: {out.stdout} {out.stderr}"
-    return results
+    return libreoffice.convert(files, outdir, to, exe=soffice())

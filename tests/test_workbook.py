@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import stat
 import zipfile
 from pathlib import Path
@@ -20,13 +21,16 @@ import core
 from core import catalog
 from core.formulas import QUANTITIES
 from core.inputs import INPUTS
-from lo import convert
+from lo import convert, render_pages
 from test_formula_layer import random_config
 from workbooks import WorkbookError, write_workbook
+from workbooks.build import COMPARE_COLUMNS
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 ERRORS = ("#NAME?", "#REF!", "#VALUE!", "#DIV/0!", "#N/A", "#NUM!", "Err:")
-PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT"}
+PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
+            "ISNUMBER", "CHOOSE", "COUNTIF"}
+CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
 
 EDGE_CASES = [
     {},  # the defaults
@@ -71,12 +75,107 @@ def _assert_matches_core(path: Path, cfg: dict) -> None:
     assert not _error_cells(path)
 
 
+def _same(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return _rel_equal(a, b)
+    return (a in (None, "") and b in (None, "")) or a == b
+
+
+def _formula_cells_equal_their_cache(generated: Path, recalculated: Path) -> int:
+    """Every formula cell on every sheet (Options, Compare, Break-even, Start too): LibreOffice's
+    value equals the value the generator cached, which is core's (core.evaluate per option,
+    core.costs.breakeven_series per month). Returns the number of formula cells checked."""
+    formulas, cached, recalc = (load_workbook(generated), load_workbook(generated, data_only=True),
+                                load_workbook(recalculated, data_only=True))
+    n, wrong = 0, []
+    for ws in formulas.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("="):
+                    n += 1
+                    a, b = cached[ws.title][c.coordinate].value, recalc[ws.title][c.coordinate].value
+                    if a is None and b not in (None, ""):
+                        wrong.append((ws.title, c.coordinate, "no cached value", b))
+                    elif not _same(a, b):
+                        wrong.append((ws.title, c.coordinate, a, b))
+    assert not wrong, wrong[:8]
+    return n
+
+
 def test_50_random_scenarios_and_edge_cases_recalculate_to_core(tmp_path):
     scenarios = [random_config(random.Random(9000 + i)) for i in range(50)] + EDGE_CASES
     files = [write_workbook(tmp_path / f"s{i:02d}.xlsx", cfg) for i, cfg in enumerate(scenarios)]
     out = convert(files, tmp_path / "recalc")
-    for cfg, path in zip(scenarios, out):
+    checked = 0
+    for cfg, original, path in zip(scenarios, files, out):
         _assert_matches_core(path, cfg)
+        checked += _formula_cells_equal_their_cache(original, path)
+    assert checked > 50 * len(QUANTITIES)
+
+
+def _options(path: Path) -> list[dict]:
+    """The Options sheet as {quantity: value} per option column."""
+    ws = load_workbook(path, data_only=True)["Options"]
+    names = [ws.cell(row=r, column=1).value for r in range(1, ws.max_row + 1)]
+    return [{n: ws.cell(row=r, column=col).value for r, n in enumerate(names, start=1) if n}
+            for col in range(3, ws.max_column + 1)]
+
+
+def test_compare_options_and_break_even_follow_changed_inputs(tmp_path):
+    """What-if on the per-option and per-month sheets: change the scenario and the
+    candidate options on Inputs, recalculate, compare with core at the new inputs."""
+    path = write_workbook(tmp_path / "book.xlsx")
+    wb = load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=i, column=1).value: i for i in range(2, len(INPUTS) + 2)}
+    change = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "model": "Llama-3.1-8B", "method": "full"}
+    for name, value in change.items():
+        ws.cell(row=rows[name], column=2, value=value)
+    head = {ws.cell(row=1, column=j).value: j for j in range(7, 12)}
+    mine = [("RTX-4090", 8, "auto", 0), ("L40S", 4, "auto", 1), ("H100-SXM", 1, "auto", 0)]
+    for k, option in enumerate(mine, start=3):  # options 2.. live in rows 3..
+        for name, value in zip(("gpu", "n_gpus", "offer", "buy"), option):
+            ws.cell(row=k, column=head[name], value=value)
+    wb.save(tmp_path / "whatif.xlsx")
+    (out,) = convert([tmp_path / "whatif.xlsx"], tmp_path / "recalc")
+    assert not _error_cells(out)
+    got = _options(out)
+    for k, (gpu, n, offer, buy) in enumerate([(None,) * 4] + mine):
+        cfg = dict(change) if gpu is None else {**change, "gpu": gpu, "n_gpus": n, "offer": offer, "buy": buy}
+        ref = core.evaluate(cfg)
+        for name, value in got[k].items():
+            if name in QUANTITIES:
+                assert _rel_equal(value, ref[name]), (k, name, value, ref[name])
+    # full 8B training: 27.4 GiB/GPU on 8 RTX 4090s (24 GiB) and 136 GiB on one H100 do not fit; 4 L40S do
+    assert not got[1]["fits_train"] and got[2]["fits_train"] and not got[3]["fits_train"]
+    compare = load_workbook(out, data_only=True)["Compare"]
+    assert [compare[f"F{r}"].value for r in range(5, 9)] == ["ok", "does not fit", "ok", "does not fit"]
+    series = __import__("core.costs", fromlist=["x"]).breakeven_series(change)
+    be = load_workbook(out, data_only=True)["Break-even"]
+    for m, (own, rent) in enumerate(zip(series["own_cumulative_usd"], series["rent_cumulative_usd"])):
+        assert be.cell(row=7 + m, column=1).value == m
+        assert _rel_equal(be.cell(row=7 + m, column=2).value, own) and _rel_equal(be.cell(row=7 + m, column=3).value, rent)
+
+
+def test_recommended_option_is_the_planners(tmp_path):
+    """The Compare sheet marks, after recalculation, the option core.planner recommends."""
+    job = {"model": "Llama-3-70B", "method": "qlora", "tokens": 5e7}
+    path = write_workbook(tmp_path / "book.xlsx", job)
+    (out,) = convert([path], tmp_path / "recalc")
+    ws = load_workbook(out, data_only=True)["Compare"]
+    header = {ws.cell(row=4, column=j).value: j for j in range(1, ws.max_column + 1)}
+    rec_col = [key for _, key, _, _ in COMPARE_COLUMNS].index("recommended") + 1
+    marked = [r for r in range(5, ws.max_row + 1) if ws.cell(row=r, column=rec_col).value == "recommended"]
+    assert len(marked) == 1
+    row = marked[0]
+    best = __import__("core.planner", fromlist=["plan"]).plan(job)["recommended"]
+    assert ws.cell(row=row, column=header["GPU"]).value == best["gpu"]
+    assert ws.cell(row=row, column=header["GPUs"]).value == best["n_gpus"]
+    assert ws.cell(row=row, column=header["rent or buy"]).value == best["acquire"]
+    start = load_workbook(out, data_only=True)["Start"]
+    assert any(c.value == ws.cell(row=row, column=1).value for c in start["B"])  # Start names it too
+    statuses = [ws.cell(row=r, column=header["status"]).value for r in range(5, ws.max_row + 1)]
+    assert "does not fit" in statuses  # the default options include one that shows the red row
 
 
 def test_what_if_changed_inputs_recalculate_to_core_at_the_new_inputs(tmp_path):
@@ -130,7 +229,10 @@ def test_formulas_use_only_portable_functions_and_names():
                     funcs = {t.value.rstrip("(").upper() for t in tokens if t.type == "FUNC" and t.subtype == "OPEN"}
                     assert funcs <= PORTABLE, (ws.title, c.coordinate, funcs - PORTABLE)
                     operands = {t.value for t in tokens if t.type == "OPERAND" and t.subtype == "RANGE"}
-                    assert operands <= names, (ws.title, c.coordinate, operands - names)
+                    unknown = {o for o in operands if o not in names and not CELL.match(o)}
+                    assert not unknown, (ws.title, c.coordinate, unknown)
+                    sheets = {o.split("!")[0].strip("'") for o in operands if "!" in o}
+                    assert sheets <= set(wb.sheetnames), (ws.title, c.coordinate, sheets)
                     assert "[" not in c.value  # no external workbook links
 
 
@@ -182,7 +284,9 @@ def test_inputs_sheet_lists_every_input_with_validation():
     ws = wb["Inputs"]
     names = [ws.cell(row=i, column=1).value for i in range(2, ws.max_row + 1)]
     assert names == [i.name for i in INPUTS]
-    assert len(ws.data_validations.dataValidation) == len(INPUTS)
+    validated = {cell for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges for cell in [rng.coord]}
+    assert {f"B{i}" for i in range(2, len(INPUTS) + 2)} <= validated
+    assert {f"H{r}" for r in range(3, 6)} <= validated  # candidate options: gpu lists too
     assert all(ws.cell(row=i, column=2).comment for i in range(2, ws.max_row + 1))
 
 
@@ -203,3 +307,22 @@ def test_cli_workbook_scenario_files_and_main_job(tmp_path):
     main = run("--workbook", str(tmp_path / "main.xlsx"))
     assert main.returncode == 0 and str(tmp_path / "main.xlsx") in main.stdout
     assert (tmp_path / "main.xlsx").exists()
+
+
+def test_start_and_compare_render_readably(tmp_path):
+    """PDF export by LibreOffice and pdftoppm: the Start and Compare pages as PNG in
+    test-artifacts/ (looked at by a person when the layout changes); no cell shows ####."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = write_workbook(tmp_path / "gpu-tco.xlsx")
+    (pdf,) = convert([path], tmp_path / "pdf", to="pdf")
+    pngs = render_pages(pdf, ARTIFACTS, {"workbook-start": "gpu-tco workbook", "workbook-compare": "Compare options"})
+    for png in pngs.values():
+        assert png.stat().st_size > 20_000, png  # a page with content, not a blank sheet
+    import subprocess
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "###" not in text  # a column too narrow for its number
+    wb = load_workbook(path, data_only=True)
+    labels = [wb["Compare"].cell(row=r, column=1).value for r in range(5, wb["Compare"].max_row + 1)]
+    labels = [x for x in labels if x]
+    compare_page = next(p for p in text.split("\f") if p.strip().startswith("Compare options"))
+    assert all(label in compare_page for label in labels), labels  # every option row is on the printed page

@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import zipfile
+from xml.sax.saxutils import escape as xml_escape
 from pathlib import Path
 from typing import Mapping
 
@@ -23,17 +24,25 @@ from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.chart import BarChart, LineChart, Reference, Series
+from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
+
+import numpy as np
 
 import core
 from core import catalog
 from core.expr import text as expr_text
-from core.formulas import QUANTITIES
+from core.formulas import QUANTITIES, VERDICTS, depending_on
 from core.inputs import INPUTS
 
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 HEAD_FILL = PatternFill("solid", fgColor="1F4E78")
 HEAD_FONT = Font(bold=True, color="FFFFFF")
+NOTE_FONT = Font(italic=True, color="595959")
+BAD_FILL = PatternFill("solid", fgColor="F8CBAD")
+GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 CATALOG_SHEETS = {"gpus": "GPUs", "models": "Models", "offers": "Cloud"}
 
 
@@ -42,128 +51,512 @@ class WorkbookError(Exception):
 
 
 def _number_format(unit: str) -> str:
-    if unit.startswith("USD"):
-        return '#,##0.00 "' + unit + '"' if "/" in unit else '"$"#,##0'
-    if unit in ("flag", "bool", "code"):
+    """Excel number format showing the unit: "$"#,##0 for USD, 0.0 "GiB/GPU" for memory..."""
+    if unit == "USD":
+        return '"$"#,##0'
+    if unit.startswith("USD/"):
+        return '"$"#,##0.000 "' + unit[3:] + '"'
+    if unit in ("flag", "bool", "code", "-"):
         return "0"
-    return "#,##0.####"
+    if unit in ("params", "bytes", "FLOP", "FLOP/token", "tokens") or unit.startswith("bytes"):
+        return '0.00E+00 "' + unit + '"'  # 1e9..1e25: scientific keeps the column narrow
+    if unit in ("fraction",):
+        return "0.0%"
+    if unit == "months":
+        return '0.0 "months";"never"'  # payback_months is -1 for never
+    return '#,##0.00 "' + unit + '"'
 
 
-def _head(ws, row: int, labels: list[str]) -> None:
-    for j, label in enumerate(labels, start=1):
+def _head(ws, row: int, labels: list[str], first_col: int = 1, freeze: bool = True) -> None:
+    for j, label in enumerate(labels, start=first_col):
         c = ws.cell(row=row, column=j, value=label)
         c.fill, c.font = HEAD_FILL, HEAD_FONT
-    ws.freeze_panes = ws.cell(row=row + 1, column=1)
+        c.alignment = Alignment(wrap_text=True, vertical="top")
+    if freeze:
+        ws.freeze_panes = ws.cell(row=row + 1, column=first_col)
 
 
-def build_workbook(inputs: Mapping | None = None) -> tuple[Workbook, dict]:
-    """The workbook object and the {sheet!cell: cached value} map for its formula cells."""
+def _widths(ws, widths: Mapping[str, float]) -> None:
+    for col, width in widths.items():
+        ws.column_dimensions[col].width = width
+
+
+def _page(ws, area: str, landscape: bool = True) -> None:
+    """Print setup: the given area, one page wide."""
+    ws.print_area = area
+    ws.page_setup.orientation = "landscape" if landscape else "portrait"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+
+
+def resolved_offer_xl(gpu: str, offer: str) -> str:
+    """Excel text of the offer actually used: "auto" becomes the GPU's reference offer
+    (GPUs sheet, column auto_offer, computed by core.catalog.reference_offer_rows), or
+    "none" for a GPU without one (a row the user added)."""
+    auto = f"INDEX(gpus_auto_offer,MATCH({gpu},gpus_name,0))"
+    return f'IF({offer}="{catalog.AUTO_OFFER}",IF({auto}="","none",{auto}),{offer})'
+
+
+def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict]:
+    """Options for the Compare sheet: the scenario itself, then the planner's best option
+    per GPU and way to get it (rent/buy), cheapest first, and the recommended GPU at one
+    step fewer than it needs (so "does not fit" has a row to show)."""
+    from core.planner import plan
+    job = {k: v for k, v in dict(inputs or {}).items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+    ranked = plan(job)
+    seen, picks = set(), []
+    for o in ranked["options"]:
+        if o["ok"] and (o["gpu"], o["acquire"]) not in seen:
+            seen.add((o["gpu"], o["acquire"]))
+            picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
+                          "buy": int(o["acquire"] == "buy")})
+        if len(picks) == limit:
+            break
+    step = int(core.resolve_inputs(job)["tensor_parallel"])
+    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]})["gpus_needed"]) if picks else 0
+    if need > step:  # the recommended GPU, one step below the smallest count that fits
+        picks.append({**picks[0], "n_gpus": need - step})
+    else:  # the largest GPU that cannot hold the job alone
+        names = list(catalog.tables()["gpus"].names)
+        r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER})
+        small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names) if not r["fits_train"][i]]
+        if small:
+            picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0})
+    return picks
+
+
+CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
+COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
+    ("option", "label", None, 30), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
+    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("status", "status", None, 14),
+    ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
+    ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
+    ("own: job's share", "own_job_usd", '"$"#,##0', 13), ("own: capital", "own_capital_usd", '"$"#,##0', 14),
+    ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '0.0 "months";"never"', 12),
+    ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
+    ("", "recommended", None, 15), ("ranked cost", "ranked", '"$"#,##0', 12),
+]
+MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
+
+
+def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None = None) -> tuple[Workbook, dict]:
+    """The workbook object and the {sheet!cell: cached value} map for its formula cells.
+
+    ``options``: rows of the Compare sheet, each {gpu, n_gpus, offer ("auto" or a name), buy};
+    default ``default_options(inputs)``.  The first row is always the scenario on Inputs.
+    """
     inputs = dict(inputs or {})
     values = core.resolve_inputs(inputs)  # canonical names; offer "auto" resolved; validates
     result = core.evaluate(inputs)
+    given_offer = str(inputs.get("offer", catalog.AUTO_OFFER))
+    offer_cell = catalog.AUTO_OFFER if given_offer.strip().lower() == catalog.AUTO_OFFER else values["offer"]
+    options = [dict(o) for o in (options if options is not None else default_options(inputs))]
     wb = Workbook()
     cached: dict[str, object] = {}
+    tabs = catalog.tables()
 
-    # --- Start ------------------------------------------------------------------------------
     start = wb.active
     start.title = "Start"
-    tabs = catalog.tables()
-    as_of = {name: sorted({str(r.get("as_of", "")) for r in tabs[name].rows if r.get("as_of")}) for name in CATALOG_SHEETS}
-    lines = [
-        ("gpu-tco workbook", Font(bold=True, size=16)),
-        ("GPU memory, time and the cost of renting or owning, for LLM training and serving.", None),
-        ("", None),
-        ("How to use: change the yellow cells on the Inputs sheet. Every other number is a live formula.", None),
-        ("Calc lists every quantity with its unit, meaning and formula; the names match gpu-tco's documentation.", None),
-        ("GPUs, Models and Cloud are the catalogs: add a row at the bottom and select it by name on Inputs.", None),
-        ("", None),
-        (f"Generated by gpu-tco {_version()} on {_dt.date.today().isoformat()}.", None),
-    ] + [(f"{sheet} catalog as of {v[0]} to {v[-1]} ({len(tabs[t].rows)} rows)", None)
-         for t, sheet in CATALOG_SHEETS.items() for v in [as_of[t] or ["-"]]]
-    for i, (text, font) in enumerate(lines, start=1):
-        c = start.cell(row=i, column=1, value=text)
-        if font:
-            c.font = font
-    start.column_dimensions["A"].width = 110
+    ws = wb.create_sheet("Inputs")
+    compare = wb.create_sheet("Compare")
+    breakeven = wb.create_sheet("Break-even")
+    opt_ws = wb.create_sheet("Options")
+    calc = wb.create_sheet("Calc")
 
     # --- Inputs -----------------------------------------------------------------------------
-    ws = wb.create_sheet("Inputs")
     _head(ws, 1, ["input", "value", "unit", "allowed", "description"])
     for i, inp in enumerate(INPUTS, start=2):
         ws.cell(row=i, column=1, value=inp.name)
-        v = values[inp.name]
+        v = offer_cell if inp.name == "offer" else values[inp.name]
         cell = ws.cell(row=i, column=2, value=v if inp.kind == "choice" else float(v))
         cell.fill = INPUT_FILL
         cell.protection = Protection(locked=False)
+        cell.alignment = Alignment(horizontal="left")
         ws.cell(row=i, column=3, value=inp.unit)
-        ws.cell(row=i, column=4, value=inp.allowed() if inp.kind != "choice" else f"a name from the {inp.table} catalog")
+        allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {inp.table} catalog"
+        if inp.name == "offer":
+            allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
+        ws.cell(row=i, column=4, value=allowed)
         ws.cell(row=i, column=5, value=inp.description + (f" Source: {inp.source}" if inp.source else ""))
-        cell.comment = Comment(f"{inp.description}\nUnit: {inp.unit}\nAllowed: {ws.cell(row=i, column=4).value}", "gpu-tco")
-        ref = f"Inputs!$B${i}"
-        wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=ref)
-        if inp.kind == "choice":
-            dv = DataValidation(type="list", formula1=f"{inp.table}_name", allow_blank=False)
-        elif inp.kind == "flag":
-            dv = DataValidation(type="list", formula1='"0,1"')
-        else:
-            lo = inp.minimum if inp.minimum is not None else -1e300
-            hi = inp.maximum if inp.maximum is not None else 1e300
-            dv = DataValidation(type="whole" if inp.kind == "integer" else "decimal", operator="between",
-                                formula1=repr(float(lo)), formula2=repr(float(hi)))
-        dv.error, dv.errorTitle, dv.showErrorMessage = f"{inp.name}: allowed {ws.cell(row=i, column=4).value}", "gpu-tco", True
-        ws.add_data_validation(dv)
-        dv.add(cell)
-    for col, width in zip("ABCDE", (30, 34, 14, 40, 100)):
-        ws.column_dimensions[col].width = width
-
-    # --- catalogs ---------------------------------------------------------------------------
-    small = wb.create_sheet("Tables")
-    small_col = 1
-    for tname, table in tabs.items():
-        if tname in CATALOG_SHEETS:
-            cs = wb.create_sheet(CATALOG_SHEETS[tname])
-            origin_col, sheet = 1, cs
-        else:
-            origin_col, sheet = small_col, small
-            small_col += len(table.columns) + 1
-        cols = table.columns
-        for j, col in enumerate(cols):
-            h = sheet.cell(row=1, column=origin_col + j, value=col)
-            h.fill, h.font = HEAD_FILL, HEAD_FONT
-            for i, row in enumerate(table.rows, start=2):
-                sheet.cell(row=i, column=origin_col + j, value=row.get(col, "" if col in catalog.TEXT_COLUMNS else 0))
-            if col == "name" or col in table.numeric:
-                letter = get_column_letter(origin_col + j)
-                last = len(table.rows) + 1 + SPARE_ROWS
-                ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
-                wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
-            sheet.column_dimensions[get_column_letter(origin_col + j)].width = 24 if col in ("name", "source") else 12
-        if sheet is not small:
-            sheet.freeze_panes = "B2"
+        cell.comment = Comment(f"{inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
+        wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${i}")
+        _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
+    # candidate options (the Compare sheet's rows): option 1 is the scenario above
+    first_col = 7
+    _head(ws, 1, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
+    ws.cell(row=len(options) + 3, column=first_col,
+            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto).").font = NOTE_FONT
+    for k, opt in enumerate([{}] + options, start=1):
+        r = k + 1
+        ws.cell(row=r, column=first_col, value=k)
+        for j, name in enumerate(CANDIDATE_COLS, start=first_col + 1):
+            c = ws.cell(row=r, column=j)
+            if k == 1:
+                c.value = f"={name}"  # the scenario: follows the inputs on the left
+                cached[f"Inputs!{c.coordinate}"] = offer_cell if name == "offer" else values[name]
+                c.font = NOTE_FONT
+            else:
+                c.value = opt[name] if name in ("gpu", "offer") else int(opt[name])
+                c.fill = INPUT_FILL
+                c.protection = Protection(locked=False)
+                inp = core.inputs.BY_NAME[name]
+                _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
+    _widths(ws, {"A": 30, "B": 34, "C": 14, "D": 40, "E": 100, "F": 3, "G": 7, "H": 18, "I": 8, "J": 34, "K": 6})
+    _page(ws, f"A1:K{len(INPUTS) + 1}")
+    ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
-    calc = wb.create_sheet("Calc")
     _head(calc, 1, ["group", "quantity", "value", "unit", "description", "formula"])
+
+    def base_ref(name: str) -> str:
+        return resolved_offer_xl("gpu", "offer") if name == "offer" else name
     for i, (name, q) in enumerate(QUANTITIES.items(), start=2):
         calc.cell(row=i, column=1, value=q.group)
         calc.cell(row=i, column=2, value=name)
-        c = calc.cell(row=i, column=3, value="=" + q.expr.xl())
+        c = calc.cell(row=i, column=3, value="=" + q.expr.xl(base_ref))
         c.number_format = _number_format(q.unit)
         calc.cell(row=i, column=4, value=q.unit)
         calc.cell(row=i, column=5, value=q.description)
         calc.cell(row=i, column=6, value=expr_text(q.expr))
         wb.defined_names[name] = DefinedName(name, attr_text=f"Calc!$C${i}")
-        v = result[name]
-        cached[f"Calc!C{i}"] = bool(v) if isinstance(v, bool) else float(v)
-    for col, width in zip("ABCDEF", (16, 34, 18, 12, 80, 80)):
-        calc.column_dimensions[col].width = width
-    calc.protection.sheet = True  # formulas protected (no password); inputs live on the Inputs sheet, unlocked
-    ws.protection.sheet = True
+        cached[f"Calc!C{i}"] = _plain(result[name])
+    _widths(calc, {"A": 16, "B": 34, "C": 22, "D": 12, "E": 80, "F": 80})
+    _page(calc, f"A1:F{len(QUANTITIES) + 1}")
+    calc.protection.sheet = True
+
+    # --- Options: the quantities that depend on the option, recomputed per option column -------
+    # the quantities that change with the option, plus the memory parts the chart stacks
+    # (the ones that do not change are the same formula as on Calc)
+    per_option = depending_on(CANDIDATE_COLS)
+    per_option += [p for p in MEMORY_PARTS if p not in per_option]
+    option_values = core.evaluate({**inputs, **{c: [o[c] for o in options] for c in CANDIDATE_COLS}}) if options else {}
+    _head(opt_ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
+    opt_ws.freeze_panes = "C2"
+    all_vals: list[dict] = []
+    row_of = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6}
+    row_of.update({name: 7 + i for i, name in enumerate(per_option)})
+    for name, r in row_of.items():
+        opt_ws.cell(row=r, column=1, value=name)
+        opt_ws.cell(row=r, column=2, value=QUANTITIES[name].unit if name in QUANTITIES else
+                    core.inputs.BY_NAME[name].unit if name in core.inputs.BY_NAME else "")
+    for k in range(1, len(options) + 2):
+        col = get_column_letter(2 + k)
+        # the option's cells in the candidate block on Inputs
+        cand_cell = {n: f"Inputs!${get_column_letter(first_col + 1 + j)}${k + 1}" for j, n in enumerate(CANDIDATE_COLS)}
+
+        def ref(name: str, col=col) -> str:
+            return f"{col}{row_of[name]}" if name in row_of else name
+        formulas = {
+            "label": f'="{k}. "&{col}3&" x"&{col}4&IF({col}6=1," buy"," rent")',
+            "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
+            "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"]), "buy": f"={cand_cell['buy']}",
+        }
+        formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
+        if k == 1:
+            vals = {**result, **{n: values[n] for n in CANDIDATE_COLS}}
+        else:
+            j = k - 2
+            vals = {n: option_values[n][j] for n in per_option}
+            chosen = core.resolve_inputs({**inputs, **options[j]})  # canonical names, offer "auto" resolved
+            vals.update({n: chosen[n] for n in CANDIDATE_COLS})
+        vals["label"] = f"{k}. {vals['gpu']} x{int(vals['n_gpus'])} {'buy' if vals['buy'] else 'rent'}"
+        for name, formula in formulas.items():
+            c = opt_ws.cell(row=row_of[name], column=2 + k, value=formula)
+            cached[f"Options!{c.coordinate}"] = _plain(vals[name])
+            if name in QUANTITIES:
+                c.number_format = _number_format(QUANTITIES[name].unit)
+        all_vals.append(vals)
+    _widths(opt_ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
+    _page(opt_ws, f"A1:{get_column_letter(2 + len(options) + 1)}{max(row_of.values())}")
+    opt_ws.protection.sheet = True
+
+    compare_rec = _compare_sheet(compare, opt_ws, row_of, all_vals, cached)
+    _breakeven_sheet(breakeven, inputs, values, result, cached)
+    _catalog_sheets(wb, tabs)
+    _start_sheet(start, tabs, values, result, cached, compare_rec)
 
     wb.calculation.fullCalcOnLoad = True
     wb.properties.creator = "gpu-tco"
     wb.properties.lastModifiedBy = "gpu-tco"
     return wb, cached
+
+
+def _plain(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (str, np.str_)):
+        return str(v)
+    return float(v)
+
+
+def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, lo, hi) -> None:
+    """Data validation for an input cell: catalog list, 0/1 flag or numeric range."""
+    if name == "offer":
+        ref = cell.coordinate
+        dv = DataValidation(type="custom", formula1=f'OR({ref}="{catalog.AUTO_OFFER}",ISNUMBER(MATCH({ref},offers_name,0)))')
+    elif kind == "choice":
+        dv = DataValidation(type="list", formula1=f"{table}_name", allow_blank=False)
+    elif kind == "flag":
+        dv = DataValidation(type="list", formula1='"0,1"')
+    else:
+        lo = lo if lo is not None else -1e300
+        hi = hi if hi is not None else 1e300
+        dv = DataValidation(type="whole" if kind == "integer" else "decimal", operator="between",
+                            formula1=repr(float(lo)), formula2=repr(float(hi)))
+    dv.error = f"{name}: allowed {allowed or core.inputs.BY_NAME[name].allowed()}"
+    dv.errorTitle, dv.showErrorMessage = "gpu-tco", True
+    ws.add_data_validation(dv)
+    dv.add(cell)
+
+
+def _status(v: Mapping) -> str:
+    """Why an option is not acceptable, in the planner's words (core.planner reasons)."""
+    if v["option_ok"]:
+        return "ok"
+    if not v["fits_train"]:
+        return "does not fit"
+    if not v["option_priced"]:
+        return "no price"
+    return "too slow" if not v["option_meets_deadline"] else "over budget"
+
+
+def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], cached: dict) -> None:
+    """One row per option, every number read from that option's column on Options."""
+    n = len(all_vals)
+    head_row, first = 4, 5
+    last = first + n - 1
+    ws["A1"] = "Compare options for this job"
+    ws["A1"].font = Font(bold=True, size=14)
+    ws["A2"] = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
+                "change options 2+ on Inputs, columns G-K). Red: does not fit in GPU memory. Green: recommended "
+                "(cheapest option that fits, has a price and meets the deadline and budget).")
+    ws["A2"].font = NOTE_FONT
+    _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
+    ws.row_dimensions[head_row].height = 45
+    letter = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
+    ranked = [v["option_cost_usd"] if v["option_ok"] else None for v in all_vals]
+    best = min((x for x in ranked if x is not None), default=None)
+    for k, v in enumerate(all_vals, start=1):
+        r = first + k - 1
+        col = get_column_letter(2 + k)
+
+        def O(name: str, col=col) -> str:  # noqa: N802 - reads like a cell of the Options sheet
+            return f"Options!${col}${row_of[name]}"
+        rk, rr = letter["ranked"], letter["recommended"]
+        formulas = {
+            "label": (f"={O('label')}", v["label"]),
+            "gpu": (f"={O('gpu')}", v["gpu"]),
+            "n_gpus": (f"={O('n_gpus')}", v["n_gpus"]),
+            "acquire": (f'=IF({O("buy")}=1,"buy","rent")', "buy" if v["buy"] else "rent"),
+            "offer_shown": (f'=IF({O("buy")}=1,"-",{O("offer")})', "-" if v["buy"] else v["offer"]),
+            "status": (f'=IF({O("option_ok")},"ok",IF(NOT({O("fits_train")}),"does not fit",IF(NOT({O("option_priced")}),'
+                       f'"no price",IF(NOT({O("option_meets_deadline")}),"too slow","over budget"))))', _status(v)),
+            # no rental price (no offer for this GPU): say so rather than show $0
+            "rent_total_usd": (f'=IF({O("rent_available")},{O("rent_total_usd")},"no price")',
+                               v["rent_total_usd"] if v["rent_available"] else "no price"),
+            "ranked": (f'=IF({O("option_ok")},{O("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
+            "recommended": (f'=IF(AND(ISNUMBER({rk}{r}),{rk}{r}=MIN(${rk}${first}:${rk}${last})),"recommended","")',
+                            "recommended" if ranked[k - 1] is not None and ranked[k - 1] == best else ""),
+        }
+        for j, (_, key, fmt, _) in enumerate(COMPARE_COLUMNS, start=1):
+            formula, value = formulas.get(key) or (f"={O(key)}", v[key])
+            c = ws.cell(row=r, column=j, value=formula)
+            if value != "":
+                cached[f"Compare!{c.coordinate}"] = _plain(value)
+            if fmt:
+                c.number_format = fmt
+            if key in ("acquire", "rent_total_usd", "n_gpus"):
+                c.alignment = Alignment(horizontal="center" if key != "rent_total_usd" else "right")
+        for key in ("status", "recommended"):
+            cached.setdefault(f"Compare!{letter[key]}{r}", "")
+    span = f"A{first}:{letter['ranked']}{last}"
+    st, rc = letter["status"], letter["recommended"]
+    ws.conditional_formatting.add(span, FormulaRule(formula=[f'${st}{first}="does not fit"'], fill=BAD_FILL, stopIfTrue=True))
+    ws.conditional_formatting.add(span, FormulaRule(formula=[f'${rc}{first}="recommended"'], fill=GOOD_FILL,
+                                                    font=Font(bold=True), stopIfTrue=True))
+    ws.conditional_formatting.add(span, FormulaRule(formula=[f'${st}{first}<>"ok"'], font=Font(color="808080")))
+    _widths(ws, {letter[key]: width for _, key, _, width in COMPARE_COLUMNS})
+    ws.column_dimensions[letter["ranked"]].hidden = True  # helper for the recommendation
+    ws.freeze_panes = f"B{first}"
+
+    # charts: cost by option, memory per GPU by component
+    labels = [v["label"] for v in all_vals]
+    cost = BarChart()
+    cost.type, cost.grouping = "bar", "clustered"
+    cost.title, cost.y_axis.title = "Cost of the job by option", "USD"
+    cats = Reference(ws, min_col=1, min_row=first, max_row=last)
+    for key, title in (("rent_total_usd", "rent: job cost"), ("own_job_usd", "own: job's share")):
+        j = [k for _, k, _, _ in COMPARE_COLUMNS].index(key) + 1
+        cost.series.append(Series(Reference(ws, min_col=j, min_row=first, max_row=last), title=title))
+    _cache_chart(cost, cats, labels, [[v[key] for v in all_vals] for key in ("rent_total_usd", "own_job_usd")])
+    memory = BarChart()
+    memory.type, memory.grouping, memory.overlap = "bar", "stacked", 100
+    memory.title, memory.y_axis.title = "Peak memory per GPU by component", "GiB per GPU"
+    opt_cats = Reference(opt_ws, min_col=3, max_col=2 + n, min_row=row_of["label"])
+    for part in MEMORY_PARTS:
+        memory.series.append(Series(Reference(opt_ws, min_col=3, max_col=2 + n, min_row=row_of[part]),
+                                    title=part.replace("_train", "").replace("_gib", "")))
+    _cache_chart(memory, opt_cats, labels, [[v[p] for v in all_vals] for p in MEMORY_PARTS])
+    for chart in (cost, memory):
+        chart.height, chart.width = 9 + 0.45 * n, 17
+        chart.x_axis.scaling.orientation = "maxMin"  # option 1 on top, like the table
+        chart.legend.position = "b"
+        chart.x_axis.delete = chart.y_axis.delete = False
+    cost.y_axis.number_format, memory.y_axis.number_format = '"$"#,##0', "0"
+    ws.add_chart(cost, f"A{last + 3}")
+    ws.add_chart(memory, f"G{last + 3}")
+    chart_rows = int((9 + 0.45 * n) / 0.5) + 2  # ~0.5 cm per row
+    _page(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}")
+    rec_label = next((v["label"] for v, x in zip(all_vals, ranked) if x is not None and x == best), "none acceptable")
+    return (f"Compare!${rc}${first}:${rc}${last}", f"Compare!$A${first}:$A${last}", rec_label)
+
+
+def _cache_chart(chart, cats: Reference, labels: list[str], series_values: list[list[float]]) -> None:
+    """Charts carry their data too (openpyxl writes none), so viewers that do not
+    recalculate draw them."""
+    ref = str(cats)
+    for series, vals in zip(chart.series, series_values):
+        series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=float(x)) for i, x in enumerate(vals)],
+                                             ptCount=len(vals), formatCode="General")
+        series.cat = AxDataSource(strRef=StrRef(f=ref, strCache=StrData(
+            pt=[StrVal(idx=i, v=str(x)) for i, x in enumerate(labels)], ptCount=len(labels))))
+
+
+def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cached: dict) -> None:
+    """Month-by-month cumulative cash of owning versus renting the same working hours:
+    own_cumulative_usd and rent_cumulative_usd with at_month set per row."""
+    from core.costs import breakeven_series
+    series = breakeven_series(inputs)
+    months = len(series["month"]) - 1
+    ws["A1"] = "Break-even: cumulative cash spent owning versus renting"
+    ws["A1"].font = Font(bold=True, size=14)
+    ws["A2"] = (f"The scenario on Inputs, months 0 to {months} (the period when generated; regenerate for a longer one). "
+                "Renting covers the same working hours (hours_per_day) at the rental price paid.")
+    ws["A2"].font = NOTE_FONT
+    ws["A3"], ws["B3"] = "buying pays back after", "=payback_months"
+    ws["B3"].number_format = _number_format("months")
+    cached["Break-even!B3"] = _plain(result["payback_months"])
+    ws["A4"] = "verdict"
+    ws["B4"] = "=CHOOSE(verdict_code," + ",".join(f'"{VERDICTS[i]}"' for i in sorted(VERDICTS)) + ")"
+    cached["Break-even!B4"] = VERDICTS[int(result["verdict_code"])]
+    head, first = 6, 7
+    _head(ws, head, ["month", "own: cumulative cash", "rent: cumulative cash"])
+    cols = {"at_month": "A", "own_cumulative_usd": "B", "rent_cumulative_usd": "C"}
+    chain = depending_on(["at_month"])
+    assert set(chain) <= set(cols), chain  # a new at_month-dependent quantity needs a column here
+    for m in range(months + 1):
+        r = first + m
+        ws.cell(row=r, column=1, value=m)
+
+        def ref(name: str, r=r) -> str:
+            return f"{cols[name]}{r}" if name in cols else resolved_offer_xl("gpu", "offer") if name == "offer" else name
+        for name in chain:
+            c = ws[f"{cols[name]}{r}"]
+            c.value = "=" + QUANTITIES[name].expr.xl(ref)
+            c.number_format = _number_format("USD")
+            cached[f"Break-even!{c.coordinate}"] = float(series[name][m])
+    last = first + months
+    chart = LineChart()
+    chart.title, chart.y_axis.title, chart.x_axis.title = "Cumulative cash: own versus rent", "USD", "month"
+    for col, title in (("B", "own"), ("C", "rent")):
+        s = Series(Reference(ws, range_string=f"'Break-even'!${col}${first}:${col}${last}"), title=title)
+        s.smooth = False
+        chart.series.append(s)
+    _cache_chart(chart, Reference(ws, range_string=f"'Break-even'!$A${first}:$A${last}"),
+                 [str(m) for m in range(months + 1)], [series["own_cumulative_usd"], series["rent_cumulative_usd"]])
+    chart.height, chart.width = 10, 18
+    chart.x_axis.delete = chart.y_axis.delete = False
+    chart.y_axis.number_format = '"$"#,##0'
+    chart.legend.position = "b"
+    ws.add_chart(chart, "E6")
+    _widths(ws, {"A": 24, "B": 22, "C": 22, "D": 3})
+    ws.freeze_panes = f"A{first}"
+    _page(ws, f"A1:O{max(last, 28)}", landscape=False)
+    ws.protection.sheet = True
+
+
+def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
+    """The catalogs as plain ranges; each column a defined name <table>_<column> with spare rows."""
+    small = wb.create_sheet("Tables")
+    small_col = 1
+    auto_offer = catalog.reference_offer_rows()
+    for tname, table in tabs.items():
+        if tname in CATALOG_SHEETS:
+            sheet, origin_col = wb.create_sheet(CATALOG_SHEETS[tname]), 1
+        else:
+            origin_col, sheet = small_col, small
+            small_col += len(table.columns) + 1
+        cols = list(table.columns) + (["auto_offer"] if tname == "gpus" else [])
+        last = len(table.rows) + 1 + SPARE_ROWS
+        for j, col in enumerate(cols):
+            h = sheet.cell(row=1, column=origin_col + j, value=col)
+            h.fill, h.font = HEAD_FILL, HEAD_FONT
+            for i, row in enumerate(table.rows, start=2):
+                if col == "auto_offer":  # the offer "auto" picks for this GPU (core.catalog.reference_offer_rows)
+                    value = tabs["offers"].names[int(auto_offer[i - 2])]
+                else:
+                    value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
+                sheet.cell(row=i, column=origin_col + j, value=value)
+            letter = get_column_letter(origin_col + j)
+            if col in ("name", "auto_offer") or col in table.numeric:
+                ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
+                wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
+            sheet.column_dimensions[letter].width = 30 if col in ("name", "source", "auto_offer", "description") else 13
+        if sheet is not small:
+            sheet.freeze_panes = "B2"
+            _page(sheet, f"A1:{get_column_letter(len(cols))}{len(table.rows) + 1}")
+    _page(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}")
+
+
+def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: dict, compare_rec: tuple) -> None:
+    ws["A1"] = "gpu-tco workbook"
+    ws["A1"].font = Font(bold=True, size=16)
+    lines = [
+        "GPU memory, time and the cost of renting or owning, for LLM training and serving.",
+        "",
+        "How to use: change the yellow cells on the Inputs sheet (and the options in its columns G-K).",
+        "Every other number is a live formula; Excel recalculates when a yellow cell changes.",
+        "Compare: the options side by side, with charts. Break-even: owning versus renting month by month.",
+        "Options: each option's quantities. Calc: every quantity with unit, meaning and formula (names as in gpu-tco's docs).",
+        "GPUs, Models and Cloud are the catalogs: add a row at the bottom and select it by name on Inputs.",
+        "",
+        f"Generated by gpu-tco {_version()} on {_dt.date.today().isoformat()}.",
+    ]
+    for t, sheet in CATALOG_SHEETS.items():
+        dates = sorted({str(r.get("as_of", "")) for r in tabs[t].rows if r.get("as_of")}) or ["-"]
+        lines.append(f"{sheet} catalog: {len(tabs[t].rows)} rows, as of {dates[0]} to {dates[-1]}; each row names its source.")
+    for i, text in enumerate(lines, start=2):
+        ws.cell(row=i, column=1, value=text)
+    r = len(lines) + 3
+    ws.cell(row=r, column=1, value="The scenario on Inputs").font = Font(bold=True, size=12)
+    c = ws.cell(row=r + 1, column=1, value='=model&", "&method&", "&n_gpus&" x "&gpu')
+    cached[f"Start!{c.coordinate}"] = f"{values['model']}, {values['method']}, {int(values['n_gpus'])} x {values['gpu']}"
+    rows = [("peak memory per GPU", "=peak_train_gib_per_gpu", '0.0 "GiB"', result["peak_train_gib_per_gpu"]),
+            ("memory of one GPU", "=gpu_memory_gib", '0 "GiB"', result["gpu_memory_gib"]),
+            ("fits in memory", '=IF(fits_train,"yes","no")', None, "yes" if result["fits_train"] else "no"),
+            ("hours the GPUs are occupied", "=job_wall_hours", '#,##0.0 "h"', result["job_wall_hours"]),
+            ("rent: cost of the job", "=rent_total_usd", '"$"#,##0', result["rent_total_usd"]),
+            ("own: total cost over the period", "=own_tco_usd", '"$"#,##0', result["own_tco_usd"]),
+            ("own: cost per working GPU-hour", "=own_usd_per_gpu_hour", '"$"#,##0.00', result["own_usd_per_gpu_hour"]),
+            ("buying pays back after", "=payback_months", _number_format("months"), result["payback_months"])]
+    for i, (label, formula, fmt, value) in enumerate(rows, start=r + 2):
+        ws.cell(row=i, column=1, value=label)
+        c = ws.cell(row=i, column=2, value=formula)
+        c.alignment = Alignment(horizontal="right")
+        if fmt:
+            c.number_format = fmt
+        cached[f"Start!{c.coordinate}"] = _plain(value)
+    i = r + 2 + len(rows)
+    rec = compare_rec  # (status-column range, label range, cached label)
+    ws.cell(row=i, column=1, value="recommended option (Compare)").font = Font(bold=True)
+    c = ws.cell(row=i, column=2, value=f'=IF(COUNTIF({rec[0]},"recommended")=0,"none acceptable",'
+                                          f'INDEX({rec[1]},MATCH("recommended",{rec[0]},0)))')
+    c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
+    cached[f"Start!{c.coordinate}"] = rec[2]
+    _widths(ws, {"A": 36, "B": 36})
+    _page(ws, f"A1:F{i}", landscape=False)
 
 
 def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None) -> Path:
@@ -229,6 +622,8 @@ def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) 
                     v = cells[ref]
                     if isinstance(v, bool):
                         return f'<c r="{ref}"{attrs} t="b"><f>{formula}</f><v>{int(v)}</v></c>'
+                    if isinstance(v, str):  # a formula's text result
+                        return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{xml_escape(v)}</v></c>'
                     return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{repr(float(v))}</v></c>'
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             zout.writestr(info, data)
