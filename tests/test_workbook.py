@@ -326,3 +326,23 @@ def test_start_and_compare_render_readably(tmp_path):
     labels = [x for x in labels if x]
     compare_page = next(p for p in text.split("\f") if p.strip().startswith("Compare options"))
     assert all(label in compare_page for label in labels), labels  # every option row is on the printed page
+
+
+def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
+    """Viewers that do not recalculate draw the charts from their cached points."""
+    import re as _re
+    path = write_workbook(tmp_path / "book.xlsx")
+    with zipfile.ZipFile(path) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert len(charts) == 3  # cost by option, memory breakdown, own versus rent
+    assert any("<lineChart>" in c for c in charts) and sum("<barChart>" in c for c in charts) == 2
+    for chart in charts:
+        points = _re.findall(r"<numCache>.*?</numCache>", chart, _re.S)
+        assert points and all("<pt " in p for p in points)
+    series = __import__("core.costs", fromlist=["x"]).breakeven_series()
+    line = next(c for c in charts if "<lineChart>" in c)
+    first_own = _re.search(r"<numCache>.*?<v>([^<]+)</v>", line, _re.S).group(1)
+    assert float(first_own) == pytest.approx(series["own_cumulative_usd"][0])
+    wb = load_workbook(path)
+    for title in ("Start", "Inputs", "Compare", "Break-even", "Options", "Calc"):
+        assert wb[title].print_area, title
