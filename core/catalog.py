@@ -77,6 +77,9 @@ class Table:
         self.col: dict[str, list] = {c: [] for c in columns}
         for row in rows:
             self._append(row)
+        # rows from the files (shipped and the user's); rows added at run time, such as the
+        # architecture estimated for a bare parameter count, come after these
+        self.file_rows = len(self.rows)
 
     # building --------------------------------------------------------------
     def _append(self, row: dict) -> int:

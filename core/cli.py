@@ -462,10 +462,28 @@ def build_parser() -> argparse.ArgumentParser:
     wbp.add_argument("--out", required=True, help="target .xlsx file")
     wbp.add_argument("--scenario", default=None, help="JSON or TOML file of inputs (core's input names)")
     _add_input_options(wbp)
+    ad = sub.add_parser("addin", allow_abbrev=False, help="Excel functions: build the xlwings Lite files or the demo workbook")
+    ad_sub = ad.add_subparsers(dest="addin_command", required=True)
+    lite = ad_sub.add_parser("lite", allow_abbrev=False, help="write main.py and requirements.txt for xlwings Lite")
+    lite.add_argument("--out", required=True, help="folder for main.py and requirements.txt")
+    demo = ad_sub.add_parser("demo", allow_abbrev=False, help="write a workbook showing every GPU_* function")
+    demo.add_argument("--out", required=True, help="target .xlsx file")
     sub.add_parser("bench", help="print the speed figures")
     dc = sub.add_parser("docs", help="regenerate docs/quantities.md")
     dc.add_argument("--out", default=None)
     return p
+
+
+def cmd_addin(ns) -> int:
+    if ns.addin_command == "lite":
+        from addin.lite import build
+        for path in build(ns.out):
+            print(path)
+        print("Paste main.py into xlwings Lite's main.py tab and requirements.txt into its requirements.txt tab.")
+    else:
+        from addin.demo import write_demo
+        print(write_demo(ns.out))
+    return 0
 
 
 def _workbook_error():
@@ -481,7 +499,7 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                 "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
-                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook}
+                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin}
     try:
         return handlers[ns.command](ns)
     except (InputError, CatalogError, _workbook_error()) as err:

@@ -1,0 +1,468 @@
+"""The GPU_* spreadsheet functions as plain Python: what every Excel front end calls.
+
+Each function is a row of ``FUNCTIONS``: its positional arguments (core input names,
+or one of a few selector arguments), the core quantity it returns, and its help text.
+``call(name, *args)`` does the spreadsheet work around ``core.evaluate``:
+
+* an argument that is ``None`` (an empty cell, an omitted argument) takes core's default;
+* arguments may be single values or ranges (lists, lists of lists); ranges broadcast
+  against each other like NumPy arrays and go through one vectorised ``core.evaluate``;
+* bad input gives ``#INPUT! <field>: <what is wrong>; allowed: ...`` in the cell it
+  concerns (only that row of a range), never a traceback; ``raise_errors=True`` raises
+  ``ValueError`` with the same text instead (xlwings Lite shows it as #VALUE!).
+
+No formula lives here: values are core quantities, tables come from core's planner and
+catalogs.  The xlwings modules (``addin.udfs`` and the generated xlwings Lite main.py)
+are generated from ``FUNCTIONS`` by ``addin.codegen``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import core
+from core import catalog
+from core.errors import InputError, suggest
+from core.inputs import BY_NAME
+
+CATEGORY = "GPU TCO"
+ERROR_PREFIX = "#INPUT! "
+MAX_TEXT = 255  # Excel shows at most this much of a function's help, and long cell errors read badly
+
+TRAIN_COMPONENTS = {"total": "peak_train_gib_per_gpu", "weights": "weights_gib", "gradients": "gradients_gib",
+                    "optimizer": "optimizer_gib", "activations": "activations_gib", "logits": "logits_gib",
+                    "overhead": "overhead_train_gib"}
+INFER_COMPONENTS = {"total": "peak_infer_gib_per_gpu", "weights": "infer_weights_gib", "kv_cache": "kv_cache_gib_per_gpu",
+                    "activations": "infer_activation_gib", "overhead": "overhead_infer_gib"}
+TOKEN_MODES = {"decode": "decode_tokens_per_s", "prefill": "prefill_tokens_per_s", "train": "train_tokens_per_s"}
+
+# arguments that are not core inputs: name -> help text
+SELECTOR_DOCS = {
+    "component": "total (default), weights, gradients, optimizer, activations, logits, overhead; or all for a table",
+    "infer_component": "total (default), weights, kv_cache, activations, overhead; or all for a table",
+    "mode": "decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)",
+    "offer_or_gpu": "a Cloud offer name (e.g. Lambda 8x H100 SXM) or a GPU name (its cheapest on-demand offer)",
+    "gpu_field": "a GPUs catalog column, default memory_gib (e.g. bf16_dense_tflops, tdp_w, purchase_usd)",
+    "model_field": "a Models catalog column, default layers (e.g. hidden, kv_heads, vocab, params_published_b)",
+    "quantity": "a gpu-tco quantity name (see docs/quantities.md), default own_tco_usd; e.g. peak_train_gib_per_gpu",
+    "top": "number of options to list, default 10 (0 = all, rejected ones included)",
+}
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    doc: str  # <= 255 characters: Excel's Function Wizard shows this
+    args: tuple[str, ...]  # positional, all optional; core input names or SELECTOR_DOCS keys
+    result: str = ""  # the core quantity returned, or "" for a special function
+    unit: str = ""
+    special: Callable | None = field(default=None, compare=False)
+
+    def arg_doc(self, arg: str) -> str:
+        """Help for one argument: meaning, unit and default (what the Function Wizard shows)."""
+        if arg in SELECTOR_DOCS:
+            return SELECTOR_DOCS[arg][:MAX_TEXT]
+        if arg == "field":
+            return SELECTOR_DOCS["gpu_field" if self.args[0] == "gpu" else "model_field"]
+        inp = BY_NAME[arg]
+        default = inp.default if not isinstance(inp.default, float) or not inp.default.is_integer() else int(inp.default)
+        unit = f" [{inp.unit}]" if inp.unit and inp.unit != "-" else ""
+        text = f"{inp.description}{unit}. Default {default}"
+        if arg == "model":
+            text = "Catalog name (e.g. Llama-3-70B) or billions of parameters. " + text
+        return text[:MAX_TEXT]
+
+
+def _error(err: Exception) -> str:
+    """The cell text for an error; a row number from a vectorised run would point into our
+    own sub-batch, so it is dropped (the error sits in the cell it concerns)."""
+    if isinstance(err, InputError) and err.row is not None:
+        err = InputError(err.field, err.value, err.allowed, None, err.verb)
+    return (ERROR_PREFIX + str(err))[:MAX_TEXT]
+
+
+class _RowError(Exception):
+    """An input error already formatted for one cell."""
+
+
+# ---------------------------------------------------------------------------
+# argument handling
+
+def _is_range(value) -> bool:
+    return isinstance(value, (list, tuple, np.ndarray))
+
+
+def _as_2d(value) -> np.ndarray:
+    arr = np.array(value, dtype=object)
+    if arr.ndim == 0:
+        return arr.reshape(1, 1)
+    if arr.ndim == 1:  # a plain list from Python: a column
+        return arr.reshape(-1, 1)
+    return arr
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _clean(value):
+    """Excel hands numbers as floats; whole numbers become ints so integer inputs accept them."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return value.strip()
+    return value
+
+
+def _offer_or_gpu(value) -> dict:
+    """A name from the Cloud catalog (an offer) or the GPU catalog (its reference offer)."""
+    tabs = catalog.tables()
+    offers, gpus = tabs["offers"], tabs["gpus"]
+    row = offers.find(value)
+    if row is not None:
+        gpu = offers.rows[row]["gpu"]
+        spec = {"offer": offers.names[row]}
+        if gpu and gpu != "-":
+            spec["gpu"] = gpu
+        return spec
+    if gpus.find(value) is not None:
+        return {"gpu": gpus.canonical(value, "gpu"), "offer": catalog.AUTO_OFFER}
+    raise InputError("offer_or_gpu", value, _hint(str(value), list(offers.names) + list(gpus.names))
+                     + "allowed: a Cloud offer or a GPU name", verb="unknown")
+
+
+def _hint(word: str, candidates: list[str]) -> str:
+    """ "(did you mean a, b?); " from close matches (and names the word starts), or "; "."""
+    starts = [c for c in candidates if c.lower().startswith(word.lower())] if word else []
+    close = list(dict.fromkeys(starts[:3] + suggest(word, candidates)))[:3]
+    return f"(did you mean {', '.join(close)}?); " if close else "; "
+
+
+def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
+    key = "total" if _blank(value) else str(value).strip().lower()
+    if key in table or (allow_all and key == "all"):
+        return key
+    names = list(table) + (["all"] if allow_all else [])
+    raise InputError(arg, value, _hint(key, names) + "allowed: " + ", ".join(names), verb="unknown")
+
+
+def _row_inputs(func: Function, values: dict) -> dict:
+    """Core inputs for one set of argument values (blank ones left to core's defaults)."""
+    inputs = {}
+    for arg, value in values.items():
+        if _blank(value) or arg in ("component", "infer_component", "mode", "top"):
+            continue
+        if arg == "offer_or_gpu":
+            inputs.update(_offer_or_gpu(value))
+        else:
+            inputs[arg] = _clean(value)
+    return inputs
+
+
+def _pick(func: Function, values: dict) -> str:
+    """The quantity this call returns (component and mode select among several)."""
+    if "component" in values:
+        return TRAIN_COMPONENTS[_selector(TRAIN_COMPONENTS, "component", values["component"])]
+    if "infer_component" in values:
+        return INFER_COMPONENTS[_selector(INFER_COMPONENTS, "component", values["infer_component"])]
+    if "mode" in values:
+        mode = "decode" if _blank(values["mode"]) else str(values["mode"]).strip().lower()
+        if mode not in TOKEN_MODES:
+            raise InputError("mode", values["mode"], _hint(mode, list(TOKEN_MODES)) + "allowed: " + ", ".join(TOKEN_MODES),
+                             verb="unknown")
+        return TOKEN_MODES[mode]
+    return func.result
+
+
+def _plain(value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value
+
+
+def _breakdown(func: Function, inputs: dict, table: dict) -> list[list]:
+    r = core.evaluate(inputs)
+    rows = [["component", "GiB per GPU"]]
+    rows += [[k, float(r[q])] for k, q in table.items() if k != "total"] + [["total", float(r[table["total"]])]]
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# the entry point
+
+def call(name: str, *args, raise_errors: bool = False):
+    """Evaluate spreadsheet function ``name`` with positional ``args`` (values or ranges)."""
+    func = FUNCTIONS[name]
+    if len(args) > len(func.args):
+        return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
+    named = dict(zip(func.args, args))
+    try:
+        if func.special is not None:
+            return func.special(named)
+        if not any(_is_range(v) for v in named.values()):
+            return _scalar(func, named)
+    except (InputError, core.CatalogError, _RowError) as err:
+        return _fail(_error(err), raise_errors)
+    return _vector(func, named, raise_errors)
+
+
+def _fail(message: str, raise_errors: bool):
+    message = message if message.startswith("#") else ERROR_PREFIX + message
+    if raise_errors:
+        raise ValueError(message)
+    return message
+
+
+def _scalar(func: Function, named: dict):
+    for sel, table in (("component", TRAIN_COMPONENTS), ("infer_component", INFER_COMPONENTS)):
+        if sel in named and _selector(table, "component", named[sel]) == "all":
+            return _breakdown(func, _row_inputs(func, named), table)
+    quantity = _pick(func, named)
+    return _plain(core.evaluate(_row_inputs(func, named))[quantity])
+
+
+def _vector(func: Function, named: dict, raise_errors: bool):
+    arrays = {k: _as_2d(v) for k, v in named.items()}
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        sizes = ", ".join(f"{k} {a.shape[0]}x{a.shape[1]}" for k, a in arrays.items() if a.size > 1)
+        return _fail(f"ranges of different sizes do not line up: {sizes}", raise_errors)
+    flat = {k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}
+    n = int(np.prod(shape))
+    out = np.empty(n, dtype=object)
+    ok = np.ones(n, dtype=bool)
+    # 1. each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
+    #    cells; numbers are checked by core's vectorised validation in step 2
+    floats: dict[str, np.ndarray] = {}
+    for arg, column in flat.items():
+        numeric = arg in BY_NAME and BY_NAME[arg].kind != "choice"
+        if numeric:
+            try:  # the common case, a column of numbers and blanks: no per-cell Python work
+                floats[arg] = np.array(column.tolist(), dtype=float)  # blank (None) -> NaN
+                continue
+            except (TypeError, ValueError):
+                pass  # text in a number column: find and mark those cells below
+        for value in set(v for v in column if not _blank(v) and _hashable(v)
+                         and not (numeric and isinstance(v, (int, float)) and not isinstance(v, bool))):
+            try:
+                if arg in ("component", "infer_component"):
+                    if _selector(TRAIN_COMPONENTS if arg == "component" else INFER_COMPONENTS, "component", value) == "all":
+                        raise InputError("component", value, "returns a table: use it with single-cell arguments")
+                elif arg == "mode":
+                    _pick(func, {"mode": value})
+                else:
+                    core.resolve_inputs(_row_inputs(func, {arg: value}))
+            except (InputError, core.CatalogError) as err:
+                bad = np.array([v == value if _hashable(v) else False for v in column])
+                out[bad & ok] = _error(err)
+                ok &= ~bad
+    # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
+    #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
+    while ok.any():
+        idx = np.flatnonzero(ok)
+        inputs = {}
+        for arg in flat:
+            column = flat[arg][idx]
+            if arg in ("component", "infer_component", "mode", "top"):
+                continue
+            if arg == "offer_or_gpu":
+                specs = [_offer_or_gpu(v) if not _blank(v) else {} for v in column]
+                if any(specs):
+                    inputs["offer"] = np.array([s.get("offer", catalog.AUTO_OFFER) for s in specs], dtype=object)
+                    default_gpu = core.DEFAULTS["gpu"]
+                    if any("gpu" in s for s in specs) or "gpu" in flat:
+                        inputs["gpu"] = np.array([s.get("gpu", default_gpu) for s in specs], dtype=object)
+                continue
+            default = core.DEFAULTS[arg]
+            if arg in floats:
+                numbers = floats[arg][idx]
+                blank = np.isnan(numbers)
+                if blank.all():
+                    continue
+                inputs[arg] = np.where(blank, float(default), numbers)
+                continue
+            if all(_blank(v) for v in column):
+                continue
+            values = [default if _blank(v) else _clean(v) for v in column]
+            inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
+        try:
+            result = core.evaluate(inputs) if inputs else None
+        except InputError as err:
+            j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
+            out[j] = _error(err)
+            ok[j] = False
+            continue
+        if result is not None and not any(k in flat for k in ("component", "infer_component", "mode")):
+            out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
+            break
+        for pos, j in enumerate(idx):
+            selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
+            quantity = _pick(func, selectors) if selectors else func.result
+            if result is None:
+                out[j] = _plain(core.evaluate({})[quantity])
+            else:
+                value = result[quantity]
+                out[j] = _plain(value[pos] if np.ndim(value) else value)
+        break
+    if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
+        raise ValueError(out[0])
+    return out.reshape(shape).tolist()
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# table functions (single values in, a table out)
+
+def _scalar_args(named: dict, func_name: str) -> dict:
+    for k, v in named.items():
+        if _is_range(v) and np.asarray(v, dtype=object).size > 1:
+            raise InputError(k, None, f"is a range; {func_name} takes single cells")
+    return {k: (np.asarray(v, dtype=object).ravel()[0] if _is_range(v) else v) for k, v in named.items()}
+
+
+def _plan(named: dict):
+    from core.planner import plan
+    named = _scalar_args(named, "GPU_PLAN")
+    top = named.pop("top", None)
+    top = 10 if _blank(top) else int(_clean(top))
+    if top < 0:
+        raise InputError("top", top, "is too small; allowed: a whole number >= 0 (0 = all options)")
+    result = plan(_row_inputs(FUNCTIONS["GPU_PLAN"], named))
+    options = result["options"] if top == 0 else [o for o in result["options"] if o["ok"]][:top]
+    head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons"]
+    rows = [head]
+    for i, o in enumerate(options, start=1):
+        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _num(o["hours"]), _num(o["cost_usd"]),
+                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"])])
+    if len(rows) == 1:
+        rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
+    return rows
+
+
+def _num(x):
+    return "" if x != x else float(x)  # NaN (an option that never fits) shows as an empty cell
+
+
+def _spec(table_name: str, key_arg: str, default_field: str):
+    def spec(named: dict):
+        table = catalog.tables()[table_name]
+        keys, fields = named.get(key_arg), named.get("field")
+        if not (_is_range(keys) or _is_range(fields)):
+            return _one_spec(table, key_arg, default_field, keys, fields)
+        a, b = _as_2d(keys), _as_2d(fields)
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise InputError(key_arg, None, "is a range of another size than field; allowed: ranges that line up") from None
+        pairs = zip(np.broadcast_to(a, shape).ravel(), np.broadcast_to(b, shape).ravel())
+        cells = []
+        for k, f in pairs:
+            try:
+                cells.append(_one_spec(table, key_arg, default_field, k, f))
+            except (InputError, core.CatalogError) as err:
+                cells.append(_error(err))
+        return np.array(cells, dtype=object).reshape(shape).tolist()
+    return spec
+
+
+def _one_spec(table, key_arg: str, default_field: str, key, field_name):
+    key = core.DEFAULTS[key_arg] if _blank(key) else _clean(key)
+    if key_arg == "model" and not isinstance(key, str):
+        resolved = core.resolve_inputs({"model": key})  # a parameter count: the estimated architecture
+        row = resolved["model__row"] if "model__row" in resolved else table.resolve(resolved["model"], key_arg)
+    else:
+        row = table.resolve(key, key_arg)
+    name = default_field if _blank(field_name) else str(field_name).strip()
+    columns = [c for c in table.columns if c != "aliases"]
+    if name not in columns:
+        raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
+    return _plain(table.rows[row][name])
+
+
+def _list(table_name: str):
+    def listing(named: dict):
+        table = catalog.tables()[table_name]
+        columns = [c for c in table.columns if c != "aliases"]
+        return [columns] + [[_plain(r.get(c, "")) for c in columns] for r in table.rows[:table.file_rows]]
+    return listing
+
+
+def _explain(named: dict):
+    named = _scalar_args(named, "GPU_EXPLAIN")
+    quantity = named.get("quantity")
+    name = "own_tco_usd" if _blank(quantity) else str(quantity).strip()  # no argument: the headline quantity
+    if name not in core.QUANTITIES:
+        raise InputError("quantity", quantity, _hint(name, list(core.QUANTITIES)) + "allowed: a quantity of docs/quantities.md",
+                         verb="unknown")
+    q = core.QUANTITIES[name]
+    text = f"{name} [{q.unit}] = {core.expr.text(q.expr)}. {q.description}."
+    return text + (f" Source: {q.source}" if q.source else "")
+
+
+_TRAIN = ("model", "method", "seq_len", "micro_batch", "n_gpus", "sharding", "optimizer", "precision", "recompute", "lora_rank")
+FUNCTIONS: dict[str, Function] = {f.name: f for f in [
+    Function("GPU_TCO", "Total cost of owning n_gpus of a GPU over months at hours_per_day: capital, setup, energy, colocation "
+             "and upkeep, less resale value (USD).",
+             ("gpu", "n_gpus", "months", "hours_per_day", "usd_per_kwh", "pue", "purchase_usd_per_gpu",
+              "colo_usd_per_kw_month", "maintenance_pct_per_year", "value_loss_pct_per_year"), "own_tco_usd", "USD"),
+    Function("GPU_OWN_HOURLY", "Cost per working GPU-hour of owned GPUs: annualised capital plus running costs over the hours "
+             "they work (USD per GPU-hour).",
+             ("gpu", "n_gpus", "months", "hours_per_day", "usd_per_kwh", "pue", "purchase_usd_per_gpu", "discount_rate_pct"),
+             "own_usd_per_gpu_hour", "USD/GPU-h"),
+    Function("GPU_CLOUD_COST", "Cost of renting for a job: billed GPU-hours at the offer's price (whole instances, billing "
+             "increment, debugging allowance) plus storage and egress (USD).",
+             ("offer_or_gpu", "job_hours", "n_gpus", "usd_per_gpu_hour_rented", "debug_overhead_pct", "storage_gb", "egress_gb"),
+             "rent_total_usd", "USD"),
+    Function("GPU_BREAKEVEN", "Months until buying n_gpus pays back against renting the same working hours at the given "
+             "price (-1 = never within reason).",
+             ("gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu"),
+             "payback_months", "months"),
+    Function("GPU_COST_PER_MTOK", "Rented cost per million generated tokens when serving model on n_gpus at the batch "
+             "size (USD per million tokens).",
+             ("model", "gpu", "n_gpus", "usd_per_gpu_hour_rented", "batch", "context_tokens", "weights_dtype", "kv_dtype",
+              "rent_utilization_pct"), "decode_usd_per_mtok_rent", "USD/Mtok"),
+    Function("GPU_MEMORY_TRAIN", "Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; "
+             "component picks one part, \"all\" returns the breakdown table.",
+             _TRAIN + ("component",), "peak_train_gib_per_gpu", "GiB/GPU"),
+    Function("GPU_MEMORY_INFER", "Inference memory per GPU (GiB): weights, KV cache of the batch, workspace and overhead; "
+             "component picks one part, \"all\" returns the breakdown table.",
+             ("model", "context_tokens", "batch", "weights_dtype", "kv_dtype", "n_gpus", "infer_component"),
+             "peak_infer_gib_per_gpu", "GiB/GPU"),
+    Function("GPU_KV_CACHE", "KV cache of batch sequences of context_tokens, all GPUs together (GiB); grouped-query "
+             "attention and sliding windows counted.",
+             ("model", "context_tokens", "batch", "kv_dtype"), "kv_cache_gib", "GiB"),
+    Function("GPUS_NEEDED", "Smallest number of GPUs that holds the training job in memory (0 = no count of this GPU does).",
+             ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank"),
+             "gpus_needed", "GPUs"),
+    Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs"), "train_hours", "h"),
+    Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
+             ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
+    Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "
+             "(a table that spills on Excel 365).",
+             ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top"),
+             special=_plan),
+    Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
+             ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
+    Function("MODEL_SPEC", "A field of a model from the catalog, e.g. layers (default), hidden, kv_heads, vocab, params_published_b.",
+             ("model", "field"), special=_spec("models", "model", "layers")),
+    Function("GPU_LIST", "The GPU catalog as a table (name, memory, TFLOPS, power, price, source, as-of date).", (),
+             special=_list("gpus")),
+    Function("MODEL_LIST", "The model catalog as a table (architecture, sources).", (), special=_list("models")),
+    Function("GPU_EXPLAIN", "The formula of a gpu-tco quantity, its unit, meaning and source, as text.", ("quantity",),
+             special=_explain),
+]}

@@ -1,0 +1,323 @@
+"""The Excel functions (addin/): values equal core, ranges broadcast, errors stay in their cells,
+registration as Excel would see it (real xlwings.udfs decorators and VBA generator), the
+xlwings Lite build in a fresh interpreter, the installer's config writer, the demo workbook."""
+from __future__ import annotations
+
+import importlib
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openpyxl import load_workbook
+
+import core
+from addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
+
+ROOT = Path(__file__).resolve().parents[1]
+QUANTITY_FUNCTIONS = {n: f for n, f in FUNCTIONS.items() if f.result}
+
+
+def _close(a, b) -> bool:
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def test_every_function_without_arguments_gives_the_default_scenario():
+    default = core.evaluate()
+    for name, func in QUANTITY_FUNCTIONS.items():
+        assert _close(call(name), float(default[func.result])), name
+    assert call("GPU_SPEC") == core.catalog.tables()["gpus"].rows[core.catalog.tables()["gpus"].find(core.DEFAULTS["gpu"])]["memory_gib"]
+    assert call("GPU_EXPLAIN").startswith("own_tco_usd [USD] = own_capital_usd")
+    assert call("GPU_LIST")[0][0] == "name" and len(call("GPU_LIST")) == core.catalog.tables()["gpus"].file_rows + 1
+
+
+GRID = [
+    {"gpu": "H100-SXM", "n_gpus": 8, "model": "Llama-3-70B", "method": "lora"},
+    {"gpu": "RTX-4090", "n_gpus": 2, "model": "Llama-3-8B", "method": "qlora", "months": 24, "hours_per_day": 20},
+    {"gpu": "A100-80GB-SXM", "n_gpus": 16, "model": 13, "method": "full", "usd_per_kwh": 0.3, "pue": 1.5},
+    {"gpu": "MI300X", "n_gpus": 1, "model": "Mistral-7B", "batch": 64, "context_tokens": 32768, "kv_dtype": "fp8"},
+    {"gpu": "L40S", "n_gpus": 4, "usd_per_gpu_hour_rented": 1.2, "job_hours": 30, "tokens": 5e8, "mfu": 0.3},
+]
+
+
+def _args(func, cfg: dict) -> list:
+    return [cfg.get("gpu") if a == "offer_or_gpu" else cfg.get(a) for a in func.args]
+
+
+def test_each_function_equals_core_on_a_grid_of_inputs_single_cells_and_ranges():
+    for name, func in QUANTITY_FUNCTIONS.items():
+        expected = []
+        for cfg in GRID:
+            inputs = {a: cfg[a] for a in func.args if a in cfg}
+            if "offer_or_gpu" in func.args:
+                inputs["gpu"] = cfg["gpu"]
+            expected.append(float(core.evaluate(inputs)[func.result]))
+            assert _close(call(name, *_args(func, cfg)), expected[-1]), (name, cfg)
+        # the same grid as one call over ranges (columns), one vectorised evaluation
+        columns = [[[cfg.get("gpu") if a == "offer_or_gpu" else cfg.get(a)] for cfg in GRID] for a in func.args]
+        got = call(name, *columns)
+        assert [row[0] for row in got] == pytest.approx(expected, rel=1e-12), name
+
+
+def test_ranges_broadcast_like_excel_and_keep_their_orientation():
+    models = [["Llama-3-8B"], ["Llama-3-70B"]]
+    contexts = [[4096, 8192, 32768]]
+    table = call("GPU_KV_CACHE", models, contexts, 1)
+    assert np.shape(table) == (2, 3)
+    for i, m in enumerate(("Llama-3-8B", "Llama-3-70B")):
+        for j, c in enumerate((4096, 8192, 32768)):
+            assert _close(table[i][j], core.evaluate(model=m, context_tokens=c, batch=1)["kv_cache_gib"])
+    row = call("GPU_TCO", [["H100-SXM", "A100-80GB-SXM"]], 8)
+    assert np.shape(row) == (1, 2)
+    assert call("GPU_TCO", [["H100-SXM"], ["B200"]], [[1], [2], [3]]).startswith("#INPUT! ranges of different sizes")
+
+
+def test_bad_rows_carry_their_own_error_and_the_rest_compute():
+    gpus = [["H100-SXM"], ["H1000"], [None], ["RTX-4090"]]
+    counts = [[8], [8], [8], [-1]]
+    out = [r[0] for r in call("GPU_TCO", gpus, counts)]
+    assert _close(out[0], core.evaluate(gpu="H100-SXM", n_gpus=8)["own_tco_usd"])
+    assert out[1] == '#INPUT! gpu: unknown "H1000" (did you mean H100-SXM, H100-NVL, H100-PCIe?); allowed: a name from the gpus catalog'
+    assert _close(out[2], core.evaluate(n_gpus=8)["own_tco_usd"])  # empty cell: the default GPU
+    assert out[3].startswith("#INPUT! n_gpus: -1 is too small")
+    # a cross-field error (the offer rents another GPU) marks only its row
+    mixed = [r[0] for r in call("GPU_CLOUD_COST", [["Lambda 8x H100 SXM"], ["RTX-4090"]], 10, 8)]
+    assert all(isinstance(v, float) for v in mixed)
+    tp = [r[0] for r in call("GPU_MEMORY_TRAIN", "Llama-3-70B", "lora", 2048, 1, [[8], [6]])]
+    assert isinstance(tp[0], float) and isinstance(tp[1], float)
+
+
+def test_error_texts_name_the_argument_and_suggest():
+    cases = {
+        ("GPU_TCO", "H1000"): "gpu: unknown",
+        ("GPU_CLOUD_COST", "Lamda 8x H100"): "offer_or_gpu: unknown \"Lamda 8x H100\" (did you mean Lambda",
+        ("GPU_MEMORY_TRAIN", "Llama-3-8B", "lorra"): "method: unknown",
+        ("GPU_MEMORY_TRAIN", None, None, None, None, None, None, None, None, None, None, "weight"): "component: unknown \"weight\" (did you mean weights",
+        ("GPU_MEMORY_INFER", None, None, None, None, None, None, "kv"): "component: unknown \"kv\" (did you mean kv_cache",
+        ("GPU_TOKENS_PER_SEC", None, None, None, "decod"): "mode: unknown \"decod\" (did you mean decode",
+        ("GPU_SPEC", "H100", "bf16"): "field: unknown \"bf16\" (did you mean bf16_dense_tflops",
+        ("GPU_EXPLAIN", "kv_cache"): "quantity: unknown \"kv_cache\" (did you mean kv_cache_gib",
+        ("GPU_PLAN", None, None, None, None, None, None, None, None, -1): "top: -1 is too small",
+        ("GPU_KV_CACHE", "Llama-3-8B", -5): "context_tokens: -5 is too small",
+        ("GPU_TCO", "H100", 8, 1, 2, 3, 4, 5, 6, 7, 8, 9): "at most 10 arguments",
+    }
+    for (name, *args), expected in cases.items():
+        text = call(name, *args)
+        assert isinstance(text, str) and text.startswith("#INPUT! ") and expected in text, (name, text)
+        assert len(text) <= MAX_TEXT
+        with pytest.raises(ValueError, match=re.escape(text[:40])):  # xlwings Lite: the same message, raised
+            call(name, *args, raise_errors=True)
+
+
+_cell = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**12),
+                  st.text(max_size=12), st.booleans(), st.sampled_from(["H100", "all", "fp8", "qlora", "", " "]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(sorted(FUNCTIONS)), args=st.lists(st.one_of(_cell, st.lists(st.lists(_cell, min_size=1, max_size=3),
+                                                                                         min_size=1, max_size=3)), max_size=6))
+def test_nothing_escapes_a_function(name, args):
+    """Any cell contents: a value, a table, or "#..." text - never an exception (classic add-in)."""
+    args = [[row[:min(map(len, a))] for row in a] if isinstance(a, list) else a for a in args]  # Excel ranges are rectangles
+    try:
+        out = call(name, *args)
+    except Exception as err:  # pragma: no cover - the assertion below reports it
+        pytest.fail(f"{name}{tuple(args)} raised {type(err).__name__}: {err}")
+    flat = np.asarray(out, dtype=object).ravel() if isinstance(out, list) else [out]
+    for v in flat:
+        assert isinstance(v, (int, float, bool, str)), (name, args, v)
+        if isinstance(v, float) and isinstance(out, (int, float)):
+            assert math.isfinite(v)
+
+
+def test_component_all_returns_the_breakdown_table():
+    table = call("GPU_MEMORY_TRAIN", "Llama-3-8B", "qlora", None, None, None, None, None, None, None, None, "all")
+    assert table[0] == ["component", "GiB per GPU"] and [r[0] for r in table[1:]] == [*list(TRAIN_COMPONENTS)[1:], "total"]
+    r = core.evaluate(model="Llama-3-8B", method="qlora")
+    assert sum(v for _, v in table[1:-1]) == pytest.approx(table[-1][1]) == pytest.approx(r["peak_train_gib_per_gpu"])
+    infer = call("GPU_MEMORY_INFER", "Llama-3-70B", 8192, 8, None, None, None, "all")
+    assert [row[0] for row in infer[1:]] == [*list(INFER_COMPONENTS)[1:], "total"]
+    assert call("GPU_MEMORY_TRAIN", [["Llama-3-8B"], [70]], None, None, None, None, None, None, None, None, None, "all")[0][0] \
+        .startswith("#INPUT! component: \"all\" returns a table")
+
+
+def test_plan_spec_and_list_tables_come_from_core():
+    from core.planner import plan
+    table = call("GPU_PLAN", "Llama-3-8B", "qlora", 1e8, None, None, None, None, None, 3)
+    best = plan({"model": "Llama-3-8B", "method": "qlora", "tokens": 1e8})["recommended"]
+    assert table[0][:3] == ["rank", "gpu", "n_gpus"] and len(table) == 4
+    assert table[1][1:4] == [best["gpu"], best["n_gpus"], best["acquire"]] and table[1][6] == pytest.approx(best["cost_usd"])
+    assert call("GPU_SPEC", "rtx 4090", "bf16_dense_tflops") == 165.2  # tolerant names, dense BF16 (not the 330 sparse)
+    assert call("MODEL_SPEC", "Llama-3-70B", "kv_heads") == 8
+    assert call("GPU_SPEC", [["H100-SXM"], ["B200"]], "memory_gib") == [[80.0], [180.0]]
+
+
+def test_excel_functions_match_the_generated_workbook(tmp_path):
+    """Same inputs: the function's value equals the workbook's Calc cell after LibreOffice recalculates it."""
+    from lo import convert
+    from workbooks import write_workbook
+    cfg = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.2, "months": 24, "hours_per_day": 18}
+    (out,) = convert([write_workbook(tmp_path / "b.xlsx", cfg)], tmp_path / "recalc")
+    ws = load_workbook(out, data_only=True)["Calc"]
+    calc = {ws.cell(row=i, column=2).value: ws.cell(row=i, column=3).value for i in range(2, ws.max_row + 1)}
+    assert _close(call("GPU_TCO", "A100-80GB-SXM", 16, 24, 18, 0.2), calc["own_tco_usd"])
+    assert _close(call("GPU_OWN_HOURLY", "A100-80GB-SXM", 16, 24, 18, 0.2), calc["own_usd_per_gpu_hour"])
+    assert _close(call("GPU_MEMORY_TRAIN", None, None, None, None, 16), calc["peak_train_gib_per_gpu"])
+    assert call("GPUS_NEEDED", None, "A100-80GB-SXM") == calc["gpus_needed"]
+    assert _close(call("GPU_CLOUD_COST", "A100-80GB-SXM", None, 16), calc["rent_total_usd"])
+
+
+# --- registration as Excel sees it ---------------------------------------------------------------
+
+VBA_RESERVED = {"name", "date", "error", "string", "integer", "type", "end", "sub", "function", "call", "option"}
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """addin.udfs imported with xlwings.udfs' real decorators (stub COM modules, as in toolchain.md)."""
+    for mod, attrs in {"pythoncom": {"CoInitialize": lambda: None, "IID_IDispatch": None,
+                                     "CoMarshalInterThreadInterfaceInStream": None, "CoGetInterfaceAndReleaseStream": None},
+                       "pywintypes": {"com_error": type("com_error", (Exception,), {})},
+                       "win32com": {}, "win32com.client": {"Dispatch": lambda *a: None}}.items():
+        monkeypatch.setitem(sys.modules, mod, types.SimpleNamespace(**attrs) if mod != "win32com" else types.ModuleType(mod))
+    import xlwings
+    udfs = importlib.import_module("xlwings.udfs")
+    monkeypatch.setattr(xlwings, "func", udfs.xlfunc)
+    monkeypatch.setattr(xlwings, "arg", udfs.xlarg)
+    monkeypatch.setattr(xlwings, "ret", udfs.xlret)
+    sys.modules.pop("addin.udfs", None)
+    module = importlib.import_module("addin.udfs")
+    yield udfs, module
+    sys.modules.pop("addin.udfs", None)  # others get the module with the plain decorators again
+
+
+def test_every_function_registers_with_docs_within_excel_limits(registered):
+    udfs, module = registered
+    buf = io.StringIO()
+    udfs.generate_vba_wrapper("addin.udfs", module, buf, types.SimpleNamespace(Name="gpu_tco.xlam"))
+    vba = buf.getvalue()
+    for name, func in FUNCTIONS.items():
+        meta = getattr(module, name).__xlfunc__
+        assert meta["category"] == "GPU TCO" and meta["name"] == name
+        assert 0 < len(meta["ret"]["doc"]) <= 255 and meta["ret"]["doc"] == func.doc
+        params = [a["name"] for a in meta["args"]]
+        assert params == [("component" if a == "infer_component" else a) for a in func.args]
+        for a in meta["args"]:
+            assert "optional" in a, (name, a["name"])  # every argument optional
+            assert 0 < len(a["doc"]) <= 255 and a["options"].get("ndim") == 2
+            assert a["name"].lower() not in VBA_RESERVED and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,254}", a["name"])
+        signature = f"Function {name}(" + ", ".join(f"Optional {p}" for p in params) + ")"
+        assert signature in vba, signature
+        assert f'XLPy.CallUDF("addin.udfs", "{name}"' in vba
+    assert len(FUNCTIONS) == vba.count("End Function")
+    assert max(len(line) for line in vba.splitlines()) <= 1023  # VBA's line limit
+    assert all(len(f.args) <= 255 for f in FUNCTIONS.values())
+    assert module.GPU_TCO("H100-SXM", 8) == call("GPU_TCO", "H100-SXM", 8)
+
+
+def test_udf_wrapper_turns_any_failure_into_text(monkeypatch):
+    import addin.udfs as udfs_module
+    monkeypatch.setattr(udfs_module, "_functions_call", lambda *a: 1 / 0)
+    assert udfs_module.GPU_TCO("H100").startswith("#ERROR! GPU_TCO: ZeroDivisionError")
+
+
+# --- xlwings Lite ----------------------------------------------------------------------------------
+
+def test_lite_build_runs_in_a_fresh_interpreter_without_gpu_tco(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "core.cli", "addin", "lite", "--out", str(tmp_path / "lite")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "lite" / "requirements.txt").read_text().split() == ["xlwings<1.0.0", "numpy"]
+    import numpy
+    site = str(Path(numpy.__file__).resolve().parents[1])  # numpy and xlwings, not the gpu-tco checkout
+    script = f"""
+import sys
+sys.path = [p for p in sys.path if 'work/main' not in p and p not in ('', '.')] + [{site!r}]
+try:
+    import core
+    raise SystemExit('gpu-tco is importable before main.py: ' + core.__file__)
+except ImportError:
+    pass
+sys.path.insert(0, {str(tmp_path / 'lite')!r})
+import json, main
+results = {{}}
+for name in {sorted(FUNCTIONS)!r}:
+    results[name] = getattr(main, name)()
+results['range'] = main.GPU_KV_CACHE([['Llama-3-8B'], ['Llama-3-70B']], 8192)
+try:
+    main.GPU_TCO('H1000')
+    results['error'] = None
+except ValueError as err:
+    results['error'] = str(err)
+results['core_from'] = sys.modules['core'].__file__
+print(json.dumps(results))
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    run = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr + run.stdout
+    import json
+    results = json.loads(run.stdout.splitlines()[-1])
+    assert "gpu_tco_" in results["core_from"] and str(ROOT) not in results["core_from"]
+    for name in FUNCTIONS:
+        expected = call(name)
+        assert results[name] == (pytest.approx(expected) if isinstance(expected, float) else expected), name
+    assert [r[0] for r in results["range"]] == pytest.approx([call("GPU_KV_CACHE", m, 8192) for m in ("Llama-3-8B", "Llama-3-70B")])
+    assert results["error"].startswith('#INPUT! gpu: unknown "H1000"')
+
+
+# --- installer and demo -----------------------------------------------------------------------------
+
+def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
+    conf = tmp_path / ".xlwings" / "xlwings.conf"
+    conf.parent.mkdir()
+    conf.write_text('"LICENSE_KEY","keep-me"\n"UDF MODULES","old_module"\n')
+    env = {**os.environ, "HOME": str(tmp_path), "USERPROFILE": str(tmp_path)}
+    out = subprocess.run([sys.executable, str(ROOT / "installer" / "install_addin.py"), "--no-excel"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert str(conf) in out.stdout
+    read = subprocess.run([sys.executable, "-c", "import json, xlwings.utils as u; print(json.dumps(u.read_user_config()))"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    import json
+    settings_read = json.loads(read.stdout)
+    assert settings_read["udf modules"] == "addin.udfs"
+    assert settings_read["license_key"] == "keep-me"  # the user's other settings are kept
+    assert settings_read["interpreter_win"] == sys.executable and settings_read["interpreter_mac"] == sys.executable
+    sys.path.insert(0, str(ROOT / "installer"))
+    try:
+        import install_addin
+        path = install_addin.write_conf(tmp_path / "w", interpreter=r"C:\envs\gpu\python.exe", platform="win32")
+        assert install_addin.read_conf(path) == {"UDF MODULES": "addin.udfs", "INTERPRETER_WIN": r"C:\envs\gpu\python.exe"}
+    finally:
+        sys.path.remove(str(ROOT / "installer"))
+
+
+def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "core.cli", "addin", "demo", "--out", str(tmp_path / "demo.xlsx")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    formulas = load_workbook(tmp_path / "demo.xlsx")["Functions"]
+    cached = load_workbook(tmp_path / "demo.xlsx", data_only=True)["Functions"]
+    text = " ".join(str(c.value) for row in formulas.iter_rows() for c in row if c.value is not None)
+    text += " ".join(str(c.value.text) for row in formulas.iter_rows() for c in row if hasattr(c.value, "text"))
+    assert all(name in text for name in FUNCTIONS), [n for n in FUNCTIONS if n not in text]
+    inputs = {formulas.cell(row=r, column=1).value: formulas.cell(row=r, column=2).value for r in range(5, 18)}
+    checked = 0
+    for r in range(5, formulas.max_row + 1):
+        f = formulas.cell(row=r, column=6).value
+        if isinstance(f, str) and f.startswith("=GPU") or isinstance(f, str) and f.startswith("=MODEL"):
+            name, argtext = re.match(r"=(\w+)\((.*)\)", f).groups()
+            labels = {formulas.cell(row=i, column=2).coordinate: formulas.cell(row=i, column=1).value for i in range(5, 18)}
+            args = [inputs[labels[a.replace("$", "")]] if a else None for a in argtext.split(",")] if argtext else []
+            expected = call(name, *args)
+            assert cached.cell(row=r, column=6).value == (pytest.approx(expected) if isinstance(expected, float) else expected)
+            checked += 1
+    assert checked == 14
