@@ -41,3 +41,39 @@ def udf_source(style: str) -> str:
         lines.append("")
         lines.append("")
     return "\n".join(lines)
+
+
+def _default_text(arg: str) -> str:
+    from core.inputs import BY_NAME
+    if arg not in BY_NAME:
+        return {"component": "total", "infer_component": "total", "mode": "decode", "offer_or_gpu": "the default GPU",
+                "field": "see function", "quantity": "own_tco_usd", "top": "10"}[arg]
+    inp = BY_NAME[arg]
+    d = inp.default
+    d = int(d) if isinstance(d, float) and d.is_integer() else d
+    unit = f" {inp.unit}" if inp.unit and inp.unit not in ("-", "name", "flag", "code") and not isinstance(d, str) else ""
+    return f"{d}{unit}"
+
+
+def function_table_markdown() -> str:
+    """The README's table of Excel functions, generated so it cannot drift from the code."""
+    from .demo import DEMO_INPUTS, EXAMPLES
+    from .functions import FUNCTIONS
+    values = dict(DEMO_INPUTS)
+    rows = ["| function | arguments (default) | result | example |", "|---|---|---|---|"]
+    for name, f in FUNCTIONS.items():
+        args = ", ".join(f"`{('component' if a == 'infer_component' else a)}` "
+                         f"({('memory_gib' if f.args[0] == 'gpu' else 'layers') if a == 'field' else _default_text(a)})"
+                         for a in f.args) or "none"
+        used = EXAMPLES.get(name, [])
+        example_args = []
+        for a in f.args:
+            key = "offer" if a == "offer_or_gpu" else a
+            if not any(u == key for u in used):
+                continue
+            v = values[key]
+            example_args.append(f'"{v}"' if isinstance(v, str) else f"{v:g}")
+        example = f"`={name}({','.join(example_args)})`" if name in EXAMPLES else f"`={name}()`"
+        unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST") else "text" if name == "GPU_EXPLAIN" else "catalog value")
+        rows.append(f"| `{name}` | {args} | {unit} | {example} |")
+    return "\n".join(rows) + "\n"

@@ -321,3 +321,8 @@ def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
             assert cached.cell(row=r, column=6).value == (pytest.approx(expected) if isinstance(expected, float) else expected)
             checked += 1
     assert checked == 14
+
+
+def test_readme_function_table_is_generated_from_the_code():
+    from addin.codegen import function_table_markdown
+    assert function_table_markdown() in (ROOT / "README.md").read_text()
