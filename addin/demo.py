@@ -8,14 +8,13 @@ version computes without dynamic arrays.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Font
 from openpyxl.worksheet.formula import ArrayFormula
 
-from workbooks.build import HEAD_FILL, HEAD_FONT, INPUT_FILL, WorkbookError, _store_cached_values
+from workbooks.build import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
 
 from .functions import FUNCTIONS, call
 
@@ -107,20 +106,7 @@ def build_demo() -> tuple[Workbook, dict]:
 
 
 def write_demo(path: str | os.PathLike) -> Path:
-    """Write the demo workbook atomically."""
-    target = Path(path)
-    if target.suffix.lower() != ".xlsx":
-        raise WorkbookError(f"{target}: the demo must be an .xlsx file")
-    if not target.parent.is_dir():
-        raise WorkbookError(f"{target}: the folder {target.parent} does not exist")
+    """Write the demo workbook atomically (same rules and errors as the main workbook)."""
+    target = check_target(path)
     wb, cached = build_demo()
-    fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-demo-", suffix=".xlsx", dir=target.parent)
-    os.close(fd)
-    try:
-        wb.save(tmp)
-        _store_cached_values(tmp, wb, cached)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    return save_atomically(wb, cached, target)

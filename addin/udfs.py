@@ -7,7 +7,7 @@ comes back as "#INPUT! field: ..." text in the cell.
 """
 from __future__ import annotations
 
-import xlwings as xw
+import xlwings as xw  # noqa: F401 - the generated code below decorates with xw.func/xw.arg
 
 from .codegen import udf_source
 from .functions import call as _functions_call

@@ -344,7 +344,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
 
         def O(name: str, col=col) -> str:  # noqa: N802 - reads like a cell of the Options sheet
             return f"Options!${col}${row_of[name]}"
-        rk, rr = letter["ranked"], letter["recommended"]
+        rk = letter["ranked"]
         formulas = {
             "label": (f"={O('label')}", v["label"]),
             "gpu": (f"={O('gpu')}", v["gpu"]),
@@ -565,13 +565,25 @@ def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None) -> Pa
     Raises ``core.InputError`` for bad inputs and ``WorkbookError`` when the target cannot be
     written (missing folder, read-only, open in Excel); an existing file is never left half-written.
     """
+    target = check_target(path)
+    wb, cached = build_workbook(inputs)
+    return save_atomically(wb, cached, target)
+
+
+def check_target(path: str | os.PathLike) -> Path:
+    """An .xlsx path in an existing folder, or WorkbookError saying what is wrong."""
     target = Path(path)
     if target.suffix.lower() != ".xlsx":
         raise WorkbookError(f"{target}: the workbook must be an .xlsx file (no macros)")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise WorkbookError(f"{target}: the folder {folder} does not exist")
-    wb, cached = build_workbook(inputs)
+    return target
+
+
+def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
+    """Save ``wb`` with the cached formula values to a temporary file beside ``target``, then rename."""
+    folder = target.parent if str(target.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".xlsx", dir=folder)
     except OSError as err:
