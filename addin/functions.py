@@ -36,6 +36,9 @@ TRAIN_COMPONENTS = {"total": "peak_train_gib_per_gpu", "weights": "weights_gib",
                     "overhead": "overhead_train_gib"}
 INFER_COMPONENTS = {"total": "peak_infer_gib_per_gpu", "weights": "infer_weights_gib", "kv_cache": "kv_cache_gib_per_gpu",
                     "activations": "infer_activation_gib", "overhead": "overhead_infer_gib"}
+# MODEL_SPEC fields computed by core from the architecture ("params_b" as users write it)
+ARCHITECTURE_QUANTITIES = {n for n, q in core.QUANTITIES.items() if q.group == "architecture"}
+MODEL_DERIVED = {"params_b": "params_total_b", "active_params_b": "params_active_b"}
 TOKEN_MODES = {"decode": "decode_tokens_per_s", "prefill": "prefill_tokens_per_s", "train": "train_tokens_per_s"}
 
 # arguments that are not core inputs: name -> help text
@@ -45,7 +48,7 @@ SELECTOR_DOCS = {
     "mode": "decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)",
     "offer_or_gpu": "a Cloud offer name (e.g. Lambda 8x H100 SXM) or a GPU name (its cheapest on-demand offer)",
     "gpu_field": "a GPUs catalog column, default memory_gib (e.g. bf16_dense_tflops, tdp_w, purchase_usd)",
-    "model_field": "a Models catalog column, default layers (e.g. hidden, kv_heads, vocab, params_published_b)",
+    "model_field": "a Models catalog column, default layers (e.g. hidden, kv_heads, vocab), or params_b / active_params_b",
     "quantity": "a gpu-tco quantity name (see docs/quantities.md), default own_tco_usd; e.g. peak_train_gib_per_gpu",
     "top": "number of options to list, default 10 (0 = all, rejected ones included)",
 }
@@ -387,6 +390,9 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
     else:
         row = table.resolve(key, key_arg)
     name = default_field if _blank(field_name) else str(field_name).strip()
+    if key_arg == "model" and MODEL_DERIVED.get(name, name) in ARCHITECTURE_QUANTITIES:
+        # parameter counts are computed from the architecture (core's formulas), not stored
+        return _plain(core.evaluate({"model": key})[MODEL_DERIVED.get(name, name)])
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
         raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
@@ -458,7 +464,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              special=_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
-    Function("MODEL_SPEC", "A field of a model from the catalog, e.g. layers (default), hidden, kv_heads, vocab, params_published_b.",
+    Function("MODEL_SPEC", "A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / "
+             "active_params_b (billions, computed from the architecture).",
              ("model", "field"), special=_spec("models", "model", "layers")),
     Function("GPU_LIST", "The GPU catalog as a table (name, memory, TFLOPS, power, price, source, as-of date).", (),
              special=_list("gpus")),

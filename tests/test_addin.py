@@ -157,6 +157,8 @@ def test_plan_spec_and_list_tables_come_from_core():
     assert table[1][1:4] == [best["gpu"], best["n_gpus"], best["acquire"]] and table[1][6] == pytest.approx(best["cost_usd"])
     assert call("GPU_SPEC", "rtx 4090", "bf16_dense_tflops") == 165.2  # tolerant names, dense BF16 (not the 330 sparse)
     assert call("MODEL_SPEC", "Llama-3-70B", "kv_heads") == 8
+    assert call("MODEL_SPEC", "Llama-3-70B", "params_b") == core.evaluate(model="Llama-3-70B")["params_total_b"]
+    assert 70 < call("MODEL_SPEC", "Llama-3-70B", "params_b") < 71.5  # Meta: 70.6 B
     assert call("GPU_SPEC", [["H100-SXM"], ["B200"]], "memory_gib") == [[80.0], [180.0]]
 
 
