@@ -151,7 +151,7 @@ def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
     raise InputError(arg, value, _hint(key, names) + "allowed: " + ", ".join(names), verb="unknown")
 
 
-def _row_inputs(func: Function, values: dict) -> dict:
+def _row_inputs(values: dict) -> dict:
     """Core inputs for one set of argument values (blank ones left to core's defaults)."""
     inputs = {}
     for arg, value in values.items():
@@ -189,7 +189,7 @@ def _plain(value):
     return value
 
 
-def _breakdown(func: Function, inputs: dict, table: dict) -> list[list]:
+def _breakdown(inputs: dict, table: dict) -> list[list]:
     r = core.evaluate(inputs)
     rows = [["component", "GiB per GPU"]]
     rows += [[k, float(r[q])] for k, q in table.items() if k != "total"] + [["total", float(r[table["total"]])]]
@@ -225,9 +225,9 @@ def _fail(message: str, raise_errors: bool):
 def _scalar(func: Function, named: dict):
     for sel, table in (("component", TRAIN_COMPONENTS), ("infer_component", INFER_COMPONENTS)):
         if sel in named and _selector(table, "component", named[sel]) == "all":
-            return _breakdown(func, _row_inputs(func, named), table)
+            return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
-    return _plain(core.evaluate(_row_inputs(func, named))[quantity])
+    return _plain(core.evaluate(_row_inputs(named))[quantity])
 
 
 def _vector(func: Function, named: dict, raise_errors: bool):
@@ -261,7 +261,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 elif arg == "mode":
                     _pick(func, {"mode": value})
                 else:
-                    core.resolve_inputs(_row_inputs(func, {arg: value}))
+                    core.resolve_inputs(_row_inputs({arg: value}))
             except (InputError, core.CatalogError) as err:
                 bad = np.array([v == value if _hashable(v) else False for v in column])
                 out[bad & ok] = _error(err)
@@ -296,23 +296,20 @@ def _vector(func: Function, named: dict, raise_errors: bool):
             values = [default if _blank(v) else _clean(v) for v in column]
             inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
         try:
-            result = core.evaluate(inputs) if inputs else None
+            result = core.evaluate(inputs)  # no inputs left (all blank): the default scenario, once
         except InputError as err:
             j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
             out[j] = _error(err)
             ok[j] = False
             continue
-        if result is not None and not any(k in flat for k in ("component", "infer_component", "mode")):
+        if not any(k in flat for k in ("component", "infer_component", "mode")):
             out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
             break
         for pos, j in enumerate(idx):
             selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
             quantity = _pick(func, selectors) if selectors else func.result
-            if result is None:
-                out[j] = _plain(core.evaluate({})[quantity])
-            else:
-                value = result[quantity]
-                out[j] = _plain(value[pos] if np.ndim(value) else value)
+            value = result[quantity]
+            out[j] = _plain(value[pos] if np.ndim(value) else value)
         break
     if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
         raise ValueError(out[0])
@@ -344,7 +341,7 @@ def _plan(named: dict):
     top = 10 if _blank(top) else int(_clean(top))
     if top < 0:
         raise InputError("top", top, "is too small; allowed: a whole number >= 0 (0 = all options)")
-    result = plan(_row_inputs(FUNCTIONS["GPU_PLAN"], named))
+    result = plan(_row_inputs(named))
     options = result["options"] if top == 0 else [o for o in result["options"] if o["ok"]][:top]
     head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons"]
     rows = [head]

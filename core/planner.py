@@ -19,6 +19,10 @@ from .inputs import BY_NAME
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
 COUNT_MULTIPLE = 4
 HISTORICAL = "historical"
+# why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
+# Compare sheet shows the first failing word
+REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
+              ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
 
 
 def _counts(minimum: int) -> list[int]:
@@ -94,15 +98,14 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         for j in range(n_rows):
             buy = bool(buy_col[j])
             offer_name = str(np.asarray(sweep["offer"], dtype=object)[j])
-            reasons = []
-            if not r["fits_train"][j]:
-                reasons.append(f"does not fit: {r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB")
-            if not r["option_priced"][j]:
-                reasons.append("no purchase price in the catalog" if buy else "no rental price")
-            if not r["option_meets_deadline"][j]:
-                reasons.append(f"too slow: {r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h")
-            if not r["option_within_budget"][j]:
-                reasons.append(f"over budget: ${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}")
+            details = {
+                "does not fit": f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
+                "no price": "no purchase price in the catalog" if buy else "no rental price",
+                "too slow": f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
+                "over budget": f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
+            }
+            reasons = [details[word] if word == "no price" else f"{word}: {details[word]}"
+                       for flag, word in REJECTIONS if not r[flag][j]]
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
             options.append({
                 "gpu": str(gpu_col[j]), "n_gpus": int(n_col[j]),

@@ -66,7 +66,7 @@ def test_model_parameter_counts_match_published_within_1_percent():
                 "Llama-3.1-405B", "Mistral-7B", "Mixtral-8x7B", "Mixtral-8x22B", "Qwen2.5-7B", "Qwen2.5-14B", "Qwen2.5-32B",
                 "Qwen2.5-72B", "Gemma-2-9B", "Gemma-2-27B", "Phi-3-mini", "OPT-13B", "Llama-3.2-1B", "Llama-3.2-3B"]
     assert set(required) <= set(models.names)
-    for name in models.names:
+    for name in models.names[:models.file_rows]:  # catalog rows, not architectures estimated by other tests
         r = core.evaluate(model=name)
         published = models.row(name)["params_published_b"]
         assert r["params_total_b"] == pytest.approx(published, rel=0.01), name

@@ -34,6 +34,7 @@ import core
 from core import catalog
 from core.expr import text as expr_text
 from core.formulas import QUANTITIES, VERDICTS, depending_on
+from core.planner import REJECTIONS, plan
 from core.inputs import INPUTS
 
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
@@ -99,11 +100,15 @@ def resolved_offer_xl(gpu: str, offer: str) -> str:
     return f'IF({offer}="{catalog.AUTO_OFFER}",IF({auto}="","none",{auto}),{offer})'
 
 
+def _scenario_ref(name: str) -> str:
+    """A name of the scenario on Inputs as Excel text: the defined name, with offer "auto" resolved."""
+    return resolved_offer_xl("gpu", "offer") if name == "offer" else name
+
+
 def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict]:
     """Options for the Compare sheet: the scenario itself, then the planner's best option
     per GPU and way to get it (rent/buy), cheapest first, and the recommended GPU at one
     step fewer than it needs (so "does not fit" has a row to show)."""
-    from core.planner import plan
     job = {k: v for k, v in dict(inputs or {}).items() if k not in ("gpu", "n_gpus", "offer", "buy")}
     ranked = plan(job)
     seen, picks = set(), []
@@ -210,12 +215,10 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
     _head(calc, 1, ["group", "quantity", "value", "unit", "description", "formula"])
 
-    def base_ref(name: str) -> str:
-        return resolved_offer_xl("gpu", "offer") if name == "offer" else name
     for i, (name, q) in enumerate(QUANTITIES.items(), start=2):
         calc.cell(row=i, column=1, value=q.group)
         calc.cell(row=i, column=2, value=name)
-        c = calc.cell(row=i, column=3, value="=" + q.expr.xl(base_ref))
+        c = calc.cell(row=i, column=3, value="=" + q.expr.xl(_scenario_ref))
         c.number_format = _number_format(q.unit)
         calc.cell(row=i, column=4, value=q.unit)
         calc.cell(row=i, column=5, value=q.description)
@@ -312,14 +315,16 @@ def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, l
 
 
 def _status(v: Mapping) -> str:
-    """Why an option is not acceptable, in the planner's words (core.planner reasons)."""
-    if v["option_ok"]:
-        return "ok"
-    if not v["fits_train"]:
-        return "does not fit"
-    if not v["option_priced"]:
-        return "no price"
-    return "too slow" if not v["option_meets_deadline"] else "over budget"
+    """Why an option is not acceptable: the first failing check of core.planner.REJECTIONS."""
+    return "ok" if v["option_ok"] else next((word for flag, word in REJECTIONS if not v[flag]), "ok")
+
+
+def _status_xl(cell) -> str:
+    """The same rule as an Excel formula; ``cell(quantity)`` is that option's cell."""
+    text = '"ok"'
+    for flag, word in reversed(REJECTIONS):
+        text = f'IF(NOT({cell(flag)}),"{word}",{text})'
+    return f'=IF({cell("option_ok")},"ok",{text})'
 
 
 def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], cached: dict) -> None:
@@ -351,8 +356,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "n_gpus": (f"={O('n_gpus')}", v["n_gpus"]),
             "acquire": (f'=IF({O("buy")}=1,"buy","rent")', "buy" if v["buy"] else "rent"),
             "offer_shown": (f'=IF({O("buy")}=1,"-",{O("offer")})', "-" if v["buy"] else v["offer"]),
-            "status": (f'=IF({O("option_ok")},"ok",IF(NOT({O("fits_train")}),"does not fit",IF(NOT({O("option_priced")}),'
-                       f'"no price",IF(NOT({O("option_meets_deadline")}),"too slow","over budget"))))', _status(v)),
+            "status": (_status_xl(O), _status(v)),
             # no rental price (no offer for this GPU): say so rather than show $0
             "rent_total_usd": (f'=IF({O("rent_available")},{O("rent_total_usd")},"no price")',
                                v["rent_total_usd"] if v["rent_available"] else "no price"),
@@ -451,7 +455,7 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
         ws.cell(row=r, column=1, value=m)
 
         def ref(name: str, r=r) -> str:
-            return f"{cols[name]}{r}" if name in cols else resolved_offer_xl("gpu", "offer") if name == "offer" else name
+            return f"{cols[name]}{r}" if name in cols else _scenario_ref(name)
         for name in chain:
             c = ws[f"{cols[name]}{r}"]
             c.value = "=" + QUANTITIES[name].expr.xl(ref)
