@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-
-import core
-from core import catalog
-from core.errors import InputError, suggest
-from core.inputs import BY_NAME
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.errors import InputError
+from gpu_tco.core.inputs import BY_NAME
+from gpu_tco.core.names import suggest
 
 CATEGORY = "GPU TCO"
 ERROR_PREFIX = "#INPUT! "
@@ -335,7 +335,7 @@ def _scalar_args(named: dict, func_name: str) -> dict:
 
 
 def _plan(named: dict):
-    from core.planner import plan
+    from gpu_tco.core.planner import plan
     named = _scalar_args(named, "GPU_PLAN")
     top = named.pop("top", None)
     top = 10 if _blank(top) else int(_clean(top))

@@ -49,26 +49,34 @@ BUNDLE_DIR = _unpack()
 
 from xlwings import arg, func  # noqa: E402 - after the bundle is importable
 
-from addin.functions import call as _call  # noqa: E402
+from gpu_tco.addin.functions import call as _call  # noqa: E402
 
 
 '''
 
 
 def bundle_bytes() -> bytes:
+    """gpu_tco's root package, its engine (modules, catalogs, the version) and the functions,
+    laid out as installed (gpu_tco/core/..., gpu_tco/addin/functions.py)."""
+    from gpu_tco.core.version import __version__
+    files = {"gpu_tco/__init__.py": ROOT / "installer" / "__init__.py"}
+    files.update({f"gpu_tco/core/{p.name}": p for p in sorted((ROOT / "core").glob("*.py"))})
+    files.update({f"gpu_tco/core/data/{p.name}": p for p in sorted((ROOT / "core" / "data").glob("*.csv"))})
+    files["gpu_tco/addin/__init__.py"] = ROOT / "addin" / "__init__.py"
+    files["gpu_tco/addin/functions.py"] = ROOT / "addin" / "functions.py"
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        files = sorted((ROOT / "core").glob("*.py")) + sorted((ROOT / "core" / "data").glob("*.csv"))
-        files += [ROOT / "addin" / "__init__.py", ROOT / "addin" / "functions.py"]
-        for path in files:
-            info = zipfile.ZipInfo(str(path.relative_to(ROOT)), date_time=(2020, 1, 1, 0, 0, 0))  # reproducible
+        for name, path in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # reproducible
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, path.read_bytes())
+        info = zipfile.ZipInfo("gpu_tco/core/VERSION", date_time=(2020, 1, 1, 0, 0, 0))
+        z.writestr(info, __version__)  # not installed in the browser: core.version reads this
     return buf.getvalue()
 
 
 def main_py() -> str:
-    from core import __version__
+    from gpu_tco.core.version import __version__
     encoded = base64.b64encode(bundle_bytes()).decode("ascii")
     chunks = "\n".join(f'    "{encoded[i:i + 100]}"' for i in range(0, len(encoded), 100))
     return _HEADER.format(version=__version__, chunks=chunks) + udf_source("lite")

@@ -1,21 +1,26 @@
-"""gpu-tco core: memory, GPU count, time and cost of LLM work, from one set of formulas.
+"""gpu-tco's engine: memory, GPU count, time and cost of LLM work, from one set of formulas.
 
-    >>> import core
+    >>> from gpu_tco import core
     >>> r = core.evaluate({"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora"})
     >>> r["fits_train"]
     True
 
-Public API: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``INPUTS``,
-``QUANTITIES``, ``InputError``, ``CatalogError``, ``catalog``.
+Public API: ``evaluate``, ``plan``, ``explain``, ``breakdown``, ``breakeven_series``,
+``resolve_inputs``, ``INPUTS``, ``QUANTITIES``, ``GpuTcoError`` (``InputError``,
+``CatalogError``), ``catalog``.  The engine imports no front end (no command line,
+workbook, Excel or Qt code) and needs only NumPy.
 """
 from . import catalog
-from .engine import breakdown, estimate_architecture, evaluate, explain, resolve_inputs
-from .errors import CatalogError, InputError
+from .architectures import estimate_architecture
+from .costs import breakeven_series
+from .engine import breakdown, evaluate, explain, resolve_inputs
+from .errors import CatalogError, GpuTcoError, InputError
 from .formulas import QUANTITIES
 from .inputs import DEFAULTS, INPUTS
+from .planner import plan
+from .version import __version__
 
-__version__ = "0.1.0"
 __all__ = [
-    "evaluate", "explain", "breakdown", "resolve_inputs", "estimate_architecture",
-    "INPUTS", "DEFAULTS", "QUANTITIES", "InputError", "CatalogError", "catalog", "__version__",
+    "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
+    "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
 ]

@@ -16,7 +16,8 @@ import re
 import sys
 from pathlib import Path
 
-from .errors import CatalogError, InputError, suggest
+from .errors import CatalogError, InputError
+from .names import normalize, suggest
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -34,15 +35,8 @@ OPTIONAL_COLUMNS = {
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
 }
 
-VERSION = 0  # bumped whenever any table gains or changes a row (engine caches key on it)
+VERSION = 0  # bumped whenever a table is loaded or changes; caches elsewhere key on it
 
-_NOISE_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla)\b")
-
-
-def normalize(name: str) -> str:
-    """Lower-case, drop vendor words and everything but letters and digits."""
-    s = _NOISE_WORDS.sub("", str(name).lower())
-    return re.sub(r"[^a-z0-9.]", "", s).replace(".", "")
 
 
 def user_config_dir() -> Path:
@@ -136,7 +130,46 @@ class Table:
             j = self._index.get(m.group(1))
             if j is not None and float(self.col["memory_gib"][j]) == float(m.group(2)):
                 return j
+        if self.name == "models":
+            return self._find_model(str(value))
         return None
+
+    def _find_model(self, text: str) -> int | None:
+        """Model names as people type them: a Hugging Face id with its organisation
+        ("meta-llama/Meta-Llama-3-70B-Instruct"), fine-tune suffixes (-Instruct, -Chat, -hf,
+        -it, -v0.1, -2407) and a size alone when one model has it ("8x7B")."""
+        base, _ = base_model_name(text)
+        key = normalize(base)
+        i = self._index.get(key)
+        if i is not None:
+            return i
+        if len(key) >= 3 and "x" in key:  # "8x7b": the one mixture-of-experts model of that shape
+            hits = {j for k, j in self._index.items() if k.endswith(key)}
+            if len(hits) == 1:
+                return hits.pop()
+        return None
+
+    def match_note(self, value) -> str | None:
+        """A sentence saying how a name that is not a catalog name or alias was read, or None."""
+        if not isinstance(value, str) or normalize(value) in self._index:
+            return None
+        i = self.find(value)
+        if i is None:
+            return None
+        name = self.rows[i]["name"]
+        if self.name == "models":
+            _, removed = base_model_name(value)
+            if removed:
+                return (f'{self.name[:-1]} "{value}" is read as {name}: a fine-tuned variant '
+                        f"({', '.join('-' + r for r in removed)}) has its base model's architecture")
+        return f'{self.name[:-1]} "{value}" is read as {name}'
+
+    def variants(self, value) -> list[int]:
+        """Rows whose name starts with the typed name ("h100": H100-SXM, H100-PCIe, H100-NVL)."""
+        key = normalize(value)
+        if not key:
+            return []
+        return [i for i, r in enumerate(self.rows) if normalize(r["name"]).startswith(key)]
 
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
@@ -160,6 +193,25 @@ class Table:
             arr = np.asarray(self.col[field], dtype=float if field in self.numeric else object)
             self._np_cache[field] = arr
         return arr
+
+
+_VARIANT_SUFFIX = re.compile(r"[-_ .](instruct|chat|hf|it|base|pt|sft|dpo|v\d+(?:\.\d+)*|\d{4})$", re.I)
+
+
+def base_model_name(text: str) -> tuple[str, list[str]]:
+    """("Llama-3-70B", ["Instruct"]) for "meta-llama/Meta-Llama-3-70B-Instruct": the organisation,
+    a leading "Meta-" and trailing fine-tune or version suffixes dropped, and the suffixes."""
+    name = str(text).strip().rsplit("/", 1)[-1]
+    removed: list[str] = []
+    while True:
+        m = _VARIANT_SUFFIX.search(name)
+        if not m or m.start() == 0:
+            break
+        removed.insert(0, m.group(1))
+        name = name[:m.start()]
+    if name.lower().startswith("meta-"):
+        name = name[5:]
+    return name, removed
 
 
 def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list[dict], list[str]]:
@@ -217,7 +269,7 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
             for c in columns:
                 if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
                     raise CatalogError(user_file, user_rows.index(r) + 2, c, "column missing")
-            r.setdefault("source", f"user file {user_file}")
+            r.setdefault("source", f"user catalog file {user_file.name}")  # never the full path: it holds the user's name
             table.add(r)
         table.files.append(str(user_file))
     return table
@@ -307,10 +359,9 @@ def offers() -> Table:
 
 def reload() -> dict[str, Table]:
     """Re-read all catalogs (after the user edited their files)."""
-    global _TABLES
+    global _TABLES, VERSION
     _TABLES = None
-    from . import engine
-    engine._reset_caches()
+    VERSION += 1
     return tables()
 
 

@@ -7,6 +7,7 @@ from .engine import evaluate
 from .expr import text
 from .formulas import QUANTITIES
 from .inputs import INPUTS
+from .validation import allowed
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "quantities.md"
 
@@ -32,7 +33,7 @@ def render() -> str:
         "|---|---|---|---|---|---|",
     ]
     for i in INPUTS:
-        out.append(f"| `{i.name}` | {_cell(i.unit)} | {_cell(i.default)} | {_cell(i.allowed())} | {_cell(i.description)} | {_cell(i.source)} |")
+        out.append(f"| `{i.name}` | {_cell(i.unit)} | {_cell(i.default)} | {_cell(allowed(i))} | {_cell(i.description)} | {_cell(i.source)} |")
     out += ["", "## Quantities", "", "Value = result for the default inputs.", ""]
     group = None
     for name, qty in QUANTITIES.items():

@@ -1,14 +1,21 @@
-"""The project's own error type: every bad input becomes one of these."""
+"""The project's own errors: every bad input or catalog row becomes one of these.
+
+Both are ``GpuTcoError`` and ``ValueError``, so callers can catch either.  ``str(err)`` is
+one line fit for a spreadsheet cell, a dialog or a terminal.
+"""
 from __future__ import annotations
 
-import difflib
+MAX_SHOWN = 80  # characters of a value echoed in a message; longer values are cut and their length given
 
 
-class InputError(ValueError):
+class GpuTcoError(ValueError):
+    """Base class of gpu-tco's errors."""
+
+
+class InputError(GpuTcoError):
     """A bad input value, with the field, the value and what is allowed.
 
-    ``str(err)`` is a one-line message fit for a spreadsheet cell or a
-    dialog, e.g. ``gpu: unknown "H1000" (did you mean H100-SXM?)``.
+    ``str(err)`` is e.g. ``gpu: unknown "H1000" (did you mean H100-SXM?)``.
     """
 
     def __init__(self, field: str, value, allowed: str, row: int | None = None, verb: str = ""):
@@ -16,13 +23,13 @@ class InputError(ValueError):
         self.value = value
         self.allowed = allowed
         self.row = row
-        where = f" (row {row})" if row is not None else ""
-        shown = "" if value is None else _show(value) + " "
         self.verb = verb
+        where = f" (row {row})" if row is not None else ""
+        shown = "" if value is None else show(value) + " "
         super().__init__(f"{field}{where}: {verb + ' ' if verb else ''}{shown}{allowed}")
 
 
-class CatalogError(ValueError):
+class CatalogError(GpuTcoError):
     """A malformed row in a catalog file, naming file, row and column."""
 
     def __init__(self, path, row: int, column: str, problem: str):
@@ -30,18 +37,12 @@ class CatalogError(ValueError):
         super().__init__(f"{path}, row {row}, column {column}: {problem}")
 
 
-def _show(value) -> str:
+def show(value) -> str:
+    """A value as a message quotes it: strings in double quotes, long ones cut with their length."""
     if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value) if not isinstance(value, float) else f"{value:g}"
-
-
-def suggest(word: str, candidates, n: int = 3) -> list[str]:
-    """Close matches for a mistyped name (case- and punctuation-insensitive)."""
-    from .catalog import normalize  # local: catalog imports this module
-
-    by_norm: dict[str, str] = {}
-    for c in candidates:
-        by_norm.setdefault(normalize(c), c)
-    hits = difflib.get_close_matches(normalize(word), list(by_norm), n=n, cutoff=0.5)
-    return [by_norm[h] for h in hits]
+        text = value if len(value) <= MAX_SHOWN else f"{value[:MAX_SHOWN]}... ({len(value):,} characters)"
+        return f'"{text}"'
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}... ({len(text):,} characters)"

@@ -215,8 +215,8 @@ class Cmp(Expr):
 _FUNCS = {
     "MIN": ("min", "_vmin", "MIN", None),
     "MAX": ("max", "_vmax", "MAX", None),
-    "CEILING": ("_ceil", "_np.ceil", "CEILING", 1),
-    "FLOOR": ("_floor", "_np.floor", "FLOOR", 1),
+    "CEILING": ("_ceil", "_vceil", "CEILING", 1),
+    "FLOOR": ("_floor", "_vfloor", "FLOOR", 1),
     "SQRT": ("_sqrt", "_np.sqrt", "SQRT", 1),
     "AND": ("_and", "_vand", "AND", None),
     "OR": ("_or", "_vor", "OR", None),
@@ -263,16 +263,10 @@ def _call(fn, *args):
 
 def MIN(*a): return _call("MIN", *a)
 def MAX(*a): return _call("MAX", *a)
-# Rounding to whole counts (GPUs, instances, billed seconds) first nudges the argument by one
-# part in 1e12 towards the nearest integer below (CEILING) or above (FLOOR).  Without it, binary
-# noise decides: 0.56 h x 3600 is 2016.0000000000002 s, which Python rounds up to 2017 while
-# LibreOffice (and Excel) snap it to 2016 first; with it every engine gives 2016.  No real count
-# or duration is within 1e-12 of a whole number above it.
-_DOWN, _UP = 0.999999999999, 1.000000000001
-
-
-def CEILING(x): return _call("CEILING", wrap(x) * _DOWN)
-def FLOOR(x): return _call("FLOOR", wrap(x) * _UP)
+# CEILING and FLOOR round to whole numbers (GPUs, instances, billed seconds); the generated Python
+# guards them against binary noise (codegen.RUNTIME), the formula text stays as a person writes it.
+def CEILING(x): return _call("CEILING", x)
+def FLOOR(x): return _call("FLOOR", x)
 def SQRT(x): return _call("SQRT", x)
 def AND(*a): return _call("AND", *a)
 def OR(*a): return _call("OR", *a)

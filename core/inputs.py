@@ -5,7 +5,7 @@ these declarations; nothing restates them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,9 @@ class Input:
         """What is allowed, in words (for messages and help)."""
         if self.kind == "flag":
             return "0 or 1 (no / yes)"
-        if self.kind == "choice":
-            from .catalog import tables
-            names = tables()[self.table].names
-            listed = ", ".join(names) if len(names) <= 12 else f"a name from the {self.table} catalog"
+        if self.kind == "choice":  # validation.allowed lists the names of small catalogs
             extra = " or a parameter count in billions" if self.accepts_number else ""
-            return f"{listed}{extra}"
+            return f"a name from the {self.table} catalog{extra}"
         lo = "" if self.minimum is None else (f"> {_num(self.minimum)}" if self.min_exclusive else f">= {_num(self.minimum)}")
         hi = "" if self.maximum is None else f"<= {_num(self.maximum)}"
         what = "a whole number" if self.kind == "integer" else "a number"

@@ -7,7 +7,8 @@ is wrong, tests/test_costs_seeds.py says how and what the default model gives.
 """
 from __future__ import annotations
 
-from .errors import InputError, suggest
+from .errors import InputError
+from .names import suggest
 
 # Assumptions that switch off every cost line an article does not count.
 _BARE_OWNING = {

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--home", type=Path, help="home folder holding .xlwings/ (default: yours)")
     args = p.parse_args(argv)
     try:
-        import addin.udfs  # noqa: F401 - proves this interpreter can load the functions Excel will call
+        import gpu_tco.addin.udfs  # noqa: F401 - proves this interpreter can load the functions Excel will call
     except ImportError as err:
         print(f"error: this Python cannot import {UDF_MODULE} ({err}); install with: pip install \"gpu-tco[excel]\"",
               file=sys.stderr)

@@ -126,14 +126,16 @@ class Parser:
                 self.take()
                 args.append(self.comparison())
         self.take(")")
-        if fn == "MIN": return min(args)
-        if fn == "MAX": return max(args)
-        if fn == "CEILING": return math.ceil(args[0] / args[1]) * args[1]
-        if fn == "FLOOR": return math.floor(args[0] / args[1]) * args[1]
-        if fn == "SQRT": return math.sqrt(args[0])
-        if fn == "AND": return all(args)
-        if fn == "OR": return any(args)
-        if fn == "NOT": return not args[0]
+        simple = {
+            "MIN": lambda: min(args), "MAX": lambda: max(args), "SQRT": lambda: math.sqrt(args[0]),
+            # Excel and LibreOffice round to 15 significant digits before rounding to a multiple,
+            # so 2016.0000000000002 seconds bill as 2016, not 2017
+            "CEILING": lambda: math.ceil(float(f"{args[0] / args[1]:.15g}")) * args[1],
+            "FLOOR": lambda: math.floor(float(f"{args[0] / args[1]:.15g}")) * args[1],
+            "AND": lambda: all(args), "OR": lambda: any(args), "NOT": lambda: not args[0],
+        }
+        if fn in simple:
+            return simple[fn]()
         if fn == "MATCH":
             value, column, mode = args
             assert mode == 0

@@ -12,10 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from workbooks import libreoffice
-
-
+from gpu_tco.workbooks import libreoffice
 
 DEBIAN_PACKAGES = ["libreoffice-calc-nogui", "poppler-utils"]  # recalculation; PDF to PNG (pdftoppm, pdftotext)
 

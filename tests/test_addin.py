@@ -15,12 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_tco import core
+from gpu_tco.addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openpyxl import load_workbook
-
-import core
-from addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 
 ROOT = Path(__file__).resolve().parents[1]
 QUANTITY_FUNCTIONS = {n: f for n, f in FUNCTIONS.items() if f.result}
@@ -150,7 +149,7 @@ def test_component_all_returns_the_breakdown_table():
 
 
 def test_plan_spec_and_list_tables_come_from_core():
-    from core.planner import plan
+    from gpu_tco.core.planner import plan
     table = call("GPU_PLAN", "Llama-3-8B", "qlora", 1e8, None, None, None, None, None, 3)
     best = plan({"model": "Llama-3-8B", "method": "qlora", "tokens": 1e8})["recommended"]
     assert table[0][:3] == ["rank", "gpu", "n_gpus"] and len(table) == 4
@@ -164,8 +163,8 @@ def test_plan_spec_and_list_tables_come_from_core():
 
 def test_excel_functions_match_the_generated_workbook(tmp_path):
     """Same inputs: the function's value equals the workbook's Calc cell after LibreOffice recalculates it."""
+    from gpu_tco.workbooks import write_workbook
     from lo import convert
-    from workbooks import write_workbook
     cfg = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.2, "months": 24, "hours_per_day": 18}
     (out,) = convert([write_workbook(tmp_path / "b.xlsx", cfg)], tmp_path / "recalc")
     ws = load_workbook(out, data_only=True)["Calc"]
@@ -196,7 +195,7 @@ def registered(monkeypatch):
     monkeypatch.setattr(xlwings, "arg", udfs.xlarg)
     monkeypatch.setattr(xlwings, "ret", udfs.xlret)
     sys.modules.pop("addin.udfs", None)
-    module = importlib.import_module("addin.udfs")
+    module = importlib.import_module("gpu_tco.addin.udfs")
     yield udfs, module
     sys.modules.pop("addin.udfs", None)  # others get the module with the plain decorators again
 
@@ -226,7 +225,7 @@ def test_every_function_registers_with_docs_within_excel_limits(registered):
 
 
 def test_udf_wrapper_turns_any_failure_into_text(monkeypatch):
-    import addin.udfs as udfs_module
+    import gpu_tco.addin.udfs as udfs_module
     monkeypatch.setattr(udfs_module, "_functions_call", lambda *a: 1 / 0)
     assert udfs_module.GPU_TCO("H100").startswith("#ERROR! GPU_TCO: ZeroDivisionError")
 
@@ -234,7 +233,7 @@ def test_udf_wrapper_turns_any_failure_into_text(monkeypatch):
 # --- xlwings Lite ----------------------------------------------------------------------------------
 
 def test_lite_build_runs_in_a_fresh_interpreter_without_gpu_tco(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "core.cli", "addin", "lite", "--out", str(tmp_path / "lite")],
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "addin", "lite", "--out", str(tmp_path / "lite")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "lite" / "requirements.txt").read_text().split() == ["xlwings<1.0.0", "numpy"]
@@ -244,7 +243,7 @@ def test_lite_build_runs_in_a_fresh_interpreter_without_gpu_tco(tmp_path):
 import sys
 sys.path = [p for p in sys.path if 'work/main' not in p and p not in ('', '.')] + [{site!r}]
 try:
-    import core
+    from gpu_tco import core
     raise SystemExit('gpu-tco is importable before main.py: ' + core.__file__)
 except ImportError:
     pass
@@ -259,7 +258,7 @@ try:
     results['error'] = None
 except ValueError as err:
     results['error'] = str(err)
-results['core_from'] = sys.modules['core'].__file__
+results['core_from'] = sys.modules['gpu_tco.core'].__file__
 print(json.dumps(results))
 """
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
@@ -303,7 +302,7 @@ def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
 
 
 def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "core.cli", "addin", "demo", "--out", str(tmp_path / "demo.xlsx")],
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "addin", "demo", "--out", str(tmp_path / "demo.xlsx")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     formulas = load_workbook(tmp_path / "demo.xlsx")["Functions"]
@@ -326,5 +325,5 @@ def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
 
 
 def test_readme_function_table_is_generated_from_the_code():
-    from addin.codegen import function_table_markdown
+    from gpu_tco.addin.codegen import function_table_markdown
     assert function_table_markdown() in (ROOT / "README.md").read_text()

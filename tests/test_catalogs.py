@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import core
-from core import catalog
+from gpu_tco import core
+from gpu_tco.core import catalog
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gpu_specs.csv"
 
@@ -127,7 +126,7 @@ def test_malformed_user_row_names_file_row_and_column(tmp_path):
     out = _run_with_config_dir(tmp_path, "import core; core.evaluate(gpu='X')")
     assert out.returncode != 0
     assert f"{tmp_path / 'gpus.csv'}, row 2, column memory_gib: 'lots' is not a number" in out.stderr
-    cli = subprocess.run([sys.executable, "-m", "core.cli", "gpus"], capture_output=True, text=True,
+    cli = subprocess.run([sys.executable, "-m", "gpu_tco", "gpus"], capture_output=True, text=True,
                          env={"GPU_TCO_CONFIG_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
                          cwd=Path(__file__).resolve().parents[1])
     assert cli.returncode == 2 and "Traceback" not in cli.stderr

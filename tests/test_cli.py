@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def gpu_tco(*args):
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def test_main_job_prints_the_comparison(tmp_path):
@@ -35,7 +35,7 @@ def test_main_job_prints_the_comparison(tmp_path):
 
 
 def test_main_job_json_matches_core():
-    import core
+    from gpu_tco import core
 
     out = gpu_tco("--json", "--workbook", "")
     data = json.loads(out.stdout)

@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.planner import plan
+from gpu_tco.core.presets import PRESETS, preset
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import core
-from core import catalog
-from core.planner import plan
-from core.presets import PRESETS, preset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,7 +97,7 @@ def test_seed001_marketplace_commission_from_a_user_offer_file(tmp_path):
     (tmp_path / "offers.csv").write_text(
         "name,gpu,gpus_per_instance,usd_per_gpu_hour,billing_increment_s,commission_pct,price_type\n"
         "seed001 marketplace H100,H100 SXM5 80GB,1,3.00,1,20,marketplace\n")
-    out = subprocess.run([sys.executable, "-m", "core.cli", "breakeven", "--offer", "seed001 marketplace H100", "--json"],
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "breakeven", "--offer", "seed001 marketplace H100", "--json"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120,
                          env={**os.environ, "GPU_TCO_CONFIG_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr
@@ -320,7 +319,7 @@ def test_owned_cost_per_working_hour_falls_with_utilization(h1, h2, gpu):
 
 
 def test_cumulative_series_crosses_at_the_payback_month():
-    from core.costs import breakeven_series
+    from gpu_tco.core.costs import breakeven_series
     job = dict(gpu="RTX-4090", n_gpus=8, usd_per_gpu_hour_rented=0.8, hours_per_day=20)
     r = core.evaluate(job)
     s = breakeven_series(job)
@@ -373,7 +372,7 @@ def test_planner_refuses_inputs_it_chooses_itself():
 # the cost command line, in subprocesses
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def test_cli_plan_table_and_json():

@@ -1,7 +1,7 @@
 """docs/quantities.md is generated from the declarations and must not go stale."""
-from core import docs
-from core.formulas import QUANTITIES
-from core.inputs import INPUTS
+from gpu_tco.core import docs
+from gpu_tco.core.formulas import QUANTITIES
+from gpu_tco.core.inputs import INPUTS
 
 
 def test_quantities_reference_is_in_sync():

@@ -7,14 +7,12 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-
-import core
-from core import catalog
-from core.engine import QUANTITY_NAMES
-from core.formulas import QUANTITIES
-from core.inputs import INPUTS
-
 from excel_eval import ALLOWED_FUNCTIONS, evaluate_excel, tokenize
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.engine import QUANTITY_NAMES
+from gpu_tco.core.formulas import QUANTITIES
+from gpu_tco.core.inputs import INPUTS
 
 CHOICES = {i.name: catalog.tables()[i.table].names for i in INPUTS if i.kind == "choice"}
 

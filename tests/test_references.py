@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-import core
-from core.formulas import GIB
+from gpu_tco import core
+from gpu_tco.core.formulas import GIB
 
 
 def gpt(layers, hidden, heads, vocab=51200, **extra):

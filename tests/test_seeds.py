@@ -8,9 +8,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-import core
-from core.formulas import GIB
+from gpu_tco import core
+from gpu_tco.core.formulas import GIB
 
 
 def test_seed_4090_vs_h100_weights_and_card_count():

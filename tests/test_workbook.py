@@ -14,17 +14,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.formulas import QUANTITIES
+from gpu_tco.core.inputs import INPUTS
+from gpu_tco.workbooks import WorkbookError, write_workbook
+from gpu_tco.workbooks.build import COMPARE_COLUMNS
+from lo import convert, render_pages
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
-
-import core
-from core import catalog
-from core.formulas import QUANTITIES
-from core.inputs import INPUTS
-from lo import convert, render_pages
 from test_formula_layer import random_config
-from workbooks import WorkbookError, write_workbook
-from workbooks.build import COMPARE_COLUMNS
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 ERRORS = ("#NAME?", "#REF!", "#VALUE!", "#DIV/0!", "#N/A", "#NUM!", "Err:")
@@ -296,7 +295,7 @@ def test_cli_workbook_scenario_files_and_main_job(tmp_path):
     import sys
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "s.toml").write_text('gpu = "A100-80GB-SXM"\nn_gpus = 16\nusd_per_kwh = 0.2\n')
-    run = lambda *a: subprocess.run([sys.executable, "-m", "core.cli", *a], capture_output=True, text=True, cwd=root, timeout=120)  # noqa: E731
+    run = lambda *a: subprocess.run([sys.executable, "-m", "gpu_tco", *a], capture_output=True, text=True, cwd=root, timeout=120)  # noqa: E731
     out = run("workbook", "--out", str(tmp_path / "t.xlsx"), "--scenario", str(tmp_path / "s.toml"))
     assert out.returncode == 0, out.stderr
     values = _calc_values(tmp_path / "t.xlsx")  # cached values written by the generator

@@ -14,28 +14,26 @@ import os
 import re
 import tempfile
 import zipfile
-from xml.sax.saxutils import escape as xml_escape
 from pathlib import Path
 from typing import Mapping
+from xml.sax.saxutils import escape as xml_escape
 
+import numpy as np
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.expr import text as expr_text
+from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
+from gpu_tco.core.inputs import INPUTS
+from gpu_tco.core.planner import REJECTIONS, plan
 from openpyxl import Workbook
+from openpyxl.chart import BarChart, LineChart, Reference, Series
+from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.comments import Comment
+from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
-from openpyxl.formatting.rule import FormulaRule
-from openpyxl.chart import BarChart, LineChart, Reference, Series
-from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
-
-import numpy as np
-
-import core
-from core import catalog
-from core.expr import text as expr_text
-from core.formulas import QUANTITIES, VERDICTS, depending_on
-from core.planner import REJECTIONS, plan
-from core.inputs import INPUTS
 
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
@@ -347,25 +345,25 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
         r = first + k - 1
         col = get_column_letter(2 + k)
 
-        def O(name: str, col=col) -> str:  # noqa: N802 - reads like a cell of the Options sheet
+        def opt_cell(name: str, col=col) -> str:  # that option's cell on the Options sheet
             return f"Options!${col}${row_of[name]}"
         rk = letter["ranked"]
         formulas = {
-            "label": (f"={O('label')}", v["label"]),
-            "gpu": (f"={O('gpu')}", v["gpu"]),
-            "n_gpus": (f"={O('n_gpus')}", v["n_gpus"]),
-            "acquire": (f'=IF({O("buy")}=1,"buy","rent")', "buy" if v["buy"] else "rent"),
-            "offer_shown": (f'=IF({O("buy")}=1,"-",{O("offer")})', "-" if v["buy"] else v["offer"]),
-            "status": (_status_xl(O), _status(v)),
+            "label": (f"={opt_cell('label')}", v["label"]),
+            "gpu": (f"={opt_cell('gpu')}", v["gpu"]),
+            "n_gpus": (f"={opt_cell('n_gpus')}", v["n_gpus"]),
+            "acquire": (f'=IF({opt_cell("buy")}=1,"buy","rent")', "buy" if v["buy"] else "rent"),
+            "offer_shown": (f'=IF({opt_cell("buy")}=1,"-",{opt_cell("offer")})', "-" if v["buy"] else v["offer"]),
+            "status": (_status_xl(opt_cell), _status(v)),
             # no rental price (no offer for this GPU): say so rather than show $0
-            "rent_total_usd": (f'=IF({O("rent_available")},{O("rent_total_usd")},"no price")',
+            "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                                v["rent_total_usd"] if v["rent_available"] else "no price"),
-            "ranked": (f'=IF({O("option_ok")},{O("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
+            "ranked": (f'=IF({opt_cell("option_ok")},{opt_cell("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
             "recommended": (f'=IF(AND(ISNUMBER({rk}{r}),{rk}{r}=MIN(${rk}${first}:${rk}${last})),"recommended","")',
                             "recommended" if ranked[k - 1] is not None and ranked[k - 1] == best else ""),
         }
         for j, (_, key, fmt, _) in enumerate(COMPARE_COLUMNS, start=1):
-            formula, value = formulas.get(key) or (f"={O(key)}", v[key])
+            formula, value = formulas.get(key) or (f"={opt_cell(key)}", v[key])
             c = ws.cell(row=r, column=j, value=formula)
             if value != "":
                 cached[f"Compare!{c.coordinate}"] = _plain(value)
@@ -431,7 +429,7 @@ def _cache_chart(chart, cats: Reference, labels: list[str], series_values: list[
 def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cached: dict) -> None:
     """Month-by-month cumulative cash of owning versus renting the same working hours:
     own_cumulative_usd and rent_cumulative_usd with at_month set per row."""
-    from core.costs import breakeven_series
+    from gpu_tco.core.costs import breakeven_series
     series = breakeven_series(inputs)
     months = len(series["month"]) - 1
     ws["A1"] = "Break-even: cumulative cash spent owning versus renting"

@@ -3,7 +3,7 @@
 Targets (issue 2, on the project's 2-core machine):
   scalar core.evaluate of all quantities  <= 30 us median (72 quantities; issue 5 allows 50 us per call, now 134)
   1,000,000-row vectorised sweep          <= 1 s
-  import core (fresh interpreter)         <= 0.3 s
+  from gpu_tco import core (fresh interpreter)         <= 0.3 s
   main job (fresh process, wall)          <= 1.5 s
 Issue 3: planning the default job across all catalog GPUs and offers <= 100 ms.
 Issue 5: Excel function GPU_TCO, Python side: <= 50 us per single-cell call; one call over 10,000 rows <= 50 ms.
@@ -29,8 +29,7 @@ def _median_us(fn, calls=20000, repeats=7) -> float:
 
 def run() -> dict:
     import numpy as np
-
-    import core
+    from gpu_tco import core
 
     config = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
     core.evaluate(config)
@@ -48,7 +47,7 @@ def run() -> dict:
         times.append(time.perf_counter() - t0)
     sweep_s = statistics.median(times)
 
-    from .planner import plan
+    from .core.planner import plan
     plan()
     plans = []
     for _ in range(7):
@@ -58,7 +57,7 @@ def run() -> dict:
     plan_ms = statistics.median(plans) * 1000
     plan_rows = len(result["options"])
 
-    from addin.functions import call
+    from gpu_tco.addin.functions import call
     call("GPU_TCO", "H100-SXM", 8)
     udf_us = _median_us(lambda: call("GPU_TCO", "H100-SXM", 8), calls=5000)
     gpus = [[g] for g in (["H100-SXM", "A100-80GB-SXM", "RTX-4090", "L40S", "B200"] * 2000)]
@@ -85,10 +84,10 @@ def run() -> dict:
     with tempfile.TemporaryDirectory() as tmp:  # the main job writes gpu-tco.xlsx in its folder
         for _ in range(3):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "core.cli"], capture_output=True, check=True, cwd=tmp,
+            subprocess.run([sys.executable, "-m", "gpu_tco"], capture_output=True, check=True, cwd=tmp,
                            env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
             mains.append(time.perf_counter() - t0)
-        from workbooks import libreoffice, write_workbook
+        from gpu_tco.workbooks import libreoffice, write_workbook
         for i in range(3):
             t0 = time.perf_counter()
             book = write_workbook(Path(tmp) / f"book{i}.xlsx")

@@ -22,9 +22,9 @@ import json
 import math
 import sys
 
-from . import catalog
-from .errors import CatalogError, InputError
-from .inputs import INPUTS
+from .core import catalog
+from .core.errors import CatalogError, InputError
+from .core.inputs import INPUTS
 
 EXIT_BAD_INPUT = 2
 
@@ -66,7 +66,7 @@ def _collect_inputs(ns) -> dict:
     by = {i.name: i for i in INPUTS}
     out = {}
     if getattr(ns, "preset", None):
-        from .presets import preset
+        from .core.presets import preset
         out.update(preset(ns.preset))
     for key, value in vars(ns).items():
         if key.startswith("in_") and value is not None:
@@ -114,9 +114,9 @@ def _money(v) -> str:
 
 
 def cmd_main(ns) -> int:
-    from .engine import resolve_inputs
-    from .planner import verdict_text
-    from .scenarios import DEFAULT_JOB, compare
+    from .core.engine import resolve_inputs
+    from .core.planner import verdict_text
+    from .core.scenarios import DEFAULT_JOB, compare
 
     job = _collect_inputs(ns)
     rows = compare(job)
@@ -162,14 +162,14 @@ def cmd_main(ns) -> int:
     print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: gpu-tco explain QUANTITY, docs/quantities.md.")
     print("More options (every GPU, offer and count, deadline, budget): gpu-tco plan.")
     if ns.workbook:
-        from workbooks import write_workbook
+        from gpu_tco.workbooks import write_workbook
         path = write_workbook(ns.workbook, {k: v for k, v in job.items()})
         print(f"Workbook (every number a live Excel formula): {path.resolve()}")
     return 0
 
 
 def cmd_workbook(ns) -> int:
-    from workbooks import write_workbook
+    from gpu_tco.workbooks import write_workbook
 
     inputs = _collect_inputs(ns)
     if ns.scenario:
@@ -201,7 +201,7 @@ def _read_scenario(path: str) -> dict:
 
 
 def cmd_plan(ns) -> int:
-    from .planner import plan
+    from .core.planner import plan
 
     result = plan(_collect_inputs(ns), gpus=ns.gpus.split(",") if ns.gpus else None)
     if ns.json:
@@ -244,7 +244,7 @@ def cmd_plan(ns) -> int:
 
 
 def _report(ns, title: str, names: list[str]) -> int:
-    from .engine import evaluate, resolve_inputs
+    from .core.engine import evaluate, resolve_inputs
 
     inputs = _collect_inputs(ns)
     res = evaluate(inputs)
@@ -255,7 +255,7 @@ def _report(ns, title: str, names: list[str]) -> int:
         return 0
     print(title.format(**used))
     print()
-    from .formulas import QUANTITIES
+    from .core.formulas import QUANTITIES
     print(table(["quantity", "value", "unit", "meaning"],
                 [[n, _fmt(_jsonable(res[n])), QUANTITIES[n].unit, QUANTITIES[n].description[:70]] for n in names], align=["<", ">", "<", "<"]))
     return 0
@@ -274,9 +274,9 @@ def cmd_tco(ns) -> int:
 
 
 def cmd_breakeven(ns) -> int:
-    from .costs import breakeven_series
-    from .engine import evaluate, resolve_inputs
-    from .planner import verdict_text
+    from .core.costs import breakeven_series
+    from .core.engine import evaluate, resolve_inputs
+    from .core.planner import verdict_text
 
     inputs = _collect_inputs(ns)
     res = evaluate(inputs)
@@ -319,8 +319,8 @@ def cmd_offers(ns) -> int:
 
 
 def cmd_estimate(ns) -> int:
-    from .engine import breakdown, evaluate, resolve_inputs
-    from .formulas import QUANTITIES
+    from .core.engine import breakdown, evaluate, resolve_inputs
+    from .core.formulas import QUANTITIES
 
     given = _collect_inputs(ns)
     res = evaluate(given)
@@ -393,7 +393,7 @@ def cmd_catalog(ns) -> int:
 
 
 def cmd_explain(ns) -> int:
-    from .engine import explain
+    from .core.engine import explain
 
     info = explain(ns.quantity, _collect_inputs(ns))
     if ns.json:
@@ -420,7 +420,7 @@ def cmd_bench(ns) -> int:
 
 
 def cmd_docs(ns) -> int:
-    from .docs import write
+    from .core.docs import write
 
     path = write(ns.out)
     print(f"wrote {path}")
@@ -476,19 +476,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_addin(ns) -> int:
     if ns.addin_command == "lite":
-        from addin.lite import build
+        from gpu_tco.addin.lite import build
         for path in build(ns.out):
             print(path)
         print("Paste main.py into xlwings Lite's main.py tab and requirements.txt into its requirements.txt tab.")
     else:
-        from addin.demo import write_demo
+        from gpu_tco.addin.demo import write_demo
         print(write_demo(ns.out))
     return 0
 
 
 def _workbook_error():
     try:
-        from workbooks import WorkbookError
+        from gpu_tco.workbooks import WorkbookError
         return WorkbookError
     except ImportError:  # openpyxl missing: the workbook commands report it themselves
         return InputError

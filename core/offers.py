@@ -1,0 +1,53 @@
+"""Linking the offer input to the GPU input: "auto" picks the GPU's reference offer; an
+explicit offer sets the GPU when none was given and must rent the same GPU when one was."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import catalog
+from .errors import InputError
+
+
+def mismatch(offer_row: int, gpu_row: int, row=None) -> InputError:
+    tabs = catalog.tables()
+    offer_gpu = tabs["offers"].col["gpu"][offer_row]
+    gpu = tabs["gpus"].names[gpu_row]
+    rows = np.flatnonzero(catalog.offer_gpu_rows() == gpu_row)
+    listed = ", ".join(tabs["offers"].names[i] for i in rows[:8]) or "none in the catalog"
+    return InputError("offer", tabs["offers"].names[offer_row],
+                      f"rents {offer_gpu}, but gpu is {gpu}; offers for {gpu}: {listed} (or offer auto)", row)
+
+
+def link(values: dict, gpu_given: bool) -> None:
+    """Scalar inputs: resolve offer "auto", or check / set the GPU from an explicit offer."""
+    off, gpu_row = values["offer__row"], values["gpu__row"]
+    gpu_of_offer, reference = catalog.offer_gpu_rows(), catalog.reference_offer_rows()
+    tabs = catalog.tables()
+    if off < 0:
+        off = int(reference[gpu_row])
+    elif gpu_of_offer[off] >= 0 and gpu_of_offer[off] != gpu_row:
+        if gpu_given:
+            raise mismatch(off, gpu_row)
+        gpu_row = int(gpu_of_offer[off])
+        values["gpu__row"], values["gpu"] = gpu_row, tabs["gpus"].col["name"][gpu_row]
+    values["offer__row"], values["offer"] = off, tabs["offers"].col["name"][off]
+
+
+def link_vector(values: dict, shape, gpu_given: bool) -> None:
+    """The same for arrays of rows; the first mismatching row raises, naming its row."""
+    off = np.broadcast_to(np.asarray(values["offer__row"]), shape).copy()
+    gpu_row = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()
+    gpu_of_offer = catalog.offer_gpu_rows()
+    auto = off < 0
+    off[auto] = catalog.reference_offer_rows()[gpu_row[auto]]
+    explicit_gpu = np.where(auto, -1, gpu_of_offer[off])
+    bad = (explicit_gpu >= 0) & (explicit_gpu != gpu_row)
+    if bad.any():
+        if gpu_given:
+            j = int(np.flatnonzero(bad.ravel())[0])
+            raise mismatch(int(off.flat[j]), int(gpu_row.flat[j]), row=j)
+        gpu_row[bad] = explicit_gpu[bad]
+    tabs = catalog.tables()
+    values["offer__row"], values["gpu__row"] = off, gpu_row
+    values["offer"] = np.asarray(tabs["offers"].names, dtype=object)[off]
+    values["gpu"] = np.asarray(tabs["gpus"].names, dtype=object)[gpu_row]

@@ -1,0 +1,94 @@
+"""Checking single input values and arrays of them against their declarations."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import catalog
+from .errors import InputError
+from .inputs import INPUTS, Input
+
+
+def allowed(inp: Input) -> str:
+    """What an input allows, in words; a choice among a small catalog lists its names."""
+    if inp.kind != "choice":
+        return inp.allowed()
+    names = catalog.tables()[inp.table].names
+    listed = ", ".join(names) if len(names) <= 12 else f"a name from the {inp.table} catalog"
+    extra = " or a parameter count in billions (70 or 70B)" if inp.accepts_number else ""
+    auto = ' or "auto" (the GPU\'s cheapest on-demand offer)' if inp.name == "offer" else ""
+    return f"{listed}{extra}{auto}"
+
+
+def check_number(inp: Input, value, row=None) -> float:
+    """A validated number for a numeric input (int for whole-number inputs)."""
+    if isinstance(value, (bool, np.bool_)) and inp.kind != "flag":
+        raise InputError(inp.name, value, f"is a yes/no value; allowed: {inp.allowed()}", row)
+    if isinstance(value, str):
+        raise InputError(inp.name, value, f"is text; allowed: {inp.allowed()}", row)
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(inp.name, value, f"is not a number; allowed: {inp.allowed()}", row) from None
+    if not math.isfinite(x):
+        raise InputError(inp.name, value, f"is not finite; allowed: {inp.allowed()}", row)
+    if inp.kind == "flag":
+        if x not in (0.0, 1.0):
+            raise InputError(inp.name, value, f"is not a flag; allowed: {inp.allowed()}", row)
+        return x
+    if inp.kind == "integer" and x != int(x):
+        raise InputError(inp.name, value, f"is not a whole number; allowed: {inp.allowed()}", row)
+    lo, hi = inp.minimum, inp.maximum
+    if lo is not None and (x <= lo if inp.min_exclusive else x < lo):
+        raise InputError(inp.name, value, f"is too small; allowed: {inp.allowed()}", row)
+    if hi is not None and x > hi:
+        raise InputError(inp.name, value, f"is too large; allowed: {inp.allowed()}", row)
+    if inp.zero_or_min is not None and 0 < x < inp.zero_or_min:
+        raise InputError(inp.name, value, f"is too small; allowed: {inp.allowed()}", row)
+    return int(x) if inp.kind == "integer" else x
+
+
+def _fast_bounds(inp: Input):
+    """(lo, hi, integer) for a quick in-range test of plain numbers; None where the full check is needed."""
+    if inp.kind in ("choice", "flag") or inp.minimum is None or inp.maximum is None or inp.min_exclusive \
+            or inp.zero_or_min is not None:
+        return None
+    return (inp.minimum, inp.maximum, inp.kind == "integer")
+
+
+FAST_BOUNDS = {i.name: _fast_bounds(i) for i in INPUTS}
+
+
+def check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
+    """A validated float array for a numeric input; the first bad element raises, naming its row."""
+    if arr.dtype.kind not in "biuf":
+        for j, v in enumerate(arr.ravel()):
+            check_number(inp, v, row=j)  # raises for the first bad element
+        arr = arr.astype(float)
+    if arr.dtype.kind == "b" and inp.kind != "flag":
+        check_number(inp, bool(arr.ravel()[0]), row=0)
+    x = arr.astype(float)
+    ok = np.isfinite(x)
+    if inp.kind == "flag":
+        ok &= (x == 0) | (x == 1)
+    else:
+        if inp.kind == "integer":
+            ok &= x == np.floor(x)
+        if inp.minimum is not None:
+            ok &= (x > inp.minimum) if inp.min_exclusive else (x >= inp.minimum)
+        if inp.maximum is not None:
+            ok &= x <= inp.maximum
+        if inp.zero_or_min is not None:
+            ok &= (x == 0) | (x >= inp.zero_or_min)
+    if not ok.all():
+        j = int(np.flatnonzero(~ok.ravel())[0])
+        check_number(inp, x.ravel()[j], row=j)
+    return x
+
+
+def cross_check(values, row=None) -> None:
+    """Checks that involve two inputs."""
+    n, t = values["n_gpus"], values["tensor_parallel"]
+    if n % t:
+        raise InputError("tensor_parallel", t, f"must divide n_gpus ({n})", row)

@@ -1,0 +1,36 @@
+"""gpu-tco: which GPUs, how many, how long, rent or buy, how much, for LLM work.
+
+    >>> import gpu_tco
+    >>> r = gpu_tco.evaluate({"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora"})
+    >>> r["fits_train"]
+    True
+
+The public API is the engine's (``gpu_tco.core``): ``evaluate``, ``plan``, ``explain``,
+``breakdown``, ``resolve_inputs``, the declarations ``INPUTS`` and ``QUANTITIES``, and the
+error types (``GpuTcoError`` and its subclasses ``InputError`` and ``CatalogError``).
+Front ends live beside it: ``gpu_tco.cli`` (the ``gpu-tco`` command), ``gpu_tco.workbooks``
+(the formula-linked .xlsx), ``gpu_tco.addin`` (Excel functions) and ``gpu_tco.gui``
+(the desktop form).  Importing this package imports none of them.
+"""
+from .core import (
+    DEFAULTS,
+    INPUTS,
+    QUANTITIES,
+    CatalogError,
+    GpuTcoError,
+    InputError,
+    __version__,
+    breakdown,
+    breakeven_series,
+    catalog,
+    estimate_architecture,
+    evaluate,
+    explain,
+    plan,
+    resolve_inputs,
+)
+
+__all__ = [
+    "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
+    "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
+]
