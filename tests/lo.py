@@ -1,32 +1,59 @@
-"""Real LibreOffice, headless: install it when missing (Debian), recalculate workbooks fully.
+"""Real LibreOffice, headless, in one batch for the whole test session.
 
-LibreOffice trusts cached values in an .xlsx unless told otherwise, and our workbooks carry
-core's values as caches; the private profile sets OOXMLRecalcMode=0 ("always recalculate"),
-so every formula is computed by LibreOffice itself (../shared/notes/toolchain.md).
+Tests register the workbooks they want recalculated with ``@book(name)``: a function that
+writes an .xlsx into the folder it is given and returns (path, anything JSON-like to keep).
+The session fixture ``recalculated`` (conftest.py) builds every registered workbook in two
+forked workers, has LibreOffice recalculate all of them in two parallel instances (forced
+full recalculation, see gpu_tco.workbooks.libreoffice) and export every sheet as CSV, and
+hands each test a ``Recalculated`` view of its workbook.  One LibreOffice start per process
+instead of one per test is what keeps the suite fast.
 """
 from __future__ import annotations
 
+import csv
+import multiprocessing
 import os
+import re
 import shutil
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from gpu_tco.workbooks import libreoffice
+from openpyxl.utils import column_index_from_string
 
-DEBIAN_PACKAGES = ["libreoffice-calc-nogui", "poppler-utils"]  # recalculation; PDF to PNG (pdftoppm, pdftotext)
+# recalculation; PDF to PNG (pdftoppm, pdftotext); fonts for readable renders
+DEBIAN_PACKAGES = ["libreoffice-calc-nogui", "poppler-utils", "fonts-dejavu-core"]
+ERRORS = ("#NAME?", "#REF!", "#VALUE!", "#DIV/0!", "#N/A", "#NUM!", "Err:")
+
+
+def say(message: str) -> None:
+    """A line on the terminal even while pytest captures output (what the set-up installs)."""
+    print(f"\n[gpu-tco tests] {message}", file=sys.__stderr__, flush=True)
+
+
+def apt_install(packages: list[str], why: str) -> bool:
+    """Install Debian packages when running as root with apt; says so on the terminal."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")):
+        return False
+    say(f"installing {' '.join(packages)} with apt-get ({why}) ...")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+                   check=True, env=env, capture_output=True)
+    say(f"installed {' '.join(packages)}")
+    return True
 
 
 def _tool(exe_name: str) -> str:
-    """Path of a program from DEBIAN_PACKAGES; installs them with apt when missing and allowed (root)."""
+    """Path of a program from DEBIAN_PACKAGES; installs them when missing and allowed (root)."""
     exe = shutil.which(exe_name)
     if exe:
         return exe
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES],
-                       check=True, env=env, capture_output=True)
+    if apt_install(DEBIAN_PACKAGES, "LibreOffice recalculates the generated workbooks"):
         exe = shutil.which(exe_name)
         if exe:
             return exe
@@ -56,3 +83,99 @@ def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 110
 def convert(files: list[Path], outdir: Path, to: str = "xlsx") -> list[Path]:
     """Open each file in LibreOffice (full recalculation) and save it as ``to`` in outdir."""
     return libreoffice.convert(files, outdir, to, exe=soffice())
+
+
+# ---------------------------------------------------------------------------
+# the session batch
+
+_COORD = re.compile(r"^([A-Z]{1,3})([0-9]+)$")
+
+
+def parse(raw: str):
+    """A CSV cell as LibreOffice computed it: number, TRUE/FALSE, text, or None when empty."""
+    if raw == "":
+        return None
+    if raw in ("TRUE", "FALSE"):
+        return raw == "TRUE"
+    try:  # percent-formatted cells keep every digit but carry a %
+        return float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        return raw
+
+
+@dataclass
+class Recalculated:
+    """The sheets of one workbook after LibreOffice recalculated it."""
+
+    name: str
+    path: Path                  # the workbook as written (before recalculation)
+    meta: object                # what the builder kept
+    sheets: dict[str, list[list[str]]]
+
+    def raw(self, sheet: str, coord: str) -> str:
+        col, row = _COORD.match(coord).groups()
+        rows = self.sheets[sheet]
+        r, c = int(row) - 1, column_index_from_string(col) - 1
+        return rows[r][c] if r < len(rows) and c < len(rows[r]) else ""
+
+    def value(self, sheet: str, coord: str):
+        return parse(self.raw(sheet, coord))
+
+    def cell(self, sheet: str, row: int, column: int):
+        rows = self.sheets[sheet]
+        return parse(rows[row - 1][column - 1]) if row - 1 < len(rows) and column - 1 < len(rows[row - 1]) else None
+
+    def max_row(self, sheet: str) -> int:
+        return len(self.sheets[sheet])
+
+    def errors(self) -> list[str]:
+        return [f"{s}!R{i + 1}C{j + 1}={v}" for s, rows in self.sheets.items() for i, r in enumerate(rows)
+                for j, v in enumerate(r) if v.startswith(ERRORS)]
+
+
+BUILDERS: dict[str, Callable[[Path], tuple[Path, object]]] = {}
+
+
+def book(name: str):
+    """Register a workbook for the session's LibreOffice batch (decorator)."""
+    def register(fn):
+        if name in BUILDERS:
+            raise ValueError(f"two workbooks named {name}")
+        BUILDERS[name] = fn
+        return fn
+    return register
+
+
+def _build(args):
+    name, folder = args
+    path, meta = BUILDERS[name](Path(folder) / name)
+    return name, str(path), meta
+
+
+def recalculate_all(workdir: Path, names: list[str]) -> dict[str, Recalculated]:
+    """Build the named workbooks (two forked workers), recalculate them in two LibreOffice
+    instances, read every sheet back."""
+    exe = soffice()
+    for name in names:
+        (workdir / name).mkdir(parents=True, exist_ok=True)
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        built = pool.map(_build, [(n, str(workdir)) for n in names])
+    paths = {name: Path(path) for name, path, _ in built}
+    # one flat folder of uniquely named copies: LibreOffice names its output after the file
+    flat = workdir / "_in"
+    flat.mkdir(exist_ok=True)
+    inputs = []
+    for name, path in paths.items():
+        target = flat / f"{name}.xlsx"
+        shutil.copyfile(path, target)
+        inputs.append(target)
+    out = workdir / "_csv"
+    libreoffice.convert(inputs, out, libreoffice.CSV_ALL_SHEETS, exe=exe, processes=2)
+    results = {}
+    for name, path, meta in built:
+        sheets = {}
+        for f in out.glob(f"{name}-*.csv"):
+            with open(f, newline="", encoding="utf-8") as fh:
+                sheets[f.name[len(name) + 1:-4]] = list(csv.reader(fh))
+        results[name] = Recalculated(name, Path(path), meta, sheets)
+    return results

@@ -19,6 +19,7 @@ from gpu_tco import core
 from gpu_tco.addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lo import book
 from openpyxl import load_workbook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,14 +162,19 @@ def test_plan_spec_and_list_tables_come_from_core():
     assert call("GPU_SPEC", [["H100-SXM"], ["B200"]], "memory_gib") == [[80.0], [180.0]]
 
 
-def test_excel_functions_match_the_generated_workbook(tmp_path):
-    """Same inputs: the function's value equals the workbook's Calc cell after LibreOffice recalculates it."""
+ADDIN_BOOK = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.2, "months": 24, "hours_per_day": 18}
+
+
+@book("addin-functions")
+def _addin_book(folder: Path):
     from gpu_tco.workbooks import write_workbook
-    from lo import convert
-    cfg = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.2, "months": 24, "hours_per_day": 18}
-    (out,) = convert([write_workbook(tmp_path / "b.xlsx", cfg)], tmp_path / "recalc")
-    ws = load_workbook(out, data_only=True)["Calc"]
-    calc = {ws.cell(row=i, column=2).value: ws.cell(row=i, column=3).value for i in range(2, ws.max_row + 1)}
+    return write_workbook(folder / "b.xlsx", ADDIN_BOOK), None
+
+
+def test_excel_functions_match_the_generated_workbook(recalculated):
+    """Same inputs: the function's value equals the workbook's Calc cell after LibreOffice recalculates it."""
+    out = recalculated["addin-functions"]
+    calc = {out.cell("Calc", r, 2): out.cell("Calc", r, 3) for r in range(2, out.max_row("Calc") + 1)}
     assert _close(call("GPU_TCO", "A100-80GB-SXM", 16, 24, 18, 0.2), calc["own_tco_usd"])
     assert _close(call("GPU_OWN_HOURLY", "A100-80GB-SXM", 16, 24, 18, 0.2), calc["own_usd_per_gpu_hour"])
     assert _close(call("GPU_MEMORY_TRAIN", None, None, None, None, 16), calc["peak_train_gib_per_gpu"])

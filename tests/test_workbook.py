@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 from gpu_tco import core
 from gpu_tco.core import catalog
+from gpu_tco.core.costs import breakeven_series
 from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
-from gpu_tco.workbooks import WorkbookError, write_workbook
-from gpu_tco.workbooks.build import COMPARE_COLUMNS
-from lo import convert, render_pages
+from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
+from gpu_tco.workbooks.build import COMPARE_COLUMNS, save_atomically
+from lo import book, convert, render_pages
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
 from test_formula_layer import random_config
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-ERRORS = ("#NAME?", "#REF!", "#VALUE!", "#DIV/0!", "#N/A", "#NUM!", "Err:")
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
             "ISNUMBER", "CHOOSE", "COUNTIF"}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
@@ -50,28 +50,22 @@ def _rel_equal(a, b) -> bool:
 
 
 def _calc_values(path: Path) -> dict:
-    wb = load_workbook(path, data_only=True)
-    ws = wb["Calc"]
+    """The Calc sheet's cached values as written (name -> value)."""
+    ws = load_workbook(path, data_only=True)["Calc"]
     return {ws.cell(row=i, column=2).value: ws.cell(row=i, column=3).value for i in range(2, ws.max_row + 1)}
 
 
-def _error_cells(path: Path) -> list[str]:
-    wb = load_workbook(path, data_only=True)
-    bad = []
-    for ws in wb.worksheets:
-        for row in ws.iter_rows():
-            for c in row:
-                if isinstance(c.value, str) and c.value.startswith(ERRORS):
-                    bad.append(f"{ws.title}!{c.coordinate}={c.value}")
-    return bad
+def _recalc_calc(book) -> dict:
+    """The Calc sheet after LibreOffice recalculated it (name -> value)."""
+    return {book.cell("Calc", r, 2): book.cell("Calc", r, 3) for r in range(2, book.max_row("Calc") + 1)}
 
 
-def _assert_matches_core(path: Path, cfg: dict) -> None:
+def _assert_matches_core(book, cfg: dict) -> None:
     ref = core.evaluate(cfg)
-    got = _calc_values(path)
+    got = _recalc_calc(book)
     wrong = [(n, got.get(n), ref[n]) for n in QUANTITIES if not _rel_equal(got.get(n) if got.get(n) is not None else math.nan, ref[n])]
-    assert not wrong, wrong[:5]
-    assert not _error_cells(path)
+    assert not wrong, (book.name, wrong[:5])
+    assert not book.errors(), book.errors()[:5]
 
 
 def _same(a, b) -> bool:
@@ -80,66 +74,84 @@ def _same(a, b) -> bool:
     return (a in (None, "") and b in (None, "")) or a == b
 
 
-def _formula_cells_equal_their_cache(generated: Path, recalculated: Path) -> int:
+def _formula_cells_equal_their_cache(book) -> int:
     """Every formula cell on every sheet (Options, Compare, Break-even, Start too): LibreOffice's
     value equals the value the generator cached, which is core's (core.evaluate per option,
     core.costs.breakeven_series per month). Returns the number of formula cells checked."""
-    formulas, cached, recalc = (load_workbook(generated), load_workbook(generated, data_only=True),
-                                load_workbook(recalculated, data_only=True))
-    n, wrong = 0, []
-    for ws in formulas.worksheets:
-        for row in ws.iter_rows():
-            for c in row:
-                if isinstance(c.value, str) and c.value.startswith("="):
-                    n += 1
-                    a, b = cached[ws.title][c.coordinate].value, recalc[ws.title][c.coordinate].value
-                    if a is None and b not in (None, ""):
-                        wrong.append((ws.title, c.coordinate, "no cached value", b))
-                    elif not _same(a, b):
-                        wrong.append((ws.title, c.coordinate, a, b))
-    assert not wrong, wrong[:8]
-    return n
+    wrong = []
+    for key in book.meta["formulas"]:
+        sheet, coord = key.split("!")
+        a, b = book.meta["cached"].get(key), book.value(sheet, coord)
+        if a is None and b not in (None, ""):
+            wrong.append((key, "no cached value", b))
+        elif not _same(a, b):
+            wrong.append((key, a, b))
+    assert not wrong, (book.name, wrong[:8])
+    return len(book.meta["formulas"])
 
 
-def test_50_random_scenarios_and_edge_cases_recalculate_to_core(tmp_path):
-    scenarios = [random_config(random.Random(9000 + i)) for i in range(50)] + EDGE_CASES
-    files = [write_workbook(tmp_path / f"s{i:02d}.xlsx", cfg) for i, cfg in enumerate(scenarios)]
-    out = convert(files, tmp_path / "recalc")
+PARITY = [random_config(random.Random(9000 + i)) for i in range(50)] + EDGE_CASES
+
+
+def _parity_builder(cfg: dict):
+    def build(folder: Path):
+        wb, cached = build_workbook(cfg)
+        path = save_atomically(wb, cached, folder / "book.xlsx")
+        formulas = [f"{ws.title}!{c.coordinate}" for ws in wb.worksheets for row in ws.iter_rows() for c in row
+                    if isinstance(c.value, str) and c.value.startswith("=")]
+        return path, {"cfg": cfg, "cached": cached, "formulas": formulas}
+    return build
+
+
+for _i, _cfg in enumerate(PARITY):
+    book(f"parity-{_i:02d}")(_parity_builder(_cfg))
+
+
+def test_50_random_scenarios_and_edge_cases_recalculate_to_core(recalculated):
     checked = 0
-    for cfg, original, path in zip(scenarios, files, out):
-        _assert_matches_core(path, cfg)
-        checked += _formula_cells_equal_their_cache(original, path)
+    for i, cfg in enumerate(PARITY):
+        result = recalculated[f"parity-{i:02d}"]
+        _assert_matches_core(result, cfg)
+        checked += _formula_cells_equal_their_cache(result)
     assert checked > 50 * len(QUANTITIES)
 
 
-def _options(path: Path) -> list[dict]:
+def _options(book) -> list[dict]:
     """The Options sheet as {quantity: value} per option column."""
-    ws = load_workbook(path, data_only=True)["Options"]
-    names = [ws.cell(row=r, column=1).value for r in range(1, ws.max_row + 1)]
-    return [{n: ws.cell(row=r, column=col).value for r, n in enumerate(names, start=1) if n}
-            for col in range(3, ws.max_column + 1)]
+    rows = book.sheets["Options"]
+    names = [r[0] if r else None for r in rows]
+    return [{n: book.cell("Options", r, col) for r, n in enumerate(names, start=1) if n}
+            for col in range(3, max(len(r) for r in rows) + 1)]
 
 
-def test_compare_options_and_break_even_follow_changed_inputs(tmp_path):
-    """What-if on the per-option and per-month sheets: change the scenario and the
-    candidate options on Inputs, recalculate, compare with core at the new inputs."""
-    path = write_workbook(tmp_path / "book.xlsx")
+WHATIF_OPTIONS = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "model": "Llama-3.1-8B", "method": "full"}
+MY_OPTIONS = [("RTX-4090", 8, "auto", 0), ("L40S", 4, "auto", 1), ("H100-SXM", 1, "auto", 0)]
+
+
+@book("whatif-options")
+def _whatif_options(folder: Path):
+    path = write_workbook(folder / "book.xlsx")
     wb = load_workbook(path)
     ws = wb["Inputs"]
     rows = {ws.cell(row=i, column=1).value: i for i in range(2, len(INPUTS) + 2)}
-    change = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "model": "Llama-3.1-8B", "method": "full"}
-    for name, value in change.items():
+    for name, value in WHATIF_OPTIONS.items():
         ws.cell(row=rows[name], column=2, value=value)
     head = {ws.cell(row=1, column=j).value: j for j in range(7, 12)}
-    mine = [("RTX-4090", 8, "auto", 0), ("L40S", 4, "auto", 1), ("H100-SXM", 1, "auto", 0)]
-    for k, option in enumerate(mine, start=3):  # options 2.. live in rows 3..
+    for k, option in enumerate(MY_OPTIONS, start=3):  # options 2.. live in rows 3..
         for name, value in zip(("gpu", "n_gpus", "offer", "buy"), option):
             ws.cell(row=k, column=head[name], value=value)
-    wb.save(tmp_path / "whatif.xlsx")
-    (out,) = convert([tmp_path / "whatif.xlsx"], tmp_path / "recalc")
-    assert not _error_cells(out)
+    wb.save(folder / "whatif.xlsx")
+    return folder / "whatif.xlsx", None
+
+
+def test_compare_options_and_break_even_follow_changed_inputs(recalculated):
+    """What-if on the per-option and per-month sheets: change the scenario and the
+    candidate options on Inputs, recalculate, compare with core at the new inputs."""
+    out = recalculated["whatif-options"]
+    assert not out.errors()
     got = _options(out)
-    for k, (gpu, n, offer, buy) in enumerate([(None,) * 4] + mine):
+    change = WHATIF_OPTIONS
+    for k, (gpu, n, offer, buy) in enumerate([(None,) * 4] + MY_OPTIONS):
         cfg = dict(change) if gpu is None else {**change, "gpu": gpu, "n_gpus": n, "offer": offer, "buy": buy}
         ref = core.evaluate(cfg)
         for name, value in got[k].items():
@@ -147,78 +159,70 @@ def test_compare_options_and_break_even_follow_changed_inputs(tmp_path):
                 assert _rel_equal(value, ref[name]), (k, name, value, ref[name])
     # full 8B training: 27.4 GiB/GPU on 8 RTX 4090s (24 GiB) and 136 GiB on one H100 do not fit; 4 L40S do
     assert not got[1]["fits_train"] and got[2]["fits_train"] and not got[3]["fits_train"]
-    compare = load_workbook(out, data_only=True)["Compare"]
-    assert [compare[f"F{r}"].value for r in range(5, 9)] == ["ok", "does not fit", "ok", "does not fit"]
-    series = __import__("core.costs", fromlist=["x"]).breakeven_series(change)
-    be = load_workbook(out, data_only=True)["Break-even"]
+    status_col = [key for _, key, _, _ in COMPARE_COLUMNS].index("status") + 1
+    assert [out.cell("Compare", r, status_col) for r in range(5, 9)] == ["ok", "does not fit", "ok", "does not fit"]
+    series = breakeven_series(change)
     for m, (own, rent) in enumerate(zip(series["own_cumulative_usd"], series["rent_cumulative_usd"])):
-        assert be.cell(row=7 + m, column=1).value == m
-        assert _rel_equal(be.cell(row=7 + m, column=2).value, own) and _rel_equal(be.cell(row=7 + m, column=3).value, rent)
+        assert out.cell("Break-even", 7 + m, 1) == m
+        assert _rel_equal(out.cell("Break-even", 7 + m, 2), own) and _rel_equal(out.cell("Break-even", 7 + m, 3), rent)
 
 
-def test_recommended_option_is_the_planners(tmp_path):
-    """The Compare sheet marks, after recalculation, the option core.planner recommends."""
-    job = {"model": "Llama-3-70B", "method": "qlora", "tokens": 5e7}
-    path = write_workbook(tmp_path / "book.xlsx", job)
-    (out,) = convert([path], tmp_path / "recalc")
-    ws = load_workbook(out, data_only=True)["Compare"]
-    header = {ws.cell(row=4, column=j).value: j for j in range(1, ws.max_column + 1)}
-    rec_col = [key for _, key, _, _ in COMPARE_COLUMNS].index("recommended") + 1
-    marked = [r for r in range(5, ws.max_row + 1) if ws.cell(row=r, column=rec_col).value == "recommended"]
-    assert len(marked) == 1
-    row = marked[0]
-    best = __import__("core.planner", fromlist=["plan"]).plan(job)["recommended"]
-    assert ws.cell(row=row, column=header["GPU"]).value == best["gpu"]
-    assert ws.cell(row=row, column=header["GPUs"]).value == best["n_gpus"]
-    assert ws.cell(row=row, column=header["rent or buy"]).value == best["acquire"]
-    start = load_workbook(out, data_only=True)["Start"]
-    assert any(c.value == ws.cell(row=row, column=1).value for c in start["B"])  # Start names it too
-    statuses = [ws.cell(row=r, column=header["status"]).value for r in range(5, ws.max_row + 1)]
-    assert "does not fit" in statuses  # the default options include one that shows the red row
+WHATIF_INPUTS = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.31, "hours_per_day": 6, "offer": "Lambda 8x A100 80GB SXM",
+                 "method": "full", "tokens": 3e8, "months": 24, "depreciation": "straight_line"}
 
 
-def test_what_if_changed_inputs_recalculate_to_core_at_the_new_inputs(tmp_path):
-    path = write_workbook(tmp_path / "book.xlsx")
+@book("whatif-inputs")
+def _whatif_inputs(folder: Path):
+    path = write_workbook(folder / "book.xlsx")
     wb = load_workbook(path)
     ws = wb["Inputs"]
-    change = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.31, "hours_per_day": 6, "offer": "Lambda 8x A100 80GB SXM",
-              "method": "full", "tokens": 3e8, "months": 24, "depreciation": "straight_line"}
     rows = {ws.cell(row=i, column=1).value: i for i in range(2, ws.max_row + 1)}
-    for name, value in change.items():
+    for name, value in WHATIF_INPUTS.items():
         ws.cell(row=rows[name], column=2, value=value)
-    wb.save(tmp_path / "whatif.xlsx")
-    (out,) = convert([tmp_path / "whatif.xlsx"], tmp_path / "recalc")
-    _assert_matches_core(out, change)
-    assert _calc_values(out)["own_tco_usd"] != pytest.approx(core.evaluate()["own_tco_usd"])
+    wb.save(folder / "whatif.xlsx")
+    return folder / "whatif.xlsx", None
 
 
-def test_a_user_added_gpu_row_flows_through(tmp_path):
-    path = write_workbook(tmp_path / "book.xlsx")
+def test_what_if_changed_inputs_recalculate_to_core_at_the_new_inputs(recalculated):
+    out = recalculated["whatif-inputs"]
+    _assert_matches_core(out, WHATIF_INPUTS)
+    assert _recalc_calc(out)["own_tco_usd"] != pytest.approx(core.evaluate()["own_tco_usd"])
+
+
+MY_GPU = {"name": "MyCard-48", "memory_gib": 48, "memory_bandwidth_gbps": 1200, "bf16_dense_tflops": 250,
+          "tf32_dense_tflops": 125, "tdp_w": 400, "default_mfu": 0.35, "purchase_usd": 9000, "multi_gpu_fabric": 0}
+
+
+@book("user-gpu")
+def _user_gpu(folder: Path):
+    path = write_workbook(folder / "book.xlsx")
     wb = load_workbook(path)
     gpus = wb["GPUs"]
     header = [c.value for c in gpus[1]]
     new_row = gpus.max_row + 1
-    mine = {"name": "MyCard-48", "memory_gib": 48, "memory_bandwidth_gbps": 1200, "bf16_dense_tflops": 250,
-            "tf32_dense_tflops": 125, "tdp_w": 400, "default_mfu": 0.35, "purchase_usd": 9000, "multi_gpu_fabric": 0}
     for j, col in enumerate(header, start=1):
-        gpus.cell(row=new_row, column=j, value=mine.get(col, "" if col in catalog.TEXT_COLUMNS else 0))
+        gpus.cell(row=new_row, column=j, value=MY_GPU.get(col, "" if col in catalog.TEXT_COLUMNS else 0))
     inputs = wb["Inputs"]
     rows = {inputs.cell(row=i, column=1).value: i for i in range(2, inputs.max_row + 1)}
     inputs.cell(row=rows["gpu"], column=2, value="MyCard-48")
     inputs.cell(row=rows["offer"], column=2, value="none")
     inputs.cell(row=rows["usd_per_gpu_hour_rented"], column=2, value=1.1)
-    wb.save(tmp_path / "mine.xlsx")
-    (out,) = convert([tmp_path / "mine.xlsx"], tmp_path / "recalc")
+    wb.save(folder / "mine.xlsx")
+    return folder / "mine.xlsx", None
+
+
+def test_a_user_added_gpu_row_flows_through(recalculated):
+    out = recalculated["user-gpu"]
     try:
-        catalog.gpus().add(mine)
+        catalog.gpus().add(MY_GPU)
         _assert_matches_core(out, {"gpu": "MyCard-48", "offer": "none", "usd_per_gpu_hour_rented": 1.1})
     finally:
         catalog.reload()
-    assert _calc_values(out)["gpu_memory_gib"] == 48
+    assert _recalc_calc(out)["gpu_memory_gib"] == 48
 
 
 def test_formulas_use_only_portable_functions_and_names():
-    wb, _ = __import__("workbooks").build_workbook()
+    wb, _ = build_workbook()
     names = set(wb.defined_names.keys())
     for ws in wb.worksheets:
         for row in ws.iter_rows():
@@ -279,7 +283,7 @@ def test_unwritable_targets_give_clear_errors_and_leave_no_file(tmp_path):
 
 
 def test_inputs_sheet_lists_every_input_with_validation():
-    wb, _ = __import__("workbooks").build_workbook()
+    wb, _ = build_workbook()
     ws = wb["Inputs"]
     names = [ws.cell(row=i, column=1).value for i in range(2, ws.max_row + 1)]
     assert names == [i.name for i in INPUTS]
@@ -338,7 +342,7 @@ def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
     for chart in charts:
         points = _re.findall(r"<numCache>.*?</numCache>", chart, _re.S)
         assert points and all("<pt " in p for p in points)
-    series = __import__("core.costs", fromlist=["x"]).breakeven_series()
+    series = breakeven_series()
     line = next(c for c in charts if "<lineChart>" in c)
     first_own = _re.search(r"<numCache>.*?<v>([^<]+)</v>", line, _re.S).group(1)
     assert float(first_own) == pytest.approx(series["own_cumulative_usd"][0])
