@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpu_tco.workbooks.build import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
+from gpu_tco.workbooks.xlsx import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
 from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.worksheet.formula import ArrayFormula

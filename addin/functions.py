@@ -12,7 +12,7 @@ or one of a few selector arguments), the core quantity it returns, and its help 
   ``ValueError`` with the same text instead (xlwings Lite shows it as #VALUE!).
 
 No formula lives here: values are core quantities, tables come from core's planner and
-catalogs.  The xlwings modules (``addin.udfs`` and the generated xlwings Lite main.py)
+catalogs.  The xlwings modules (``gpu_tco.addin.udfs`` and the generated xlwings Lite main.py)
 are generated from ``FUNCTIONS`` by ``addin.codegen``.
 """
 from __future__ import annotations
@@ -457,8 +457,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "
              "(a table that spills on Excel 365).",
-             ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top"),
-             special=_plan),
+             ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
+              "allow_interruptible", "hours_per_day", "months"), special=_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
     Function("MODEL_SPEC", "A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / "

@@ -549,8 +549,11 @@ meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes
 within = q("option_within_budget", "flag", "1 = no budget, or the outlay fits it", OR(EQ(I.budget_usd, 0), option_outlay <= I.budget_usd))
 priced = q("option_priced", "flag", "1 = the option has a price (rental price known, or a purchase price when buying)",
            IF(I.buy, own_purchase_usd_per_gpu > 0, rent_usd_per_gpu_hour_list > 0))
-q("option_ok", "flag", "1 = fits in memory, priced, meets the deadline and the budget",
-  AND(Ref("fits_train"), priced, meets, within))
+offer_allowed = q("option_offer_allowed", "flag",
+                  "1 = buying, or renting an offer that may be recommended (interruptible offers only when allow_interruptible is 1)",
+                  OR(I.buy, I.allow_interruptible, NOT(OF("interruptible"))))
+q("option_ok", "flag", "1 = fits in memory, priced, an allowed offer, meets the deadline and the budget",
+  AND(Ref("fits_train"), priced, offer_allowed, meets, within))
 
 VERDICTS = {
     1: "buying pays back within 1 month",

@@ -1,8 +1,15 @@
 """Job planner: every GPU type x count x way to get it, in one vectorised evaluation.
 
-The planner only enumerates and sorts; every number it reports is a quantity
-of the formula layer (``option_cost_usd``, ``option_hours``, ``fits_train``,
-...), so the workbook and the Excel functions show the same values.
+The planner only enumerates and ranks; every number it reports is a quantity of the
+formula layer (``option_cost_usd``, ``option_hours``, ``option_ok``, ...), so the
+workbook and the Excel functions show the same values.
+
+The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
+(``option_ok``: fits in memory, has a price, an allowed offer, meets the deadline and the
+budget) come first, the cheapest job cost first; ties go to the option listed first
+(GPU catalog order, then count, then offer catalog order, renting before buying).
+Interruptible (spot) offers are listed but only eligible with ``allow_interruptible`` = 1.
+The main job, GPU_PLAN and the workbook's Compare sheet all name ``plan(job)["recommended"]``.
 """
 from __future__ import annotations
 
@@ -22,7 +29,16 @@ HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
 REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
+              ("option_offer_allowed", "spot not allowed"),
               ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
+RANKING = ("acceptable options first (option_ok); then the lowest job cost (option_cost_usd); "
+           "ties go to the option listed first (GPU catalog order, count, offer catalog order, renting before buying)")
+
+
+def rank_key(option: Mapping) -> tuple:
+    """The one ranking rule (see RANKING): sort options by this key, the first is recommended."""
+    ok = bool(option["ok"])
+    return (not ok, option["cost_usd"] if ok else float("inf"), option["order"])
 
 
 def _counts(minimum: int) -> list[int]:
@@ -101,10 +117,11 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             details = {
                 "does not fit": f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
                 "no price": "no purchase price in the catalog" if buy else "no rental price",
+                "spot not allowed": "interruptible (spot) offer; allow_interruptible = 1 to consider it",
                 "too slow": f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
                 "over budget": f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
             }
-            reasons = [details[word] if word == "no price" else f"{word}: {details[word]}"
+            reasons = [details[word] if word in ("no price", "spot not allowed") else f"{word}: {details[word]}"
                        for flag, word in REJECTIONS if not r[flag][j]]
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
             options.append({
@@ -112,6 +129,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 "acquire": "buy" if buy else "rent",
                 "offer": "" if buy else offer_name,
                 "price_type": "" if buy else offer_row["price_type"],
+                "interruptible": bool(not buy and offer_row["interruptible"]),
+                "order": j,
                 "fits": bool(r["fits_train"][j]),
                 "peak_gib_per_gpu": float(r["peak_train_gib_per_gpu"][j]),
                 "hours": float(r["option_hours"][j]),
@@ -123,12 +142,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 "reasons": reasons,
             })
     for g in never:
-        options.append({"gpu": g, "n_gpus": 0, "acquire": "", "offer": "", "price_type": "", "fits": False,
+        options.append({"gpu": g, "n_gpus": 0, "acquire": "", "offer": "", "price_type": "", "interruptible": False,
+                        "order": len(options), "fits": False,
                          "peak_gib_per_gpu": float("nan"), "hours": float("nan"), "cost_usd": float("nan"),
                          "outlay_usd": float("nan"), "usd_per_mtok_train": float("nan"), "usd_per_gpu_hour": float("nan"),
                          "ok": False, "reasons": ["does not fit at any GPU count"]})
-    options.sort(key=lambda o: (not o["ok"], o["cost_usd"] if o["ok"] else float("inf"),
-                                o["hours"] if o["ok"] else 0, o["gpu"], o["n_gpus"]))
+    options.sort(key=rank_key)
     counts: dict[str, int] = {}
     for o in options:
         for reason in o["reasons"]:
@@ -136,10 +155,19 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             counts[key] = counts.get(key, 0) + 1
     recommended = options[0] if options and options[0]["ok"] else None
     return {"job": {k: base[k] for k in BY_NAME if k in job or k in _JOB_FIELDS},
-            "options": options, "recommended": recommended, "rejected_counts": counts}
+            "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING}
 
 
-_JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd")
+_JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
+               "allow_interruptible")
+
+
+def same_option(a: Mapping | None, b: Mapping | None) -> bool:
+    """Whether two option descriptions (planner rows, or dicts with gpu, n_gpus, acquire, offer) are the same choice."""
+    if a is None or b is None:
+        return a is b
+    return (a["gpu"], int(a["n_gpus"]), a["acquire"], a["offer"] if a["acquire"] == "rent" else "") == \
+        (b["gpu"], int(b["n_gpus"]), b["acquire"], b["offer"] if b["acquire"] == "rent" else "")
 
 
 def verdict_text(code: float) -> str:

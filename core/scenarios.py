@@ -1,15 +1,17 @@
-"""The built-in default scenario: the seed question behind gpu-tco.
+"""The built-in default scenario: the question gpu-tco was built to answer.
 
-"Can I fine-tune Llama 3 70B on 4x RTX 4090, or do I need 2x H100?"
-(../shared/seeds, the 4090-versus-AWS-H100 calculator).  The comparison
-evaluates every candidate setup and method, rented and bought, in one
-vectorised call, and names the cheapest option that fits.
+"Can I fine-tune Llama 3 70B on 4x RTX 4090, or do I need 2x H100?" (the question of
+AiManual's "RTX 4090 farm vs AWS p5" calculator article, 2025-12-31).  ``compare``
+evaluates the usual candidate setups for every method, rented and bought, in one
+vectorised call; ``recommendations`` names, per method, the planner's recommended
+option over every GPU, count and offer (the one ranking rule, core.planner).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .engine import evaluate, resolve_inputs
+from .planner import plan, same_option
 
 DEFAULT_JOB = {
     "model": "Llama-3-70B",
@@ -34,10 +36,11 @@ CANDIDATE_SETUPS = (
 METHODS = ("qlora", "lora", "full")
 
 
-def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS) -> list[dict]:
+def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, picks: dict | None = None) -> list[dict]:
     """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost
-    rented (the GPU's offer, "auto" unless the job names one) and owned (the owned share), with
-    ``recommended`` set on the cheapest fitting choice per method."""
+    rented (the GPU's offer, "auto" unless the job names one) and owned (the owned share).
+    ``recommended`` is "rent" or "buy" on the row that is the planner's recommendation for its
+    method (``picks``, default ``recommendations(job, methods)``), when that option is one of these setups."""
     base = dict(DEFAULT_JOB)
     base.update(job or {})
     rows = [(g, n, m) for (g, n) in setups for m in methods]
@@ -70,22 +73,24 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS) -
             "offer": offer_of[g],
             "rent_usd": rent if rent_ok else float("nan"),
             "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]),
-            "own_usd": own if own_ok else float("nan"),
+            "own_usd": own if own_ok else float("nan"),  # the job's owned share, when acceptable
             "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]),
             "capital_usd": float(res["own_capital_usd"][k + i]),
             "payback_months": float(res["payback_months"][k + i]),
             "verdict_code": int(res["verdict_code"][k + i]),
             "recommended": "",
         })
-    for m in methods:
-        best, best_cost = None, float("inf")
-        for r in out:
-            if r["method"] != m:
-                continue
-            for how in ("rent", "own"):
-                cost = r[f"{how}_usd"]
-                if cost == cost and cost < best_cost:
-                    best, best_cost = (r, how), cost
-        if best:
-            best[0]["recommended"] = best[1]
+    picks = recommendations(job, methods) if picks is None else picks
+    for r in out:
+        for how in ("rent", "buy"):
+            mine = {"gpu": r["gpu"], "n_gpus": r["n_gpus"], "acquire": how, "offer": r["offer"]}
+            if same_option(mine, picks.get(r["method"])):
+                r["recommended"] = how
     return out
+
+
+def recommendations(job: dict | None = None, methods=METHODS) -> dict:
+    """The planner's recommended option per method (None where nothing is acceptable)."""
+    base = {**DEFAULT_JOB, **(job or {})}
+    base = {k: v for k, v in base.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+    return {m: plan({**base, "method": m})["recommended"] for m in methods}

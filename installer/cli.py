@@ -113,58 +113,83 @@ def _money(v) -> str:
     return "-" if v != v else f"${v:,.0f}"
 
 
+def _option_text(o) -> str:
+    """An option in words: "rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "buy 8x H100-SXM"."""
+    if o["acquire"] == "buy":
+        return f"buy {o['n_gpus']}x {o['gpu']}"
+    spot = ", interruptible: the provider can stop it" if o.get("interruptible") else ""
+    return f"rent {o['n_gpus']}x {o['gpu']} from {o['offer']} ({o['price_type']}{spot})"
+
+
 def cmd_main(ns) -> int:
-    from .core.engine import resolve_inputs
+    from .core.engine import evaluate, resolve_inputs
     from .core.planner import verdict_text
-    from .core.scenarios import DEFAULT_JOB, compare
+    from .core.scenarios import DEFAULT_JOB, METHODS, compare, recommendations
 
     job = _collect_inputs(ns)
-    rows = compare(job)
-    if ns.json:
-        print(json.dumps({"job": {**DEFAULT_JOB, **job}, "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows]}, indent=2))
-        return 0
     j = {**DEFAULT_JOB, **job}
-    a = resolve_inputs({k: v for k, v in j.items() if k not in ("gpu", "offer")})
-    print(f"gpu-tco: fine-tuning {j['model']} on {j['tokens'] * j['epochs']:,.0f} tokens "
-          f"(seq {j['seq_len']}, micro-batch {j['micro_batch']}, {j['sharding']}, recompute {j['recompute']}, {j['precision']}, {j['optimizer']})")
-    print()
-    body = []
-    for r in rows:
-        need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
-        star = {"rent": " <- rent", "own": " <- buy"}.get(r["recommended"], "")
-        body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], "yes" if r["fits"] else "NO",
-                     f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
-                     f"{r['job_hours']:.1f}" if r["fits"] else "-",
-                     _money(r["rent_usd"]), f"{r['rent_usd_per_gpu_hour']:.2f}",
-                     _money(r["own_usd"]), _money(r["capital_usd"]), star.strip()])
-    print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
-                 "own USD", "capital USD", "pick"], body))
-    print()
-    for m in dict.fromkeys(r["method"] for r in rows):
-        pick = next((r for r in rows if r["method"] == m and r["recommended"]), None)
-        if pick is None:
-            print(f"Recommendation for {m}: none of these setups fits; try `gpu-tco plan --method {m}`.")
-            continue
-        how = pick["recommended"]
-        where = f"rent from {pick['offer']}" if how == "rent" else "buy"
-        cost = pick["rent_usd"] if how == "rent" else pick["own_usd"]
-        print(f"Recommendation for {m}: {where}, {pick['n_gpus']}x {pick['gpu']}: {_money(cost)}, {pick['job_hours']:.1f} h. "
-              f"Buying them instead: {verdict_text(pick['verdict_code'])}"
-              + (f" ({pick['payback_months']:.1f} months)." if pick["payback_months"] > 0 else "."))
-    print()
-    print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
-          f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({j['sharding']}).")
-    print("Rent = the GPU's cheapest on-demand offer (column USD/GPU-h; `gpu-tco offers`), billed per increment, "
-          f"plus {a['storage_gb']:g} GB storage.")
-    print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
-          f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation ${a['colo_usd_per_kw_month']:g}/kW-month, "
-          f"{a['maintenance_pct_per_year']:g} %/year upkeep, {a['value_loss_pct_per_year']:g} %/year value loss.")
-    print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: gpu-tco explain QUANTITY, docs/quantities.md.")
-    print("More options (every GPU, offer and count, deadline, budget): gpu-tco plan.")
+    a = resolve_inputs(j)  # every input checked before anything is printed
+    target = None
     if ns.workbook:
-        from gpu_tco.workbooks import write_workbook
-        path = write_workbook(ns.workbook, {k: v for k, v in job.items()})
-        print(f"Workbook (every number a live Excel formula): {path.resolve()}")
+        from .workbooks.xlsx import check_target
+        target = check_target(ns.workbook)
+    methods = (a["method"],) if "method" in job else METHODS
+    picks = recommendations(job, methods)
+    rows = compare(job, methods=methods, picks=picks)
+    if ns.json:
+        clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o else None  # noqa: E731
+        print(json.dumps({"job": {k: _jsonable(v) for k, v in j.items()},
+                          "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows],
+                          "recommended": {m: clean(o) for m, o in picks.items()},
+                          "workbook": str(target.resolve()) if target else None}, indent=2))
+    else:
+        print(f"gpu-tco: fine-tuning {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
+              f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
+              f"{a['precision']}, {a['optimizer']})")
+        print()
+        body = []
+        for r in rows:
+            need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
+            star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
+            body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], "yes" if r["fits"] else "NO",
+                         f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
+                         f"{r['job_hours']:.1f}" if r["fits"] else "-",
+                         _money(r["rent_usd"]), f"{r['rent_usd_per_gpu_hour']:.2f}",
+                         _money(r["own_usd"]), _money(r["capital_usd"]), star])
+        print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
+                     "own USD", "capital USD", "pick"], body))
+        print()
+        for m in methods:
+            pick = picks[m]
+            if pick is None:
+                print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
+                continue
+            bought = evaluate({**j, "method": m, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": "auto", "buy": 1})
+            payback = bought["payback_months"]
+            print(f"Recommended for {m}: {_option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
+                  f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
+                  + (f" ({payback:.1f} months at {a['hours_per_day']:g} h/day)." if payback > 0 else "."))
+        print()
+        print("Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
+              "count and cloud offer or buying (gpu-tco plan lists them); the table shows the usual setups.")
+        if not a["allow_interruptible"]:
+            print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
+                  "--allow-interruptible 1 includes them.")
+        print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
+              f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
+        print("Rent = the GPU's cheapest on-demand offer (column USD/GPU-h; `gpu-tco offers`), billed per increment, "
+              f"plus {a['storage_gb']:g} GB storage.")
+        print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
+              f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
+              f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "
+              f"{a['value_loss_pct_per_year']:g} %/year value loss.")
+        print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: "
+              "gpu-tco explain QUANTITY, docs/quantities.md.")
+    if target is not None:
+        from .workbooks import write_workbook
+        path = write_workbook(target, job)
+        if not ns.json:
+            print(f"Workbook (every number a live Excel formula): {path.resolve()}")
     return 0
 
 
@@ -420,10 +445,14 @@ def cmd_bench(ns) -> int:
 
 
 def cmd_docs(ns) -> int:
-    from .core.docs import write
+    """Regenerate what is generated from the declarations: docs/quantities.md, the classic add-in
+    module (addin/udfs.py) and the README's table of Excel functions."""
+    from .addin.codegen import write_generated
+    from .core.docs import DOC_PATH, write
 
-    path = write(ns.out)
-    print(f"wrote {path}")
+    print(f"wrote {write(ns.out)}")
+    for path in write_generated(DOC_PATH.parent.parent / "README.md"):
+        print(f"wrote {path}")
     return 0
 
 

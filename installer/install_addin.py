@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-UDF_MODULE = "addin.udfs"
+UDF_MODULE = "gpu_tco.addin.udfs"
 INTERPRETER_KEY = {"win32": "INTERPRETER_WIN", "darwin": "INTERPRETER_MAC"}
 
 

@@ -189,7 +189,7 @@ VBA_RESERVED = {"name", "date", "error", "string", "integer", "type", "end", "su
 
 @pytest.fixture
 def registered(monkeypatch):
-    """addin.udfs imported with xlwings.udfs' real decorators (stub COM modules, as in toolchain.md)."""
+    """gpu_tco.addin.udfs imported with xlwings.udfs' real decorators (stub COM modules)."""
     for mod, attrs in {"pythoncom": {"CoInitialize": lambda: None, "IID_IDispatch": None,
                                      "CoMarshalInterThreadInterfaceInStream": None, "CoGetInterfaceAndReleaseStream": None},
                        "pywintypes": {"com_error": type("com_error", (Exception,), {})},
@@ -200,16 +200,16 @@ def registered(monkeypatch):
     monkeypatch.setattr(xlwings, "func", udfs.xlfunc)
     monkeypatch.setattr(xlwings, "arg", udfs.xlarg)
     monkeypatch.setattr(xlwings, "ret", udfs.xlret)
-    sys.modules.pop("addin.udfs", None)
+    sys.modules.pop("gpu_tco.addin.udfs", None)
     module = importlib.import_module("gpu_tco.addin.udfs")
     yield udfs, module
-    sys.modules.pop("addin.udfs", None)  # others get the module with the plain decorators again
+    sys.modules.pop("gpu_tco.addin.udfs", None)  # others get the module with the plain decorators again
 
 
 def test_every_function_registers_with_docs_within_excel_limits(registered):
     udfs, module = registered
     buf = io.StringIO()
-    udfs.generate_vba_wrapper("addin.udfs", module, buf, types.SimpleNamespace(Name="gpu_tco.xlam"))
+    udfs.generate_vba_wrapper("gpu_tco.addin.udfs", module, buf, types.SimpleNamespace(Name="gpu_tco.xlam"))
     vba = buf.getvalue()
     for name, func in FUNCTIONS.items():
         meta = getattr(module, name).__xlfunc__
@@ -223,7 +223,7 @@ def test_every_function_registers_with_docs_within_excel_limits(registered):
             assert a["name"].lower() not in VBA_RESERVED and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,254}", a["name"])
         signature = f"Function {name}(" + ", ".join(f"Optional {p}" for p in params) + ")"
         assert signature in vba, signature
-        assert f'XLPy.CallUDF("addin.udfs", "{name}"' in vba
+        assert f'XLPy.CallUDF("gpu_tco.addin.udfs", "{name}"' in vba
     assert len(FUNCTIONS) == vba.count("End Function")
     assert max(len(line) for line in vba.splitlines()) <= 1023  # VBA's line limit
     assert all(len(f.args) <= 255 for f in FUNCTIONS.values())
@@ -295,14 +295,14 @@ def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
                           capture_output=True, text=True, env=env, timeout=120)
     import json
     settings_read = json.loads(read.stdout)
-    assert settings_read["udf modules"] == "addin.udfs"
+    assert settings_read["udf modules"] == "gpu_tco.addin.udfs"
     assert settings_read["license_key"] == "keep-me"  # the user's other settings are kept
     assert settings_read["interpreter_win"] == sys.executable and settings_read["interpreter_mac"] == sys.executable
     sys.path.insert(0, str(ROOT / "installer"))
     try:
         import install_addin
         path = install_addin.write_conf(tmp_path / "w", interpreter=r"C:\envs\gpu\python.exe", platform="win32")
-        assert install_addin.read_conf(path) == {"UDF MODULES": "addin.udfs", "INTERPRETER_WIN": r"C:\envs\gpu\python.exe"}
+        assert install_addin.read_conf(path) == {"UDF MODULES": "gpu_tco.addin.udfs", "INTERPRETER_WIN": r"C:\envs\gpu\python.exe"}
     finally:
         sys.path.remove(str(ROOT / "installer"))
 
@@ -328,6 +328,13 @@ def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
             assert cached.cell(row=r, column=6).value == (pytest.approx(expected) if isinstance(expected, float) else expected)
             checked += 1
     assert checked == 14
+
+
+def test_classic_module_is_the_generated_file():
+    """addin/udfs.py is generated (`gpu-tco docs`) and committed, so Excel's tracebacks and readers see real source."""
+    from gpu_tco.addin.codegen import UDFS_PATH, classic_module
+    assert UDFS_PATH.read_text(encoding="utf-8") == classic_module(), "addin/udfs.py is stale: run `gpu-tco docs`"
+    assert "exec(" not in classic_module()
 
 
 def test_readme_function_table_is_generated_from_the_code():

@@ -30,8 +30,12 @@ def test_main_job_prints_the_comparison(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("8x H100-SXM")]
     assert any(" qlora " in r and " yes " in r for r in rows)
     assert any(" full " in r and " NO " in r for r in rows)
-    assert "Recommendation for lora:" in text
-    assert sum(1 for line in text.splitlines() if line.rstrip().endswith(("<- rent", "<- buy"))) == 2  # qlora and lora
+    from gpu_tco import core
+    for method in ("qlora", "lora", "full"):  # the planner's recommendation, in words
+        pick = core.plan({"method": method})["recommended"]
+        line = next(x for x in text.splitlines() if x.startswith(f"Recommended for {method}:"))
+        assert f"{pick['n_gpus']}x {pick['gpu']} from {pick['offer']}" in line, line
+    assert "--allow-interruptible 1" in text  # how spot offers are treated is said
 
 
 def test_main_job_json_matches_core():
@@ -46,11 +50,14 @@ def test_main_job_json_matches_core():
     assert row["rent_usd"] == pytest.approx(ref["rent_total_usd"], rel=1e-12)
     own = core.evaluate({**data["job"], "gpu": "H100-SXM", "n_gpus": 8, "method": "lora", "buy": 1})
     assert row["own_usd"] == pytest.approx(own["own_job_usd"], rel=1e-12)
-    # the recommended row is the cheapest fitting choice of its method
-    lora = [r for r in data["rows"] if r["method"] == "lora"]
-    costs = [c for r in lora for c in (r["rent_usd"], r["own_usd"]) if c is not None and c == c]
-    pick = next(r for r in lora if r["recommended"])
-    assert pick[f"{pick['recommended']}_usd"] == min(costs)
+    # the recommendation per method is the planner's (the one ranking rule); a table row is marked
+    # only when it is that option
+    from gpu_tco.core.planner import same_option
+    for method, pick in data["recommended"].items():
+        assert same_option(pick, core.plan({**data["job"], "method": method})["recommended"])
+        for r in data["rows"]:
+            if r["method"] == method and r["recommended"]:
+                assert same_option({**r, "acquire": r["recommended"]}, pick)
 
 
 def test_estimate_json_has_breakdown_and_assumptions():

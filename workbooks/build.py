@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
-import tempfile
-import zipfile
 from pathlib import Path
 from typing import Mapping
-from xml.sax.saxutils import escape as xml_escape
 
 import numpy as np
 from gpu_tco import core
@@ -25,28 +21,21 @@ from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.core.planner import REJECTIONS, plan
+from gpu_tco.core.version import __version__
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font, PatternFill, Protection
+from openpyxl.styles import Alignment, Font, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 
+from .xlsx import BAD_FILL, GOOD_FILL, HEAD_FILL, HEAD_FONT, INPUT_FILL, NOTE_FONT, check_target, save_atomically
+
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
-INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
-HEAD_FILL = PatternFill("solid", fgColor="1F4E78")
-HEAD_FONT = Font(bold=True, color="FFFFFF")
-NOTE_FONT = Font(italic=True, color="595959")
-BAD_FILL = PatternFill("solid", fgColor="F8CBAD")
-GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 CATALOG_SHEETS = {"gpus": "GPUs", "models": "Models", "offers": "Cloud"}
-
-
-class WorkbookError(Exception):
-    """A workbook could not be written; the message says where and why."""
 
 
 def _number_format(unit: str) -> str:
@@ -62,7 +51,7 @@ def _number_format(unit: str) -> str:
     if unit in ("fraction",):
         return "0.0%"
     if unit == "months":
-        return '0.0 "months";"never"'  # payback_months is -1 for never
+        return '[<0]"never";[>=1200]"> 100 years";0.0 "months"'  # payback_months is -1 for never
     return '#,##0.00 "' + unit + '"'
 
 
@@ -137,7 +126,7 @@ COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for t
     ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
     ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
     ("own: job's share", "own_job_usd", '"$"#,##0', 13), ("own: capital", "own_capital_usd", '"$"#,##0', 14),
-    ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '0.0 "months";"never"', 12),
+    ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '[<0]"never";[>=1200]"> 100 years";0.0 "months"', 14),
     ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
     ("", "recommended", None, 15), ("ranked cost", "ranked", '"$"#,##0', 12),
 ]
@@ -334,13 +323,16 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws["A1"].font = Font(bold=True, size=14)
     ws["A2"] = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
                 "change options 2+ on Inputs, columns G-K). Red: does not fit in GPU memory. Green: recommended "
-                "(cheapest option that fits, has a price and meets the deadline and budget).")
+                "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
+                "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
     ws["A2"].font = NOTE_FONT
     _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
     ws.row_dimensions[head_row].height = 45
     letter = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
     ranked = [v["option_cost_usd"] if v["option_ok"] else None for v in all_vals]
     best = min((x for x in ranked if x is not None), default=None)
+    best_index = ranked.index(best) if best is not None else None
+    rk_range = f"${letter['ranked']}${first}:${letter['ranked']}${last}"
     for k, v in enumerate(all_vals, start=1):
         r = first + k - 1
         col = get_column_letter(2 + k)
@@ -359,8 +351,9 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                                v["rent_total_usd"] if v["rent_available"] else "no price"),
             "ranked": (f'=IF({opt_cell("option_ok")},{opt_cell("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
-            "recommended": (f'=IF(AND(ISNUMBER({rk}{r}),{rk}{r}=MIN(${rk}${first}:${rk}${last})),"recommended","")',
-                            "recommended" if ranked[k - 1] is not None and ranked[k - 1] == best else ""),
+            # core.planner's rule: the cheapest acceptable option, the first listed on a tie (one row only)
+            "recommended": (f'=IF(ISNUMBER({rk}{r}),IF({k}=MATCH(MIN({rk_range}),{rk_range},0),"recommended",""),"")',
+                            "recommended" if k - 1 == best_index else ""),
         }
         for j, (_, key, fmt, _) in enumerate(COMPARE_COLUMNS, start=1):
             formula, value = formulas.get(key) or (f"={opt_cell(key)}", v[key])
@@ -411,7 +404,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws.add_chart(memory, f"G{last + 3}")
     chart_rows = int((9 + 0.45 * n) / 0.5) + 2  # ~0.5 cm per row
     _page(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}")
-    rec_label = next((v["label"] for v, x in zip(all_vals, ranked) if x is not None and x == best), "none acceptable")
+    rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
     return (f"Compare!${rc}${first}:${rc}${last}", f"Compare!$A${first}:$A${last}", rec_label)
 
 
@@ -524,7 +517,7 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
         "Options: each option's quantities. Calc: every quantity with unit, meaning and formula (names as in gpu-tco's docs).",
         "GPUs, Models and Cloud are the catalogs: add a row at the bottom and select it by name on Inputs.",
         "",
-        f"Generated by gpu-tco {_version()} on {_dt.date.today().isoformat()}.",
+        f"Generated by gpu-tco {__version__} on {_dt.date.today().isoformat()}.",
     ]
     for t, sheet in CATALOG_SHEETS.items():
         dates = sorted({str(r.get("as_of", "")) for r in tabs[t].rows if r.get("as_of")}) or ["-"]
@@ -572,73 +565,5 @@ def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None) -> Pa
     return save_atomically(wb, cached, target)
 
 
-def check_target(path: str | os.PathLike) -> Path:
-    """An .xlsx path in an existing folder, or WorkbookError saying what is wrong."""
-    target = Path(path)
-    if target.suffix.lower() != ".xlsx":
-        raise WorkbookError(f"{target}: the workbook must be an .xlsx file (no macros)")
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise WorkbookError(f"{target}: the folder {folder} does not exist")
-    return target
 
 
-def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
-    """Save ``wb`` with the cached formula values to a temporary file beside ``target``, then rename."""
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".xlsx", dir=folder)
-    except OSError as err:
-        raise WorkbookError(f"{target}: cannot write in {folder} ({err.strerror})") from None
-    os.close(fd)
-    try:
-        wb.save(tmp)
-        _store_cached_values(tmp, wb, cached)
-        os.replace(tmp, target)
-    except OSError as err:
-        raise WorkbookError(f"{target}: cannot be written ({err.strerror}; is it open in Excel or read-only?)") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("gpu-tco")
-    except Exception:  # noqa: BLE001 - running from a source tree without installation
-        return "source"
-
-
-_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
-
-
-def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) -> None:
-    """openpyxl writes formula cells without a cached <v>; add core's value to each."""
-    sheet_files = {ws.title: f"xl/worksheets/sheet{i}.xml" for i, ws in enumerate(wb.worksheets, start=1)}
-    by_sheet: dict[str, dict[str, object]] = {}
-    for key, value in cached.items():
-        sheet, cell = key.split("!")
-        by_sheet.setdefault(sheet_files[sheet], {})[cell] = value
-    with zipfile.ZipFile(path) as zin:
-        items = [(i, zin.read(i.filename)) for i in zin.infolist()]
-    out = path + ".part"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info, data in items:
-            if info.filename in by_sheet:
-                cells = by_sheet[info.filename]
-
-                def put(m, cells=cells):
-                    ref, attrs, formula = m.group(1), m.group(2), m.group(3)
-                    if ref not in cells:
-                        return m.group(0)
-                    v = cells[ref]
-                    if isinstance(v, bool):
-                        return f'<c r="{ref}"{attrs} t="b"><f>{formula}</f><v>{int(v)}</v></c>'
-                    if isinstance(v, str):  # a formula's text result
-                        return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{xml_escape(v)}</v></c>'
-                    return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{repr(float(v))}</v></c>'
-                data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
-            zout.writestr(info, data)
-    os.replace(out, path)

@@ -1,0 +1,122 @@
+"""One ranking rule: the main job, core.plan, GPU_PLAN and the workbook (after LibreOffice
+recalculates it) recommend the same option for the same job."""
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from gpu_tco import core
+from gpu_tco.addin.functions import call
+from gpu_tco.core.planner import RANKING, rank_key, same_option
+from gpu_tco.workbooks.build import COMPARE_COLUMNS
+from lo import book
+
+MODELS = ["Llama-3.2-3B", "Llama-3-8B", "Mistral-7B", "Qwen2.5-14B", "Llama-3-70B", "Mixtral-8x7B"]
+
+
+def random_job(rng: random.Random) -> dict:
+    job = {
+        "model": rng.choice(MODELS),
+        "method": rng.choice(["qlora", "lora", "full"]),
+        "tokens": float(f"{10 ** rng.uniform(6, 9):.3g}"),
+        "seq_len": rng.choice([1024, 2048, 4096, 8192]),
+        "micro_batch": rng.randint(1, 4),
+        "allow_interruptible": rng.randint(0, 1),
+        # owning at 24 h/day over 5 years makes buying the cheapest for some jobs
+        "hours_per_day": rng.choice([12, 24]),
+        "months": rng.choice([36, 60]),
+    }
+    if rng.random() < 0.3:
+        job["deadline_hours"] = rng.choice([2, 10, 50])
+    if rng.random() < 0.3:
+        job["budget_usd"] = rng.choice([200, 2000, 50000])
+    return job
+
+
+JOBS = [random_job(random.Random(4200 + i)) for i in range(20)]
+
+
+def _main_job_builder(job: dict):
+    def build(folder: Path):
+        args = [a for k, v in job.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+        out = subprocess.run([sys.executable, "-m", "gpu_tco", "--json", "--workbook", str(folder / "main.xlsx"), *args],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return folder / "main.xlsx", json.loads(out.stdout)
+    return build
+
+
+for _i, _job in enumerate(JOBS):
+    book(f"rank-{_i:02d}")(_main_job_builder(_job))
+
+
+def _workbook_pick(result) -> dict | None:
+    keys = [key for _, key, _, _ in COMPARE_COLUMNS]
+    col = {key: keys.index(key) + 1 for key in ("gpu", "n_gpus", "acquire", "offer_shown", "recommended", "label")}
+    marked = [r for r in range(5, result.max_row("Compare") + 1) if result.cell("Compare", r, col["recommended"]) == "recommended"]
+    if not marked:
+        return None
+    assert len(marked) == 1, marked
+    r = marked[0]
+    return {"gpu": result.cell("Compare", r, col["gpu"]), "n_gpus": result.cell("Compare", r, col["n_gpus"]),
+            "acquire": result.cell("Compare", r, col["acquire"]), "offer": result.cell("Compare", r, col["offer_shown"]),
+            "label": result.cell("Compare", r, col["label"])}
+
+
+def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(recalculated):
+    seen_spot, seen_none, seen_buy = False, False, False
+    for i, job in enumerate(JOBS):
+        result = recalculated[f"rank-{i:02d}"]
+        planned = core.plan(job)["recommended"]
+        main = result.meta["recommended"][job["method"]]
+        assert same_option(main, planned), (job, main, planned)
+        top = call("GPU_PLAN", job["model"], job["method"], job["tokens"], None, job["seq_len"], job["micro_batch"],
+                   job.get("deadline_hours"), job.get("budget_usd"), 1, job["allow_interruptible"],
+                   job["hours_per_day"], job["months"])
+        head = top[0]
+        row = dict(zip(head, top[1]))
+        if planned is None:
+            assert not isinstance(row["rank"], (int, float)), row
+        else:
+            assert same_option({**row, "n_gpus": row["n_gpus"]}, planned), (job, row, planned)
+        in_book = _workbook_pick(result)
+        assert not result.errors(), result.errors()[:3]
+        if planned is None:
+            assert in_book is None, (job, in_book)
+            seen_none = True
+            continue
+        assert same_option(in_book, planned), (job, in_book, planned)
+        start = [c for row_ in result.sheets["Start"] for c in row_]
+        assert in_book["label"] in start  # Start names the same option
+        seen_spot |= planned["interruptible"]
+        seen_buy |= planned["acquire"] == "buy"
+    # the random jobs exercise "nothing acceptable", a spot pick and a purchase
+    assert seen_none and seen_spot and seen_buy
+
+
+def test_interruptible_offers_are_listed_but_recommended_only_when_allowed():
+    job = {"model": "Llama-3-8B", "method": "qlora", "tokens": 5e7}
+    strict, relaxed = core.plan(job), core.plan({**job, "allow_interruptible": 1})
+    spot = [o for o in strict["options"] if o["interruptible"]]
+    assert spot and not any(o["ok"] for o in spot)
+    assert all(any("interruptible" in reason for reason in o["reasons"]) for o in spot)
+    assert not strict["recommended"]["interruptible"]
+    # allowing them can only make the recommendation cheaper or equal
+    assert relaxed["recommended"]["cost_usd"] <= strict["recommended"]["cost_usd"]
+    assert any(o["ok"] for o in relaxed["options"] if o["interruptible"])
+
+
+def test_the_ranking_rule_orders_acceptable_options_by_cost_then_listing_order():
+    options = core.plan({"model": "Llama-3-8B", "method": "lora", "tokens": 1e8})["options"]
+    assert options == sorted(options, key=rank_key)
+    ok = [o for o in options if o["ok"]]
+    assert all(a["cost_usd"] <= b["cost_usd"] for a, b in zip(ok, ok[1:]))
+    assert all(not o["ok"] for o in options[len(ok):])
+    assert all(math.isfinite(o["cost_usd"]) for o in ok)
+    # on a tie the option listed first wins: the key's last element is the listing order
+    assert [rank_key(o)[2] for o in options] != sorted(rank_key(o)[2] for o in options)  # cost, not listing, leads
+    assert "lowest job cost" in RANKING

@@ -1,0 +1,95 @@
+"""Writing .xlsx files safely: styles shared by gpu-tco's workbooks, target checks, and an
+atomic save that stores each formula cell's cached value.
+
+Used by the workbook (``gpu_tco.workbooks.build``) and the add-in's demo workbook
+(``gpu_tco.addin.demo``).  openpyxl writes formula cells without cached values; viewers that do
+not recalculate (Protected View, preview panes, phones) would show them blank, so
+``save_atomically`` adds the value gpu-tco computed to each.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Mapping
+from xml.sax.saxutils import escape as xml_escape
+
+from openpyxl import Workbook
+from openpyxl.styles import Font, PatternFill
+
+INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
+HEAD_FILL = PatternFill("solid", fgColor="1F4E78")
+HEAD_FONT = Font(bold=True, color="FFFFFF")
+NOTE_FONT = Font(italic=True, color="595959")
+BAD_FILL = PatternFill("solid", fgColor="F8CBAD")
+GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
+
+
+class WorkbookError(Exception):
+    """A workbook could not be written; the message says where and why."""
+
+
+def check_target(path: str | os.PathLike) -> Path:
+    """An .xlsx path in an existing folder, or WorkbookError saying what is wrong."""
+    target = Path(path)
+    if target.suffix.lower() != ".xlsx":
+        raise WorkbookError(f"{target}: the workbook must be an .xlsx file (no macros)")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise WorkbookError(f"{target}: the folder {folder} does not exist")
+    return target
+
+
+def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
+    """Save ``wb`` with the cached formula values to a temporary file beside ``target``, then rename."""
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".xlsx", dir=folder)
+    except OSError as err:
+        raise WorkbookError(f"{target}: cannot write in {folder} ({err.strerror})") from None
+    os.close(fd)
+    try:
+        wb.save(tmp)
+        _store_cached_values(tmp, wb, cached)
+        os.replace(tmp, target)
+    except OSError as err:
+        raise WorkbookError(f"{target}: cannot be written ({err.strerror}; is it open in Excel or read-only?)") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
+
+
+def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) -> None:
+    """openpyxl writes formula cells without a cached <v>; add core's value to each."""
+    sheet_files = {ws.title: f"xl/worksheets/sheet{i}.xml" for i, ws in enumerate(wb.worksheets, start=1)}
+    by_sheet: dict[str, dict[str, object]] = {}
+    for key, value in cached.items():
+        sheet, cell = key.split("!")
+        by_sheet.setdefault(sheet_files[sheet], {})[cell] = value
+    with zipfile.ZipFile(path) as zin:
+        items = [(i, zin.read(i.filename)) for i in zin.infolist()]
+    out = path + ".part"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info, data in items:
+            if info.filename in by_sheet:
+                cells = by_sheet[info.filename]
+
+                def put(m, cells=cells):
+                    ref, attrs, formula = m.group(1), m.group(2), m.group(3)
+                    if ref not in cells:
+                        return m.group(0)
+                    v = cells[ref]
+                    if isinstance(v, bool):
+                        return f'<c r="{ref}"{attrs} t="b"><f>{formula}</f><v>{int(v)}</v></c>'
+                    if isinstance(v, str):  # a formula's text result
+                        return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{xml_escape(v)}</v></c>'
+                    return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{repr(float(v))}</v></c>'
+                data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
+            zout.writestr(info, data)
+    os.replace(out, path)
