@@ -76,9 +76,12 @@ L, h, f = M("layers"), M("hidden"), M("ffn")
 a, n_kv, d, V = M("heads"), M("kv_heads"), M("head_dim"), M("vocab")
 E, k_act = M("experts"), M("active_experts")
 
+q_dim = q("q_dim", "-", "Width of the query and attention-output projections = heads x head_dim", a * d)
+kv_dim = q("kv_dim", "-", "Width of the key and value projections = kv_heads x head_dim (grouped-query attention: fewer KV heads)",
+           n_kv * d)
 attn_params_per_layer = q(
     "attn_params_per_layer", "params", "Attention weights per layer: Q, K, V, O projections (+ QKV biases)",
-    h * d * (a + 2 * n_kv) + a * d * h + M("qkv_bias") * d * (a + 2 * n_kv),
+    h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim),
     "notes/estimation.md parameter count; GQA: K and V have n_kv heads")
 mlp_params_per_expert = q(
     "mlp_params_per_expert", "params", "MLP weights of one expert (gated: gate, up, down; plain: up, down)",
@@ -110,10 +113,15 @@ q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare p
 group("lora")
 tgt = lambda fld: T("lora_targets", "lora_targets", fld)  # noqa: E731
 is_lora = T("methods", "method", "lora")
+lora_attn_dims = q(
+    "lora_attn_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted attention projections of one layer (Q, K, V, O)",
+    tgt("q") * (h + q_dim) + (tgt("k") + tgt("v")) * (h + kv_dim) + tgt("o") * (q_dim + h))
+lora_mlp_dims = q(
+    "lora_mlp_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted MLP matrices of one layer (gate, up, down; each expert)",
+    E * (tgt("gate") * M("gated_mlp") * (h + f) + tgt("up") * (h + f) + tgt("down") * (f + h)))
 lora_dims_per_layer = q(
     "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
-    tgt("q") * (h + a * d) + tgt("k") * (h + n_kv * d) + tgt("v") * (h + n_kv * d) + tgt("o") * (a * d + h)
-    + E * (tgt("gate") * M("gated_mlp") * (h + f) + tgt("up") * (h + f) + tgt("down") * (f + h)),
+    lora_attn_dims + lora_mlp_dims,
     "LoRA paper (Hu et al. 2021): adapter B(d_out x r) A(r x d_in) per adapted matrix")
 lora_params = q(
     "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
@@ -147,13 +155,18 @@ grad_bytes_per_param = q(
     IF(I.fp32_grads, 4, prec("grad_bytes")), "notes/estimation.md (16 B vs 18 B conventions)")
 gradients_bytes_total = q(
     "gradients_bytes_total", "bytes", "Gradients of trainable parameters (unsharded)", trainable_params * grad_bytes_per_param)
+lora_matrices = q(
+    "lora_matrices_per_layer", "matrices", "Adapted matrices per layer (each gets an A and a B factor)",
+    tgt("q") + tgt("k") + tgt("v") + tgt("o") + E * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))
+adafactor_full_rows_cols = q(
+    "adafactor_full_rows_cols", "-", "Rows + columns summed over every weight matrix (full training)",
+    L * (2 * h + 2 * q_dim + 2 * (h + kv_dim) + E * (M("gated_mlp") * (h + f) + 2 * (h + f))) + (V + h) * (2 - M("tied_embeddings")))
+adafactor_rows_cols = q(
+    "adafactor_rows_cols", "-", "Rows + columns summed over the trainable matrices (adapters for LoRA, every weight matrix otherwise)",
+    IF(is_lora, L * (lora_dims_per_layer + 2 * I.lora_rank * lora_matrices), adafactor_full_rows_cols))
 adafactor_state_bytes = q(
     "adafactor_state_bytes", "bytes", "Adafactor factored second moment: 4*(rows+cols) per trainable matrix",
-    4 * IF(is_lora,
-           L * (lora_dims_per_layer + 2 * I.lora_rank * (tgt("q") + tgt("k") + tgt("v") + tgt("o")
-                                                         + E * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))),
-           L * (h + a * d + 2 * (h + n_kv * d) + a * d + h + E * (M("gated_mlp") * (h + f) + 2 * (h + f)))
-           + (V + h) * (2 - M("tied_embeddings"))),
+    4 * adafactor_rows_cols,
     "Shazeer & Stern 2018, Adafactor")
 optimizer_bytes_total = q(
     "optimizer_bytes_total", "bytes", "Optimizer states plus the fp32 master copy of trainable weights (unsharded)",
@@ -187,7 +200,7 @@ attention_score_bytes_per_layer = q(
     KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; FlashAttention (Dao et al. 2022) stores none")
 act_split_bytes_per_layer = q(
     "act_split_bytes_per_layer", "bytes", "Activations per layer inside tensor-parallel regions (before dividing by t): Q, K, V, attention output, MLP intermediates, scores",
-    s * b * e * (2 * a * d + 2 * n_kv * d + (2 + M("gated_mlp")) * f)
+    s * b * e * (2 * q_dim + 2 * kv_dim + (2 + M("gated_mlp")) * f)
     + IF(I.flash_attention, 4 * s * b * a, 0)
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); gated MLP stores gate, up, product (notes/estimation.md); FlashAttention keeps fp32 softmax statistics")
@@ -208,13 +221,17 @@ logits_gib = q(
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
     "notes/estimation.md: unfused cross-entropy materialises s*b*V logits (bf16 + fp32 upcast + grad); fused/chunked loss keeps one chunk")
 # ZeRO-3/FSDP gathers two layers' full weights (current + prefetch); only when there is more than one rank to gather from
-gathered_layers_gib = shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB
+gathered_layers_gib = q(
+    "gathered_layers_gib", "GiB/GPU", "Two layers' full weights as ZeRO-3/FSDP gathers them (0 without weight sharding)",
+    shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB)
 zero3_prefetch_gib = q(
     "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
     IF(dp_size > 1, gathered_layers_gib, 0),
     "PyTorch FSDP forward prefetch; DeepSpeed stage3_prefetch_bucket_size")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
-step_temp_tp_gib = IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB
+step_temp_tp_gib = q(
+    "step_temp_tp_gib", "GiB/GPU", "fp32 temporary of the embedding gradient in the optimizer step, before ZeRO sharding",
+    IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB)
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
     step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
@@ -239,9 +256,10 @@ q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not 
 # smallest GPU count: per-GPU memory is  ctx + (1+frag)*(S_fixed + S_shard/N + max(A, step))  with N the sharding degree
 usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
                (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
-w_tp = weights_bytes_total / t / GIB
-g_tp = gradients_bytes_total / t / GIB
-o_tp = IF(I.offload_optimizer, 0, optimizer_bytes_total / t / GIB)
+w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor-parallel degree t, before ZeRO sharding", weights_bytes_total / t / GIB)
+g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor-parallel degree t, before ZeRO sharding", gradients_bytes_total / t / GIB)
+o_tp = q("optimizer_tp_gib", "GiB/GPU", "Optimizer states per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
+         IF(I.offload_optimizer, 0, optimizer_bytes_total / t / GIB))
 sharded_states_tp_gib = q(
     "sharded_states_tp_gib", "GiB/GPU", "States that ZeRO divides by N, at tensor-parallel degree t (before sharding)",
     w_tp * shard("shard_weights") + g_tp * shard("shard_gradients") + o_tp * shard("shard_optimizer"))
@@ -249,28 +267,37 @@ fixed_states_tp_gib = q(
     "fixed_states_tp_gib", "GiB/GPU", "States every data-parallel GPU keeps whole",
     w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer")))
 # from N = 2 on, ZeRO-3 gathers layers: count that when solving for N >= 2
-fb_any_n = activations_gib + logits_gib + gathered_layers_gib
 step_any_n = step_temp_tp_gib
-room_fb = usable_gib - fixed_states_tp_gib - fb_any_n
-room_step = usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer"))
-fb_at_one = activations_gib + logits_gib  # one data-parallel rank: nothing to gather, no prefetch
-fits_at_one_rank = fixed_states_tp_gib + sharded_states_tp_gib + MAX(fb_at_one, step_any_n) <= usable_gib
+room_fb = q("room_forward_backward_gib", "GiB/GPU",
+            "Memory left for sharded states during forward/backward from 2 ranks on (usable - whole states - activations, logits, gathered layers)",
+            usable_gib - fixed_states_tp_gib - (activations_gib + logits_gib + gathered_layers_gib))
+room_step = q("room_step_gib", "GiB/GPU", "Memory left for sharded states during the optimizer step (usable - whole states - unsharded step temporary)",
+              usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer")))
+# one data-parallel rank: nothing to gather, no prefetch
+fits_at_one_rank = q("fits_one_rank", "bool", "The job fits one data-parallel rank (t GPUs)",
+                     fixed_states_tp_gib + sharded_states_tp_gib + MAX(activations_gib + logits_gib, step_any_n) <= usable_gib)
 can_fit = q(
     "can_fit", "bool", "Some number of these GPUs holds the job (with this sharding and tensor parallelism)",
     OR(fits_at_one_rank,
        AND(room_fb > 0, room_step > 0, sharded_states_tp_gib > 0)))
-dp_needed = MAX(2, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
-                CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9)))
+dp_needed = q("dp_needed", "GPUs", "Smallest sharding degree N >= 2 whose share of the sharded states fits both phases",
+              MAX(2, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
+                  CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9))))
 gpus_needed = q(
     "gpus_needed", "GPUs", "Smallest GPU count that fits (t x smallest N); 0 = no count of this GPU fits this configuration",
     IF(fits_at_one_rank, t, IF(can_fit, dp_needed * t, 0)),
     "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N (ZeRO-3 prefetch counted from N = 2); " + ZERO)
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
-budget_tokens_gib = usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0)
+budget_tokens_gib = q(
+    "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
+    usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
-scores_gib = attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB * IF(rec("checkpoint_layers"), 1, L)
-lin_per_token = (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB)
-quad_per_token2 = scores_gib / (s * s)
+scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
+               attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB * IF(rec("checkpoint_layers"), 1, L))
+lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows linearly with the sequence length, per token (activations, unfused logits)",
+                  (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB))
+quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
+                    scores_gib / (s * s))
 max_train_seq_len = q(
     "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none)",
     MAX(0, FLOOR(IF(quad_per_token2 > 0,
@@ -284,7 +311,7 @@ recompute_full = rec("checkpoint_layers")
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
     "Training FLOPs per token: (6 full | 4 LoRA) x P_active, +2 x P_active with full recompute, + attention 12*L*s*a*d (x4/3 recomputed)",
-    (IF(is_lora, 4, 6) + 2 * recompute_full) * params_active + 12 * L * s * a * d * (1 + recompute_full / 3),
+    (IF(is_lora, 4, 6) + 2 * recompute_full) * params_active + 12 * L * s * q_dim * (1 + recompute_full / 3),
     "Kaplan et al. 2020 (6N); Narayanan et al. 2021 (8TP/(nX) with recompute); notes/estimation.md (LoRA 4P, attention 12*L*h*s)")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
@@ -319,7 +346,7 @@ infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU
                       infer_weights_bytes / tp_inf / GIB)
 kv_bytes_per_token = q(
     "kv_bytes_per_token", "bytes/token", "KV cache per token, whole model: 2 x L x n_kv x d x bytes (GQA-aware)",
-    2 * L * n_kv * d * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
+    2 * L * kv_dim * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
     "notes/estimation.md; vLLM paper (Kwon et al. 2023): OPT-13B 800 KB/token")
 window = M("sliding_window")
 ctx = I.context_tokens
@@ -366,7 +393,7 @@ decode_step_s = q(
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
-  tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * a * d),
+  tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * q_dim),
   "notes/estimation.md: prefill ~ 2*P*s*b / (TFLOPS x eff) + attention 4*L*s^2*h*b")
 
 # ---------------------------------------------------------------------------

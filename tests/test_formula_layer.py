@@ -166,7 +166,7 @@ def test_explain_lists_formula_and_the_values_that_fed_it():
     assert info["value"] == 131072
     assert info["excel"].startswith("=2*INDEX(models_layers,MATCH(model,models_name,0))")
     fed = {name: value for name, value, _ in info["inputs"]}
-    assert fed["models[model].layers"] == 32 and fed["models[model].kv_heads"] == 8
+    assert fed["models[model].layers"] == 32 and fed["kv_dim"] == 8 * 128  # GQA: 8 KV heads of 128
     assert "vLLM" in info["source"]
 
 
@@ -182,3 +182,17 @@ def test_rounding_to_whole_counts_ignores_binary_noise():
     r = core.evaluate({"job_hours": 0.3, "debug_overhead_pct": 20, "restarts": 2, "model_load_minutes": 6,
                        "offer": "RunPod Community RTX-3090"})
     assert r["rent_billed_hours"] * 3600 == pytest.approx(2016, abs=1e-9)
+
+
+def test_excel_formulas_are_chains_of_named_cells_not_walls_of_text():
+    """Intermediates are named quantities, so no Excel formula is longer than a reader can follow."""
+    longest = max(QUANTITIES.items(), key=lambda kv: len(kv[1].expr.xl()))
+    assert len(longest[1].expr.xl()) <= 700, longest[0]
+
+
+def test_rounding_guard_stays_out_of_the_formula_text():
+    """CEILING/FLOOR are guarded against binary noise in the generated Python only; what people read is plain."""
+    from gpu_tco.core.engine import explain
+    info = explain("rent_instances")
+    assert "0.999999" not in info["formula"] + info["excel"] + QUANTITIES["rent_billed_hours"].expr.xl()
+    assert info["excel"] == "=CEILING(n_gpus/INDEX(offers_gpus_per_instance,MATCH(offer,offers_name,0)),1)"
