@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpu_tco.workbooks.xlsx import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
 from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.worksheet.formula import ArrayFormula
+
+from gpu_tco.workbooks.xlsx import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
 
 from .functions import FUNCTIONS, call
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.errors import InputError

@@ -7,6 +7,7 @@ exception: bad input comes back as "#INPUT! field: ..." text in the cell.
 """
 # ruff: noqa: E501
 import xlwings as xw
+
 from gpu_tco.addin.functions import call as _functions_call
 
 

@@ -29,6 +29,7 @@ def _median_us(fn, calls=20000, repeats=7) -> float:
 
 def run() -> dict:
     import numpy as np
+
     from gpu_tco import core
 
     config = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from gpu_tco.workbooks import libreoffice
 from openpyxl.utils import column_index_from_string
+
+from gpu_tco.workbooks import libreoffice
 
 # recalculation; PDF to PNG (pdftoppm, pdftotext); fonts for readable renders
 DEBIAN_PACKAGES = ["libreoffice-calc-nogui", "poppler-utils", "fonts-dejavu-core"]

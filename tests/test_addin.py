@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_tco import core
-from gpu_tco.addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lo import book
 from openpyxl import load_workbook
+
+from gpu_tco import core
+from gpu_tco.addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 
 ROOT = Path(__file__).resolve().parents[1]
 QUANTITY_FUNCTIONS = {n: f for n, f in FUNCTIONS.items() if f.result}

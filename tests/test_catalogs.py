@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.planner import plan
 from gpu_tco.core.presets import PRESETS, preset
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from excel_eval import ALLOWED_FUNCTIONS, evaluate_excel, tokenize
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.engine import QUANTITY_NAMES

@@ -9,11 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lo import book
+
 from gpu_tco import core
 from gpu_tco.addin.functions import call
 from gpu_tco.core.planner import RANKING, rank_key, same_option
 from gpu_tco.workbooks.build import COMPARE_COLUMNS
-from lo import book
 
 MODELS = ["Llama-3.2-3B", "Llama-3-8B", "Mistral-7B", "Qwen2.5-14B", "Llama-3-70B", "Mixtral-8x7B"]
 

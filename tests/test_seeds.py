@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from gpu_tco import core
 from gpu_tco.core.formulas import GIB
 

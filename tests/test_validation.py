@@ -5,11 +5,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.inputs import INPUTS
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 NUMERIC = [i for i in INPUTS if i.kind in ("number", "integer")]
 FLAGS = [i for i in INPUTS if i.kind == "flag"]

@@ -14,6 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from lo import book, convert, render_pages
+from openpyxl import load_workbook
+from openpyxl.formula import Tokenizer
+from test_formula_layer import random_config
+
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.costs import breakeven_series
@@ -21,10 +26,6 @@ from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
 from gpu_tco.workbooks.build import COMPARE_COLUMNS, save_atomically
-from lo import book, convert, render_pages
-from openpyxl import load_workbook
-from openpyxl.formula import Tokenizer
-from test_formula_layer import random_config
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",

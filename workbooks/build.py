@@ -15,13 +15,6 @@ from pathlib import Path
 from typing import Mapping
 
 import numpy as np
-from gpu_tco import core
-from gpu_tco.core import catalog
-from gpu_tco.core.expr import text as expr_text
-from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
-from gpu_tco.core.inputs import INPUTS
-from gpu_tco.core.planner import REJECTIONS, plan
-from gpu_tco.core.version import __version__
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
@@ -31,6 +24,14 @@ from openpyxl.styles import Alignment, Font, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.expr import text as expr_text
+from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
+from gpu_tco.core.inputs import INPUTS
+from gpu_tco.core.planner import REJECTIONS, plan
+from gpu_tco.core.version import __version__
 
 from .xlsx import BAD_FILL, GOOD_FILL, HEAD_FILL, HEAD_FONT, INPUT_FILL, NOTE_FONT, check_target, save_atomically
 
