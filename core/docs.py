@@ -7,6 +7,7 @@ from .engine import evaluate
 from .expr import text
 from .formulas import QUANTITIES
 from .inputs import INPUTS
+from .references import REFERENCES, cite
 from .validation import allowed
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "quantities.md"
@@ -33,7 +34,7 @@ def render() -> str:
         "|---|---|---|---|---|---|",
     ]
     for i in INPUTS:
-        out.append(f"| `{i.name}` | {_cell(i.unit)} | {_cell(i.default)} | {_cell(allowed(i))} | {_cell(i.description)} | {_cell(i.source)} |")
+        out.append(f"| `{i.name}` | {_cell(i.unit)} | {_cell(i.default)} | {_cell(allowed(i))} | {_cell(i.description)} | {_cell(cite(i.source))} |")
     out += ["", "## Quantities", "", "Value = result for the default inputs.", ""]
     group = None
     for name, qty in QUANTITIES.items():
@@ -50,10 +51,14 @@ def render() -> str:
             f"- formula: `{text(qty.expr)}`",
             f"- Python: `{qty.expr.py(False)}`",
             f"- Excel: `={qty.expr.xl()}`",
-            f"- source: {qty.source or 'definition (sum or ratio of the quantities named)'}",
+            f"- source: {cite(qty.source) or 'definition (sum or ratio of the quantities named)'}",
             f"- default value: {shown}",
             "",
         ]
+    out += ["## References", "", "Every key cited above and in the catalogs (`core/data/*.csv`); `[hf:org/model]` is that model's",
+            "published `config.json` on Hugging Face.", ""]
+    out += [f"- `{key}`: {ref.full()}" for key, ref in sorted(REFERENCES.items())]
+    out.append("")
     return "\n".join(out)
 
 

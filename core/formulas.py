@@ -67,8 +67,8 @@ def T(table, key, field):
     return Lookup(table, key, field)
 
 
-KORTHIKANTI = "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models' (arXiv 2205.05198) section 4"
-ZERO = "Rajbhandari et al. 2020, 'ZeRO: Memory Optimizations Toward Training Trillion Parameter Models' section 3-5"
+KORTHIKANTI = "[korthikanti2022] section 4"
+ZERO = "[zero2020] sections 3-5"
 
 # ---------------------------------------------------------------------------
 group("architecture")
@@ -82,13 +82,13 @@ kv_dim = q("kv_dim", "-", "Width of the key and value projections = kv_heads x h
 attn_params_per_layer = q(
     "attn_params_per_layer", "params", "Attention weights per layer: Q, K, V, O projections (+ QKV biases)",
     h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim),
-    "notes/estimation.md parameter count; GQA: K and V have n_kv heads")
+    "[gqa2023]: K and V projections have kv_heads heads; [llama2_2023]")
 mlp_params_per_expert = q(
     "mlp_params_per_expert", "params", "MLP weights of one expert (gated: gate, up, down; plain: up, down)",
-    (2 + M("gated_mlp")) * h * f, "Shazeer 2020 (GLU variants); Llama/Mixtral configs")
+    (2 + M("gated_mlp")) * h * f, "[glu2020]; gated (SwiGLU) MLPs in [llama2_2023] and [mixtral2024]")
 router_params_per_layer = q(
     "router_params_per_layer", "params", "MoE router weights per layer (0 for dense models)",
-    IF(E > 1, h * E, 0), "Mixtral paper (Jiang et al. 2024)")
+    IF(E > 1, h * E, 0), "[mixtral2024] section 2.1")
 layer_params = q(
     "layer_params", "params", "All weights of one transformer layer",
     attn_params_per_layer + E * mlp_params_per_expert + router_params_per_layer + M("norms_per_layer") * h)
@@ -98,10 +98,10 @@ embedding_params = q(
 params_total = q(
     "params_total", "params", "Total parameters P (MoE: all experts); memory uses this",
     L * layer_params + embedding_params + h + M("other_params"),
-    "P = V*h*(2 if untied) + L*[h*d*(a+2*n_kv) + a*d*h + (3 if gated else 2)*h*f + 2h] + h (notes/estimation.md)")
+    "P = V*h*(2 if untied) + L*(attention + experts x MLP + router + norms) + h; checked against the published counts ([llama3_2024] Table 3, [mixtral2024])")
 params_active = q(
     "params_active", "params", "Parameters used per token (MoE: active experts only); compute and decode use this",
-    params_total - L * (E - k_act) * mlp_params_per_expert, "notes/estimation.md: MoE memory uses total, speed uses active")
+    params_total - L * (E - k_act) * mlp_params_per_expert, "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
 q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
 linear_params = q(
@@ -122,11 +122,11 @@ lora_mlp_dims = q(
 lora_dims_per_layer = q(
     "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
     lora_attn_dims + lora_mlp_dims,
-    "LoRA paper (Hu et al. 2021): adapter B(d_out x r) A(r x d_in) per adapted matrix")
+    "[lora2021] section 4.1: adapter B (d_out x r) A (r x d_in) per adapted matrix")
 lora_params = q(
     "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
     is_lora * L * I.lora_rank * lora_dims_per_layer,
-    "notes/estimation.md: Llama-3-8B, r 16, all 7 linears = 41,943,040")
+    "[lora2021]; all seven linears adapted as in [qlora2023] (Llama-3-8B at r 16: 41,943,040)")
 trainable_params = q(
     "trainable_params", "params", "Parameters that receive gradients and optimizer states",
     IF(is_lora, lora_params, params_total))
@@ -149,10 +149,10 @@ weights_bytes_total = q(
        linear_params * base_bits / 8 + (params_total - linear_params) * 2,
        params_total * weight_bytes_per_param)
     + lora_params * IF(quantized_base, 2, weight_bytes_per_param),
-    "QLoRA paper section 3: embeddings, lm_head and norms stay 16-bit; adapters bf16")
+    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16")
 grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
-    IF(I.fp32_grads, 4, prec("grad_bytes")), "notes/estimation.md (16 B vs 18 B conventions)")
+    IF(I.fp32_grads, 4, prec("grad_bytes")), "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes)")
 gradients_bytes_total = q(
     "gradients_bytes_total", "bytes", "Gradients of trainable parameters (unsharded)", trainable_params * grad_bytes_per_param)
 lora_matrices = q(
@@ -167,11 +167,11 @@ adafactor_rows_cols = q(
 adafactor_state_bytes = q(
     "adafactor_state_bytes", "bytes", "Adafactor factored second moment: 4*(rows+cols) per trainable matrix",
     4 * adafactor_rows_cols,
-    "Shazeer & Stern 2018, Adafactor")
+    "[adafactor2018] section 3 (factored second moment)")
 optimizer_bytes_total = q(
     "optimizer_bytes_total", "bytes", "Optimizer states plus the fp32 master copy of trainable weights (unsharded)",
     trainable_params * (opt("state_bytes_per_param") + prec("master_bytes")) + opt("factored") * adafactor_state_bytes,
-    "notes/estimation.md: AdamW 8 B, 8-bit AdamW 2 B, SGD+momentum 4 B; master copy 4 B (ZeRO K=12 = 4 + 8)")
+    "[zero2020] section 3.1 (K = 12: fp32 master 4 + Adam 8 bytes); [adam8bit2022] (2 bytes); SGD momentum 4 bytes")
 
 # per GPU: tensor parallel splits every state by t; ZeRO splits by N what it shards
 weights_gib = q(
@@ -183,7 +183,7 @@ gradients_gib = q(
 optimizer_gib = q(
     "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU)",
     IF(I.offload_optimizer, 0, optimizer_bytes_total / t / IF(shard("shard_optimizer"), dp_size, 1) / GIB),
-    ZERO + "; ZeRO-Offload (Ren et al. 2021)")
+    ZERO + "; [zero_offload2021]")
 states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU", weights_gib + gradients_gib + optimizer_gib)
 
 # activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
@@ -197,13 +197,13 @@ act_unsplit_bytes_per_layer = q(
 attention_score_bytes_per_layer = q(
     "attention_score_bytes_per_layer", "bytes", "Stored s x s attention scores per layer (0 with FlashAttention)",
     IF(I.flash_attention, 0, a * s * s * b * (e + 3 * M("dropout"))),
-    KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; FlashAttention (Dao et al. 2022) stores none")
+    KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; [flashattention2022] stores none")
 act_split_bytes_per_layer = q(
     "act_split_bytes_per_layer", "bytes", "Activations per layer inside tensor-parallel regions (before dividing by t): Q, K, V, attention output, MLP intermediates, scores",
     s * b * e * (2 * q_dim + 2 * kv_dim + (2 + M("gated_mlp")) * f)
     + IF(I.flash_attention, 4 * s * b * a, 0)
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
-    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); gated MLP stores gate, up, product (notes/estimation.md); FlashAttention keeps fp32 softmax statistics")
+    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; [flashattention2022] keeps fp32 softmax statistics")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU",
     act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t,
@@ -219,7 +219,7 @@ logit_tokens = IF(I.fused_loss, MIN(s * b, LOSS_CHUNK_TOKENS), s * b)
 logits_gib = q(
     "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps 1,024 tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
-    "notes/estimation.md: unfused cross-entropy materialises s*b*V logits (bf16 + fp32 upcast + grad); fused/chunked loss keeps one chunk")
+    "[hf_llama]: logits upcast to fp32 for the loss; a fused, chunked loss keeps one chunk ([liger2024])")
 # ZeRO-3/FSDP gathers two layers' full weights (current + prefetch); only when there is more than one rank to gather from
 gathered_layers_gib = q(
     "gathered_layers_gib", "GiB/GPU", "Two layers' full weights as ZeRO-3/FSDP gathers them (0 without weight sharding)",
@@ -227,7 +227,7 @@ gathered_layers_gib = q(
 zero3_prefetch_gib = q(
     "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
     IF(dp_size > 1, gathered_layers_gib, 0),
-    "PyTorch FSDP forward prefetch; DeepSpeed stage3_prefetch_bucket_size")
+    "[pytorch_fsdp] (forward and backward prefetch); [deepspeed_memory]")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
     "step_temp_tp_gib", "GiB/GPU", "fp32 temporary of the embedding gradient in the optimizer step, before ZeRO sharding",
@@ -235,21 +235,21 @@ step_temp_tp_gib = q(
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
     step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
-    "PyTorch foreach AdamW upcasts gradients per tensor group")
+    "[pytorch_adamw] (foreach implementation works per tensor group)")
 forward_backward_gib = q(
     "forward_backward_gib", "GiB/GPU", "Transient memory of the forward/backward phase", activations_gib + logits_gib + zero3_prefetch_gib)
 transient_peak_gib = q(
     "transient_peak_gib", "GiB/GPU", "Largest transient over phases (forward/backward vs optimizer step)",
-    MAX(forward_backward_gib, step_transient_gib), "llm-analysis: states + max over phases, not a plain sum")
+    MAX(forward_backward_gib, step_transient_gib), "[llm_analysis]: states plus the largest phase, not a sum of phases")
 frag = I.fragmentation_pct / 100
 overhead_train_gib = q(
     "overhead_train_gib", "GiB/GPU", "CUDA context + allocator fragmentation + phase extras (prefetch, step temporaries)",
     I.cuda_context_gib + frag * (states_gib + transient_peak_gib) + transient_peak_gib - activations_gib - logits_gib,
-    "HF 'Model training anatomy' (CUDA kernels 1.3 GB); PyTorch caching allocator")
+    "[hf_anatomy] (CUDA kernels 1.3 GB); [pytorch_memory]")
 peak_train_gib_per_gpu = q(
     "peak_train_gib_per_gpu", "GiB/GPU", "Peak training memory per GPU = weights + gradients + optimizer + activations + logits + overhead",
     states_gib + activations_gib + logits_gib + overhead_train_gib)
-gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets)")
+gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets, per row)")
 fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
@@ -312,25 +312,25 @@ flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
     "Training FLOPs per token: (6 full | 4 LoRA) x P_active, +2 x P_active with full recompute, + attention 12*L*s*a*d (x4/3 recomputed)",
     (IF(is_lora, 4, 6) + 2 * recompute_full) * params_active + 12 * L * s * q_dim * (1 + recompute_full / 3),
-    "Kaplan et al. 2020 (6N); Narayanan et al. 2021 (8TP/(nX) with recompute); notes/estimation.md (LoRA 4P, attention 12*L*h*s)")
+    "[kaplan2020] (6N); [narayanan2021] (8N with recomputation; attention 12*L*s*h); LoRA skips the frozen weights' gradient (4N)")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
 train_tflops_per_gpu_peak = q(
     "train_tflops_per_gpu_peak", "TFLOPS", "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32)",
     IF(prec("fp32_compute"), G("tf32_dense_tflops"), G("bf16_dense_tflops")),
-    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate")
+    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A)")
 mfu_effective = q(
     "mfu_effective", "fraction", "MFU used: the input, or the GPU's default with the PCIe multi-GPU penalty",
     IF(I.mfu > 0, I.mfu,
        G("default_mfu") * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
-    "GPU catalog default_mfu (Megatron-LM, Llama 2 and Llama 3 reports); PCIe scaling assumption")
+    "GPU catalog default_mfu ([narayanan2021], [llama2_2023], [llama3_2024]); PCIe scaling: gpu-tco assumption")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train)
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU)",
     train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600,
-    "notes/estimation.md: time = FLOPs / (GPUs x dense peak x MFU)")
+    "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 
 # ---------------------------------------------------------------------------
@@ -341,29 +341,29 @@ infer_weights_bytes = q(
     "infer_weights_bytes", "bytes", "Inference weights: layer linears at the format's bits, embeddings/norms at 16 bit unless the format quantizes them",
     linear_params * wd("bits_per_param") / 8
     + (params_total - linear_params) * IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16) / 8,
-    "notes/estimation.md bits per parameter (GPTQ/AWQ 4.16-4.25, NF4 4.5/4.127, GGUF Q4_K_M 4.89)")
+    "bits per parameter: [gptq2022], [awq2023] (4.16-4.25 with group scales), [qlora2023] (NF4 4.5, 4.127 with double quantization), [llamacpp_quantize] (Q4_K_M 4.89)")
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
 kv_bytes_per_token = q(
     "kv_bytes_per_token", "bytes/token", "KV cache per token, whole model: 2 x L x n_kv x d x bytes (GQA-aware)",
     2 * L * kv_dim * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
-    "notes/estimation.md; vLLM paper (Kwon et al. 2023): OPT-13B 800 KB/token")
+    "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]")
 window = M("sliding_window")
 ctx = I.context_tokens
 kv_tokens_effective = q(
     "kv_tokens_effective", "tokens", "Tokens cached per sequence after sliding-window layers cap at the window",
     IF(window > 0, (1 - M("sliding_layer_fraction")) * ctx + M("sliding_layer_fraction") * MIN(ctx, window), ctx),
-    "Mistral 7B paper (rolling buffer cache); Gemma 2 report (alternating local/global layers)")
+    "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
                  I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
 kv_split = MIN(tp_inf, n_kv)
 kv_cache_gib_per_gpu = q(
     "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond)",
-    kv_cache_gib / kv_split, "notes/estimation.md: / t when n_kv >= t")
+    kv_cache_gib / kv_split, "[megatron2019]: heads split across t GPUs; KV heads are replicated once t exceeds them")
 infer_activation_gib = q(
     "infer_activation_gib", "GiB/GPU", "Inference workspace: one prefill chunk's layer intermediates + fp32 logits of the batch",
     (MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf + I.batch * V * 4) / GIB,
-    "vLLM profiling run: a max_num_batched_tokens forward pass")
+    "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
 overhead_infer_gib = q(
     "overhead_infer_gib", "GiB/GPU", "CUDA context + allocator fragmentation",
     I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib))
@@ -384,25 +384,24 @@ infer_tflops = q(
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
     infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,
-    "notes/estimation.md: decode is memory-bandwidth bound")
+    "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
     MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
         2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * I.prefill_mfu)),
-    "notes/estimation.md: compute-bound past batch ~ TFLOPS*bytes/(2*bandwidth)")
+    "[pope2022] section 2: memory time versus compute time per step")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
   tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * q_dim),
-  "notes/estimation.md: prefill ~ 2*P*s*b / (TFLOPS x eff) + attention 4*L*s^2*h*b")
+  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------
-# Costs.  Conventions (notes/costs.md): hours are wall-clock hours of the
+# Costs.  Conventions: hours are wall-clock hours of the
 # n_gpus setup, GPU-hours are hours x GPUs; money is USD; a month is
 # days_per_month days.  Capital is counted once: as outlay in cash views,
 # as (capital - residual value) in the TCO, never also as a depreciation line.
-COSTS = "notes/costs.md"
-EPOCH = "Cottier et al. 2024, 'The rising costs of training frontier AI models' (arXiv 2405.21015); epoch-research/training-cost-trends"
+EPOCH = "[cottier2024]; [epoch_costs_code]"
 OF = lambda fld: T("offers", "offer", fld)  # noqa: E731
 pct = lambda x: x / 100  # noqa: E731
 
@@ -413,26 +412,26 @@ job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or t
 job_wall_hours = q(
     "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + restarts x load time + extra hours",
     job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
-    "seed 001 (debugging +20 %, 5-7 min per 70B load); " + COSTS)
+    "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
 
 group("renting")
 rent_usd_per_gpu_hour_list = q(
     "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
     IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
-    "core/data/offers.csv (provider price pages, dated per row)")
+    "offers catalog (provider price pages, dated per row)")
 rent_usd_per_gpu_hour = q(
     "rent_usd_per_gpu_hour", "USD/GPU-h", "Price per GPU-hour paid: list x (1 - off-peak discount) x (1 + marketplace commission)",
     rent_usd_per_gpu_hour_list * (1 - pct(I.off_peak_discount_pct)) * (1 + pct(OF("commission_pct"))),
-    "seed 001: marketplace commission on top of the listed price; off-peak 30-40 % lower")
+    "[aimanual_cheap_gpus] (marketplace commission on top of the listed price; 30-40 % lower off-peak)")
 rent_hours_needed = q(
     "rent_hours_needed", "h", "Hours rented: occupied hours x (1 + spot re-work) on interruptible offers",
-    job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), COSTS + ": count goodput on spot")
+    job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), "interruptions cost the work since the last checkpoint")
 incr = OF("billing_increment_s")
 rent_billed_hours = q(
     "rent_billed_hours", "h", "Hours billed: rented hours rounded up to the offer's billing increment",
-    CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, "provider billing rules (AWS/GCP per second; others per minute)")
+    CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, "[aws_per_second]; billing increment per offer")
 rent_instances = q("rent_instances", "instances", "Instances rented: GPUs rounded up to whole instances (8-GPU nodes)",
-                   CEILING(I.n_gpus / OF("gpus_per_instance")), COSTS + ": keep node minimums")
+                   CEILING(I.n_gpus / OF("gpus_per_instance")), "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
 rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = instances x GPUs per instance x billed hours",
                           rent_instances * OF("gpus_per_instance") * rent_billed_hours)
 rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours x price paid per GPU-hour",
@@ -440,9 +439,9 @@ rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours
 rent_storage_usd = q(
     "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x billed months, plus storage_pct_of_compute of the compute bill",
     I.storage_gb * OF("usd_per_gb_month_storage") * rent_billed_hours / hours_per_month
-    + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; seed 000 (10 % of compute)")
+    + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; [aimanual_4090_h100] uses 10 % of compute")
 rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer's USD/GB", I.egress_gb * OF("usd_per_gb_egress"),
-                    COSTS + ": hyperscaler egress $0.08-0.09/GB; several GPU clouds charge none")
+                    "[aws_pricing] data transfer out $0.09/GB; several GPU clouds charge none")
 rent_total_usd = q("rent_total_usd", "USD", "Cost of renting the job = compute + storage + egress",
                    rent_compute_usd + rent_storage_usd + rent_egress_usd)
 q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful work cost when renting, all overheads included",
@@ -453,7 +452,7 @@ q("rent_available", "flag", "1 = a rental price is known (an offer with a price,
 group("owning")
 own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
-                             "GPU catalog purchase_usd (Epoch AI hardware price DB, vendor MSRP; basis per row)")
+                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
 own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = n_gpus x price", I.n_gpus * own_purchase_usd_per_gpu)
 own_servers = q("own_servers", "servers", "Servers = n_gpus / gpus_per_server, rounded up", CEILING(I.n_gpus / I.gpus_per_server))
 own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
@@ -468,14 +467,14 @@ own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x 
                   I.setup_hours * I.labour_usd_per_hour)
 own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
                  IF(I.auto_system_power, IF(G("consumer"), 500, 575 * I.gpus_per_server), I.system_w_per_server),
-                 "seed 000 (+500 W per workstation); NVIDIA DGX H100 datasheet 10.2 kW for 8 x 700 W GPUs")
+                 "[aimanual_4090_h100] (+500 W per workstation); [nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs)")
 own_nameplate_kw = q("own_nameplate_kw", "kW", "Nameplate power = GPUs x TDP + servers x system power",
                      (I.n_gpus * G("tdp_w") + own_servers * own_system_w) / 1000)
 own_avg_kw = q("own_avg_kw", "kW", "Average IT draw while working = nameplate x load factor",
                own_nameplate_kw * I.gpu_load_factor, EPOCH + ": 75 % of server TDP during training")
 own_energy_usd_per_gpu_hour = q(
     "own_energy_usd_per_gpu_hour", "USD/GPU-h", "Electricity per working GPU-hour = average kW x PUE x USD/kWh / n_gpus",
-    own_avg_kw * I.pue * I.usd_per_kwh / I.n_gpus, COSTS)
+    own_avg_kw * I.pue * I.usd_per_kwh / I.n_gpus, "[cottier2024] (energy = average power x PUE x electricity price)")
 years = I.months / 12
 own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x hours_per_day / 24",
                    I.months * hours_per_month * I.hours_per_day / 24)
@@ -485,7 +484,7 @@ own_energy_usd = q("own_energy_usd", "USD", "Electricity over the period = energ
 own_fixed_usd_per_month = q(
     "own_fixed_usd_per_month", "USD/month", "Costs that run whether or not the GPUs work: colocation per kW + rack + maintenance",
     own_nameplate_kw * I.colo_usd_per_kw_month + I.rack_usd_per_month + own_capital_usd * pct(I.maintenance_pct_per_year) / 12,
-    "CBRE H2 2024 ($184/kW-month); " + COSTS + " (maintenance ~10 %/year)")
+    "[cbre2024] ($184/kW-month); maintenance as a share of capital per year")
 own_fixed_usd = q("own_fixed_usd", "USD", "Fixed running costs over the period", own_fixed_usd_per_month * I.months)
 dep = T("depreciations", "depreciation", "exponential")
 own_value_fraction = q(
@@ -498,7 +497,7 @@ own_residual_usd = q("own_residual_usd", "USD", "Resale value at the end of the 
 own_tco_usd = q(
     "own_tco_usd", "USD", "Total cost of owning over the period = capital + setup + energy + fixed costs - residual value",
     own_capital_usd + own_setup_usd + own_energy_usd + own_fixed_usd - own_residual_usd,
-    COSTS + ": capital counted once, as capital minus resale value")
+    "capital counted once, as capital minus resale value (no separate depreciation line)")
 r = pct(I.discount_rate_pct)
 disc = IF(r > 0, 1 / (1 + r) ** years, 1)  # discount factor at the end of the period
 own_annual_capital_usd = q(
@@ -512,7 +511,7 @@ own_tco_pv_usd = q(
 own_usd_per_gpu_hour = q(
     "own_usd_per_gpu_hour", "USD/GPU-h", "Owned cost per working GPU-hour = (annual capital + yearly running costs) / (GPUs x working hours per year)",
     (own_annual_capital_usd + (own_energy_usd + own_fixed_usd) / years) / (I.n_gpus * own_hours_used / years),
-    COSTS + ": utilization is in the denominator, an idle owned GPU still costs money")
+    "utilization is in the denominator: an idle owned GPU still costs money ([cottier2024] amortizes over hours used)")
 own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
                 own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
 
@@ -525,18 +524,18 @@ own_running_usd_per_month = q(
 saving = rent_usd_per_month - own_running_usd_per_month
 payback_months = q(
     "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
-    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), COSTS + ": payback = capital / (monthly rent avoided - own operating cost)")
+    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), "payback = capital / (monthly rent avoided - monthly running cost of owning)")
 margin = rent_usd_per_gpu_hour - own_energy_usd_per_gpu_hour
 breakeven_gpu_hours = q(
     "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting: (capital + setup + fixed - residual) / (rent - energy per GPU-h); -1 = never",
     IF(margin > 0, (own_capital_usd + own_setup_usd + own_fixed_usd - own_residual_usd) / margin, -1))
 q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gpus); -1 = never",
-  IF(margin > 0, breakeven_gpu_hours / I.n_gpus, -1), "seed 001: a local 4x4090 pays back after 700 hours at $10/h")
+  IF(margin > 0, breakeven_gpu_hours / I.n_gpus, -1), "[aimanual_cheap_gpus]: a local 4x RTX 4090 pays back after 700 hours against $10/h")
 q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",
   IF(margin > 0, breakeven_gpu_hours / (I.n_gpus * I.months * hours_per_month), -1))
 q("verdict_code", "code", "Buying pays back: 1 within a month, 2 in 1-3 months, 3 later within the period, 4 not within the period",
   IF(OR(payback_months < 0, payback_months > I.months), 4, IF(payback_months <= 1, 1, IF(payback_months <= 3, 2, 3))),
-  "seed 000's thresholds (30 and 90 days)")
+  "[aimanual_4090_h100] (30 and 90 days)")
 q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + setup + running costs x months",
   own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
 q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
@@ -547,9 +546,9 @@ serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for 
 prefill_tps = Ref("prefill_tokens_per_s")
 rent_util = pct(I.rent_utilization_pct)
 q("decode_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million generated tokens = GPUs x owned USD/GPU-h / (tokens/s x 3600) x 1e6",
-  I.n_gpus * own_usd_per_gpu_hour / (serve_tps * 3600) * 1e6, COSTS + " (utilization sits in the owned hourly cost)")
+  I.n_gpus * own_usd_per_gpu_hour / (serve_tps * 3600) * 1e6, "USD per hour / (tokens per second x 3,600) x 1e6; utilization sits in the owned hourly cost")
 q("decode_usd_per_mtok_rent", "USD/Mtok", "Rented: GPUs x price paid / (tokens/s x 3600 x utilization) x 1e6",
-  I.n_gpus * rent_usd_per_gpu_hour / (serve_tps * 3600 * rent_util) * 1e6, COSTS)
+  I.n_gpus * rent_usd_per_gpu_hour / (serve_tps * 3600 * rent_util) * 1e6, "USD per hour / (tokens per second x 3,600 x utilization) x 1e6")
 q("prefill_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million prompt tokens", I.n_gpus * own_usd_per_gpu_hour / (prefill_tps * 3600) * 1e6)
 q("prefill_usd_per_mtok_rent", "USD/Mtok", "Rented: USD per million prompt tokens",
   I.n_gpus * rent_usd_per_gpu_hour / (prefill_tps * 3600 * rent_util) * 1e6)
@@ -560,7 +559,7 @@ q("selfhost_breakeven_mtok_per_month", "Mtok/month",
   "Monthly generated tokens above which owning beats the API: (spread capital + fixed per month) / (API price - energy per Mtok); -1 = never",
   IF(I.api_usd_per_mtok > energy_per_mtok,
      ((own_capital_usd + own_setup_usd - own_residual_usd) / I.months + own_fixed_usd_per_month) / (I.api_usd_per_mtok - energy_per_mtok), -1),
-  COSTS + ": compare against an API's $/1M tokens")
+  "against an API's price per million tokens")
 
 group("planning")
 q("option_cost_usd", "USD", "Cost of the job for this option: rented total, or the owned share (owned USD/GPU-h x GPU-hours)",

@@ -22,11 +22,209 @@ class Reference:
     def full(self) -> str:
         return f"{self.authors} ({self.year}), \"{self.title}\", {self.url}"
 
+    def short(self) -> str:
+        return f"{self.authors.split(',')[0]} {self.year}"
 
-_REFS: list[Reference] = []
+
+_REFS: list[Reference] = [
+    # papers: memory, compute, parallelism
+    Reference("korthikanti2022", "Korthikanti, Casper, Lym, McAfee, Andersch, Shoeybi and Catanzaro",
+              "Reducing Activation Recomputation in Large Transformer Models", "2022", "https://arxiv.org/abs/2205.05198"),
+    Reference("zero2020", "Rajbhandari, Rasley, Ruwase and He",
+              "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", "2020", "https://arxiv.org/abs/1910.02054"),
+    Reference("zero_offload2021", "Ren, Rajbhandari, Aminabadi, Ruwase, Yang, Zhang, Li and He",
+              "ZeRO-Offload: Democratizing Billion-Scale Model Training", "2021", "https://arxiv.org/abs/2101.06840"),
+    Reference("megatron2019", "Shoeybi, Patwary, Puri, LeGresley, Casper and Catanzaro",
+              "Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism", "2019",
+              "https://arxiv.org/abs/1909.08053"),
+    Reference("narayanan2021", "Narayanan, Shoeybi, Casper, LeGresley, Patwary, Korthikanti et al.",
+              "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", "2021",
+              "https://arxiv.org/abs/2104.04473"),
+    Reference("kaplan2020", "Kaplan, McCandlish, Henighan, Brown, Chess, Child et al.", "Scaling Laws for Neural Language Models",
+              "2020", "https://arxiv.org/abs/2001.08361"),
+    Reference("palm2022", "Chowdhery, Narang, Devlin et al.", "PaLM: Scaling Language Modeling with Pathways (Appendix B: model FLOPs utilization)",
+              "2022", "https://arxiv.org/abs/2204.02311"),
+    Reference("chen2016", "Chen, Xu, Zhang and Guestrin", "Training Deep Nets with Sublinear Memory Cost", "2016",
+              "https://arxiv.org/abs/1604.06174"),
+    Reference("flashattention2022", "Dao, Fu, Ermon, Rudra and Re",
+              "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness", "2022", "https://arxiv.org/abs/2205.14135"),
+    Reference("gqa2023", "Ainslie, Lee-Thorp, de Jong, Zemlyanskiy, Lebron and Sanghai",
+              "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints", "2023",
+              "https://arxiv.org/abs/2305.13245"),
+    Reference("glu2020", "Shazeer", "GLU Variants Improve Transformer", "2020", "https://arxiv.org/abs/2002.05202"),
+    Reference("pope2022", "Pope, Douglas, Chowdhery, Devlin, Bradbury et al.", "Efficiently Scaling Transformer Inference", "2022",
+              "https://arxiv.org/abs/2211.05102"),
+    Reference("vllm2023", "Kwon, Li, Zhuang, Sheng, Zheng, Yu, Gonzalez, Zhang and Stoica",
+              "Efficient Memory Management for Large Language Model Serving with PagedAttention", "2023",
+              "https://arxiv.org/abs/2309.06180"),
+    Reference("liger2024", "Hsu, Dai, Sahni et al.", "Liger Kernel: Efficient Triton Kernels for LLM Training (fused linear cross-entropy)",
+              "2024", "https://arxiv.org/abs/2410.10989"),
+    # fine-tuning and quantization
+    Reference("lora2021", "Hu, Shen, Wallis, Allen-Zhu, Li, Wang, Wang and Chen", "LoRA: Low-Rank Adaptation of Large Language Models",
+              "2021", "https://arxiv.org/abs/2106.09685"),
+    Reference("qlora2023", "Dettmers, Pagnoni, Holtzman and Zettlemoyer", "QLoRA: Efficient Finetuning of Quantized LLMs", "2023",
+              "https://arxiv.org/abs/2305.14314"),
+    Reference("int8_2022", "Dettmers, Lewis, Belkada and Zettlemoyer", "LLM.int8(): 8-bit Matrix Multiplication for Transformers at Scale",
+              "2022", "https://arxiv.org/abs/2208.07339"),
+    Reference("adam8bit2022", "Dettmers, Lewis, Shleifer and Zettlemoyer", "8-bit Optimizers via Block-wise Quantization", "2022",
+              "https://arxiv.org/abs/2110.02861"),
+    Reference("gptq2022", "Frantar, Ashkboos, Hoefler and Alistarh", "GPTQ: Accurate Post-Training Quantization for Generative Pre-trained Transformers",
+              "2022", "https://arxiv.org/abs/2210.17323"),
+    Reference("awq2023", "Lin, Tang, Tang, Yang, Dang, Gan and Han", "AWQ: Activation-aware Weight Quantization for LLM Compression and Acceleration",
+              "2023", "https://arxiv.org/abs/2306.00978"),
+    Reference("llamacpp_quantize", "ggml-org", "llama.cpp quantize tool README (bits per weight of the k-quant formats)", "2025",
+              "https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/README.md"),
+    Reference("vllm_fp8", "vLLM project", "FP8 W8A8 and quantized KV cache (FP8) documentation", "2025",
+              "https://docs.vllm.ai/en/latest/features/quantization/fp8.html"),
+    Reference("vllm_engine_args", "vLLM project", "Engine arguments: max_num_batched_tokens and chunked prefill", "2025",
+              "https://docs.vllm.ai/en/latest/configuration/engine_args.html"),
+    # optimizers
+    Reference("adamw2019", "Loshchilov and Hutter", "Decoupled Weight Decay Regularization", "2019", "https://arxiv.org/abs/1711.05101"),
+    Reference("adafactor2018", "Shazeer and Stern", "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost", "2018",
+              "https://arxiv.org/abs/1804.04235"),
+    Reference("lion2023", "Chen, Liang, Huang et al.", "Symbolic Discovery of Optimization Algorithms", "2023", "https://arxiv.org/abs/2302.06675"),
+    # models
+    Reference("llama2_2023", "Touvron, Martin, Stone et al.", "Llama 2: Open Foundation and Fine-Tuned Chat Models", "2023",
+              "https://arxiv.org/abs/2307.09288"),
+    Reference("llama3_2024", "Llama Team, Meta AI", "The Llama 3 Herd of Models", "2024", "https://arxiv.org/abs/2407.21783"),
+    Reference("mistral2023", "Jiang, Sablayrolles, Mensch et al.", "Mistral 7B", "2023", "https://arxiv.org/abs/2310.06825"),
+    Reference("mixtral2024", "Jiang, Sablayrolles, Roux et al.", "Mixtral of Experts", "2024", "https://arxiv.org/abs/2401.04088"),
+    Reference("gemma2_2024", "Gemma Team, Google DeepMind", "Gemma 2: Improving Open Language Models at a Practical Size", "2024",
+              "https://arxiv.org/abs/2408.00118"),
+    Reference("phi3_2024", "Abdin, Jacobs, Awan et al.", "Phi-3 Technical Report", "2024", "https://arxiv.org/abs/2404.14219"),
+    Reference("opt2022", "Zhang, Roller, Goyal et al.", "OPT: Open Pre-trained Transformer Language Models", "2022",
+              "https://arxiv.org/abs/2205.01068"),
+    Reference("qwen2_5_2024", "Qwen Team", "Qwen2.5 Technical Report", "2024", "https://arxiv.org/abs/2412.15115"),
+    Reference("mixtral_8x22b", "Mistral AI", "Cheaper, Better, Faster, Stronger (Mixtral 8x22B announcement)", "2024",
+              "https://mistral.ai/news/mixtral-8x22b"),
+    # frameworks and documentation
+    Reference("hf_anatomy", "Hugging Face", "Model training anatomy (Transformers documentation)", "2023",
+              "https://huggingface.co/docs/transformers/model_memory_anatomy"),
+    Reference("hf_one_gpu", "Hugging Face", "Efficient training on a single GPU: anatomy of model memory (18 bytes per parameter)", "2023",
+              "https://huggingface.co/docs/transformers/perf_train_gpu_one"),
+    Reference("hf_llama", "Hugging Face", "Transformers LlamaForCausalLM (logits upcast to float32 for the loss)", "2024",
+              "https://github.com/huggingface/transformers/blob/main/src/transformers/models/llama/modeling_llama.py"),
+    Reference("hf_ultrascale", "Hugging Face (Tazi, Mom, Zhao et al.)", "The Ultra-Scale Playbook: Training LLMs on GPU Clusters", "2025",
+              "https://huggingface.co/spaces/nanotron/ultrascale-playbook"),
+    Reference("peft_lora", "Hugging Face", "PEFT LoRA configuration and default target modules", "2024",
+              "https://huggingface.co/docs/peft/package_reference/lora"),
+    Reference("deepspeed_memory", "DeepSpeed", "Memory requirements (ZeRO-3 model-states estimator)", "2023",
+              "https://deepspeed.readthedocs.io/en/latest/memory.html"),
+    Reference("pytorch_fsdp", "PyTorch", "FullyShardedDataParallel (forward and backward prefetch)", "2024",
+              "https://pytorch.org/docs/stable/fsdp.html"),
+    Reference("pytorch_ddp", "PyTorch", "DistributedDataParallel", "2024", "https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html"),
+    Reference("pytorch_memory", "PyTorch", "CUDA semantics: memory management (the caching allocator)", "2024",
+              "https://pytorch.org/docs/stable/notes/cuda.html#memory-management"),
+    Reference("pytorch_adamw", "PyTorch", "torch.optim.AdamW (foreach implementation)", "2024",
+              "https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html"),
+    Reference("pytorch_sgd", "PyTorch", "torch.optim.SGD", "2024", "https://pytorch.org/docs/stable/generated/torch.optim.SGD.html"),
+    Reference("torchtune", "PyTorch", "torchtune recipes (bf16 full fine-tuning)", "2024", "https://github.com/pytorch/torchtune"),
+    Reference("unsloth_llama31", "Unsloth", "Finetune Llama 3.1 with Unsloth (maximum context lengths, Hugging Face + FlashAttention 2)",
+              "2024", "https://unsloth.ai/blog/llama3-1"),
+    Reference("llm_analysis", "Cheng Li", "llm-analysis: latency and memory analysis of transformer models for training and inference",
+              "2023", "https://github.com/cli99/llm-analysis"),
+    Reference("ml_engineering", "Stas Bekman", "Machine Learning Engineering Open Book: accelerators", "2025",
+              "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md"),
+    # hardware
+    Reference("nvidia_h100", "NVIDIA", "NVIDIA H100 Tensor Core GPU Architecture (whitepaper v1.04)", "2023",
+              "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper"),
+    Reference("nvidia_h200", "NVIDIA", "NVIDIA H200 Tensor Core GPU", "2024", "https://www.nvidia.com/en-us/data-center/h200/"),
+    Reference("nvidia_a100", "NVIDIA", "NVIDIA A100 Tensor Core GPU datasheet", "2021",
+              "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"),
+    Reference("nvidia_ampere_ga102", "NVIDIA", "NVIDIA Ampere GA102 GPU Architecture (whitepaper)", "2021",
+              "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"),
+    Reference("nvidia_ada", "NVIDIA", "NVIDIA Ada GPU Architecture (whitepaper v2.1)", "2023",
+              "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"),
+    Reference("nvidia_rtx_blackwell", "NVIDIA", "NVIDIA RTX Blackwell GPU Architecture (whitepaper)", "2025",
+              "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"),
+    Reference("nvidia_l40s", "NVIDIA", "NVIDIA L40S datasheet", "2023", "https://www.nvidia.com/en-us/data-center/l40s/"),
+    Reference("nvidia_l40", "NVIDIA", "NVIDIA L40 GPU", "2023", "https://www.nvidia.com/en-us/data-center/l40/"),
+    Reference("nvidia_l4", "NVIDIA", "NVIDIA L4 Tensor Core GPU", "2023", "https://www.nvidia.com/en-us/data-center/l4/"),
+    Reference("nvidia_a10", "NVIDIA", "NVIDIA A10 Tensor Core GPU", "2021", "https://www.nvidia.com/en-us/data-center/products/a10-gpu/"),
+    Reference("nvidia_a40", "NVIDIA", "NVIDIA A40 GPU", "2021", "https://www.nvidia.com/en-us/data-center/a40/"),
+    Reference("nvidia_rtx6000ada", "NVIDIA", "NVIDIA RTX 6000 Ada Generation", "2023",
+              "https://www.nvidia.com/en-us/design-visualization/rtx-6000/"),
+    Reference("nvidia_dgx_h100", "NVIDIA", "NVIDIA DGX H100 datasheet (10.2 kW system power)", "2023",
+              "https://www.nvidia.com/en-us/data-center/dgx-h100/"),
+    Reference("nvidia_dgx_b200", "NVIDIA", "NVIDIA DGX B200", "2024", "https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+    Reference("nvidia_gb200", "NVIDIA", "NVIDIA GB200 NVL72", "2024", "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"),
+    Reference("amd_mi300x", "AMD", "AMD Instinct MI300X accelerator", "2023",
+              "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"),
+    Reference("amd_mi325x", "AMD", "AMD Instinct MI325X accelerator", "2024",
+              "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"),
+    Reference("epoch_hardware", "Epoch AI", "Data on Machine Learning Hardware (prices and specifications)", "2025",
+              "https://epoch.ai/data/machine-learning-hardware"),
+    # costs
+    Reference("cottier2024", "Cottier, Rahman, Fattorini, Maslej and Owen", "The rising costs of training frontier AI models", "2024",
+              "https://arxiv.org/abs/2405.21015"),
+    Reference("epoch_costs_code", "Epoch AI", "training-cost-trends: cost estimation code and hardware price data", "2024",
+              "https://github.com/epoch-research/training-cost-trends"),
+    Reference("cbre2024", "CBRE", "North America Data Center Trends H2 2024", "2025",
+              "https://www.cbre.com/insights/reports/north-america-data-center-trends-h2-2024"),
+    Reference("uptime2025", "Uptime Institute", "Global Data Center Survey 2025 (average PUE)", "2025",
+              "https://uptimeinstitute.com/resources/research-and-reports/uptime-institute-global-data-center-survey-results-2025"),
+    Reference("eia_prices", "U.S. Energy Information Administration", "Electric Power Monthly, Table 5.6.A: average price of electricity by sector",
+              "2025", "https://www.eia.gov/electricity/monthly/epm_table_grapher.php?t=epmt_5_6_a"),
+    Reference("irs_depreciation", "U.S. Internal Revenue Service", "Publication 946: How To Depreciate Property (recovery periods)",
+              "2024", "https://www.irs.gov/publications/p946"),
+    Reference("aws_per_second", "Amazon Web Services", "Amazon EC2 per-second billing", "2017",
+              "https://aws.amazon.com/about-aws/whats-new/2017/10/announcing-amazon-ec2-per-second-billing/"),
+    Reference("aws_pricing", "Amazon Web Services", "Amazon EC2 On-Demand pricing (instances and data transfer)", "2026",
+              "https://aws.amazon.com/ec2/pricing/on-demand/"),
+    Reference("aigateway_llama", "aigateway.sh", "Model page meta/llama-3.1-70b-instruct (USD 0.29 input / 0.60 output per million tokens)",
+              "2026", "https://aigateway.sh/"),
+    # the articles gpu-tco grew from (reproduced under their own assumptions in the tests)
+    Reference("aimanual_4090_h100", "AiManual",
+              "Децентрализованные 4090 vs AWS H100: калькулятор для тонкой настройки Llama 3 70B "
+              "(Decentralised RTX 4090s versus AWS H100: a cost calculator for fine-tuning Llama 3 70B)", "2025-12-31",
+              "https://www.ai-manual.ru/article/detsentralizovannyie-4090-vs-aws-h100-kalkulyator-dlya-tonkoj-nastrojki-llama-3-70b"),
+    Reference("aimanual_cheap_gpus", "AiManual",
+              "Дешёвые GPU для тонкой настройки 120B моделей: тактика выживания (Cheap GPUs for fine-tuning 120B models: survival tactics)",
+              "2026", "https://www.ai-manual.ru/article/deshyovyie-gpu-dlya-tonkoj-nastrojki-120b-modelej-taktika-vyizhivaniya-kogda-schyot-idyot-na-tyisyachi"),
+    Reference("csdn_a100_4090", "CSDN blog (qq_42700796)", "浅淡A100-4090-性价比 (On the price-performance of the A100 and the RTX 4090)",
+              "2024-01-10", "https://blog.csdn.net/qq_42700796/article/details/135483959"),
+    Reference("kaitchup_benchmarking", "Benjamin Marie, The Kaitchup", "GPU Benchmarking: What Is the Best GPU for LoRA, QLoRA, and Inference?",
+              "2024", "https://kaitchup.substack.com/p/gpu-benchmarking-what-is-the-best"),
+    Reference("apiyi_gpu_selection", "APIYI documentation", "GPU选型 (Choosing GPUs for training and inference: performance and cost comparison)",
+              "2025", "https://docs.apiyi.com/wiki/infrastructure/gpu-selection"),
+    # cloud price pages (the offers catalog; each row also carries its as-of date)
+    Reference("aws_savings", "Amazon Web Services", "Compute Savings Plans and Reserved Instances pricing", "2026",
+              "https://aws.amazon.com/savingsplans/compute-pricing/"),
+    Reference("aws_spot", "Amazon Web Services", "Amazon EC2 Spot Instances pricing", "2026", "https://aws.amazon.com/ec2/spot/pricing/"),
+    Reference("gcp_gpus", "Google Cloud", "GPU pricing (Compute Engine)", "2026", "https://cloud.google.com/compute/gpus-pricing"),
+    Reference("gcp_cud", "Google Cloud", "Committed use discounts", "2026",
+              "https://cloud.google.com/compute/docs/instances/committed-use-discounts-overview"),
+    Reference("azure_vms", "Microsoft Azure", "Linux Virtual Machines pricing", "2026",
+              "https://azure.microsoft.com/en-us/pricing/details/virtual-machines/linux/"),
+    Reference("lambda_pricing", "Lambda", "GPU cloud pricing", "2026", "https://lambda.ai/pricing"),
+    Reference("runpod_pricing", "RunPod", "GPU pricing (Community and Secure Cloud)", "2026", "https://www.runpod.io/pricing"),
+    Reference("vast_pricing", "Vast.ai", "GPU marketplace pricing (offers API: dph_total)", "2026", "https://vast.ai/pricing"),
+    Reference("coreweave_pricing", "CoreWeave", "GPU cloud pricing", "2026", "https://www.coreweave.com/pricing"),
+    Reference("nebius_pricing", "Nebius", "AI Cloud prices", "2026", "https://nebius.com/prices"),
+    Reference("crusoe_pricing", "Crusoe", "Cloud pricing", "2026", "https://crusoe.ai/cloud/pricing"),
+    Reference("together_pricing", "Together AI", "GPU clusters pricing", "2026", "https://www.together.ai/pricing"),
+    Reference("oci_pricing", "Oracle Cloud Infrastructure", "Compute pricing (GPU shapes)", "2026", "https://www.oracle.com/cloud/compute/pricing/"),
+    Reference("verda_pricing", "Verda (formerly DataCrunch)", "GPU instance pricing", "2026", "https://verda.com/pricing"),
+    Reference("hyperstack_pricing", "Hyperstack", "GPU pricing", "2026", "https://www.hyperstack.cloud/gpu-pricing"),
+    Reference("tensordock_pricing", "TensorDock", "GPU marketplace pricing", "2026", "https://www.tensordock.com/pricing"),
+    Reference("modal_l40s", "Modal", "NVIDIA L40S price comparison across clouds", "2025-08-12",
+              "https://modal.com/blog/nvidia-l40s-price-article"),
+    Reference("sanskrit_renting", "DS436", "sanskrit-token: RENTING_A_GPU.md (provider pages and APIs read 2026-09-09)", "2026",
+              "https://github.com/DS436/sanskrit-token/blob/main/RENTING_A_GPU.md"),
+]
 
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}
-_KEY = re.compile(r"\[([a-z][a-z0-9_\-]*)\]")
+_KEY = re.compile(r"\[((?:hf:)?[A-Za-z][\w.\-/]*)\]")
+HF_CONFIG = "https://huggingface.co/{model}/blob/main/config.json"
+
+
+def resolve(key: str) -> str | None:
+    """The full citation of a key: a registry entry, or ``hf:org/model`` for a model's published configuration."""
+    if key.startswith("hf:"):
+        model = key[3:]
+        return f"{model.split('/')[0]} ({model}), \"config.json\" of the published model, {HF_CONFIG.format(model=model)}"
+    ref = REFERENCES.get(key)
+    return ref.full() if ref else None
 
 
 def keys_in(text: str) -> list[str]:
@@ -36,4 +234,4 @@ def keys_in(text: str) -> list[str]:
 
 def cite(text: str) -> str:
     """The source text with every [key] replaced by its full citation."""
-    return _KEY.sub(lambda m: REFERENCES[m.group(1)].full() if m.group(1) in REFERENCES else m.group(0), str(text or ""))
+    return _KEY.sub(lambda m: resolve(m.group(1)) or m.group(0), str(text or ""))

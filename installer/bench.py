@@ -1,13 +1,8 @@
-"""Speed figures for the core (``gpu-tco bench``); targets live here, not in tests.
+"""Speed figures (``gpu-tco bench``); targets live here, printed beside each figure, not in tests.
 
-Targets (issue 2, on the project's 2-core machine):
-  scalar core.evaluate of all quantities  <= 30 us median (72 quantities; issue 5 allows 50 us per call, now 134)
-  1,000,000-row vectorised sweep          <= 1 s
-  from gpu_tco import core (fresh interpreter)         <= 0.3 s
-  main job (fresh process, wall)          <= 1.5 s
-Issue 3: planning the default job across all catalog GPUs and offers <= 100 ms.
-Issue 5: Excel function GPU_TCO, Python side: <= 50 us per single-cell call; one call over 10,000 rows <= 50 ms.
-Issue 4: generate the default workbook <= 1 s, its size <= 250 KB, LibreOffice recalculation <= 5 s.
+Measured on the project's 2-core machine: the engine (scalar call, sweep, import, main job,
+planner), the Excel functions' Python side, and the workbook (generation, size, LibreOffice
+recalculation when LibreOffice is installed).
 """
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def _parse_value(inp, text: str):
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default=None, metavar="NAME",
-                   help="start from a named preset (seed articles' scenarios; see core/presets.py); --INPUT options override it")
+                   help="start from a named preset (published articles' scenarios; see core/presets.py); --INPUT options override it")
     g = p.add_argument_group("inputs (defaults in brackets; docs/quantities.md lists them all)")
     for inp in INPUTS:
         unit = "" if inp.unit in ("-", "") else f", {inp.unit}"

@@ -69,7 +69,7 @@ def test_model_parameter_counts_match_published_within_1_percent():
         published = models.row(name)["params_published_b"]
         assert r["params_total_b"] == pytest.approx(published, rel=0.01), name
         assert models.row(name)["source"], name
-    assert core.evaluate(model="Llama-3-8B")["params_total"] == 8_030_261_248  # notes/estimation.md
+    assert core.evaluate(model="Llama-3-8B")["params_total"] == 8_030_261_248  # the published 8.03B (Meta config.json)
     assert core.evaluate(model="Llama-3-70B")["params_total"] == 70_553_706_496
     assert core.evaluate(model="Mixtral-8x22B")["params_active_b"] == pytest.approx(39, rel=0.01)
 

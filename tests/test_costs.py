@@ -1,8 +1,10 @@
 """The cost model: seed articles reproduced under their own assumptions, published TCO
 methods, no double counting, properties, the planner and the cost CLI.
 
-Seeds are in ../shared/seeds (000 AiManual 4090-vs-AWS calculator, 001 rental tactics,
-002 CSDN A100/4090 cost note, 004 GPU comparison article); presets in core/presets.py.
+The articles (full citations in gpu_tco.core.references): AiManual's 4090-versus-AWS calculator
+(aimanual_4090_h100, the first article gpu-tco reproduced), AiManual's rental tactics (aimanual_cheap_gpus), the
+CSDN A100/4090 cost note (csdn_a100_4090) and APIYI's GPU-selection guide (apiyi_gpu_selection);
+presets in core/presets.py.
 """
 from __future__ import annotations
 
@@ -30,10 +32,10 @@ def ev(name: str, **over) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# seed 000: 4090 farm versus AWS p5.48xlarge, 7 days of Llama 3 70B fine-tuning
+# AiManual (aimanual_4090_h100): 4090 farm versus AWS p5.48xlarge, 7 days of Llama 3 70B fine-tuning
 
 def test_seed000_farm_investment_energy_and_cooling():
-    farm = ev("seed000-4090-farm")
+    farm = ev("aimanual-4090-farm")
     assert farm["own_capital_usd"] == 17000  # 6 cards x $2,000 + $5,000 other hardware
     assert farm["own_avg_kw"] * 168 == pytest.approx(537.6)  # (6 x 450 + 500) W x 24 h x 7 days = 537.6 kWh
     electricity = farm["own_avg_kw"] * 168 * 0.15
@@ -44,7 +46,7 @@ def test_seed000_farm_investment_energy_and_cooling():
 
 
 def test_seed000_aws_week_with_ten_percent_storage():
-    aws = ev("seed000-aws-p5")
+    aws = ev("aimanual-aws-p5")
     assert aws["rent_billed_hours"] == 168
     assert aws["rent_compute_usd"] == pytest.approx(16517.76)  # 168 h x $98.32
     assert aws["rent_storage_usd"] == pytest.approx(1651.776)  # 10 %
@@ -52,17 +54,17 @@ def test_seed000_aws_week_with_ten_percent_storage():
 
 
 def test_seed000_days_to_roi_and_where_it_goes_wrong():
-    farm, aws = ev("seed000-4090-farm"), ev("seed000-aws-p5")
+    farm, aws = ev("aimanual-4090-farm"), ev("aimanual-aws-p5")
     daily_aws = aws["rent_total_usd"] / 7
     assert daily_aws == pytest.approx(2595.648)
     seed_days = farm["own_capital_usd"] / daily_aws
     assert seed_days == pytest.approx(6.549, abs=1e-3)  # the article: "pays back after 6.5 days of training"
     # 1. it ignores the farm's own power bill: our payback (rent avoided minus running cost) is longer
-    ours = ev("seed000-4090-farm", usd_per_gpu_hour_rented=98.32 * 1.1 / 6)  # the node's price spread over the 6 cards
+    ours = ev("aimanual-4090-farm", usd_per_gpu_hour_rented=98.32 * 1.1 / 6)  # the node's price spread over the 6 cards
     assert ours["payback_months"] * 30.4375 == pytest.approx(6.587, abs=1e-3)
     assert ours["verdict_code"] == 1  # still "within a month" under the article's assumptions
     # 2. the price it uses fell 44 % in June 2025: at today's $55.04 the payback takes 11.7 days
-    now = core.evaluate({**PRESETS["seed000-aws-p5"], "offer": "AWS p5.48xlarge"})
+    now = core.evaluate({**PRESETS["aimanual-aws-p5"], "offer": "AWS p5.48xlarge"})
     assert farm["own_capital_usd"] / (now["rent_total_usd"] / 7) == pytest.approx(11.70, abs=0.01)
     # 3. a day of six 4090s is not a day of an 8x H100 node: the same LoRA job takes far longer on the farm
     job = {"model": "Llama-3-70B", "method": "lora"}
@@ -73,7 +75,7 @@ def test_seed000_days_to_roi_and_where_it_goes_wrong():
 
 
 # ---------------------------------------------------------------------------
-# seed 001: rental tactics
+# AiManual (aimanual_cheap_gpus): rental tactics
 
 def test_seed001_hourly_arithmetic():
     one = core.evaluate(gpu="H100-SXM", n_gpus=1, usd_per_gpu_hour_rented=8, job_hours=72, debug_overhead_pct=0, storage_gb=0)
@@ -83,7 +85,7 @@ def test_seed001_hourly_arithmetic():
 
 
 def test_seed001_a100_72h_versus_h100_24h():
-    a100, h100 = ev("seed001-a100-72h"), ev("seed001-h100-24h")
+    a100, h100 = ev("aimanual-rental-a100-72h"), ev("aimanual-rental-h100-24h")
     assert a100["rent_total_usd"] == pytest.approx(345.60)
     assert h100["rent_total_usd"] == pytest.approx(336.00)
     assert a100["rent_total_usd"] - h100["rent_total_usd"] == pytest.approx(9.60)
@@ -119,7 +121,7 @@ def test_seed001_model_loading_cost_is_inconsistent():
 
 
 def test_seed001_local_4x4090_breaks_even_after_700_hours():
-    local = ev("seed001-local-4x4090")
+    local = ev("aimanual-rental-local-4x4090")
     assert local["own_capital_usd"] == 6000
     assert local["own_fixed_usd"] == pytest.approx(1000)  # "electricity, cooling, risks: $1000 a year"
     assert local["breakeven_hours"] == pytest.approx(700)  # (6000 + 1000) / $10 per hour
@@ -131,7 +133,7 @@ def test_seed001_local_4x4090_breaks_even_after_700_hours():
 
 
 def test_seed001_naive_versus_smart_120b_budget():
-    naive, smart = ev("seed001-naive-120b"), ev("seed001-smart-120b")
+    naive, smart = ev("aimanual-rental-naive-120b"), ev("aimanual-rental-smart-120b")
     assert naive["rent_total_usd"] == pytest.approx(1126.80)  # 5 h prep $90 + 48 h $864 + 20 % debugging $172.80
     cpu_filtering = 10 * 0.10
     assert smart["rent_total_usd"] + cpu_filtering == pytest.approx(375.40)  # 72 h x $5.20 + $1
@@ -139,17 +141,17 @@ def test_seed001_naive_versus_smart_120b_budget():
     assert saving == pytest.approx(0.667, abs=1e-3)
     # where it goes wrong: "LoRA cuts training time by 40 %" is listed but not applied, and the smart plan
     # drops the 20 % debugging allowance the naive plan carried
-    lora = ev("seed001-smart-120b", job_hours=72 * 0.6)
+    lora = ev("aimanual-rental-smart-120b", job_hours=72 * 0.6)
     assert lora["rent_total_usd"] + cpu_filtering == pytest.approx(225.64)
-    fair = ev("seed001-smart-120b", debug_overhead_pct=20)
+    fair = ev("aimanual-rental-smart-120b", debug_overhead_pct=20)
     assert fair["rent_total_usd"] == pytest.approx(449.28)
 
 
 # ---------------------------------------------------------------------------
-# seed 002: an 8x H100 server amortized over three years
+# CSDN (csdn_a100_4090): an 8x H100 server amortized over three years
 
 def test_seed002_server_per_hour():
-    s = ev("seed002-h100-server")
+    s = ev("csdn-h100-server")
     hours = 3 * 365 * 24
     assert s["own_hours_used"] == pytest.approx(hours)
     assert s["own_annual_capital_usd"] * 3 / hours == pytest.approx(11.4, abs=0.05)  # $300k / 3 years
@@ -157,12 +159,12 @@ def test_seed002_server_per_hour():
     assert s["own_fixed_usd_per_month"] * 12 / (365 * 24) == pytest.approx(1.0, abs=0.05)  # $1,500/rack-month, 2 servers
     assert s["own_usd_per_gpu_hour"] * 8 == pytest.approx(13.4, abs=0.05)  # "13.4 dollars an hour"
     # GPT-3.5 Turbo's $0.002 / 1K tokens as the API price: self-hosting needs this many million tokens a month
-    api = ev("seed002-h100-server", api_usd_per_mtok=2.0, measured_tokens_per_s=10_000)
+    api = ev("csdn-h100-server", api_usd_per_mtok=2.0, measured_tokens_per_s=10_000)
     assert api["selfhost_breakeven_mtok_per_month"] > 0
 
 
 # ---------------------------------------------------------------------------
-# seed 004: purchase + power TCO and cost per 1K tokens
+# APIYI (apiyi_gpu_selection): purchase + power TCO and cost per 1K tokens
 
 @pytest.mark.parametrize("label,tco,power,daily,per_1k", [
     ("h100-80gb", 36814.40, 1814.40, 1.68, 0.000005),
@@ -171,15 +173,15 @@ def test_seed002_server_per_hour():
     ("rtx-4090", 2966.40, 1166.40, 1.08, 0.000001),
 ])
 def test_seed004_tco_and_cost_per_1k_tokens(label, tco, power, daily, per_1k):
-    t = ev(f"seed004-{label}-tco")
+    t = ev(f"apiyi-{label}-tco")
     assert t["own_tco_usd"] == pytest.approx(tco)
     assert t["own_energy_usd"] == pytest.approx(power)
     assert t["own_energy_usd_per_gpu_hour"] * 20 == pytest.approx(daily)
-    p = ev(f"seed004-{label}-per-token")
+    p = ev(f"apiyi-{label}-per-token")
     assert round(p["decode_usd_per_mtok_own"] / 1000, 6) == pytest.approx(per_1k)
     # where it goes wrong: 30-day months undercount a year by 1.4 %, and per-token cost assumes 24 h/day at full
     # throughput while the TCO assumes 20 h/day; at the TCO's own 20 h/day the capital share per token is 24/20 higher
-    real = ev(f"seed004-{label}-tco")
+    real = ev(f"apiyi-{label}-tco")
     assert real["decode_usd_per_mtok_own"] > p["decode_usd_per_mtok_own"] * 1.1
 
 
@@ -220,7 +222,7 @@ def test_computetape_depreciation_example_within_2pct(years, published):
 
 def test_capital_is_counted_once():
     # with every running cost and the resale value at zero, the TCO is the capital: not capital + depreciation
-    bare = dict(preset("seed002-h100-server"), usd_per_kwh=0, rack_usd_per_month=0)
+    bare = dict(preset("csdn-h100-server"), usd_per_kwh=0, rack_usd_per_month=0)
     r = core.evaluate(bare)
     assert r["own_tco_usd"] == pytest.approx(r["own_capital_usd"])
     assert r["own_annual_capital_usd"] * 3 == pytest.approx(r["own_capital_usd"])
@@ -385,14 +387,14 @@ def test_cli_plan_table_and_json():
 
 
 def test_cli_tco_breakeven_offers_and_presets():
-    out = run("tco", "--preset", "seed002-h100-server", "--json")
+    out = run("tco", "--preset", "csdn-h100-server", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["results"]["own_usd_per_gpu_hour"] * 8 == pytest.approx(13.44, abs=0.01)
     out = run("breakeven", "--gpu", "RTX-4090", "--n-gpus", "8", "--hours-per-day", "20")
     assert out.returncode == 0 and "Verdict:" in out.stdout and "month" in out.stdout
     out = run("offers", "--gpu", "h100 sxm")
     assert out.returncode == 0 and "AWS p5.48xlarge" in out.stdout and "RTX-4090" not in out.stdout
-    bad = run("tco", "--preset", "seed002-h100-srever")
-    assert bad.returncode == 2 and "did you mean seed002-h100-server" in bad.stderr and "Traceback" not in bad.stderr
+    bad = run("tco", "--preset", "csdn-h100-srever")
+    assert bad.returncode == 2 and "did you mean csdn-h100-server" in bad.stderr and "Traceback" not in bad.stderr
     bad = run("breakeven", "--offer", "AWS p5.48xlarge", "--gpu", "RTX-4090")
     assert bad.returncode == 2 and "offer:" in bad.stderr and "Traceback" not in bad.stderr

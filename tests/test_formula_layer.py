@@ -168,7 +168,7 @@ def test_explain_lists_formula_and_the_values_that_fed_it():
     assert info["excel"].startswith("=2*INDEX(models_layers,MATCH(model,models_name,0))")
     fed = {name: value for name, value, _ in info["inputs"]}
     assert fed["models[model].layers"] == 32 and fed["kv_dim"] == 8 * 128  # GQA: 8 KV heads of 128
-    assert "vLLM" in info["source"]
+    assert "https://arxiv.org/abs/2309.06180" in info["source"]  # the vLLM paper, cited in full
 
 
 def test_explain_unknown_quantity_suggests():

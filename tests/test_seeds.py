@@ -1,7 +1,9 @@
-"""The seed articles' memory arithmetic, reproduced under their own assumptions, and where it goes wrong.
+"""Published articles' memory arithmetic, reproduced under their own assumptions, and where it goes wrong.
 
-Each test first recomputes the article's number with the article's own formula (as printed in
-../shared/seeds), then states what gpu-tco computes for the same question and why it differs.
+Each test first recomputes the article's number with the article's own formula (as printed in the
+article; full citations in gpu_tco.core.references: aimanual_4090_h100, csdn_a100_4090,
+kaitchup_benchmarking, apiyi_gpu_selection), then states what gpu-tco computes for the same question
+and why it differs.
 """
 from __future__ import annotations
 
@@ -78,7 +80,7 @@ def test_seed_korthikanti_example_arithmetic():
 
 
 def test_seed_gpu_tflops_confusions():
-    """Seed 002 gives the RTX 4090 82.58 TFLOPS 'FP16' (its non-tensor FP32 rate) and seed 004 lists the H100 at
+    """The CSDN note gives the RTX 4090 82.58 TFLOPS 'FP16' (its non-tensor FP32 rate) and APIYI's guide lists the H100 at
     '1979 FP16' (2:4 sparse). Seed 000 prints 330 for the 4090 (FP16 accumulate). gpu-tco uses dense BF16 with
     FP32 accumulate: 165.2 and 989.4, so the 4090 / H100 training-speed ratio is 6.0x, not 4x (330 vs 1,320)."""
     g = core.catalog.gpus()
