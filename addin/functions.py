@@ -24,6 +24,7 @@ import numpy as np
 
 from gpu_tco import core
 from gpu_tco.core import catalog
+from gpu_tco.core.engine import row_of
 from gpu_tco.core.errors import InputError
 from gpu_tco.core.inputs import BY_NAME
 from gpu_tco.core.names import suggest
@@ -382,11 +383,10 @@ def _spec(table_name: str, key_arg: str, default_field: str):
 
 def _one_spec(table, key_arg: str, default_field: str, key, field_name):
     key = core.DEFAULTS[key_arg] if _blank(key) else _clean(key)
-    if key_arg == "model" and not isinstance(key, str):
-        resolved = core.resolve_inputs({"model": key})  # a parameter count: the estimated architecture
-        row = resolved["model__row"] if "model__row" in resolved else table.resolve(resolved["model"], key_arg)
+    if key_arg == "model":  # a name, or a parameter count (the estimated architecture, outside the catalog)
+        row = row_of(core.resolve_inputs({"model": key}), "model")
     else:
-        row = table.resolve(key, key_arg)
+        row = table.rows[table.resolve(key, key_arg)]
     name = default_field if _blank(field_name) else str(field_name).strip()
     if key_arg == "model" and MODEL_DERIVED.get(name, name) in ARCHITECTURE_QUANTITIES:
         # parameter counts are computed from the architecture (core's formulas), not stored
@@ -394,7 +394,7 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
         raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
-    return _plain(table.rows[row][name])
+    return _plain(row.get(name, 0))
 
 
 def _list(table_name: str):

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .errors import CatalogError, InputError
-from .names import normalize, suggest
+from .names import normalize, suggest, words
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -125,10 +125,11 @@ class Table:
         if i is not None:
             return i
         # "H100 SXM5 80GB": drop a trailing memory size if it agrees with the row ("A100 40GB" stays distinct)
-        m = re.fullmatch(r"(.+?)(\d+)(gb|gib|g)", key)
+        parts = words(value)
+        m = re.fullmatch(r"(\d+)(gb|gib|g)", parts[-1]) if len(parts) > 1 else None
         if m and "memory_gib" in self.col:
-            j = self._index.get(m.group(1))
-            if j is not None and float(self.col["memory_gib"][j]) == float(m.group(2)):
+            j = self._index.get(normalize(" ".join(parts[:-1])))
+            if j is not None and float(self.col["memory_gib"][j]) == float(m.group(1)):
                 return j
         if self.name == "models":
             return self._find_model(str(value))

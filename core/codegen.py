@@ -175,3 +175,15 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     exec(compile(source, label, "exec"), namespace)  # noqa: S102 - code generated from our own expression trees
     return Compiled(namespace["_run"], source, outputs, tuple(used_inputs),
                     {t: tuple(f) for t, f in row_fields.items()}, row_keys)
+
+
+def inputs_of(outputs) -> list[str]:
+    """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included."""
+    used: set[str] = set()
+    for name in ancestors(outputs):
+        for node in QUANTITIES[name].expr.walk():
+            if isinstance(node, Ref) and node.name in BY_NAME:
+                used.add(node.name)
+            elif isinstance(node, Lookup):
+                used.add(node.key)
+    return [i.name for i in INPUTS if i.name in used]

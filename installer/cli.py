@@ -23,7 +23,7 @@ import math
 import sys
 
 from .core import catalog
-from .core.errors import CatalogError, InputError
+from .core.errors import GpuTcoError, InputError
 from .core.inputs import INPUTS
 
 EXIT_BAD_INPUT = 2
@@ -52,14 +52,42 @@ def _parse_value(inp, text: str):
     return int(x) if inp.kind == "integer" and math.isfinite(x) and x == int(x) else x
 
 
-def _add_input_options(p: argparse.ArgumentParser) -> None:
+class Parser(argparse.ArgumentParser):
+    """argparse with the manners of common command-line tools: a parse error is one line naming
+    the problem and where to look, not the whole usage (exit code 2)."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# how --help groups the inputs: (heading, Input.group values)
+HELP_GROUPS = (
+    ("the job", ("model", "training", "job", "planning")),
+    ("hardware", ("hardware",)),
+    ("inference", ("inference",)),
+    ("renting", ("renting",)),
+    ("owning", ("owning",)),
+    ("serving cost", ("serving",)),
+    ("advanced (memory overheads)", ("overheads",)),
+)
+
+
+def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
+    """One --option per input the command uses (``names``; all when None), grouped like a form."""
     p.add_argument("--preset", default=None, metavar="NAME",
-                   help="start from a named preset (published articles' scenarios; see core/presets.py); --INPUT options override it")
-    g = p.add_argument_group("inputs (defaults in brackets; docs/quantities.md lists them all)")
-    for inp in INPUTS:
-        unit = "" if inp.unit in ("-", "") else f", {inp.unit}"
-        g.add_argument(f"--{inp.name.replace('_', '-')}", dest=f"in_{inp.name}", metavar="V",
-                       help=f"{inp.description}{unit} [{inp.default}]".replace("%", "%%"))
+                   help="start from a named preset (published articles' scenarios: gpu-tco presets); --INPUT options override it")
+    p.add_argument("--scenario", default=None, metavar="FILE",
+                   help="JSON or TOML file of inputs (the option names with _, e.g. seq_len); --INPUT options override it")
+    wanted = set(names) if names is not None else {i.name for i in INPUTS}
+    for heading, groups in HELP_GROUPS:
+        chosen = [i for i in INPUTS if i.group in groups and i.name in wanted]
+        if not chosen:
+            continue
+        g = p.add_argument_group(f"{heading} (defaults in brackets)")
+        for inp in chosen:
+            unit = "" if inp.unit in ("-", "") else f", {inp.unit}"
+            g.add_argument(f"--{inp.name.replace('_', '-')}", dest=f"in_{inp.name}", metavar="V",
+                           help=f"{inp.description}{unit} [{inp.default}]".replace("%", "%%"))
 
 
 def _collect_inputs(ns) -> dict:
@@ -68,10 +96,13 @@ def _collect_inputs(ns) -> dict:
     if getattr(ns, "preset", None):
         from .core.presets import preset
         out.update(preset(ns.preset))
+    if getattr(ns, "scenario", None):
+        out.update(_read_scenario(ns.scenario))
     for key, value in vars(ns).items():
         if key.startswith("in_") and value is not None:
             name = key[3:]
             out[name] = _parse_value(by[name], value)
+    _notes(out)
     return out
 
 
@@ -88,16 +119,41 @@ def _fmt(v) -> str:
 
 
 def table(headers, rows, align=None) -> str:
-    """A plain fixed-width text table."""
+    """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
     cells = [[str(h) for h in headers]] + [[_fmt(c) if not isinstance(c, str) else c for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     align = align or ["<"] + [">"] * (len(headers) - 1)
     lines = []
     for j, r in enumerate(cells):
-        lines.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, align, widths)).rstrip())
+        parts = [c.split("\n") for c in r]
+        for k in range(max(len(x) for x in parts)):
+            lines.append("  ".join(f"{(x[k] if k < len(x) else ''):{a}{w}}" for x, a, w in zip(parts, align, widths)).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _value_text(name: str, value) -> str:
+    """A quantity's value as a person reads it: -1 where the description says "-1 = never" prints as never."""
+    from .core.formulas import QUANTITIES
+    if value == -1 and "-1 = never" in QUANTITIES[name].description:
+        return "never"
+    return _fmt(_jsonable(value))
+
+
+def _notes(inputs: dict) -> None:
+    """Say how a typed model or GPU name was read (a Hugging Face id, an -Instruct variant, a bare size)."""
+    for key, table_name in (("model", "models"), ("gpu", "gpus")):
+        value = inputs.get(key)
+        if isinstance(value, str):
+            note = catalog.tables()[table_name].match_note(value)
+            if note:
+                print(f"gpu-tco: note: {note}", file=sys.stderr)
+    from .core.architectures import size_in_billions
+    model = inputs.get("model")
+    if isinstance(model, (int, float)) or (isinstance(model, str) and size_in_billions(model) is not None):
+        print(f"gpu-tco: note: model {model!r} is read as a parameter count: the architecture is estimated "
+              "(Llama-3 shape rules), and results say so", file=sys.stderr)
 
 
 def _jsonable(v):
@@ -194,12 +250,9 @@ def cmd_main(ns) -> int:
 
 
 def cmd_workbook(ns) -> int:
-    from gpu_tco.workbooks import write_workbook
+    from .workbooks import write_workbook
 
-    inputs = _collect_inputs(ns)
-    if ns.scenario:
-        inputs = {**_read_scenario(ns.scenario), **inputs}
-    path = write_workbook(ns.out, inputs)
+    path = write_workbook(ns.out, _collect_inputs(ns))
     print(f"wrote {path.resolve()}")
     return 0
 
@@ -275,14 +328,17 @@ def _report(ns, title: str, names: list[str]) -> int:
     res = evaluate(inputs)
     used = resolve_inputs(inputs)
     if ns.json:
-        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if not k.endswith("__row")},
+        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
                           "results": {n: _jsonable(res[n]) for n in names}}, indent=2))
         return 0
     print(title.format(**used))
     print()
+    import textwrap
+
     from .core.formulas import QUANTITIES
     print(table(["quantity", "value", "unit", "meaning"],
-                [[n, _fmt(_jsonable(res[n])), QUANTITIES[n].unit, QUANTITIES[n].description[:70]] for n in names], align=["<", ">", "<", "<"]))
+                [[n, _value_text(n, res[n]), QUANTITIES[n].unit, textwrap.fill(QUANTITIES[n].description, 64)] for n in names],
+                align=["<", ">", "<", "<"]))
     return 0
 
 
@@ -308,7 +364,7 @@ def cmd_breakeven(ns) -> int:
     used = resolve_inputs(inputs)
     series = breakeven_series(inputs)
     if ns.json:
-        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if not k.endswith("__row")},
+        print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
                           "results": {n: _jsonable(res[n]) for n in BREAKEVEN_LINES},
                           "verdict": verdict_text(res["verdict_code"]),
                           "series": {k: [_jsonable(x) for x in v] for k, v in series.items()}}, indent=2))
@@ -329,8 +385,12 @@ def cmd_offers(ns) -> int:
     tab = catalog.offers()
     rows = [r for r in tab.rows if r["name"] != "none"]
     if ns.gpu:
-        gpu = catalog.gpus().canonical(ns.gpu, "gpu")
-        rows = [r for r in rows if r["gpu"] == gpu]
+        gpus = catalog.gpus()
+        family = gpus.variants(ns.gpu)  # "h100": every H100 variant
+        chosen = [gpus.names[i] for i in family] if len(family) > 1 else [gpus.canonical(ns.gpu, "gpu")]
+        if len(chosen) > 1 and not ns.json:
+            print(f"{ns.gpu!r} matches {len(chosen)} GPUs: {', '.join(chosen)}; listing the offers of each.\n")
+        rows = [r for r in rows if r["gpu"] in chosen]
     if ns.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -344,15 +404,14 @@ def cmd_offers(ns) -> int:
 
 
 def cmd_estimate(ns) -> int:
-    from .core.engine import breakdown, evaluate, resolve_inputs
+    from .core.engine import breakdown, evaluate, resolve_inputs, row_of
     from .core.formulas import QUANTITIES
 
     given = _collect_inputs(ns)
     res = evaluate(given)
     resolved = resolve_inputs(given)
     used = {i.name: resolved[i.name] for i in INPUTS}
-    gpu_row = catalog.gpus().rows[resolved["gpu__row"]]
-    model_row = catalog.models().rows[resolved["model__row"]]
+    gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
     model_name = model_row["name"]
     assumptions = {
         "inputs": used,
@@ -456,50 +515,92 @@ def cmd_docs(ns) -> int:
     return 0
 
 
+MAIN_QUANTITIES = ["option_cost_usd", "option_ok", "option_hours", "option_usd_per_mtok_train", "peak_train_gib_per_gpu",
+                   "gpu_memory_gib", "gpus_needed", "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour",
+                   "own_usd_per_gpu_hour", "own_capital_usd", "payback_months", "verdict_code"]
+ESTIMATE_GROUPS = ("architecture", "lora", "training memory", "training compute", "inference")
+CHOSEN_BY_THE_TOOL = {"gpu", "n_gpus", "offer", "buy"}  # the main job and the planner choose these themselves
+
+
+def _inputs_for(quantities, drop=()) -> list[str]:
+    from .core.codegen import inputs_of
+    return [n for n in inputs_of(quantities) if n not in set(drop)]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; allowed: a whole number >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small; allowed: a whole number >= 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpu-tco", allow_abbrev=False, description="GPU memory, count, time and cost for LLM work (sourced formulas).")
+    from .core.formulas import QUANTITIES
+    from .core.version import __version__
+
+    p = Parser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
+               description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
+                           "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
+                           "name the recommended option and write the workbook.",
+               epilog="Commands: estimate, plan, tco, breakeven, offers, gpus, models, presets, explain, workbook, addin, "
+                      "bench, docs. Help on one: gpu-tco COMMAND --help.")
+    p.add_argument("--version", action="version", version=f"gpu-tco {__version__}")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
                    help="where the main job writes its workbook [gpu-tco.xlsx]; '' to skip")
-    _add_input_options(p)
-    sub = p.add_subparsers(dest="command")
-    est = sub.add_parser("estimate", allow_abbrev=False, help="memory, GPU count and time for any configuration")
-    est.add_argument("--mode", choices=["train", "infer"], default="train")
-    est.add_argument("--json", action="store_true")
-    _add_input_options(est)
-    for name in ("gpus", "models"):
-        c = sub.add_parser(name, allow_abbrev=False, help=f"list the {name} catalog")
-        c.add_argument("--json", action="store_true")
-    ex = sub.add_parser("explain", allow_abbrev=False, help="formula, source and inputs of a quantity")
-    ex.add_argument("quantity")
-    ex.add_argument("--json", action="store_true")
-    _add_input_options(ex)
-    pl = sub.add_parser("plan", allow_abbrev=False, help="rank every GPU x count x rent/buy option for a job")
-    pl.add_argument("--gpus", default=None, help="comma-separated GPUs to consider (default: the whole catalog)")
-    pl.add_argument("--top", type=int, default=15, help="acceptable options to list [15]")
+    _add_input_options(p, _inputs_for(MAIN_QUANTITIES, drop={"gpu", "n_gpus", "buy"}))
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    p.commands = {}
+
+    def command(name, text, usage_args="[--INPUT VALUE ...] [--json]"):
+        parser = sub.add_parser(name, allow_abbrev=False, help=text, description=text + ".", prog=f"gpu-tco {name}",
+                                usage=f"gpu-tco {name} {usage_args}")
+        p.commands[name] = parser
+        return parser
+
+    est = command("estimate", "memory, GPU count and time of one configuration", "[--mode train|infer] [--INPUT VALUE ...] [--json]")
+    est.add_argument("--mode", choices=["train", "infer"], default="train", help="training (default) or inference")
+    est.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_input_options(est, _inputs_for([n for n, q in QUANTITIES.items() if q.group in ESTIMATE_GROUPS]))
+    pl = command("plan", "rank every GPU x count x (cloud offer or buying) for a job", "[--gpus A,B] [--top N] [--all] [--INPUT VALUE ...] [--json]")
+    pl.add_argument("--gpus", default=None, metavar="A,B", help="comma-separated GPUs to consider (default: the whole catalog)")
+    pl.add_argument("--top", type=_positive_int, default=15, metavar="N", help="acceptable options to list [15]")
     pl.add_argument("--all", action="store_true", help="also list rejected options and why")
-    pl.add_argument("--json", action="store_true")
-    _add_input_options(pl)
-    for name, text in (("tco", "total cost of owning a setup"), ("breakeven", "buy versus rent: payback, break-even, month by month")):
-        c = sub.add_parser(name, allow_abbrev=False, help=text)
-        c.add_argument("--json", action="store_true")
-        _add_input_options(c)
-    of = sub.add_parser("offers", allow_abbrev=False, help="list the cloud offers catalog")
-    of.add_argument("--gpu", default=None)
-    of.add_argument("--json", action="store_true")
-    wbp = sub.add_parser("workbook", allow_abbrev=False, help="write the formula-linked Excel workbook")
-    wbp.add_argument("--out", required=True, help="target .xlsx file")
-    wbp.add_argument("--scenario", default=None, help="JSON or TOML file of inputs (core's input names)")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_input_options(pl, _inputs_for([n for n in QUANTITIES if n.startswith("option_")] + ["peak_train_gib_per_gpu"],
+                                       drop=CHOSEN_BY_THE_TOOL))
+    for name, text, lines in (("tco", "total cost of owning a setup, line by line", TCO_LINES),
+                              ("breakeven", "buy versus rent: payback, break-even, month by month",
+                               BREAKEVEN_LINES + ["own_cumulative_usd", "rent_cumulative_usd"])):
+        c = command(name, text)
+        c.add_argument("--json", action="store_true", help="machine-readable output")
+        _add_input_options(c, _inputs_for(lines, drop={"at_month"}))
+    of = command("offers", "list the cloud offers catalog", "[--gpu GPU] [--json]")
+    of.add_argument("--gpu", default=None, help="only this GPU's offers (every variant of a family: --gpu h100)")
+    of.add_argument("--json", action="store_true", help="every field and source")
+    for name in ("gpus", "models"):
+        c = command(name, f"list the {name} catalog", "[--json]")
+        c.add_argument("--json", action="store_true", help="every field and source")
+    command("presets", "list the named presets (published articles' scenarios under their own assumptions)", "")
+    ex = command("explain", "formula, Excel formula, source and inputs of a quantity", "QUANTITY [--INPUT VALUE ...] [--json]")
+    ex.add_argument("quantity", help="a quantity name, e.g. peak_train_gib_per_gpu (docs/quantities.md lists them)")
+    ex.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_input_options(ex)
+    wbp = command("workbook", "write the formula-linked Excel workbook", "--out FILE [--scenario FILE] [--INPUT VALUE ...]")
+    wbp.add_argument("--out", required=True, metavar="FILE", help="target .xlsx file")
     _add_input_options(wbp)
-    ad = sub.add_parser("addin", allow_abbrev=False, help="Excel functions: build the xlwings Lite files or the demo workbook")
-    ad_sub = ad.add_subparsers(dest="addin_command", required=True)
-    lite = ad_sub.add_parser("lite", allow_abbrev=False, help="write main.py and requirements.txt for xlwings Lite")
-    lite.add_argument("--out", required=True, help="folder for main.py and requirements.txt")
-    demo = ad_sub.add_parser("demo", allow_abbrev=False, help="write a workbook showing every GPU_* function")
-    demo.add_argument("--out", required=True, help="target .xlsx file")
-    sub.add_parser("bench", help="print the speed figures")
-    dc = sub.add_parser("docs", help="regenerate docs/quantities.md")
-    dc.add_argument("--out", default=None)
+    ad = command("addin", "Excel functions: build the xlwings Lite files or the demo workbook", "{lite,demo} --out PATH")
+    ad_sub = ad.add_subparsers(dest="addin_command", required=True, metavar="{lite,demo}")
+    lite = ad_sub.add_parser("lite", allow_abbrev=False, prog="gpu-tco addin lite", help="write main.py and requirements.txt for xlwings Lite")
+    lite.add_argument("--out", required=True, metavar="FOLDER", help="folder for main.py and requirements.txt")
+    demo = ad_sub.add_parser("demo", allow_abbrev=False, prog="gpu-tco addin demo", help="write a workbook showing every GPU_* function")
+    demo.add_argument("--out", required=True, metavar="FILE", help="target .xlsx file")
+    command("bench", "print the speed figures", "")
+    dc = command("docs", "regenerate docs/quantities.md, the add-in module and the README's function table", "[--out PATH]")
+    dc.add_argument("--out", default=None, metavar="PATH", help="where to write the quantities reference [docs/quantities.md]")
     return p
 
 
@@ -523,17 +624,31 @@ def _workbook_error():
         return InputError
 
 
+def cmd_presets(ns) -> int:
+    from .core.presets import PRESETS
+    print(table(["preset", "inputs it sets"], [[name, ", ".join(f"{k}={v}" for k, v in p.items())[:110]] for name, p in PRESETS.items()],
+                align=["<", "<"]))
+    print("\nUse one with --preset NAME on any command; --INPUT options override it. Sources: core/presets.py.")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    ns = parser.parse_args(argv)
+    ns, extra = parser.parse_known_args(argv)
+    if extra:  # name the command whose --help lists what it takes
+        parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                 "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
-                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin}
+                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
+                "presets": cmd_presets}
     try:
         return handlers[ns.command](ns)
-    except (InputError, CatalogError, _workbook_error()) as err:
+    except (GpuTcoError, _workbook_error()) as err:
         print(f"gpu-tco: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("gpu-tco: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0
 

@@ -341,3 +341,14 @@ def test_classic_module_is_the_generated_file():
 def test_readme_function_table_is_generated_from_the_code():
     from gpu_tco.addin.codegen import function_table_markdown
     assert function_table_markdown() in (ROOT / "README.md").read_text()
+
+
+def test_model_spec_of_a_parameter_count_reads_the_estimated_architecture():
+    """A count is estimated outside the catalog; MODEL_SPEC must read that architecture, not a catalog row."""
+    from gpu_tco.core import catalog
+    rows_before = len(catalog.models().rows)
+    assert call("MODEL_SPEC", 13, "layers") == core.estimate_architecture(13)["layers"]
+    assert abs(call("MODEL_SPEC", "70B", "params_b") - 70) / 70 < 0.01
+    for n in range(1, 300):  # many counts: the catalog does not grow
+        core.evaluate(model=float(n))
+    assert len(catalog.models().rows) == rows_before

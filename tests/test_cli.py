@@ -124,3 +124,133 @@ def test_installed_console_script_runs():
         pytest.skip("package not installed in this interpreter; CI installs it")
     out = subprocess.run([str(exe), "gpus"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "H100-SXM" in out.stdout
+
+
+# --- a command line like the tools people know -------------------------------------------------
+
+import re  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _block(heading: str, fence: str = "```") -> str:
+    section = README[README.index(heading):]
+    start = section.index(fence) + len(fence)
+    return section[start:section.index("```", start)].strip("\n")
+
+
+def test_readme_usage_commands_run_as_written(tmp_path):
+    """Every line of README's Usage block, run by a shell in a folder holding examples/ (exit 0)."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "GPU_TCO_CONFIG_DIR": str(tmp_path / "config")}
+    lines = [line for line in _block("## Usage").splitlines() if line.strip()]
+    assert len(lines) >= 15
+
+    def run(line):
+        return line, subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+
+    with ThreadPoolExecutor(2) as pool:
+        for line, out in pool.map(run, lines):
+            assert out.returncode == 0, (line, out.stderr[-500:])
+            assert "Traceback" not in out.stderr
+    assert (tmp_path / "plan.xlsx").exists() and (tmp_path / "gpu-tco.xlsx").exists()
+
+
+def test_readme_python_block_runs(tmp_path):
+    code = _block("From Python", "```python")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert 'gpu: unknown "H1000"' in out.stdout
+
+
+@pytest.mark.parametrize("args, first_words", [
+    (("estimate", "--seq-lenn", "2048"), "gpu-tco estimate: error: unrecognized arguments: --seq-lenn 2048 (see gpu-tco estimate --help)"),
+    (("plan", "--top", "0"), "gpu-tco plan: error: argument --top: 0 is too small"),
+    (("plan", "--top", "ten"), "gpu-tco plan: error: argument --top: 'ten' is not a whole number"),
+    (("estimate", "--mode", "both"), "gpu-tco estimate: error: argument --mode: invalid choice"),
+    (("frobnicate",), "gpu-tco: error: argument COMMAND: invalid choice"),
+])
+def test_parse_errors_are_one_line_with_a_hint(args, first_words):
+    out = gpu_tco(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(first_words), out.stderr
+    assert "--help" in lines[0] and not out.stdout
+
+
+def test_each_command_lists_only_the_inputs_it_uses_grouped():
+    est = gpu_tco("estimate", "--help").stdout
+    tco = gpu_tco("tco", "--help").stdout
+    plan = gpu_tco("plan", "--help").stdout
+    assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " not in est
+    assert "--usd-per-kwh" in tco and "--seq-len" not in tco and "--context-tokens" not in tco
+    assert "--seq-len" in plan and "--deadline-hours" in plan and "--n-gpus" not in plan and "--gpu " not in plan
+    for heading in ("the job (defaults in brackets):", "hardware (defaults in brackets):"):
+        assert heading in est
+    assert "owning (defaults in brackets):" in tco
+    assert len(re.findall(r"^  --", est, re.M)) < len(re.findall(r"^  --", gpu_tco("workbook", "--help").stdout, re.M))
+
+
+def test_reports_wrap_descriptions_and_say_never():
+    out = gpu_tco("breakeven", "--gpu", "RTX-4090", "--usd-per-gpu-hour-rented", "0.01")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("payback_months"))
+    assert " never " in line and "-1" not in line
+    tco = gpu_tco("tco").stdout
+    assert "Rest of the servers = GPU cards x server_overhead_pct +\n" in tco  # wrapped at a word, continued below
+    assert "                                                    other_hardware_usd" in tco
+
+
+def test_main_job_checks_everything_before_printing(tmp_path):
+    bad = gpu_tco("--seq-len", "-1")
+    assert bad.returncode == 2 and bad.stdout == "" and "seq_len: -1 is too small" in bad.stderr
+    missing = gpu_tco("--workbook", str(tmp_path / "nowhere" / "x.xlsx"))
+    assert missing.returncode == 2 and missing.stdout == "" and "does not exist" in missing.stderr
+
+
+def test_model_and_gpu_names_as_people_type_them():
+    from gpu_tco import core
+    base = core.evaluate(model="Llama-3-70B")["params_total"]
+    for typed in ("meta-llama/Meta-Llama-3-70B-Instruct", "llama3-70b-chat", "Meta-Llama-3-70B-hf", "llama 3 70b"):
+        assert core.evaluate(model=typed)["params_total"] == base, typed
+    assert core.evaluate(model="8x7B")["params_total"] == core.evaluate(model="Mixtral-8x7B")["params_total"]
+    assert core.evaluate(model="70B")["params_total"] == core.evaluate(model=70)["params_total"]
+    assert core.evaluate(model="70b")["model_is_estimate"] == 1
+    assert core.evaluate(gpu="h100 80gb")["gpu_memory_gib"] == 80 and core.resolve_inputs({"gpu": "A100 40GB"})["gpu"] == "A100-40GB-SXM"
+    out = gpu_tco("estimate", "--model", "meta-llama/Meta-Llama-3-70B-Instruct")
+    assert out.returncode == 0 and "is read as Llama-3-70B" in out.stderr and "-Instruct" in out.stderr
+    with pytest.raises(core.InputError) as err:
+        core.evaluate(gpu="H100 80GBx")
+    assert "did you mean H100-" in str(err.value) and "A100" not in str(err.value).split("allowed")[0]
+
+
+def test_offers_for_a_family_lists_every_variant():
+    out = gpu_tco("offers", "--gpu", "h100")
+    assert out.returncode == 0
+    assert "matches 3 GPUs: H100-SXM, H100-PCIe, H100-NVL" in out.stdout
+    listed = {line.split()[-7] for line in out.stdout.splitlines() if " H100-" in line and "matches" not in line}
+    assert {"H100-SXM", "H100-NVL"} <= listed
+    one = gpu_tco("offers", "--gpu", "H100-PCIe")
+    assert "matches" not in one.stdout and "H100-SXM " not in one.stdout
+
+
+def test_version_comes_from_the_package_metadata():
+    from importlib.metadata import version
+    out = gpu_tco("--version")
+    assert out.stdout.strip() == f"gpu-tco {version('gpu-tco')}"
+    import gpu_tco as pkg
+    assert pkg.__version__ == version("gpu-tco")
+
+
+def test_ctrl_c_exits_130_with_one_line():
+    proc = subprocess.Popen([sys.executable, "-m", "gpu_tco", "bench"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == "gpu-tco: interrupted"
