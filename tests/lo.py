@@ -60,7 +60,7 @@ def _tool(exe_name: str) -> str:
             return exe
     if os.environ.get("CI"):
         pytest.fail(f"{exe_name} ({', '.join(DEBIAN_PACKAGES)}) is required in CI and could not be installed")
-    pytest.skip(f"{exe_name} is not installed and cannot be installed here (not root)")
+    pytest.skip(f"{exe_name} is not installed and cannot be installed here (not root; CI installs it)")
 
 
 def soffice() -> str:

@@ -2,11 +2,11 @@
 recalculates it) recommend the same option for the same job."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from lo import book
@@ -42,12 +42,16 @@ JOBS = [random_job(random.Random(4200 + i)) for i in range(20)]
 
 
 def _main_job_builder(job: dict):
+    """The main job (gpu_tco.cli.main, as `gpu-tco --json --workbook F --model ...` runs it), in the
+    session's forked worker: the JSON it prints and the workbook it writes."""
     def build(folder: Path):
+        from gpu_tco.cli import main
         args = [a for k, v in job.items() for a in (f"--{k.replace('_', '-')}", str(v))]
-        out = subprocess.run([sys.executable, "-m", "gpu_tco", "--json", "--workbook", str(folder / "main.xlsx"), *args],
-                             capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        return folder / "main.xlsx", json.loads(out.stdout)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = main(["--json", "--workbook", str(folder / "main.xlsx"), *args])
+        assert code == 0, printed.getvalue()
+        return folder / "main.xlsx", json.loads(printed.getvalue())
     return build
 
 
