@@ -100,12 +100,26 @@ def _is_range(value) -> bool:
 
 
 def _as_2d(value) -> np.ndarray:
+    if isinstance(value, list) and value and set(map(type, value)) == {list} and set(map(len, value)) == {1}:
+        # a column, as Excel hands it over (one-cell rows): building the object array flat is much faster
+        column = np.empty(len(value), dtype=object)
+        column[:] = [row[0] for row in value]
+        return column.reshape(-1, 1)
     arr = np.array(value, dtype=object)
     if arr.ndim == 0:
         return arr.reshape(1, 1)
     if arr.ndim == 1:  # a plain list from Python: a column
         return arr.reshape(-1, 1)
     return arr
+
+
+def _distinct(column: np.ndarray) -> list:
+    """The distinct values of a column (cells that cannot be hashed, such as nested lists, each once)."""
+    cells = column.tolist()
+    try:
+        return list(dict.fromkeys(cells))
+    except TypeError:
+        return [v for v in cells if not _hashable(v)] + list(dict.fromkeys(v for v in cells if _hashable(v)))
 
 
 def _blank(value) -> bool:
@@ -192,7 +206,7 @@ def _plain(value):
 
 
 def _breakdown(inputs: dict, table: dict) -> list[list]:
-    r = core.evaluate(inputs)
+    r = core.evaluate(inputs, outputs=tuple(table.values()))
     rows = [["component", "GiB per GPU"]]
     rows += [[k, float(r[q])] for k, q in table.items() if k != "total"] + [["total", float(r[table["total"]])]]
     return rows
@@ -229,7 +243,7 @@ def _scalar(func: Function, named: dict):
         if sel in named and _selector(table, "component", named[sel]) == "all":
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
-    return _plain(core.evaluate(_row_inputs(named))[quantity])
+    return _plain(core.evaluate(_row_inputs(named), outputs=(quantity,))[quantity])
 
 
 def _vector(func: Function, named: dict, raise_errors: bool):
@@ -254,7 +268,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 continue
             except (TypeError, ValueError):
                 pass  # text in a number column: find and mark those cells below
-        for value in set(v for v in column if not _blank(v) and _hashable(v)
+        for value in set(v for v in _distinct(column) if not _blank(v) and _hashable(v)
                          and not (numeric and isinstance(v, (int, float)) and not isinstance(v, bool))):
             try:
                 if arg in ("component", "infer_component"):
@@ -268,6 +282,15 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 bad = np.array([v == value if _hashable(v) else False for v in column])
                 out[bad & ok] = _error(err)
                 ok &= ~bad
+    # only the quantities this function can return are computed
+    if "component" in flat:
+        wanted = tuple(TRAIN_COMPONENTS.values())
+    elif "infer_component" in flat:
+        wanted = tuple(INFER_COMPONENTS.values())
+    elif "mode" in flat:
+        wanted = tuple(TOKEN_MODES.values())
+    else:
+        wanted = (func.result,)
     # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
     #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
     while ok.any():
@@ -293,12 +316,13 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                     continue
                 inputs[arg] = np.where(blank, float(default), numbers)
                 continue
-            if all(_blank(v) for v in column):
+            cleaned = {v: (default if _blank(v) else _clean(v)) for v in _distinct(column)}  # per distinct value, not per cell
+            if all(_blank(v) for v in cleaned):
                 continue
-            values = [default if _blank(v) else _clean(v) for v in column]
+            values = [cleaned[v] for v in column.tolist()]
             inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
         try:
-            result = core.evaluate(inputs)  # no inputs left (all blank): the default scenario, once
+            result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
         except InputError as err:
             j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
             out[j] = _error(err)
@@ -390,7 +414,8 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
     name = default_field if _blank(field_name) else str(field_name).strip()
     if key_arg == "model" and MODEL_DERIVED.get(name, name) in ARCHITECTURE_QUANTITIES:
         # parameter counts are computed from the architecture (core's formulas), not stored
-        return _plain(core.evaluate({"model": key})[MODEL_DERIVED.get(name, name)])
+        quantity = MODEL_DERIVED.get(name, name)
+        return _plain(core.evaluate({"model": key}, outputs=(quantity,))[quantity])
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
         raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")

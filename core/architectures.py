@@ -22,12 +22,12 @@ TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of")
 _DEFAULTS = {"tied_embeddings": 0, "gated_mlp": 1, "experts": 1, "active_experts": 1, "qkv_bias": 0,
              "norms_per_layer": 2, "dropout": 0, "other_params": 0, "max_context": 4096,
              "sliding_window": 0, "sliding_layer_fraction": 0, "params_published_b": 0, "is_estimate": 0}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]\s*$")  # "70B", "1.5b": a parameter count in billions
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]?\s*$")  # "70B", "1.5b", "13": a parameter count in billions
 CACHE_SIZE = 256
 
 
 def size_in_billions(text: str) -> float | None:
-    """70.0 for "70B" or "70b"; None when the text is not a bare size."""
+    """70.0 for "70B", "70b" or "70"; None when the text is not a bare size."""
     m = _SIZE.match(text)
     return float(m.group(1)) if m else None
 

@@ -107,7 +107,7 @@ class Table:
     # lookups ---------------------------------------------------------------
     @property
     def names(self) -> list[str]:
-        return [r["name"] for r in self.rows]
+        return self.col["name"]  # kept in step with the rows by _append
 
     def find(self, value) -> int | None:
         """Row index for a name, alias or close spelling; None if unknown."""
@@ -321,6 +321,11 @@ def _builtin_count(table: Table) -> int:
 
 
 _OFFER_MAPS: dict = {}
+
+
+def offer_maps():
+    """(offer_gpu_rows(), reference_offer_rows()) in one call."""
+    return _offer_maps()
 
 
 def offer_gpu_rows():

@@ -44,7 +44,7 @@ def _vor(*args):
 # decides: 0.56 h x 3600 is 2016.0000000000002 s, which Python rounds up to 2017 while Excel
 # and LibreOffice snap it to 2016; with it every engine gives 2016.  No real count or duration
 # is within 1e-12 of a whole number above it.  The formulas and their Excel text stay plain.
-_DOWN, _UP = 0.999999999999, 1.000000000001
+_DOWN, _UP = 0.999999999999, 1.000000000001  # also inlined by expr.Call for scalar code
 
 
 def _ceil(x):
@@ -64,7 +64,7 @@ def _vfloor(x):
 
 
 RUNTIME = {
-    "_ceil": _ceil, "_floor": _floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
+    "_ceil": _ceil, "_floor": _floor, "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": np.where,
 }
 

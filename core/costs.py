@@ -22,7 +22,7 @@ def breakeven_series(inputs: Mapping | None = None) -> dict[str, list[float]]:
     inputs = dict(inputs or {})
     months = int(np.ceil(resolve_inputs(inputs)["months"]))
     inputs["at_month"] = np.arange(months + 1, dtype=float)
-    res = evaluate(inputs)
+    res = evaluate(inputs, outputs=("own_cumulative_usd", "rent_cumulative_usd"))
     return {"month": inputs["at_month"].tolist(),
             "own_cumulative_usd": np.asarray(res["own_cumulative_usd"], dtype=float).tolist(),
             "rent_cumulative_usd": np.asarray(res["rent_cumulative_usd"], dtype=float).tolist()}

@@ -244,6 +244,10 @@ class Call(Expr):
                 return "(" + f" {self.fn.lower()} ".join(f"({x})" for x in args) + ")"
             if self.fn == "NOT":
                 return f"(not ({args[0]}))"
+        if not vector and self.fn in ("CEILING", "FLOOR"):
+            # the binary-noise guard (codegen.RUNTIME) inlined: C's math.ceil/floor, no Python frame
+            factor = "0.999999999999" if self.fn == "CEILING" else "1.000000000001"
+            return f"{'_mceil' if self.fn == 'CEILING' else '_mfloor'}(({args[0]}) * {factor})"
         name = vector_name if vector else scalar_name
         return f"{name}({', '.join(args)})"
 

@@ -21,7 +21,7 @@ def mismatch(offer_row: int, gpu_row: int, row=None) -> InputError:
 def link(values: dict, gpu_given: bool) -> None:
     """Scalar inputs: resolve offer "auto", or check / set the GPU from an explicit offer."""
     off, gpu_row = values["offer__row"], values["gpu__row"]
-    gpu_of_offer, reference = catalog.offer_gpu_rows(), catalog.reference_offer_rows()
+    gpu_of_offer, reference = catalog.offer_maps()
     tabs = catalog.tables()
     if off < 0:
         off = int(reference[gpu_row])
@@ -34,7 +34,14 @@ def link(values: dict, gpu_given: bool) -> None:
 
 
 def link_vector(values: dict, shape, gpu_given: bool) -> None:
-    """The same for arrays of rows; the first mismatching row raises, naming its row."""
+    """The same for arrays of rows; the first mismatching row raises, naming its row.  Rows that
+    are one value for the whole sweep stay scalars (the generated code then reads one catalog row)."""
+    if np.ndim(values["offer__row"]) == 0 and np.ndim(values["gpu__row"]) == 0:
+        one = {"offer__row": int(values["offer__row"]), "gpu__row": int(values["gpu__row"]),
+               "offer": values.get("offer"), "gpu": values.get("gpu")}
+        link(one, gpu_given)
+        values.update(one)
+        return
     off = np.broadcast_to(np.asarray(values["offer__row"]), shape).copy()
     gpu_row = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()
     gpu_of_offer = catalog.offer_gpu_rows()
@@ -47,7 +54,5 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
             j = int(np.flatnonzero(bad.ravel())[0])
             raise mismatch(int(off.flat[j]), int(gpu_row.flat[j]), row=j)
         gpu_row[bad] = explicit_gpu[bad]
-    tabs = catalog.tables()
+    # names are not computed here: the formulas read the catalog rows, never the names
     values["offer__row"], values["gpu__row"] = off, gpu_row
-    values["offer"] = np.asarray(tabs["offers"].names, dtype=object)[off]
-    values["gpu"] = np.asarray(tabs["gpus"].names, dtype=object)[gpu_row]

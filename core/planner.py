@@ -31,8 +31,26 @@ HISTORICAL = "historical"
 REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
               ("option_offer_allowed", "spot not allowed"),
               ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
+# what the planner reports for each option: only these are computed
+PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
+                "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok",
+                *(flag for flag, _ in REJECTIONS))
 RANKING = ("acceptable options first (option_ok); then the lowest job cost (option_cost_usd); "
            "ties go to the option listed first (GPU catalog order, count, offer catalog order, renting before buying)")
+
+
+def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
+    """Why option ``j`` fails the check ``word``, with its numbers."""
+    if word == "no price":
+        return "no purchase price in the catalog" if buy else "no rental price"
+    if word == "spot not allowed":
+        return "interruptible (spot) offer; allow_interruptible = 1 to consider it"
+    detail = {
+        "does not fit": lambda: f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
+        "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
+        "over budget": lambda: f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
+    }[word]()
+    return f"{word}: {detail}"
 
 
 def rank_key(option: Mapping) -> tuple:
@@ -79,7 +97,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names})["gpus_needed"]
+    need = evaluate({**job, "gpu": gpu_names}, outputs=("gpus_needed",))["gpus_needed"]
 
     # 2. enumerate GPU x count x (each offer, or buying)
     offers = _offers_by_gpu()
@@ -104,25 +122,20 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             keep = np.array(o_n) % int(base["tensor_parallel"]) == 0
             sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                      for k, v in sweep.items()}
-        r = evaluate(sweep)
+        r = evaluate(sweep, outputs=PLAN_OUTPUTS)
         n_rows = len(r["option_cost_usd"])
         gpu_col = np.asarray(sweep["gpu"], dtype=object)
         n_col = np.asarray(sweep["n_gpus"])
         buy_col = np.asarray(sweep["buy"])
         offer_rows = tabs["offers"].rows
         offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+        offer_col = np.asarray(sweep["offer"], dtype=object)
+        r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
         for j in range(n_rows):
             buy = bool(buy_col[j])
-            offer_name = str(np.asarray(sweep["offer"], dtype=object)[j])
-            details = {
-                "does not fit": f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
-                "no price": "no purchase price in the catalog" if buy else "no rental price",
-                "spot not allowed": "interruptible (spot) offer; allow_interruptible = 1 to consider it",
-                "too slow": f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
-                "over budget": f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
-            }
-            reasons = [details[word] if word in ("no price", "spot not allowed") else f"{word}: {details[word]}"
-                       for flag, word in REJECTIONS if not r[flag][j]]
+            offer_name = str(offer_col[j])
+            failing = [word for flag, word in REJECTIONS if not r[flag][j]]
+            reasons = [_reason(word, r, j, base, buy) for word in failing]
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
             options.append({
                 "gpu": str(gpu_col[j]), "n_gpus": int(n_col[j]),

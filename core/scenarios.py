@@ -34,6 +34,9 @@ CANDIDATE_SETUPS = (
     ("A100-80GB-SXM", 8),
 )
 METHODS = ("qlora", "lora", "full")
+COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib_per_gpu", "gpu_memory_gib", "gpus_needed",
+                   "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
+                   "own_capital_usd", "payback_months", "verdict_code")
 
 
 def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, picks: dict | None = None) -> list[dict]:
@@ -52,7 +55,7 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
         "buy": np.array([0] * len(rows) + [1] * len(rows)),
     })
     sweep.setdefault("offer", "auto")
-    res = evaluate(sweep)
+    res = evaluate(sweep, outputs=COMPARE_OUTPUTS)
     k = len(rows)
     # the offer each row rents: the engine's own resolution ("auto" -> the GPU's reference offer)
     offer_of = {g: resolve_inputs({"gpu": g, "offer": sweep["offer"]})["offer"] for g in dict.fromkeys(r[0] for r in rows)}

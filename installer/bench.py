@@ -1,18 +1,32 @@
 """Speed figures (``gpu-tco bench``); targets live here, printed beside each figure, not in tests.
 
-Measured on the project's 2-core machine: the engine (scalar call, sweep, import, main job,
-planner), the Excel functions' Python side, and the workbook (generation, size, LibreOffice
-recalculation when LibreOffice is installed).
+Measured on the project's 2-core machine: the engine (scalar calls of all quantities and of one,
+sweeps, import, main job, planner), the Excel functions' Python side, and the workbook
+(generation, size, LibreOffice recalculation when LibreOffice is installed).  When llm-analysis
+is installed (``pip install "gpu-tco[bench]"``), the comparable training estimate is timed beside
+gpu-tco's in the same run.  Figures are medians; this machine's timings vary by tens of percent
+from run to run, so compare runs, not single numbers.
 """
 from __future__ import annotations
 
+import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+SCALAR_CONFIG = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
+# the question llm-analysis answers with LLMAnalysis(...).training(...): memory and time of one training setup
+COMPARABLE = {"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 8, "method": "full", "sharding": "zero3",
+              "recompute": "full", "seq_len": 2048, "micro_batch": 1, "tokens": 1e8, "mfu": 0.5}
+COMPARABLE_OUTPUTS = ("peak_train_gib_per_gpu", "train_hours")
 
 
 def _median_us(fn, calls=20000, repeats=7) -> float:
+    fn()
     per_call = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -22,98 +36,133 @@ def _median_us(fn, calls=20000, repeats=7) -> float:
     return statistics.median(per_call)
 
 
+def _median_s(fn, repeats=3) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+_BIG_SWEEP = """
+import json, resource, sys, time
+import numpy as np
+from gpu_tco import core
+rng = np.random.default_rng(0)
+seq = rng.integers(128, 32768, 10_000_000)
+t = time.perf_counter()
+core.evaluate({"seq_len": seq, "micro_batch": 2}, outputs=["peak_train_gib_per_gpu"])
+s = time.perf_counter() - t
+# VmHWM: this process's own peak (ru_maxrss would include the parent's, inherited across fork and exec)
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM")]
+peak_mb = int(hwm[0].split()[1]) / 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"s": s, "peak_mb": peak_mb}))
+"""
+
+
+def _llm_analysis_us() -> float | None:
+    """Microseconds per call of llm-analysis's comparable training estimate, or None when not installed."""
+    import logging
+    logging.disable(logging.WARNING)  # its transformers import warns that no deep-learning framework is installed
+    try:
+        from llm_analysis import config as la_config
+        from llm_analysis.analysis import ActivationRecomputation, DSZeRO, LLMAnalysis
+    except ImportError:
+        logging.disable(logging.NOTSET)
+        return None
+    logging.disable(logging.CRITICAL)  # llm-analysis logs every call
+    model = la_config.get_model_config_by_name("NousResearch_Llama-2-7b-hf")
+    gpu = la_config.get_gpu_config_by_name("a100-sxm-80gb")
+    dtype = la_config.get_dtype_config_by_name("w16a16e16")
+
+    def run():
+        la = LLMAnalysis(model, gpu, dtype, la_config.ParallelismConfig(dp_size=8), flops_efficiency=0.5, hbm_memory_efficiency=0.9)
+        return la.training(batch_size_per_gpu=1, seq_len=2048, total_num_tokens=int(1e8),
+                           activation_recomputation=ActivationRecomputation.FULL, ds_zero=DSZeRO.STAGE_3)
+    try:
+        return _median_us(run, calls=200, repeats=5)
+    finally:
+        logging.disable(logging.NOTSET)
+
+
 def run() -> dict:
     import numpy as np
 
     from gpu_tco import core
 
-    config = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
-    core.evaluate(config)
-    scalar_us = _median_us(lambda: core.evaluate(config))
+    figures: dict[str, tuple[float, float, str]] = {}  # name -> (value, target, note)
+    scalar_us = _median_us(lambda: core.evaluate(SCALAR_CONFIG))
+    figures["scalar_evaluate_all_quantities_us"] = (scalar_us, 25.0, f"{len(core.QUANTITIES)} quantities")
+    figures["scalar_evaluate_one_quantity_us"] = (
+        _median_us(lambda: core.evaluate(SCALAR_CONFIG, outputs=("own_tco_usd",))), 8.0, "own_tco_usd")
+    ours = _median_us(lambda: core.evaluate(COMPARABLE, outputs=COMPARABLE_OUTPUTS), calls=5000)
+    theirs = _llm_analysis_us()
+    figures["comparable_training_estimate_us"] = (
+        ours, 0.0, "llm-analysis not installed (pip install \"gpu-tco[bench]\")" if theirs is None else
+        f"llm-analysis 0.2 same question: {theirs:.0f} us, {theirs / ours:.0f}x slower (target >= 10x)")
 
     rng = np.random.default_rng(0)
     n = 1_000_000
     sweep = {"seq_len": rng.integers(128, 32768, n), "micro_batch": rng.integers(1, 16, n),
              "n_gpus": rng.choice([1, 2, 4, 8], n), "lora_rank": rng.integers(4, 128, n)}
-    core.evaluate({k: v[:10] for k, v in sweep.items()})
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        core.evaluate(sweep)
-        times.append(time.perf_counter() - t0)
-    sweep_s = statistics.median(times)
+    figures["sweep_1M_rows_4_inputs_all_quantities_s"] = (_median_s(lambda: core.evaluate(sweep)), 0.3, "")
+    big = subprocess.run([sys.executable, "-c", _BIG_SWEEP], capture_output=True, text=True, check=True)
+    big = json.loads(big.stdout)
+    figures["sweep_10M_rows_one_quantity_s"] = (big["s"], 3.0, "fresh process")
+    figures["sweep_10M_rows_one_quantity_peak_mb"] = (big["peak_mb"], 400.0, "whole process, inputs included")
 
-    from .core.planner import plan
-    plan()
-    plans = []
-    for _ in range(7):
+    plans = [0.0] * 7
+    core.plan()
+    for i in range(7):
         t0 = time.perf_counter()
-        result = plan()
-        plans.append(time.perf_counter() - t0)
-    plan_ms = statistics.median(plans) * 1000
-    plan_rows = len(result["options"])
+        result = core.plan()
+        plans[i] = time.perf_counter() - t0
+    figures["plan_default_job_ms"] = (statistics.median(plans) * 1000, 5.0, f"{len(result['options'])} options")
 
-    from gpu_tco.addin.functions import call
-    call("GPU_TCO", "H100-SXM", 8)
-    udf_us = _median_us(lambda: call("GPU_TCO", "H100-SXM", 8), calls=5000)
+    from .addin.functions import call
+    figures["excel_GPU_TCO_single_cell_us"] = (_median_us(lambda: call("GPU_TCO", "H100-SXM", 8), calls=5000), 12.0, "Python side")
     gpus = [[g] for g in (["H100-SXM", "A100-80GB-SXM", "RTX-4090", "L40S", "B200"] * 2000)]
-    counts = [[float(n)] for n in rng.integers(1, 64, len(gpus))]
+    counts = [[float(k)] for k in rng.integers(1, 64, len(gpus))]
     hours = [[float(h)] for h in rng.uniform(1, 24, len(gpus))]
-    call("GPU_TCO", gpus[:10], counts[:10], None, hours[:10])
-    ranges = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        call("GPU_TCO", gpus, counts, None, hours)
-        ranges.append(time.perf_counter() - t0)
-    range_ms = statistics.median(ranges) * 1000
+    figures["excel_GPU_TCO_10k_row_range_ms"] = (
+        _median_s(lambda: call("GPU_TCO", gpus, counts, None, hours), repeats=5) * 1000, 10.0, "one call")
 
     imports = []
     for _ in range(5):
         out = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); import gpu_tco; print(time.perf_counter()-t)"],
                              capture_output=True, text=True, check=True)
         imports.append(float(out.stdout))
-    import_s = statistics.median(imports)
+    figures["import_gpu_tco_s"] = (statistics.median(imports), 0.3, "")
 
-    import tempfile
-    from pathlib import Path
     mains, books = [], []
     with tempfile.TemporaryDirectory() as tmp:  # the main job writes gpu-tco.xlsx in its folder
         for _ in range(3):
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "gpu_tco"], capture_output=True, check=True, cwd=tmp)
             mains.append(time.perf_counter() - t0)
-        from gpu_tco.workbooks import libreoffice, write_workbook
+        figures["main_job_wall_s"] = (statistics.median(mains), 1.5, "plans three methods, writes the workbook")
+        from .workbooks import libreoffice, write_workbook
         for i in range(3):
             t0 = time.perf_counter()
             book = write_workbook(Path(tmp) / f"book{i}.xlsx")
             books.append(time.perf_counter() - t0)
-        book_kb = book.stat().st_size / 1000
-        recalc_s = None
+        figures["workbook_generate_s"] = (statistics.median(books), 1.0, "")
+        figures["workbook_size_kb"] = (book.stat().st_size / 1000, 250.0, "")
         if libreoffice.find_soffice():
             t0 = time.perf_counter()
             libreoffice.convert([book], Path(tmp) / "recalc")
-            recalc_s = time.perf_counter() - t0
-    main_s = statistics.median(mains)
+            figures["workbook_libreoffice_recalc_s"] = (time.perf_counter() - t0, 5.0, "start-up included")
+        else:
+            print("  (LibreOffice not installed: no recalculation figure)")
 
-    figures = {
-        "scalar_evaluate_us_median": (scalar_us, 50.0),
-        "sweep_1M_rows_s": (sweep_s, 1.0),
-        "import_gpu_tco_s": (import_s, 0.3),
-        "main_job_wall_s": (main_s, 1.5),
-        f"plan_default_job_ms ({plan_rows} options)": (plan_ms, 100.0),
-        "excel_GPU_TCO_single_cell_us": (udf_us, 50.0),
-        "excel_GPU_TCO_10k_row_range_ms": (range_ms, 50.0),
-        "workbook_generate_s": (statistics.median(books), 1.0),
-        "workbook_size_kb": (book_kb, 250.0),
-    }
-    if recalc_s is not None:  # LibreOffice start-up included, as a user would see it
-        figures["workbook_libreoffice_recalc_s"] = (recalc_s, 5.0)
-    if recalc_s is None:
-        print("  (LibreOffice not installed: no recalculation figure)")
-    print(f"gpu-tco benchmark ({len(core.QUANTITIES)} quantities; Python {sys.version.split()[0]})")
-    for name, (value, target) in figures.items():
-        print(f"  {name:36s} {value:10.4g}   target <= {target:g}   {'ok' if value <= target else 'OVER'}")
-    return {k: v for k, (v, _) in figures.items()}
+    print(f"gpu-tco benchmark (gpu-tco {core.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    for name, (value, target, note) in figures.items():
+        verdict = "" if not target else ("ok" if value <= target else "OVER")
+        bound = f"target <= {target:g}" if target else ""
+        print(f"  {name:42s} {value:10.4g}   {bound:16s} {verdict:4s} {note}".rstrip())
+    return {k: v for k, (v, _, _) in figures.items()}
 
 
 if __name__ == "__main__":

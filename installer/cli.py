@@ -220,7 +220,8 @@ def cmd_main(ns) -> int:
             if pick is None:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
-            bought = evaluate({**j, "method": m, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": "auto", "buy": 1})
+            bought = evaluate({**j, "method": m, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": "auto", "buy": 1},
+                              outputs=("payback_months", "verdict_code"))
             payback = bought["payback_months"]
             print(f"Recommended for {m}: {_option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
                   f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
@@ -325,7 +326,7 @@ def _report(ns, title: str, names: list[str]) -> int:
     from .core.engine import evaluate, resolve_inputs
 
     inputs = _collect_inputs(ns)
-    res = evaluate(inputs)
+    res = evaluate(inputs, outputs=names)
     used = resolve_inputs(inputs)
     if ns.json:
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
@@ -360,7 +361,7 @@ def cmd_breakeven(ns) -> int:
     from .core.planner import verdict_text
 
     inputs = _collect_inputs(ns)
-    res = evaluate(inputs)
+    res = evaluate(inputs, outputs=BREAKEVEN_LINES)
     used = resolve_inputs(inputs)
     series = breakeven_series(inputs)
     if ns.json:

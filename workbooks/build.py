@@ -108,12 +108,12 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
         if len(picks) == limit:
             break
     step = int(core.resolve_inputs(job)["tensor_parallel"])
-    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]})["gpus_needed"]) if picks else 0
+    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
     if need > step:  # the recommended GPU, one step below the smallest count that fits
         picks.append({**picks[0], "n_gpus": need - step})
     else:  # the largest GPU that cannot hold the job alone
         names = list(catalog.tables()["gpus"].names)
-        r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER})
+        r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER}, outputs=("gpu_memory_gib", "fits_train"))
         small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names) if not r["fits_train"][i]]
         if small:
             picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0})
@@ -222,7 +222,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     # (the ones that do not change are the same formula as on Calc)
     per_option = depending_on(CANDIDATE_COLS)
     per_option += [p for p in MEMORY_PARTS if p not in per_option]
-    option_values = core.evaluate({**inputs, **{c: [o[c] for o in options] for c in CANDIDATE_COLS}}) if options else {}
+    option_values = core.evaluate({**inputs, **{c: [o[c] for o in options] for c in CANDIDATE_COLS}}, outputs=per_option) if options else {}
     _head(opt_ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
     opt_ws.freeze_panes = "C2"
     all_vals: list[dict] = []

@@ -1,0 +1,112 @@
+"""Compute only what is asked, in bounded memory: pruned and chunked evaluation equal the full path."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_formula_layer import random_config
+
+from gpu_tco import core
+from gpu_tco.core import engine
+from gpu_tco.core.codegen import ancestors, compile_formulas, inputs_of
+
+NAMES = list(core.QUANTITIES)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+def test_pruned_scalar_evaluation_equals_the_full_path_on_random_inputs():
+    rng = random.Random(16)
+    for i in range(40):
+        cfg = random_config(random.Random(1600 + i))
+        full = core.evaluate(cfg)
+        wanted = tuple(rng.sample(NAMES, rng.randint(1, 6)))
+        pruned = core.evaluate(cfg, outputs=wanted)
+        assert set(pruned) == set(wanted)
+        for name in wanted:
+            assert pruned[name] == full[name] or (math.isnan(pruned[name]) and math.isnan(full[name])), (cfg, name)
+
+
+def test_pruned_code_computes_only_the_ancestors():
+    compiled = compile_formulas(False, ("own_tco_usd",))
+    assert "peak_train_gib_per_gpu" not in compiled.source and "kv_cache_gib" not in compiled.source
+    assert len(ancestors(["own_tco_usd"])) < len(NAMES) / 3
+    assert "seq_len" not in inputs_of(["own_tco_usd"]) and "usd_per_kwh" in inputs_of(["own_tco_usd"])
+    assert compile_formulas(False, ("own_tco_usd",)) is compiled  # cached per set of outputs
+
+
+def _random_sweep(rng: np.random.Generator, n: int) -> dict:
+    return {
+        "seq_len": rng.choice([512, 2048, 8192], n), "micro_batch": rng.integers(1, 8, n),
+        "gpu": rng.choice(["H100-SXM", "RTX-4090", "A100-80GB-SXM", "L40S"], n).astype(object),
+        "model": rng.choice(np.array(["Llama-3-8B", "Mistral-7B", "Mixtral-8x7B", "13B", 70.0], dtype=object), n),
+        "n_gpus": rng.choice([1, 2, 8], n), "hours_per_day": rng.uniform(1, 24, n),
+        "usd_per_kwh": 0.2, "method": "qlora",
+    }
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64])
+def test_chunked_sweeps_equal_the_unchunked_path(monkeypatch, chunk):
+    rng = np.random.default_rng(chunk)
+    sweep = _random_sweep(rng, 300)
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 10**9)
+    whole = core.evaluate(sweep)
+    monkeypatch.setattr(engine, "CHUNK_ROWS", chunk)
+    blocks = core.evaluate(sweep)
+    assert set(whole) == set(blocks) == set(NAMES)
+    wrong = [n for n in NAMES if not _same(whole[n], blocks[n])]
+    assert not wrong, wrong[:5]
+    # and equal to scalar calls, row by row
+    for j in (0, 150, 299):
+        row = {k: (v[j] if isinstance(v, np.ndarray) else v) for k, v in sweep.items()}
+        scalar = core.evaluate(row)
+        assert all(_same(scalar[n], blocks[n][j]) for n in ("peak_train_gib_per_gpu", "own_tco_usd", "train_hours"))
+
+
+def test_chunked_broadcasting_shapes_series_and_requested_outputs(monkeypatch):
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 5)
+    seq = np.array([[512], [2048], [8192]])
+    batch = np.array([1, 2, 4, 8])
+    grid = core.evaluate({"seq_len": seq, "micro_batch": batch}, outputs=["peak_train_gib_per_gpu", "gpu_memory_gib"])
+    assert grid["peak_train_gib_per_gpu"].shape == (3, 4) and grid["gpu_memory_gib"].shape == (3, 4)
+    assert grid["peak_train_gib_per_gpu"][2, 3] == core.evaluate(seq_len=8192, micro_batch=8)["peak_train_gib_per_gpu"]
+    s = pd.Series([1024, 4096, 16384], index=["a", "b", "c"])
+    out = core.evaluate({"seq_len": s}, outputs="kv_cache_gib")
+    assert list(out) == ["kv_cache_gib"] and list(out["kv_cache_gib"].index) == ["a", "b", "c"]
+
+
+def test_unknown_outputs_are_named_with_close_matches():
+    with pytest.raises(core.InputError, match=r"outputs: \"own_tco\" is not a quantity \(did you mean own_tco_usd"):
+        core.evaluate(outputs=["own_tco"])
+    with pytest.raises(core.InputError, match="outputs"):
+        core.evaluate(outputs=[3])
+
+
+def test_front_ends_ask_only_for_what_they_show(monkeypatch):
+    """The Excel functions and the planner request their quantities by name (a spy records the calls;
+    the real engine computes)."""
+    from gpu_tco.addin import functions
+    asked = []
+    real = core.evaluate
+
+    def spy(inputs=None, outputs=None, **kw):
+        asked.append(outputs)
+        return real(inputs, outputs=outputs, **kw)
+
+    monkeypatch.setattr(functions.core, "evaluate", spy)
+    functions.call("GPU_TCO", "H100-SXM", 8)
+    functions.call("GPU_TCO", [["H100-SXM"], ["L40S"]], 8)
+    functions.call("GPU_MEMORY_TRAIN", "Llama-3-8B", "qlora")
+    assert asked and all(o is not None and len(o) <= 8 for o in asked), asked
+    monkeypatch.setattr(engine, "evaluate", spy)
+    import gpu_tco.core.planner as planner
+    monkeypatch.setattr(planner, "evaluate", spy)
+    asked.clear()
+    planner.plan({"method": "qlora"})
+    assert asked and all(o is not None and len(o) < len(NAMES) / 5 for o in asked), asked
