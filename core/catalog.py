@@ -367,7 +367,7 @@ def reload() -> dict[str, Table]:
     """Re-read all catalogs (after the user edited their files)."""
     global _TABLES, VERSION
     _TABLES = None
-    VERSION += 1
+    VERSION += 1  # also when the new tables equal the old ones: caches rebuild from the files read now
     return tables()
 
 

@@ -27,14 +27,17 @@ _CACHE: dict = {}  # keyed on the catalog version: defaults and row tuples follo
 
 
 def _cached(name, build):
-    tabs = catalog.tables()
-    if _CACHE.get("key") != (catalog.VERSION, id(tabs)):
+    """A value built once per catalog version (catalog.VERSION changes whenever a table loads or changes)."""
+    if _CACHE.get("key") != catalog.VERSION:
         _CACHE.clear()
-        _CACHE["key"] = (catalog.VERSION, id(tabs))
     try:
         return _CACHE[name]
     except KeyError:
-        _CACHE[name] = value = build()
+        value = build()  # may load the catalogs, which moves the version
+        if _CACHE.get("key") != catalog.VERSION:
+            _CACHE.clear()
+            _CACHE["key"] = catalog.VERSION
+        _CACHE[name] = value
         return value
 
 
@@ -103,7 +106,7 @@ def _is_array(value) -> bool:
 
 
 def _given(inputs, kw) -> dict:
-    if inputs is not None and not isinstance(inputs, Mapping):
+    if inputs is not None and type(inputs) is not dict and not isinstance(inputs, Mapping):
         raise InputError("inputs", inputs, "must be a mapping of input names to values, e.g. {\"gpu\": \"H100-SXM\"}")
     given = dict(inputs) if inputs else {}
     if kw:
