@@ -5,7 +5,7 @@ these declarations; nothing restates them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,13 @@ class Input:
     group: str = "general"
     accepts_number: bool = False  # model: a bare parameter count in billions is allowed
     zero_or_min: float | None = None  # 0 means "automatic"; other values must be >= this
+    label: str = ""               # a short plain-language label for forms and the workbook (LABELS below)
+    advanced: bool = False        # folded away in forms, in the workbook's Advanced section
+
+    @property
+    def section(self) -> str:
+        """Where forms and the workbook show this input: the job, hardware, renting, owning, serving, advanced."""
+        return "advanced" if self.advanced else SECTION_OF_GROUP[self.group]
 
     def allowed(self) -> str:
         """What is allowed, in words (for messages and help)."""
@@ -195,5 +202,54 @@ INPUTS: tuple[Input, ...] = (
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
 )
 
-BY_NAME: dict[str, Input] = {i.name: i for i in INPUTS}
-DEFAULTS: dict[str, object] = {i.name: i.default for i in INPUTS}
+
+
+# Where each declaration group is shown (forms, the workbook's Inputs sheet, --help groups).
+SECTION_OF_GROUP = {"model": "the job", "training": "the job", "job": "the job", "planning": "the job",
+                    "hardware": "hardware", "inference": "serving", "serving": "serving", "renting": "renting",
+                    "owning": "owning", "overheads": "advanced"}
+SECTIONS = ("the job", "hardware", "renting", "owning", "serving", "advanced")
+# the inputs a finance or operations reader changes first (shown at the top of the workbook's Inputs sheet)
+FIRST = ("gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "purchase_usd_per_gpu")
+
+# Short labels a person reads (the name stays what formulas and scenario files use).
+LABELS = {
+    "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
+    "precision": "Number precision", "optimizer": "Optimizer", "sharding": "State sharding (ZeRO / FSDP)",
+    "offload_optimizer": "Optimizer in CPU memory", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
+    "flash_attention": "FlashAttention", "fused_loss": "Chunked (fused) loss", "logits_bytes_per_element": "Bytes per logit",
+    "tensor_parallel": "Tensor-parallel GPUs", "sequence_parallel": "Sequence parallelism", "seq_len": "Sequence length",
+    "micro_batch": "Sequences per GPU per step", "lora_rank": "LoRA rank", "lora_targets": "Layers with LoRA adapters",
+    "tokens": "Training tokens per epoch", "epochs": "Epochs", "mfu": "GPU efficiency (MFU)",
+    "pcie_multi_gpu_efficiency": "Multi-GPU efficiency without NVLink", "cuda_context_gib": "CUDA context per GPU",
+    "fragmentation_pct": "Memory fragmentation", "context_tokens": "Context length (serving)", "batch": "Concurrent sequences (serving)",
+    "weights_dtype": "Weight format (serving)", "kv_dtype": "KV-cache format (serving)", "prefill_chunk_tokens": "Prefill chunk",
+    "decode_bandwidth_efficiency": "Memory-bandwidth efficiency (decode)", "prefill_mfu": "GPU efficiency (prefill)",
+    "job_hours": "Job hours (0 = estimated)", "debug_overhead_pct": "Extra time for debugging", "restarts": "Restarts",
+    "model_load_minutes": "Minutes to load the model", "extra_rented_hours": "Extra hours the GPUs are held",
+    "offer": "Cloud offer", "usd_per_gpu_hour_rented": "Rental price per GPU-hour (0 = the offer's)",
+    "off_peak_discount_pct": "Off-peak discount", "spot_rework_pct": "Re-work on interruptible offers",
+    "storage_gb": "Storage kept during the job", "egress_gb": "Data downloaded (egress)",
+    "storage_pct_of_compute": "Storage as a share of compute", "rent_utilization_pct": "Share of rented hours busy (serving)",
+    "purchase_usd_per_gpu": "Purchase price per GPU (0 = catalog)", "server_overhead_pct": "Rest of the server",
+    "other_hardware_usd": "Other hardware", "gpus_per_server": "GPUs per server", "cluster_network_pct": "Cluster networking",
+    "setup_hours": "Setup work", "labour_usd_per_hour": "Cost of an engineering hour", "gpu_load_factor": "Average power draw",
+    "auto_system_power": "Server power from the GPU class", "system_w_per_server": "Server power besides GPUs",
+    "pue": "Data-centre PUE", "usd_per_kwh": "Electricity price", "colo_usd_per_kw_month": "Colocation price",
+    "rack_usd_per_month": "Rack or space rent", "maintenance_pct_per_year": "Maintenance and staff",
+    "depreciation": "Depreciation method", "value_loss_pct_per_year": "Value lost per year", "life_years": "Useful life",
+    "residual_pct": "Value left at end of life", "discount_rate_pct": "Cost of capital", "months": "Months of ownership",
+    "hours_per_day": "Working hours per day", "days_per_month": "Days per month", "at_month": "Month for the cash comparison",
+    "measured_tokens_per_s": "Measured tokens per second (0 = modelled)", "api_usd_per_mtok": "API price per million tokens",
+    "buy": "Buy (1) or rent (0)", "allow_interruptible": "Allow interruptible (spot) offers", "deadline_hours": "Deadline (0 = none)",
+    "budget_usd": "Budget (0 = none)",
+}
+# Inputs most readers never change: folded away in forms, last on the Inputs sheet.
+ADVANCED = {"offload_optimizer", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
+            "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
+            "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
+            "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy"}
+
+INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
+BY_NAME = {i.name: i for i in INPUTS}
+DEFAULTS = {i.name: i.default for i in INPUTS}

@@ -25,7 +25,9 @@ from gpu_tco.core.costs import breakeven_series
 from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
-from gpu_tco.workbooks.build import COMPARE_COLUMNS, save_atomically
+from gpu_tco.workbooks.build import (
+    CANDIDATE_FIRST_COL, COMPARE_COLUMNS, INPUT_NAME_COL, INPUTS_HEADER_ROW, save_atomically,
+)
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
@@ -41,6 +43,12 @@ EDGE_CASES = [
     {"offer": "AWS p5.48xlarge spot", "n_gpus": 5, "discount_rate_pct": 8, "months": 60},
     {"gpu": "MI325X", "buy": 1},  # no purchase price, no offer
 ]
+
+
+def _input_rows(ws) -> dict:
+    """Input name -> its row on the Inputs sheet (names sit in the "name in formulas" column)."""
+    return {ws.cell(row=r, column=INPUT_NAME_COL).value: r for r in range(INPUTS_HEADER_ROW + 1, ws.max_row + 1)
+            if ws.cell(row=r, column=INPUT_NAME_COL).value}
 
 
 def _rel_equal(a, b) -> bool:
@@ -134,11 +142,11 @@ def _whatif_options(folder: Path):
     path = write_workbook(folder / "book.xlsx")
     wb = load_workbook(path)
     ws = wb["Inputs"]
-    rows = {ws.cell(row=i, column=1).value: i for i in range(2, len(INPUTS) + 2)}
+    rows = _input_rows(ws)
     for name, value in WHATIF_OPTIONS.items():
         ws.cell(row=rows[name], column=2, value=value)
-    head = {ws.cell(row=1, column=j).value: j for j in range(7, 12)}
-    for k, option in enumerate(MY_OPTIONS, start=3):  # options 2.. live in rows 3..
+    head = {ws.cell(row=INPUTS_HEADER_ROW, column=j).value: j for j in range(CANDIDATE_FIRST_COL, CANDIDATE_FIRST_COL + 5)}
+    for k, option in enumerate(MY_OPTIONS, start=INPUTS_HEADER_ROW + 2):  # option 2 is the row after option 1
         for name, value in zip(("gpu", "n_gpus", "offer", "buy"), option):
             ws.cell(row=k, column=head[name], value=value)
     wb.save(folder / "whatif.xlsx")
@@ -177,7 +185,7 @@ def _whatif_inputs(folder: Path):
     path = write_workbook(folder / "book.xlsx")
     wb = load_workbook(path)
     ws = wb["Inputs"]
-    rows = {ws.cell(row=i, column=1).value: i for i in range(2, ws.max_row + 1)}
+    rows = _input_rows(ws)
     for name, value in WHATIF_INPUTS.items():
         ws.cell(row=rows[name], column=2, value=value)
     wb.save(folder / "whatif.xlsx")
@@ -204,7 +212,7 @@ def _user_gpu(folder: Path):
     for j, col in enumerate(header, start=1):
         gpus.cell(row=new_row, column=j, value=MY_GPU.get(col, "" if col in catalog.TEXT_COLUMNS else 0))
     inputs = wb["Inputs"]
-    rows = {inputs.cell(row=i, column=1).value: i for i in range(2, inputs.max_row + 1)}
+    rows = _input_rows(inputs)
     inputs.cell(row=rows["gpu"], column=2, value="MyCard-48")
     inputs.cell(row=rows["offer"], column=2, value="none")
     inputs.cell(row=rows["usd_per_gpu_hour_rented"], column=2, value=1.1)
@@ -259,7 +267,8 @@ def test_safe_to_email_and_cached_values_present(tmp_path):
     values = _calc_values(path)
     ref = core.evaluate()
     assert all(_rel_equal(values[n], ref[n]) for n in QUANTITIES)
-    assert wb["Inputs"].protection.sheet and not wb["Inputs"]["B2"].protection.locked
+    first_input = min(_input_rows(wb["Inputs"]).values())
+    assert wb["Inputs"].protection.sheet and not wb["Inputs"].cell(row=first_input, column=2).protection.locked
 
 
 def test_unwritable_targets_give_clear_errors_and_leave_no_file(tmp_path):
@@ -283,15 +292,26 @@ def test_unwritable_targets_give_clear_errors_and_leave_no_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ro"]  # no temporary or half-written file
 
 
-def test_inputs_sheet_lists_every_input_with_validation():
+def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation():
     wb, _ = build_workbook()
     ws = wb["Inputs"]
-    names = [ws.cell(row=i, column=1).value for i in range(2, ws.max_row + 1)]
-    assert names == [i.name for i in INPUTS]
+    rows = _input_rows(ws)
+    assert set(rows) == {i.name for i in INPUTS}  # every input once
+    first = [ws.cell(row=r, column=INPUT_NAME_COL).value for r in sorted(rows.values())][:7]
+    assert first == ["gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "purchase_usd_per_gpu"]
+    headings = [ws.cell(row=r, column=1).value for r in range(INPUTS_HEADER_ROW + 1, ws.max_row + 1)
+                if ws.cell(row=r, column=1).value and not ws.cell(row=r, column=INPUT_NAME_COL).value]
+    assert headings == ["Change these first", "The job", "Hardware", "Renting", "Owning", "Serving (inference)", "Advanced"]
     validated = {cell for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges for cell in [rng.coord]}
-    assert {f"B{i}" for i in range(2, len(INPUTS) + 2)} <= validated
-    assert {f"H{r}" for r in range(3, 6)} <= validated  # candidate options: gpu lists too
-    assert all(ws.cell(row=i, column=2).comment for i in range(2, ws.max_row + 1))
+    for inp in INPUTS:
+        r = rows[inp.name]
+        assert ws.cell(row=r, column=1).value == inp.label and inp.label and inp.label != inp.name  # a plain label
+        assert f"B{r}" in validated and ws.cell(row=r, column=2).comment
+        value_format = ws.cell(row=r, column=2).number_format
+        if inp.kind in ("number", "integer"):  # separators or a unit on every number
+            assert "#,##0" in value_format or "%" in value_format or "$" in value_format, (inp.name, value_format)
+        assert inp.unit in ("-", "flag") or ws.cell(row=r, column=3).value == inp.unit
+    assert {f"I{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
 
 
 def test_cli_workbook_scenario_files_and_main_job(tmp_path):

@@ -20,7 +20,7 @@ from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font, Protection
+from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -29,8 +29,9 @@ from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
-from gpu_tco.core.inputs import INPUTS
+from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
 from gpu_tco.core.planner import REJECTIONS, plan
+from gpu_tco.core.references import cite
 from gpu_tco.core.version import __version__
 
 from .xlsx import BAD_FILL, GOOD_FILL, HEAD_FILL, HEAD_FONT, INPUT_FILL, NOTE_FONT, check_target, save_atomically
@@ -56,6 +57,40 @@ def _number_format(unit: str) -> str:
     return '#,##0.00 "' + unit + '"'
 
 
+INPUTS_HEADER_ROW = 4      # the Inputs sheet's table header; sections and inputs follow below it
+INPUT_NAME_COL = 5         # column of the input names (what the formulas use)
+CANDIDATE_FIRST_COL = 8    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column H
+SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
+SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
+                  "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced"}
+
+
+def input_sections() -> list[tuple[str, list[str]]]:
+    """The Inputs sheet's sections in order: the inputs changed first, then one section per
+    core.inputs section (the same grouping the form and the command line use)."""
+    first = [n for n in FIRST]
+    rest = [i for i in INPUTS if i.name not in first]
+    return [("first", first)] + [(s, [i.name for i in rest if i.section == s]) for s in SECTIONS]
+
+
+def _input_format(inp) -> str:
+    """A number format with thousands separators and the unit, as a reader expects to see the value."""
+    unit = inp.unit
+    if inp.kind == "choice":
+        return "@"
+    if inp.kind == "flag":
+        return '0;-0;0'
+    if unit == "fraction":
+        return "0%"
+    if unit == "USD":
+        return '"$"#,##0'
+    if unit.startswith("USD/"):
+        return '"$"#,##0.00'
+    if unit in ("%", "%/year"):
+        return '#,##0.##" %"'
+    return "#,##0.##"
+
+
 def _head(ws, row: int, labels: list[str], first_col: int = 1, freeze: bool = True) -> None:
     for j, label in enumerate(labels, start=first_col):
         c = ws.cell(row=row, column=j, value=label)
@@ -70,14 +105,19 @@ def _widths(ws, widths: Mapping[str, float]) -> None:
         ws.column_dimensions[col].width = width
 
 
-def _page(ws, area: str, landscape: bool = True) -> None:
-    """Print setup: the given area, one page wide."""
+def _page(ws, area: str, landscape: bool = True, scale: int | None = None) -> None:
+    """Print setup: the given area, landscape; one page wide, or at a fixed ``scale`` (percent, >= 70 so
+    that printed text stays readable; columns then continue on further pages)."""
     ws.print_area = area
     ws.page_setup.orientation = "landscape" if landscape else "portrait"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    if scale is None:
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+    else:
+        ws.page_setup.scale = scale
+        ws.sheet_properties.pageSetUpPr.fitToPage = False
 
 
 def resolved_offer_xl(gpu: str, offer: str) -> str:
@@ -158,31 +198,51 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     opt_ws = wb.create_sheet("Options")
     calc = wb.create_sheet("Calc")
 
-    # --- Inputs -----------------------------------------------------------------------------
-    _head(ws, 1, ["input", "value", "unit", "allowed", "description"])
-    for i, inp in enumerate(INPUTS, start=2):
-        ws.cell(row=i, column=1, value=inp.name)
-        v = offer_cell if inp.name == "offer" else values[inp.name]
-        cell = ws.cell(row=i, column=2, value=v if inp.kind == "choice" else float(v))
-        cell.fill = INPUT_FILL
-        cell.protection = Protection(locked=False)
-        cell.alignment = Alignment(horizontal="left")
-        ws.cell(row=i, column=3, value=inp.unit)
-        allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {inp.table} catalog"
-        if inp.name == "offer":
-            allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
-        ws.cell(row=i, column=4, value=allowed)
-        ws.cell(row=i, column=5, value=inp.description + (f" Source: {inp.source}" if inp.source else ""))
-        cell.comment = Comment(f"{inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
-        wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${i}")
-        _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
+    # --- Inputs: sections a reader knows, the inputs changed first at the top ----------------
+    ws["A1"] = "Inputs: change the yellow cells"
+    ws["A1"].font = Font(bold=True, size=14)
+    ws["A2"] = ("Every other number in this workbook follows these cells. The name column is what the formulas use "
+                "(the same names as gpu-tco's command line and scenario files).")
+    ws["A2"].font = NOTE_FONT
+    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "unit", "allowed values", "name in formulas", "what it means (and its source)"])
+    r = INPUTS_HEADER_ROW + 1
+    for section, names in input_sections():
+        heading = ws.cell(row=r, column=1, value=SECTION_TITLES[section])
+        for j in range(1, 7):
+            ws.cell(row=r, column=j).fill = SECTION_FILL
+        heading.font = Font(bold=True)
+        r += 1
+        for name in names:
+            inp = core.inputs.BY_NAME[name]
+            ws.cell(row=r, column=1, value=inp.label)
+            v = offer_cell if inp.name == "offer" else values[inp.name]
+            cell = ws.cell(row=r, column=2, value=v if inp.kind == "choice" else float(v))
+            cell.fill = INPUT_FILL
+            cell.protection = Protection(locked=False)
+            cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left")
+            cell.number_format = _input_format(inp)
+            ws.cell(row=r, column=3, value="" if inp.unit in ("-", "flag") else inp.unit)
+            allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
+            if inp.name == "offer":
+                allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
+            ws.cell(row=r, column=4, value=allowed)
+            ws.cell(row=r, column=5, value=inp.name).font = NOTE_FONT
+            source = cite(inp.source)
+            ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
+            for j in (1, 4, 6):
+                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=True, vertical="top")
+            cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
+            wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
+            _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
+            r += 1
+    last_input_row = r - 1
     # candidate options (the Compare sheet's rows): option 1 is the scenario above
-    first_col = 7
-    _head(ws, 1, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
-    ws.cell(row=len(options) + 3, column=first_col,
+    first_col = CANDIDATE_FIRST_COL
+    _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
+    ws.cell(row=INPUTS_HEADER_ROW + len(options) + 2, column=first_col,
             value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto).").font = NOTE_FONT
     for k, opt in enumerate([{}] + options, start=1):
-        r = k + 1
+        r = INPUTS_HEADER_ROW + k
         ws.cell(row=r, column=first_col, value=k)
         for j, name in enumerate(CANDIDATE_COLS, start=first_col + 1):
             c = ws.cell(row=r, column=j)
@@ -196,8 +256,11 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 c.protection = Protection(locked=False)
                 inp = core.inputs.BY_NAME[name]
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
-    _widths(ws, {"A": 30, "B": 34, "C": 14, "D": 40, "E": 100, "F": 3, "G": 7, "H": 18, "I": 8, "J": 34, "K": 6})
-    _page(ws, f"A1:K{len(INPUTS) + 1}")
+    cand = [get_column_letter(first_col + j) for j in range(5)]
+    _widths(ws, {"A": 34, "B": 24, "C": 12, "D": 30, "E": 24, "F": 60, "G": 3,
+                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
+    _page(ws, f"A1:F{last_input_row}", scale=75)
+    ws.print_title_rows = f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}"
     ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
@@ -235,7 +298,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     for k in range(1, len(options) + 2):
         col = get_column_letter(2 + k)
         # the option's cells in the candidate block on Inputs
-        cand_cell = {n: f"Inputs!${get_column_letter(first_col + 1 + j)}${k + 1}" for j, n in enumerate(CANDIDATE_COLS)}
+        cand_cell = {n: f"Inputs!${get_column_letter(first_col + 1 + j)}${INPUTS_HEADER_ROW + k}" for j, n in enumerate(CANDIDATE_COLS)}
 
         def ref(name: str, col=col) -> str:
             return f"{col}{row_of[name]}" if name in row_of else name
@@ -323,7 +386,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws["A1"] = "Compare options for this job"
     ws["A1"].font = Font(bold=True, size=14)
     ws["A2"] = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
-                "change options 2+ on Inputs, columns G-K). Red: does not fit in GPU memory. Green: recommended "
+                "change options 2+ on Inputs, columns H-L). Red: does not fit in GPU memory. Green: recommended "
                 "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                 "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
     ws["A2"].font = NOTE_FONT
@@ -512,7 +575,7 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     lines = [
         "GPU memory, time and the cost of renting or owning, for LLM training and serving.",
         "",
-        "How to use: change the yellow cells on the Inputs sheet (and the options in its columns G-K).",
+        "How to use: change the yellow cells on the Inputs sheet (and the options in its columns H-L).",
         "Every other number is a live formula; Excel recalculates when a yellow cell changes.",
         "Compare: the options side by side, with charts. Break-even: owning versus renting month by month.",
         "Options: each option's quantities. Calc: every quantity with unit, meaning and formula (names as in gpu-tco's docs).",
