@@ -14,7 +14,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.worksheet.formula import ArrayFormula
 
-from gpu_tco.workbooks.xlsx import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, save_atomically
+from gpu_tco.workbooks.xlsx import HEAD_FILL, HEAD_FONT, INPUT_FILL, check_target, page_setup, save_atomically
 
 from .functions import FUNCTIONS, call
 
@@ -39,6 +39,20 @@ EXAMPLES = {
     "MODEL_SPEC": ["model"],
     "GPU_EXPLAIN": [],
 }
+
+
+def _store_array(ws, cached: dict, top: int, left: int, rows: list, number_format: str) -> None:
+    """The values an array formula computes, stored with it (the first cell as its cached value, the others
+    as the range's values), so the workbook reads before the add-in runs."""
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row if isinstance(row, list) else [row]):
+            cell = ws.cell(row=top + i, column=left + j)
+            if i == 0 and j == 0:
+                cached[f"{ws.title}!{cell.coordinate}"] = value
+            else:
+                cell.value = value if not isinstance(value, str) or not value.startswith("=") else "'" + value
+            if isinstance(value, float):
+                cell.number_format = number_format
 
 
 def build_demo() -> tuple[Workbook, dict]:
@@ -92,14 +106,18 @@ def build_demo() -> tuple[Workbook, dict]:
         ws.cell(row=k, column=5, value=m).fill = INPUT_FILL
     first, last = r + 1, r + len(models)
     ws[f"F{first}"] = ArrayFormula(f"F{first}:F{last}", f"=GPU_MEMORY_TRAIN(E{first}:E{last},{cell_of['method']})")
+    _store_array(ws, cached, first, 6, call("GPU_MEMORY_TRAIN", [[m] for m in models], value_of["method"]), "#,##0.0")
     ws.cell(row=r, column=6, value="GiB per GPU")
     r = last + 2
     ws.cell(row=r, column=4, value="GPU_PLAN: the ranked options (array formula, 6 rows x 11 columns)").font = Font(bold=True)
     ws[f"D{r + 1}"] = ArrayFormula(f"D{r + 1}:N{r + 6}", f"=GPU_PLAN({cell_of['model']},{cell_of['method']},{cell_of['tokens']},,,,,,5)")
+    planned = call("GPU_PLAN", value_of["model"], value_of["method"], value_of["tokens"], None, None, None, None, None, 5)
+    _store_array(ws, cached, r + 1, 4, [row[:11] for row in planned[:6]], "#,##0.00")
     ws.cell(row=r + 8, column=4, value="More: GPU_LIST(), MODEL_LIST(), GPU_MEMORY_TRAIN(...,\"all\") return tables the same way.")
     for col, width in zip("ABCDEFGH", (24, 20, 3, 22, 60, 16, 10, 100)):
         ws.column_dimensions[col].width = width
     ws.sheet_properties.tabColor = "1F4E78"
+    page_setup(ws, f"A1:H{r + 8}", title_rows="4:4")
     ws.freeze_panes = "A5"
     wb.properties.creator = "gpu-tco"
     return wb, cached

@@ -26,3 +26,41 @@ def breakeven_series(inputs: Mapping | None = None) -> dict[str, list[float]]:
     return {"month": inputs["at_month"].tolist(),
             "own_cumulative_usd": np.asarray(res["own_cumulative_usd"], dtype=float).tolist(),
             "rent_cumulative_usd": np.asarray(res["rent_cumulative_usd"], dtype=float).tolist()}
+
+
+# inputs whose 0 means "from the catalog": perturb the value actually used instead
+_EFFECTIVE = {"purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "usd_per_gpu_hour_rented": "rent_usd_per_gpu_hour_list",
+              "mfu": "mfu_effective"}
+SENSITIVITY_INPUTS = ("hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu", "usd_per_gpu_hour_rented", "mfu",
+                      "tokens", "epochs", "debug_overhead_pct", "server_overhead_pct", "value_loss_pct_per_year",
+                      "maintenance_pct_per_year", "colo_usd_per_kw_month", "pue", "storage_gb", "seq_len")
+
+
+def sensitivities(option_inputs: Mapping, change: float = 0.2, top: int = 5) -> list[dict]:
+    """The inputs that move an option's job cost (``option_cost_usd``) most when each is raised by
+    ``change`` (20 %): [{input, value, cost_change_usd, cost_change_pct}], largest first.
+
+    Each candidate input is raised in turn (an input whose 0 means "from the catalog" is raised
+    from the value actually used); inputs at the top of their range, or that leave the cost
+    unchanged, are left out."""
+    from .inputs import BY_NAME
+    from .validation import check_number
+
+    base_inputs = dict(option_inputs)
+    used = resolve_inputs(base_inputs)
+    base = evaluate(base_inputs, outputs=("option_cost_usd", *_EFFECTIVE.values()))
+    results = []
+    for name in SENSITIVITY_INPUTS:
+        inp = BY_NAME[name]
+        value = float(used[name]) or float(base.get(_EFFECTIVE.get(name, ""), 0.0))
+        raised = float(round(value * (1 + change))) if inp.kind == "integer" else value * (1 + change)
+        try:
+            check_number(inp, raised)
+        except ValueError:  # at the top of its range
+            continue
+        delta = evaluate({**base_inputs, name: raised}, outputs=("option_cost_usd",))["option_cost_usd"] - base["option_cost_usd"]
+        if delta and np.isfinite(delta):
+            results.append({"input": name, "value": value, "cost_change_usd": float(delta),
+                            "cost_change_pct": float(delta / base["option_cost_usd"] * 100) if base["option_cost_usd"] else 0.0})
+    results.sort(key=lambda r: -abs(r["cost_change_usd"]))
+    return results[:top]

@@ -23,7 +23,9 @@ class Reference:
         return f"{self.authors} ({self.year}), \"{self.title}\", {self.url}"
 
     def short(self) -> str:
-        return f"{self.authors.split(',')[0]} {self.year}"
+        first = self.authors.split(",")[0].split(" and ")[0]
+        many = "," in self.authors or " and " in self.authors
+        return f"{first}{' et al.' if many and ' ' not in first.strip() else ''} {self.year[:4]}"
 
 
 _REFS: list[Reference] = [
@@ -232,6 +234,14 @@ def keys_in(text: str) -> list[str]:
     return _KEY.findall(str(text or ""))
 
 
-def cite(text: str) -> str:
-    """The source text with every [key] replaced by its full citation."""
-    return _KEY.sub(lambda m: resolve(m.group(1)) or m.group(0), str(text or ""))
+def cite(text: str, short: bool = False) -> str:
+    """The source text with every [key] replaced by its full citation (``short``: "authors year")."""
+    def one(m):
+        key = m.group(1)
+        if short:
+            if key.startswith("hf:"):
+                return f"{key[3:]} config.json"
+            ref = REFERENCES.get(key)
+            return ref.short() if ref else m.group(0)
+        return resolve(key) or m.group(0)
+    return _KEY.sub(one, str(text or ""))

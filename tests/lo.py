@@ -67,13 +67,15 @@ def soffice() -> str:
     return _tool("soffice")
 
 
-def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 110) -> dict[str, Path]:
-    """PNG of the first PDF page whose text starts with each title: {name: title} -> {name: png}."""
+def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 90) -> dict[str, Path]:
+    """PNG of the first PDF page of each sheet, found by the sheet name in the page header (the first
+    line of text): {name: sheet} -> {name: png}."""
     pdftoppm, pdftotext = _tool("pdftoppm"), _tool("pdftotext")
     pages = subprocess.run([pdftotext, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split("\f")
+    heads = [next((line.split() for line in page.splitlines() if line.strip()), []) for page in pages]
     found = {}
-    for name, title in wanted.items():
-        index = next(i for i, page in enumerate(pages, start=1) if page.strip().startswith(title))
+    for name, sheet in wanted.items():
+        index = next(i for i, head in enumerate(heads, start=1) if len(head) > 1 and head[1] == sheet)
         stem = outdir / name
         subprocess.run([pdftoppm, "-png", "-r", str(dpi), "-f", str(index), "-l", str(index), "-singlefile", str(pdf), str(stem)],
                        check=True, capture_output=True)

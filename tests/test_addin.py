@@ -352,3 +352,20 @@ def test_model_spec_of_a_parameter_count_reads_the_estimated_architecture():
     for n in range(1, 300):  # many counts: the catalog does not grow
         core.evaluate(model=float(n))
     assert len(catalog.models().rows) == rows_before
+
+
+def test_demo_array_examples_store_their_values(tmp_path):
+    """The demo's array formulas carry the values gpu-tco computed, so the file reads without the add-in."""
+    from gpu_tco.addin.demo import write_demo
+    path = write_demo(tmp_path / "demo.xlsx")
+    values = load_workbook(path, data_only=True)["Functions"]
+    formulas = load_workbook(path)["Functions"]
+    arrays = [(c.coordinate, c.value) for row in formulas.iter_rows() for c in row if type(c.value).__name__ == "ArrayFormula"]
+    assert len(arrays) == 2
+    for coord, array in arrays:
+        first, last = array.ref.split(":")
+        block = values[first:last]
+        assert all(cell.value not in (None, "") for row in block for cell in row[:1]), coord
+    memory = [c.value for (c,) in values[arrays[0][1].ref.split(":")[0]:arrays[0][1].ref.split(":")[1]]]
+    expected = [row[0] for row in call("GPU_MEMORY_TRAIN", [["Llama-3.2-1B"], ["Llama-3-8B"], ["Mistral-7B"], ["Llama-3-70B"], [405]], "lora")]
+    assert memory == pytest.approx(expected)

@@ -26,12 +26,16 @@ from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
 from gpu_tco.workbooks.build import (
-    CANDIDATE_FIRST_COL, COMPARE_COLUMNS, INPUT_NAME_COL, INPUTS_HEADER_ROW, save_atomically,
+    CANDIDATE_FIRST_COL,
+    COMPARE_COLUMNS,
+    INPUT_NAME_COL,
+    INPUTS_HEADER_ROW,
+    save_atomically,
 )
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
-            "ISNUMBER", "CHOOSE", "COUNTIF"}
+            "ISNUMBER", "CHOOSE", "COUNTIF", "TEXT"}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
 
 EDGE_CASES = [
@@ -333,23 +337,51 @@ def test_cli_workbook_scenario_files_and_main_job(tmp_path):
     assert (tmp_path / "main.xlsx").exists()
 
 
-def test_start_and_compare_render_readably(tmp_path):
-    """PDF export by LibreOffice and pdftoppm: the Start and Compare pages as PNG in
-    test-artifacts/ (looked at by a person when the layout changes); no cell shows ####."""
+def test_first_page_of_every_sheet_renders_readably(tmp_path):
+    """PDF export by LibreOffice and pdftoppm: the first page of every sheet as PNG in test-artifacts/
+    (looked at by a person when the layout changes), found by the sheet name in the page header; no
+    printed cell shows ####."""
+    import subprocess
     ARTIFACTS.mkdir(exist_ok=True)
     path = write_workbook(tmp_path / "gpu-tco.xlsx")
     (pdf,) = convert([path], tmp_path / "pdf", to="pdf")
-    pngs = render_pages(pdf, ARTIFACTS, {"workbook-start": "gpu-tco workbook", "workbook-compare": "Compare options"})
-    for png in pngs.values():
-        assert png.stat().st_size > 20_000, png  # a page with content, not a blank sheet
-    import subprocess
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     assert "###" not in text  # a column too narrow for its number
-    wb = load_workbook(path, data_only=True)
-    labels = [wb["Compare"].cell(row=r, column=1).value for r in range(5, wb["Compare"].max_row + 1)]
-    labels = [x for x in labels if x]
-    compare_page = next(p for p in text.split("\f") if p.strip().startswith("Compare options"))
-    assert all(label in compare_page for label in labels), labels  # every option row is on the printed page
+    sheets = load_workbook(path).sheetnames
+    wanted = {f"workbook-{name.lower()}": name for name in sheets}
+    pngs = render_pages(pdf, ARTIFACTS, wanted)
+    assert set(pngs) == set(wanted)
+    for png in pngs.values():
+        assert png.stat().st_size > 15_000, png  # a page with content, not a blank sheet
+    pages = text.split("\f")
+    start = next(pg for pg in pages if "Start" in pg.splitlines()[0])
+    assert "The answer" in start and "The assumptions that move the answer most" in start and "months old" in start
+    compare = next(pg for pg in pages if pg.strip() and "Compare" in pg.splitlines()[0])
+    labels = [x for x in (load_workbook(path, data_only=True)["Compare"].cell(row=r, column=1).value for r in range(5, 18)) if x]
+    assert all(label in compare for label in labels), labels  # every option row is on the first printed page
+
+
+def test_print_setup_is_readable_on_every_sheet():
+    """No sheet prints below 70 %: wide sheets continue on further pages; every page says its sheet."""
+    from gpu_tco.addin.demo import build_demo
+    books = [build_workbook()[0], build_demo()[0]]
+    for wb in books:
+        for ws in wb.worksheets:
+            assert ws.print_area, ws.title
+            assert not ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.scale >= 70, ws.title
+            assert ws.oddHeader.center.text == "&A", ws.title
+            assert ws.print_title_rows or ws.title == "Start", ws.title  # table headers repeat on every page
+
+
+def test_numbers_carry_formats_with_separators_or_units():
+    wb, cached = build_workbook()
+    plain = []
+    for key, value in cached.items():
+        sheet, coord = key.split("!")
+        if isinstance(value, float) and not isinstance(value, bool) and sheet in ("Start", "Compare", "Calc", "Options", "Break-even"):
+            if wb[sheet][coord].number_format == "General":
+                plain.append(key)
+    assert not plain, plain[:10]
 
 
 def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):

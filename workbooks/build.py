@@ -34,7 +34,17 @@ from gpu_tco.core.planner import REJECTIONS, plan
 from gpu_tco.core.references import cite
 from gpu_tco.core.version import __version__
 
-from .xlsx import BAD_FILL, GOOD_FILL, HEAD_FILL, HEAD_FONT, INPUT_FILL, NOTE_FONT, check_target, save_atomically
+from .xlsx import (
+    BAD_FILL,
+    GOOD_FILL,
+    HEAD_FILL,
+    HEAD_FONT,
+    INPUT_FILL,
+    NOTE_FONT,
+    check_target,
+    page_setup,
+    save_atomically,
+)
 
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
 CATALOG_SHEETS = {"gpus": "GPUs", "models": "Models", "offers": "Cloud"}
@@ -73,6 +83,17 @@ def input_sections() -> list[tuple[str, list[str]]]:
     return [("first", first)] + [(s, [i.name for i in rest if i.section == s]) for s in SECTIONS]
 
 
+def input_rows() -> dict[str, int]:
+    """The row of each input on the Inputs sheet (a heading row opens each section)."""
+    rows, r = {}, INPUTS_HEADER_ROW + 1
+    for _, names in input_sections():
+        r += 1
+        for name in names:
+            rows[name] = r
+            r += 1
+    return rows
+
+
 def _input_format(inp) -> str:
     """A number format with thousands separators and the unit, as a reader expects to see the value."""
     unit = inp.unit
@@ -105,19 +126,30 @@ def _widths(ws, widths: Mapping[str, float]) -> None:
         ws.column_dimensions[col].width = width
 
 
-def _page(ws, area: str, landscape: bool = True, scale: int | None = None) -> None:
-    """Print setup: the given area, landscape; one page wide, or at a fixed ``scale`` (percent, >= 70 so
-    that printed text stays readable; columns then continue on further pages)."""
-    ws.print_area = area
-    ws.page_setup.orientation = "landscape" if landscape else "portrait"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    if scale is None:
-        ws.page_setup.fitToWidth = 1
-        ws.page_setup.fitToHeight = 0
-        ws.sheet_properties.pageSetUpPr.fitToPage = True
-    else:
-        ws.page_setup.scale = scale
-        ws.sheet_properties.pageSetUpPr.fitToPage = False
+def _fit_rows(ws, first_row: int, last_row: int, wrapped_cols: tuple[str, ...]) -> None:
+    """Row heights for wrapped text (spreadsheets do not always re-measure rows of a generated file):
+    about one line per column width of characters, 15 points a line."""
+    import math
+    for r in range(first_row, last_row + 1):
+        lines = 1
+        for col in wrapped_cols:
+            value = ws[f"{col}{r}"].value
+            if isinstance(value, str) and not value.startswith("="):
+                width = ws.column_dimensions[col].width or 10
+                lines = max(lines, math.ceil(len(value) * 1.1 / width))
+        if lines > 1:
+            ws.row_dimensions[r].height = 15 * lines
+
+
+def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> None:
+    """A long line of text, wrapped across columns A..last_col (merged), so it prints within the page."""
+    ws[cell] = text
+    row = ws[cell].row
+    ws.merge_cells(f"{cell}:{last_col}{row}")
+    ws[cell].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[row].height = height
+    if font is not None:
+        ws[cell].font = font
 
 
 def resolved_offer_xl(gpu: str, offer: str) -> str:
@@ -163,7 +195,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
 CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
     ("option", "label", None, 30), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("status", "status", None, 14),
+    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("interruptible (spot)", "spot", None, 11),
+    ("status", "status", None, 14),
     ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
     ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
     ("own: job's share", "own_job_usd", '"$"#,##0', 13), ("own: capital", "own_capital_usd", '"$"#,##0', 14),
@@ -201,9 +234,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     # --- Inputs: sections a reader knows, the inputs changed first at the top ----------------
     ws["A1"] = "Inputs: change the yellow cells"
     ws["A1"].font = Font(bold=True, size=14)
-    ws["A2"] = ("Every other number in this workbook follows these cells. The name column is what the formulas use "
-                "(the same names as gpu-tco's command line and scenario files).")
-    ws["A2"].font = NOTE_FONT
+    _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
+                    "(the same names as gpu-tco's command line and scenario files).", "E", 30, NOTE_FONT)
     _head(ws, INPUTS_HEADER_ROW, ["input", "value", "unit", "allowed values", "name in formulas", "what it means (and its source)"])
     r = INPUTS_HEADER_ROW + 1
     for section, names in input_sections():
@@ -219,7 +251,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cell = ws.cell(row=r, column=2, value=v if inp.kind == "choice" else float(v))
             cell.fill = INPUT_FILL
             cell.protection = Protection(locked=False)
-            cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left")
+            cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
             cell.number_format = _input_format(inp)
             ws.cell(row=r, column=3, value="" if inp.unit in ("-", "flag") else inp.unit)
             allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
@@ -227,10 +259,10 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
             ws.cell(row=r, column=4, value=allowed)
             ws.cell(row=r, column=5, value=inp.name).font = NOTE_FONT
-            source = cite(inp.source)
+            source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
             ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
-            for j in (1, 4, 6):
-                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=True, vertical="top")
+            for j in (1, 3, 4, 5, 6):
+                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 4, 6), vertical="top")
             cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
             wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
             _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
@@ -259,8 +291,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     cand = [get_column_letter(first_col + j) for j in range(5)]
     _widths(ws, {"A": 34, "B": 24, "C": 12, "D": 30, "E": 24, "F": 60, "G": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
-    _page(ws, f"A1:F{last_input_row}", scale=75)
-    ws.print_title_rows = f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}"
+    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "D", "F"))
+    page_setup(ws, f"A1:F{last_input_row}", scale=75, title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}")
     ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
@@ -276,8 +308,12 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
         calc.cell(row=i, column=6, value=expr_text(q.expr))
         wb.defined_names[name] = DefinedName(name, attr_text=f"Calc!$C${i}")
         cached[f"Calc!C{i}"] = _plain(result[name])
-    _widths(calc, {"A": 16, "B": 34, "C": 22, "D": 12, "E": 80, "F": 80})
-    _page(calc, f"A1:F{len(QUANTITIES) + 1}")
+    _widths(calc, {"A": 16, "B": 32, "C": 26, "D": 12, "E": 46, "F": 46})
+    for row in calc.iter_rows(min_row=2, min_col=5, max_col=6):
+        for c in row:
+            c.alignment = Alignment(wrap_text=True, vertical="top")
+    _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
+    page_setup(calc, f"A1:F{len(QUANTITIES) + 1}", title_rows="1:1")
     calc.protection.sheet = True
 
     # --- Options: the quantities that depend on the option, recomputed per option column -------
@@ -321,15 +357,17 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cached[f"Options!{c.coordinate}"] = _plain(vals[name])
             if name in QUANTITIES:
                 c.number_format = _number_format(QUANTITIES[name].unit)
+            elif name in ("n_gpus", "buy"):
+                c.number_format = '#,##0 "GPUs"' if name == "n_gpus" else '0;-0;0'
         all_vals.append(vals)
     _widths(opt_ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
-    _page(opt_ws, f"A1:{get_column_letter(2 + len(options) + 1)}{max(row_of.values())}")
+    page_setup(opt_ws, f"A1:{get_column_letter(2 + len(options) + 1)}{max(row_of.values())}", title_rows="1:1")
     opt_ws.protection.sheet = True
 
     compare_rec = _compare_sheet(compare, opt_ws, row_of, all_vals, cached)
     _breakeven_sheet(breakeven, inputs, values, result, cached)
     _catalog_sheets(wb, tabs)
-    _start_sheet(start, tabs, values, result, cached, compare_rec)
+    _start_sheet(start, tabs, values, result, cached, compare_rec, inputs)
 
     wb.calculation.fullCalcOnLoad = True
     wb.properties.creator = "gpu-tco"
@@ -385,11 +423,11 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     last = first + n - 1
     ws["A1"] = "Compare options for this job"
     ws["A1"].font = Font(bold=True, size=14)
-    ws["A2"] = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
+    compare_note = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
                 "change options 2+ on Inputs, columns H-L). Red: does not fit in GPU memory. Green: recommended "
                 "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                 "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
-    ws["A2"].font = NOTE_FONT
+    _note(ws, "A2", compare_note, "J", 32, NOTE_FONT)
     _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
     ws.row_dimensions[head_row].height = 45
     letter = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
@@ -410,6 +448,9 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "n_gpus": (f"={opt_cell('n_gpus')}", v["n_gpus"]),
             "acquire": (f'=IF({opt_cell("buy")}=1,"buy","rent")', "buy" if v["buy"] else "rent"),
             "offer_shown": (f'=IF({opt_cell("buy")}=1,"-",{opt_cell("offer")})', "-" if v["buy"] else v["offer"]),
+            # an interruptible (spot) offer can be stopped by the provider at any time
+            "spot": (f'=IF({opt_cell("buy")}=1,"no",IF(INDEX(offers_interruptible,MATCH({opt_cell("offer")},offers_name,0))=1,"yes","no"))',
+                     "yes" if _interruptible(v) else "no"),
             "status": (_status_xl(opt_cell), _status(v)),
             # no rental price (no offer for this GPU): say so rather than show $0
             "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
@@ -426,7 +467,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
                 cached[f"Compare!{c.coordinate}"] = _plain(value)
             if fmt:
                 c.number_format = fmt
-            if key in ("acquire", "rent_total_usd", "n_gpus"):
+            if key in ("acquire", "rent_total_usd", "n_gpus", "spot"):
                 c.alignment = Alignment(horizontal="center" if key != "rent_total_usd" else "right")
         for key in ("status", "recommended"):
             cached.setdefault(f"Compare!{letter[key]}{r}", "")
@@ -444,15 +485,17 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     labels = [v["label"] for v in all_vals]
     cost = BarChart()
     cost.type, cost.grouping = "bar", "clustered"
-    cost.title, cost.y_axis.title = "Cost of the job by option", "USD"
+    cost.title = "Cost of the job by option"
+    cost.y_axis.title, cost.x_axis.title = "USD", "option"
     cats = Reference(ws, min_col=1, min_row=first, max_row=last)
-    for key, title in (("rent_total_usd", "rent: job cost"), ("own_job_usd", "own: job's share")):
-        j = [k for _, k, _, _ in COMPARE_COLUMNS].index(key) + 1
-        cost.series.append(Series(Reference(ws, min_col=j, min_row=first, max_row=last), title=title))
-    _cache_chart(cost, cats, labels, [[v[key] for v in all_vals] for key in ("rent_total_usd", "own_job_usd")])
+    j = [k for _, k, _, _ in COMPARE_COLUMNS].index("option_cost_usd") + 1
+    cost.series.append(Series(Reference(ws, min_col=j, min_row=first, max_row=last),
+                              title="cost of the job (renting: the bill; buying: the job's share of owning)"))
+    _cache_chart(cost, cats, labels, [[v["option_cost_usd"] for v in all_vals]])
     memory = BarChart()
     memory.type, memory.grouping, memory.overlap = "bar", "stacked", 100
-    memory.title, memory.y_axis.title = "Peak memory per GPU by component", "GiB per GPU"
+    memory.title = "Peak memory per GPU by component"
+    memory.y_axis.title, memory.x_axis.title = "GiB per GPU", "option"
     opt_cats = Reference(opt_ws, min_col=3, max_col=2 + n, min_row=row_of["label"])
     for part in MEMORY_PARTS:
         memory.series.append(Series(Reference(opt_ws, min_col=3, max_col=2 + n, min_row=row_of[part]),
@@ -467,9 +510,17 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws.add_chart(cost, f"A{last + 3}")
     ws.add_chart(memory, f"G{last + 3}")
     chart_rows = int((9 + 0.45 * n) / 0.5) + 2  # ~0.5 cm per row
-    _page(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}")
+    page_setup(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}", title_rows=f"{head_row}:{head_row}")
     rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
-    return (f"Compare!${rc}${first}:${rc}${last}", f"Compare!$A${first}:$A${last}", rec_label)
+    return {"first": first, "last": last, "letter": letter, "best": best_index, "values": all_vals, "label": rec_label}
+
+
+def _interruptible(v: Mapping) -> bool:
+    """Whether an option rents an interruptible (spot) offer."""
+    if v["buy"]:
+        return False
+    offers = catalog.tables()["offers"]
+    return bool(offers.rows[offers.names.index(v["offer"])]["interruptible"])
 
 
 def _cache_chart(chart, cats: Reference, labels: list[str], series_values: list[list[float]]) -> None:
@@ -491,9 +542,9 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
     months = len(series["month"]) - 1
     ws["A1"] = "Break-even: cumulative cash spent owning versus renting"
     ws["A1"].font = Font(bold=True, size=14)
-    ws["A2"] = (f"The scenario on Inputs, months 0 to {months} (the period when generated; regenerate for a longer one). "
+    breakeven_note = (f"The scenario on Inputs, months 0 to {months} (the period when generated; regenerate for a longer one). "
                 "Renting covers the same working hours (hours_per_day) at the rental price paid.")
-    ws["A2"].font = NOTE_FONT
+    _note(ws, "A2", breakeven_note, "O", 30, NOTE_FONT)
     ws["A3"], ws["B3"] = "buying pays back after", "=payback_months"
     ws["B3"].number_format = _number_format("months")
     cached["Break-even!B3"] = _plain(result["payback_months"])
@@ -532,7 +583,7 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
     ws.add_chart(chart, "E6")
     _widths(ws, {"A": 24, "B": 22, "C": 22, "D": 3})
     ws.freeze_panes = f"A{first}"
-    _page(ws, f"A1:O{max(last, 28)}", landscape=False)
+    page_setup(ws, f"A1:O{max(last, 28)}", scale=75, title_rows=f"{head}:{head}")
     ws.protection.sheet = True
 
 
@@ -565,30 +616,127 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
             sheet.column_dimensions[letter].width = 30 if col in ("name", "source", "auto_offer", "description") else 13
         if sheet is not small:
             sheet.freeze_panes = "B2"
-            _page(sheet, f"A1:{get_column_letter(len(cols))}{len(table.rows) + 1}")
-    _page(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}")
+            # the key columns (name, the figures, price, as-of) on the first page; the rest continue after
+            page_setup(sheet, f"A1:{get_column_letter(len(cols))}{len(table.rows) + 1}", title_rows="1:1")
+    page_setup(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}", title_rows="1:1")
 
 
-def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: dict, compare_rec: tuple) -> None:
-    ws["A1"] = "gpu-tco workbook"
+def _answer_text(v: Mapping | None, values: Mapping) -> str:
+    """The one-sentence answer for the recommended option (the cached value of the Start sheet's formula)."""
+    if v is None:
+        return "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
+    rent = not v["buy"]
+    text = ("Rent " if rent else "Buy ") + f"{int(v['n_gpus'])}x {v['gpu']}" + (f" from {v['offer']}" if rent else "")
+    text += f": ${v['option_cost_usd']:,.0f} and {v['option_hours']:,.1f} hours"
+    if rent:
+        payback, months = v["payback_months"], values["months"]
+        if payback < 0 or payback > months:
+            text += f"; buying these GPUs would not pay back within {months:g} months"
+        else:
+            text += f"; buying them pays back after {payback:,.0f} months at {values['hours_per_day']:g} hours a day"
+    return text + "."
+
+
+def _answer_xl(pick, rec_range: str) -> str:
+    """The same sentence as a formula over Compare's recommended row (``pick(key)`` reads that row's cell)."""
+    rent = f'{pick("acquire")}="rent"'
+    payback = pick("payback_months")
+    return (f'=IF(COUNTIF({rec_range},"recommended")=0,"{_answer_text(None, {})}",'
+            f'IF({rent},"Rent ","Buy ")&{pick("n_gpus")}&"x "&{pick("gpu")}&IF({rent}," from "&{pick("offer_shown")},"")'
+            f'&": "&TEXT({pick("option_cost_usd")},"$#,##0")&" and "&TEXT({pick("option_hours")},"#,##0.0")&" hours"'
+            f'&IF({rent},IF(OR({payback}<0,{payback}>months),"; buying these GPUs would not pay back within "&months&" months",'
+            f'"; buying them pays back after "&TEXT({payback},"#,##0")&" months at "&hours_per_day&" hours a day"),"")&".")')
+
+
+def _spot_text(v: Mapping | None, values: Mapping) -> str:
+    if v is None:
+        return ""
+    if _interruptible(v):
+        return (f"This is an interruptible (spot) offer: the provider can stop it at any time; the cost includes "
+                f"{values['spot_rework_pct']:g} % extra hours for re-work.")
+    if not v["buy"]:
+        return "It is an on-demand offer: it runs until you stop it."
+    return (f"Buying: the cost is this job's share of owning the GPUs for {values['months']:g} months "
+            f"at {values['hours_per_day']:g} hours a day.")
+
+
+def _spot_xl(pick, rec_range: str) -> str:
+    return (f'=IF(COUNTIF({rec_range},"recommended")=0,"",IF({pick("spot")}="yes",'
+            f'"This is an interruptible (spot) offer: the provider can stop it at any time; the cost includes "'
+            f'&spot_rework_pct&" % extra hours for re-work.",IF({pick("acquire")}="rent",'
+            f'"It is an on-demand offer: it runs until you stop it.",'
+            f'"Buying: the cost is this job\'s share of owning the GPUs for "&months&" months at "&hours_per_day&" hours a day.")))')
+
+
+def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: dict, rec: Mapping, inputs: Mapping) -> None:
+    """An executive summary: the question, the answer in one sentence, what the offer is, the
+    assumptions that move the answer most, the age of the prices; then the scenario's key numbers."""
+    from gpu_tco.core.costs import sensitivities
+
+    first, last, letter = rec["first"], rec["last"], rec["letter"]
+    rec_range = f"Compare!${letter['recommended']}${first}:${letter['recommended']}${last}"
+
+    def pick(key: str) -> str:
+        return f'INDEX(Compare!${letter[key]}${first}:${letter[key]}${last},MATCH("recommended",{rec_range},0))'
+
+    best = rec["values"][rec["best"]] if rec["best"] is not None else None
+    ws["A1"] = "gpu-tco: which GPUs, how many, rent or buy, how much"
     ws["A1"].font = Font(bold=True, size=16)
-    lines = [
-        "GPU memory, time and the cost of renting or owning, for LLM training and serving.",
-        "",
-        "How to use: change the yellow cells on the Inputs sheet (and the options in its columns H-L).",
-        "Every other number is a live formula; Excel recalculates when a yellow cell changes.",
-        "Compare: the options side by side, with charts. Break-even: owning versus renting month by month.",
-        "Options: each option's quantities. Calc: every quantity with unit, meaning and formula (names as in gpu-tco's docs).",
-        "GPUs, Models and Cloud are the catalogs: add a row at the bottom and select it by name on Inputs.",
-        "",
-        f"Generated by gpu-tco {__version__} on {_dt.date.today().isoformat()}.",
-    ]
+    ws["A3"] = "The question"
+    ws["A3"].font = Font(bold=True, size=12)
+    _note(ws, "A4", '="Fine-tune "&model&" ("&method&") on "&TEXT(tokens*epochs,"#,##0")&" tokens: which GPUs, how many, rent or buy?"',
+          "D", 20)
+    cached["Start!A4"] = (f"Fine-tune {values['model']} ({values['method']}) on {values['tokens'] * values['epochs']:,.0f} "
+                          "tokens: which GPUs, how many, rent or buy?")
+    ws["A6"] = "The answer"
+    ws["A6"].font = Font(bold=True, size=12)
+    _note(ws, "A7", _answer_xl(pick, rec_range), "D", 34, Font(bold=True, size=12))
+    cached["Start!A7"] = _answer_text(best, values)
+    _note(ws, "A8", _spot_xl(pick, rec_range), "D", 30)
+    cached["Start!A8"] = _spot_text(best, values)
+    _note(ws, "A9", "The recommended option is the cheapest that fits in GPU memory, has a price, meets the deadline and budget "
+                    "(Inputs) and is not an interruptible offer unless you allow those; Compare shows the others and why.",
+          "D", 30, NOTE_FONT)
+
+    r = 11
+    ws.cell(row=r, column=1, value="The assumptions that move the answer most").font = Font(bold=True, size=12)
+    _head(ws, r + 1, ["assumption", "value", "job cost if raised by 20 %", "change it on Inputs"], freeze=False)
+    input_row = input_rows()
+    movers = []
+    if best is not None:
+        option = {**inputs, "gpu": best["gpu"], "n_gpus": int(best["n_gpus"]), "offer": best["offer"], "buy": int(best["buy"])}
+        movers = sensitivities(option)
+    for k, m in enumerate(movers, start=r + 2):
+        inp = core.inputs.BY_NAME[m["input"]]
+        ws.cell(row=k, column=1, value=inp.label)
+        c = ws.cell(row=k, column=2, value=f"=Inputs!$B${input_row[m['input']]}")
+        c.number_format = _input_format(inp)
+        cached[f"Start!{c.coordinate}"] = float(values[m["input"]])
+        sign = "+" if m["cost_change_usd"] > 0 else "-"
+        ws.cell(row=k, column=3, value=f"{sign}${abs(m['cost_change_usd']):,.2f} ({m['cost_change_pct']:+.0f} %)")
+        ws.cell(row=k, column=4, value=f"row {input_row[m['input']]}" + (" (0 = from the catalog)" if inp.zero_or_min is not None
+                                                                          or m["input"] in ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented") else ""))
+    r = r + 3 + max(len(movers), 1)
+    _note(ws, f"A{r}", "(each raised on its own by 20 % for the recommended option, when this file was generated)", "D", 16, NOTE_FONT)
+
+    r += 2
+    ws.cell(row=r, column=1, value="How old the numbers are").font = Font(bold=True, size=12)
+    today = _dt.date.today()
+    lines = []
     for t, sheet in CATALOG_SHEETS.items():
-        dates = sorted({str(r.get("as_of", "")) for r in tabs[t].rows if r.get("as_of")}) or ["-"]
-        lines.append(f"{sheet} catalog: {len(tabs[t].rows)} rows, as of {dates[0]} to {dates[-1]}; each row names its source.")
-    for i, text in enumerate(lines, start=2):
-        ws.cell(row=i, column=1, value=text)
-    r = len(lines) + 3
+        dates = sorted({str(x.get("as_of", "")) for x in tabs[t].rows if x.get("as_of")}) or ["-"]
+        lines.append(f"{sheet} sheet: {len(tabs[t].rows)} rows, as of {dates[0]} to {dates[-1]}; each row names its source.")
+    offer_dates = sorted({str(x["as_of"])[:7] for x in tabs["offers"].rows if x.get("as_of")})
+    if offer_dates:
+        y, mth = map(int, offer_dates[-1].split("-")[:2])
+        age = (today.year - y) * 12 + today.month - mth
+        lines.append(f"Cloud prices move: the newest is {age} months old on {today.isoformat()}; check the offer's page before you rent.")
+    lines.append(f"Generated by gpu-tco {__version__} on {today.isoformat()}. Every number is a live formula; "
+                 "Excel recalculates when a yellow cell on Inputs changes.")
+    for k, text in enumerate(lines, start=r + 1):
+        _note(ws, f"A{k}", text, "D", 30)
+    r = r + len(lines) + 2
+
     ws.cell(row=r, column=1, value="The scenario on Inputs").font = Font(bold=True, size=12)
     c = ws.cell(row=r + 1, column=1, value='=model&", "&method&", "&n_gpus&" x "&gpu')
     cached[f"Start!{c.coordinate}"] = f"{values['model']}, {values['method']}, {int(values['n_gpus'])} x {values['gpu']}"
@@ -608,14 +756,14 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
             c.number_format = fmt
         cached[f"Start!{c.coordinate}"] = _plain(value)
     i = r + 2 + len(rows)
-    rec = compare_rec  # (status-column range, label range, cached label)
     ws.cell(row=i, column=1, value="recommended option (Compare)").font = Font(bold=True)
-    c = ws.cell(row=i, column=2, value=f'=IF(COUNTIF({rec[0]},"recommended")=0,"none acceptable",'
-                                          f'INDEX({rec[1]},MATCH("recommended",{rec[0]},0)))')
+    labels = f"Compare!$A${first}:$A${last}"
+    c = ws.cell(row=i, column=2, value=f'=IF(COUNTIF({rec_range},"recommended")=0,"none acceptable",'
+                                          f'INDEX({labels},MATCH("recommended",{rec_range},0)))')
     c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
-    cached[f"Start!{c.coordinate}"] = rec[2]
-    _widths(ws, {"A": 36, "B": 36})
-    _page(ws, f"A1:F{i}", landscape=False)
+    cached[f"Start!{c.coordinate}"] = rec["label"]
+    _widths(ws, {"A": 40, "B": 18, "C": 33, "D": 24})  # fits one landscape page at 90 %
+    page_setup(ws, f"A1:D{i}", scale=90)
 
 
 def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None) -> Path:

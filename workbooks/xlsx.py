@@ -27,6 +27,26 @@ BAD_FILL = PatternFill("solid", fgColor="F8CBAD")
 GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 
 
+MIN_PRINT_SCALE = 70  # percent: below this printed text is too small to read
+
+
+def page_setup(ws, area: str, scale: int = MIN_PRINT_SCALE, landscape: bool = True, title_rows: str | None = None) -> None:
+    """Print setup: the area, landscape A4 (fits Letter too), at ``scale`` percent (never below
+    MIN_PRINT_SCALE: wide sheets continue on further pages instead of shrinking), the header row
+    repeated, and the sheet's name and page number in the page header."""
+    ws.print_area = area
+    ws.page_setup.orientation = "landscape" if landscape else "portrait"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.scale = max(scale, MIN_PRINT_SCALE)
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.print_options.gridLines = False
+    ws.oddHeader.left.text = "gpu-tco"
+    ws.oddHeader.center.text = "&A"  # the sheet's name
+    ws.oddHeader.right.text = "page &P of &N"
+    if title_rows:
+        ws.print_title_rows = title_rows
+
+
 class WorkbookError(Exception):
     """A workbook could not be written; the message says where and why."""
 
@@ -62,7 +82,8 @@ def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) ->
     return target
 
 
-_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
+# a formula cell as openpyxl writes it: plain (<f>) or the first cell of an array formula (<f t="array" ref=...>)
+_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f([^>]*)>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
 
 
 def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) -> None:
@@ -81,15 +102,16 @@ def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) 
                 cells = by_sheet[info.filename]
 
                 def put(m, cells=cells):
-                    ref, attrs, formula = m.group(1), m.group(2), m.group(3)
+                    ref, attrs, fattrs, formula = m.group(1), m.group(2), m.group(3), m.group(4)
                     if ref not in cells:
                         return m.group(0)
                     v = cells[ref]
+                    f = f"<f{fattrs}>{formula}</f>"
                     if isinstance(v, bool):
-                        return f'<c r="{ref}"{attrs} t="b"><f>{formula}</f><v>{int(v)}</v></c>'
+                        return f'<c r="{ref}"{attrs} t="b">{f}<v>{int(v)}</v></c>'
                     if isinstance(v, str):  # a formula's text result
-                        return f'<c r="{ref}"{attrs} t="str"><f>{formula}</f><v>{xml_escape(v)}</v></c>'
-                    return f'<c r="{ref}"{attrs}><f>{formula}</f><v>{repr(float(v))}</v></c>'
+                        return f'<c r="{ref}"{attrs} t="str">{f}<v>{xml_escape(v)}</v></c>'
+                    return f'<c r="{ref}"{attrs}>{f}<v>{repr(float(v))}</v></c>'
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             zout.writestr(info, data)
     os.replace(out, path)
