@@ -137,8 +137,7 @@ def _fit_rows(ws, first_row: int, last_row: int, wrapped_cols: tuple[str, ...]) 
             if isinstance(value, str) and not value.startswith("="):
                 width = ws.column_dimensions[col].width or 10
                 lines = max(lines, math.ceil(len(value) * 1.1 / width))
-        if lines > 1:
-            ws.row_dimensions[r].height = 15 * lines
+        ws.row_dimensions[r].height = 15 * lines  # explicit: the reader's program need not measure every row
 
 
 def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> None:
@@ -309,9 +308,9 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
         wb.defined_names[name] = DefinedName(name, attr_text=f"Calc!$C${i}")
         cached[f"Calc!C{i}"] = _plain(result[name])
     _widths(calc, {"A": 16, "B": 32, "C": 26, "D": 12, "E": 46, "F": 46})
-    for row in calc.iter_rows(min_row=2, min_col=5, max_col=6):
-        for c in row:
-            c.alignment = Alignment(wrap_text=True, vertical="top")
+    for row in calc.iter_rows(min_row=2, min_col=1, max_col=6):
+        for c in row:  # every cell of a row at the top, next to its wrapped description
+            c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
     _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
     page_setup(calc, f"A1:F{len(QUANTITIES) + 1}", title_rows="1:1")
     calc.protection.sheet = True
@@ -544,7 +543,7 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
     ws["A1"].font = Font(bold=True, size=14)
     breakeven_note = (f"The scenario on Inputs, months 0 to {months} (the period when generated; regenerate for a longer one). "
                 "Renting covers the same working hours (hours_per_day) at the rental price paid.")
-    _note(ws, "A2", breakeven_note, "O", 30, NOTE_FONT)
+    _note(ws, "A2", breakeven_note, "K", 30, NOTE_FONT)
     ws["A3"], ws["B3"] = "buying pays back after", "=payback_months"
     ws["B3"].number_format = _number_format("months")
     cached["Break-even!B3"] = _plain(result["payback_months"])
@@ -576,14 +575,14 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
         chart.series.append(s)
     _cache_chart(chart, Reference(ws, range_string=f"'Break-even'!$A${first}:$A${last}"),
                  [str(m) for m in range(months + 1)], [series["own_cumulative_usd"], series["rent_cumulative_usd"]])
-    chart.height, chart.width = 10, 18
+    chart.height, chart.width = 10, 14  # within the printed page beside the table
     chart.x_axis.delete = chart.y_axis.delete = False
     chart.y_axis.number_format = '"$"#,##0'
     chart.legend.position = "b"
     ws.add_chart(chart, "E6")
     _widths(ws, {"A": 24, "B": 22, "C": 22, "D": 3})
     ws.freeze_panes = f"A{first}"
-    page_setup(ws, f"A1:O{max(last, 28)}", scale=75, title_rows=f"{head}:{head}")
+    page_setup(ws, f"A1:L{max(last, 28)}", scale=75, title_rows=f"{head}:{head}")
     ws.protection.sheet = True
 
 
