@@ -62,6 +62,9 @@ def custom_row(spec: Mapping) -> dict:
         raise InputError("model.active_experts", row["active_experts"], f"must be <= experts ({row['experts']:g})")
     if row["kv_heads"] > row["heads"] or row["kv_heads"] < 1:
         raise InputError("model.kv_heads", row["kv_heads"], f"must be between 1 and heads ({row['heads']:g})")
+    for key in TEXT_FIELDS:
+        if key in spec and (not isinstance(spec[key], str) or catalog.CONTROL_CHARACTERS.search(spec[key])):
+            raise InputError(f"model.{key}", spec[key], "must be plain text (no control characters)")
     fields = ",".join(f"{k}={row[k]:g}" for k in sorted(row))
     row["name"] = str(spec.get("name") or f"custom[{fields}]")
     row["source"] = str(spec.get("source") or "user-given architecture")

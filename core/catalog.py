@@ -35,6 +35,9 @@ OPTIONAL_COLUMNS = {
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
 }
 
+# characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
 VERSION = 0  # bumped whenever a table is loaded or changes; caches elsewhere key on it
 
 
@@ -236,6 +239,10 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
                 key = key.strip()
                 value = (value or "").strip()
                 if key in TEXT_COLUMNS or key == "notes":
+                    bad = CONTROL_CHARACTERS.search(value)
+                    if bad:
+                        raise CatalogError(path, lineno, key, f"holds a control character (code {ord(bad.group())}); "
+                                                              "remove it (a spreadsheet cannot hold it)")
                     row[key] = value
                     continue
                 if value == "":

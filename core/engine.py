@@ -232,12 +232,12 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     arrays: dict[str, np.ndarray] = {}
     for name, value in given.items():
         if _is_array(value):
-            if type(value).__module__.startswith("pandas"):
-                series_index = value.index if series_index is None else series_index
-                value = value.to_numpy()
-            arrays[name] = np.asarray(value, dtype=object if BY_NAME[name].kind == "choice" else None)
-            if arrays[name].size == 0:
-                raise InputError(name, None, "is an empty list; give at least one value")
+            arrays[name], index = _as_array(name, value)
+            if index is not None:
+                if series_index is not None and not series_index.equals(index):
+                    raise InputError("inputs", None, f"{name} is a Series with another index than the other Series; "
+                                                     "align them first (a.align(b)) or pass plain lists")
+                series_index = index
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
@@ -304,11 +304,44 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}
     for j, v in enumerate(cells):
-        key = (type(v).__name__, v) if not isinstance(v, Mapping) else ("map", id(v))
+        try:
+            key = (type(v).__name__, v)
+            hash(key)
+        except TypeError:  # a dict of architecture fields, or anything else unhashable: resolved on its own
+            key = ("object", id(v))
         if key not in memo:
             memo[key] = resolve(v, j)
         idx[j] = memo[key]
     return idx
+
+
+def _has_bool(value) -> bool:
+    """Whether a (nested) list holds a True or False, which NumPy would silently turn into 1 or 0."""
+    return any(type(v) is bool or (isinstance(v, (list, tuple)) and _has_bool(v)) for v in value)
+
+
+def _as_array(name: str, value) -> tuple[np.ndarray, object]:
+    """A sweep input as a NumPy array (and the pandas index it came with), or InputError saying why not."""
+    inp = BY_NAME[name]
+    index = None
+    kind = type(value).__name__
+    if type(value).__module__.startswith("pandas"):
+        if kind == "DataFrame":
+            raise InputError(name, None, "is a table (DataFrame); pass one column of it, e.g. df[\"seq_len\"]")
+        if kind == "Series":
+            index = value.index
+        value = np.asarray(value, dtype=object if inp.kind == "choice" else None)  # Series, Categorical, Index
+    if isinstance(value, (list, tuple)) and inp.kind != "choice" and inp.kind != "flag" and _has_bool(value):
+        raise InputError(name, None, f"holds a yes/no value (True/False) among numbers; allowed: {inp.allowed()}")
+    try:
+        arr = np.asarray(value, dtype=object if inp.kind == "choice" else None)
+    except ValueError:
+        raise InputError(name, None, "is a ragged list (rows of different lengths); give a flat list or equal rows") from None
+    if arr.size == 0:
+        raise InputError(name, None, "is an empty list; give at least one value")
+    if arr.dtype.kind == "c":
+        raise InputError(name, None, f"holds complex numbers; allowed: {inp.allowed()}")
+    return arr, index
 
 
 def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:

@@ -13,6 +13,7 @@ The main job, GPU_PLAN and the workbook's Compare sheet all name ``plan(job)["re
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -87,6 +88,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     with acceptable ones first (cheapest first), each with ``ok`` and, when not ok,
     ``reasons`` (does not fit / no price / too slow / over budget).
     """
+    if job is not None and not isinstance(job, Mapping):
+        raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-8B\"}")
+    if isinstance(gpus, str):
+        gpus = [gpus]  # one GPU named
+    if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
+        raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
     job = dict(job or {})
     for key in ("gpu", "n_gpus", "offer", "buy"):
         if key in job:
@@ -136,6 +143,10 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             offer_name = str(offer_col[j])
             failing = [word for flag, word in REJECTIONS if not r[flag][j]]
             reasons = [_reason(word, r, j, base, buy) for word in failing]
+            hourly = r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]
+            priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
+            if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
+                reasons.append("no price: the cost is not a finite number (check the price inputs)")
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
             options.append({
                 "gpu": str(gpu_col[j]), "n_gpus": int(n_col[j]),
@@ -151,7 +162,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 "outlay_usd": float(r["option_outlay_usd"][j]),
                 "usd_per_mtok_train": float(r["option_usd_per_mtok_train"][j]),
                 "usd_per_gpu_hour": float(r["own_usd_per_gpu_hour"][j] if buy else r["rent_usd_per_gpu_hour"][j]),
-                "ok": bool(r["option_ok"][j]),
+                "ok": bool(r["option_ok"][j]) and priced,
                 "reasons": reasons,
             })
     for g in never:

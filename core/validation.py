@@ -27,6 +27,8 @@ def check_number(inp: Input, value, row=None) -> float:
         raise InputError(inp.name, value, f"is a yes/no value; allowed: {inp.allowed()}", row)
     if isinstance(value, str):
         raise InputError(inp.name, value, f"is text; allowed: {inp.allowed()}", row)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise InputError(inp.name, value, f"is a complex number; allowed: {inp.allowed()}", row)
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):

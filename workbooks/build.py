@@ -43,6 +43,7 @@ from .xlsx import (
     NOTE_FONT,
     check_target,
     page_setup,
+    put_text,
     save_atomically,
 )
 
@@ -247,7 +248,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             inp = core.inputs.BY_NAME[name]
             ws.cell(row=r, column=1, value=inp.label)
             v = offer_cell if inp.name == "offer" else values[inp.name]
-            cell = ws.cell(row=r, column=2, value=v if inp.kind == "choice" else float(v))
+            cell = put_text(ws.cell(row=r, column=2), v if inp.kind == "choice" else float(v))
             cell.fill = INPUT_FILL
             cell.protection = Protection(locked=False)
             cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
@@ -282,7 +283,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 cached[f"Inputs!{c.coordinate}"] = offer_cell if name == "offer" else values[name]
                 c.font = NOTE_FONT
             else:
-                c.value = opt[name] if name in ("gpu", "offer") else int(opt[name])
+                put_text(c, opt[name] if name in ("gpu", "offer") else int(opt[name]))
                 c.fill = INPUT_FILL
                 c.protection = Protection(locked=False)
                 inp = core.inputs.BY_NAME[name]
@@ -607,7 +608,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
                     value = tabs["offers"].names[int(auto_offer[i - 2])]
                 else:
                     value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
-                sheet.cell(row=i, column=origin_col + j, value=value)
+                put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
             if col in ("name", "auto_offer") or col in table.numeric:
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"

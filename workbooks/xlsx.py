@@ -47,6 +47,19 @@ def page_setup(ws, area: str, scale: int = MIN_PRINT_SCALE, landscape: bool = Tr
         ws.print_title_rows = title_rows
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets may take as the start of a formula
+
+
+def put_text(cell, value):
+    """Write a value that came from a catalog, a scenario or a user (a name, a vendor, a source): text
+    always stays text, whatever it starts with, so a name like =HYPERLINK(...) never becomes a live
+    formula in a workbook that is e-mailed."""
+    cell.value = value
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        cell.data_type = "s"
+    return cell
+
+
 class WorkbookError(Exception):
     """A workbook could not be written; the message says where and why."""
 

@@ -1,0 +1,140 @@
+"""Bad input, hostile catalogs: only the project's own errors, clear messages, no formula from text."""
+from __future__ import annotations
+
+import math
+import re
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_tco import core
+from gpu_tco.core import catalog
+from gpu_tco.core.inputs import INPUTS
+
+NAMES = [i.name for i in INPUTS]
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-10**420, max_value=10**420) | st.floats(allow_nan=True)
+    | st.text(max_size=30) | st.sampled_from(["H100-SXM", "Llama-3-8B", "70B", "auto", "qlora", "1e400", "=1+1"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8)
+# never negative and never infinite for inputs that are accepted
+NON_NEGATIVE = ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "kv_cache_gib", "train_hours", "rent_total_usd",
+                "own_capital_usd", "own_tco_usd", "option_cost_usd")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(NAMES), json_like, max_size=4))
+def test_evaluate_raises_only_the_projects_errors_and_accepted_inputs_give_finite_results(inputs):
+    try:
+        result = core.evaluate(inputs, outputs=NON_NEGATIVE)
+    except core.GpuTcoError as err:
+        assert str(err) and "\n" not in str(err)
+        return
+    for name, value in result.items():
+        arr = np.asarray(value, dtype=float)
+        assert np.all(np.isfinite(arr)) and np.all(arr >= 0), (inputs, name, value)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(json_like, st.dictionaries(st.sampled_from([n for n in NAMES if n not in ("gpu", "n_gpus", "offer", "buy")]),
+                                            json_like, max_size=3)))
+def test_plan_raises_only_the_projects_errors(job):
+    try:
+        result = core.plan(job)
+    except core.GpuTcoError:
+        return
+    best = result["recommended"]
+    assert best is None or (math.isfinite(best["cost_usd"]) and best["cost_usd"] >= 0)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: core.evaluate({"seq_len": [[1, 2], [3]]}), "ragged list"),
+    (lambda: core.evaluate({"seq_len": pd.DataFrame({"a": [1, 2]})}), "is a table (DataFrame)"),
+    (lambda: core.evaluate({"seq_len": pd.Series([512, 1024], index=[0, 1]), "micro_batch": pd.Series([1, 2], index=[5, 6])}),
+     "another index"),
+    (lambda: core.evaluate({"seq_len": [True, 2048]}), "yes/no value"),
+    (lambda: core.evaluate({"seq_len": [1j, 2]}), "complex"),
+    (lambda: core.evaluate({"seq_len": 10**400}), "characters)"),  # a 400-digit number is echoed cut, with its length
+    (lambda: core.evaluate("abc"), "must be a mapping"),
+    (lambda: core.plan(5), "must be a mapping"),
+    (lambda: core.plan({}, gpus=[5]), "list of GPU names"),
+    (lambda: core.explain(["a"]), "is not a quantity"),
+    (lambda: core.breakdown({"a": 1}), "not a result of evaluate"),
+    (lambda: core.evaluate({"gpu": "x" * 5000}), "(5,000 characters)"),
+])
+def test_bad_arguments_get_one_clear_project_error(call, message):
+    with pytest.raises(core.GpuTcoError) as err:
+        call()
+    assert message in str(err.value) and isinstance(err.value, ValueError)
+    assert len(str(err.value)) < 400
+
+
+def test_a_categorical_and_an_aligned_series_are_read_by_label():
+    out = core.evaluate({"gpu": pd.Categorical(["H100-SXM", "L40S"])}, outputs=["gpu_memory_gib"])
+    assert list(out["gpu_memory_gib"]) == [80, 48]
+    s = pd.Series([512, 1024], index=["a", "b"])
+    out = core.evaluate({"seq_len": s, "micro_batch": pd.Series([1, 2], index=["a", "b"])}, outputs=["activations_gib"])
+    assert list(out["activations_gib"].index) == ["a", "b"]
+
+
+def test_planner_never_recommends_what_it_cannot_price(monkeypatch):
+    row = dict(catalog.gpus().rows[catalog.gpus().find("RTX-4090")])
+    row.update(name="My-GPU", aliases="", purchase_usd=1e308)
+    try:
+        catalog.gpus().add(row)
+        result = core.plan({"method": "qlora", "hours_per_day": 24}, gpus=["My-GPU"])
+        bought = [o for o in result["options"] if o["acquire"] == "buy"]
+        assert bought and not any(o["ok"] for o in bought)
+        assert all(any("not a finite number" in r for r in o["reasons"]) for o in bought)
+        assert result["recommended"] is None or result["recommended"]["acquire"] == "rent"
+    finally:
+        catalog.reload()
+
+
+HOSTILE = ['=HYPERLINK("http://evil.example","click")', "=cmd|' /C calc'!A0", "+1+2", "-2+3", "@SUM(1)", "\t=1+1", "\r=1"]
+
+
+def test_catalog_and_scenario_text_is_written_as_text_never_as_a_formula(tmp_path, monkeypatch):
+    """Every text field of every catalog, filled with formula-like strings, stays text in the workbook."""
+    cols = catalog.gpus().columns
+    base = catalog.gpus().rows[catalog.gpus().find("RTX-4090")]
+    lines = [",".join(cols)]
+    for k, hostile in enumerate(HOSTILE):
+        row = dict(base)
+        for c in cols:
+            if c in catalog.TEXT_COLUMNS and c != "as_of":
+                row[c] = hostile + ("" if c != "name" else f"{k}")
+        row["aliases"] = ""
+        lines.append(",".join('"' + str(row[c]).replace('"', '""') + '"' for c in cols))
+    (tmp_path / "gpus.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        catalog.reload()
+        from gpu_tco.workbooks import write_workbook
+        path = write_workbook(tmp_path / "book.xlsx", {"gpu": HOSTILE[0] + "0", "offer": "none", "usd_per_gpu_hour_rented": 1.0})
+        with zipfile.ZipFile(path) as z:
+            xml = "".join(z.read(n).decode("utf-8") for n in z.namelist() if n.startswith("xl/worksheets/"))
+        formulas = re.findall(r"<f[^>]*>(.*?)</f>", xml, re.S)
+        assert formulas and not [f for f in formulas if "HYPERLINK" in f or "cmd|" in f or "SUM(1)" in f]
+    finally:
+        monkeypatch.undo()
+        catalog.reload()
+
+
+def test_control_characters_in_a_catalog_are_refused_naming_file_row_and_column(tmp_path, monkeypatch):
+    cols = catalog.gpus().columns
+    row = dict(catalog.gpus().rows[catalog.gpus().find("L40S")], name="Bell\x07GPU", aliases="")
+    (tmp_path / "gpus.csv").write_text(",".join(cols) + "\n" + ",".join(str(row[c]) for c in cols) + "\n", encoding="utf-8")
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        with pytest.raises(core.CatalogError, match=r"gpus.csv, row 2, column name: holds a control character \(code 7\)"):
+            catalog.reload()
+    finally:
+        monkeypatch.undo()
+        catalog.reload()
+    with pytest.raises(core.InputError, match="model.name"):
+        core.evaluate(model={"layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000, "name": "a\x1bb"})
