@@ -84,8 +84,14 @@ def main_py() -> str:
 
 def build(outdir: str | Path) -> list[Path]:
     """Write main.py and requirements.txt into ``outdir`` (created if missing)."""
+    from gpu_tco.core.errors import InputError
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise InputError("out", str(outdir), "is a file; give a folder for main.py and requirements.txt")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError("out", str(outdir), f"cannot be created ({err.strerror or err})") from None
     paths = [out / "main.py", out / "requirements.txt"]
     paths[0].write_text(main_py(), encoding="utf-8")
     paths[1].write_text(REQUIREMENTS, encoding="utf-8")

@@ -63,7 +63,10 @@ def render() -> str:
 
 
 def write(path=None) -> Path:
+    from .errors import InputError
     path = Path(path) if path else DOC_PATH
+    if path.is_dir():
+        raise InputError("out", str(path), "is a folder; give a file name, e.g. docs/quantities.md")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(render(), encoding="utf-8")

@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from .core import catalog
 from .core.errors import GpuTcoError, InputError
 from .core.inputs import INPUTS
+from .core.references import cite
 
 EXIT_BAD_INPUT = 2
 
@@ -139,6 +141,12 @@ def _value_text(name: str, value) -> str:
     if value == -1 and "-1 = never" in QUANTITIES[name].description:
         return "never"
     return _fmt(_jsonable(value))
+
+
+def _safe(text: str) -> str:
+    """Text for the terminal: control characters (escape sequences from a catalog or an argument) shown as
+    \\xNN instead of being obeyed."""
+    return "".join(c if c in "\n" or (" " <= c != "\x7f") else f"\\x{ord(c):02x}" for c in text)
 
 
 def _notes(inputs: dict) -> None:
@@ -258,22 +266,35 @@ def cmd_workbook(ns) -> int:
     return 0
 
 
+MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
+
+
 def _read_scenario(path: str) -> dict:
-    """A scenario file: JSON or TOML with core's input names."""
+    """A scenario file: JSON or TOML with core's input names, UTF-8 (a byte-order mark is fine)."""
     import pathlib
     p = pathlib.Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_SCENARIO_BYTES + 1)
     except OSError as err:
-        raise InputError("scenario", path, f"cannot be read ({err.strerror})") from None
+        raise InputError("scenario", path, f"cannot be read ({err.strerror or err})") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise InputError("scenario", path, f"is larger than {MAX_SCENARIO_BYTES // 2**20} MB; a scenario names a few inputs")
     try:
-        if p.suffix.lower() == ".toml":
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError("scenario", path, f"is not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+    kind = "TOML" if p.suffix.lower() == ".toml" else "JSON"
+    try:
+        if kind == "TOML":
             import tomllib
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
+    except RecursionError:
+        raise InputError("scenario", path, f"is nested too deeply to be a scenario ({kind})") from None
     except ValueError as err:
-        raise InputError("scenario", path, f"is not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} ({err})") from None
+        raise InputError("scenario", path, f"is not valid {kind} ({str(err)[:120]})") from None
     if not isinstance(data, dict):
         raise InputError("scenario", path, "must hold a table/object of input names and values")
     return data
@@ -416,8 +437,8 @@ def cmd_estimate(ns) -> int:
     model_name = model_row["name"]
     assumptions = {
         "inputs": used,
-        "gpu_source": f"{gpu_row['source']} (as of {gpu_row['as_of']})",
-        "model_source": f"{model_row['source']}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
+        "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",
+        "model_source": f"{cite(model_row['source'], short=True)}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
         "model_is_estimate": bool(res["model_is_estimate"]),
     }
     if ns.json:
@@ -645,13 +666,22 @@ def main(argv=None) -> int:
     try:
         return handlers[ns.command](ns)
     except (GpuTcoError, _workbook_error()) as err:
-        print(f"gpu-tco: error: {err}", file=sys.stderr)
+        print(f"gpu-tco: error: {_safe(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("gpu-tco: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except RecursionError:
+        print("gpu-tco: error: an input is nested too deeply", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # noqa: BLE001 - the last resort: one line, never a traceback
+        if os.environ.get("GPU_TCO_DEBUG"):
+            raise
+        print(f"gpu-tco: internal error: {type(err).__name__}: {_safe(str(err))[:200]} "
+              "(please report it; GPU_TCO_DEBUG=1 shows the details)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -138,3 +138,107 @@ def test_control_characters_in_a_catalog_are_refused_naming_file_row_and_column(
         catalog.reload()
     with pytest.raises(core.InputError, match="model.name"):
         core.evaluate(model={"layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000, "name": "a\x1bb"})
+
+
+# --- the command line: files and arguments -------------------------------------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_scenario_and_path_problems_end_in_one_line_and_exit_2(tmp_path):
+    (tmp_path / "latin1.json").write_bytes(b'{"gpu": "caf\xe9"}')
+    (tmp_path / "bom.json").write_bytes(b'\xef\xbb\xbf{"gpu": "L40S"}')
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "deep.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000)
+    (tmp_path / "huge.json").write_bytes(b" " * (11 * 2**20))
+    (tmp_path / "afolder").mkdir()
+    (tmp_path / "afile").write_text("x")
+    long = "x" * 300
+    cases = [
+        (("estimate", "--scenario", str(tmp_path / "latin1.json")), "is not UTF-8 text"),
+        (("estimate", "--scenario", str(tmp_path / "deep.json")), "nested too deeply"),
+        (("estimate", "--scenario", str(tmp_path / "deep.toml")), "deep"),
+        (("estimate", "--scenario", str(tmp_path / "huge.json")), "larger than 10 MB"),
+        (("estimate", "--scenario", str(tmp_path / "afolder")), "cannot be read"),
+        (("estimate", "--scenario", str(tmp_path / long / "s.json")), "cannot be read"),
+        (("workbook", "--out", str(tmp_path / long / "b.xlsx")), "cannot be used"),
+        (("workbook", "--out", str(tmp_path / "afolder")), ".xlsx"),
+        (("addin", "lite", "--out", str(tmp_path / "afile")), "is a file"),
+        (("docs", "--out", str(tmp_path / "afolder")), "is a folder"),
+        (("estimate", "--gpu", "H1\x1b[31mX"), "\\x1b"),
+        (("estimate", "--gpu", "y" * 100_000), "(100,000 characters)"),
+    ]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda args: _cli(*args), [args for args, _ in cases]))
+    for (args, message), out in zip(cases, outs):
+        assert out.returncode == 2, (args[:2], out.stderr[-300:])
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr, (args[:2], out.stderr[:300])
+        assert "\x1b" not in out.stderr and len(lines[0]) < 500
+    ok = _cli("estimate", "--scenario", str(tmp_path / "bom.json"))
+    assert ok.returncode == 0 and "L40S" in ok.stdout  # a UTF-8 byte-order mark is fine
+
+
+def test_a_read_only_target_is_refused_and_left_untouched(tmp_path):
+    target = tmp_path / "plan.xlsx"
+    target.write_bytes(b"old")
+    target.chmod(0o444)
+    out = _cli("workbook", "--out", str(target))
+    assert out.returncode == 2 and "read-only" in out.stderr
+    assert target.read_bytes() == b"old"
+
+
+def test_stale_temporaries_are_removed_and_fresh_ones_kept(tmp_path):
+    from gpu_tco.workbooks import write_workbook
+    from gpu_tco.workbooks.xlsx import TEMP_MARK
+    stale, fresh = tmp_path / f".plan.xlsx{TEMP_MARK}1-aa", tmp_path / f".plan.xlsx{TEMP_MARK}2-bb"
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    write_workbook(tmp_path / "plan.xlsx")
+    assert not stale.exists() and fresh.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if TEMP_MARK not in p.name) == ["plan.xlsx"]
+
+
+_WRITER = """
+import sys
+from gpu_tco.workbooks import write_workbook
+while True:
+    write_workbook(sys.argv[1], {"months": 120})  # a larger workbook: ten years of break-even rows
+"""
+
+
+def test_kill_9_during_writes_leaves_the_old_or_the_new_complete_file_and_no_temporary(tmp_path):
+    from openpyxl import load_workbook
+
+    from gpu_tco.workbooks import write_workbook
+    target = tmp_path / "plan.xlsx"
+    write_workbook(target)  # the old, complete file
+    for delay in (0.35, 0.8, 1.25):  # during start-up, and during the first and later writes
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)])
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        wb = load_workbook(target, read_only=True)  # opens: a complete file, old or new
+        assert "Start" in wb.sheetnames
+        wb.close()
+        assert [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"], list(tmp_path.iterdir())
+
+
+def test_concurrent_writers_end_with_one_complete_file(tmp_path):
+    from openpyxl import load_workbook
+    target = tmp_path / "plan.xlsx"
+    code = "import sys\nfrom gpu_tco.workbooks import write_workbook\nfor _ in range(3): write_workbook(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(target)]) for _ in range(2)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert "Compare" in load_workbook(target, read_only=True).sheetnames
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"]

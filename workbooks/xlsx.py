@@ -8,9 +8,11 @@ not recalculate (Protected View, preview panes, phones) would show them blank, s
 """
 from __future__ import annotations
 
+import io
 import os
 import re
-import tempfile
+import secrets
+import time
 import zipfile
 from pathlib import Path
 from typing import Mapping
@@ -70,45 +72,113 @@ def check_target(path: str | os.PathLike) -> Path:
     if target.suffix.lower() != ".xlsx":
         raise WorkbookError(f"{target}: the workbook must be an .xlsx file (no macros)")
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise WorkbookError(f"{target}: the folder {folder} does not exist")
+    try:
+        if not folder.is_dir():
+            raise WorkbookError(f"{target}: the folder {folder} does not exist")
+        if target.is_dir():
+            raise WorkbookError(f"{target}: is a folder; give a file name ending in .xlsx")
+        if target.exists() and not (target.stat().st_mode & 0o222):  # refused also for root, who could write it
+            raise WorkbookError(f"{target}: is read-only; make it writable or choose another name")
+    except OSError as err:  # a name too long for the file system, a folder that cannot be read
+        raise WorkbookError(f"{str(target)[:120]}: cannot be used ({err.strerror or err})") from None
     return target
+
+
+TEMP_MARK = ".gpu-tco-tmp-"  # the one recognisable name of gpu-tco's temporaries: .<target>.gpu-tco-tmp-<random>
+STALE_SECONDS = 3600
 
 
 def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
-    """Save ``wb`` with the cached formula values to a temporary file beside ``target``, then rename."""
+    """Save ``wb`` with the cached formula values so that ``target`` is always either the old or the
+    new complete file: the file is built in memory, written to a temporary beside the target (on
+    Linux an unnamed one, so a killed process leaves nothing behind), then renamed over the target.
+    Stale temporaries of gpu-tco's own, older than an hour, are removed from the folder first."""
     folder = target.parent if str(target.parent) else Path(".")
+    _remove_stale_temporaries(folder)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    data = _with_cached_values(buffer.getvalue(), wb, cached)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".xlsx", dir=folder)
+        _write_replace(data, target, folder)
     except OSError as err:
-        raise WorkbookError(f"{target}: cannot write in {folder} ({err.strerror})") from None
-    os.close(fd)
-    try:
-        wb.save(tmp)
-        _store_cached_values(tmp, wb, cached)
-        os.replace(tmp, target)
-    except OSError as err:
-        raise WorkbookError(f"{target}: cannot be written ({err.strerror}; is it open in Excel or read-only?)") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        raise WorkbookError(f"{target}: cannot be written ({err.strerror or err}; is it open in Excel or read-only?)") from None
     return target
+
+
+def _write_replace(data: bytes, target: Path, folder: Path) -> None:
+    name = folder / f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+    fd = None
+    if hasattr(os, "O_TMPFILE"):
+        try:  # an unnamed file: it gets a name only once it is complete
+            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o644)
+        except OSError:
+            fd = None
+    if fd is not None:
+        try:
+            _write_all(fd, data)
+            proc = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+            try:  # linkat(..., AT_SYMLINK_FOLLOW): Python uses it only when given a directory descriptor
+                os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
+            finally:
+                os.close(proc)
+        except OSError:
+            fd_failed = True
+        else:
+            fd_failed = False
+        finally:
+            os.close(fd)
+        if fd_failed:
+            fd = None
+    if fd is None:
+        named = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(named, data)
+        except BaseException:
+            os.close(named)
+            name.unlink(missing_ok=True)
+            raise
+        os.close(named)
+    try:
+        os.replace(name, target)
+    except BaseException:
+        name.unlink(missing_ok=True)
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    now = time.time()
+    try:
+        for path in folder.glob(f".*{TEMP_MARK}*"):
+            try:
+                if now - path.stat().st_mtime > STALE_SECONDS:
+                    path.unlink()
+            except OSError:
+                pass  # another process's, or already gone
+    except OSError:
+        pass
 
 
 # a formula cell as openpyxl writes it: plain (<f>) or the first cell of an array formula (<f t="array" ref=...>)
 _CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f([^>]*)>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
 
 
-def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) -> None:
+def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object]) -> bytes:
     """openpyxl writes formula cells without a cached <v>; add core's value to each."""
     sheet_files = {ws.title: f"xl/worksheets/sheet{i}.xml" for i, ws in enumerate(wb.worksheets, start=1)}
     by_sheet: dict[str, dict[str, object]] = {}
     for key, value in cached.items():
         sheet, cell = key.split("!")
         by_sheet.setdefault(sheet_files[sheet], {})[cell] = value
-    with zipfile.ZipFile(path) as zin:
+    with zipfile.ZipFile(io.BytesIO(xlsx)) as zin:
         items = [(i, zin.read(i.filename)) for i in zin.infolist()]
-    out = path + ".part"
+    out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
         for info, data in items:
             if info.filename in by_sheet:
@@ -127,4 +197,4 @@ def _store_cached_values(path: str, wb: Workbook, cached: Mapping[str, object]) 
                     return f'<c r="{ref}"{attrs}>{f}<v>{repr(float(v))}</v></c>'
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             zout.writestr(info, data)
-    os.replace(out, path)
+    return out.getvalue()
