@@ -222,13 +222,26 @@ def call(name: str, *args, raise_errors: bool = False):
         return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
     named = dict(zip(func.args, args))
     try:
+        for arg, value in named.items():
+            if _is_range(value) and _ragged(value):
+                raise InputError(arg, None, "is a range whose rows differ in length; select a rectangular range")
         if func.special is not None:
             return func.special(named)
         if not any(_is_range(v) for v in named.values()):
             return _scalar(func, named)
+        return _vector(func, named, raise_errors)
     except (InputError, core.CatalogError, _RowError) as err:
         return _fail(_error(err), raise_errors)
-    return _vector(func, named, raise_errors)
+    except RecursionError:
+        return _fail(ERROR_PREFIX + "an argument is nested too deeply", raise_errors)
+    except Exception as err:  # noqa: BLE001 - the last resort: a cell gets one line of text, never a traceback
+        return _fail(f"#ERROR! {name}: {type(err).__name__}: {str(err)[:120]}", raise_errors)
+
+
+def _ragged(value) -> bool:
+    """Whether a range (a list of rows) has rows of different lengths."""
+    rows = [r for r in value if isinstance(r, (list, tuple))]
+    return bool(rows) and (len(rows) != len(value) or len({len(r) for r in rows}) > 1)
 
 
 def _fail(message: str, raise_errors: bool):
@@ -263,13 +276,16 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     for arg, column in flat.items():
         numeric = arg in BY_NAME and BY_NAME[arg].kind != "choice"
         if numeric:
-            try:  # the common case, a column of numbers and blanks: no per-cell Python work
-                floats[arg] = np.array(column.tolist(), dtype=float)  # blank (None) -> NaN
-                continue
-            except (TypeError, ValueError):
-                pass  # text in a number column: find and mark those cells below
-        for value in set(v for v in _distinct(column) if not _blank(v) and _hashable(v)
-                         and not (numeric and isinstance(v, (int, float)) and not isinstance(v, bool))):
+            cells = column.tolist()
+            # the common case, a column of plain numbers and blanks: no per-cell Python work.  Only real
+            # numbers take this path: "8", True and NaN are checked cell by cell below, as a single cell is.
+            if all(v is None or (type(v) in (int, float) and v == v) for v in cells):
+                try:
+                    floats[arg] = np.array(cells, dtype=float)  # blank (None) -> NaN, read as "the default"
+                    continue
+                except (OverflowError, ValueError):
+                    pass  # a number too large for a float: marked below
+        for value in set(v for v in _distinct(column) if not _blank(v) and _hashable(v)):
             try:
                 if arg in ("component", "infer_component"):
                     if _selector(TRAIN_COMPONENTS if arg == "component" else INFER_COMPONENTS, "component", value) == "all":
@@ -364,7 +380,9 @@ def _plan(named: dict):
     from gpu_tco.core.planner import plan
     named = _scalar_args(named, "GPU_PLAN")
     top = named.pop("top", None)
-    top = 10 if _blank(top) else int(_clean(top))
+    top = 10 if _blank(top) else _clean(top)
+    if isinstance(top, bool) or not isinstance(top, int):
+        raise InputError("top", top, "is not a whole number; allowed: a whole number >= 0 (0 = all options)")
     if top < 0:
         raise InputError("top", top, "is too small; allowed: a whole number >= 0 (0 = all options)")
     result = plan(_row_inputs(named))

@@ -77,6 +77,8 @@ class Table:
         # rows from the files (shipped and the user's); rows added at run time, such as the
         # architecture estimated for a bare parameter count, come after these
         self.file_rows = len(self.rows)
+        self.overrides: dict[str, tuple[str, str]] = {}  # built-in name -> (the user's name for it, file)
+        self.user_rows = 0
 
     # building --------------------------------------------------------------
     def _append(self, row: dict) -> int:
@@ -264,22 +266,83 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
     return rows, header
 
 
+# Every numeric field of the big catalogs is checked like an input when a file loads.
+RULES = {
+    "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg",
+             "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
+             "purchase_usd": "nonneg", "default_mfu": "frac_pos"},
+    "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
+               "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
+               "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
+               "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag"},
+    "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
+               "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
+               "usd_per_gb_egress": "nonneg"},
+}
+_RULE_TEXT = {"pos": "a number > 0", "nonneg": "a number >= 0", "flag": "0 or 1", "count": "a whole number >= 1",
+              "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
+              "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
+_RULE_OK = {"pos": lambda x: x > 0, "nonneg": lambda x: x >= 0, "flag": lambda x: x in (0, 1),
+            "count": lambda x: x >= 1 and x == int(x), "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
+            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
+RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
+
+
+def _check_row(table: str, row: dict, path, line: int) -> None:
+    """A row's numbers against the catalog's declared ranges and its cross-field rules."""
+    where = f"{row.get('name', '')}".strip()
+    for column, rule in RULES.get(table, {}).items():
+        if column in row and not _RULE_OK[rule](float(row[column])):
+            raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {_RULE_TEXT[rule]}")
+    if table == "models":
+        for small, big in (("kv_heads", "heads"), ("active_experts", "experts")):
+            if small in row and big in row and row[small] > row[big]:
+                raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
+
+
 def load_table(name: str, user_dir: Path | None = None) -> Table:
     builtin = DATA_DIR / f"{name}.csv"
     rows, columns = _parse_file(builtin, name, None)
+    for line, r in enumerate(rows, start=2):
+        if r["name"] != "none":
+            _check_row(name, r, builtin, line)
     files = [str(builtin)]
     user_dir = user_config_dir() if user_dir is None else user_dir
     user_file = user_dir / f"{name}.csv"
     table = Table(name, rows, columns, files)
     if user_file.is_file():
         user_rows, _ = _parse_file(user_file, name, columns)
-        for r in user_rows:
+        first_line: dict[str, int] = {}
+        for line, r in enumerate(user_rows, start=2):
             for c in columns:
                 if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
-                    raise CatalogError(user_file, user_rows.index(r) + 2, c, "column missing")
-            r.setdefault("source", f"user catalog file {user_file.name}")  # never the full path: it holds the user's name
+                    raise CatalogError(user_file, line, c, "column missing")
+            key = normalize(r["name"])
+            if key in first_line:
+                raise CatalogError(user_file, line, "name", f'"{r["name"]}" is also the name in row {first_line[key]}; '
+                                                            "give each row its own name")
+            first_line[key] = line
+            if name == "offers" and key in RESERVED_OFFERS:
+                raise CatalogError(user_file, line, "name", f'"{r["name"]}" is reserved ({", ".join(RESERVED_OFFERS)}); '
+                                                            "choose another name")
+            _check_row(name, r, user_file, line)
+            # a row named like a built-in row overrides it (and is listed as such); an alias may not take another row's name
+            own = table._index.get(key)
+            own = own if own is not None and own < table.file_rows else None
+            for alias in filter(None, (a.strip() for a in str(r.get("aliases", "") or "").split(";"))):
+                other = table._index.get(normalize(alias))
+                if other is not None and other < table.file_rows and other != own:
+                    raise CatalogError(user_file, line, "aliases", f'"{alias}" already names {table.rows[other]["name"]}; '
+                                                                   "an alias may not point at another row")
+            if own is not None:
+                table.overrides[table.rows[own]["name"]] = (r["name"], user_file.name)
+                r["name"] = table.rows[own]["name"]
+            if not r.get("source"):
+                r["source"] = f"user catalog file {user_file.name}"  # never the full path: it holds the user's name
             table.add(r)
         table.files.append(str(user_file))
+        table.user_rows = len(user_rows)
+        table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)
     return table
 
 

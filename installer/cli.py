@@ -493,8 +493,10 @@ def cmd_catalog(ns) -> int:
     else:
         cols = ["name", "params_published_b", "layers", "hidden", "heads", "kv_heads", "vocab", "experts", "max_context", "as_of"]
         heads = ["model", "params (B)", "layers", "hidden", "heads", "KV heads", "vocab", "experts", "context", "as of"]
-    print(table(heads, [[r[c] for c in cols] for r in tab.rows]))
+    print(table(heads, [[_safe(str(r[c])) if isinstance(r[c], str) else r[c] for c in cols] for r in tab.rows]))
     print(f"\n{len(tab.rows)} rows from {', '.join(tab.files)}; every row's source: --json")
+    for builtin, (typed, file) in tab.overrides.items():
+        print(f"Your row {typed!r} in {file} overrides the built-in {builtin}.")
     return 0
 
 

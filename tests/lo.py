@@ -114,6 +114,7 @@ class Recalculated:
     path: Path                  # the workbook as written (before recalculation)
     meta: object                # what the builder kept
     sheets: dict[str, list[list[str]]]
+    pdf: Path | None = None     # the workbook printed by LibreOffice, when registered with pdf=True
 
     def raw(self, sheet: str, coord: str) -> str:
         col, row = _COORD.match(coord).groups()
@@ -137,14 +138,17 @@ class Recalculated:
 
 
 BUILDERS: dict[str, Callable[[Path], tuple[Path, object]]] = {}
+AS_PDF: set[str] = set()  # workbooks the batch also prints to PDF (Recalculated.pdf)
 
 
-def book(name: str):
-    """Register a workbook for the session's LibreOffice batch (decorator)."""
+def book(name: str, pdf: bool = False):
+    """Register a workbook for the session's LibreOffice batch (decorator); ``pdf``: also print it."""
     def register(fn):
         if name in BUILDERS:
             raise ValueError(f"two workbooks named {name}")
         BUILDERS[name] = fn
+        if pdf:
+            AS_PDF.add(name)
         return fn
     return register
 
@@ -173,12 +177,17 @@ def recalculate_all(workdir: Path, names: list[str]) -> dict[str, Recalculated]:
         shutil.copyfile(path, target)
         inputs.append(target)
     out = workdir / "_csv"
-    libreoffice.convert(inputs, out, libreoffice.CSV_ALL_SHEETS, exe=exe, processes=2)
+    printed = [f for f in inputs if f.stem in AS_PDF]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:  # the PDF prints while the CSV exports run
+        pdfs = pool.submit(libreoffice.convert, printed, workdir / "_pdf", "pdf", exe) if printed else None
+        libreoffice.convert(inputs, out, libreoffice.CSV_ALL_SHEETS, exe=exe, processes=2)
+        pdf_paths = {p.stem: p for p in (pdfs.result() if pdfs else [])}
     results = {}
     for name, path, meta in built:
         sheets = {}
         for f in out.glob(f"{name}-*.csv"):
             with open(f, newline="", encoding="utf-8") as fh:
                 sheets[f.name[len(name) + 1:-4]] = list(csv.reader(fh))
-        results[name] = Recalculated(name, Path(path), meta, sheets)
+        results[name] = Recalculated(name, Path(path), meta, sheets, pdf_paths.get(name))
     return results

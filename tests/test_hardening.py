@@ -242,3 +242,105 @@ def test_concurrent_writers_end_with_one_complete_file(tmp_path):
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert "Compare" in load_workbook(target, read_only=True).sheetnames
     assert [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"]
+
+
+# --- catalog rows checked like inputs ------------------------------------------------------------
+
+import csv  # noqa: E402
+
+
+def _user_catalog(tmp_path, table, rows):
+    with open(catalog.DATA_DIR / f"{table}.csv", encoding="utf-8") as fh:  # the columns, without loading the catalogs
+        cols = next(csv.reader(fh))
+    with open(tmp_path / f"{table}.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: row.get(c, "") for c in cols})
+
+
+@pytest.mark.parametrize("table, base, change, message", [
+    ("gpus", "L40S", {"bf16_dense_tflops": 0}, "gpus.csv, row 2, column bf16_dense_tflops: 0 is not allowed for My-Row; allowed: a number > 0"),
+    ("gpus", "L40S", {"default_mfu": 5}, "column default_mfu: 5 is not allowed"),
+    ("gpus", "L40S", {"consumer": 2}, "allowed: 0 or 1"),
+    ("models", "Llama-3-8B", {"sliding_layer_fraction": 5}, "column sliding_layer_fraction: 5 is not allowed"),
+    ("models", "Llama-3-8B", {"tied_embeddings": 5}, "allowed: 0 or 1"),
+    ("models", "Llama-3-8B", {"kv_heads": 64}, "column kv_heads: 64 is more than heads (32)"),
+    ("models", "Mixtral-8x7B", {"active_experts": 9}, "column active_experts: 9 is more than experts (8)"),
+    ("models", "Llama-3-8B", {"layers": 2.5}, "allowed: a whole number >= 1"),
+    ("offers", "Lambda 8x H100 SXM", {"gpus_per_instance": 0.5}, "allowed: a whole number >= 1"),
+    ("offers", "Lambda 8x H100 SXM", {"billing_increment_s": 0}, "column billing_increment_s: 0 is not allowed"),
+    ("offers", "Lambda 8x H100 SXM", {"name": "auto"}, '"auto" is reserved'),
+    ("offers", "Lambda 8x H100 SXM", {"name": "None"}, '"None" is reserved'),
+])
+def test_hostile_catalog_rows_are_refused_naming_file_row_and_column(tmp_path, monkeypatch, table, base, change, message):
+    t = catalog.tables()[table]
+    row = {**t.rows[t.find(base)], "name": "My-Row", "aliases": "", **change}
+    _user_catalog(tmp_path, table, [row])
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        with pytest.raises(core.CatalogError) as err:
+            catalog.reload()
+        assert message in str(err.value)
+    finally:
+        monkeypatch.undo()
+        catalog.reload()
+
+
+def test_duplicates_overrides_and_stolen_aliases(tmp_path, monkeypatch):
+    t = catalog.gpus()
+    base = {**t.rows[t.find("L40S")], "aliases": "", "source": ""}
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        _user_catalog(tmp_path, "gpus", [{**base, "name": "Lab-GPU"}, {**base, "name": "lab gpu"}])
+        with pytest.raises(core.CatalogError, match=r'row 3, column name: "lab gpu" is also the name in row 2'):
+            catalog.reload()
+        _user_catalog(tmp_path, "gpus", [{**base, "name": "Mine", "aliases": "H100"}])
+        with pytest.raises(core.CatalogError, match='"H100" already names H100-SXM'):
+            catalog.reload()
+        _user_catalog(tmp_path, "gpus", [{**base, "name": "H100 SXM", "memory_gib": 96}, {**base, "name": "Lab-GPU"}])
+        catalog.reload()
+        assert core.evaluate(gpu="H100-SXM")["gpu_memory_gib"] == 96  # the user's row overrides, by the built-in name
+        assert catalog.gpus().overrides == {"H100-SXM": ("H100 SXM", "gpus.csv")}
+        out = subprocess.run([sys.executable, "-m", "gpu_tco", "gpus"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "GPU_TCO_CONFIG_DIR": str(tmp_path)})
+        assert "Your row 'H100 SXM' in gpus.csv overrides the built-in H100-SXM." in out.stdout
+        from gpu_tco.addin.functions import call
+        assert "Lab-GPU" in [row[0] for row in call("GPU_LIST")]  # the user's own rows are listed
+        assert catalog.gpus().rows[catalog.gpus().find("Lab-GPU")]["source"] == "user catalog file gpus.csv"
+    finally:
+        monkeypatch.undo()
+        catalog.reload()
+
+
+# --- Excel functions: anything a cell or a range can hold ----------------------------------------
+
+import datetime  # noqa: E402
+
+
+@pytest.mark.parametrize("name, args, expect", [
+    ("GPU_TCO", (None, [[True]]), "#INPUT! n_gpus: True is a yes/no value"),
+    ("GPU_TCO", (None, [["8"]]), '#INPUT! n_gpus: "8" is text'),
+    ("GPU_TCO", (None, [[float("nan")]]), "is not finite"),
+    ("GPU_TCO", (None, [[10**400]]), "characters)"),
+    ("GPU_TCO", (None, [[datetime.datetime(2026, 1, 1)]]), "is not a number"),
+    ("GPU_TCO", ([["H100-SXM", None], ["L40S"]],), "rows differ in length"),
+    ("GPU_PLAN", (None, None, None, None, None, None, None, None, "ten"), "top"),
+    ("GPU_SPEC", ([["H100-SXM"], [None]], [[1.5]]), "field"),
+    ("GPU_MEMORY_TRAIN", (None,) * 10 + ([["#N/A"]],), "component"),
+])
+def test_excel_functions_answer_every_cell_value_with_text_never_an_exception(name, args, expect):
+    from gpu_tco.addin.functions import call
+    out = call(name, *args)
+    text = out if isinstance(out, str) else str(out)
+    assert expect in text
+    with pytest.raises(ValueError):  # xlwings Lite: a single-cell error raises the same text
+        value = call(name, *args, raise_errors=True)
+        if not isinstance(value, str):
+            raise ValueError(str(value))  # ranges keep their per-cell texts
+
+
+def test_range_and_single_cell_validate_alike():
+    from gpu_tco.addin.functions import call
+    for single in (True, "8", float("nan")):
+        assert call("GPU_TCO", None, single).split(":")[0] == call("GPU_TCO", None, [[single]])[0][0].split(":")[0]
