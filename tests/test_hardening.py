@@ -344,3 +344,68 @@ def test_range_and_single_cell_validate_alike():
     from gpu_tco.addin.functions import call
     for single in (True, "8", float("nan")):
         assert call("GPU_TCO", None, single).split(":")[0] == call("GPU_TCO", None, [[single]])[0][0].split(":")[0]
+
+
+# --- property tests through the command line and with arbitrary catalog rows -------------------
+
+_DRIVER = """
+import contextlib, io, json, os, sys
+from gpu_tco.cli import main
+codes = []
+for folder in sys.argv[1:]:
+    os.environ["GPU_TCO_CONFIG_DIR"] = folder
+    from gpu_tco.core import catalog
+    catalog._TABLES = None  # each case reads its own catalog files
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["estimate", "--scenario", os.path.join(folder, "scenario.json")])
+    codes.append([code, err.getvalue()[-300:]])
+print(json.dumps(codes))
+"""
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.binary(max_size=300), st.binary(max_size=300), st.sampled_from(["gpus", "models", "offers"])),
+                min_size=25, max_size=25))
+def test_arbitrary_bytes_as_scenario_and_catalog_files_end_in_exit_0_or_2(tmp_path_factory, blobs):
+    """25 cases of random bytes as a scenario file and as a user catalog file, run by the real CLI in one
+    subprocess: every case ends with exit 0 or 2 and one line; 1 (an internal error) would be a bug."""
+    import json
+    folders = []
+    for k, (scenario, catalog_bytes, table) in enumerate(blobs):
+        folder = tmp_path_factory.mktemp(f"case{k}")
+        (folder / "scenario.json").write_bytes(scenario)
+        header = ",".join(catalog.tables()[table].columns).encode()
+        (folder / f"{table}.csv").write_bytes(header + b"\n" + catalog_bytes)
+        folders.append(str(folder))
+    out = subprocess.run([sys.executable, "-c", _DRIVER, *folders], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    for code, err in json.loads(out.stdout):
+        assert code in (0, 2), err
+        assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
+
+
+numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**6), st.text(max_size=6))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(["memory_gib", "memory_bandwidth_gbps", "bf16_dense_tflops", "fp8_dense_tflops",
+                                        "tf32_dense_tflops", "tdp_w", "purchase_usd", "default_mfu", "consumer",
+                                        "multi_gpu_fabric"]), numbers, min_size=1, max_size=4))
+def test_arbitrary_gpu_rows_load_cleanly_or_are_refused_and_evaluate_finitely(tmp_path_factory, changes):
+    folder = tmp_path_factory.mktemp("row")
+    base = {**catalog.gpus().rows[catalog.gpus().find("L40S")], "name": "Prop-GPU", "aliases": "", **changes}
+    _user_catalog(folder, "gpus", [base])
+    os.environ["GPU_TCO_CONFIG_DIR"] = str(folder)
+    try:
+        try:
+            catalog.reload()
+        except core.CatalogError as err:
+            assert "gpus.csv, row 2" in str(err)
+            return
+        result = core.evaluate({"gpu": "Prop-GPU", "method": "qlora", "buy": 1}, outputs=NON_NEGATIVE)
+        for name, value in result.items():
+            assert math.isfinite(value) and value >= 0, (changes, name, value)
+    finally:
+        del os.environ["GPU_TCO_CONFIG_DIR"]
+        catalog.reload()
