@@ -47,14 +47,6 @@ def _vor(*args):
 _DOWN, _UP = 0.999999999999, 1.000000000001  # also inlined by expr.Call for scalar code
 
 
-def _ceil(x):
-    return math.ceil(x * _DOWN)
-
-
-def _floor(x):
-    return math.floor(x * _UP)
-
-
 def _vceil(x):
     return np.ceil(x * _DOWN)
 
@@ -64,7 +56,7 @@ def _vfloor(x):
 
 
 RUNTIME = {
-    "_ceil": _ceil, "_floor": _floor, "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
+    "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": np.where,
 }
 

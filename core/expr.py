@@ -215,8 +215,8 @@ class Cmp(Expr):
 _FUNCS = {
     "MIN": ("min", "_vmin", "MIN", None),
     "MAX": ("max", "_vmax", "MAX", None),
-    "CEILING": ("_ceil", "_vceil", "CEILING", 1),
-    "FLOOR": ("_floor", "_vfloor", "FLOOR", 1),
+    "CEILING": ("_mceil", "_vceil", "CEILING", 1),  # scalar code inlines the binary-noise guard (Call.render_with)
+    "FLOOR": ("_mfloor", "_vfloor", "FLOOR", 1),
     "SQRT": ("_sqrt", "_np.sqrt", "SQRT", 1),
     "AND": ("_and", "_vand", "AND", None),
     "OR": ("_or", "_vor", "OR", None),
