@@ -613,7 +613,8 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
             if col in ("name", "auto_offer") or col in table.numeric:
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
-            sheet.column_dimensions[letter].width = 30 if col in ("name", "source", "auto_offer", "description") else 13
+            sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
+                                                     else 10 if col == "aliases" else 13)  # key figures on the first printed page
         if sheet is not small:
             sheet.freeze_panes = "B2"
             # the key columns (name, the figures, price, as-of) on the first page; the rest continue after
