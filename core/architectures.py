@@ -58,6 +58,9 @@ def custom_row(spec: Mapping) -> dict:
     row.setdefault("head_dim", row["hidden"] / row["heads"])
     for key, v in _DEFAULTS.items():
         row.setdefault(key, float(v))
+    for key, rule in catalog.RULES["models"].items():  # the same ranges as a catalog row
+        if key in row and not catalog.RULE_OK[rule](row[key]):
+            raise InputError(f"model.{key}", row[key], f"is not allowed; allowed: {catalog.RULE_TEXT[rule]}")
     if row["active_experts"] > row["experts"]:
         raise InputError("model.active_experts", row["active_experts"], f"must be <= experts ({row['experts']:g})")
     if row["kv_heads"] > row["heads"] or row["kv_heads"] < 1:

@@ -279,10 +279,10 @@ RULES = {
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg"},
 }
-_RULE_TEXT = {"pos": "a number > 0", "nonneg": "a number >= 0", "flag": "0 or 1", "count": "a whole number >= 1",
+RULE_TEXT = {"pos": "a number > 0", "nonneg": "a number >= 0", "flag": "0 or 1", "count": "a whole number >= 1",
               "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
               "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
-_RULE_OK = {"pos": lambda x: x > 0, "nonneg": lambda x: x >= 0, "flag": lambda x: x in (0, 1),
+RULE_OK = {"pos": lambda x: x > 0, "nonneg": lambda x: x >= 0, "flag": lambda x: x in (0, 1),
             "count": lambda x: x >= 1 and x == int(x), "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
             "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
@@ -292,8 +292,8 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
     """A row's numbers against the catalog's declared ranges and its cross-field rules."""
     where = f"{row.get('name', '')}".strip()
     for column, rule in RULES.get(table, {}).items():
-        if column in row and not _RULE_OK[rule](float(row[column])):
-            raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {_RULE_TEXT[rule]}")
+        if column in row and not RULE_OK[rule](float(row[column])):
+            raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts")):
             if small in row and big in row and row[small] > row[big]:

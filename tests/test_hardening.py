@@ -409,3 +409,28 @@ def test_arbitrary_gpu_rows_load_cleanly_or_are_refused_and_evaluate_finitely(tm
     finally:
         del os.environ["GPU_TCO_CONFIG_DIR"]
         catalog.reload()
+
+
+@pytest.mark.parametrize("field, value", [("sliding_layer_fraction", 5), ("tied_embeddings", 5), ("experts", 2.5), ("dropout", 3)])
+def test_custom_architectures_are_checked_like_catalog_rows(field, value):
+    spec = {"layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000, field: value}
+    with pytest.raises(core.InputError, match=f"model.{field}"):
+        core.evaluate(model=spec)
+
+
+def test_a_full_disk_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    """A full disk cannot be made here without mount privileges: the real writer gets ENOSPC from os.write."""
+    import errno
+
+    from gpu_tco.workbooks import WorkbookError, write_workbook
+    target = tmp_path / "plan.xlsx"
+    target.write_bytes(b"old")
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(WorkbookError, match="No space left on device"):
+        write_workbook(target)
+    monkeypatch.undo()
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"]
