@@ -40,27 +40,39 @@ def sensitivities(option_inputs: Mapping, change: float = 0.2, top: int = 5) -> 
     """The inputs that move an option's job cost (``option_cost_usd``) most when each is raised by
     ``change`` (20 %): [{input, value, cost_change_usd, cost_change_pct}], largest first.
 
-    Each candidate input is raised in turn (an input whose 0 means "from the catalog" is raised
-    from the value actually used); inputs at the top of their range, or that leave the cost
-    unchanged, are left out."""
+    Each candidate input is raised on its own, all of them in one vectorised evaluation (row k
+    raises input k); an input whose 0 means "from the catalog" is raised from the value actually
+    used; inputs at the top of their range, or that leave the cost unchanged, are left out."""
     from .inputs import BY_NAME
     from .validation import check_number
 
     base_inputs = dict(option_inputs)
     used = resolve_inputs(base_inputs)
     base = evaluate(base_inputs, outputs=("option_cost_usd", *_EFFECTIVE.values()))
-    results = []
+    raised: dict[str, tuple[float, float]] = {}  # input -> (value used, raised value)
     for name in SENSITIVITY_INPUTS:
         inp = BY_NAME[name]
         value = float(used[name]) or float(base.get(_EFFECTIVE.get(name, ""), 0.0))
-        raised = float(round(value * (1 + change))) if inp.kind == "integer" else value * (1 + change)
+        up = float(round(value * (1 + change))) if inp.kind == "integer" else value * (1 + change)
         try:
-            check_number(inp, raised)
+            check_number(inp, up)
         except ValueError:  # at the top of its range
             continue
-        delta = evaluate({**base_inputs, name: raised}, outputs=("option_cost_usd",))["option_cost_usd"] - base["option_cost_usd"]
+        raised[name] = (value, up)
+    if not raised:
+        return []
+    names = list(raised)
+    sweep = {**base_inputs}
+    for k, name in enumerate(names):
+        column = np.full(len(names), raised[name][0])
+        column[k] = raised[name][1]
+        sweep[name] = column
+    costs = evaluate(sweep, outputs=("option_cost_usd",))["option_cost_usd"]
+    results = []
+    for name, cost in zip(names, costs):
+        delta = float(cost) - base["option_cost_usd"]
         if delta and np.isfinite(delta):
-            results.append({"input": name, "value": value, "cost_change_usd": float(delta),
-                            "cost_change_pct": float(delta / base["option_cost_usd"] * 100) if base["option_cost_usd"] else 0.0})
+            results.append({"input": name, "value": raised[name][0], "cost_change_usd": delta,
+                            "cost_change_pct": delta / base["option_cost_usd"] * 100 if base["option_cost_usd"] else 0.0})
     results.sort(key=lambda r: -abs(r["cost_change_usd"]))
     return results[:top]

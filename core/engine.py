@@ -150,8 +150,13 @@ def resolve_inputs(inputs: Mapping | None = None) -> dict:
     Choice inputs also carry ``<name>__row``, their row in the catalog (``row_of`` gives the
     row itself, also for a model given as a parameter count or as architecture fields).
     """
-    values = _scalar_values(_given(inputs, {}))
-    offers.link(values, "gpu" in (inputs or {}))
+    return _resolved(_given(inputs, {}))
+
+
+def _resolved(given: Mapping) -> dict:
+    """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
+    values = _scalar_values(given)
+    offers.link(values, "gpu" in given)
     cross_check(values)
     return values
 
@@ -204,9 +209,7 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
-    values = _scalar_values(given)
-    offers.link(values, "gpu" in given)
-    cross_check(values)
+    values = _resolved(given)
     compiled = compile_formulas(False, wanted)
     rows = _scalar_rows(compiled)
     for key in compiled.row_keys.values():
@@ -387,7 +390,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
-    result = evaluate(inputs or {})
+    result = evaluate(inputs or {}, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])
     values = resolve_inputs(inputs)
     fed = []
     for lk in lookups(qty.expr):

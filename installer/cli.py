@@ -343,10 +343,11 @@ def cmd_plan(ns) -> int:
     return 0
 
 
-def _report(ns, title: str, names: list[str]) -> int:
+def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int:
+    """A titled table of quantities (value, unit, meaning); ``inputs`` when the caller collected them."""
     from .core.engine import evaluate, resolve_inputs
 
-    inputs = _collect_inputs(ns)
+    inputs = _collect_inputs(ns) if inputs is None else inputs
     res = evaluate(inputs, outputs=names)
     used = resolve_inputs(inputs)
     if ns.json:
@@ -392,7 +393,7 @@ def cmd_breakeven(ns) -> int:
                           "series": {k: [_jsonable(x) for x in v] for k, v in series.items()}}, indent=2))
         return 0
     _report(ns, "gpu-tco breakeven: buy {n_gpus}x {gpu} or rent from " + used["offer"]
-            + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES)
+            + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES, inputs)
     print()
     print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" ({res['payback_months']:.1f} months)." if res["payback_months"] > 0 else "."))
     print()

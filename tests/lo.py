@@ -83,11 +83,6 @@ def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 90)
     return found
 
 
-def convert(files: list[Path], outdir: Path, to: str = "xlsx") -> list[Path]:
-    """Open each file in LibreOffice (full recalculation) and save it as ``to`` in outdir."""
-    return libreoffice.convert(files, outdir, to, exe=soffice())
-
-
 # ---------------------------------------------------------------------------
 # the session batch
 

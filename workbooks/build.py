@@ -84,15 +84,18 @@ def input_sections() -> list[tuple[str, list[str]]]:
     return [("first", first)] + [(s, [i.name for i in rest if i.section == s]) for s in SECTIONS]
 
 
+def input_layout() -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """The Inputs sheet's rows: per section (section, heading row, [(input, row), ...])."""
+    layout, r = [], INPUTS_HEADER_ROW + 1
+    for section, names in input_sections():
+        layout.append((section, r, [(name, r + 1 + k) for k, name in enumerate(names)]))
+        r += 1 + len(names)
+    return layout
+
+
 def input_rows() -> dict[str, int]:
-    """The row of each input on the Inputs sheet (a heading row opens each section)."""
-    rows, r = {}, INPUTS_HEADER_ROW + 1
-    for _, names in input_sections():
-        r += 1
-        for name in names:
-            rows[name] = r
-            r += 1
-    return rows
+    """The row of each input on the Inputs sheet."""
+    return {name: row for _, _, rows in input_layout() for name, row in rows}
 
 
 def _input_format(inp) -> str:
@@ -237,14 +240,13 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
                     "(the same names as gpu-tco's command line and scenario files).", "E", 30, NOTE_FONT)
     _head(ws, INPUTS_HEADER_ROW, ["input", "value", "unit", "allowed values", "name in formulas", "what it means (and its source)"])
-    r = INPUTS_HEADER_ROW + 1
-    for section, names in input_sections():
-        heading = ws.cell(row=r, column=1, value=SECTION_TITLES[section])
+    layout = input_layout()
+    for section, heading_row, rows in layout:
+        heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
         for j in range(1, 7):
-            ws.cell(row=r, column=j).fill = SECTION_FILL
+            ws.cell(row=heading_row, column=j).fill = SECTION_FILL
         heading.font = Font(bold=True)
-        r += 1
-        for name in names:
+        for name, r in rows:
             inp = core.inputs.BY_NAME[name]
             ws.cell(row=r, column=1, value=inp.label)
             v = offer_cell if inp.name == "offer" else values[inp.name]
@@ -266,8 +268,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
             wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
             _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
-            r += 1
-    last_input_row = r - 1
+    last_input_row = max(r for _, heading_row, rows in layout for r in [heading_row, *(row for _, row in rows)])
     # candidate options (the Compare sheet's rows): option 1 is the scenario above
     first_col = CANDIDATE_FIRST_COL
     _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
