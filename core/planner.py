@@ -43,9 +43,9 @@ RANKING = ("acceptable options first (option_ok); then the lowest job cost (opti
 def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     """Why option ``j`` fails the check ``word``, with its numbers."""
     if word == "no price":
-        return "no purchase price in the catalog" if buy else "no rental price"
+        return "no price: " + ("no purchase price in the catalog" if buy else "the offer has no rental price")
     if word == "spot not allowed":
-        return "interruptible (spot) offer; allow_interruptible = 1 to consider it"
+        return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
     detail = {
         "does not fit": lambda: f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
         "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
@@ -81,9 +81,13 @@ def _offers_by_gpu() -> dict[int, list[int]]:
     return out
 
 
-def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True) -> dict:
+def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,
+         count: int | None = None, offer: str | None = None) -> dict:
     """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
 
+    The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
+    GPU count; default the smallest that fits, then doublings), ``offer`` (one rental offer;
+    default every priced offer of each GPU) and ``include_buy``.
     Returns ``{"job", "options", "recommended", "rejected_counts"}``: options sorted
     with acceptable ones first (cheapest first), each with ``ok`` and, when not ok,
     ``reasons`` (does not fit / no price / too slow / over budget).
@@ -95,6 +99,11 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
         raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
     job = dict(job or {})
+    if count is not None:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer, float)) or not math.isfinite(count) \
+                or count != int(count) or not 1 <= count <= BY_NAME["n_gpus"].maximum:
+            raise InputError("n_gpus", count, f"allowed: {BY_NAME['n_gpus'].allowed()}")
+        count = int(count)
     for key in ("gpu", "n_gpus", "offer", "buy"):
         if key in job:
             raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")
@@ -102,6 +111,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
+    gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
+    chosen_offer = None
+    if offer is not None and not (isinstance(offer, str) and offer.strip().lower() == catalog.AUTO_OFFER):
+        if not isinstance(offer, str):
+            raise InputError("offer", offer, "must be an offer name (gpu-tco offers lists them) or auto")
+        chosen_offer = tabs["offers"].resolve(offer, "offer")
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
     need = evaluate({**job, "gpu": gpu_names}, outputs=("gpus_needed",))["gpus_needed"]
@@ -112,12 +127,15 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     never = []
     for g, k in zip(gpu_names, need):
         k = int(k)
-        if k <= 0:
+        if k <= 0 and count is None:
             never.append(g)
             continue
         row = gpu_table.find(g)
-        for n in _counts(k):
-            for off in offers.get(row, []):
+        mine = offers.get(row, [])
+        if chosen_offer is not None:  # one offer: rent only through it (for the GPU it rents out)
+            mine = [chosen_offer] if catalog.offer_gpu_rows()[chosen_offer] == row else []
+        for n in ([count] if count is not None else _counts(k)):
+            for off in mine:
                 o_gpu.append(g), o_n.append(n), o_offer.append(tabs["offers"].names[off]), o_buy.append(0)
             if include_buy:
                 o_gpu.append(g), o_n.append(n), o_offer.append(catalog.AUTO_OFFER), o_buy.append(1)
@@ -192,6 +210,31 @@ def same_option(a: Mapping | None, b: Mapping | None) -> bool:
         return a is b
     return (a["gpu"], int(a["n_gpus"]), a["acquire"], a["offer"] if a["acquire"] == "rent" else "") == \
         (b["gpu"], int(b["n_gpus"]), b["acquire"], b["offer"] if b["acquire"] == "rent" else "")
+
+
+def scope(scenario: Mapping, gpus: list[str] | None = None) -> tuple[dict, dict]:
+    """(job, scope) for ``plan(job, **scope)`` from a scenario's inputs: a ``gpu`` named there
+    becomes the list of GPUs considered, ``n_gpus`` a fixed count, an ``offer`` other than auto
+    the one offer to rent; ``buy`` is left to the planner (it weighs renting and buying)."""
+    job = {k: v for k, v in scenario.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+    out: dict = {}
+    if gpus:
+        out["gpus"] = list(gpus)
+    elif "gpu" in scenario:
+        out["gpus"] = [scenario["gpu"]]
+    if "n_gpus" in scenario:
+        out["count"] = scenario["n_gpus"]
+    if "offer" in scenario:
+        out["offer"] = scenario["offer"]
+    return job, out
+
+
+def option_text(option: Mapping) -> str:
+    """An option in words: "rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "buy 8x H100-SXM"."""
+    if option["acquire"] == "buy":
+        return f"buy {option['n_gpus']}x {option['gpu']}"
+    spot = ", interruptible: the provider can stop it" if option.get("interruptible") else ""
+    return f"rent {option['n_gpus']}x {option['gpu']} from {option['offer']} ({option['price_type']}{spot})"
 
 
 def verdict_text(code: float) -> str:
