@@ -7,7 +7,8 @@
     gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
     gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
     gpu-tco offers [--gpu G] [--json]                           the cloud offers catalog
-    gpu-tco workbook --out FILE [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
+    gpu-tco workbook --out FILE [--email-draft F.eml] [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
+    gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
     gpu-tco docs [--out PATH]    regenerate docs/quantities.md
 
@@ -99,7 +100,10 @@ def _collect_inputs(ns) -> dict:
         from .core.presets import preset
         out.update(preset(ns.preset))
     if getattr(ns, "scenario", None):
-        out.update(_read_scenario(ns.scenario))
+        from .core.scenario_files import read_scenario, split_scenario
+        inputs, gpus = split_scenario(read_scenario(ns.scenario))
+        out.update(inputs)
+        ns.scenario_gpus = gpus  # the planner's scope; only `plan` uses it
     for key, value in vars(ns).items():
         if key.startswith("in_") and value is not None:
             name = key[3:]
@@ -177,17 +181,9 @@ def _money(v) -> str:
     return "-" if v != v else f"${v:,.0f}"
 
 
-def _option_text(o) -> str:
-    """An option in words: "rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "buy 8x H100-SXM"."""
-    if o["acquire"] == "buy":
-        return f"buy {o['n_gpus']}x {o['gpu']}"
-    spot = ", interruptible: the provider can stop it" if o.get("interruptible") else ""
-    return f"rent {o['n_gpus']}x {o['gpu']} from {o['offer']} ({o['price_type']}{spot})"
-
-
 def cmd_main(ns) -> int:
     from .core.engine import evaluate, resolve_inputs
-    from .core.planner import verdict_text
+    from .core.planner import option_text, verdict_text
     from .core.scenarios import DEFAULT_JOB, METHODS, compare, recommendations
 
     job = _collect_inputs(ns)
@@ -231,7 +227,7 @@ def cmd_main(ns) -> int:
             bought = evaluate({**j, "method": m, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": "auto", "buy": 1},
                               outputs=("payback_months", "verdict_code"))
             payback = bought["payback_months"]
-            print(f"Recommended for {m}: {_option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
+            print(f"Recommended for {m}: {option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
                   f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
                   + (f" ({payback:.1f} months at {a['hours_per_day']:g} h/day)." if payback > 0 else "."))
         print()
@@ -261,49 +257,26 @@ def cmd_main(ns) -> int:
 def cmd_workbook(ns) -> int:
     from .workbooks import write_workbook
 
-    path = write_workbook(ns.out, _collect_inputs(ns))
+    inputs = _collect_inputs(ns)
+    path = write_workbook(ns.out, inputs)
     print(f"wrote {path.resolve()}")
+    if ns.email_draft:
+        from .workbooks.email_draft import draft_text, write_draft
+        subject, body = draft_text(inputs, getattr(ns, "scenario_gpus", None))
+        try:
+            draft = write_draft(ns.email_draft, path, subject, body)
+        except OSError as err:
+            raise InputError("email-draft", ns.email_draft, f"cannot be written ({err.strerror or err})") from None
+        print(f"wrote {draft.resolve()} (an e-mail draft with the workbook attached: open it in your mail program)")
     return 0
 
 
-MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
-
-
-def _read_scenario(path: str) -> dict:
-    """A scenario file: JSON or TOML with core's input names, UTF-8 (a byte-order mark is fine)."""
-    import pathlib
-    p = pathlib.Path(path)
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as err:
-        raise InputError("scenario", path, f"cannot be read ({err.strerror or err})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise InputError("scenario", path, f"is larger than {MAX_SCENARIO_BYTES // 2**20} MB; a scenario names a few inputs")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputError("scenario", path, f"is not UTF-8 text (byte {err.start}); save it as UTF-8") from None
-    kind = "TOML" if p.suffix.lower() == ".toml" else "JSON"
-    try:
-        if kind == "TOML":
-            import tomllib
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
-    except RecursionError:
-        raise InputError("scenario", path, f"is nested too deeply to be a scenario ({kind})") from None
-    except ValueError as err:
-        raise InputError("scenario", path, f"is not valid {kind} ({str(err)[:120]})") from None
-    if not isinstance(data, dict):
-        raise InputError("scenario", path, "must hold a table/object of input names and values")
-    return data
-
-
 def cmd_plan(ns) -> int:
-    from .core.planner import plan
+    from .core.planner import plan, scope
 
-    result = plan(_collect_inputs(ns), gpus=ns.gpus.split(",") if ns.gpus else None)
+    # a gpu, n_gpus or offer the inputs name narrows the search (one GPU type, a fixed count, one offer)
+    job, where = scope(_collect_inputs(ns), ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None))
+    result = plan(job, **where)
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()}  # noqa: E731
         print(json.dumps({"job": {k: _jsonable(v) for k, v in result["job"].items()},
@@ -614,8 +587,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("quantity", help="a quantity name, e.g. peak_train_gib_per_gpu (docs/quantities.md lists them)")
     ex.add_argument("--json", action="store_true", help="machine-readable output")
     _add_input_options(ex)
-    wbp = command("workbook", "write the formula-linked Excel workbook", "--out FILE [--scenario FILE] [--INPUT VALUE ...]")
+    wbp = command("workbook", "write the formula-linked Excel workbook", "--out FILE [--email-draft FILE.eml] [--scenario FILE] [--INPUT VALUE ...]")
     wbp.add_argument("--out", required=True, metavar="FILE", help="target .xlsx file")
+    wbp.add_argument("--email-draft", default=None, metavar="FILE.eml",
+                     help="also write an e-mail draft (.eml, opens as a draft in Outlook or Thunderbird) with the workbook attached")
     _add_input_options(wbp)
     ad = command("addin", "Excel functions: build the xlwings Lite files or the demo workbook", "{lite,demo} --out PATH")
     ad_sub = ad.add_subparsers(dest="addin_command", required=True, metavar="{lite,demo}")
@@ -623,6 +598,11 @@ def build_parser() -> argparse.ArgumentParser:
     lite.add_argument("--out", required=True, metavar="FOLDER", help="folder for main.py and requirements.txt")
     demo = ad_sub.add_parser("demo", allow_abbrev=False, prog="gpu-tco addin demo", help="write a workbook showing every GPU_* function")
     demo.add_argument("--out", required=True, metavar="FILE", help="target .xlsx file")
+    fm = command("form", "open the desktop form (needs the gui extra: pip install 'gpu-tco[gui]')",
+                 "[--scenario FILE] [--screenshot FILE.png] [--size WxH]")
+    fm.add_argument("--scenario", default=None, metavar="FILE", help="open a scenario (JSON or TOML)")
+    fm.add_argument("--screenshot", default=None, metavar="FILE.png", help="compute, save a picture of the window and exit")
+    fm.add_argument("--size", default=None, metavar="WxH", help="window size in pixels, e.g. 1280x800")
     command("bench", "print the speed figures", "")
     dc = command("docs", "regenerate docs/quantities.md, the add-in module and the README's function table", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH", help="where to write the quantities reference [docs/quantities.md]")
@@ -649,6 +629,17 @@ def _workbook_error():
         return InputError
 
 
+def cmd_form(ns) -> int:
+    import importlib.util
+    if importlib.util.find_spec("PySide6") is None:  # Qt itself is imported by gpu_tco.gui only
+        print("gpu-tco: error: the desktop form needs PySide6: pip install 'gpu-tco[gui]'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from .gui.app import main as form_main
+    argv = [*(["--scenario", ns.scenario] if ns.scenario else []), *(["--screenshot", ns.screenshot] if ns.screenshot else []),
+            *(["--size", ns.size] if ns.size else [])]
+    return form_main(argv)
+
+
 def cmd_presets(ns) -> int:
     from .core.presets import PRESETS
     print(table(["preset", "inputs it sets"], [[name, ", ".join(f"{k}={v}" for k, v in p.items())[:110]] for name, p in PRESETS.items()],
@@ -665,7 +656,7 @@ def main(argv=None) -> int:
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                 "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
                 "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
-                "presets": cmd_presets}
+                "presets": cmd_presets, "form": cmd_form}
     try:
         return handlers[ns.command](ns)
     except (GpuTcoError, _workbook_error()) as err:

@@ -1,0 +1,178 @@
+"""An e-mail draft with the workbook attached, for the desktop form and the command line.
+
+A mailto: link cannot carry an attachment (RFC 6068 defines no such field), so the draft is
+opened through the mail program itself: classic Outlook on Windows through COM
+(``Outlook.Application``, ``CreateItem(0)``, ``Attachments.Add``, ``Display``: Microsoft's
+Outlook object model documentation), Apple Mail on macOS through osascript (a visible outgoing
+message with the attachment), ``xdg-email --attach`` on Linux (freedesktop.org xdg-utils).
+Whenever none of these is there or one fails, an RFC 5322 draft (.eml) is written: the header
+``X-Unsent: 1`` and no From, Date or Message-ID make classic Outlook and Thunderbird open it as an
+editable draft; it is opened with the default program for .eml files, or left in its folder.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.policy import SMTP
+from pathlib import Path
+from typing import Callable, Mapping
+
+XLSX_TYPE = ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+
+# AppleScript run with the subject, body and attachment path as arguments (no quoting problems)
+MAIL_SCRIPT = """on run argv
+    set theSubject to item 1 of argv
+    set theBody to item 2 of argv
+    set theFile to POSIX file (item 3 of argv) as alias
+    tell application "Mail"
+        set msg to make new outgoing message with properties {subject:theSubject, content:theBody & return & return, visible:true}
+        tell msg to make new attachment with properties {file name:theFile} at after the last paragraph
+        delay 1
+        activate
+    end tell
+end run"""
+
+
+def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
+    """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
+    with the planner's recommendation (gpu_tco.core.planner.plan)."""
+    from ..core.engine import evaluate, resolve_inputs
+    from ..core.planner import option_text, plan, scope, verdict_text
+
+    scenario = dict(scenario or {})
+    job, where = scope(scenario, gpus)
+    a = resolve_inputs(job)
+    result = plan(job, **where)
+    rec = result["recommended"]
+    subject = f"GPU plan: {a['model']} {a['method']}"
+    lines = [f"Job: {a['method']} fine-tuning of {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
+             f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequences per GPU per step).", ""]
+    if rec is None:
+        lines.append("No option meets every requirement (memory, price, deadline, budget); the workbook shows why.")
+    else:
+        lines.append(f"Recommended: {option_text(rec)}: job cost ${rec['cost_usd']:,.0f}, {rec['hours']:,.1f} hours, "
+                     f"{rec['peak_gib_per_gpu']:.1f} GiB per GPU.")
+        bought = evaluate({**job, "gpu": rec["gpu"], "n_gpus": rec["n_gpus"], "offer": "auto", "buy": 1},
+                          outputs=("payback_months", "verdict_code", "own_capital_usd"))
+        payback = float(bought["payback_months"])
+        lines.append(f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
+                     + (f" (payback {payback:.1f} months at {a['hours_per_day']:g} hours a day)" if payback > 0 else "")
+                     + f"; capital ${float(bought['own_capital_usd']):,.0f}.")
+    ok = sum(1 for o in result["options"] if o["ok"])
+    lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
+              "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "
+              "Inputs sheet and the answers follow.", "", "Made with gpu-tco."]
+    return subject, "\n".join(lines)
+
+
+def ascii_file_name(name: str, fallback: str = "gpu-plan.xlsx") -> str:
+    """A file name any mail program shows correctly: accents dropped, other characters replaced by "_"."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    plain = re.sub(r"[^A-Za-z0-9._ -]+", "_", plain).strip(" ._")
+    stem, dot, ext = plain.rpartition(".")
+    return plain if dot and stem.strip("_") else fallback
+
+
+def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
+    """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends."""
+    path = Path(workbook)
+    msg = EmailMessage(policy=SMTP)
+    msg["Subject"] = subject
+    msg["X-Unsent"] = "1"
+    msg.set_content(body)
+    msg.add_attachment(path.read_bytes(), maintype=XLSX_TYPE[0], subtype=XLSX_TYPE[1], filename=ascii_file_name(path.name))
+    return msg.as_bytes()
+
+
+def write_draft(eml: str | os.PathLike, workbook: str | os.PathLike, subject: str, body: str) -> Path:
+    """Write the draft atomically (temporary file in the target folder, then rename)."""
+    target = Path(eml)
+    data = build_draft(workbook, subject, body)
+    fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+@dataclass
+class Sent:
+    """How the draft reached the user: method is outlook, mail, xdg-email, eml-opened or eml-saved."""
+    method: str
+    path: Path | None  # the .eml file, when one was written
+    message: str       # one sentence for the user
+
+
+def _outlook(workbook: Path, subject: str, body: str) -> None:
+    import win32com.client  # pywin32; present with classic Outlook installs that use xlwings
+    mail = win32com.client.Dispatch("Outlook.Application").CreateItem(0)  # 0 = olMailItem
+    mail.Subject = subject
+    mail.Body = body
+    mail.Attachments.Add(str(workbook))
+    mail.Display()
+
+
+def _open_with_default(path: Path, platform: str, run: Callable, which: Callable) -> bool:
+    if platform.startswith("win"):
+        try:
+            os.startfile(str(path))  # type: ignore[attr-defined]  # Windows only
+            return True
+        except OSError:
+            return False
+    command = ["open", str(path)] if platform == "darwin" else ([which("xdg-open"), str(path)] if which("xdg-open") else None)
+    if command is None:
+        return False
+    try:
+        return run(command, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def send(workbook: str | os.PathLike, subject: str, body: str, eml: str | os.PathLike | None = None,
+         platform: str = sys.platform, run: Callable = subprocess.run, which: Callable = shutil.which,
+         outlook: Callable = _outlook, open_file: Callable | None = None) -> Sent:
+    """Open an e-mail draft with ``workbook`` attached in the user's mail program.
+
+    Tries the platform's way (Windows: Outlook; macOS: Mail; other: xdg-email), then an .eml
+    draft (``eml``, default beside the workbook) opened with the default program; when nothing
+    opens it, the draft stays where it was written and ``message`` says where.  ``run``,
+    ``which``, ``outlook`` and ``open_file`` are the outside world (replaceable in tests).
+    """
+    workbook = Path(workbook).resolve()
+    if platform.startswith("win"):
+        try:
+            outlook(workbook, subject, body)
+            return Sent("outlook", None, "A draft with the workbook attached is open in Outlook.")
+        except Exception:  # noqa: BLE001 - no pywin32, no classic Outlook, or COM refused: fall back to .eml
+            pass
+    elif platform == "darwin":
+        try:
+            if run(["osascript", "-e", MAIL_SCRIPT, subject, body, str(workbook)], capture_output=True, timeout=60).returncode == 0:
+                return Sent("mail", None, "A message with the workbook attached is open in Mail.")
+        except (OSError, subprocess.SubprocessError):
+            pass
+    elif which("xdg-email"):
+        try:
+            if run([which("xdg-email"), "--subject", subject, "--body", body, "--attach", str(workbook)],
+                   capture_output=True, timeout=60).returncode == 0:
+                return Sent("xdg-email", None, "A draft with the workbook attached is open in your mail program.")
+        except (OSError, subprocess.SubprocessError):
+            pass
+    draft = write_draft(Path(eml) if eml else workbook.with_suffix(".eml"), workbook, subject, body)
+    opener = open_file or (lambda p: _open_with_default(p, platform, run, which))
+    if opener(draft):
+        return Sent("eml-opened", draft, f"The draft {draft.name} is open in your mail program.")
+    return Sent("eml-saved", draft, f"No mail program opened the draft; it is saved as {draft} (attach or open it yourself).")
