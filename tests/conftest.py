@@ -11,6 +11,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() != ROOT]
 sys.path.insert(0, str(Path(__file__).parent))  # helpers: lo, excel_eval
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
+import qt_setup  # noqa: E402 - after sys.path has the helpers
+
+# before pytest-qt loads Qt: the shared libraries Qt needs, installed (root, apt) when missing, and said
+QT_MISSING = qt_setup.ensure_offscreen()
 
 
 @pytest.fixture(scope="session")

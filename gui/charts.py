@@ -1,0 +1,118 @@
+"""The form's charts (Qt Charts; the only module that uses it, so a later move to Qt Graphs stays here).
+
+Each function takes series computed by core (through gui.model.compute) and returns a QChart;
+none computes a number itself.
+"""
+from __future__ import annotations
+
+from PySide6.QtCharts import (
+    QBarCategoryAxis,
+    QBarSet,
+    QChart,
+    QHorizontalBarSeries,
+    QHorizontalStackedBarSeries,
+    QLineSeries,
+    QValueAxis,
+)
+from PySide6.QtCore import QMargins, Qt
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import QApplication
+
+COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer states",
+                    "activations": "Activations", "logits": "Logits (loss)", "overhead": "CUDA context and cache"}
+
+
+def _chart(title: str) -> QChart:
+    chart = QChart()
+    chart.setTitle(title)
+    chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
+    chart.setMargins(QMargins(4, 4, 4, 4))
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
+    if QApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128:
+        chart.setTheme(QChart.ChartTheme.ChartThemeDark)  # follow the system's dark palette
+    return chart
+
+
+def _value_axis(title: str, top: float) -> QValueAxis:
+    axis = QValueAxis()
+    axis.setTitleText(title)
+    axis.setRange(0, top * 1.08 if top > 0 else 1)
+    axis.setLabelFormat("%.3g")
+    axis.applyNiceNumbers()
+    return axis
+
+
+def cost_chart(costs: dict | None) -> QChart:
+    """Job cost by option (USD), acceptable options in ranking order (the cheapest on top)."""
+    chart = _chart("Job cost by option (acceptable options, cheapest first)")
+    if not costs or not costs["labels"]:
+        chart.setTitle("Job cost by option: no acceptable option")
+        return chart
+    labels, values = list(reversed(costs["labels"])), list(reversed(costs["usd"]))  # bars draw bottom-up
+    bars = QBarSet("Job cost (USD)")
+    bars.append([float(v) for v in values])
+    series = QHorizontalBarSeries()
+    series.append(bars)
+    series.setLabelsVisible(True)
+    series.setLabelsFormat("$@value")
+    chart.addSeries(series)
+    y = QBarCategoryAxis()
+    y.append(labels)
+    x = _value_axis("USD per job", max(values))
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    series.attachAxis(y)
+    series.attachAxis(x)
+    chart.legend().setVisible(False)
+    return chart
+
+
+def memory_chart(memory: dict | None) -> QChart:
+    """Memory per GPU by component (GiB, stacked) for the first setups of the ranking, with each GPU's capacity."""
+    chart = _chart("Memory per GPU by component (GiB = 2^30 bytes)")
+    if not memory:
+        return chart
+    series = QHorizontalStackedBarSeries()
+    for comp, values in memory["components"].items():
+        bars = QBarSet(COMPONENT_LABELS.get(comp, comp))
+        bars.append(list(reversed(values)))
+        series.append(bars)
+    chart.addSeries(series)
+    y = QBarCategoryAxis()
+    y.append([f"{s} ({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
+    x = _value_axis("GiB per GPU (in brackets: the GPU's memory)", max(max(memory["total"]), max(memory["capacity"])))
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    series.attachAxis(y)
+    series.attachAxis(x)
+    return chart
+
+
+def cash_chart(cash: dict | None) -> QChart:
+    """Cumulative cash (USD) owning versus renting the recommended setup, month by month."""
+    chart = _chart("Cumulative cash: owning versus renting" + (f" {cash['label']}" if cash else ""))
+    if not cash:
+        return chart
+    top = 0.0
+    for key, name in (("own_cumulative_usd", "Owning (capital, set-up, running costs)"),
+                      ("rent_cumulative_usd", "Renting the same hours")):
+        line = QLineSeries()
+        line.setName(name)
+        for month, usd in zip(cash["month"], cash[key]):
+            line.append(float(month), float(usd))
+            top = max(top, float(usd))
+        chart.addSeries(line)
+    x = QValueAxis()
+    x.setTitleText("Month")
+    x.setRange(0, max(cash["month"]) or 1)
+    x.setLabelFormat("%d")
+    y = _value_axis("USD, cumulative", top)
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    for s in chart.series():
+        s.attachAxis(x)
+        s.attachAxis(y)
+    return chart
+
+
+RENDER_HINT = QPainter.RenderHint.Antialiasing

@@ -1,0 +1,282 @@
+"""The form's state and its answer, without Qt: what the window shows, computed by core.
+
+``FormState`` holds what the user typed (text per field, the GPU scope) and turns it into
+core inputs, with core's own message for every field it rejects.  ``compute`` asks core
+(plan, evaluate, breakdown, breakeven_series) for exactly what the window shows; no formula
+and no ranking rule lives here (the planner ranks, the formula layer computes).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..core import catalog
+from ..core.codegen import inputs_of
+from ..core.costs import breakeven_series
+from ..core.engine import breakdown, evaluate, resolve_inputs
+from ..core.errors import GpuTcoError, InputError
+from ..core.formulas import QUANTITIES, TRAIN_COMPONENTS
+from ..core.inputs import BY_NAME, SECTIONS, Input
+from ..core.planner import PLAN_OUTPUTS, option_text, plan, scope
+
+# what the headline reads for the recommended setup, bought and rented
+HEADLINE_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd")
+CASH_OUTPUTS = ("own_cumulative_usd", "rent_cumulative_usd")
+# chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
+SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
+# the inputs the shown answers depend on (from the expression trees), in declaration order
+FORM_INPUTS: tuple[Input, ...] = tuple(
+    BY_NAME[n] for n in inputs_of(list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS))
+    if n not in SCOPE_INPUTS)
+MEMORY_COMPONENTS = tuple(k for k, v in TRAIN_COMPONENTS.items() if v and k != "total")
+CHART_SETUPS = 6    # setups in the memory chart
+CHART_OPTIONS = 10  # options in the cost chart
+_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d,_ ]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMBGT]?)\s*$")
+
+
+def sections() -> list[tuple[str, list[Input]]]:
+    """The form's inputs by section (core's SECTIONS order), the advanced ones last."""
+    return [(s, [i for i in FORM_INPUTS if i.section == s]) for s in SECTIONS if any(i.section == s for i in FORM_INPUTS)]
+
+
+def parse_number(text: str):
+    """The number in ``text`` ("4096", "1e8", "200,000,000", "200M"), or the text itself when it
+    is not one (core then names what is allowed)."""
+    m = _NUMBER.match(text or "")
+    if not m:
+        return text.strip()
+    x = float(re.sub(r"[,_ ]", "", m.group(1))) * _SUFFIX.get(m.group(2), 1.0)
+    return int(x) if x.is_integer() and abs(x) < 2**53 else x
+
+
+def value_text(inp: Input, value) -> str:
+    """A value as the field shows it."""
+    if inp.kind == "flag":
+        return "1" if value else "0"
+    if isinstance(value, Mapping):
+        return str(value.get("name") or "custom architecture")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if not math.isfinite(value):
+        return str(value)
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def field_error(inp: Input, value) -> str | None:
+    """Core's message for one field's value, or None when it is allowed."""
+    try:
+        resolve_inputs({inp.name: value})
+    except InputError as err:
+        return str(err)
+    except GpuTcoError as err:
+        return str(err)
+    return None
+
+
+@dataclass
+class FormState:
+    """What the user entered: values by input name (what is not there keeps core's default),
+    and the planner's scope (GPU types, a fixed count, one offer)."""
+    values: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)   # name -> message (core's words)
+    gpus: list[str] | None = None                # None = every GPU in the catalog
+    count: int | None = None                     # None = the smallest that fits, then doublings
+    offer: str | None = None                     # None = every priced offer (the cheapest wins)
+
+    def set_text(self, name: str, text: str) -> str | None:
+        """Set a field from what was typed; returns core's message when it is not allowed."""
+        inp = BY_NAME[name]
+        value = text if inp.kind == "choice" else parse_number(text)
+        if inp.kind == "choice" and inp.accepts_number and isinstance(text, str):
+            value = text.strip()
+        return self.set_value(name, value)
+
+    def set_value(self, name: str, value) -> str | None:
+        inp = BY_NAME[name]
+        message = field_error(inp, value)
+        if message:
+            self.errors[name] = message
+        else:
+            self.errors.pop(name, None)
+            self.values[name] = value
+        return message
+
+    def job(self) -> dict:
+        """The valid inputs the user set (typed, chosen or opened), in the order they were first set."""
+        return {k: v for k, v in self.values.items() if k not in self.errors}
+
+    def scenario(self) -> dict:
+        """The scenario as the command line reads it: the job, and the scope as inputs
+        (one GPU type -> gpu, several -> gpus, a fixed count -> n_gpus, one offer -> offer)."""
+        out = self.job()
+        if self.gpus and len(self.gpus) == 1:
+            out["gpu"] = self.gpus[0]
+        elif self.gpus:
+            out["gpus"] = list(self.gpus)
+        if self.count is not None:
+            out["n_gpus"] = self.count
+        if self.offer is not None:
+            out["offer"] = self.offer
+        return out
+
+    def load(self, data: Mapping) -> dict:
+        """Replace the state with a scenario's (inputs, and gpu/gpus/n_gpus/offer as the scope).
+        Returns the errors (name -> message) of values the form could not take."""
+        from ..core.scenario_files import split_scenario
+        inputs, gpus = split_scenario(data)
+        self.values, self.errors = {}, {}
+        job, where = scope(inputs, gpus)
+        unknown = [k for k in job if k not in BY_NAME]
+        if unknown:
+            raise InputError(unknown[0], None, "is not an input; see docs/quantities.md")
+        self.gpus = [catalog.gpus().canonical(g, "gpu") for g in where["gpus"]] if "gpus" in where else None
+        self.count = None
+        if "count" in where:
+            message = field_error(BY_NAME["n_gpus"], where["count"])
+            if message:
+                raise InputError("n_gpus", where["count"], BY_NAME["n_gpus"].allowed())
+            self.count = int(where["count"])
+        self.offer = None
+        if where.get("offer") not in (None, catalog.AUTO_OFFER):
+            self.offer = catalog.offers().canonical(where["offer"], "offer")
+        for name, value in job.items():
+            self.set_value(name, value)
+        return dict(self.errors)
+
+
+@dataclass
+class Figure:
+    """One number of the headline: its label, value, unit, and what explains it."""
+    label: str
+    value: float
+    unit: str
+    quantity: str          # the quantity core.explain explains
+    inputs: dict           # the inputs it was computed with
+
+
+def option_inputs(job: Mapping, option: Mapping) -> dict:
+    """The inputs of one planner option (the job with its GPU, count, offer and rent/buy)."""
+    buy = option["acquire"] == "buy"
+    return {**job, "gpu": option["gpu"], "n_gpus": option["n_gpus"], "offer": option["offer"] if not buy else "auto",
+            "buy": 1 if buy else 0}
+
+
+# which quantity each planner column is (for explanations)
+OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "option_hours", "cost_usd": "option_cost_usd",
+                     "outlay_usd": "option_outlay_usd", "usd_per_mtok_train": "option_usd_per_mtok_train",
+                     "usd_per_gpu_hour": "rent_usd_per_gpu_hour"}
+
+
+def compute(state: FormState) -> dict:
+    """Everything the window shows for ``state``: the planner's result, the headline, and the
+    charts' series.  Raises ``GpuTcoError`` when the inputs together are not allowed."""
+    job = state.job()
+    where = {}
+    if state.gpus:
+        where["gpus"] = state.gpus
+    if state.count is not None:
+        where["count"] = state.count
+    if state.offer is not None:
+        where["offer"] = state.offer
+    resolved = resolve_inputs(job)
+    result = plan(job, **where)
+    options = result["options"]
+    rec = result["recommended"]
+    answer = {"job": job, "resolved": resolved, "plan": result, "options": options, "recommended": rec,
+              "figures": [], "headline": "", "memory": None, "costs": None, "cash": None}
+    shown = rec or next((o for o in options if o["n_gpus"] > 0), None)
+    if rec is None:
+        counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
+        answer["headline"] = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
+    if shown is not None:
+        bought_in = option_inputs(job, {**shown, "acquire": "buy"})
+        rented_in = option_inputs(job, shown) if shown["acquire"] == "rent" else {**bought_in, "buy": 0}
+        bought = evaluate(bought_in, outputs=HEADLINE_OUTPUTS)
+        rented = evaluate(rented_in, outputs=("option_cost_usd", "option_ok"))
+        payback = float(bought["payback_months"])
+        mine = option_inputs(job, shown)
+        answer["figures"] = [
+            Figure("Memory per GPU", shown["peak_gib_per_gpu"], "GiB", "peak_train_gib_per_gpu", mine),
+            Figure("Job time", shown["hours"], "hours", "option_hours", mine),
+            Figure("Job cost, rented", float(rented["option_cost_usd"]), "USD", "option_cost_usd", rented_in),
+            Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
+            Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
+            Figure("Payback of buying", payback, "months", "payback_months", bought_in),
+            Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
+        ]
+        gpu_gib = float(evaluate(mine, outputs=("gpu_memory_gib",))["gpu_memory_gib"])
+        if rec is not None:
+            months = resolved["months"]
+            if 0 < payback <= months:
+                pay = f"buying pays back in {payback:.1f} months"
+            elif payback > months:
+                pay = f"buying would pay back only after {payback:,.0f} months, beyond the {months:g} months of ownership"
+            else:
+                pay = "buying never pays back (renting costs less than running owned GPUs)"
+            answer["headline"] = (f"Recommended: {option_text(rec)}. It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
+                                  f"per GPU), takes {rec['hours']:,.1f} hours and costs ${rec['cost_usd']:,.0f}; owned, the job's "
+                                  f"share is ${float(bought['option_cost_usd']):,.0f} and {pay}.")
+        answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
+    answer["memory"] = _memory_series(job, options)
+    ok = [o for o in options if o["ok"]][:CHART_OPTIONS]
+    answer["costs"] = {"labels": [option_label(o) for o in ok], "usd": [o["cost_usd"] for o in ok]}
+    return answer
+
+
+def option_label(option: Mapping) -> str:
+    """A short name for an option in a chart: "8x H100-SXM, vast.ai H100-SXM" or "8x H100-SXM, buy"."""
+    how = "buy" if option["acquire"] == "buy" else option["offer"]
+    return f"{option['n_gpus']}x {option['gpu']}, {how}"
+
+
+def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
+    """Memory per GPU by component (GiB) for the first distinct setups in the ranking."""
+    setups = []
+    for o in options:
+        key = (o["gpu"], o["n_gpus"])
+        if o["n_gpus"] > 0 and key not in setups:
+            setups.append(key)
+        if len(setups) == CHART_SETUPS:
+            break
+    if not setups:
+        return None
+    names = [v for v in TRAIN_COMPONENTS.values() if v] + ["gpu_memory_gib"]
+    res = evaluate({**job, "gpu": [g for g, _ in setups], "n_gpus": [n for _, n in setups]}, outputs=names)
+    parts = breakdown(res, "train")
+    return {"setups": [f"{n}x {g}" for g, n in setups],
+            "components": {c: [float(x) for x in parts[c]] for c in MEMORY_COMPONENTS},
+            "total": [float(x) for x in parts["total"]],
+            "capacity": [float(x) for x in res["gpu_memory_gib"]]}
+
+
+TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Cloud offer", "GiB per GPU", "Hours", "USD per GPU-hour",
+                 "Job cost (USD)", "Cash needed (USD)", "USD per million tokens", "Acceptable", "Why not")
+
+
+def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str], list[list]]:
+    """The ranked table as the window and Copy results show it: headers and rows of values."""
+    headers = list(TABLE_HEADERS)
+    rows = []
+    for rank, o in enumerate(options, start=1):
+        if not o["ok"] and not include_rejected:
+            continue
+        rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["offer"] or "-",
+                     o["peak_gib_per_gpu"], o["hours"], o["usd_per_gpu_hour"], o["cost_usd"], o["outlay_usd"],
+                     o["usd_per_mtok_train"], "yes" if o["ok"] else "no", "; ".join(o["reasons"])])
+    return headers, rows
+
+
+def tab_separated(headers: list[str], rows: list[list]) -> str:
+    """Rows as tab-separated text (pastes into Excel as a table; numbers unformatted so they stay numbers)."""
+    def cell(v):
+        if isinstance(v, float):
+            return "" if not math.isfinite(v) else repr(round(v, 6))
+        return str(v).replace("\t", " ").replace("\n", " ")
+    return "\n".join("\t".join(cell(v) for v in row) for row in [headers, *rows]) + "\n"
+
+
+def quantity_unit(name: str) -> str:
+    return QUANTITIES[name].unit
