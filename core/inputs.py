@@ -197,7 +197,7 @@ INPUTS: tuple[Input, ...] = (
     _f("buy", 0, "1 = the option buys the GPUs; 0 = it rents them through the offer", group="planning"),
     _f("allow_interruptible", 0,
        "1 = interruptible (spot) offers may be recommended; 0 = they are listed but not recommended, since the provider "
-       "can stop them at any time", group="planning"),
+       "can stop them at any time", group="renting"),
     _n("deadline_hours", "h", 0, "Latest acceptable wall-clock hours for the job; 0 = no deadline", 0, 1e9, group="planning"),
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
 )

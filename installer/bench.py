@@ -129,6 +129,25 @@ def run() -> dict:
     figures["excel_GPU_TCO_10k_row_range_ms"] = (
         _median_s(lambda: call("GPU_TCO", gpus, counts, None, hours), repeats=5) * 1000, 10.0, "one call")
 
+    from .gui import model as form_model  # the form's answer, without Qt
+    state = form_model.FormState()
+    form_model.compute(state)
+    figures["form_answer_per_edit_ms"] = (_median_s(lambda: form_model.compute(state), repeats=7) * 1000, 50.0,
+                                          "plan + headline + charts, on a worker thread")
+    import importlib.util
+    if importlib.util.find_spec("PySide6") is not None:
+        starts = []
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_TCO_CONFIG_DIR": tmp}
+            for _ in range(3):
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "gpu_tco", "form", "--screenshot", str(Path(tmp) / "form.png")],
+                               capture_output=True, check=True, env=env)
+                starts.append(time.perf_counter() - t0)
+        figures["form_start_to_picture_s"] = (statistics.median(starts), 2.0, "start, first answer, paint, save, exit")
+    else:
+        print("  (PySide6 not installed: no desktop form figure)")
+
     imports = []
     for _ in range(5):
         out = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); import gpu_tco; print(time.perf_counter()-t)"],

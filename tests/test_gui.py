@@ -429,3 +429,21 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
     assert run.returncode == 0, run.stdout + run.stderr
     width, height, colours = _image_facts(shot)
     assert f"{width}x{height}" == size and colours > 20  # text and charts drawn, not a blank screen
+
+
+def test_custom_architecture_dialog_feeds_core(qtbot, window):
+    from gpu_tco.core.engine import evaluate
+    from gpu_tco.gui.window import ArchitectureDialog
+    dialog = ArchitectureDialog(window)
+    qtbot.addWidget(dialog)
+    type_into(qtbot, dialog.edits["heads"], "0")
+    dialog._check()
+    assert "model.heads" in dialog.message.text() and dialog.result() == 0  # core's message, the dialog stays
+    type_into(qtbot, dialog.edits["heads"], "32")
+    dialog._check()
+    assert dialog.result() == 1
+    spec = dialog.spec()
+    answer = answer_after(qtbot, window, lambda: window.controller.set_value("model", spec))
+    expected = evaluate({"model": spec, "gpu": answer["recommended"]["gpu"], "n_gpus": answer["recommended"]["n_gpus"]},
+                        outputs=("peak_train_gib_per_gpu",))["peak_train_gib_per_gpu"]
+    assert answer["recommended"]["peak_gib_per_gpu"] == pytest.approx(float(expected))
