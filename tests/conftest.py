@@ -20,5 +20,32 @@ QT_MISSING = qt_setup.ensure_offscreen()
 @pytest.fixture(scope="session")
 def recalculated(tmp_path_factory):
     """Every workbook registered with lo.book(...), recalculated by LibreOffice in one batch."""
+    import frozen
     import lo
-    return lo.recalculate_all(tmp_path_factory.mktemp("libreoffice"), sorted(lo.BUILDERS))
+    try:
+        return lo.recalculate_all(tmp_path_factory.mktemp("libreoffice"), sorted(lo.BUILDERS))
+    finally:
+        frozen.start_if_wanted()  # the second core is free again: the rest of the tests run in one process
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory):
+    """The project's wheel, built once per session (the test extra installs setuptools: no isolated build)."""
+    import subprocess
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = dist.glob("gpu_tco-*.whl")
+    return wheel
+
+
+def pytest_collection_finish(session):
+    """The frozen form's PyInstaller build (about 20 s) runs in the background when its test is selected:
+    after the LibreOffice batch, which uses both cores, or at once when that batch is not part of the run;
+    the other tests run in one process, so it uses the core they leave idle."""
+    import frozen
+    ids = [item.nodeid for item in session.items]
+    if any(i.endswith(frozen.TEST_NAME) for i in ids):
+        frozen.WANTED = True
+        if not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
+            frozen.start_if_wanted()
