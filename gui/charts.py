@@ -37,9 +37,18 @@ def _value_axis(title: str, top: float) -> QValueAxis:
     axis = QValueAxis()
     axis.setTitleText(title)
     axis.setRange(0, top * 1.08 if top > 0 else 1)
-    axis.setLabelFormat("%.3g")
+    axis.setLabelFormat("%.0f" if top >= 10 else "%.2g")
     axis.applyNiceNumbers()
     return axis
+
+
+def money_scale(top: float) -> tuple[float, str]:
+    """(divisor, unit) so that money axes read 250 thousand USD rather than 2.5e+05."""
+    if top >= 1e7:
+        return 1e6, "million USD"
+    if top >= 1e4:
+        return 1e3, "thousand USD"
+    return 1.0, "USD"
 
 
 def cost_chart(costs: dict | None) -> QChart:
@@ -49,16 +58,19 @@ def cost_chart(costs: dict | None) -> QChart:
         chart.setTitle("Job cost by option: no acceptable option")
         return chart
     labels, values = list(reversed(costs["labels"])), list(reversed(costs["usd"]))  # bars draw bottom-up
-    bars = QBarSet("Job cost (USD)")
-    bars.append([float(v) for v in values])
+    divisor, unit = money_scale(max(values))
+    scaled = [float(v) / divisor for v in values]
+    bars = QBarSet(f"Job cost ({unit})")
+    bars.append(scaled)
     series = QHorizontalBarSeries()
     series.append(bars)
     series.setLabelsVisible(True)
-    series.setLabelsFormat("$@value")
+    series.setLabelsFormat("@value")
+    series.setLabelsPrecision(max(2, len(str(int(max(scaled)))) + (1 if divisor > 1 else 0)))  # whole dollars
     chart.addSeries(series)
     y = QBarCategoryAxis()
     y.append(labels)
-    x = _value_axis("USD per job", max(values))
+    x = _value_axis(f"Job cost, {unit}", max(scaled))
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     series.attachAxis(y)
@@ -93,20 +105,21 @@ def cash_chart(cash: dict | None) -> QChart:
     chart = _chart("Cumulative cash: owning versus renting" + (f" {cash['label']}" if cash else ""))
     if not cash:
         return chart
+    divisor, unit = money_scale(max(max(cash["own_cumulative_usd"]), max(cash["rent_cumulative_usd"])))
     top = 0.0
     for key, name in (("own_cumulative_usd", "Owning (capital, set-up, running costs)"),
                       ("rent_cumulative_usd", "Renting the same hours")):
         line = QLineSeries()
         line.setName(name)
         for month, usd in zip(cash["month"], cash[key]):
-            line.append(float(month), float(usd))
-            top = max(top, float(usd))
+            line.append(float(month), float(usd) / divisor)
+            top = max(top, float(usd) / divisor)
         chart.addSeries(line)
     x = QValueAxis()
     x.setTitleText("Month")
     x.setRange(0, max(cash["month"]) or 1)
     x.setLabelFormat("%d")
-    y = _value_axis("USD, cumulative", top)
+    y = _value_axis(f"Cumulative, {unit}", top)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():
