@@ -7,9 +7,8 @@ $Record = Join-Path $HomeDir "xlwings-settings.json"
 if (-not (Test-Path $HomeDir)) { Write-Host "gpu-tco uninstaller: no installation in $HomeDir"; exit 2 }
 if ((Test-Path $Record) -and (Test-Path $Py)) {
     & $Py -m gpu_tco.install_addin --uninstall --record $Record
-    $Xlwings = Join-Path $HomeDir "venv\Scripts\xlwings.exe"
-    if (Test-Path $Xlwings) { & $Xlwings addin remove 2>$null | Out-Null }
 }
+# The xlwings add-in itself stays in Excel: other workbooks may use it ("xlwings addin remove" removes it).
 $Menu = Join-Path ([Environment]::GetFolderPath("Programs")) "gpu-tco"
 if (Test-Path $Menu) { Remove-Item -Recurse -Force $Menu }
 # this script lives in the folder it removes: leave the folder first
