@@ -229,6 +229,31 @@ def scope(scenario: Mapping, gpus: list[str] | None = None) -> tuple[dict, dict]
     return job, out
 
 
+def option_inputs(job: Mapping, option: Mapping) -> dict:
+    """The inputs of one planner option: the job with its GPU, count, offer and rent or buy."""
+    buy = option["acquire"] == "buy"
+    return {**job, "gpu": option["gpu"], "n_gpus": option["n_gpus"], "offer": "auto" if buy else option["offer"],
+            "buy": 1 if buy else 0}
+
+
+BOUGHT_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd")
+
+
+def bought_instead(job: Mapping, option: Mapping) -> dict:
+    """The option's GPUs bought instead of rented: payback (months), verdict, capital and the job's owned share (USD)."""
+    return evaluate(option_inputs(job, {**option, "acquire": "buy"}), outputs=BOUGHT_OUTPUTS)
+
+
+def buying_text(payback_months: float, months: float, hours_per_day: float) -> str:
+    """Buying in words, from ``payback_months`` (-1 = never) against the period owned."""
+    if 0 < payback_months <= months:
+        return f"buying pays back in {payback_months:.1f} months at {hours_per_day:g} hours a day"
+    if payback_months > months:
+        return (f"buying would pay back only after {payback_months:,.0f} months at {hours_per_day:g} hours a day, "
+                f"beyond the {months:g} months of ownership")
+    return "buying never pays back (renting costs less than running owned GPUs)"
+
+
 def option_text(option: Mapping) -> str:
     """An option in words: "rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "buy 8x H100-SXM"."""
     if option["acquire"] == "buy":

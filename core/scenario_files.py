@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Mapping
 
 from .errors import InputError
+from .files import write_atomically
 
 MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
 PLANNER_KEYS = ("gpus",)         # scenario keys that are not inputs but the planner's scope
@@ -105,19 +105,7 @@ def write_scenario(path: str | os.PathLike, data: Mapping) -> Path:
     if not folder.is_dir():
         raise InputError("scenario", str(path), "cannot be written: the folder does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".tmp", dir=folder)
+        write_atomically(target, text.encode("utf-8"))
     except OSError as err:
         raise InputError("scenario", str(path), f"cannot be written ({err.strerror or err})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError("scenario", str(path), f"cannot be written ({err.strerror or err})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target

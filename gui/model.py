@@ -19,10 +19,10 @@ from ..core.engine import breakdown, evaluate, resolve_inputs
 from ..core.errors import GpuTcoError, InputError
 from ..core.formulas import QUANTITIES, TRAIN_COMPONENTS
 from ..core.inputs import BY_NAME, SECTIONS, Input
-from ..core.planner import PLAN_OUTPUTS, option_text, plan, scope
+from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, buying_text, option_inputs, option_text, plan, scope
 
 # what the headline reads for the recommended setup, bought and rented
-HEADLINE_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd")
+HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
 CASH_OUTPUTS = ("own_cumulative_usd", "rent_cumulative_usd")
 # chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
 SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
@@ -157,13 +157,6 @@ class Figure:
     inputs: dict           # the inputs it was computed with
 
 
-def option_inputs(job: Mapping, option: Mapping) -> dict:
-    """The inputs of one planner option (the job with its GPU, count, offer and rent/buy)."""
-    buy = option["acquire"] == "buy"
-    return {**job, "gpu": option["gpu"], "n_gpus": option["n_gpus"], "offer": option["offer"] if not buy else "auto",
-            "buy": 1 if buy else 0}
-
-
 # which quantity each planner column is (for explanations)
 OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "option_hours", "cost_usd": "option_cost_usd",
                      "outlay_usd": "option_outlay_usd", "usd_per_mtok_train": "option_usd_per_mtok_train",
@@ -194,8 +187,8 @@ def compute(state: FormState) -> dict:
     if shown is not None:
         bought_in = option_inputs(job, {**shown, "acquire": "buy"})
         rented_in = option_inputs(job, shown) if shown["acquire"] == "rent" else {**bought_in, "buy": 0}
-        bought = evaluate(bought_in, outputs=HEADLINE_OUTPUTS)
-        rented = evaluate(rented_in, outputs=("option_cost_usd", "option_ok"))
+        bought = bought_instead(job, shown)
+        rented = evaluate(rented_in, outputs=("option_cost_usd", "gpu_memory_gib"))
         payback = float(bought["payback_months"])
         mine = option_inputs(job, shown)
         answer["figures"] = [
@@ -207,15 +200,9 @@ def compute(state: FormState) -> dict:
             Figure("Payback of buying", payback, "months", "payback_months", bought_in),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
         ]
-        gpu_gib = float(evaluate(mine, outputs=("gpu_memory_gib",))["gpu_memory_gib"])
+        gpu_gib = float(rented["gpu_memory_gib"])
         if rec is not None:
-            months = resolved["months"]
-            if 0 < payback <= months:
-                pay = f"buying pays back in {payback:.1f} months"
-            elif payback > months:
-                pay = f"buying would pay back only after {payback:,.0f} months, beyond the {months:g} months of ownership"
-            else:
-                pay = "buying never pays back (renting costs less than running owned GPUs)"
+            pay = buying_text(payback, resolved["months"], resolved["hours_per_day"])
             answer["headline"] = (f"Recommended: {option_text(rec)}. It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
                                   f"per GPU), takes {rec['hours']:,.1f} hours and costs ${rec['cost_usd']:,.0f}; owned, the job's "
                                   f"share is ${float(bought['option_cost_usd']):,.0f} and {pay}.")

@@ -53,6 +53,7 @@ from ..core.architectures import REQUIRED_FIELDS
 from ..core.engine import explain
 from ..core.errors import GpuTcoError
 from ..core.inputs import BY_NAME, DEFAULTS, Input
+from ..core.planner import option_inputs
 from ..core.references import cite
 from . import charts, model
 from .controller import Controller, short_message
@@ -563,7 +564,7 @@ class MainWindow(QMainWindow):
         quantity = model.OPTION_QUANTITIES[key]
         if key == "usd_per_gpu_hour" and option["acquire"] == "buy":
             quantity = "own_usd_per_gpu_hour"
-        self.show_explanation(quantity, model.option_inputs(self.controller.state.job(), option))
+        self.show_explanation(quantity, option_inputs(self.controller.state.job(), option))
 
     def show_explanation(self, quantity: str, inputs: dict) -> None:
         try:

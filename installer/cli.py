@@ -182,8 +182,8 @@ def _money(v) -> str:
 
 
 def cmd_main(ns) -> int:
-    from .core.engine import evaluate, resolve_inputs
-    from .core.planner import option_text, verdict_text
+    from .core.engine import resolve_inputs
+    from .core.planner import bought_instead, buying_text, option_text
     from .core.scenarios import DEFAULT_JOB, METHODS, compare, recommendations
 
     job = _collect_inputs(ns)
@@ -224,12 +224,9 @@ def cmd_main(ns) -> int:
             if pick is None:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
-            bought = evaluate({**j, "method": m, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": "auto", "buy": 1},
-                              outputs=("payback_months", "verdict_code"))
-            payback = bought["payback_months"]
+            bought = bought_instead({**j, "method": m}, pick)
             print(f"Recommended for {m}: {option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
-                  f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
-                  + (f" ({payback:.1f} months at {a['hours_per_day']:g} h/day)." if payback > 0 else "."))
+                  f"Instead, {buying_text(bought['payback_months'], a['months'], a['hours_per_day'])}.")
         print()
         print("Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
               "count and cloud offer or buying (gpu-tco plan lists them); the table shows the usual setups.")

@@ -16,13 +16,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.policy import SMTP
 from pathlib import Path
 from typing import Callable, Mapping
+
+from ..core.files import write_atomically
 
 XLSX_TYPE = ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 
@@ -43,8 +44,8 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core.engine import evaluate, resolve_inputs
-    from ..core.planner import option_text, plan, scope, verdict_text
+    from ..core.engine import resolve_inputs
+    from ..core.planner import bought_instead, buying_text, option_text, plan, scope
 
     scenario = dict(scenario or {})
     job, where = scope(scenario, gpus)
@@ -59,12 +60,9 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     else:
         lines.append(f"Recommended: {option_text(rec)}: job cost ${rec['cost_usd']:,.0f}, {rec['hours']:,.1f} hours, "
                      f"{rec['peak_gib_per_gpu']:.1f} GiB per GPU.")
-        bought = evaluate({**job, "gpu": rec["gpu"], "n_gpus": rec["n_gpus"], "offer": "auto", "buy": 1},
-                          outputs=("payback_months", "verdict_code", "own_capital_usd"))
-        payback = float(bought["payback_months"])
-        lines.append(f"Buying these GPUs instead: {verdict_text(bought['verdict_code'])}"
-                     + (f" (payback {payback:.1f} months at {a['hours_per_day']:g} hours a day)" if payback > 0 else "")
-                     + f"; capital ${float(bought['own_capital_usd']):,.0f}.")
+        bought = bought_instead(job, rec)
+        lines.append(f"Instead, {buying_text(bought['payback_months'], a['months'], a['hours_per_day'])} "
+                     f"(capital ${float(bought['own_capital_usd']):,.0f}).")
     ok = sum(1 for o in result["options"] if o["ok"])
     lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
               "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "
@@ -93,19 +91,7 @@ def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
 
 def write_draft(eml: str | os.PathLike, workbook: str | os.PathLike, subject: str, body: str) -> Path:
     """Write the draft atomically (temporary file in the target folder, then rename)."""
-    target = Path(eml)
-    data = build_draft(workbook, subject, body)
-    fd, tmp = tempfile.mkstemp(prefix=".gpu-tco-", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_atomically(eml, build_draft(workbook, subject, body))
 
 
 @dataclass
