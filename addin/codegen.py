@@ -71,12 +71,12 @@ def function_table_markdown() -> str:
                          for a in f.args) or "none"
         used = EXAMPLES.get(name, [])
         example_args = []
-        for a in f.args:
+        for a in f.args:  # an argument not used is left empty, so the ones after it keep their positions
             key = "offer" if a == "offer_or_gpu" else a
-            if not any(u == key for u in used):
-                continue
-            v = values[key]
-            example_args.append(f'"{v}"' if isinstance(v, str) else f"{v:g}")
+            v = values.get(key)
+            example_args.append("" if key not in used else f'"{v}"' if isinstance(v, str) else f"{v:g}")
+        while example_args and not example_args[-1]:
+            example_args.pop()
         example = f"`={name}({','.join(example_args)})`" if name in EXAMPLES else f"`={name}()`"
         unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST") else "text" if name == "GPU_EXPLAIN" else "catalog value")
         rows.append(f"| `{name}` | {args} | {unit} | {example} |")

@@ -21,7 +21,8 @@ from .functions import FUNCTIONS, call
 # labelled inputs the examples refer to: (label, value)
 DEMO_INPUTS = [("gpu", "H100-SXM"), ("n_gpus", 8), ("model", "Llama-3-70B"), ("method", "lora"), ("tokens", 1e8),
                ("months", 36), ("hours_per_day", 12), ("usd_per_kwh", 0.15), ("usd_per_gpu_hour_rented", 2.99),
-               ("context_tokens", 8192), ("batch", 16), ("offer", "Lambda 8x H100 SXM"), ("job_hours", 24)]
+               ("context_tokens", 8192), ("batch", 16), ("offer", "Lambda 8x H100 SXM"), ("job_hours", 24),
+               ("api_usd_per_mtok", 0.60)]
 # function -> the inputs passed, in its argument order (None = left empty: the default)
 EXAMPLES = {
     "GPU_TCO": ["gpu", "n_gpus", "months", "hours_per_day", "usd_per_kwh"],
@@ -29,6 +30,8 @@ EXAMPLES = {
     "GPU_CLOUD_COST": ["offer", "job_hours", "n_gpus"],
     "GPU_BREAKEVEN": ["gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day"],
     "GPU_COST_PER_MTOK": ["model", "gpu", "n_gpus", "usd_per_gpu_hour_rented", "batch", "context_tokens"],
+    "GPU_API_BREAKEVEN": ["model", "gpu", "n_gpus", "api_usd_per_mtok", "usd_per_gpu_hour_rented", "hours_per_day", "batch"],
+    "GPU_API_BREAKEVEN_OWNED": ["model", "gpu", "n_gpus", "api_usd_per_mtok", "months", "usd_per_kwh", "batch"],
     "GPU_MEMORY_TRAIN": ["model", "method"],
     "GPU_MEMORY_INFER": ["model", "context_tokens", "batch"],
     "GPU_KV_CACHE": ["model", "context_tokens", "batch"],

@@ -482,6 +482,14 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "size (USD per million tokens).",
              ("model", "gpu", "n_gpus", "usd_per_gpu_hour_rented", "batch", "context_tokens", "weights_dtype", "kv_dtype",
               "rent_utilization_pct"), "decode_usd_per_mtok_rent", "USD/Mtok"),
+    Function("GPU_API_BREAKEVEN", "Monthly generated tokens (millions) above which renting n_gpus for hours_per_day beats an "
+             "API's price per million tokens (-1 = never: even fully used, the rented GPUs cost more per token).",
+             ("model", "gpu", "n_gpus", "api_usd_per_mtok", "usd_per_gpu_hour_rented", "hours_per_day", "batch",
+              "context_tokens", "weights_dtype"), "selfhost_rent_breakeven_mtok_per_month", "Mtok/month"),
+    Function("GPU_API_BREAKEVEN_OWNED", "Monthly generated tokens (millions) above which owning n_gpus beats an API's price "
+             "per million tokens: spread capital and fixed costs over the API's margin over energy (-1 = never).",
+             ("model", "gpu", "n_gpus", "api_usd_per_mtok", "purchase_usd_per_gpu", "months", "usd_per_kwh", "batch",
+              "context_tokens", "weights_dtype"), "selfhost_breakeven_mtok_per_month", "Mtok/month"),
     Function("GPU_MEMORY_TRAIN", "Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; "
              "component picks one part, \"all\" returns the breakdown table.",
              _TRAIN + ("component",), "peak_train_gib_per_gpu", "GiB/GPU"),

@@ -91,6 +91,37 @@ def GPU_COST_PER_MTOK(model=None, gpu=None, n_gpus=None, usd_per_gpu_hour_rented
 
 @xw.func(category='GPU TCO')
 @xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('api_usd_per_mtok', ndim=2, doc='API price per million generated tokens to compare self-hosting with [USD/Mtok]. Default 0.6')
+@xw.arg('usd_per_gpu_hour_rented', ndim=2, doc="Rental price per GPU-hour; 0 = the offer's price [USD/GPU-h]. Default 0")
+@xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
+@xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
+@xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, q4_k_m, .... Default bf16')
+def GPU_API_BREAKEVEN(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, usd_per_gpu_hour_rented=None, hours_per_day=None, batch=None, context_tokens=None, weights_dtype=None):
+    "Monthly generated tokens (millions) above which renting n_gpus for hours_per_day beats an API's price per million tokens (-1 = never: even fully used, the rented GPUs cost more per token)."
+    return _call('GPU_API_BREAKEVEN', model, gpu, n_gpus, api_usd_per_mtok, usd_per_gpu_hour_rented, hours_per_day, batch, context_tokens, weights_dtype)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('api_usd_per_mtok', ndim=2, doc='API price per million generated tokens to compare self-hosting with [USD/Mtok]. Default 0.6')
+@xw.arg('purchase_usd_per_gpu', ndim=2, doc="Price of one GPU card; 0 = the GPU catalog's purchase_usd [USD/GPU]. Default 0")
+@xw.arg('months', ndim=2, doc='Period of ownership (and of the rent comparison) [months]. Default 36')
+@xw.arg('usd_per_kwh', ndim=2, doc='Electricity price [USD/kWh]. Default 0.15')
+@xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
+@xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, q4_k_m, .... Default bf16')
+def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, purchase_usd_per_gpu=None, months=None, usd_per_kwh=None, batch=None, context_tokens=None, weights_dtype=None):
+    "Monthly generated tokens (millions) above which owning n_gpus beats an API's price per million tokens: spread capital and fixed costs over the API's margin over energy (-1 = never)."
+    return _call('GPU_API_BREAKEVEN_OWNED', model, gpu, n_gpus, api_usd_per_mtok, purchase_usd_per_gpu, months, usd_per_kwh, batch, context_tokens, weights_dtype)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')

@@ -552,7 +552,7 @@ q("decode_usd_per_mtok_rent", "USD/Mtok", "Rented: GPUs x price paid / (tokens/s
 q("prefill_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million prompt tokens", I.n_gpus * own_usd_per_gpu_hour / (prefill_tps * 3600) * 1e6)
 q("prefill_usd_per_mtok_rent", "USD/Mtok", "Rented: USD per million prompt tokens",
   I.n_gpus * rent_usd_per_gpu_hour / (prefill_tps * 3600 * rent_util) * 1e6)
-serve_capacity = q("serve_capacity_mtok_per_month", "Mtok/month", "Million tokens the owned setup generates per month at hours_per_day",
+serve_capacity = q("serve_capacity_mtok_per_month", "Mtok/month", "Million tokens the setup (owned or rented) generates per month at hours_per_day",
                    serve_tps * 3600 * I.hours_per_day * I.days_per_month / 1e6)
 energy_per_mtok = I.n_gpus * own_energy_usd_per_gpu_hour / (serve_tps * 3600) * 1e6
 q("selfhost_breakeven_mtok_per_month", "Mtok/month",
@@ -560,6 +560,11 @@ q("selfhost_breakeven_mtok_per_month", "Mtok/month",
   IF(I.api_usd_per_mtok > energy_per_mtok,
      ((own_capital_usd + own_setup_usd - own_residual_usd) / I.months + own_fixed_usd_per_month) / (I.api_usd_per_mtok - energy_per_mtok), -1),
   "against an API's price per million tokens")
+q("selfhost_rent_breakeven_mtok_per_month", "Mtok/month",
+  "Monthly generated tokens above which renting the GPUs for the working hours beats the API: rent per month / API price; "
+  "-1 = never (even fully used, the rented GPUs cost more per token than the API)",
+  IF(I.api_usd_per_mtok * serve_capacity > rent_usd_per_month, rent_usd_per_month / I.api_usd_per_mtok, -1),
+  "against an API's price per million tokens; the rent is paid for hours_per_day x days_per_month whether busy or not")
 
 group("planning")
 q("option_cost_usd", "USD", "Cost of the job for this option: rented total, or the owned share (owned USD/GPU-h x GPU-hours)",

@@ -309,6 +309,7 @@ def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
 
 
 def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
+    from gpu_tco.addin.demo import DEMO_INPUTS, EXAMPLES
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "addin", "demo", "--out", str(tmp_path / "demo.xlsx")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -317,18 +318,18 @@ def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
     text = " ".join(str(c.value) for row in formulas.iter_rows() for c in row if c.value is not None)
     text += " ".join(str(c.value.text) for row in formulas.iter_rows() for c in row if hasattr(c.value, "text"))
     assert all(name in text for name in FUNCTIONS), [n for n in FUNCTIONS if n not in text]
-    inputs = {formulas.cell(row=r, column=1).value: formulas.cell(row=r, column=2).value for r in range(5, 18)}
+    inputs = {formulas.cell(row=r, column=1).value: formulas.cell(row=r, column=2).value for r in range(5, 5 + len(DEMO_INPUTS))}
     checked = 0
     for r in range(5, formulas.max_row + 1):
         f = formulas.cell(row=r, column=6).value
         if isinstance(f, str) and f.startswith("=GPU") or isinstance(f, str) and f.startswith("=MODEL"):
             name, argtext = re.match(r"=(\w+)\((.*)\)", f).groups()
-            labels = {formulas.cell(row=i, column=2).coordinate: formulas.cell(row=i, column=1).value for i in range(5, 18)}
+            labels = {formulas.cell(row=i, column=2).coordinate: formulas.cell(row=i, column=1).value for i in range(5, 5 + len(DEMO_INPUTS))}
             args = [inputs[labels[a.replace("$", "")]] if a else None for a in argtext.split(",")] if argtext else []
             expected = call(name, *args)
             assert cached.cell(row=r, column=6).value == (pytest.approx(expected) if isinstance(expected, float) else expected)
             checked += 1
-    assert checked == 14
+    assert checked == len(EXAMPLES)  # every example formula recomputed
 
 
 def test_classic_module_is_the_generated_file():

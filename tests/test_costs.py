@@ -398,3 +398,32 @@ def test_cli_tco_breakeven_offers_and_presets():
     assert bad.returncode == 2 and "did you mean csdn-h100-server" in bad.stderr and "Traceback" not in bad.stderr
     bad = run("breakeven", "--offer", "AWS p5.48xlarge", "--gpu", "RTX-4090")
     assert bad.returncode == 2 and "offer:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
+    """Renting GPUs for the working hours costs a fixed amount a month; an API costs its price per million
+    tokens.  Above rent / price the rented GPUs are cheaper, provided they can generate that many tokens."""
+    from gpu_tco.core import evaluate
+    outputs = ("selfhost_rent_breakeven_mtok_per_month", "rent_usd_per_month", "serve_capacity_mtok_per_month",
+               "rent_usd_per_gpu_hour", "selfhost_breakeven_mtok_per_month")
+    job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "usd_per_gpu_hour_rented": 1.00, "hours_per_day": 24,
+           "batch": 64, "context_tokens": 4096, "api_usd_per_mtok": 2.0}
+    r = evaluate(job, outputs=outputs)
+    assert r["rent_usd_per_month"] == pytest.approx(1 * r["rent_usd_per_gpu_hour"] * 24 * 30.4375)
+    assert r["serve_capacity_mtok_per_month"] * 2.0 > r["rent_usd_per_month"]  # the case where renting can win
+    volume = r["selfhost_rent_breakeven_mtok_per_month"]
+    assert volume == pytest.approx(r["rent_usd_per_month"] / 2.0)
+    assert volume * 2.0 == pytest.approx(r["rent_usd_per_month"])  # at the break-even, API bill == rent
+    # an API cheaper than the rented GPUs' cost per token at full use: never
+    cheap = evaluate({**job, "api_usd_per_mtok": 0.5 * r["rent_usd_per_month"] / r["serve_capacity_mtok_per_month"]},
+                     outputs=outputs)
+    assert cheap["selfhost_rent_breakeven_mtok_per_month"] == -1
+    # fewer hours rented: a smaller bill, so a lower break-even volume
+    half = evaluate({**job, "hours_per_day": 12}, outputs=outputs)
+    assert half["selfhost_rent_breakeven_mtok_per_month"] == pytest.approx(volume / 2)
+    # the Excel function returns the same number
+    from gpu_tco.addin.functions import call
+    assert call("GPU_API_BREAKEVEN", "Llama-3-8B", "L40S", 1, 2.0, 1.00, 24, 64, 4096) == pytest.approx(volume)
+    assert call("GPU_API_BREAKEVEN_OWNED", "Llama-3-8B", "L40S", 1, 2.0, None, None, None, 64, 4096, None) == \
+        pytest.approx(evaluate({k: v for k, v in job.items() if k not in ("usd_per_gpu_hour_rented", "hours_per_day")},
+                               outputs=outputs)["selfhost_breakeven_mtok_per_month"])
