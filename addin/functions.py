@@ -26,6 +26,9 @@ from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.engine import row_of
 from gpu_tco.core.errors import InputError
+from gpu_tco.core.formulas import INFER_COMPONENTS as CORE_INFER
+from gpu_tco.core.formulas import NOT_ADDITIVE
+from gpu_tco.core.formulas import TRAIN_COMPONENTS as CORE_TRAIN
 from gpu_tco.core.inputs import BY_NAME
 from gpu_tco.core.names import suggest
 
@@ -33,11 +36,9 @@ CATEGORY = "GPU TCO"
 ERROR_PREFIX = "#INPUT! "
 MAX_TEXT = 255  # Excel shows at most this much of a function's help, and long cell errors read badly
 
-TRAIN_COMPONENTS = {"total": "peak_train_gib_per_gpu", "weights": "weights_gib", "gradients": "gradients_gib",
-                    "optimizer": "optimizer_gib", "activations": "activations_gib", "logits": "logits_gib",
-                    "overhead": "overhead_train_gib"}
-INFER_COMPONENTS = {"total": "peak_infer_gib_per_gpu", "weights": "infer_weights_gib", "kv_cache": "kv_cache_gib_per_gpu",
-                    "activations": "infer_activation_gib", "overhead": "overhead_infer_gib"}
+# component -> quantity, "total" first (the default); from core's tables (core.formulas)
+TRAIN_COMPONENTS = {"total": CORE_TRAIN["total"], **{k: v for k, v in CORE_TRAIN.items() if v and k != "total"}}
+INFER_COMPONENTS = {"total": CORE_INFER["total"], **{k: v for k, v in CORE_INFER.items() if v and k != "total"}}
 # MODEL_SPEC fields computed by core from the architecture ("params_b" as users write it)
 ARCHITECTURE_QUANTITIES = {n for n, q in core.QUANTITIES.items() if q.group == "architecture"}
 MODEL_DERIVED = {"params_b": "params_total_b", "active_params_b": "params_active_b"}
@@ -45,8 +46,9 @@ TOKEN_MODES = {"decode": "decode_tokens_per_s", "prefill": "prefill_tokens_per_s
 
 # arguments that are not core inputs: name -> help text
 SELECTOR_DOCS = {
-    "component": "total (default), weights, gradients, optimizer, activations, logits, overhead; or all for a table",
-    "infer_component": "total (default), weights, kv_cache, activations, overhead; or all for a table",
+    "component": "total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, "
+                 "overhead, allocator_peak (what PyTorch reports); or all for a table",
+    "infer_component": "total (default), weights, kv_cache, activations, overhead, allocator_peak; or all for a table",
     "mode": "decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)",
     "offer_or_gpu": "a Cloud offer name (e.g. Lambda 8x H100 SXM) or a GPU name (its cheapest on-demand offer)",
     "gpu_field": "a GPUs catalog column, default memory_gib (e.g. bf16_dense_tflops, tdp_w, purchase_usd)",
@@ -208,7 +210,9 @@ def _plain(value):
 def _breakdown(inputs: dict, table: dict) -> list[list]:
     r = core.evaluate(inputs, outputs=tuple(table.values()))
     rows = [["component", "GiB per GPU"]]
-    rows += [[k, float(r[q])] for k, q in table.items() if k != "total"] + [["total", float(r[table["total"]])]]
+    # the parts, their sum (the device total that must fit), then the allocator peak: tensors only, not a part
+    rows += [[k, float(r[q])] for k, q in table.items() if k not in NOT_ADDITIVE] + [["total", float(r[table["total"]])]]
+    rows += [["allocator_peak", float(r[table["allocator_peak"]])]]
     return rows
 
 

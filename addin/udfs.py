@@ -131,7 +131,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
-@xw.arg('component', ndim=2, doc='total (default), weights, gradients, optimizer, activations, logits, overhead; or all for a table')
+@xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
 def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None):
     'Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; component picks one part, "all" returns the breakdown table.'
     return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component)
@@ -144,7 +144,7 @@ def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_
 @xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, q4_k_m, .... Default bf16')
 @xw.arg('kv_dtype', ndim=2, doc='KV-cache element type: bf16, fp16, fp8, fp32. Default bf16')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
-@xw.arg('component', ndim=2, doc='total (default), weights, kv_cache, activations, overhead; or all for a table')
+@xw.arg('component', ndim=2, doc='total (default), weights, kv_cache, activations, overhead, allocator_peak; or all for a table')
 def GPU_MEMORY_INFER(model=None, context_tokens=None, batch=None, weights_dtype=None, kv_dtype=None, n_gpus=None, component=None):
     'Inference memory per GPU (GiB): weights, KV cache of the batch, workspace and overhead; component picks one part, "all" returns the breakdown table.'
     return _call('GPU_MEMORY_INFER', model, context_tokens, batch, weights_dtype, kv_dtype, n_gpus, component)

@@ -246,8 +246,14 @@ overhead_train_gib = q(
     "overhead_train_gib", "GiB/GPU", "CUDA context + allocator fragmentation + phase extras (prefetch, step temporaries)",
     I.cuda_context_gib + frag * (states_gib + transient_peak_gib) + transient_peak_gib - activations_gib - logits_gib,
     "[hf_anatomy] (CUDA kernels 1.3 GB); [pytorch_memory]")
+q("allocator_peak_train_gib", "GiB/GPU",
+  "Allocator peak: the tensors alone at the peak = weights + gradients + optimizer + the largest phase's transients "
+  "(what torch.cuda.max_memory_allocated reports, the figure published measurements quote)",
+  states_gib + transient_peak_gib, "[pytorch_memory] (memory_allocated counts tensors; memory_reserved adds the cache)")
 peak_train_gib_per_gpu = q(
-    "peak_train_gib_per_gpu", "GiB/GPU", "Peak training memory per GPU = weights + gradients + optimizer + activations + logits + overhead",
+    "peak_train_gib_per_gpu", "GiB/GPU",
+    "Device total per GPU, what must fit (and what nvidia-smi shows) = weights + gradients + optimizer + activations + logits + "
+    "overhead = allocator peak x (1 + fragmentation) + CUDA context",
     states_gib + activations_gib + logits_gib + overhead_train_gib)
 gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets, per row)")
 fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
@@ -367,8 +373,11 @@ infer_activation_gib = q(
 overhead_infer_gib = q(
     "overhead_infer_gib", "GiB/GPU", "CUDA context + allocator fragmentation",
     I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib))
+q("allocator_peak_infer_gib", "GiB/GPU", "Allocator peak of inference: weights + KV cache + workspace (tensors only)",
+  infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib, "[pytorch_memory]")
 peak_infer_gib_per_gpu = q(
-    "peak_infer_gib_per_gpu", "GiB/GPU", "Inference memory per GPU = weights + KV cache + workspace + overhead",
+    "peak_infer_gib_per_gpu", "GiB/GPU",
+    "Inference memory per GPU, device total = weights + KV cache + workspace + overhead (CUDA context and allocator cache)",
     infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
 q("fits_infer", "bool", "Inference fits: per-GPU memory <= GPU memory", peak_infer_gib_per_gpu <= gpu_memory_gib)
 usable_infer = (gpu_memory_gib - I.cuda_context_gib) / (1 + frag)
@@ -597,13 +606,15 @@ VERDICTS = {
 TRAIN_COMPONENTS = {
     "weights": "weights_gib", "gradients": "gradients_gib", "optimizer": "optimizer_gib",
     "activations": "activations_gib", "logits": "logits_gib", "kv_cache": None,
-    "overhead": "overhead_train_gib", "total": "peak_train_gib_per_gpu",
+    "overhead": "overhead_train_gib", "allocator_peak": "allocator_peak_train_gib", "total": "peak_train_gib_per_gpu",
 }
 INFER_COMPONENTS = {
     "weights": "infer_weights_gib", "gradients": None, "optimizer": None,
     "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_cache_gib_per_gpu",
-    "overhead": "overhead_infer_gib", "total": "peak_infer_gib_per_gpu",
+    "overhead": "overhead_infer_gib", "allocator_peak": "allocator_peak_infer_gib", "total": "peak_infer_gib_per_gpu",
 }
+# not parts of the total: the allocator peak is the tensors alone (the total adds context and cache)
+NOT_ADDITIVE = ("allocator_peak", "total")
 
 
 

@@ -17,7 +17,7 @@ from ..core.codegen import inputs_of
 from ..core.costs import breakeven_series
 from ..core.engine import breakdown, evaluate, resolve_inputs
 from ..core.errors import GpuTcoError, InputError
-from ..core.formulas import QUANTITIES, TRAIN_COMPONENTS
+from ..core.formulas import NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS
 from ..core.inputs import BY_NAME, SECTIONS, Input
 from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, buying_text, option_inputs, option_text, plan, scope
 
@@ -30,7 +30,7 @@ SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
 FORM_INPUTS: tuple[Input, ...] = tuple(
     BY_NAME[n] for n in inputs_of(list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS))
     if n not in SCOPE_INPUTS)
-MEMORY_COMPONENTS = tuple(k for k, v in TRAIN_COMPONENTS.items() if v and k != "total")
+MEMORY_COMPONENTS = tuple(k for k, v in TRAIN_COMPONENTS.items() if v and k not in NOT_ADDITIVE)
 CHART_SETUPS = 6    # setups in the memory chart
 CHART_OPTIONS = 10  # options in the cost chart
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}

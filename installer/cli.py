@@ -396,6 +396,10 @@ def cmd_offers(ns) -> int:
     return 0
 
 
+# the two memory views, named so nobody adds the allocator peak to the parts
+MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
+
+
 def cmd_estimate(ns) -> int:
     from .core.engine import breakdown, evaluate, resolve_inputs, row_of
     from .core.formulas import QUANTITIES
@@ -425,7 +429,7 @@ def cmd_estimate(ns) -> int:
         print(f"training: {used['method']}, {used['precision']}, {used['optimizer']}, sharding {used['sharding']}, "
               f"recompute {used['recompute']}, seq {used['seq_len']}, micro-batch {used['micro_batch']}")
         comp = breakdown(res, "train")
-        print(table(["component", "GiB/GPU"], [[k, v] for k, v in comp.items() if k != "kv_cache"]))
+        print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
         facts = [
             ["fits", res["fits_train"]], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
@@ -437,7 +441,8 @@ def cmd_estimate(ns) -> int:
     else:
         print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
         comp = breakdown(res, "infer")
-        print(table(["component", "GiB/GPU"], [[k, v] for k, v in comp.items() if k not in ("gradients", "optimizer", "logits")]))
+        print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items()
+                                               if k not in ("gradients", "optimizer", "logits")]))
         print()
         facts = [
             ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],

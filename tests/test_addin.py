@@ -141,11 +141,14 @@ def test_nothing_escapes_a_function(name, args):
 
 def test_component_all_returns_the_breakdown_table():
     table = call("GPU_MEMORY_TRAIN", "Llama-3-8B", "qlora", None, None, None, None, None, None, None, None, "all")
-    assert table[0] == ["component", "GiB per GPU"] and [r[0] for r in table[1:]] == [*list(TRAIN_COMPONENTS)[1:], "total"]
+    parts = [k for k in list(TRAIN_COMPONENTS)[1:] if k != "allocator_peak"]
+    assert table[0] == ["component", "GiB per GPU"] and [r[0] for r in table[1:]] == [*parts, "total", "allocator_peak"]
     r = core.evaluate(model="Llama-3-8B", method="qlora")
-    assert sum(v for _, v in table[1:-1]) == pytest.approx(table[-1][1]) == pytest.approx(r["peak_train_gib_per_gpu"])
+    assert sum(v for _, v in table[1:-2]) == pytest.approx(table[-2][1]) == pytest.approx(r["peak_train_gib_per_gpu"])
+    assert table[-1][1] == pytest.approx(r["allocator_peak_train_gib"]) and table[-1][1] < table[-2][1]  # tensors only
     infer = call("GPU_MEMORY_INFER", "Llama-3-70B", 8192, 8, None, None, None, "all")
-    assert [row[0] for row in infer[1:]] == [*list(INFER_COMPONENTS)[1:], "total"]
+    assert [row[0] for row in infer[1:]] == [*[k for k in list(INFER_COMPONENTS)[1:] if k != "allocator_peak"], "total",
+                                             "allocator_peak"]
     assert call("GPU_MEMORY_TRAIN", [["Llama-3-8B"], [70]], None, None, None, None, None, None, None, None, None, "all")[0][0] \
         .startswith("#INPUT! component: \"all\" returns a table")
 

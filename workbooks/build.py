@@ -742,7 +742,8 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     ws.cell(row=r, column=1, value="The scenario on Inputs").font = Font(bold=True, size=12)
     c = ws.cell(row=r + 1, column=1, value='=model&", "&method&", "&n_gpus&" x "&gpu')
     cached[f"Start!{c.coordinate}"] = f"{values['model']}, {values['method']}, {int(values['n_gpus'])} x {values['gpu']}"
-    rows = [("peak memory per GPU", "=peak_train_gib_per_gpu", '0.0 "GiB"', result["peak_train_gib_per_gpu"]),
+    rows = [("peak memory per GPU (device total, must fit)", "=peak_train_gib_per_gpu", '0.0 "GiB"', result["peak_train_gib_per_gpu"]),
+            ("of which tensors (PyTorch allocator peak)", "=allocator_peak_train_gib", '0.0 "GiB"', result["allocator_peak_train_gib"]),
             ("memory of one GPU", "=gpu_memory_gib", '0 "GiB"', result["gpu_memory_gib"]),
             ("fits in memory", '=IF(fits_train,"yes","no")', None, "yes" if result["fits_train"] else "no"),
             ("hours the GPUs are occupied", "=job_wall_hours", '#,##0.0 "h"', result["job_wall_hours"]),
