@@ -91,6 +91,8 @@ _REFS: list[Reference] = [
     Reference("llama3_2024", "Llama Team, Meta AI", "The Llama 3 Herd of Models", "2024", "https://arxiv.org/abs/2407.21783"),
     Reference("mistral2023", "Jiang, Sablayrolles, Mensch et al.", "Mistral 7B", "2023", "https://arxiv.org/abs/2310.06825"),
     Reference("mixtral2024", "Jiang, Sablayrolles, Roux et al.", "Mixtral of Experts", "2024", "https://arxiv.org/abs/2401.04088"),
+    Reference("qwen3_2025", "Qwen Team (Yang, Li, Yang et al.)", "Qwen3 Technical Report", "2025", "https://arxiv.org/abs/2505.09388"),
+    Reference("gemma3_2025", "Gemma Team, Google DeepMind", "Gemma 3 Technical Report", "2025", "https://arxiv.org/abs/2503.19786"),
     Reference("gemma2_2024", "Gemma Team, Google DeepMind", "Gemma 2: Improving Open Language Models at a Practical Size", "2024",
               "https://arxiv.org/abs/2408.00118"),
     Reference("phi3_2024", "Abdin, Jacobs, Awan et al.", "Phi-3 Technical Report", "2024", "https://arxiv.org/abs/2404.14219"),
