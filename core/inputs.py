@@ -111,7 +111,7 @@ INPUTS: tuple[Input, ...] = (
     _n("context_tokens", "tokens", 8192, "Tokens per sequence held in the KV cache (prompt + generated)", 1, 100_000_000,
        kind="integer", group="inference"),
     _n("batch", "sequences", 1, "Concurrent sequences served (inference batch)", 1, 1_000_000, kind="integer", group="inference"),
-    _c("weights_dtype", "weight_dtypes", "bf16", "Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, q4_k_m, ...",
+    _c("weights_dtype", "weight_dtypes", "bf16", "Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, ...",
        group="inference"),
     _c("kv_dtype", "kv_dtypes", "bf16", "KV-cache element type: bf16, fp16, fp8, fp32", group="inference"),
     _n("prefill_chunk_tokens", "tokens", 2048, "Tokens prefilled per forward step (chunked prefill budget)", 1, 10_000_000,

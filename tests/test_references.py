@@ -226,3 +226,14 @@ def test_tflops_are_dense_not_sparse():
     assert g.row("RTX-4090")["bf16_dense_tflops"] == 165.2
     assert core.evaluate(gpu="RTX-4090")["train_tflops_per_gpu_peak"] == 165.2
     assert math.isclose(core.evaluate(gpu="RTX-4090", precision="fp32")["train_tflops_per_gpu_peak"], 82.6)
+
+
+@pytest.mark.parametrize("dtype, bits", [("mxfp4", 4 + 8 / 32), ("nvfp4", 4 + 8 / 16)])
+def test_fp4_weight_formats_carry_their_block_scales(dtype, bits):
+    """OCP MX v1.0: MXFP4 = FP4 (E2M1) elements in blocks of 32 sharing an 8-bit E8M0 scale; NVIDIA's NVFP4:
+    blocks of 16 with an FP8 E4M3 scale.  Layer weights at those bits, embeddings kept at 16 bits."""
+    r = core.evaluate(model="Llama-3-70B", weights_dtype=dtype, n_gpus=1)
+    linear = r["linear_params"]
+    expected = linear * bits / 8 + (r["params_total"] - linear) * 2
+    assert r["infer_weights_bytes"] == pytest.approx(expected, rel=1e-12)
+    assert r["infer_weights_gib"] < core.evaluate(model="Llama-3-70B", weights_dtype="fp8", n_gpus=1)["infer_weights_gib"] * 0.6
