@@ -160,6 +160,8 @@ _REFS: list[Reference] = [
     Reference("nvidia_gb200", "NVIDIA", "NVIDIA GB200 NVL72", "2024", "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"),
     Reference("amd_mi300x", "AMD", "AMD Instinct MI300X accelerator", "2023",
               "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"),
+    Reference("amd_mi355x", "AMD", "AMD Instinct MI355X GPU", "2025",
+              "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"),
     Reference("amd_mi325x", "AMD", "AMD Instinct MI325X accelerator", "2024",
               "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"),
     Reference("epoch_hardware", "Epoch AI", "Data on Machine Learning Hardware (prices and specifications)", "2025",
