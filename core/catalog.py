@@ -33,6 +33,8 @@ OPTIONAL_COLUMNS = {
     # offers: a user row needs gpu, gpus_per_instance, usd_per_gpu_hour and billing_increment_s
     "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
+    # models: mixture-of-experts and latent-attention details (0 = not used)
+    "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim",
 }
 
 # characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
@@ -274,7 +276,9 @@ RULES = {
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
-               "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag"},
+               "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
+               "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
+               "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg"},
@@ -295,7 +299,8 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
         if column in row and not RULE_OK[rule](float(row[column])):
             raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
     if table == "models":
-        for small, big in (("kv_heads", "heads"), ("active_experts", "experts")):
+        for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
+                           ("qk_rope_dim", "head_dim")):
             if small in row and big in row and row[small] > row[big]:
                 raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
 

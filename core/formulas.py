@@ -76,56 +76,96 @@ L, h, f = M("layers"), M("hidden"), M("ffn")
 a, n_kv, d, V = M("heads"), M("kv_heads"), M("head_dim"), M("vocab")
 E, k_act = M("experts"), M("active_experts")
 
+S = M("shared_experts")
+n_dense = M("dense_layers")
+moe_layers = q("expert_layers", "layers", "Layers with experts (a dense model's layers count here, with one expert each) = layers - dense_layers",
+               L - n_dense, "[deepseekv3_2024] (3 of 61 dense); [llama4_2025] (Maverick: 24 of 48 dense)")
+f_dense = q("dense_ffn_width", "-", "MLP width of the dense layers of a mixture-of-experts model (dense_ffn; ffn when 0)",
+            IF(M("dense_ffn") > 0, M("dense_ffn"), f))
+r_q, r_kv, d_rope = M("q_lora_rank"), M("kv_lora_rank"), M("qk_rope_dim")
+mla = Ref("latent_attention")  # multi-head latent attention (DeepSeek-V2/V3): K and V cached as one compressed vector
+d_v = IF(M("v_head_dim") > 0, M("v_head_dim"), d)
+
+q("latent_attention", "flag", "1 = multi-head latent attention (kv_lora_rank > 0): K and V come from one cached low-rank vector",
+  r_kv > 0, "[deepseekv2_2024] section 2.1")
 q_dim = q("q_dim", "-", "Width of the query and attention-output projections = heads x head_dim", a * d)
+mla_kv_down = q("mla_kv_down_width", "-", "Latent attention: the cached vector per token and layer = kv_lora_rank + rotary key width",
+                r_kv + d_rope, "[deepseekv2_2024] section 2.1")
+mla_kv_up = q("mla_kv_up_width", "-", "Latent attention: K (without the rotary part) and V widths of all heads, rebuilt from the cached vector",
+              a * (d - d_rope + d_v), "[deepseekv2_2024] section 2.1")
+mla_value = q("mla_value_width", "-", "Latent attention: value width of all heads = heads x v_head_dim (the output projection's input)",
+              a * d_v)
 kv_dim = q("kv_dim", "-", "Width of the key and value projections = kv_heads x head_dim (grouped-query attention: fewer KV heads)",
            n_kv * d)
 attn_params_per_layer = q(
-    "attn_params_per_layer", "params", "Attention weights per layer: Q, K, V, O projections (+ QKV biases)",
-    h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim),
-    "[gqa2023]: K and V projections have kv_heads heads; [llama2_2023]")
+    "attn_params_per_layer", "params",
+    "Attention weights per layer: Q, K, V, O projections (+ QKV biases); with latent attention the down- and up-projections "
+    "of Q (rank q_lora_rank) and of K/V (rank kv_lora_rank, plus the shared rotary key) and their norms",
+    IF(mla,
+       q("mla_attn_params_per_layer", "params",
+         "Latent attention weights per layer: Q down (rank q_lora_rank) and up, K/V down (rank kv_lora_rank, plus the shared "
+         "rotary key) and up, O, and the two low-rank norms",
+         IF(r_q > 0, h * r_q + r_q + r_q * q_dim, h * q_dim) + h * mla_kv_down + r_kv + r_kv * mla_kv_up + mla_value * h,
+         "[deepseekv2_2024] section 2.1"),
+       h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim)),
+    "[gqa2023]: K and V projections have kv_heads heads; [llama2_2023]; [deepseekv2_2024] section 2.1 (latent attention)")
 mlp_params_per_expert = q(
     "mlp_params_per_expert", "params", "MLP weights of one expert (gated: gate, up, down; plain: up, down)",
     (2 + M("gated_mlp")) * h * f, "[glu2020]; gated (SwiGLU) MLPs in [llama2_2023] and [mixtral2024]")
+dense_mlp_params = q(
+    "dense_mlp_params", "params", "MLP weights of a dense layer in a mixture-of-experts model (width dense_ffn; 0 layers in most models)",
+    (2 + M("gated_mlp")) * h * f_dense, "[deepseekv3_2024] (first 3 layers dense); [llama4_2025] (Maverick: every other layer dense)")
 router_params_per_layer = q(
     "router_params_per_layer", "params", "MoE router weights per layer (0 for dense models)",
     IF(E > 1, h * E, 0), "[mixtral2024] section 2.1")
 layer_params = q(
-    "layer_params", "params", "All weights of one transformer layer",
-    attn_params_per_layer + E * mlp_params_per_expert + router_params_per_layer + M("norms_per_layer") * h)
+    "layer_params", "params", "All weights of one transformer layer (an expert layer: routed and shared experts, router, norms)",
+    attn_params_per_layer + q("experts_held_per_layer", "experts", "Experts held per expert layer: routed + shared", E + S)
+    * mlp_params_per_expert + router_params_per_layer + M("norms_per_layer") * h)
 embedding_params = q(
     "embedding_params", "params", "Token embedding plus LM head (one matrix when tied)",
     V * h * (2 - M("tied_embeddings")))
 params_total = q(
     "params_total", "params", "Total parameters P (MoE: all experts); memory uses this",
-    L * layer_params + embedding_params + h + M("other_params"),
-    "P = V*h*(2 if untied) + L*(attention + experts x MLP + router + norms) + h; checked against the published counts ([llama3_2024] Table 3, [mixtral2024])")
+    moe_layers * layer_params + n_dense * (attn_params_per_layer + dense_mlp_params + M("norms_per_layer") * h)
+    + embedding_params + h + M("other_params"),
+    "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
+    "(attention + MLP + norms) + h; checked against the published counts ([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024])")
 params_active = q(
     "params_active", "params", "Parameters used per token (MoE: active experts only); compute and decode use this",
-    params_total - L * (E - k_act) * mlp_params_per_expert, "[mixtral2024]: 47B parameters, 13B active per token")
+    params_total - moe_layers * (E - k_act) * mlp_params_per_expert, "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
 q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
 linear_params = q(
     "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
-    L * (attn_params_per_layer + E * mlp_params_per_expert))
+    moe_layers * (attn_params_per_layer + Ref("experts_held_per_layer") * mlp_params_per_expert)
+    + n_dense * (attn_params_per_layer + dense_mlp_params))
 q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare parameter count", M("is_estimate"))
 
 # ---------------------------------------------------------------------------
 group("lora")
 tgt = lambda fld: T("lora_targets", "lora_targets", fld)  # noqa: E731
 is_lora = T("methods", "method", "lora")
+lora_mla_attn_dims = q(
+    "lora_mla_attn_dims_per_layer", "-",
+    "Latent attention: (d_in + d_out) over the adapted Q down/up, KV down/up (for K or V targets) and O projections",
+    tgt("q") * IF(r_q > 0, h + 2 * r_q + q_dim, h + q_dim)
+    + MAX(tgt("k"), tgt("v")) * (h + mla_kv_down + r_kv + mla_kv_up) + tgt("o") * (mla_value + h),
+    "[deepseekv2_2024] section 2.1 (the projections of latent attention)")
 lora_attn_dims = q(
     "lora_attn_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted attention projections of one layer (Q, K, V, O)",
-    tgt("q") * (h + q_dim) + (tgt("k") + tgt("v")) * (h + kv_dim) + tgt("o") * (q_dim + h))
+    IF(mla, lora_mla_attn_dims, tgt("q") * (h + q_dim) + (tgt("k") + tgt("v")) * (h + kv_dim) + tgt("o") * (q_dim + h)))
+mlp_dims = lambda width: tgt("gate") * M("gated_mlp") * (h + width) + tgt("up") * (h + width) + tgt("down") * (width + h)  # noqa: E731
 lora_mlp_dims = q(
     "lora_mlp_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted MLP matrices of one layer (gate, up, down; each expert)",
-    E * (tgt("gate") * M("gated_mlp") * (h + f) + tgt("up") * (h + f) + tgt("down") * (f + h)))
+    Ref("experts_held_per_layer") * mlp_dims(f))
 lora_dims_per_layer = q(
     "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
     lora_attn_dims + lora_mlp_dims,
     "[lora2021] section 4.1: adapter B (d_out x r) A (r x d_in) per adapted matrix")
 lora_params = q(
     "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
-    is_lora * L * I.lora_rank * lora_dims_per_layer,
+    is_lora * I.lora_rank * (moe_layers * lora_dims_per_layer + n_dense * (lora_attn_dims + mlp_dims(f_dense))),
     "[lora2021]; all seven linears adapted as in [qlora2023] (Llama-3-8B at r 16: 41,943,040)")
 trainable_params = q(
     "trainable_params", "params", "Parameters that receive gradients and optimizer states",
@@ -157,10 +197,14 @@ gradients_bytes_total = q(
     "gradients_bytes_total", "bytes", "Gradients of trainable parameters (unsharded)", trainable_params * grad_bytes_per_param)
 lora_matrices = q(
     "lora_matrices_per_layer", "matrices", "Adapted matrices per layer (each gets an A and a B factor)",
-    tgt("q") + tgt("k") + tgt("v") + tgt("o") + E * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))
+    tgt("q") + tgt("k") + tgt("v") + tgt("o") + Ref("experts_held_per_layer") * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))
 adafactor_full_rows_cols = q(
     "adafactor_full_rows_cols", "-", "Rows + columns summed over every weight matrix (full training)",
-    L * (2 * h + 2 * q_dim + 2 * (h + kv_dim) + E * (M("gated_mlp") * (h + f) + 2 * (h + f))) + (V + h) * (2 - M("tied_embeddings")))
+    L * (2 * h + 2 * q_dim + 2 * (h + kv_dim))
+    + q("mlp_rows_cols", "-", "Rows + columns over every MLP matrix (experts of the expert layers, and the dense layers)",
+        moe_layers * Ref("experts_held_per_layer") * (M("gated_mlp") * (h + f) + 2 * (h + f))
+        + n_dense * (M("gated_mlp") * (h + f_dense) + 2 * (h + f_dense)))
+    + (V + h) * (2 - M("tied_embeddings")))
 adafactor_rows_cols = q(
     "adafactor_rows_cols", "-", "Rows + columns summed over the trainable matrices (adapters for LoRA, every weight matrix otherwise)",
     IF(is_lora, L * (lora_dims_per_layer + 2 * I.lora_rank * lora_matrices), adafactor_full_rows_cols))
@@ -351,8 +395,12 @@ infer_weights_bytes = q(
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
 kv_bytes_per_token = q(
-    "kv_bytes_per_token", "bytes/token", "KV cache per token, whole model: 2 x L x n_kv x d x bytes (GQA-aware)",
-    2 * L * kv_dim * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
+    "kv_bytes_per_token", "bytes/token",
+    "KV cache per token, whole model: L x cached width x bytes (2 x n_kv x d with grouped-query attention)",
+    L * q("kv_elements_per_token_layer", "-",
+          "Elements cached per token and layer: K and V (2 x kv_heads x head_dim), or with latent attention kv_lora_rank + rotary dim",
+          IF(mla, mla_kv_down, 2 * kv_dim), "[gqa2023]; [deepseekv2_2024] section 2.1")
+    * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
     "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]")
 window = M("sliding_window")
 ctx = I.context_tokens

@@ -165,9 +165,9 @@ def test_excel_formulas_use_only_portable_functions_and_defined_names():
 def test_explain_lists_formula_and_the_values_that_fed_it():
     info = core.explain("kv_bytes_per_token", {"model": "Llama-3-8B"})
     assert info["value"] == 131072
-    assert info["excel"].startswith("=2*INDEX(models_layers,MATCH(model,models_name,0))")
+    assert info["excel"].startswith("=INDEX(models_layers,MATCH(model,models_name,0))*kv_elements_per_token_layer")
     fed = {name: value for name, value, _ in info["inputs"]}
-    assert fed["models[model].layers"] == 32 and fed["kv_dim"] == 8 * 128  # GQA: 8 KV heads of 128
+    assert fed["models[model].layers"] == 32 and fed["kv_elements_per_token_layer"] == 2 * 8 * 128  # GQA: K and V of 8 KV heads of 128
     assert "https://arxiv.org/abs/2309.06180" in info["source"]  # the vLLM paper, cited in full
 
 
