@@ -190,3 +190,16 @@ def test_qwen3_moe_memory_counts_every_expert_and_compute_only_the_active():
     assert r["weights_bytes_total"] > 2 * 30e9  # bf16 weights of all 30.5B parameters
     # 6 x active parameters (plus recomputation and attention), far below 6 x all 30.5B
     assert 6 * r["params_active"] < r["flops_per_token_train"] < 0.25 * 6 * r["params_total"]
+
+
+@pytest.mark.parametrize("name, total_b, active_b", [("gpt-oss-120b", 116.83, 5.13), ("gpt-oss-20b", 20.91, 3.61)])
+def test_gpt_oss_counts_as_openai_publishes_them(name, total_b, active_b):
+    """OpenAI's gpt-oss model card (2025) Table 1: totals, and active parameters per token counting the
+    unembedding but not the embedding lookup (ours count both matrices, so the embedding is taken out here)."""
+    r = core.evaluate(model=name)
+    row = catalog.models().row(name)
+    assert r["params_total_b"] == pytest.approx(total_b, rel=0.01)
+    assert (r["params_active"] - row["vocab"] * row["hidden"]) / 1e9 == pytest.approx(active_b, rel=0.01)
+    # MXFP4 weights: the 120b fits one 80 GB GPU, as the model card says
+    served = core.evaluate(model=name, weights_dtype="mxfp4", n_gpus=1, gpu="H100-SXM", context_tokens=4096)
+    assert served["fits_infer"]
