@@ -74,6 +74,13 @@ def _size(text: str | None):
 def main(argv=None) -> int:
     ns = parse_args(argv)
     size = _size(ns.size)
+    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+        if not ns.screenshot:  # Qt would abort the process; say what to do instead
+            print("gpu-tco form: error: no display found (DISPLAY is not set); run it in a desktop session, or use "
+                  "--screenshot FILE.png, which works without one", file=sys.stderr)
+            return 2
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a picture needs no screen
     _logging()
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox

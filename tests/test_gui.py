@@ -442,3 +442,13 @@ def test_custom_architecture_dialog_feeds_core(qtbot, window):
     expected = evaluate({"model": spec, "gpu": answer["recommended"]["gpu"], "n_gpus": answer["recommended"]["n_gpus"]},
                         outputs=("peak_train_gib_per_gpu",))["peak_train_gib_per_gpu"]
     assert answer["recommended"]["peak_gib_per_gpu"] == pytest.approx(float(expected))
+
+
+def test_without_a_display_the_form_says_so_instead_of_aborting(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["GPU_TCO_CONFIG_DIR"] = str(tmp_path)
+    run = subprocess.run([*CLI, "form"], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no display found" in run.stderr
+    shot = tmp_path / "headless.png"  # a picture needs no display: offscreen is chosen by itself
+    run = subprocess.run([*CLI, "form", "--screenshot", str(shot)], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0 and shot.stat().st_size > 20_000
