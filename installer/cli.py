@@ -392,7 +392,14 @@ def cmd_offers(ns) -> int:
                 [[r["name"], r["gpu"], int(r["gpus_per_instance"]), r["price_type"], f"{r['usd_per_gpu_hour']:.3f}",
                   f"{r['usd_per_instance_hour']:.2f}", int(r["billing_increment_s"]), r["as_of"]] for r in rows],
                 align=["<", "<", ">", "<", ">", ">", ">", "<"]))
-    print(f"\n{len(rows)} offers from {', '.join(tab.files)}; sources per row: --json. Prices move: check the as-of date.")
+    print(f"\n{len(rows)} offers from {', '.join(tab.files)}; sources per row: --json.")
+    dates = sorted(str(r["as_of"]) for r in rows if r.get("as_of"))
+    if dates:
+        import datetime
+        today = datetime.date.today()
+        y, m = (int(x) for x in dates[-1][:7].split("-"))
+        print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
+              f"on {today.isoformat()}. Prices move: check the offer's page before you rent.")
     return 0
 
 

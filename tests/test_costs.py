@@ -394,6 +394,14 @@ def test_cli_tco_breakeven_offers_and_presets():
     assert out.returncode == 0 and "Verdict:" in out.stdout and "month" in out.stdout
     out = run("offers", "--gpu", "h100 sxm")
     assert out.returncode == 0 and "AWS p5.48xlarge" in out.stdout and "RTX-4090" not in out.stdout
+    # how old the prices are: the range of the listed offers' dates and the newest one's age in months
+    import datetime
+    import re as _re
+    first, last, months = _re.search(r"Prices as of (\S+) to (\S+): the newest is (\d+) months old", out.stdout).groups()
+    shown = [r["as_of"] for r in catalog.tables()["offers"].rows if r["gpu"] == "H100-SXM" and r["as_of"]]
+    assert (first, last) == (min(shown), max(shown))
+    today = datetime.date.today()
+    assert int(months) == (today.year - int(last[:4])) * 12 + today.month - int(last[5:7])
     bad = run("tco", "--preset", "csdn-h100-srever")
     assert bad.returncode == 2 and "did you mean csdn-h100-server" in bad.stderr and "Traceback" not in bad.stderr
     bad = run("breakeven", "--offer", "AWS p5.48xlarge", "--gpu", "RTX-4090")
