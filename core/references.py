@@ -152,6 +152,8 @@ _REFS: list[Reference] = [
               "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"),
     Reference("nvidia_rtx_blackwell", "NVIDIA", "NVIDIA RTX Blackwell GPU Architecture (whitepaper)", "2025",
               "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"),
+    Reference("nvidia_rtx_pro_6000", "NVIDIA", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "2025",
+              "https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/"),
     Reference("nvidia_l40s", "NVIDIA", "NVIDIA L40S datasheet", "2023", "https://www.nvidia.com/en-us/data-center/l40s/"),
     Reference("nvidia_l40", "NVIDIA", "NVIDIA L40 GPU", "2023", "https://www.nvidia.com/en-us/data-center/l40/"),
     Reference("nvidia_l4", "NVIDIA", "NVIDIA L4 Tensor Core GPU", "2023", "https://www.nvidia.com/en-us/data-center/l4/"),
