@@ -184,6 +184,8 @@ def compute(state: FormState) -> dict:
     if rec is None:
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
         answer["headline"] = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
+        if shown is not None:
+            answer["headline"] += f" The key figures are for the first of them: {option_text(shown)}."
     if shown is not None:
         bought_in = option_inputs(job, {**shown, "acquire": "buy"})
         rented_in = option_inputs(job, shown) if shown["acquire"] == "rent" else {**bought_in, "buy": 0}

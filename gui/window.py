@@ -506,8 +506,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{sum(o['ok'] for o in self.options)} of {len(self.options)} options acceptable", 5000)
 
     def _fill_table(self) -> None:
-        headers, rows = model.results_table(self.options, self.show_rejected.isChecked())
-        self.shown_options = [o for o in self.options if o["ok"] or self.show_rejected.isChecked()]
+        # with nothing acceptable, the rejected options are the answer: show them and why
+        rejected = self.show_rejected.isChecked() or not any(o["ok"] for o in self.options)
+        headers, rows = model.results_table(self.options, rejected)
+        self.shown_options = [o for o in self.options if o["ok"] or rejected]
         self.table_model.clear()
         self.table_model.setHorizontalHeaderLabels(headers)
         for row, option in zip(rows, self.shown_options):

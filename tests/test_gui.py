@@ -452,3 +452,17 @@ def test_without_a_display_the_form_says_so_instead_of_aborting(tmp_path):
     shot = tmp_path / "headless.png"  # a picture needs no display: offscreen is chosen by itself
     run = subprocess.run([*CLI, "form", "--screenshot", str(shot)], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0 and shot.stat().st_size > 20_000
+
+
+def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
+    deadline = window.findChild(QLineEdit, "field_deadline_hours")
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, deadline, "0.5"))
+    assert answer["recommended"] is None
+    expected = plan({"deadline_hours": 0.5})
+    first = next(o for o in expected["options"] if o["n_gpus"] > 0)
+    assert window.headline.text().startswith("No option meets every requirement (too slow")
+    from gpu_tco.core.planner import option_text
+    assert f"The key figures are for the first of them: {option_text(first)}." in window.headline.text()
+    headers, rows = window.current_rows()
+    assert not window.show_rejected.isChecked() and len(rows) == len(expected["options"])  # shown without the toggle
+    assert all(r[headers.index("Acceptable")] == "no" and r[headers.index("Why not")] for r in rows)
