@@ -153,6 +153,12 @@ def resolve_inputs(inputs: Mapping | None = None) -> dict:
     return _resolved(_given(inputs, {}))
 
 
+def check_input(name: str, value):
+    """One input's value checked on its own (unit, range, catalog name), without the checks between inputs
+    (tensor_parallel versus n_gpus, offer versus GPU); returns the value as used.  Raises ``InputError``."""
+    return _scalar_values(_given({name: value}, {}))[name]
+
+
 def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
@@ -420,4 +426,4 @@ def breakdown(result: Mapping, mode: str = "train") -> dict:
     return {comp: (result[name] if name else 0.0) for comp, name in table.items()}
 
 
-__all__ = ["evaluate", "resolve_inputs", "explain", "breakdown", "row_of", "estimate_architecture", "QUANTITY_NAMES"]
+__all__ = ["evaluate", "resolve_inputs", "check_input", "explain", "breakdown", "row_of", "estimate_architecture", "QUANTITY_NAMES"]

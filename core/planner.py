@@ -23,6 +23,7 @@ from .engine import evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
+from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
 COUNT_MULTIPLE = 4
@@ -107,7 +108,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     for key in ("gpu", "n_gpus", "offer", "buy"):
         if key in job:
             raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")
-    base = resolve_inputs(job)  # validates the job once, with field names in messages
+    # validates the job once, with field names in messages; the GPU count is the planner's to choose, so the
+    # job is checked at a count the tensor-parallel degree divides (the default 8 need not be one)
+    tp = int(check_number(BY_NAME["tensor_parallel"], job["tensor_parallel"])) if "tensor_parallel" in job else 1
+    if count is not None and count % tp:
+        raise InputError("n_gpus", count, f"must be a multiple of tensor_parallel ({tp})")
+    base = resolve_inputs({**job, "n_gpus": count or tp})
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
@@ -119,7 +125,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         chosen_offer = tabs["offers"].resolve(offer, "offer")
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names}, outputs=("gpus_needed",))["gpus_needed"]
+    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
 
     # 2. enumerate GPU x count x (each offer, or buying)
     offers = _offers_by_gpu()

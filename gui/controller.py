@@ -25,9 +25,7 @@ log = logging.getLogger("gpu_tco.gui")
 
 
 class _Relay(QObject):
-    # job id, (result, error): one tuple, since PySide6 mis-counts references of a bare None passed
-    # through an "object" argument across threads (it aborted with "none_dealloc")
-    done = Signal(int, object)
+    done = Signal(int, object)  # job id, (result, error)
 
 
 class _Task(QRunnable):
@@ -70,16 +68,19 @@ class Controller(QObject):
         self._next_id = 0
         self._actions: dict[int, str] = {}
         self._running = 0
+        self._cross: str | None = None   # a field marked by a check of the inputs taken together
 
     # --- edits -------------------------------------------------------------------------
     def edit(self, name: str, text: str) -> str:
         """A field's new text; returns (and signals) core's message, "" when allowed."""
+        self._clear_cross()
         message = self.state.set_text(name, text) or ""
         self._after_edit(name, message)
         return message
 
     def set_value(self, name: str, value) -> str:
         """A field's new value (a catalog name, a number, a custom architecture mapping)."""
+        self._clear_cross()
         message = self.state.set_value(name, value) or ""
         self._after_edit(name, message)
         return message
@@ -90,7 +91,16 @@ class Controller(QObject):
             if key not in ("gpus", "count", "offer"):
                 raise TypeError(key)
             setattr(self.state, key, value)
+        self._clear_cross()
         self.schedule()
+
+    def _clear_cross(self) -> None:
+        """Any change may resolve a problem of the inputs taken together: unmark that field (its own
+        value was valid) and let the next recompute check again."""
+        if self._cross is not None:
+            name, self._cross = self._cross, None
+            if self.state.errors.pop(name, None) is not None:
+                self.field_message.emit(name, "")
 
     def _after_edit(self, name: str, message: str) -> None:
         self.field_message.emit(name, message)
@@ -136,6 +146,7 @@ class Controller(QObject):
             field = getattr(error, "field", None)
             if isinstance(error, GpuTcoError) and field in {i.name for i in model.FORM_INPUTS}:
                 self.state.errors[field] = str(error)
+                self._cross = field
                 self.field_message.emit(field, str(error))
             self.problem.emit(short_message(error))
             self.stale.emit(self.answer is not None)

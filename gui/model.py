@@ -15,7 +15,7 @@ from typing import Mapping
 from ..core import catalog
 from ..core.codegen import inputs_of
 from ..core.costs import breakeven_series
-from ..core.engine import breakdown, evaluate, resolve_inputs
+from ..core.engine import breakdown, check_input, evaluate, resolve_inputs
 from ..core.errors import GpuTcoError, InputError
 from ..core.formulas import NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS
 from ..core.inputs import BY_NAME, SECTIONS, Input
@@ -66,9 +66,10 @@ def value_text(inp: Input, value) -> str:
 
 
 def field_error(inp: Input, value) -> str | None:
-    """Core's message for one field's value, or None when it is allowed."""
+    """Core's message for one field's value, or None when it is allowed (checks between fields come with
+    the answer: the planner chooses the GPU count, so tensor_parallel is checked against its choices)."""
     try:
-        resolve_inputs({inp.name: value})
+        check_input(inp.name, value)
     except InputError as err:
         return str(err)
     except GpuTcoError as err:
@@ -174,11 +175,10 @@ def compute(state: FormState) -> dict:
         where["count"] = state.count
     if state.offer is not None:
         where["offer"] = state.offer
-    resolved = resolve_inputs(job)
-    result = plan(job, **where)
+    result = plan(job, **where)  # validates the job (at a GPU count the planner may choose)
     options = result["options"]
     rec = result["recommended"]
-    answer = {"job": job, "resolved": resolved, "plan": result, "options": options, "recommended": rec,
+    answer = {"job": job, "plan": result, "options": options, "recommended": rec,
               "figures": [], "headline": "", "memory": None, "costs": None, "cash": None}
     shown = rec or next((o for o in options if o["n_gpus"] > 0), None)
     if rec is None:
@@ -204,7 +204,8 @@ def compute(state: FormState) -> dict:
         ]
         gpu_gib = float(rented["gpu_memory_gib"])
         if rec is not None:
-            pay = buying_text(payback, resolved["months"], resolved["hours_per_day"])
+            used = resolve_inputs(bought_in)
+            pay = buying_text(payback, used["months"], used["hours_per_day"])
             answer["headline"] = (f"Recommended: {option_text(rec)}. It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
                                   f"per GPU), takes {rec['hours']:,.1f} hours and costs ${rec['cost_usd']:,.0f}; owned, the job's "
                                   f"share is ${float(bought['option_cost_usd']):,.0f} and {pay}.")

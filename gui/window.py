@@ -277,6 +277,12 @@ class HardwareBox(QGroupBox):
         for name in catalog.offers().names:
             self.offer.addItem(name, name)
         grid.addWidget(self.offer, 5, 1, 1, 2)
+        self.message = QLabel()  # a problem of the GPU count or offer with the rest of the job (core's words)
+        self.message.setObjectName("message_hardware")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #c62828;")
+        self.message.hide()
+        grid.addWidget(self.message, 6, 0, 1, 3)
         self.all_gpus.toggled.connect(self._gpus_changed)
         self.gpu_list.itemChanged.connect(self._gpus_changed)
         self.auto_count.toggled.connect(self._count_changed)
@@ -542,6 +548,9 @@ class MainWindow(QMainWindow):
         self.stale_banner.setVisible(stale)
 
     def _problem(self, message: str) -> None:
+        scope = message.split(":")[0] in ("n_gpus", "gpu", "gpus", "offer")  # the hardware box's fields
+        self.hardware.message.setText(message if scope else "")
+        self.hardware.message.setVisible(bool(message) and scope)
         if message:
             self.statusBar().showMessage(message)
             if self.controller.answer is None:

@@ -151,13 +151,19 @@ def test_invalid_value_is_marked_at_its_field_and_fixing_clears_it(qtbot, window
     answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
     assert not message.isVisible() and not window.stale_banner.isVisible()
     assert window.controller.state.values["seq_len"] == 2048
-    # a message about inputs taken together goes to the field it names
+    # a problem of the inputs taken together is shown where it can be fixed, and clears when it is
+    window.advanced_toggle.setChecked(True)
     tp = window.fields["tensor_parallel"].editor
-    type_into(qtbot, tp, "3")
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, tp, "3"))  # the planner picks counts 3 divides
+    assert answer["recommended"]["n_gpus"] % 3 == 0
     window.hardware.fixed_count.setChecked(True)
     window.hardware.count.setValue(4)
-    qtbot.waitUntil(lambda: window.fields["tensor_parallel"].message.isVisible() or window.stale_banner.isVisible(), timeout=10_000)
-    assert not visible_dialogs()
+    qtbot.waitUntil(lambda: window.hardware.message.isVisible(), timeout=10_000)
+    assert window.hardware.message.text() == "n_gpus: 4 must be a multiple of tensor_parallel (3)"
+    assert window.stale_banner.isVisible() and not visible_dialogs()
+    answer = answer_after(qtbot, window, lambda: window.hardware.count.setValue(6))
+    assert not window.hardware.message.isVisible() and not window.stale_banner.isVisible()
+    assert answer["recommended"]["n_gpus"] == 6
 
 
 def test_explanations_come_from_core(qtbot, window):

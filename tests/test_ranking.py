@@ -9,6 +9,7 @@ import math
 import random
 from pathlib import Path
 
+import pytest
 from lo import book
 
 from gpu_tco import core
@@ -128,3 +129,15 @@ def test_the_ranking_rule_orders_acceptable_options_by_cost_then_listing_order()
     # on a tie the option listed first wins: the key's last element is the listing order
     assert [rank_key(o)[2] for o in options] != sorted(rank_key(o)[2] for o in options)  # cost, not listing, leads
     assert "lowest job cost" in RANKING
+
+
+def test_plan_with_tensor_parallel_chooses_counts_it_divides():
+    """The planner picks the GPU count, so a tensor-parallel degree of 3 is not checked against the default
+    count of 8; every option it lists uses a multiple of 3, and a fixed count that is not one is refused."""
+    plan = core.plan
+    result = plan({"model": "Llama-3-8B", "method": "lora", "tensor_parallel": 3})
+    assert result["recommended"] is not None
+    assert all(o["n_gpus"] % 3 == 0 for o in result["options"] if o["n_gpus"])
+    with pytest.raises(core.InputError, match=r"n_gpus: 4 must be a multiple of tensor_parallel \(3\)"):
+        plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=4)
+    assert plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=6)["recommended"]["n_gpus"] == 6
