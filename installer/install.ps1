@@ -3,6 +3,7 @@
 # Nothing needs administrator rights.
 #
 #   powershell -ExecutionPolicy Bypass -File install.ps1 [-Source WHEEL_OR_FOLDER] [-Extras excel,gui] [-NoExcel]
+#   (default source: the wheel beside this script in a release folder, or the project this script belongs to)
 #
 # Undo everything with the Start-menu shortcut "Uninstall gpu-tco" (or uninstall.ps1 in the folder).
 param(
@@ -17,8 +18,11 @@ function Fail([string]$Text) { Write-Host "gpu-tco installer: error: $Text" -For
 
 $Here = Split-Path -Parent $MyInvocation.MyCommand.Path
 if (-not $Source) {
-    if (Test-Path (Join-Path $Here "..\pyproject.toml")) { $Source = (Resolve-Path (Join-Path $Here "..")).Path }
-    else { Fail "name the gpu-tco wheel to install: install.ps1 -Source gpu_tco-VERSION-py3-none-any.whl" }
+    # a release folder holds the wheel beside this script; a copy of the project holds pyproject.toml above it
+    $Wheel = Get-ChildItem -Path $Here -Filter "gpu_tco-*.whl" -ErrorAction SilentlyContinue | Sort-Object Name | Select-Object -Last 1
+    if ($Wheel) { $Source = $Wheel.FullName }
+    elseif (Test-Path (Join-Path $Here "..\pyproject.toml")) { $Source = (Resolve-Path (Join-Path $Here "..")).Path }
+    else { Fail "no gpu-tco wheel beside this script; name it: install.ps1 -Source gpu_tco-VERSION-py3-none-any.whl" }
 } elseif (Test-Path $Source) {
     $Source = (Resolve-Path $Source).Path
 }

@@ -3,7 +3,8 @@
 # desktop form, and the Excel functions (Linux: xlwings settings; macOS: the xlwings Lite files, since
 # classic xlwings runs no Python functions on macOS).  Nothing outside your home folder is touched.
 #
-#   sh install.sh [WHEEL | PROJECT FOLDER]      default: the project this script belongs to
+#   sh install.sh [WHEEL | PROJECT FOLDER]      default: the wheel beside this script (a release folder),
+#                                                or the project this script belongs to
 #
 # Settings (environment variables): GPU_TCO_HOME (default: ~/.local/share/gpu-tco on Linux,
 # ~/Library/Application Support/gpu-tco on macOS), GPU_TCO_EXTRAS (default: excel,gui),
@@ -18,8 +19,15 @@ fail() { printf 'gpu-tco installer: error: %s\n' "$*" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 source_spec=${1:-}
 if [ -z "$source_spec" ]; then
-    [ -f "$here/../pyproject.toml" ] || fail "name the gpu-tco wheel to install: sh install.sh gpu_tco-VERSION-py3-none-any.whl"
-    source_spec=$(cd "$here/.." && pwd)
+    # a release folder holds the wheel beside this script; a copy of the project holds pyproject.toml above it
+    wheel=$(ls "$here"/gpu_tco-*.whl 2>/dev/null | sort | tail -n 1)
+    if [ -n "$wheel" ]; then
+        source_spec=$wheel
+    elif [ -f "$here/../pyproject.toml" ]; then
+        source_spec=$(cd "$here/.." && pwd)
+    else
+        fail "no gpu-tco wheel beside this script; name it: sh install.sh gpu_tco-VERSION-py3-none-any.whl"
+    fi
 elif [ -e "$source_spec" ]; then
     source_spec=$(cd "$(dirname "$source_spec")" && pwd)/$(basename "$source_spec")
 fi

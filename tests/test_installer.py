@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import frozen
@@ -32,9 +33,20 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     deps = str(Path(numpy.__file__).resolve().parents[1])
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "PYTHON": sys.executable, "GPU_TCO_EXTRAS": "excel",
            "GPU_TCO_PIP_ARGS": "--no-deps", "PYTHONPATH": deps, "LANG": "C.UTF-8"}
-    run = subprocess.run(["sh", str(INSTALLER / "install.sh"), str(built_wheel)], env=env, capture_output=True, text=True,
-                         timeout=600)
+    # the folder users download: built from the wheel, zipped, unzipped, then the documented bare command
+    made = subprocess.run(["sh", str(INSTALLER / "make-release.sh"), str(tmp_path / "dist"), str(built_wheel)],
+                          env={**env, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    archive = Path(made.stdout.strip().splitlines()[-1])
+    with zipfile.ZipFile(archive) as z:
+        names = {n.split("/", 1)[1] for n in z.namelist() if n.count("/") == 1 and not n.endswith("/")}
+        assert names == {"INSTALL.txt", built_wheel.name, "install.sh", "uninstall.sh", "install.ps1", "uninstall.ps1"}
+        z.extractall(tmp_path / "download")
+    release = tmp_path / "download" / archive.stem
+    assert "sh install.sh" in (release / "INSTALL.txt").read_text()
+    run = subprocess.run(["sh", "install.sh"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
+    assert f"installing {release / built_wheel.name}[excel]" in run.stdout  # the wheel beside the script
     data = home / ".local" / "share"
     install = data / "gpu-tco"
     command = home / ".local" / "bin" / "gpu-tco"
@@ -100,7 +112,8 @@ def test_sdist_carries_the_installers(tmp_path):
     name = out.stdout.strip().splitlines()[-1]
     with tarfile.open(tmp_path / name) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for needed in ("pyproject.toml", "README.md", "installer/install.sh", "installer/uninstall.sh", "installer/install.ps1",
+    for needed in ("pyproject.toml", "README.md", "installer/install.sh", "installer/uninstall.sh", "installer/make-release.sh",
+                   "installer/install.ps1",
                    "installer/uninstall.ps1", "installer/gpu-tco-form.spec", "core/data/gpus.csv", "gui/window.py",
                    "examples/llama3-70b-lora.toml"):
         assert needed in names, needed
