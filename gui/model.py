@@ -24,11 +24,14 @@ from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, buying_
 # what the headline reads for the recommended setup, bought and rented
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
 CASH_OUTPUTS = ("own_cumulative_usd", "rent_cumulative_usd")
+# serving the model on the same GPUs against an API's price (the serving section of the form)
+SERVING_OUTPUTS = ("decode_tokens_per_s", "decode_usd_per_mtok_rent", "decode_usd_per_mtok_own",
+                   "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
 SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
 # the inputs the shown answers depend on (from the expression trees), in declaration order
 FORM_INPUTS: tuple[Input, ...] = tuple(
-    BY_NAME[n] for n in inputs_of(list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS))
+    BY_NAME[n] for n in inputs_of(list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS) + list(SERVING_OUTPUTS))
     if n not in SCOPE_INPUTS)
 MEMORY_COMPONENTS = tuple(k for k, v in TRAIN_COMPONENTS.items() if v and k not in NOT_ADDITIVE)
 CHART_SETUPS = 6    # setups in the memory chart
@@ -190,7 +193,7 @@ def compute(state: FormState) -> dict:
         bought_in = option_inputs(job, {**shown, "acquire": "buy"})
         rented_in = option_inputs(job, shown) if shown["acquire"] == "rent" else {**bought_in, "buy": 0}
         bought = bought_instead(job, shown)
-        rented = evaluate(rented_in, outputs=("option_cost_usd", "gpu_memory_gib"))
+        rented = evaluate(rented_in, outputs=("option_cost_usd", "gpu_memory_gib", *SERVING_OUTPUTS))
         payback = float(bought["payback_months"])
         mine = option_inputs(job, shown)
         answer["figures"] = [
@@ -201,6 +204,17 @@ def compute(state: FormState) -> dict:
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
             Figure("Payback of buying", payback, "months", "payback_months", bought_in),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
+            # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
+            Figure("Serving: generated tokens per second", float(rented["decode_tokens_per_s"]), "tokens/s",
+                   "decode_tokens_per_s", rented_in),
+            Figure("Serving: cost per million tokens, rented", float(rented["decode_usd_per_mtok_rent"]), "USD",
+                   "decode_usd_per_mtok_rent", rented_in),
+            Figure("Serving: cost per million tokens, owned", float(rented["decode_usd_per_mtok_own"]), "USD",
+                   "decode_usd_per_mtok_own", rented_in),
+            Figure("Renting beats the API above", float(rented["selfhost_rent_breakeven_mtok_per_month"]), "Mtok/month",
+                   "selfhost_rent_breakeven_mtok_per_month", rented_in),
+            Figure("Owning beats the API above", float(rented["selfhost_breakeven_mtok_per_month"]), "Mtok/month",
+                   "selfhost_breakeven_mtok_per_month", rented_in),
         ]
         gpu_gib = float(rented["gpu_memory_gib"])
         if rec is not None:

@@ -418,7 +418,7 @@ class MainWindow(QMainWindow):
         self.figures.itemSelectionChanged.connect(self._explain_figure)
         row_height = self.figures.fontMetrics().height() + 8
         self.figures.verticalHeader().setDefaultSectionSize(row_height)
-        self.figures.setMinimumHeight(row_height * 8 + 4)  # the seven figures and the header, no scrolling
+        self.figures.setMinimumHeight(row_height * 8 + 4)  # the first seven figures and the header; the rest scroll
         self.tabs = QTabWidget()
         self.tabs.addTab(self._options_tab(), "Options, ranked")
         self.cost_view, self.memory_view, self.cash_view = QChartView(), QChartView(), QChartView()
@@ -439,7 +439,7 @@ class MainWindow(QMainWindow):
         lower.addWidget(top)
         lower.addWidget(self.tabs)
         lower.addWidget(self.explanation)
-        lower.setSizes([200, 380, 130])
+        lower.setSizes([280, 360, 110])
         column.addWidget(lower, 1)
         return panel
 
@@ -498,7 +498,7 @@ class MainWindow(QMainWindow):
         self.headline.setText(answer["headline"])
         self.figures.setRowCount(len(answer["figures"]))
         for r, fig in enumerate(answer["figures"]):
-            value = "never" if fig.quantity == "payback_months" and fig.value < 0 else _number(fig.value, fig.unit)
+            value = "never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit)
             for c, text in enumerate((fig.label, value, fig.unit)):
                 item = QTableWidgetItem(text)
                 if c == 1:
@@ -716,6 +716,8 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
+# quantities whose -1 means "never"
+NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # the options table's columns that are quantities (header -> key of the planner's option)
 COLUMN_KEYS = {"GiB per GPU": "peak_gib_per_gpu", "Hours": "hours", "USD per GPU-hour": "usd_per_gpu_hour",
                "Job cost (USD)": "cost_usd", "Cash needed (USD)": "outlay_usd", "USD per million tokens": "usd_per_mtok_train"}

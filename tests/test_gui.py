@@ -78,7 +78,8 @@ def test_every_field_comes_from_core_declarations():
     for name in ("model", "method", "precision", "seq_len", "micro_batch", "tokens", "epochs", "deadline_hours", "budget_usd",
                  "allow_interruptible", "usd_per_kwh", "pue", "hours_per_day", "months", "purchase_usd_per_gpu", "depreciation"):
         assert name in shown
-    assert not {"gpu", "n_gpus", "offer", "buy", "context_tokens"} & set(shown)  # scope controls; serving is not planned here
+    assert not {"gpu", "n_gpus", "offer", "buy", "at_month"} & set(shown)  # the hardware box's controls; the chart sweeps months
+    assert {"context_tokens", "batch", "weights_dtype", "api_usd_per_mtok", "rent_utilization_pct"} <= set(shown)  # serving
     assert model.sections()[-1][0] == "advanced"
 
 
@@ -472,3 +473,26 @@ def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
     headers, rows = window.current_rows()
     assert not window.show_rejected.isChecked() and len(rows) == len(expected["options"])  # shown without the toggle
     assert all(r[headers.index("Acceptable")] == "no" and r[headers.index("Why not")] for r in rows)
+
+
+def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
+    """The serving figures are core's for the recommended setup: cost per million generated tokens and the
+    monthly volume above which renting (or owning) beats the API, "never" when it does not."""
+    from gpu_tco.core.engine import evaluate
+    from gpu_tco.core.planner import option_inputs
+    batch = window.findChild(QLineEdit, "field_batch")
+    api = window.findChild(QLineEdit, "field_api_usd_per_mtok")
+    answer_after(qtbot, window, lambda: type_into(qtbot, batch, "64"))
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "10"))
+    rec = answer["recommended"]
+    core_values = evaluate(option_inputs({"batch": 64, "api_usd_per_mtok": 10}, rec),
+                           outputs=("decode_usd_per_mtok_rent", "selfhost_rent_breakeven_mtok_per_month"))
+    figures = {f.label: f for f in answer["figures"]}
+    assert figures["Serving: cost per million tokens, rented"].value == pytest.approx(float(core_values["decode_usd_per_mtok_rent"]))
+    volume = float(core_values["selfhost_rent_breakeven_mtok_per_month"])
+    assert figures["Renting beats the API above"].value == pytest.approx(volume) and volume > 0
+    row = [f.label for f in answer["figures"]].index("Renting beats the API above")
+    assert window.figures.item(row, 1).text() == f"{volume:,.1f}"
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "0.01"))  # an API this cheap always wins
+    assert {f.label: f for f in answer["figures"]}["Renting beats the API above"].value == -1
+    assert window.figures.item(row, 1).text() == "never"
