@@ -89,7 +89,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
     GPU count; default the smallest that fits, then doublings), ``offer`` (one rental offer;
     default every priced offer of each GPU) and ``include_buy``.
-    Returns ``{"job", "options", "recommended", "rejected_counts"}``: options sorted
+    Returns ``{"job", "inputs", "options", "recommended", "rejected_counts"}`` (``inputs``: every input as
+    resolved for the job, at a GPU count the planner may choose): options sorted
     with acceptable ones first (cheapest first), each with ``ok`` and, when not ok,
     ``reasons`` (does not fit / no price / too slow / over budget).
     """
@@ -202,7 +203,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             key = reason.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
     recommended = options[0] if options and options[0]["ok"] else None
-    return {"job": {k: base[k] for k in BY_NAME if k in job or k in _JOB_FIELDS},
+    return {"job": {k: base[k] for k in BY_NAME if k in job or k in _JOB_FIELDS}, "inputs": base,
             "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING}
 
 

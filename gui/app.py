@@ -82,7 +82,7 @@ def main(argv=None) -> int:
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a picture needs no screen
     _logging()
-    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from .controller import Controller
@@ -102,16 +102,17 @@ def main(argv=None) -> int:
             return 2
     window.show()
     if ns.screenshot:
-        return _screenshot(app, window, Path(ns.screenshot), QTimer)
+        return _screenshot(app, window, Path(ns.screenshot))
     return app.exec()
 
 
-def _screenshot(app, window, path: Path, timer_class) -> int:
+def _screenshot(app, window, path: Path) -> int:
     """Wait for the first answer, let the window paint, save it, exit 0 (2 when nothing was computed)."""
+    from PySide6.QtCore import QTimer
     done = {"answered": False}
     window.controller.answered.connect(lambda _a: done.update(answered=True))
     window.controller.problem.connect(lambda m: done.update(answered=done["answered"] or bool(m)))
-    deadline = timer_class()
+    deadline = QTimer()
     deadline.setSingleShot(True)
     deadline.start(30_000)
     while not done["answered"] and deadline.isActive():

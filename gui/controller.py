@@ -191,8 +191,7 @@ class Controller(QObject):
         """Write the workbook (the same writer and inputs as `gpu-tco workbook`) in the background;
         ``finished`` carries (path, None) or (None, error)."""
         from ..workbooks import write_workbook
-        scenario = copy.deepcopy(self.state.scenario())
-        scenario.pop("gpus", None)  # the workbook's Compare sheet lists every GPU
+        scenario, _gpus = copy.deepcopy(self.state.workbook_inputs())
         self._start(then, lambda: write_workbook(path, scenario))
 
     def email(self, workbook: str | Path, send: Callable | None = None) -> None:
@@ -200,8 +199,7 @@ class Controller(QObject):
         from ..workbooks import write_workbook
         from ..workbooks.email_draft import draft_text
         from ..workbooks.email_draft import send as send_draft
-        scenario = copy.deepcopy(self.state.scenario())
-        gpus = scenario.pop("gpus", None)
+        scenario, gpus = copy.deepcopy(self.state.workbook_inputs())
         sender = send or send_draft
 
         def work():

@@ -15,9 +15,9 @@ from typing import Mapping
 from ..core import catalog
 from ..core.codegen import inputs_of
 from ..core.costs import breakeven_series
-from ..core.engine import breakdown, check_input, evaluate, resolve_inputs
+from ..core.engine import breakdown, check_input, evaluate
 from ..core.errors import GpuTcoError, InputError
-from ..core.formulas import NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS
+from ..core.formulas import NOT_ADDITIVE, TRAIN_COMPONENTS
 from ..core.inputs import BY_NAME, SECTIONS, Input
 from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, buying_text, option_inputs, option_text, plan, scope
 
@@ -92,11 +92,7 @@ class FormState:
 
     def set_text(self, name: str, text: str) -> str | None:
         """Set a field from what was typed; returns core's message when it is not allowed."""
-        inp = BY_NAME[name]
-        value = text if inp.kind == "choice" else parse_number(text)
-        if inp.kind == "choice" and inp.accepts_number and isinstance(text, str):
-            value = text.strip()
-        return self.set_value(name, value)
+        return self.set_value(name, text.strip() if BY_NAME[name].kind == "choice" else parse_number(text))
 
     def set_value(self, name: str, value) -> str | None:
         inp = BY_NAME[name]
@@ -125,6 +121,12 @@ class FormState:
         if self.offer is not None:
             out["offer"] = self.offer
         return out
+
+    def workbook_inputs(self) -> tuple[dict, list[str] | None]:
+        """(inputs, gpus) for the workbook and the e-mail: the scenario as `gpu-tco workbook --scenario`
+        reads it (the GPU list is the planner's scope, not an input; the workbook lists every GPU)."""
+        inputs = self.scenario()
+        return inputs, inputs.pop("gpus", None)
 
     def load(self, data: Mapping) -> dict:
         """Replace the state with a scenario's (inputs, and gpu/gpus/n_gpus/offer as the scope).
@@ -218,7 +220,7 @@ def compute(state: FormState) -> dict:
         ]
         gpu_gib = float(rented["gpu_memory_gib"])
         if rec is not None:
-            used = resolve_inputs(bought_in)
+            used = result["inputs"]
             pay = buying_text(payback, used["months"], used["hours_per_day"])
             answer["headline"] = (f"Recommended: {option_text(rec)}. It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
                                   f"per GPU), takes {rec['hours']:,.1f} hours and costs ${rec['cost_usd']:,.0f}; owned, the job's "
@@ -281,6 +283,3 @@ def tab_separated(headers: list[str], rows: list[list]) -> str:
         return str(v).replace("\t", " ").replace("\n", " ")
     return "\n".join("\t".join(cell(v) for v in row) for row in [headers, *rows]) + "\n"
 
-
-def quantity_unit(name: str) -> str:
-    return QUANTITIES[name].unit

@@ -129,9 +129,7 @@ class Field:
                 box.setCompleter(completer)
                 box.lineEdit().setPlaceholderText("a model name or a size such as 70B")
                 box.lineEdit().editingFinished.connect(lambda: self.controller.edit(inp.name, box.currentText()))
-                box.activated.connect(lambda _i: self.controller.edit(inp.name, box.currentText()))
-            else:
-                box.activated.connect(lambda _i: self.controller.edit(inp.name, box.currentText()))
+            box.activated.connect(lambda _i: self.controller.edit(inp.name, box.currentText()))
             return box
         edit = QLineEdit()
         edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance("0" * 11))
@@ -230,12 +228,7 @@ class HardwareBox(QGroupBox):
         grid = QGridLayout(self)
         gpu_inp, n_inp, offer_inp = BY_NAME["gpu"], BY_NAME["n_gpus"], BY_NAME["offer"]
         grid.addWidget(QLabel("GPU types to consider"), 0, 0, 1, 3)
-        self.all_gpus = QRadioButton("All in the catalog")
-        self.some_gpus = QRadioButton("Only the checked ones:")
-        self.all_gpus.setChecked(True)
-        scope = QButtonGroup(self)
-        scope.addButton(self.all_gpus)
-        scope.addButton(self.some_gpus)
+        self.all_gpus, self.some_gpus = self._either("All in the catalog", "Only the checked ones:")
         grid.addWidget(self.all_gpus, 1, 0)
         grid.addWidget(self.some_gpus, 1, 1, 1, 2)
         self.gpu_list = QListWidget()
@@ -250,12 +243,7 @@ class HardwareBox(QGroupBox):
         self.gpu_list.setEnabled(False)
         grid.addWidget(self.gpu_list, 2, 0, 1, 3)
         grid.addWidget(QLabel(n_inp.label), 3, 0)
-        self.auto_count = QRadioButton("Smallest that fits, and more")
-        self.fixed_count = QRadioButton("Exactly:")
-        self.auto_count.setChecked(True)
-        count_group = QButtonGroup(self)
-        count_group.addButton(self.auto_count)
-        count_group.addButton(self.fixed_count)
+        self.auto_count, self.fixed_count = self._either("Smallest that fits, and more", "Exactly:")
         self.count = QSpinBox()
         self.count.setObjectName("field_n_gpus")
         self.count.setRange(int(n_inp.minimum), int(min(n_inp.maximum, 2**31 - 1)))
@@ -288,6 +276,15 @@ class HardwareBox(QGroupBox):
         self.auto_count.toggled.connect(self._count_changed)
         self.count.valueChanged.connect(self._count_changed)
         self.offer.activated.connect(lambda _i: self.controller.set_scope(offer=self.offer.currentData()))
+
+    def _either(self, default: str, other: str) -> tuple[QRadioButton, QRadioButton]:
+        """Two exclusive choices, the first selected."""
+        first, second = QRadioButton(default), QRadioButton(other)
+        first.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(first)
+        group.addButton(second)
+        return first, second
 
     def _gpus_changed(self, *_):
         self.gpu_list.setEnabled(self.some_gpus.isChecked())

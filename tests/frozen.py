@@ -39,10 +39,6 @@ def result(timeout: float = 600) -> tuple[int, Path, float, str]:
     return code, _build["work"] / "dist" / "gpu-tco-form", _build["seconds"], (_build["work"] / "build.log").read_text()
 
 
-def say(message: str) -> None:
-    print(f"\n[gpu-tco tests] {message}", file=sys.__stderr__, flush=True)
-
-
 def cleanup() -> None:
     if _build:
         shutil.rmtree(_build["work"], ignore_errors=True)

@@ -285,6 +285,8 @@ def workbook(tmp_path_factory):
 def test_draft_parses_back_with_the_workbook_attached(workbook, tmp_path):
     subject, body = draft_text({"method": "lora"})
     assert subject == "GPU plan: Llama-3-70B lora"
+    # the job is checked as the planner checks it: a tensor-parallel degree of 3 need not divide the default 8
+    assert draft_text({"method": "lora", "tensor_parallel": 3})[0] == subject
     rec = plan({"method": "lora"})["recommended"]
     assert f"${rec['cost_usd']:,.0f}" in body
     eml = write_draft(tmp_path / "draft.eml", workbook, subject, body)

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import frozen
+import lo
 
 from gpu_tco.install_addin import read_conf
 
@@ -131,6 +132,6 @@ def test_frozen_form_builds_and_starts(tmp_path):
         assert run.returncode == 0, run.stdout + run.stderr
         assert shot.stat().st_size > 20_000
         size_mb = sum(f.stat().st_size for f in app.rglob("*") if f.is_file()) / 1e6
-        frozen.say(f"frozen form: built in {seconds:.0f} s (in the background), {size_mb:.0f} MB")
+        lo.say(f"frozen form: built in {seconds:.0f} s (in the background), {size_mb:.0f} MB")
     finally:
         frozen.cleanup()

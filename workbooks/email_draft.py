@@ -44,13 +44,12 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core.engine import resolve_inputs
     from ..core.planner import bought_instead, buying_text, option_text, plan, scope
 
     scenario = dict(scenario or {})
     job, where = scope(scenario, gpus)
-    a = resolve_inputs(job)
     result = plan(job, **where)
+    a = result["inputs"]  # the job as the planner checked it (a tensor-parallel degree need not divide 8)
     rec = result["recommended"]
     subject = f"GPU plan: {a['model']} {a['method']}"
     lines = [f"Job: {a['method']} fine-tuning of {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
