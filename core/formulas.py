@@ -194,7 +194,10 @@ grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
     IF(I.fp32_grads, 4, prec("grad_bytes")), "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes)")
 gradients_bytes_total = q(
-    "gradients_bytes_total", "bytes", "Gradients of trainable parameters (unsharded)", trainable_params * grad_bytes_per_param)
+    "gradients_bytes_total", "bytes",
+    "Gradients of trainable parameters (unsharded); with the optimizer step in the backward pass only the largest tensor's at a time",
+    IF(I.optimizer_in_backward, MIN(trainable_params, MAX(V * h, h * f)), trainable_params) * grad_bytes_per_param,
+    "[torchtune_memory] (optimizer in backward: each gradient is applied and freed as soon as it is computed)")
 lora_matrices = q(
     "lora_matrices_per_layer", "matrices", "Adapted matrices per layer (each gets an A and a B factor)",
     tgt("q") + tgt("k") + tgt("v") + tgt("o") + Ref("experts_held_per_layer") * (tgt("gate") * M("gated_mlp") + tgt("up") + tgt("down")))
@@ -218,15 +221,18 @@ optimizer_bytes_total = q(
     "[zero2020] section 3.1 (K = 12: fp32 master 4 + Adam 8 bytes); [adam8bit2022] (2 bytes); SGD momentum 4 bytes")
 
 # per GPU: tensor parallel splits every state by t; ZeRO splits by N what it shards
+optimizer_off_gpu = q(
+    "optimizer_off_gpu", "bool", "Optimizer states are not in GPU memory: offloaded to the CPU, or a paged optimizer (moved out when the GPU is full)",
+    OR(I.offload_optimizer, I.offload_params, opt("paged")), "[zero_offload2021]; [bnb_paged]")
 weights_gib = q(
-    "weights_gib", "GiB/GPU", "Training weights per GPU",
-    weights_bytes_total / t / IF(shard("shard_weights"), dp_size, 1) / GIB, ZERO)
+    "weights_gib", "GiB/GPU", "Training weights per GPU (0 when parameters are offloaded to the CPU; the gathered layers count as transients)",
+    (1 - I.offload_params) * weights_bytes_total / t / IF(shard("shard_weights"), dp_size, 1) / GIB, ZERO + "; [pytorch_fsdp] (CPU offload)")
 gradients_gib = q(
-    "gradients_gib", "GiB/GPU", "Gradients per GPU",
-    gradients_bytes_total / t / IF(shard("shard_gradients"), dp_size, 1) / GIB, ZERO)
+    "gradients_gib", "GiB/GPU", "Gradients per GPU (0 when parameters are offloaded to the CPU)",
+    (1 - I.offload_params) * gradients_bytes_total / t / IF(shard("shard_gradients"), dp_size, 1) / GIB, ZERO)
 optimizer_gib = q(
-    "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU)",
-    IF(I.offload_optimizer, 0, optimizer_bytes_total / t / IF(shard("shard_optimizer"), dp_size, 1) / GIB),
+    "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU or paged)",
+    IF(optimizer_off_gpu, 0, optimizer_bytes_total / t / IF(shard("shard_optimizer"), dp_size, 1) / GIB),
     ZERO + "; [zero_offload2021]")
 states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU", weights_gib + gradients_gib + optimizer_gib)
 
@@ -258,24 +264,33 @@ act_checkpoint_bytes = q(
 activations_gib = q(
     "activations_gib", "GiB/GPU", "Activations kept for the backward pass (full recompute: checkpoints + one live layer)",
     IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, L * act_bytes_per_layer) / GIB, KORTHIKANTI)
-LOSS_CHUNK_TOKENS = 1024
-logit_tokens = IF(I.fused_loss, MIN(s * b, LOSS_CHUNK_TOKENS), s * b)
+logit_tokens = IF(I.fused_loss, MIN(s * b, I.fused_loss_chunk_tokens), s * b)
 logits_gib = q(
-    "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps 1,024 tokens)",
+    "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps fused_loss_chunk_tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
     "[hf_llama]: logits upcast to fp32 for the loss; a fused, chunked loss keeps one chunk ([liger2024])")
 # ZeRO-3/FSDP gathers two layers' full weights (current + prefetch); only when there is more than one rank to gather from
+unit_bytes = q("layer_weight_bytes", "bytes", "One layer's full weights as held for training (NF4 for QLoRA)",
+              layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param))
+vocab_matrix_bytes = q("vocab_matrix_bytes", "bytes", "The embedding (or output) matrix as held for training: vocabulary x hidden",
+                       V * h * IF(quantized_base, 2, weight_bytes_per_param))
+largest_unit_params = q("largest_unit_params", "params", "Parameters of the largest unit ZeRO-3/FSDP gathers: a layer or the vocabulary matrix",
+                        MAX(layer_params, V * h))
 gathered_layers_gib = q(
-    "gathered_layers_gib", "GiB/GPU", "Two layers' full weights as ZeRO-3/FSDP gathers them (0 without weight sharding)",
-    shard("shard_weights") * 2 * layer_params * IF(quantized_base, base_bits / 8, weight_bytes_per_param) / t / GIB)
+    "gathered_layers_gib", "GiB/GPU",
+    "Full weights ZeRO-3/FSDP gathers at once: the current unit and the next (a layer, or the embedding/output matrix "
+    "when larger), plus the largest unit's unsharded gradients before they are reduced (full training); 0 without weight sharding",
+    MAX(shard("shard_weights"), I.offload_params)
+    * (unit_bytes + MAX(unit_bytes, vocab_matrix_bytes) + NOT(is_lora) * largest_unit_params * grad_bytes_per_param) / t / GIB,
+    "[pytorch_fsdp] (one unit per layer; embeddings and output sharded as units of their own, as [torchtune_memory] recommends)")
 zero3_prefetch_gib = q(
     "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
-    IF(dp_size > 1, gathered_layers_gib, 0),
+    IF(OR(dp_size > 1, I.offload_params), gathered_layers_gib, 0),
     "[pytorch_fsdp] (forward and backward prefetch); [deepspeed_memory]")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
     "step_temp_tp_gib", "GiB/GPU", "fp32 temporary of the embedding gradient in the optimizer step, before ZeRO sharding",
-    IF(AND(NOT(is_lora), NOT(I.offload_optimizer)), 4 * V * h / t, 0) / GIB)
+    IF(AND(NOT(is_lora), NOT(optimizer_off_gpu)), 4 * V * h / t, 0) / GIB)
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
     step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
@@ -306,10 +321,12 @@ q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not 
 # smallest GPU count: per-GPU memory is  ctx + (1+frag)*(S_fixed + S_shard/N + max(A, step))  with N the sharding degree
 usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
                (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
-w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor-parallel degree t, before ZeRO sharding", weights_bytes_total / t / GIB)
-g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor-parallel degree t, before ZeRO sharding", gradients_bytes_total / t / GIB)
+w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
+         (1 - I.offload_params) * weights_bytes_total / t / GIB)
+g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
+         (1 - I.offload_params) * gradients_bytes_total / t / GIB)
 o_tp = q("optimizer_tp_gib", "GiB/GPU", "Optimizer states per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
-         IF(I.offload_optimizer, 0, optimizer_bytes_total / t / GIB))
+         IF(optimizer_off_gpu, 0, optimizer_bytes_total / t / GIB))
 sharded_states_tp_gib = q(
     "sharded_states_tp_gib", "GiB/GPU", "States that ZeRO divides by N, at tensor-parallel degree t (before sharding)",
     w_tp * shard("shard_weights") + g_tp * shard("shard_gradients") + o_tp * shard("shard_optimizer"))
@@ -340,7 +357,7 @@ gpus_needed = q(
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
     "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
-    usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, LOSS_CHUNK_TOKENS * V * I.logits_bytes_per_element / t / GIB, 0))
+    usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
                attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB * IF(rec("checkpoint_layers"), 1, L))
@@ -357,12 +374,13 @@ max_train_seq_len = q(
 
 # ---------------------------------------------------------------------------
 group("training compute")
-recompute_full = rec("checkpoint_layers")
+LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
-    "Training FLOPs per token: (6 full | 4 LoRA) x P_active, +2 x P_active with full recompute, + attention 12*L*s*a*d (x4/3 recomputed)",
-    (IF(is_lora, 4, 6) + 2 * recompute_full) * params_active + 12 * L * s * q_dim * (1 + recompute_full / 3),
-    "[kaplan2020] (6N); [narayanan2021] (8N with recomputation; attention 12*L*s*h); LoRA skips the frozen weights' gradient (4N)")
+    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L*s*a*d; recomputation is not counted (it lowers the efficiency instead)",
+    IF(is_lora, 4, 6) * params_active + 12 * L * s * q_dim,
+    "[kaplan2020] (6N); [narayanan2021] (attention 12*L*s*h); [palm2022] Appendix B (model FLOPs exclude recomputation); "
+    "LoRA skips the frozen weights' gradient (4N)")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
 train_tflops_per_gpu_peak = q(
@@ -370,10 +388,16 @@ train_tflops_per_gpu_peak = q(
     IF(prec("fp32_compute"), G("tf32_dense_tflops"), G("bf16_dense_tflops")),
     "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A)")
 mfu_effective = q(
-    "mfu_effective", "fraction", "MFU used: the input, or the GPU's default with the PCIe multi-GPU penalty",
+    "mfu_effective", "fraction",
+    "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor "
+    "x CPU-offload factor x large-cluster factor x PCIe multi-GPU penalty",
     IF(I.mfu > 0, I.mfu,
-       G("default_mfu") * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
-    "GPU catalog default_mfu ([narayanan2021], [llama2_2023], [llama3_2024]); PCIe scaling: gpu-tco assumption")
+       G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       * IF(OR(I.offload_optimizer, I.offload_params), I.offload_mfu_factor, 1)
+       * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
+       * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
+    "fitted on the calibration set (docs/calibration.md: [torchtitan_perf], [llmfoundry_bench], [torchtune_readme], [llama2_2023]); "
+    "PCIe scaling: gpu-tco assumption")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train)
@@ -450,7 +474,7 @@ decode_step_s = q(
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
-  tp_inf * infer_tflops * 1e12 * I.prefill_mfu / (2 * params_active + 4 * L * ctx * q_dim),
+  tp_inf * infer_tflops * 1e12 * I.prefill_mfu * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
   "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,16 @@ def _f(name, default, description, group="general", source=""):
     return Input(name, "flag", default, description, "flag", 0, 1, group=group, source=source)
 
 
+def _calibrated() -> dict:
+    """Defaults fitted on the calibration set (data/calibrated.csv, written by ``gpu-tco calibrate --write``)."""
+    import csv
+    from pathlib import Path
+    with open(Path(__file__).resolve().parent / "data" / "calibrated.csv", newline="", encoding="utf-8") as fh:
+        return {row["name"]: float(row["value"]) for row in csv.DictReader(fh)}
+
+
+CALIBRATED = _calibrated()
+
 INPUTS: tuple[Input, ...] = (
     # the job and the hardware
     _c("model", "models", "Llama-3-70B", "Model: a catalog name, a parameter count in billions, or architecture fields",
@@ -78,13 +88,19 @@ INPUTS: tuple[Input, ...] = (
     _c("optimizer", "optimizers", "adamw", "Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor", group="training"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
+    _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
+       "(FSDP CPU offload, ZeRO-Infinity)", group="training", source="[pytorch_fsdp] (CPUOffload); [torchtune_memory]"),
+    _f("optimizer_in_backward", 0, "1 = each gradient is applied and freed during the backward pass, so only one tensor's gradient is held "
+       "(no gradient accumulation)", group="training", source="[torchtune_memory] (optimizer_in_bwd)"),
     _f("fp32_grads", 0, "1 = gradients kept in fp32 (18-byte convention) instead of the weight precision", group="training",
        source="[hf_one_gpu] and [deepspeed_memory]: 18 bytes per parameter"),
     _c("recompute", "recomputes", "full", "Activation recomputation: none, selective, full (gradient checkpointing)", group="training"),
     _f("flash_attention", 1, "1 = FlashAttention (no s x s attention matrix stored)", group="training",
        source="[flashattention2022]"),
-    _f("fused_loss", 0, "1 = chunked/fused cross-entropy (logits materialised 1,024 tokens at a time)", group="training"),
-    _n("logits_bytes_per_element", "bytes", 16,
+    _f("fused_loss", 0, "1 = chunked/fused cross-entropy (logits materialised a chunk at a time)", group="training"),
+    _n("fused_loss_chunk_tokens", "tokens", CALIBRATED["fused_loss_chunk_tokens"], "Tokens whose logits a chunked/fused loss holds at once (its working set)", 1, 10_000_000,
+       group="training", source="[liger2024] (chunked loss); fitted on [torchtune_readme] peak memory; docs/calibration.md"),
+    _n("logits_bytes_per_element", "bytes", CALIBRATED["logits_bytes_per_element"],
        "Peak bytes per logit (token x vocabulary entry) in an unfused loss: bf16 logits 2 + fp32 upcast 4 + fp32 log-softmax 4 + fp32 grad 4 + bf16 grad 2",
        1, 64, group="training",
        source="[hf_llama] loss path; calibrated on [unsloth_llama31] (maximum contexts of Llama 3.1 8B QLoRA with Hugging Face + FlashAttention 2)"),
@@ -97,15 +113,22 @@ INPUTS: tuple[Input, ...] = (
     _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters: all, attention, qv", group="training"),
     _n("tokens", "tokens", 100_000_000, "Training tokens per epoch (dataset size)", 0, 1e16, excl=True, group="training"),
     _n("epochs", "epochs", 1, "Passes over the dataset", 0, 100_000, excl=True, group="training"),
-    Input("mfu", "fraction", 0, "Model FLOPs utilisation, counting recomputed FLOPs; 0 = the GPU's catalog default",
+    Input("mfu", "fraction", 0,
+          "Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; "
+          "recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation",
           minimum=0, maximum=1, zero_or_min=0.01, group="training",
-          source="[narayanan2021] 45-52 % on A100; [llama3_2024] 38-43 % on H100 (405B)"),
+          source="[palm2022] Appendix B (definition); [llama3_2024] 38-43 % on H100 (405B); calibration: docs/calibration.md"),
+    _n("offload_mfu_factor", "fraction", CALIBRATED["offload_mfu_factor"], "Efficiency kept when states live in CPU memory (offload_optimizer or offload_params)",
+       0.01, 1, group="training", source="fitted on [torchtune_readme] (Llama 3.1 70B, FSDP CPU offload, 8 A100); docs/calibration.md"),
+    _n("large_cluster_mfu_factor", "fraction", CALIBRATED["large_cluster_mfu_factor"],
+       "Efficiency kept on clusters of 512 GPUs or more (collectives across many nodes, stragglers, restarts)", 0.01, 1,
+       group="training", source="fitted on [llama2_2023] Table 2 (GPU-hours on 2,048 A100) against 8-64 GPU runs; docs/calibration.md"),
     _n("pcie_multi_gpu_efficiency", "fraction", 0.7,
        "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1)", 0.01, 1,
        group="training", source="gpu-tco assumption: PCIe 4.0 x16 moves ~32 GB/s against 600-900 GB/s over NVLink ([nvidia_a100], [nvidia_h100]); override with measurements"),
-    _n("cuda_context_gib", "GiB", 1.0, "CUDA context, kernels and libraries per GPU", 0, 64, group="overheads",
+    _n("cuda_context_gib", "GiB", CALIBRATED["cuda_context_gib"], "CUDA context, kernels and libraries per GPU", 0, 64, group="overheads",
        source="[hf_anatomy]: 1,343 MB for the CUDA kernels on a V100"),
-    _n("fragmentation_pct", "%", 5, "Allocator cache and fragmentation on top of tensors (reserved vs allocated)", 0, 100,
+    _n("fragmentation_pct", "%", CALIBRATED["fragmentation_pct"], "Allocator cache and fragmentation on top of tensors (reserved vs allocated)", 0, 100,
        group="overheads", source="gpu-tco assumption; the caching allocator reserves more than it allocates ([pytorch_memory])"),
     # inference
     _n("context_tokens", "tokens", 8192, "Tokens per sequence held in the KV cache (prompt + generated)", 1, 100_000_000,
@@ -116,10 +139,13 @@ INPUTS: tuple[Input, ...] = (
     _c("kv_dtype", "kv_dtypes", "bf16", "KV-cache element type: bf16, fp16, fp8, fp32", group="inference"),
     _n("prefill_chunk_tokens", "tokens", 2048, "Tokens prefilled per forward step (chunked prefill budget)", 1, 10_000_000,
        kind="integer", group="inference", source="[vllm_engine_args]: max_num_batched_tokens default with chunked prefill"),
-    _n("decode_bandwidth_efficiency", "fraction", 0.8, "Achieved fraction of peak memory bandwidth while decoding", 0.01, 1,
-       group="inference", source="gpu-tco assumption (decode rarely reaches the datasheet bandwidth; [pope2022]); calibrate with measurements"),
-    _n("prefill_mfu", "fraction", 0.5, "Achieved fraction of dense peak FLOPS during prefill", 0.01, 1, group="inference",
-       source="gpu-tco assumption; prefill is compute-bound ([pope2022])"),
+    _n("decode_bandwidth_efficiency", "fraction", CALIBRATED["decode_bandwidth_efficiency"], "Achieved fraction of peak memory bandwidth while decoding", 0.01, 1,
+       group="inference", source="fitted on [llamacpp_19053] and [mlcperf_2023] (decode rarely reaches the datasheet bandwidth; [pope2022]); docs/calibration.md"),
+    _n("prefill_mfu", "fraction", CALIBRATED["prefill_mfu"], "Achieved fraction of dense peak FLOPS during prefill", 0.01, 1, group="inference",
+       source="fitted on [llamacpp_19053]; prefill is compute-bound ([pope2022]); docs/calibration.md"),
+    _n("moe_prefill_efficiency", "fraction", CALIBRATED["moe_prefill_efficiency"],
+       "Efficiency kept in prefill by mixture-of-experts models (each expert multiplies only its share of the tokens)", 0.01, 1,
+       group="inference", source="fitted on [llamacpp_19053] (gpt-oss 20B); docs/calibration.md"),
     # the job's wall time, shared by renting and owning
     _n("job_hours", "h", 0, "Hours of work on n_gpus; 0 = the estimated training time (train_hours)", 0, 1e9, group="job"),
     _n("debug_overhead_pct", "%", 10, "Extra GPU time for debugging, failed runs and restarts, on top of the job", 0, 1000,
@@ -216,7 +242,9 @@ FIRST = ("gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "pu
 LABELS = {
     "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
     "precision": "Number precision", "optimizer": "Optimizer", "sharding": "State sharding (ZeRO / FSDP)",
-    "offload_optimizer": "Optimizer in CPU memory", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
+    "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
+    "optimizer_in_backward": "Optimizer step in the backward pass", "offload_mfu_factor": "Efficiency kept with CPU offload",
+    "large_cluster_mfu_factor": "Efficiency kept on 512+ GPUs", "moe_prefill_efficiency": "Prefill efficiency kept by MoE models", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
     "flash_attention": "FlashAttention", "fused_loss": "Chunked (fused) loss", "logits_bytes_per_element": "Bytes per logit",
     "tensor_parallel": "Tensor-parallel GPUs", "sequence_parallel": "Sequence parallelism", "seq_len": "Sequence length",
     "micro_batch": "Sequences per GPU per step", "lora_rank": "LoRA rank", "lora_targets": "Layers with LoRA adapters",
@@ -245,7 +273,8 @@ LABELS = {
     "budget_usd": "Budget (0 = none)",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"offload_optimizer", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
+ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "offload_mfu_factor", "large_cluster_mfu_factor",
+            "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy"}

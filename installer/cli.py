@@ -10,7 +10,8 @@
     gpu-tco workbook --out FILE [--email-draft F.eml] [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
     gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
-    gpu-tco docs [--out PATH]    regenerate docs/quantities.md
+    gpu-tco calibrate [--write]  the model against published measurements (docs/calibration.md)
+    gpu-tco docs [--out PATH]    regenerate docs/quantities.md and docs/calibration.md
 
 Every ``--INPUT`` option is generated from the input declarations (name,
 unit, default, allowed values).  Bad input exits with code 2 and a one-line
@@ -510,13 +511,44 @@ def cmd_bench(ns) -> int:
     return 0
 
 
+def cmd_calibrate(ns) -> int:
+    """The calibration set against the model: every row, the fitted values, leave-one-source-out errors."""
+    from .core import calibration as cal
+
+    rows = cal.load_measurements()
+    if ns.write:
+        params = cal.fit(rows)
+        for path in cal.apply(params, rows):
+            print(f"wrote {path}")
+        print("Run `gpu-tco docs` (a new process reads the new values) to refresh docs/calibration.md.")
+        return 0
+    print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
+                [[r[0], r[1], r[3], r[4], r[5], r[6], r[7]] for r in cal.rows_table(rows)],
+                align=["<", "<", "<", ">", ">", ">", "<"]))
+    fitted, current = cal.fit(rows), cal.catalog_values()
+    used = cal.informed(rows)
+    print()
+    print(table(["parameter", "prior", "fitted", "in the catalog"],
+                [[n, f"{p:g}", f"{fitted[n]:.4g}" if n in used else "(no rows)", f"{current[n]:g}"]
+                 for n, p in {**cal.PRIORS, **cal.MEMORY_PRIORS}.items()], align=["<", ">", ">", ">"]))
+    loso = cal.leave_one_source_out(rows)
+    print("\nLeave one source out (refit without the source, predict its rows):")
+    print(table(["quantity", "rows", "median error", "worst error"],
+                [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items() if k != "by_source"],
+                align=["<", ">", ">", ">"]))
+    print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources; details and citations: docs/calibration.md")
+    return 0
+
+
 def cmd_docs(ns) -> int:
-    """Regenerate what is generated from the declarations: docs/quantities.md, the classic add-in
-    module (addin/udfs.py) and the README's table of Excel functions."""
+    """Regenerate what is generated from the declarations: docs/quantities.md, docs/calibration.md, the classic
+    add-in module (addin/udfs.py) and the README's table of Excel functions."""
     from .addin.codegen import write_generated
+    from .core.calibration import write_doc
     from .core.docs import DOC_PATH, write
 
     print(f"wrote {write(ns.out)}")
+    print(f"wrote {write_doc()}")
     for path in write_generated(DOC_PATH.parent.parent / "README.md"):
         print(f"wrote {path}")
     return 0
@@ -553,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
                            "name the recommended option and write the workbook.",
                epilog="Commands: estimate, plan, tco, breakeven, offers, gpus, models, presets, explain, workbook, addin, "
-                      "bench, docs. Help on one: gpu-tco COMMAND --help.")
+                      "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
     p.add_argument("--version", action="version", version=f"gpu-tco {__version__}")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
@@ -613,6 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("--screenshot", default=None, metavar="FILE.png", help="compute, save a picture of the window and exit")
     fm.add_argument("--size", default=None, metavar="WxH", help="window size in pixels, e.g. 1280x800")
     command("bench", "print the speed figures", "")
+    cal = command("calibrate", "compare the model with the published measurements it is calibrated on", "[--write]")
+    cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs")
     dc = command("docs", "regenerate docs/quantities.md, the add-in module and the README's function table", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH", help="where to write the quantities reference [docs/quantities.md]")
     return p
@@ -665,7 +699,7 @@ def main(argv=None) -> int:
     handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                 "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
                 "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
-                "presets": cmd_presets, "form": cmd_form}
+                "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate}
     try:
         return handlers[ns.command](ns)
     except (GpuTcoError, _workbook_error()) as err:

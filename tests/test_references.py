@@ -125,21 +125,23 @@ def test_accelerate_estimate_memory_bert_base_cased():
 def test_megatron_end_to_end_training_time(arch, tokens, gpus, tflops, days):
     """Narayanan et al. 2021 (Megatron-LM, SC21) section 5.1: time ~ 8TP/(nX); GPT-3 175B on 300B tokens with
     1024 A100s at 140 TFLOP/s per GPU takes ~34 days; the 1T model on 450B tokens with 3072 A100s at 163 takes ~84 days.
-    X counts recomputed FLOPs, so mfu = X / 312 with full recomputation (8P per token)."""
+    X counts recomputed FLOPs (8P per token with full recomputation); our mfu is model FLOPs utilisation (6P, as
+    PaLM defines it), so the same run is mfu = X x 6/8 / 312."""
     r = core.evaluate(model=arch, gpu="A100-80GB-SXM", n_gpus=gpus, tokens=tokens, epochs=1, method="full",
-                      recompute="full", seq_len=2048, mfu=tflops / 312)
+                      recompute="full", seq_len=2048, mfu=tflops * 6 / 8 / 312)
     # our count adds the attention FLOPs (12*L*s*h per token, ~2-3 %) that 8TP omits
     assert r["train_hours"] / 24 == pytest.approx(days, rel=0.05)
 
 
 @pytest.mark.parametrize("model, gpu_hours", [("Llama-2-7B", 184_320), ("Llama-2-13B", 368_640), ("Llama-2-70B", 1_720_320)])
 def test_llama2_pretraining_gpu_hours(model, gpu_hours):
-    """Touvron et al. 2023 (Llama 2) Table 2: A100-80GB GPU-hours for 2.0T tokens at 4k context.
-    Default MFU 0.40 (Llama 2 pre-training ran at ~39-43 %, Touvron et al. 2023); within 30 %."""
-    r = core.evaluate(model=model, gpu="A100-80GB-SXM", n_gpus=2048, tokens=2.0e12, method="full",
-                      recompute="selective", seq_len=4096)
-    assert r["mfu_effective"] == 0.40
-    assert r["train_gpu_hours"] == pytest.approx(gpu_hours, rel=0.30)
+    """Touvron et al. 2023 (Llama 2) Table 2: A100-80GB GPU-hours for 2.0T tokens at 4k context, within 25 % at the
+    calibrated defaults (these rows are in the calibration set; 2,048 GPUs as for LLaMA 1).  The same job on 64 GPUs
+    runs at a higher MFU: the large-cluster factor is what separates the two."""
+    job = dict(model=model, gpu="A100-80GB-SXM", tokens=2.0e12, method="full", recompute="selective", seq_len=4096)
+    r = core.evaluate(job, n_gpus=2048)
+    assert r["train_gpu_hours"] == pytest.approx(gpu_hours, rel=0.25)
+    assert r["mfu_effective"] < core.evaluate(job, n_gpus=64)["mfu_effective"]
 
 
 def test_llama31_405b_gpu_hours_at_documented_mfu():
@@ -150,21 +152,8 @@ def test_llama31_405b_gpu_hours_at_documented_mfu():
     assert r["train_gpu_hours"] == pytest.approx(30.84e6, rel=0.30)
 
 
-# ---------------------------------------------------------------------------
-# Unsloth README benchmark: Llama 3.1 8B, 4-bit QLoRA on all linears, rank 32, batch 1, padded sequences;
-# the longest context Hugging Face + FlashAttention-2 trained without running out of memory, per GPU VRAM.
-UNSLOTH_HF_FA2 = [(24, 5_789), (40, 12_264), (48, 15_502), (80, 28_454)]
-
-
-@pytest.mark.parametrize("vram_gib, context", UNSLOTH_HF_FA2)
-def test_qlora_peak_memory_at_published_max_context(vram_gib, context):
-    """At the published maximum context the measured peak is the GPU's memory; our peak must be within 15 %
-    (and must not exceed it, or we would call a configuration that ran 'does not fit')."""
-    r = core.evaluate(model="Llama-3.1-8B", gpu="H100-SXM", n_gpus=1, method="qlora", lora_rank=32,
-                      lora_targets="all", micro_batch=1, recompute="full", sharding="none",
-                      optimizer="adamw_8bit", seq_len=context)
-    assert r["peak_train_gib_per_gpu"] == pytest.approx(vram_gib, rel=0.15)
-    assert r["peak_train_gib_per_gpu"] <= vram_gib
+# The Unsloth maximum-context table (Hugging Face + FlashAttention 2) is in the calibration set
+# (core/data/measurements.csv, tests/test_calibration.py): there the device total must lie within 12 % below the card.
 
 
 def test_qlora_paper_65b_claims():
@@ -209,12 +198,13 @@ def test_gqa_versus_mha_calculators():
 
 
 def test_decode_is_bandwidth_bound_at_batch_1():
-    """Llama-2-7B fp16 on one A100-80GB: ~13.5 GB of weights read per token at 2,039 GB/s x 0.8 -> ~120 tokens/s;
-    memory time dominates compute time at batch 1 (Pope et al. 2022, section 2)."""
+    """Llama-2-7B fp16 on one A100-80GB: ~13.5 GB of weights read per token at 2,039 GB/s x the calibrated bandwidth
+    efficiency (~0.73) -> ~108 tokens/s; memory time dominates compute time at batch 1 (Pope et al. 2022, section 2)."""
+    efficiency = core.resolve_inputs({})["decode_bandwidth_efficiency"]
     r = core.evaluate(model="Llama-2-7B", gpu="A100-80GB-SXM", n_gpus=1, batch=1, context_tokens=512, weights_dtype="fp16")
     bytes_per_token = r["decode_bytes_per_step_per_gpu"]
     assert bytes_per_token == pytest.approx(13.48e9 + 512 * 524288, rel=0.01)
-    assert r["decode_tokens_per_s_per_seq"] == pytest.approx(2039e9 * 0.8 / bytes_per_token, rel=1e-9)
+    assert r["decode_tokens_per_s_per_seq"] == pytest.approx(2039e9 * efficiency / bytes_per_token, rel=1e-9)
     assert 100 < r["decode_tokens_per_s"] < 130
 
 

@@ -149,7 +149,7 @@ def test_memory_grows_with_sequence_and_batch(cfg, model):
     longer = core.evaluate({**cfg, "model": model, "seq_len": cfg["seq_len"] * 2})["peak_train_gib_per_gpu"]
     wider = core.evaluate({**cfg, "model": model, "micro_batch": cfg["micro_batch"] + 1})["peak_train_gib_per_gpu"]
     # peak = states + max(forward/backward, optimizer step): it can only stay flat while the step phase dominates
-    assert longer >= base and wider >= base
+    assert longer >= base * (1 - 1e-12) and wider >= base * (1 - 1e-12)  # equal up to rounding when flat
     if r["forward_backward_gib"] > r["step_transient_gib"]:
         assert longer > base and wider > base
 

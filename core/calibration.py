@@ -1,0 +1,494 @@
+"""The calibration set: published measurements, the fit of the model's efficiency defaults on them,
+and leave-one-source-out errors.
+
+``data/measurements.csv`` holds published measurements (training throughput, pre-training GPU-hours,
+peak memory, decode and prefill speed), each with the recipe it was measured under, the source's URL
+and date.  ``fit`` derives the defaults the time model uses from them:
+
+- training: the MFU of each measured GPU (gpus.csv ``default_mfu``), the method factor (methods.csv
+  ``mfu_factor``), the recomputation factor (recomputes.csv ``mfu_factor``), the CPU-offload factor and
+  the large-cluster factor, by least squares on the logarithm of measured / modelled speed
+  (the time model is a product of these factors, so the fit is linear in their logarithms);
+- decode: ``decode_bandwidth_efficiency`` (geometric mean over the decode rows);
+- prefill: ``prefill_mfu`` and ``moe_prefill_efficiency``.
+
+The efficiency is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):
+model FLOPs per token are (6 full | 4 LoRA) x active parameters + 12 x layers x sequence x attention
+width; recomputation is not counted as work, it lowers the efficiency (the recomputation factor).
+
+A row is left out of the fit when the speed it reports needs more than ``EXECUTED_LIMIT`` of the GPU's
+dense peak counting the FLOPs its stated recipe executes (recomputation included): no published
+end-to-end training run comes close, so the recipe or the token count is not what the source says.
+The excluded rows stay in the file and the tests check that the rule, not a choice, excludes them.
+
+Parameters a fit cannot see (a source left out) fall back to ``PRIORS``, the values the catalogs
+held before calibration: the fit is ridge-regularised towards them with a small weight.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+
+DATA = Path(__file__).resolve().parent / "data"
+MEASUREMENTS_PATH = DATA / "measurements.csv"
+EXECUTED_LIMIT = 0.80
+RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever they can
+# before calibration: the GPU catalog's MFU by class, and factors of 1
+PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
+          "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
+          "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
+          "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
+TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
+MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu")
+KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
+        "allocator_peak_train_gib": "memory", "peak_train_gib_per_gpu": "memory",
+        "decode_tokens_per_s_per_seq": "decode speed", "prefill_tokens_per_s": "prefill speed"}
+TOLERANCE = {"training speed": 0.25, "decode speed": 0.25, "prefill speed": 0.25, "memory": 0.12}
+INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "precision", "recompute", "sharding",
+                 "optimizer", "fused_loss")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    id: str
+    source: str  # a key of core.references
+    framework: str
+    quantity: str
+    measured: float
+    unit: str
+    inputs: dict = field(hash=False)
+    recipe: str = ""
+    date: str = ""
+    bound: str = ""  # "at_most": the true value is at most ``measured`` and close to it (a card's memory at the longest context that ran)
+
+    @property
+    def kind(self) -> str:
+        return KIND[self.quantity]
+
+    @property
+    def target(self) -> float:
+        """What the fit aims at: the value, or for an upper bound the middle of the band [1 - tolerance, 1] x value."""
+        return self.value * (1 - TOLERANCE[self.kind] / 2 if self.bound == "at_most" else 1)
+
+    @property
+    def value(self) -> float:
+        """The measurement in the unit of the quantity it is compared with (tokens/s of the whole job, not per GPU)."""
+        return self.measured * (self.inputs["n_gpus"] if self.unit == "tokens/s/GPU" else 1)
+
+
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def load_measurements(path=None) -> list[Measurement]:
+    """The calibration set, one Measurement per row of measurements.csv."""
+    from . import engine  # the rows' inputs are checked like any other inputs
+    rows = []
+    with open(path or MEASUREMENTS_PATH, newline="", encoding="utf-8") as fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            inputs = {k: _number(row[k]) for k in INPUT_COLUMNS if row[k] != ""}
+            for pair in filter(None, row["other_inputs"].split(";")):
+                key, _, value = pair.partition("=")
+                inputs[key.strip()] = _number(value.strip())
+            if row["quantity"] not in KIND:
+                raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
+            engine.resolve_inputs(inputs)  # an unknown name or a bad value fails here, naming the field
+            rows.append(Measurement(row["id"], row["source"], row["framework"], row["quantity"], float(row["measured"]),
+                                    row["unit"], inputs, row["recipe"], row["date"], row["bound"]))
+    return rows
+
+
+def _evaluate(m: Measurement, **overrides) -> dict:
+    """The engine's result for the row, with the row's resolved inputs beside it (names, not aliases)."""
+    from . import engine
+    given = {**m.inputs, **overrides}
+    return {**engine.resolve_inputs(given), **engine.evaluate(given)}
+
+
+def predict(m: Measurement) -> float:
+    """What the model (with the catalogs' current defaults) says for the measured quantity."""
+    return _evaluate(m)[m.quantity]
+
+
+def executed_utilisation(m: Measurement) -> float | None:
+    """For a training-speed row: the fraction of the GPUs' dense peak the reported speed needs, counting
+    every FLOP the recipe executes (model FLOPs plus a forward pass of recomputation with full checkpointing)."""
+    if m.quantity != "train_tokens_per_s":
+        return None
+    r = _evaluate(m)
+    # full checkpointing runs each layer's forward twice: 2 x P + the attention forward 4*L*s*a*d
+    attention = r["flops_per_token_train"] - (4 if r["method"] != "full" else 6) * r["params_active"]
+    recomputed = 2 * r["params_active"] + attention / 3 if r["recompute"] == "full" else 0
+    executed = r["flops_per_token_train"] + recomputed
+    return m.value * executed / (m.inputs["n_gpus"] * r["train_tflops_per_gpu_peak"] * 1e12)
+
+
+def in_fit(m: Measurement) -> bool:
+    u = executed_utilisation(m)
+    return u is None or u <= EXECUTED_LIMIT
+
+
+# ---------------------------------------------------------------------------
+# the fit.  Speed: log(measured) = log(model at efficiency 1) + the log-factors that apply to the row, a
+# linear system in the factors' logarithms.  Memory: the inputs below, by Gauss-Newton on the relative error.
+# Both minimise the sum of the 8th powers of the errors (close to the largest error), because what the
+# calibration promises is a bound on every row, not a small average.
+SPEED_PARAMS = tuple(n for n in PRIORS)
+MEMORY_PRIORS = {"fused_loss_chunk_tokens": 1024.0, "cuda_context_gib": 1.0, "fragmentation_pct": 5.0,
+                 "logits_bytes_per_element": 16.0}
+P_NORM = 8
+IRLS_ITERATIONS = 40
+
+
+def _train_features(m: Measurement) -> dict:
+    r = _evaluate(m)
+    feats = {f"gpu:{r['gpu']}": 1.0}
+    if r["method"] != "full":
+        feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
+    if r["recompute"] != "none":
+        feats[f"recompute:{r['recompute']}"] = 1.0
+    if r["offload_optimizer"] or r["offload_params"]:
+        feats["offload_mfu_factor"] = 1.0
+    if r["n_gpus"] >= 512:
+        feats["large_cluster_mfu_factor"] = 1.0
+    return feats
+
+
+def _log_ratio(m: Measurement) -> float:
+    """log(measured speed / modelled speed at efficiency 1): what the factors of this row multiply to."""
+    if m.kind == "training speed":
+        at_one = _evaluate(m, mfu=1.0)[m.quantity]
+        # GPU-hours fall as the efficiency rises: the speed ratio is modelled / measured hours
+        return math.log(at_one / m.value) if m.quantity == "train_gpu_hours" else math.log(m.value / at_one)
+    if m.kind == "decode speed":
+        return math.log(m.value / _evaluate(m, decode_bandwidth_efficiency=1.0)[m.quantity])
+    if m.kind == "prefill speed":
+        return math.log(m.value / _evaluate(m, prefill_mfu=1.0, moe_prefill_efficiency=1.0)[m.quantity])
+    raise ValueError(m.kind)
+
+
+def _features(m: Measurement) -> dict:
+    if m.kind == "training speed":
+        return _train_features(m)
+    if m.kind == "decode speed":
+        return {"decode_bandwidth_efficiency": 1.0}
+    if m.kind == "prefill speed":
+        r = _evaluate(m)
+        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["params_active"] < r["params_total"] else {})}
+    return {}
+
+
+def _minimax(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """theta making max |X theta - y| small: least squares first, then damped iteratively reweighted least squares
+    for sum |X theta - y|^p with p rising to P_NORM (close to the largest error, while every row keeps a say).
+    Parameters no row touches keep ``prior``; a tiny ridge pull settles what the rows leave open."""
+    theta = np.array(prior, dtype=float)
+    used = X.any(axis=0)
+    if not used.any():
+        return theta
+    Xu, yu, pu = X[:, used], y - X[:, ~used] @ theta[~used], theta[used]
+    ridge = math.sqrt(RIDGE) * np.eye(Xu.shape[1])
+
+    def solve(weights):
+        root = np.sqrt(weights)
+        return np.linalg.lstsq(np.vstack([Xu * root[:, None], ridge]), np.concatenate([yu * root, ridge @ pu]), rcond=None)[0]
+
+    th = solve(np.ones(len(yu)))
+    for p in range(3, P_NORM + 1):
+        for _ in range(IRLS_ITERATIONS):
+            residual = np.abs(Xu @ th - yu)
+            weights = (residual / max(residual.max(), 1e-12) + 1e-3) ** (p - 2)
+            weights *= len(weights) / weights.sum()  # the ridge stays small against the rows
+            th = th + (solve(weights) - th) / (p - 1)  # damped (a Newton step for |r|^p): plain IRLS diverges for p > 3
+    theta[used] = th
+    return theta
+
+
+def fit_speed(rows: list[Measurement]) -> dict:
+    """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}."""
+    rows = [m for m in rows if m.kind != "memory" and in_fit(m)]
+    X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
+    y = np.array([_log_ratio(m) for m in rows])
+    theta = _minimax(X, y, np.log([PRIORS[n] for n in SPEED_PARAMS]))
+    return {n: float(math.exp(t)) for n, t in zip(SPEED_PARAMS, theta)}
+
+
+def _memory_prediction(m: Measurement, params: dict) -> float:
+    return _evaluate(m, **params)[m.quantity]
+
+
+def _gauss_newton(rows: list[Measurement], names: list[str], fixed: dict) -> dict:
+    """``names`` (relative to their priors) fitted on ``rows`` by Gauss-Newton steps on the relative error, the
+    other memory terms held at ``fixed``."""
+    scale = np.array([MEMORY_PRIORS[n] for n in names])
+    x = np.ones(len(names))
+    meas = np.array([m.target for m in rows])
+    for _ in range(6):
+        params = {**fixed, **dict(zip(names, x * scale))}
+        base = np.array([_memory_prediction(m, params) for m in rows])
+        J = np.zeros((len(rows), len(names)))
+        for j, name in enumerate(names):
+            step = 0.05
+            bumped = dict(params, **{name: (x[j] + step) * scale[j]})
+            J[:, j] = (np.array([_memory_prediction(m, bumped) for m in rows]) - base) / step
+        # relative error after a step dx: (base + J dx) / meas - 1 -> make max |J/meas dx - (1 - base/meas)| small
+        dx = _minimax(J / meas[:, None], 1 - base / meas, 1 - x) if rows else np.zeros(len(names))
+        x = np.maximum(x + dx, 0.05)
+    return dict(zip(names, (float(v) for v in x * scale)))
+
+
+def fit_memory(rows: list[Measurement]) -> dict:
+    """The memory model's small-scale terms, in two steps so that no two of them trade off against each other:
+    first the rows with an unfused loss fix the CUDA context, fragmentation and bytes per logit; then the rows with
+    a chunked loss fix how many tokens' logits it holds at once (its working set is tokens x vocabulary x bytes)."""
+    rows = [m for m in rows if m.kind == "memory"]
+    unfused = [m for m in rows if not m.inputs.get("fused_loss")]
+    fused = [m for m in rows if m.inputs.get("fused_loss")]
+    params = dict(MEMORY_PRIORS)
+    params.update(_gauss_newton(unfused, ["cuda_context_gib", "fragmentation_pct", "logits_bytes_per_element"], params))
+    params.update(_gauss_newton(fused, ["fused_loss_chunk_tokens"], params))
+    return params
+
+
+def fit(rows: list[Measurement] | None = None) -> dict:
+    """Every fitted parameter: the speed factors and the memory terms."""
+    rows = rows if rows is not None else load_measurements()
+    return {**fit_speed(rows), **fit_memory(rows)}
+
+
+def predict_with(m: Measurement, params: dict) -> float:
+    """The model's value for a row under ``params`` (speed: the product of the factors, exactly as the engine
+    forms it; memory: the engine with the memory terms as inputs)."""
+    if m.kind == "memory":
+        return _memory_prediction(m, {n: params[n] for n in MEMORY_PRIORS})
+    ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio(m))
+    return m.value * ratio if m.quantity != "train_gpu_hours" else m.value / ratio
+
+
+def errors(params: dict | None = None, rows: list[Measurement] | None = None) -> list[tuple[Measurement, float, float]]:
+    """(row, prediction, relative error) for every row: under ``params``, or the engine with the catalogs as they are."""
+    rows = rows if rows is not None else load_measurements()
+    out = []
+    for m in rows:
+        pred = predict_with(m, params) if params is not None else predict(m)
+        out.append((m, pred, pred / m.value - 1))
+    return out
+
+
+def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
+    """For each source: refit without it, predict its rows (those in the fit).
+    {kind: {"median": |error|, "worst": |error|, "rows": n}, "by_source": {source: [(id, error), ...]}}"""
+    rows = rows if rows is not None else load_measurements()
+    by_kind: dict[str, list[float]] = {}
+    by_source: dict[str, list] = {}
+    for source in sorted({m.source for m in rows}):
+        params = fit([m for m in rows if m.source != source])
+        for m, _pred, err in errors(params, [m for m in rows if m.source == source and in_fit(m)]):
+            by_kind.setdefault(m.kind, []).append(abs(err))
+            by_source.setdefault(source, []).append((m.id, err))
+    summary: dict = {k: {"median": float(np.median(v)), "worst": float(max(v)), "rows": len(v)} for k, v in by_kind.items()}
+    summary["by_source"] = by_source
+    return summary
+
+
+# ---------------------------------------------------------------------------
+# where the fitted values live, and writing them there
+ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
+# cards built on the same chip at the same clocks and power as a measured one take its value
+SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
+INPUT_PARAMS = ("offload_mfu_factor", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
+                "moe_prefill_efficiency", *MEMORY_PRIORS)
+
+
+def informed(rows: list[Measurement] | None = None) -> set:
+    """Parameters at least one row of the fit touches (the others keep their prior and are not written)."""
+    rows = rows if rows is not None else load_measurements()
+    names = {n for m in rows if m.kind != "memory" and in_fit(m) for n in _features(m)}
+    return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" for m in rows) else set())
+
+
+def rounded(params: dict) -> dict:
+    return {n: round(v, ROUNDING.get(n, 3)) if ROUNDING.get(n, 3) else float(round(v)) for n, v in params.items()}
+
+
+def catalog_values() -> dict:
+    """The values the catalogs and input defaults hold now, under the fit's parameter names."""
+    from . import catalog
+    from .inputs import DEFAULTS
+    tabs = catalog.tables()
+    gpus, methods, recomputes = tabs["gpus"], tabs["methods"], tabs["recomputes"]
+    out = {}
+    for name in PRIORS:
+        kind, _, key = name.partition(":")
+        if kind == "gpu":
+            out[name] = float(gpus.row(key)["default_mfu"])
+        elif kind == "method":
+            out[name] = float(methods.row(key)["mfu_factor"])
+        elif kind == "recompute":
+            out[name] = float(recomputes.row(key)["mfu_factor"])
+    out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
+    return out
+
+
+def _rewrite_csv(path: Path, key_column: str, value_column: str, values: dict) -> None:
+    from .files import write_atomically
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    head = rows[0]
+    k, v = head.index(key_column), head.index(value_column)
+    for row in rows[1:]:
+        if row[k] in values:
+            row[v] = f"{values[row[k]]:g}"
+    import io
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    write_atomically(path, text.getvalue().encode("utf-8"))
+
+
+def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
+    """Write the fitted values (rounded) where the model reads them: gpus.csv default_mfu, methods.csv and
+    recomputes.csv mfu_factor, calibrated.csv (input defaults).  Only parameters the rows inform are written."""
+    values = rounded({n: v for n, v in params.items() if n in informed(rows)})
+    gpu = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("gpu:")}
+    gpu.update({twin: gpu[name] for name, twins in SAME_CHIP.items() if name in gpu for twin in twins})
+    method = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("method:")}
+    if "qlora" in method:
+        method["qlora_nodq"] = method["qlora"]  # the same dequantisation work, a different scale format
+    recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
+    scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
+    written = []
+    for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
+                                    (DATA / "methods.csv", "name", "mfu_factor", method),
+                                    (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
+                                    (DATA / "calibrated.csv", "name", "value", scalars)):
+        if vals:
+            _rewrite_csv(path, key, column, vals)
+            written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------------
+# the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
+DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
+PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor"}
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f} %"
+
+
+def _setup(m: Measurement) -> str:
+    i = m.inputs
+    parts = [str(i.get("model", "")), str(i.get("method", "") or "serving")]
+    parts.append(f"{int(i.get('n_gpus', 1))} x {i.get('gpu', '')}")
+    if m.kind in ("training speed", "memory"):
+        parts.append(f"seq {int(i.get('seq_len', 0)):,} x {int(i.get('micro_batch', 1))}")
+        parts.append(f"recompute {i.get('recompute', 'full')}")
+    else:
+        parts.append(str(i.get("weights_dtype", "")))
+    return ", ".join(p for p in parts if p)
+
+
+def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
+    """One line per measurement: id, source, setup, quantity, measured, modelled, error, in the fit."""
+    from .engine import QUANTITIES
+    rows = rows if rows is not None else load_measurements()
+    out = []
+    for m, pred, err in errors(rows=rows):
+        unit = QUANTITIES[m.quantity].unit
+        out.append([m.id, m.source, _setup(m), m.quantity, f"{m.value:,.4g} {unit}", f"{pred:,.4g} {unit}", _pct(err),
+                    "yes" if in_fit(m) else f"no: needs {executed_utilisation(m):.0%} of peak"])
+    return out
+
+
+def render() -> str:
+    """docs/calibration.md: the set, the rule, the fitted values, every row's error, leave-one-source-out."""
+    from .references import REFERENCES
+    rows = load_measurements()
+    params, current, loso = fit(rows), catalog_values(), leave_one_source_out(rows)
+    used = informed(rows)
+    sources = sorted({m.source for m in rows})
+    kinds = sorted({m.kind for m in rows})
+    lines = [
+        "# Calibration against published measurements",
+        "",
+        "Generated by `gpu-tco docs` from `core/data/measurements.csv`; `gpu-tco calibrate` prints the same and",
+        "`gpu-tco calibrate --write` refits and writes the values where the model reads them.  The tests hold every row.",
+        "",
+        f"The set: {len(rows)} published measurements from {len(sources)} independent sources "
+        f"({', '.join(f'{sum(m.kind == k for m in rows)} {k}' for k in kinds)}).  Each row names the model, method, GPUs,",
+        "sequence, batch, precision, recomputation and loss of its recipe, what was measured, the source's URL and date.",
+        "",
+        "## What the efficiency counts",
+        "",
+        "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
+        "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
+        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
+        "A published MFU (torchtitan, LLM Foundry, the Llama 3 paper) can be entered as it is.  A figure that counts",
+        "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
+        "",
+        "With `mfu` = 0 the model uses the calibrated default:",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x CPU-offload factor (with offload)",
+        "x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty (several GPUs without NVLink).",
+        "",
+        "## The fit",
+        "",
+        "The time model is a product of these factors, so the fit is linear in their logarithms.  It minimises the",
+        f"sum of the {P_NORM}th powers of the log errors (close to the largest error, while every row counts), because",
+        "what the calibration promises is a bound on every row.  Memory terms are fitted the same way by Gauss-Newton.",
+        "A parameter no row informs keeps its prior.  A maximum-context row (Unsloth) is an upper bound: the device",
+        "total at the longest context that ran is at most the card, so the fit aims at the middle of the allowed band.",
+        "",
+        f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
+        "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
+        "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
+        "what the source states.  The rows stay in the file and in the table below.",
+        "",
+        "| parameter | where it lives | prior | fitted | now in the catalog |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name in PRIORS | MEMORY_PRIORS:
+        kind = name.split(":", 1)[0]
+        home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
+        prior = PRIORS.get(name, MEMORY_PRIORS.get(name))
+        fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
+        lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
+    lines += ["", "Cards on the same chip as a measured one take its value: "
+              + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
+    lines += ["## Every row (the model as shipped)", "",
+              "| id | source | setup | quantity | measured | modelled | error | in the fit |", "|---|---|---|---|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows_table(rows)]
+    worst = {}
+    for m, _pred, err in errors(rows=rows):
+        if in_fit(m):
+            worst[m.kind] = max(worst.get(m.kind, 0.0), abs(err))
+    lines += ["", "Largest error over the rows in the fit: "
+              + "; ".join(f"{k} {worst[k]:.1%} (tolerance {TOLERANCE[k]:.0%})" for k in kinds) + ".", ""]
+    lines += ["## Leave one source out", "",
+              "Each source in turn is left out, the parameters refitted on the others, and its rows predicted.  Where a",
+              "source is the only one informing a parameter (for example the offload factor), its rows fall back to the",
+              "prior: this is the error to expect for a setup unlike anything measured.", "",
+              "| quantity | rows | median error | worst error |", "|---|---:|---:|---:|"]
+    lines += [f"| {k} | {loso[k]['rows']} | {loso[k]['median']:.1%} | {loso[k]['worst']:.1%} |" for k in kinds if k in loso]
+    lines += ["", "| source left out | rows: error |", "|---|---|"]
+    for source, items in loso["by_source"].items():
+        lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")
+    lines += ["", "## Sources", ""]
+    lines += [f"- `{s}`: {REFERENCES[s].full()}" for s in sources]
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(path=None) -> Path:
+    from .files import write_atomically
+    target = Path(path) if path else DOC_PATH
+    write_atomically(target, render().encode("utf-8"))
+    return target
