@@ -22,7 +22,7 @@ TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of")
 _DEFAULTS = {"tied_embeddings": 0, "gated_mlp": 1, "experts": 1, "active_experts": 1, "qkv_bias": 0,
              "norms_per_layer": 2, "dropout": 0, "other_params": 0, "max_context": 4096,
              "sliding_window": 0, "sliding_layer_fraction": 0, "params_published_b": 0, "is_estimate": 0,
-             "shared_experts": 0, "dense_layers": 0, "dense_ffn": 0, "q_lora_rank": 0, "kv_lora_rank": 0, "qk_rope_dim": 0,
+             "shared_experts": 0, "dense_layers": 0, "dense_ffn": 0, "q_lora_rank": 0, "kv_lora_rank": 0, "qk_rope_dim": 0, "encoder_params": 0,
              "v_head_dim": 0}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]?\s*$")  # "70B", "1.5b", "13": a parameter count in billions
 CACHE_SIZE = 256
@@ -123,7 +123,8 @@ def _estimate_row(params_b: float) -> dict:
         "vocab": float(vocab), "tied_embeddings": float(tied), "gated_mlp": 1.0, "experts": 1.0, "active_experts": 1.0,
         "qkv_bias": 0.0, "norms_per_layer": 2.0, "dropout": 0.0, "other_params": 0.0, "max_context": 8192.0,
         "sliding_window": 0.0, "sliding_layer_fraction": 0.0, "params_published_b": float(params_b), "is_estimate": 1.0,
-        **{k: 0.0 for k in ("shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim")},
+        **{k: 0.0 for k in ("shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim",
+                                 "encoder_params")},
         "source": "estimated from the parameter count with Llama-3 shape rules", "as_of": "",
     }
 

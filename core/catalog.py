@@ -34,7 +34,7 @@ OPTIONAL_COLUMNS = {
     "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
     # models: mixture-of-experts and latent-attention details (0 = not used)
-    "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim",
+    "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
 }
 
 # characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
@@ -278,7 +278,7 @@ RULES = {
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
-               "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg"},
+               "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg"},

@@ -128,12 +128,13 @@ embedding_params = q(
 params_total = q(
     "params_total", "params", "Total parameters P (MoE: all experts); memory uses this",
     moe_layers * layer_params + n_dense * (attn_params_per_layer + dense_mlp_params + M("norms_per_layer") * h)
-    + embedding_params + h + M("other_params"),
+    + embedding_params + h + M("other_params") + M("encoder_params"),
     "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
-    "(attention + MLP + norms) + h; checked against the published counts ([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024])")
+    "(attention + MLP + norms) + h + an image encoder's parameters; checked against the published counts "
+    "([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025])")
 params_active = q(
-    "params_active", "params", "Parameters used per token (MoE: active experts only); compute and decode use this",
-    params_total - moe_layers * (E - k_act) * mlp_params_per_expert, "[mixtral2024]: 47B parameters, 13B active per token")
+    "params_active", "params", "Parameters used per text token (MoE: active experts only; no image encoder); compute and decode use this",
+    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params"), "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
 q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
 linear_params = q(

@@ -136,11 +136,14 @@ def test_malformed_user_row_names_file_row_and_column(tmp_path):
 # model cards, the Qwen3, Gemma 3 and DeepSeek-V3 technical reports, Mistral's model card)
 CURRENT_MODELS = [("Llama-3.3-70B", 70.6, "70.6"), ("Qwen3-8B", 8.2, "8.2"), ("Qwen3-32B", 32.8, "32.8"),
                   ("Qwen3-30B-A3B", 30.5, "3.3"), ("Qwen3-235B-A22B", 235, "22"), ("Gemma-3-27B", 27.0, "27.0"),
-                  ("Mistral-Small-24B", 23.6, "23.6"), ("DeepSeek-V3", 671, "37"), ("Llama-4-Maverick", 400, "17")]
+                  ("Mistral-Small-24B", 23.6, "23.6"), ("DeepSeek-V3", 671, "37"), ("Llama-4-Maverick", 400, "17"),
+                  ("Llama-4-Scout", 109, "17")]
 
 
 @pytest.mark.parametrize("name, total_b, active_text", CURRENT_MODELS)
 def test_current_models_total_and_active_parameters(name, total_b, active_text):
+    """Llama 4's totals include the vision encoder (871,932,416 parameters from the published vision_config: held in
+    memory, not used per text token, so not in the active count)."""
     r = core.evaluate(model=name)
     assert r["params_total_b"] == pytest.approx(total_b, rel=0.01)
     # active counts are published rounded ("3.3", "37") and without the router (Qwen3-30B-A3B: 48 x 262,144 router
@@ -172,7 +175,8 @@ def test_moe_with_shared_experts_and_dense_layers():
     per_expert = 3 * 7168 * 2048
     assert ds["params_total"] - ds["params_active"] == 58 * (256 - 8) * per_expert
     mv = core.evaluate(model="Llama-4-Maverick")
-    assert mv["params_total"] - mv["params_active"] == 24 * (128 - 1) * 3 * 5120 * 8192
+    # inactive: 127 routed experts on 24 layers, and the vision encoder (not used for text tokens)
+    assert mv["params_total"] - mv["params_active"] == 24 * (128 - 1) * 3 * 5120 * 8192 + 871_932_416
 
 
 def test_gemma3_kv_cache_counts_its_sliding_layers():
@@ -203,3 +207,14 @@ def test_gpt_oss_counts_as_openai_publishes_them(name, total_b, active_b):
     # MXFP4 weights: the 120b fits one 80 GB GPU, as the model card says
     served = core.evaluate(model=name, weights_dtype="mxfp4", n_gpus=1, gpu="H100-SXM", context_tokens=4096)
     assert served["fits_infer"]
+
+
+def test_image_encoder_counts_in_memory_not_per_token():
+    scout = core.evaluate(model="Llama-4-Scout", weights_dtype="bf16")
+    text_only = core.evaluate(model={**{k: v for k, v in catalog.models().row("Llama-4-Scout").items()
+                                        if k in catalog.models().numeric}, "encoder_params": 0, "name": "text only"},
+                              weights_dtype="bf16")
+    assert scout["params_total"] - text_only["params_total"] == 871_932_416
+    assert scout["params_active"] == text_only["params_active"]
+    assert scout["infer_weights_bytes"] > text_only["infer_weights_bytes"]
+    assert scout["flops_per_token_train"] == text_only["flops_per_token_train"]
