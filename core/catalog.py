@@ -35,6 +35,8 @@ OPTIONAL_COLUMNS = {
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
     # models: mixture-of-experts and latent-attention details (0 = not used)
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
+    # gpus: a card without FP4 tensor cores leaves it empty (0)
+    "fp4_dense_tflops",
 }
 
 # characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
@@ -270,7 +272,7 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
 
 # Every numeric field of the big catalogs is checked like an input when a file loads.
 RULES = {
-    "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg",
+    "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg", "fp4_dense_tflops": "nonneg",
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
              "purchase_usd": "nonneg", "default_mfu": "frac_pos"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",

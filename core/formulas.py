@@ -461,8 +461,12 @@ q("max_context_fit", "tokens", "Longest context per sequence at this batch that 
   MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib) * GIB * kv_split / (I.batch * kv_bytes_per_token))))
 
 infer_tflops = q(
-    "infer_tflops_per_gpu_peak", "TFLOPS", "Dense peak used for inference: FP8 when the weights are FP8 and the GPU has FP8, else BF16",
-    IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops")))
+    "infer_tflops_per_gpu_peak", "TFLOPS",
+    "Dense peak used for inference: FP4 when the weights are FP4 (NVFP4, MXFP4) and the GPU has FP4 tensor cores, FP8 when "
+    "they are FP8 and the GPU has FP8, else BF16 (weights widened to 16 bit for the multiply)",
+    IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
+       IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
+    "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
     infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,

@@ -218,3 +218,20 @@ def test_image_encoder_counts_in_memory_not_per_token():
     assert scout["params_active"] == text_only["params_active"]
     assert scout["infer_weights_bytes"] > text_only["infer_weights_bytes"]
     assert scout["flops_per_token_train"] == text_only["flops_per_token_train"]
+
+
+def test_blackwell_ultra_and_fp4_tensor_rates():
+    """B300 and GB300 (Verda's per-GPU table without sparsity; Lockwood's HGX B300 table): the same BF16 as B200/GB200,
+    1.5x the FP4.  FP4 rates serve FP4 weights only, on cards that have FP4 tensor cores."""
+    gpus = catalog.gpus()
+    assert gpus.row("B300")["bf16_dense_tflops"] == gpus.row("B200")["bf16_dense_tflops"] == 2250
+    assert gpus.row("GB300")["fp4_dense_tflops"] == 15000 and gpus.row("B300")["fp4_dense_tflops"] == 14000
+    job = dict(model="gpt-oss-120b", n_gpus=1, batch=64, context_tokens=4096)
+    fp4 = core.evaluate(job, gpu="B300", weights_dtype="nvfp4")
+    assert fp4["infer_tflops_per_gpu_peak"] == 14000
+    assert core.evaluate(job, gpu="B300", weights_dtype="fp8")["infer_tflops_per_gpu_peak"] == 4500
+    assert core.evaluate(job, gpu="B300", weights_dtype="bf16")["infer_tflops_per_gpu_peak"] == 2250
+    # Hopper has no FP4 tensor cores: MXFP4 weights are widened to BF16 for the multiply
+    assert core.evaluate(job, gpu="H100-SXM", weights_dtype="mxfp4")["infer_tflops_per_gpu_peak"] == 989.4
+    assert core.evaluate(job, gpu="B200", weights_dtype="mxfp4")["prefill_tokens_per_s"] > 3 * core.evaluate(
+        job, gpu="H100-SXM", weights_dtype="mxfp4")["prefill_tokens_per_s"]
