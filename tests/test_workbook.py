@@ -103,8 +103,10 @@ def _formula_cells_equal_their_cache(book) -> int:
     return len(book.meta["formulas"])
 
 
-# 36 random scenarios (every cost input randomised) and the edge cases: each workbook checks ~1,700 formula cells
-PARITY = [random_config(random.Random(9000 + i)) for i in range(36)] + EDGE_CASES
+# 20 random scenarios (every cost input randomised) and the edge cases: each workbook checks ~1,700 formula cells.
+# (Each workbook costs LibreOffice about 1.3 s; the vectorised sweep is checked against the scalar path on
+# thousands of random rows in test_formula_layer.py, so more workbooks would repeat what those rows cover.)
+PARITY = [random_config(random.Random(9000 + i)) for i in range(20)] + EDGE_CASES
 
 
 def _parity_builder(cfg: dict):
@@ -127,7 +129,7 @@ def test_random_scenarios_and_edge_cases_recalculate_to_core(recalculated):
         result = recalculated[f"parity-{i:02d}"]
         _assert_matches_core(result, cfg)
         checked += _formula_cells_equal_their_cache(result)
-    assert checked > 36 * len(QUANTITIES)
+    assert checked > 20 * len(QUANTITIES)
 
 
 def _options(book) -> list[dict]:
