@@ -17,6 +17,7 @@ are generated from ``FUNCTIONS`` by ``addin.codegen``.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -101,11 +102,14 @@ def _is_range(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
 
+_first = operator.itemgetter(0)
+
+
 def _as_2d(value) -> np.ndarray:
     if isinstance(value, list) and value and set(map(type, value)) == {list} and set(map(len, value)) == {1}:
         # a column, as Excel hands it over (one-cell rows): building the object array flat is much faster
         column = np.empty(len(value), dtype=object)
-        column[:] = [row[0] for row in value]
+        column[:] = list(map(_first, value))
         return column.reshape(-1, 1)
     arr = np.array(value, dtype=object)
     if arr.ndim == 0:
@@ -115,9 +119,8 @@ def _as_2d(value) -> np.ndarray:
     return arr
 
 
-def _distinct(column: np.ndarray) -> list:
-    """The distinct values of a column (cells that cannot be hashed, such as nested lists, each once)."""
-    cells = column.tolist()
+def _distinct_cells(cells: list) -> list:
+    """The distinct values of a list of cells."""
     try:
         return list(dict.fromkeys(cells))
     except TypeError:
@@ -226,6 +229,10 @@ def call(name: str, *args, raise_errors: bool = False):
         return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
     named = dict(zip(func.args, args))
     try:
+        if func.special is None and any(_is_range(v) for v in named.values()):
+            fast = _columns_fast(func, named)
+            if fast is not None:
+                return fast
         for arg, value in named.items():
             if _is_range(value) and _ragged(value):
                 raise InputError(arg, None, "is a range whose rows differ in length; select a rectangular range")
@@ -242,10 +249,67 @@ def call(name: str, *args, raise_errors: bool = False):
         return _fail(f"#ERROR! {name}: {type(err).__name__}: {str(err)[:120]}", raise_errors)
 
 
+def _columns_fast(func: Function, named: dict):
+    """The common case in one pass: every range a column of the same length, names as text, numbers as
+    numbers, nothing blank inside a range.  Anything else, or any value core refuses, returns None and
+    the general path (which marks bad cells one by one) answers instead; both give the same values."""
+    n = 0
+    given: dict = {}
+    for arg, value in named.items():
+        if not _is_range(value):
+            if not _blank(value):
+                if arg not in BY_NAME:
+                    return None
+                given[arg] = value
+            continue
+        if arg not in BY_NAME or not isinstance(value, list) or set(map(type, value)) != {list} or set(map(len, value)) != {1}:
+            return None
+        cells = list(map(_first, value))
+        if n and len(cells) != n:
+            return None
+        n = len(cells)
+        given[arg] = cells
+    if n < 2:
+        return None
+    inputs: dict = {}
+    for arg, value in given.items():
+        inp = BY_NAME[arg]
+        text = inp.kind == "choice" and not inp.accepts_number
+        if not isinstance(value, list):  # one cell beside the columns
+            if (type(value) is not str) if text else (type(value) not in (int, float) or value != value):
+                return None
+            inputs[arg] = _clean(value)
+        elif text:
+            if set(map(type, value)) != {str}:
+                return None
+            cleaned = {v: v.strip() for v in dict.fromkeys(value)}
+            if not all(cleaned.values()):
+                return None
+            inputs[arg] = list(map(cleaned.__getitem__, value))
+        else:
+            if not set(map(type, value)) <= {int, float}:
+                return None
+            numbers = np.array(value, dtype=float)
+            if np.isnan(numbers).any():
+                return None
+            inputs[arg] = numbers
+    try:
+        result = core.evaluate(inputs, outputs=(func.result,))
+    except (InputError, core.CatalogError):
+        return None
+    return np.broadcast_to(np.asarray(result[func.result]), (n,)).reshape(n, 1).tolist()  # a column, built in C
+
+
 def _ragged(value) -> bool:
     """Whether a range (a list of rows) has rows of different lengths."""
+    types = set(map(type, value))
+    if types <= {list, tuple}:  # the usual case, every row a list: no per-row Python work
+        return len(set(map(len, value))) > 1
     rows = [r for r in value if isinstance(r, (list, tuple))]
     return bool(rows) and (len(rows) != len(value) or len({len(r) for r in rows}) > 1)
+
+
+_PLAIN_NUMBER_TYPES = {int, float, type(None)}
 
 
 def _fail(message: str, raise_errors: bool):
@@ -277,19 +341,23 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     # 1. each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
     #    cells; numbers are checked by core's vectorised validation in step 2
     floats: dict[str, np.ndarray] = {}
+    cells_of = {arg: column.tolist() for arg, column in flat.items()}  # Python values, converted once
     for arg, column in flat.items():
         numeric = arg in BY_NAME and BY_NAME[arg].kind != "choice"
         if numeric:
-            cells = column.tolist()
+            cells = cells_of[arg]
             # the common case, a column of plain numbers and blanks: no per-cell Python work.  Only real
             # numbers take this path: "8", True and NaN are checked cell by cell below, as a single cell is.
-            if all(v is None or (type(v) in (int, float) and v == v) for v in cells):
+            if set(map(type, cells)) <= _PLAIN_NUMBER_TYPES:
                 try:
-                    floats[arg] = np.array(cells, dtype=float)  # blank (None) -> NaN, read as "the default"
-                    continue
+                    numbers = np.array(cells, dtype=float)  # blank (None) -> NaN, read as "the default"
                 except (OverflowError, ValueError):
-                    pass  # a number too large for a float: marked below
-        for value in set(v for v in _distinct(column) if not _blank(v) and _hashable(v)):
+                    numbers = None  # a number too large for a float: marked below
+                # a NaN that was not a blank is checked cell by cell below
+                if numbers is not None and int(np.isnan(numbers).sum()) == cells.count(None):
+                    floats[arg] = numbers
+                    continue
+        for value in set(v for v in _distinct_cells(cells_of[arg]) if not _blank(v) and _hashable(v)):
             try:
                 if arg in ("component", "infer_component"):
                     if _selector(TRAIN_COMPONENTS if arg == "component" else INFER_COMPONENTS, "component", value) == "all":
@@ -315,9 +383,10 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
     while ok.any():
         idx = np.flatnonzero(ok)
+        every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
         inputs = {}
         for arg in flat:
-            column = flat[arg][idx]
+            column = flat[arg] if every_row else flat[arg][idx]
             if arg in ("component", "infer_component", "mode", "top"):
                 continue
             if arg == "offer_or_gpu":
@@ -336,10 +405,12 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                     continue
                 inputs[arg] = np.where(blank, float(default), numbers)
                 continue
-            cleaned = {v: (default if _blank(v) else _clean(v)) for v in _distinct(column)}  # per distinct value, not per cell
+            cells = cells_of[arg] if every_row else column.tolist()
+            cleaned = {v: (default if _blank(v) else _clean(v)) for v in _distinct_cells(cells)}  # per distinct value, not per cell
             if all(_blank(v) for v in cleaned):
                 continue
-            values = [cleaned[v] for v in column.tolist()]
+            values = list(map(cleaned.__getitem__, cells)) if all(map(_hashable, cleaned)) else [
+                cleaned[v] if _hashable(v) else _clean(v) for v in cells]
             inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
         try:
             result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once

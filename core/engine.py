@@ -304,12 +304,9 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
             found = len(table.rows) + len(extra) - 1
         return found
 
-    if all(type(v) is str for v in cells):  # the common case: names
-        first: dict = {}
-        for j, v in enumerate(cells):
-            first.setdefault(v, j)
-        memo = {v: resolve(v, j) for v, j in first.items()}
-        return np.array([memo[v] for v in cells], dtype=np.intp)
+    if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
+        memo = {v: resolve(v, cells.index(v)) for v in dict.fromkeys(cells)}
+        return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}
     for j, v in enumerate(cells):

@@ -96,6 +96,25 @@ def test_bad_rows_carry_their_own_error_and_the_rest_compute():
     assert isinstance(tp[0], float) and isinstance(tp[1], float)
 
 
+COLUMN_CELLS = st.one_of(st.sampled_from(["H100-SXM", "RTX-4090", " L40S ", "h100", "no-such-gpu", "", "8"]),
+                         st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5000), st.none(), st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(COLUMN_CELLS, COLUMN_CELLS, COLUMN_CELLS), min_size=2, max_size=12))
+def test_column_fast_path_equals_the_cell_by_cell_path(rows):
+    """Columns of plain names and numbers take a one-pass path; anything else (blanks, text numbers, NaN, a name
+    core refuses) falls back to the cell-by-cell path.  Either way every cell gets what the general path gives."""
+    from gpu_tco.addin import functions as addin
+    func = FUNCTIONS["GPU_TCO"]
+    gpus, counts, hours = ([[r[i]] for r in rows] for i in range(3))
+    named = dict(zip(func.args, (gpus, counts, None, hours)))
+    assert call("GPU_TCO", gpus, counts, None, hours) == addin._vector(func, named, False)
+    clean = [[g] for g in ["H100-SXM", "RTX-4090", " L40S "] * 4], [[float(k)] for k in range(1, 13)]
+    fast = addin._columns_fast(func, dict(zip(func.args, clean)))
+    assert fast is not None and fast == addin._vector(func, dict(zip(func.args, clean)), False)
+
+
 def test_error_texts_name_the_argument_and_suggest():
     cases = {
         ("GPU_TCO", "H1000"): "gpu: unknown",
