@@ -67,7 +67,7 @@ class Compiled:
 
     ``fn(I, C)``: ``I`` maps input names (and ``<choice>__row``) to values; ``C`` maps, in the
     scalar form, a table to its rows as tuples of ``row_fields[table]``, and in the vector form
-    ``"table.field"`` to a NumPy column.  Returns a dict (scalar) or a tuple in ``outputs`` order.
+    ``"table.field"`` to a NumPy column.  Returns a tuple in ``outputs`` order.
     """
 
     fn: Callable
@@ -76,6 +76,7 @@ class Compiled:
     inputs: tuple[str, ...]
     row_fields: dict[str, tuple[str, ...]]  # table -> fields of the looked-up row, in unpacking order
     row_keys: dict[str, str]                # table -> the choice input that names its row
+    template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
 
 
 def ancestors(outputs) -> list[str]:
@@ -160,13 +161,15 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     else:
         # one subscript per catalog row, unpacked into every field the formulas use
         head += [f"    ({', '.join(vars_)},) = C[{table!r}][{row_keys[table]}__row]" for table, vars_ in by_row.items()]
-        tail = ["    return {" + ", ".join(f"{n!r}: {n}" for n in outputs) + "}"]
+        # a tuple: evaluate() copies a prebuilt dict of the names and fills it, which is faster than a
+        # dict display of ~170 entries (measured: 8 against 15 microseconds)
+        tail = [f"    return ({', '.join(outputs)},)"]
     source = "\n".join(head + body + tail) + "\n"
     namespace = dict(RUNTIME)
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
     exec(compile(source, label, "exec"), namespace)  # noqa: S102 - code generated from our own expression trees
     return Compiled(namespace["_run"], source, outputs, tuple(used_inputs),
-                    {t: tuple(f) for t, f in row_fields.items()}, row_keys)
+                    {t: tuple(f) for t, f in row_fields.items()}, row_keys, dict.fromkeys(outputs))
 
 
 def inputs_of(outputs) -> list[str]:

@@ -225,7 +225,9 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
             rows = {**rows, table: [tuple(adhoc[f] for f in compiled.row_fields[table])]}
             values[key + "__row"] = 0
     try:
-        return compiled.fn(values, rows)
+        result = compiled.template.copy()
+        result.update(zip(compiled.outputs, compiled.fn(values, rows)))
+        return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
