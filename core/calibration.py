@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .formulas import LARGE_CLUSTER_GPUS
 
 DATA = Path(__file__).resolve().parent / "data"
 MEASUREMENTS_PATH = DATA / "measurements.csv"
@@ -158,15 +159,28 @@ def _train_features(m: Measurement) -> dict:
         feats[f"recompute:{r['recompute']}"] = 1.0
     if r["offload_optimizer"] or r["offload_params"]:
         feats["offload_mfu_factor"] = 1.0
-    if r["n_gpus"] >= 512:
+    if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
         feats["large_cluster_mfu_factor"] = 1.0
     return feats
+
+
+def _pcie_penalty(m: Measurement) -> float:
+    """The fixed multi-GPU penalty without NVLink (an assumption, not fitted) that the engine applies."""
+    r = _evaluate(m)
+    gpu = _gpu_row(r["gpu"])
+    return r["pcie_multi_gpu_efficiency"] if r["n_gpus"] > 1 and gpu["multi_gpu_fabric"] < 1 else 1.0
+
+
+def _gpu_row(name: str) -> dict:
+    from . import catalog
+    return catalog.tables()["gpus"].row(name)
 
 
 def _log_ratio(m: Measurement) -> float:
     """log(measured speed / modelled speed at efficiency 1): what the factors of this row multiply to."""
     if m.kind == "training speed":
         at_one = _evaluate(m, mfu=1.0)[m.quantity]
+        at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
         # GPU-hours fall as the efficiency rises: the speed ratio is modelled / measured hours
         return math.log(at_one / m.value) if m.quantity == "train_gpu_hours" else math.log(m.value / at_one)
     if m.kind == "decode speed":
