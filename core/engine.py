@@ -111,9 +111,9 @@ def _given(inputs, kw) -> dict:
     given = dict(inputs) if inputs else {}
     if kw:
         given.update(kw)
-    unknown = given.keys() - BY_NAME.keys()
-    if unknown:
-        raise _unknown(sorted(map(str, unknown))[0])
+    for name in given:
+        if name not in BY_NAME:
+            raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
     return given
 
 
@@ -174,8 +174,8 @@ def _scalar_rows(compiled) -> dict:
     """Per table, its rows as tuples of the fields the compiled code unpacks."""
     def build():
         tabs = catalog.tables()
-        return {t: list(zip(*(tabs[t].col[f] for f in fields))) for t, fields in compiled.row_fields.items()}
-    return _cached(("rows", compiled.outputs), build)
+        return {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
+    return _cached(("rows", compiled.source), build)  # a str caches its hash; a tuple of 170 names does not
 
 
 def _outputs(outputs) -> tuple[str, ...] | None:
@@ -218,12 +218,11 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     values = _resolved(given)
     compiled = compile_formulas(False, wanted)
     rows = _scalar_rows(compiled)
-    for key in compiled.row_keys.values():
-        adhoc = values.get(key + "__adhoc")
+    for adhoc_key, table in compiled.adhoc_keys:
+        adhoc = values.get(adhoc_key)
         if adhoc is not None:  # a model outside the catalog: a one-row table for this call
-            table = BY_NAME[key].table
-            rows = {**rows, table: [tuple(adhoc[f] for f in compiled.row_fields[table])]}
-            values[key + "__row"] = 0
+            rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
+            values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
     try:
         result = compiled.template.copy()
         result.update(zip(compiled.outputs, compiled.fn(values, rows)))
@@ -232,9 +231,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
 
-# Rows per block of a sweep: each intermediate of a block stays in the CPU's cache.  Measured with
-# `gpu-tco bench` on the project's 2-core machine (1,000,000 rows, all quantities): 4,096 rows 0.36 s,
-# 16,384 rows 0.27 s, 65,536 rows 0.33 s, one block 0.86 s.
+# Rows per block of a sweep: each intermediate of a block (128 KiB of float64) stays in the CPU's
+# 1 MiB L2 cache and in the C allocator's reused heap.  Measured on the project's 2-core machine,
+# computing the benchmark's 1,000,000-row sweep (all quantities, results not stored): 4,096 rows
+# 0.30 s, 8,192 rows 0.22 s, 16,384 rows 0.21 s, 20,480 rows 0.61 s, 32,768 rows 0.43 s.
 CHUNK_ROWS = 16_384
 
 
@@ -279,17 +279,37 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         cross_check({"n_gpus": int(n.flat[j]), "tensor_parallel": int(tp.flat[j])}, row=j)
     compiled = compile_formulas(True, wanted)
     columns = {}
-    for table, fields in compiled.row_fields.items():
-        for f in fields:
-            col = tabs[table].np_column(f)
-            if table in extra_rows:
-                col = np.concatenate([col, np.asarray([r[f] for r in extra_rows[table]], dtype=col.dtype)])
-            columns[f"{table}.{f}"] = col
+    for table in compiled.row_fields:
+        columns.update(_vector_columns(compiled, table))
+        if table in extra_rows:
+            extra = compiled.table_columns(table, lambda f, rs=extra_rows[table]: [r[f] for r in rs])
+            for f, vals in extra.items():
+                col = columns[f"{table}.{f}"]
+                columns[f"{table}.{f}"] = np.concatenate([col, np.asarray(vals, dtype=col.dtype)])
     result = _run_in_chunks(compiled, values, columns, shape)
     if series_index is not None:
         import pandas as pd  # only when a Series came in: pandas is not a dependency of the engine
         result = {k: pd.Series(np.array(v), index=series_index, name=k) for k, v in result.items()}
     return result
+
+
+def _vector_columns(compiled, table: str) -> dict[str, np.ndarray]:
+    """``"table.field"`` -> NumPy column for what the vector code reads of ``table``: raw fields
+    as the catalog holds them, row-derived quantities as computed by the scalar code (floats;
+    truth values stay booleans)."""
+    def build():
+        tab = catalog.tables()[table]
+        derived = compiled.derived.get(table, ((), (), None))[1]
+        cols = compiled.table_columns(table, tab.col.__getitem__)
+        out = {}
+        for f, vals in cols.items():
+            if f in derived:
+                arr = np.asarray(vals)
+                out[f"{table}.{f}"] = arr if arr.dtype == bool else arr.astype(float)
+            else:
+                out[f"{table}.{f}"] = tab.np_column(f)
+        return out
+    return _cached(("columns", compiled.source, table), build)
 
 
 def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:

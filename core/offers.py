@@ -21,14 +21,14 @@ def mismatch(offer_row: int, gpu_row: int, row=None) -> InputError:
 def link(values: dict, gpu_given: bool) -> None:
     """Scalar inputs: resolve offer "auto", or check / set the GPU from an explicit offer."""
     off, gpu_row = values["offer__row"], values["gpu__row"]
-    gpu_of_offer, reference = catalog.offer_maps()
+    gpu_of_offer, reference = catalog.offer_map_lists()
     tabs = catalog.tables()
     if off < 0:
-        off = int(reference[gpu_row])
+        off = reference[gpu_row]
     elif gpu_of_offer[off] >= 0 and gpu_of_offer[off] != gpu_row:
         if gpu_given:
             raise mismatch(off, gpu_row)
-        gpu_row = int(gpu_of_offer[off])
+        gpu_row = gpu_of_offer[off]
         values["gpu__row"], values["gpu"] = gpu_row, tabs["gpus"].col["name"][gpu_row]
     values["offer__row"], values["offer"] = off, tabs["offers"].col["name"][off]
 

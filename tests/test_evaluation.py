@@ -7,11 +7,14 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_formula_layer import random_config
 
 from gpu_tco import core
 from gpu_tco.core import engine
-from gpu_tco.core.codegen import ancestors, compile_formulas, inputs_of
+from gpu_tco.core.codegen import _min_max, _structure, _vif, ancestors, compile_formulas, inputs_of, row_derived
+from gpu_tco.core.expr import Ref
 
 NAMES = list(core.QUANTITIES)
 
@@ -110,3 +113,64 @@ def test_front_ends_ask_only_for_what_they_show(monkeypatch):
     asked.clear()
     planner.plan({"method": "qlora"})
     assert asked and all(o is not None and len(o) < len(NAMES) / 5 for o in asked), asked
+
+
+# ---------------------------------------------------------------------------
+# how the generated code saves work: each saving must give the same numbers as the plain form
+
+def test_quantities_of_one_catalog_row_are_computed_once_per_row_not_per_call():
+    derived = row_derived(NAMES)
+    assert derived["params_total"] == "models" and derived["kv_dim"] == "models"
+    assert "lora_params" not in derived and "kv_bytes_per_token" not in derived  # an input or a second table
+    compiled = compile_formulas(False, None)
+    assert "    params_total = " not in compiled.source  # unpacked with the row, like a field
+    assert "params_total" in compiled.row_fields["models"]
+    # a model outside the catalog gets its derived quantities too, scalar and in a sweep
+    spec = {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256}
+    one = core.evaluate(model=spec)
+    assert one["params_total"] == pytest.approx(core.evaluate(model="Llama-3-8B")["params_total"], rel=1e-3)
+    sweep = core.evaluate(model=[spec, "Llama-3-8B", spec], outputs=["params_total", "kv_dim", "peak_train_gib_per_gpu"])
+    assert sweep["params_total"][0] == one["params_total"] == sweep["params_total"][2]
+    assert sweep["peak_train_gib_per_gpu"][0] == one["peak_train_gib_per_gpu"]
+
+
+def test_min_and_max_without_calls_give_what_python_gives_nan_and_types_included():
+    values = [1, 2.5, -3, 0, 0.0, -0.0, True, math.nan, math.inf, -math.inf]
+    rng = random.Random(5)
+    for _ in range(400):
+        args = [rng.choice(values) for _ in range(rng.randint(2, 4))]
+        names = [f"x{i}" for i in range(len(args))]
+        for fn, builtin in (("MIN", min), ("MAX", max)):
+            code = _min_max(fn, [f"({n} + 0)" if i % 2 else n for i, n in enumerate(names)])
+            got = eval(f"lambda {', '.join(names)}: {code}")(*args)  # noqa: S307 - our own generated text
+            want = builtin(*(a + 0 if i % 2 else a for i, a in enumerate(args)))
+            assert type(got) is type(want) and (got == want or (math.isnan(got) and math.isnan(want))), (fn, args)
+
+
+@given(st.booleans(), st.sampled_from(["scalar", "array", "other"]), st.sampled_from(["scalar", "array", "other"]),
+       st.sampled_from([np.float64, np.int64, np.bool_]), st.sampled_from([np.float64, np.int64, np.bool_]))
+@settings(max_examples=200, deadline=None)
+def test_if_with_one_condition_for_the_block_gives_what_np_where_gives(cond, kind_a, kind_b, dt_a, dt_b):
+    def make(kind, dt, seed):
+        if kind == "scalar":
+            return dt(seed)
+        if kind == "other":
+            return 7 if seed else 0.5  # Python numbers, as the formulas' constants
+        return np.arange(seed, seed + 5).astype(dt)
+    a, b = make(kind_a, dt_a, 1), make(kind_b, dt_b, 0)
+    got, want = _vif(cond, a, b), np.where(cond, a, b)
+    assert got.dtype == want.dtype
+    assert np.array_equal(np.broadcast_to(got, want.shape), want)
+
+
+def test_equal_subtrees_are_computed_once_but_never_a_guarded_division_in_scalar_code():
+    x, y = Ref("a"), Ref("b")
+    sum1, sum2, div1, div2 = x + y, x + y, x / y, x / y
+    for vector in (False, True):
+        memo = {}
+        assert _structure(sum1, vector, memo) == _structure(sum2, vector, memo)
+        # scalar code computes a temporary before the IF that guards it: x / 0 must stay guarded
+        assert (_structure(div1, vector, memo) == _structure(div2, vector, memo)) is vector
+    # and the result: every quantity with every default is finite, so nothing unguarded raised
+    assert all(math.isfinite(float(v)) for v in core.evaluate(n_gpus=1, discount_rate_pct=0, months=12).values())
+    assert core.evaluate(usd_per_gpu_hour_rented=0.01, purchase_usd_per_gpu=1e6)["breakeven_hours"] == -1
