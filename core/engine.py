@@ -7,7 +7,6 @@ trees the Excel formulas are rendered from.
 """
 from __future__ import annotations
 
-import threading
 from typing import Mapping
 
 import numpy as np
@@ -373,63 +372,6 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
     return arr, index
 
 
-# Results at least this large get their memory pages provisioned by a second thread while the first
-# computes (see _PageToucher).  Measured on the project's 2-core machine, the benchmark's 1,000,000-row
-# sweep (0.9 GB of results): 0.50-0.52 s without, 0.26-0.28 s with blocks of 8 chunks (4 chunks:
-# 0.25-0.29 s but at times 0.5-0.8 s; 16 chunks of 8,192 rows: 0.28-0.31 s).
-TOUCH_AHEAD_BYTES = 64 << 20
-TOUCH_ROWS = 8 * CHUNK_ROWS  # rows per block of the page toucher: a whole number of chunks
-
-
-class _PageToucher:
-    """Makes the operating system provide the result arrays' memory ahead of the computation.
-
-    Fresh memory costs a page fault per 4 KiB page on first write, and for large sweeps those faults
-    cost more than the arithmetic.  A background thread writes one byte per page, block by block
-    ahead of the main thread, so the faults are taken on the other core.  It never writes into a
-    block the main thread has started: ``claim(block)`` waits while the toucher is inside that block,
-    and sends it past the block when it has not reached it yet."""
-
-    def __init__(self, arrays: list[np.ndarray], block_rows: int, n_blocks: int):
-        self._arrays, self._rows, self._n = arrays, block_rows, n_blocks
-        self._lock = threading.Lock()
-        self._next, self._stopped = 1, False  # block 0 holds the first chunk: the main thread's already
-        self._done = [threading.Event() for _ in range(n_blocks)]
-        self._done[0].set()
-        self._thread = threading.Thread(target=self._run, name="gpu-tco page toucher", daemon=True)
-        self._thread.start()
-
-    def _run(self):
-        while True:
-            with self._lock:
-                block = self._next
-                if self._stopped or block >= self._n:
-                    return
-                self._next = block + 1
-            self._touch(block)
-            self._done[block].set()
-
-    def _touch(self, block: int) -> None:
-        for arr in self._arrays:
-            raw = arr.view(np.uint8)
-            raw[block * self._rows * arr.itemsize:(block + 1) * self._rows * arr.itemsize:4096] = 0
-
-    def claim(self, block: int) -> None:
-        """The main thread is about to write ``block`` (blocks are claimed in order): wait while the
-        toucher is inside it; if the toucher has not reached it, the toucher skips to the next one."""
-        with self._lock:
-            started = block < self._next
-            if not started:
-                self._next = block + 1
-        if started:
-            self._done[block].wait()
-
-    def close(self) -> None:
-        with self._lock:
-            self._stopped = True
-        self._thread.join()
-
-
 def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     """Run the vector code over blocks of CHUNK_ROWS rows and assemble arrays of ``shape``.
 
@@ -445,30 +387,26 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
             flat[name] = v
     out: dict[str, np.ndarray] = {}
     written: list[tuple[int, np.ndarray]] = []  # (position in the outputs, result array)
-    toucher = None
-    try:
-        with np.errstate(all="ignore"):
-            for start in range(0, size, CHUNK_ROWS):
-                stop = min(size, start + CHUNK_ROWS)
-                chunk = {k: (v[start:stop] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in flat.items()}
-                results = compiled.fn(chunk, columns)
-                if start == 0:
-                    for i, (name, v) in enumerate(zip(compiled.outputs, results)):
-                        v = np.asarray(v)
-                        if v.ndim == 0:
-                            out[name] = np.broadcast_to(v, shape)
-                        else:
-                            out[name] = np.empty(size, dtype=v.dtype)
-                            written.append((i, out[name]))
-                    if sum(a.nbytes for _, a in written) >= TOUCH_AHEAD_BYTES and stop < size:
-                        toucher = _PageToucher([a for _, a in written], TOUCH_ROWS, -(-size // TOUCH_ROWS))
-                if toucher is not None and start % TOUCH_ROWS == 0:
-                    toucher.claim(start // TOUCH_ROWS)
-                for i, arr in written:
-                    arr[start:stop] = results[i]
-    finally:
-        if toucher is not None:
-            toucher.close()
+    with np.errstate(all="ignore"):
+        for start in range(0, size, CHUNK_ROWS):
+            stop = min(size, start + CHUNK_ROWS)
+            chunk = {k: (v[start:stop] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in flat.items()}
+            # ``results`` keeps the previous block's arrays alive until this block's exist.  Freed
+            # earlier, they lie at the top of the C heap, glibc hands that memory back to the
+            # operating system, and every block pays page faults for its temporaries again
+            # (the benchmark's 1,000,000-row sweep, measured alternately: 0.46-0.58 s against 0.27-0.34 s;
+            # with glibc's trimming switched off both take 0.26-0.29 s).
+            results = compiled.fn(chunk, columns)
+            if start == 0:
+                for i, (name, v) in enumerate(zip(compiled.outputs, results)):
+                    v = np.asarray(v)
+                    if v.ndim == 0:
+                        out[name] = np.broadcast_to(v, shape)
+                    else:
+                        out[name] = np.empty(size, dtype=v.dtype)
+                        written.append((i, out[name]))
+            for i, arr in written:
+                arr[start:stop] = results[i]
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
 
 

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import math
 import random
-import threading
-import time
 
 import numpy as np
 import pandas as pd
@@ -72,39 +70,6 @@ def test_chunked_sweeps_equal_the_unchunked_path(monkeypatch, chunk):
         row = {k: (v[j] if isinstance(v, np.ndarray) else v) for k, v in sweep.items()}
         scalar = core.evaluate(row)
         assert all(_same(scalar[n], blocks[n][j]) for n in ("peak_train_gib_per_gpu", "own_tco_usd", "train_hours"))
-
-
-@pytest.mark.parametrize("touch_chunks", [1, 3])
-def test_pages_provided_ahead_by_a_second_thread_leave_the_results_equal(monkeypatch, touch_chunks):
-    """The toucher writes a zero byte per page of the results ahead of the computation; the results
-    must be those of the plain path, bit for bit (a zero byte written after a value would show)."""
-    rng = np.random.default_rng(touch_chunks)
-    sweep = _random_sweep(rng, 6000)
-    monkeypatch.setattr(engine, "CHUNK_ROWS", 10**9)
-    whole = core.evaluate(sweep)
-    started = []
-    real = engine._PageToucher
-
-    class Counted(real):
-        def __init__(self, *args):
-            started.append(args[1:])
-            super().__init__(*args)
-
-        def _touch(self, block):  # slower than the computation at times: the main thread catches up
-            if block % 4 == 1:
-                time.sleep(0.002)
-            super()._touch(block)
-
-    monkeypatch.setattr(engine, "_PageToucher", Counted)
-    monkeypatch.setattr(engine, "CHUNK_ROWS", 16)
-    monkeypatch.setattr(engine, "TOUCH_ROWS", 16 * touch_chunks)
-    monkeypatch.setattr(engine, "TOUCH_AHEAD_BYTES", 0)
-    for _ in range(3):
-        blocks = core.evaluate(sweep)
-        wrong = [n for n in NAMES if not _same(whole[n], blocks[n])]
-        assert not wrong, wrong[:5]
-    assert started and started[0] == (16 * touch_chunks, -(-6000 // (16 * touch_chunks)))
-    assert not [t for t in threading.enumerate() if t.name == "gpu-tco page toucher"]  # joined
 
 
 def test_chunked_broadcasting_shapes_series_and_requested_outputs(monkeypatch):
