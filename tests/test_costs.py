@@ -194,13 +194,13 @@ def test_epoch_ai_amortized_capex_plus_energy_per_gpu_hour_within_2pct():
     """Cottier et al. 2024 (arXiv 2405.21015), as coded in epoch-research/training-cost-trends
     training_cost_trends/cost_estimation.py: per chip-hour = server value per chip x 0.14 ln(10) / 8766,
     interconnect = that x 0.19 / 0.81, energy = chip TDP x (10.2 kW / 8 / 0.7) x 0.75 x PUE x price."""
-    price, overhead, pue, usd_kwh = 33569, 1.64, 1.25, 0.0826  # H100 card, Epoch's average server overhead, 2025 US industrial
+    price, overhead, pue, usd_kwh = 33569, 1.64, 1.25, 0.0826  # Epoch's H100 card price, average server overhead, 2025 US industrial
     value = price * overhead
     rate = 0.14 * math.log(10)  # hardware value falls 0.14 orders of magnitude per year
     hardware = value * rate / (24 * 365.25)
     epoch = hardware / (1 - 0.19) + 0.7 * (10.2 / 8 / 0.7) * 0.75 * pue * usd_kwh
     ours = core.evaluate(
-        gpu="H100-SXM", n_gpus=16, gpus_per_server=8, server_overhead_pct=64, cluster_network_pct=19, setup_hours=0,
+        gpu="H100-SXM", purchase_usd_per_gpu=price, n_gpus=16, gpus_per_server=8, server_overhead_pct=64, cluster_network_pct=19, setup_hours=0,
         colo_usd_per_kw_month=0, maintenance_pct_per_year=0, auto_system_power=0, system_w_per_server=8 * (1275 - 700),
         gpu_load_factor=0.75, pue=pue, usd_per_kwh=usd_kwh, depreciation="exponential",
         value_loss_pct_per_year=100 * (1 - math.exp(-rate)), months=1, hours_per_day=24)
