@@ -15,7 +15,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -106,6 +106,15 @@ def _min_max(fn: str, args: list[str]) -> str:
     return first
 
 
+class RowDerived(NamedTuple):
+    """The quantities of one catalog row alone (``row_derived``) for one table."""
+
+    fields: tuple[str, ...]  # the raw catalog fields they read, in ``fn``'s argument order
+    names: tuple[str, ...]   # the quantities, in ``fn``'s result order
+    fn: Callable             # fn(*raw fields of a row) -> their values
+    key: str                 # the choice input that names the row
+
+
 @dataclass(frozen=True)
 class Compiled:
     """A generated function and what it needs.
@@ -122,7 +131,7 @@ class Compiled:
     row_fields: dict[str, tuple[str, ...]]  # table -> fields of the looked-up row, in unpacking order
     row_keys: dict[str, str]                # table -> the choice input that names its row
     template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
-    derived: dict                           # table -> (raw fields, quantities, function): see row_derived
+    derived: dict[str, RowDerived]          # table -> its row-derived quantities
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -140,11 +149,10 @@ class Compiled:
         """Every entry of ``row_fields[table]`` as a list over the rows: raw fields from
         ``column(field)``, row-derived quantities computed once per row."""
         derived = self.derived.get(table)
-        cols = {f: list(column(f)) for f in self.row_fields[table] if not derived or f not in derived[1]}
+        cols = {f: list(column(f)) for f in self.row_fields[table] if not derived or f not in derived.names}
         if derived:
-            raw_fields, names, fn = derived
-            per_row = [_derive_row(fn, raw) for raw in zip(*(column(f) for f in raw_fields))]
-            for i, name in enumerate(names):
+            per_row = [_derive_row(derived, raw) for raw in zip(*(column(f) for f in derived.fields))]
+            for i, name in enumerate(derived.names):
                 cols[name] = [r[i] for r in per_row]
         return {f: cols[f] for f in self.row_fields[table]}
 
@@ -164,11 +172,11 @@ def ancestors(outputs) -> list[str]:
     return [n for n in QUANTITIES if n in needed]
 
 
-def _derive_row(fn, raw) -> tuple:
+def _derive_row(derived: RowDerived, raw) -> tuple:
     try:
-        return fn(*raw)
-    except (ZeroDivisionError, ValueError, OverflowError):  # a row no call can use; as NumPy would give
-        return (math.nan,) * fn.n_outputs
+        return derived.fn(*raw)
+    except (ZeroDivisionError, ValueError, OverflowError):  # NaN, as the vector code gives
+        return (math.nan,) * len(derived.names)
 
 
 def row_derived(names) -> dict[str, str]:
@@ -284,15 +292,15 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     names = ancestors(outputs)
     table_of = row_derived(names)
 
-    derived: dict[str, tuple] = {}
+    derived: dict[str, RowDerived] = {}
     for table in dict.fromkeys(table_of.values()):
         mine = [n for n in names if table_of.get(n) == table]
         raw: dict[str, Lookup] = {}
         body = _body(mine, False, raw)
         src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
         fn = _compile(src, f"<gpu-tco formulas of one {table} row>", "_derive")
-        fn.n_outputs = len(mine)
-        derived[table] = (tuple(lk.field for lk in raw.values()), tuple(mine), fn, next(iter(raw.values())).key)
+        derived[table] = RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn,
+                                    next(iter(raw.values())).key)
 
     fields: dict[str, Lookup] = {}
     body = _body(names, vector, fields, skip=table_of.keys())
@@ -312,7 +320,7 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     for name in names:
         if name not in table_of:
             unpacked.update(n.name for n in QUANTITIES[name].expr.walk() if isinstance(n, Ref))
-    entries += [(name, table_of[name], derived[table_of[name]][3], name) for name in names
+    entries += [(name, table_of[name], derived[table_of[name]].key, name) for name in names
                 if name in table_of and name in unpacked]
     for var, table, key, field in entries:
         if row_keys.setdefault(table, key) != key:
@@ -334,8 +342,7 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     source = "\n".join(head + body + tail) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
     return Compiled(_compile(source, label, "_run"), source, outputs, tuple(used_inputs),
-                    {t: tuple(f) for t, f in row_fields.items()}, row_keys, dict.fromkeys(outputs),
-                    {t: d[:3] for t, d in derived.items()})
+                    {t: tuple(f) for t, f in row_fields.items()}, row_keys, dict.fromkeys(outputs), derived)
 
 
 def inputs_of(outputs) -> list[str]:

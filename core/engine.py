@@ -299,7 +299,7 @@ def _vector_columns(compiled, table: str) -> dict[str, np.ndarray]:
     truth values stay booleans)."""
     def build():
         tab = catalog.tables()[table]
-        derived = compiled.derived.get(table, ((), (), None))[1]
+        derived = compiled.derived[table].names if table in compiled.derived else ()
         cols = compiled.table_columns(table, tab.col.__getitem__)
         out = {}
         for f, vals in cols.items():
