@@ -6,14 +6,14 @@
     True
 
 Public API: ``evaluate``, ``plan``, ``explain``, ``breakdown``, ``breakeven_series``,
-``resolve_inputs``, ``INPUTS``, ``QUANTITIES``, ``GpuTcoError`` (``InputError``,
+``resolve_inputs``, ``free_sweep_memory``, ``INPUTS``, ``QUANTITIES``, ``GpuTcoError`` (``InputError``,
 ``CatalogError``), ``catalog``.  The engine imports no front end (no command line,
 workbook, Excel or Qt code) and needs only NumPy.
 """
 from . import catalog
 from .architectures import estimate_architecture
 from .costs import breakeven_series
-from .engine import breakdown, evaluate, explain, resolve_inputs
+from .engine import breakdown, evaluate, explain, free_sweep_memory, resolve_inputs
 from .errors import CatalogError, GpuTcoError, InputError
 from .formulas import QUANTITIES
 from .inputs import DEFAULTS, INPUTS
@@ -22,5 +22,6 @@ from .version import __version__
 
 __all__ = [
     "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
+    "free_sweep_memory",
     "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
 ]

@@ -5,8 +5,10 @@ fields the formulas use are bound once per looked-up row, subtrees that several 
 spell out alike are computed once into temporaries, then one assignment per quantity.
 Quantities of one catalog row alone (a model's parameter counts) are computed once per row
 by a function generated from the same trees and unpacked with the row's fields.  The scalar
-function works on floats (MIN/MAX as conditional expressions), the vector one on NumPy arrays;
-both come from the same trees as the Excel formulas (``expr.Expr.xl``), so they cannot disagree.
+function works on floats (MIN/MAX as conditional expressions), the vector one on NumPy arrays,
+generated for the inputs a sweep gives as arrays: what does not vary is computed once per call,
+the rest per block of rows.  Both come from the same trees as the Excel formulas
+(``expr.Expr.xl``), so they cannot disagree beyond rounding.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .expr import Call, Const, Lookup, Ref
+from .expr import BinOp, Call, Cmp, Const, Lookup, Neg, Ref
 from .formulas import QUANTITIES
 from .inputs import BY_NAME, INPUTS
 
@@ -27,20 +29,27 @@ QUANTITY_NAMES: tuple[str, ...] = tuple(QUANTITIES)
 CHOICE_INPUTS = tuple(i.name for i in INPUTS if i.kind == "choice")
 
 
-def _vmin(*args):
-    return functools.reduce(np.minimum, args)
+def _reduce(ufunc, args, out):
+    """ufunc over the arguments left to right; the last step writes into ``out`` when given."""
+    if len(args) == 1:
+        return args[0]
+    return ufunc(functools.reduce(ufunc, args[:-1]), args[-1], out=out)
 
 
-def _vmax(*args):
-    return functools.reduce(np.maximum, args)
+def _vmin(*args, out=None):
+    return _reduce(np.minimum, args, out)
 
 
-def _vand(*args):
-    return functools.reduce(np.logical_and, args)
+def _vmax(*args, out=None):
+    return _reduce(np.maximum, args, out)
 
 
-def _vor(*args):
-    return functools.reduce(np.logical_or, args)
+def _vand(*args, out=None):
+    return _reduce(np.logical_and, args, out)
+
+
+def _vor(*args, out=None):
+    return _reduce(np.logical_or, args, out)
 
 
 # Rounding to whole counts (GPUs, instances, billed seconds) first nudges the argument by one
@@ -51,12 +60,12 @@ def _vor(*args):
 _DOWN, _UP = 0.999999999999, 1.000000000001  # also inlined by expr.Call for scalar code
 
 
-def _vceil(x):
-    return np.ceil(x * _DOWN)
+def _vceil(x, out=None):
+    return np.ceil(x * _DOWN, out=out)
 
 
-def _vfloor(x):
-    return np.floor(x * _UP)
+def _vfloor(x, out=None):
+    return np.floor(x * _UP, out=out)
 
 
 def _vif(condition, a, b):
@@ -74,9 +83,16 @@ def _vif(condition, a, b):
     return np.where(condition, a, b)
 
 
+def _factor(x):
+    """A gathered product of whole-number factors in a form NumPy combines with an int64 array:
+    a Python int beyond 64 bits would raise OverflowError there, so it becomes a float."""
+    return float(x) if type(x) is int and not -2**63 <= x < 2**63 else x
+
+
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
+    "_factor": _factor,
 }
 
 
@@ -244,36 +260,149 @@ def _shared_subtrees(names, vector: bool) -> tuple[dict, dict]:
     return memo, {k for k, n in seen.items() if n > 1}
 
 
-def _body(names, vector: bool, fields: dict, skip=frozenset()) -> list[str]:
-    """Assignments computing ``names`` in order; catalog fields used are recorded in ``fields``
-    (variable -> Lookup).  Names in ``skip`` are bound elsewhere (unpacked from a row)."""
-    memo, shared = _shared_subtrees([n for n in names if n not in skip], vector)
-    temps: dict = {}
-    body: list[str] = []
+def _paren(code: str) -> str:
+    return code if _SIMPLE.fullmatch(code) else f"({code})"
 
-    def render(node) -> str:
+
+def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
+          slots: dict | None = None) -> tuple[list[str], list[str]]:
+    """Assignments computing ``names`` in order; catalog fields used are recorded in ``fields``
+    (variable -> Lookup).  Names in ``skip`` are bound elsewhere (unpacked from a row).
+
+    Returns (once, per_block).  Without ``moving`` everything is in per_block.  With ``moving``
+    (vector code only: the inputs and quantities whose values differ between rows) what is one
+    value for all rows goes to ``once``, computed once per call, and the rest to per_block, run
+    per block of rows: there a subtree that does not vary is computed once too, and a chain of
+    products and quotients gathers its factors that do not vary into one number first, so
+    x * a / b / c costs one operation per row instead of three."""
+    memo, shared = _shared_subtrees([n for n in names if n not in skip], vector)
+    slots = slots or {}
+    temps: dict = {}
+    once: list[str] = []
+    per_block: list[str] = []
+    moves: dict[int, bool] = {}
+
+    def varies(node) -> bool:
+        v = moves.get(id(node))
+        if v is None:
+            if isinstance(node, Const):
+                v = False
+            elif isinstance(node, Ref):
+                v = node.name in moving
+            elif isinstance(node, Lookup):
+                v = node.key in moving
+            else:
+                v = any(varies(c) for c in node.children())
+            moves[id(node)] = v
+        return v
+
+    def temp(key, node, fixed: bool) -> str:
         # shared subtrees become temporaries, defined just before their first use
+        if key is None:
+            key = ("id", id(node))
+        if key not in temps:
+            code = own(node, fixed)  # may allocate inner temporaries first
+            temps[key] = f"_t{len(temps)}"
+            (once if fixed else per_block).append(f"    {temps[key]} = {code}")
+        return temps[key]
+
+    def render(node, fixed: bool) -> str:
+        """``fixed``: rendering code that runs once per call (all its operands are one value)."""
         if isinstance(node, Lookup):
             fields.setdefault(node.var(), node)
             return node.var()
+        if isinstance(node, (Const, Ref)):
+            return node.render_with(None, vector)
         key = memo.get(id(node))
+        if moving is not None and not fixed and not varies(node):
+            return temp(key, node, True)  # one value for every row: computed once per call
         if key in shared:
-            if key not in temps:
-                code = own(node)  # may allocate inner temporaries first
-                temps[key] = f"_t{len(temps)}"
-                body.append(f"    {temps[key]} = {code}")
-            return temps[key]
-        return own(node)
+            return temp(key, node, fixed)
+        return own(node, fixed)
 
-    def own(node) -> str:
+    def own(node, fixed: bool) -> str:
         if not vector and isinstance(node, Call) and node.fn in ("MIN", "MAX"):
-            return _min_max(node.fn, [render(a) for a in node.args])
-        return node.render_with(render, vector)
+            return _min_max(node.fn, [render(a, fixed) for a in node.args])
+        if moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
+            steps = _regrouped(node)
+            if steps is not None:
+                return _chain(steps)
+        return node.render_with(lambda c: render(c, fixed), vector)
+
+    def into(node, slot: str) -> str:
+        """Code for an output computed per block whose last operation writes into ``slot`` (the
+        block's rows of the result array; None in the first block, which allocates), so the
+        result is not copied afterwards.  An IF, a bare name or a shared subtree is copied."""
+        if memo.get(id(node)) in shared or not varies(node):
+            return render(node, False)
+        if isinstance(node, BinOp):
+            steps = _regrouped(node) if node.op in "*/" else None
+            if steps is not None:
+                *rest, (op, last) = steps
+                return f"{_UFUNCS[op]}({_chain(rest)}, {last}, out={slot})"
+            left, right = (render(c, False) for c in node.children())
+            return f"{_UFUNCS[node.op]}({left}, {right}, out={slot})"
+        if isinstance(node, Cmp):
+            return f"{_UFUNCS[node.op]}({render(node.a, False)}, {render(node.b, False)}, out={slot})"
+        if isinstance(node, Neg):
+            return f"_np.negative({render(node.a, False)}, out={slot})"
+        if isinstance(node, Call) and node.fn != "IF":
+            return node.render_with(lambda c: render(c, False), vector)[:-1] + f", out={slot})"
+        return render(node, False)
+
+    def _regrouped(node) -> list[tuple[str, str]] | None:
+        """x * a / b / c with a, b, c one value for all rows: x * _t where _t = a / (b * c) once
+        per call.  Returns the steps [("", first), ("*" or "/", operand), ...], or None."""
+        num: list = []
+        den: list = []
+
+        def flatten(n, inverted: bool, top: bool):
+            if isinstance(n, BinOp) and n.op in "*/" and varies(n) and (top or memo.get(id(n)) not in shared):
+                flatten(n.a, inverted, False)
+                flatten(n.b, inverted != (n.op == "/"), False)
+            else:
+                (den if inverted else num).append(n)
+
+        flatten(node, False, True)
+        fixed_num = [n for n in num if not varies(n)]
+        fixed_den = [n for n in den if not varies(n)]
+        if len(fixed_num) + len(fixed_den) < 2:
+            return None  # nothing to gather: the tree as written costs as many operations
+        key = ("factor", tuple(_structure(n, True, memo) for n in fixed_num),
+               tuple(_structure(n, True, memo) for n in fixed_den))
+        if key not in temps:
+            top = " * ".join(_paren(render(n, True)) for n in fixed_num) or "1"
+            if fixed_den:  # NumPy's division: x / 0 gives inf or nan in the results, as row by row
+                code = f"_np.divide({top}, {' * '.join(_paren(render(n, True)) for n in fixed_den)})"
+            else:
+                code = f"_factor({top})"
+            temps[key] = f"_t{len(temps)}"
+            once.append(f"    {temps[key]} = {code}")
+        steps = [("*", _paren(render(n, False))) for n in num if varies(n)] + [("*", temps[key])]
+        steps += [("/", _paren(render(n, False))) for n in den if varies(n)]
+        return [("", steps[0][1])] + steps[1:]
 
     for name in names:
         if name not in skip:
-            body.append(f"    {name} = {render(QUANTITIES[name].expr)}")
-    return body
+            expr = QUANTITIES[name].expr
+            if moving is None:
+                per_block.append(f"    {name} = {render(expr, False)}")
+            elif name not in moving:
+                once.append(f"    {name} = {render(expr, True)}")
+            elif name in slots:
+                per_block.append(f"    {name} = {into(expr, f'O[{slots[name]}]')}")
+            else:
+                per_block.append(f"    {name} = {render(expr, False)}")
+    return once, per_block
+
+
+_UFUNCS = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.divide", "^": "_np.power",
+           "<": "_np.less", "<=": "_np.less_equal", ">": "_np.greater", ">=": "_np.greater_equal",
+           "==": "_np.equal", "!=": "_np.not_equal"}
+
+
+def _chain(steps: list[tuple[str, str]]) -> str:
+    return "".join(f" {op} {code}" if op else code for op, code in steps)
 
 
 def _compile(source: str, label: str, name: str):
@@ -283,8 +412,17 @@ def _compile(source: str, label: str, name: str):
 
 
 @functools.lru_cache(maxsize=64)
-def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Compiled:
+def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
+                     varying: frozenset[str] | None = None) -> Compiled:
     """Generate and compile the code for ``outputs`` (all quantities when None).
+
+    Scalar code: ``fn(I, C)`` returns the outputs.  Vector code: ``fn(I, C)`` computes once
+    what is one value for every row and returns ``block(V, O)``, which computes the rest for a
+    block of rows (``V``: the inputs in ``varying`` as arrays, choice inputs as
+    ``<choice>__row``) and returns the outputs; ``O`` holds per output the array its rows are
+    to be written into, or None (an output's last operation writes there, which saves copying
+    it; an output that is not the array given still has to be copied).  ``varying`` names the inputs given as arrays
+    (None: every input may be one).
 
     Quantities that depend on one catalog row alone (``row_derived``) are computed by a scalar
     function once per row and unpacked with the row's fields, like a field."""
@@ -296,14 +434,26 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
     for table in dict.fromkeys(table_of.values()):
         mine = [n for n in names if table_of.get(n) == table]
         raw: dict[str, Lookup] = {}
-        body = _body(mine, False, raw)
+        body = _body(mine, False, raw)[1]
         src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
         fn = _compile(src, f"<gpu-tco formulas of one {table} row>", "_derive")
         derived[table] = RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn,
                                     next(iter(raw.values())).key)
 
+    moving = None
+    if vector:  # the inputs given as arrays, then every quantity computed from one of them
+        moving = set(BY_NAME) if varying is None else set(varying)
+        for name in names:
+            if name in table_of:
+                if derived[table_of[name]].key in moving:
+                    moving.add(name)
+            elif any(isinstance(n, Ref) and n.name in moving or isinstance(n, Lookup) and n.key in moving
+                     for n in QUANTITIES[name].expr.walk()):
+                moving.add(name)
+
     fields: dict[str, Lookup] = {}
-    body = _body(names, vector, fields, skip=table_of.keys())
+    once, per_block = _body(names, vector, fields, skip=table_of.keys(), moving=moving,
+                            slots={name: i for i, name in enumerate(outputs)})
     used_inputs: dict[str, None] = {}
     for name in names:
         if name not in table_of:
@@ -328,18 +478,27 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None) -> Co
         row_fields.setdefault(table, []).append(field)
         by_row.setdefault(table, []).append(var)
 
-    head = ["def _run(I, C):"]
-    head += [f"    {name} = I[{name!r}]" for name in used_inputs]
-    head += [f"    {key}__row = I[{key + '__row'!r}]" for key in dict.fromkeys(row_keys.values())]
-    if vector:
-        head += [f"    {var} = C[{table + '.' + field!r}][{key}__row]" for var, table, key, field in entries]
-    else:
-        # one subscript per catalog row, unpacked into every field the formulas use
-        head += [f"    ({', '.join(vars_)},) = C[{table!r}][{row_keys[table]}__row]" for table, vars_ in by_row.items()]
     # a tuple: evaluate() copies a prebuilt dict of the names and fills it, which is faster than a
     # dict display of ~170 entries (measured: 8 against 15 microseconds)
-    tail = [f"    return ({', '.join(outputs)},)"]
-    source = "\n".join(head + body + tail) + "\n"
+    tail = f"    return ({', '.join(outputs)},)"
+    keys = list(dict.fromkeys(row_keys.values()))
+    if vector:
+        def reads(moves: bool, source: str, indent: str) -> list[str]:
+            lines = [f"{indent}{name} = {source}[{name!r}]" for name in used_inputs if (name in moving) == moves]
+            lines += [f"{indent}{key}__row = {source}[{key + '__row'!r}]" for key in keys if (key in moving) == moves]
+            return lines + [f"{indent}{var} = C[{table + '.' + field!r}][{key}__row]"
+                            for var, table, key, field in entries if (key in moving) == moves]
+        lines = ["def _run(I, C):"] + reads(False, "I", "    ") + once + ["    def _block(V, O):"]
+        lines += reads(True, "V", "        ") + ["    " + line for line in per_block + [tail]]
+        lines += ["    return _block"]
+    else:
+        lines = ["def _run(I, C):"]
+        lines += [f"    {name} = I[{name!r}]" for name in used_inputs]
+        lines += [f"    {key}__row = I[{key + '__row'!r}]" for key in keys]
+        # one subscript per catalog row, unpacked into every field the formulas use
+        lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{row_keys[table]}__row]" for table, vars_ in by_row.items()]
+        lines += per_block + [tail]
+    source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
     return Compiled(_compile(source, label, "_run"), source, outputs, tuple(used_inputs),
                     {t: tuple(f) for t, f in row_fields.items()}, row_keys, dict.fromkeys(outputs), derived)

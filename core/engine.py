@@ -7,6 +7,8 @@ trees the Excel formulas are rendered from.
 """
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Mapping
 
 import numpy as np
@@ -204,9 +206,13 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     or pandas Series, all inputs are broadcast together and every quantity comes back as an
     array of that shape (a Series with the input's index if a Series came in); sweeps run in
     blocks of ``CHUNK_ROWS`` rows, so memory grows with the inputs and the requested outputs only.
+    What does not vary with the inputs given as arrays is computed once per call.  A sweep reuses
+    the result arrays of the previous sweep of the same size once nothing refers to them any more
+    (``free_sweep_memory()`` lets that memory go).
 
     ``outputs``: names of the quantities wanted; only those and what they depend on are
-    computed (the generated code is cached per set of outputs).  Default: all.
+    computed (the generated code is cached per set of outputs and of inputs given as arrays).
+    Default: all.
 
     Raises ``InputError`` naming the input, the value and what is allowed.
     """
@@ -231,10 +237,12 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
 
-# Rows per block of a sweep: each intermediate of a block (128 KiB of float64) stays in the CPU's
-# 1 MiB L2 cache and in the C allocator's reused heap.  Measured on the project's 2-core machine,
-# computing the benchmark's 1,000,000-row sweep (all quantities, results not stored): 4,096 rows
-# 0.30 s, 8,192 rows 0.22 s, 16,384 rows 0.21 s, 20,480 rows 0.61 s, 32,768 rows 0.43 s.
+# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's working
+# set (about 20 MB with every quantity) is reused by the C allocator from block to block.  The
+# benchmark's 1,000,000-row sweep of every quantity, measured on the project's 2-core machine with
+# results reused: 4,096 rows 0.27-0.29 s, 8,192 rows 0.26 s, 16,384 rows 0.24-0.28 s, 32,768 and
+# 65,536 rows 0.25 s but with 6,000-14,000 page faults per call (the larger blocks' memory goes
+# back to the operating system between calls).
 CHUNK_ROWS = 16_384
 
 
@@ -277,7 +285,9 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     if bad.size:
         j = int(bad[0])
         cross_check({"n_gpus": int(n.flat[j]), "tensor_parallel": int(tp.flat[j])}, row=j)
-    compiled = compile_formulas(True, wanted)
+    varying = frozenset(k[:-5] if k.endswith("__row") else k for k, v in values.items()
+                        if isinstance(v, np.ndarray) and v.ndim)
+    compiled = compile_formulas(True, wanted, varying)
     columns = {}
     for table in compiled.row_fields:
         columns.update(_vector_columns(compiled, table))
@@ -372,6 +382,49 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
     return arr, index
 
 
+_SPARE: list[np.ndarray] = []  # result arrays of the last sweep, reused when nobody holds them any more
+_SPARE_LOCK = threading.Lock()  # sweeps may run in several threads (the form computes in one)
+SPARE_BYTES = 1 << 30
+
+
+def _result_array(size: int, dtype) -> np.ndarray:
+    """An empty array for one result of a sweep: a previous sweep's array of the same size and
+    type when nothing outside the engine refers to it any more (its memory is already mapped),
+    else a new one.
+
+    Why: a sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh memory
+    is the dearest part of it: the operating system maps and zeroes every page on first
+    write (measured here: 0.45 s per 0.9 GB, more than all the arithmetic).  Whether C's malloc hands
+    back the last call's memory or fresh pages depends on the heap's history, which made the same
+    sweep take 0.25 s or 0.5 s from one program to the next."""
+    dtype = np.dtype(dtype)
+    with _SPARE_LOCK:
+        for i in range(len(_SPARE)):
+            # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
+            # holds refers to the array itself (NumPy views keep their base alive): not reused then.
+            if _SPARE[i].size == size and _SPARE[i].dtype == dtype and sys.getrefcount(_SPARE[i]) == 2:
+                return _SPARE.pop(i)
+    return np.empty(size, dtype=dtype)
+
+
+def _keep_spares(arrays: list[np.ndarray]) -> None:
+    """Remember this sweep's result arrays (up to SPARE_BYTES) for the next sweep."""
+    total = 0
+    with _SPARE_LOCK:
+        _SPARE.clear()
+        for arr in arrays:
+            total += arr.nbytes
+            if total > SPARE_BYTES:
+                break
+            _SPARE.append(arr)
+
+
+def free_sweep_memory() -> None:
+    """Let go of the memory kept from the last sweep's results (up to 1 GiB)."""
+    with _SPARE_LOCK:
+        _SPARE.clear()
+
+
 def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     """Run the vector code over blocks of CHUNK_ROWS rows and assemble arrays of ``shape``.
 
@@ -379,34 +432,36 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     full shape); scalars stay scalars.  A quantity that does not vary comes back as a broadcast
     view of one value, costing no memory."""
     size = int(np.prod(shape)) if shape else 1
+    with _SPARE_LOCK:  # arrays kept for another size would only add to this sweep's peak memory
+        _SPARE[:] = [arr for arr in _SPARE if arr.size == size]
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
             flat[name] = np.broadcast_to(v, shape).reshape(-1) if v.shape != shape else v.reshape(-1)
-        else:
-            flat[name] = v
     out: dict[str, np.ndarray] = {}
     written: list[tuple[int, np.ndarray]] = []  # (position in the outputs, result array)
+    # per output, the block's rows of its result array: the generated code writes an output's last
+    # operation there (None in the first block, whose results tell each array's type)
+    into: list = [None] * len(compiled.outputs)
     with np.errstate(all="ignore"):
+        block = compiled.fn(values, columns)  # what is one value for every row, computed once
         for start in range(0, size, CHUNK_ROWS):
             stop = min(size, start + CHUNK_ROWS)
-            chunk = {k: (v[start:stop] if isinstance(v, np.ndarray) and v.ndim else v) for k, v in flat.items()}
-            # ``results`` keeps the previous block's arrays alive until this block's exist.  Freed
-            # earlier, they lie at the top of the C heap, glibc hands that memory back to the
-            # operating system, and every block pays page faults for its temporaries again
-            # (the benchmark's 1,000,000-row sweep, measured alternately: 0.46-0.58 s against 0.27-0.34 s;
-            # with glibc's trimming switched off both take 0.26-0.29 s).
-            results = compiled.fn(chunk, columns)
+            chunk = {k: v[start:stop] for k, v in flat.items()}
+            results = block(chunk, into)
             if start == 0:
                 for i, (name, v) in enumerate(zip(compiled.outputs, results)):
                     v = np.asarray(v)
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
-                        out[name] = np.empty(size, dtype=v.dtype)
+                        out[name] = _result_array(size, v.dtype)
                         written.append((i, out[name]))
             for i, arr in written:
-                arr[start:stop] = results[i]
+                if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
+                    arr[start:stop] = results[i]
+                into[i] = arr[stop:stop + CHUNK_ROWS]
+    _keep_spares([arr for _, arr in written])
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
 
 
