@@ -382,39 +382,40 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
     return arr, index
 
 
-_SPARE: list[np.ndarray] = []  # result arrays of the last sweep, reused when nobody holds them any more
+_SPARE: list[np.ndarray] = []  # result arrays of the last large sweep, reused when nobody holds them any more
 _SPARE_LOCK = threading.Lock()  # sweeps may run in several threads (the form computes in one)
 SPARE_BYTES = 1 << 30
 
 
 def _result_array(size: int, dtype) -> np.ndarray:
-    """An empty array for one result of a sweep: a previous sweep's array of the same size and
-    type when nothing outside the engine refers to it any more (its memory is already mapped),
-    else a new one.
+    """An empty array for one result of a sweep: for a sweep of more than one block, a previous
+    sweep's array of the same size and type when nothing outside the engine refers to it any more
+    (its memory is already mapped), else a new one.
 
-    Why: a sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh memory
-    is the dearest part of it: the operating system maps and zeroes every page on first
-    write (measured here: 0.45 s per 0.9 GB, more than all the arithmetic).  Whether C's malloc hands
+    Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh
+    memory is the dearest part of it: the operating system maps and zeroes every page on first
+    write (measured here: 0.45 s per 0.9 GB, twice all the arithmetic).  Whether C's malloc hands
     back the last call's memory or fresh pages depends on the heap's history, which made the same
     sweep take 0.25 s or 0.5 s from one program to the next."""
-    dtype = np.dtype(dtype)
-    with _SPARE_LOCK:
-        for i in range(len(_SPARE)):
-            # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
-            # holds refers to the array itself (NumPy views keep their base alive): not reused then.
-            if _SPARE[i].size == size and _SPARE[i].dtype == dtype and sys.getrefcount(_SPARE[i]) == 2:
-                return _SPARE.pop(i)
+    if size > CHUNK_ROWS:
+        dtype = np.dtype(dtype)
+        with _SPARE_LOCK:
+            for i in range(len(_SPARE)):
+                # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
+                # holds refers to the array itself (NumPy views keep their base alive): not reused then.
+                if _SPARE[i].dtype == dtype and _SPARE[i].size == size and sys.getrefcount(_SPARE[i]) == 2:
+                    return _SPARE.pop(i)
     return np.empty(size, dtype=dtype)
 
 
 def _keep_spares(arrays: list[np.ndarray]) -> None:
-    """Remember this sweep's result arrays (up to SPARE_BYTES) for the next sweep."""
+    """Remember a large sweep's result arrays (up to SPARE_BYTES) for the next sweep."""
     total = 0
     with _SPARE_LOCK:
         _SPARE.clear()
         for arr in arrays:
             total += arr.nbytes
-            if total > SPARE_BYTES:
+            if arr.size <= CHUNK_ROWS or total > SPARE_BYTES:
                 break
             _SPARE.append(arr)
 
@@ -432,8 +433,9 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     full shape); scalars stay scalars.  A quantity that does not vary comes back as a broadcast
     view of one value, costing no memory."""
     size = int(np.prod(shape)) if shape else 1
-    with _SPARE_LOCK:  # arrays kept for another size would only add to this sweep's peak memory
-        _SPARE[:] = [arr for arr in _SPARE if arr.size == size]
+    with _SPARE_LOCK:
+        if _SPARE and _SPARE[0].size != size:
+            _SPARE.clear()  # arrays kept for another size would only add to this sweep's peak memory
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
