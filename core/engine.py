@@ -237,12 +237,12 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
 
-# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's working
-# set (about 20 MB with every quantity) is reused by the C allocator from block to block.  The
-# benchmark's 1,000,000-row sweep of every quantity, measured on the project's 2-core machine with
-# results reused: 4,096 rows 0.27-0.29 s, 8,192 rows 0.26 s, 16,384 rows 0.24-0.28 s, 32,768 and
-# 65,536 rows 0.25 s but with 6,000-14,000 page faults per call (the larger blocks' memory goes
-# back to the operating system between calls).
+# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's
+# working set (at most about 20 MB with every quantity, measured) is reused by the C allocator from
+# block to block.  The benchmark's 1,000,000-row sweep of every quantity, measured on the project's
+# 2-core machine with results written in place and reused: 4,096 rows 0.26-0.37 s, 8,192 and 16,384
+# rows 0.22-0.24 s, 32,768 rows 0.21 s (with results copied, before: 32,768 and 65,536 rows paid
+# 6,000-14,000 page faults per call, their blocks' memory going back to the operating system).
 CHUNK_ROWS = 16_384
 
 
