@@ -181,10 +181,12 @@ def test_equal_subtrees_are_computed_once_but_never_a_guarded_division_in_scalar
     assert core.evaluate(usd_per_gpu_hour_rented=0.01, purchase_usd_per_gpu=1e6)["breakeven_hours"] == -1
 
 
-def test_sweeps_with_any_inputs_varying_equal_scalar_rows():
+def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
     """The vector code is generated for the inputs a call gives as arrays: what does not vary is
-    computed once, products gather their fixed factors.  Random subsets of inputs as arrays
-    (the rest one value), against scalar calls row by row."""
+    computed once, products gather their fixed factors, results are written in place from the
+    second block on (blocks of 4 rows here).  Random subsets of inputs as arrays (the rest one
+    value), against scalar calls row by row."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 4)
     rng = random.Random(161)
     linked = {"gpu": "offer", "offer": "gpu", "n_gpus": "tensor_parallel", "tensor_parallel": "n_gpus"}
     for _ in range(12):
