@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .expr import BinOp, Call, Cmp, Const, Lookup, Neg, Ref
+from .expr import BinOp, Call, Cmp, Const, Lookup, Neg, Ref, vector_function
 from .formulas import QUANTITIES
 from .inputs import BY_NAME, INPUTS
 
@@ -346,8 +346,9 @@ def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
             return f"{_UFUNCS[node.op]}({render(node.a, False)}, {render(node.b, False)}, out={slot})"
         if isinstance(node, Neg):
             return f"_np.negative({render(node.a, False)}, out={slot})"
-        if isinstance(node, Call) and node.fn != "IF":
-            return node.render_with(lambda c: render(c, False), vector)[:-1] + f", out={slot})"
+        if isinstance(node, Call) and node.fn != "IF":  # IF: np.where, which takes no out
+            args = ", ".join(render(a, False) for a in node.args)
+            return f"{vector_function(node.fn)}({args}, out={slot})"
         return render(node, False)
 
     def _regrouped(node) -> list[tuple[str, str]] | None:
@@ -416,13 +417,13 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
                      varying: frozenset[str] | None = None) -> Compiled:
     """Generate and compile the code for ``outputs`` (all quantities when None).
 
-    Scalar code: ``fn(I, C)`` returns the outputs.  Vector code: ``fn(I, C)`` computes once
-    what is one value for every row and returns ``block(V, O)``, which computes the rest for a
-    block of rows (``V``: the inputs in ``varying`` as arrays, choice inputs as
-    ``<choice>__row``) and returns the outputs; ``O`` holds per output the array its rows are
-    to be written into, or None (an output's last operation writes there, which saves copying
-    it; an output that is not the array given still has to be copied).  ``varying`` names the inputs given as arrays
-    (None: every input may be one).
+    Scalar code: ``fn(I, C)`` returns the outputs.  Vector code, generated for the inputs named
+    in ``varying`` (those given as arrays; None: any input may be one): ``fn(I, C)`` computes
+    once what is one value for every row and returns ``block(V, O)``, which computes the rest
+    for a block of rows and returns the outputs.  ``V`` holds the varying inputs' rows (choice
+    inputs as ``<choice>__row``); ``O`` holds per output the array its rows go into, or None.
+    An output's last operation writes there, which saves copying it; an output that comes back
+    as another array (an IF, a name) still has to be copied.
 
     Quantities that depend on one catalog row alone (``row_derived``) are computed by a scalar
     function once per row and unpacked with the row's fields, like a field."""

@@ -258,6 +258,11 @@ class Call(Expr):
         return f"{_FUNCS[self.fn][2]}({','.join(args)})"
 
 
+def vector_function(fn: str) -> str:
+    """The name the vector code calls for function ``fn`` (MIN -> _vmin, SQRT -> _np.sqrt, ...)."""
+    return _FUNCS[fn][1]
+
+
 def _call(fn, *args):
     arity = _FUNCS[fn][3]
     if arity is not None and len(args) != arity:
