@@ -285,12 +285,17 @@ RULES = {
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg"},
 }
-RULE_TEXT = {"pos": "a number > 0", "nonneg": "a number >= 0", "flag": "0 or 1", "count": "a whole number >= 1",
-              "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
-              "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
-RULE_OK = {"pos": lambda x: x > 0, "nonneg": lambda x: x >= 0, "flag": lambda x: x in (0, 1),
-            "count": lambda x: x >= 1 and x == int(x), "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
-            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
+# No catalog number is anywhere near 1e15 (the largest: a vision encoder of 8.7e8 parameters); above it,
+# products in the formulas (a price times a count, TFLOPS times 1e12) could overflow to infinity.
+CATALOG_MAX = 1e15
+RULE_TEXT = {"pos": "a number > 0 and <= 1e15", "nonneg": "a number >= 0 and <= 1e15", "flag": "0 or 1",
+             "count": "a whole number >= 1 and <= 1e15",
+             "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
+             "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
+RULE_OK = {"pos": lambda x: 0 < x <= CATALOG_MAX, "nonneg": lambda x: 0 <= x <= CATALOG_MAX,
+           "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
+           "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
+           "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
 

@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpu_tco import core
@@ -263,6 +263,8 @@ def _user_catalog(tmp_path, table, rows):
     ("gpus", "L40S", {"bf16_dense_tflops": 0}, "gpus.csv, row 2, column bf16_dense_tflops: 0 is not allowed for My-Row; allowed: a number > 0"),
     ("gpus", "L40S", {"default_mfu": 5}, "column default_mfu: 5 is not allowed"),
     ("gpus", "L40S", {"consumer": 2}, "allowed: 0 or 1"),
+    ("gpus", "L40S", {"purchase_usd": 3.7e305}, "column purchase_usd: 3.7e+305 is not allowed for My-Row; allowed: a number >= 0 and <= 1e15"),
+    ("models", "Llama-3-8B", {"vocab": 1e300}, "allowed: a whole number >= 1 and <= 1e15"),
     ("models", "Llama-3-8B", {"sliding_layer_fraction": 5}, "column sliding_layer_fraction: 5 is not allowed"),
     ("models", "Llama-3-8B", {"tied_embeddings": 5}, "allowed: 0 or 1"),
     ("models", "Llama-3-8B", {"kv_heads": 64}, "column kv_heads: 64 is more than heads (32)"),
@@ -392,6 +394,7 @@ numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(
 @given(st.dictionaries(st.sampled_from(["memory_gib", "memory_bandwidth_gbps", "bf16_dense_tflops", "fp8_dense_tflops",
                                         "tf32_dense_tflops", "tdp_w", "purchase_usd", "default_mfu", "consumer",
                                         "multi_gpu_fabric"]), numbers, min_size=1, max_size=4))
+@example({"purchase_usd": 3.745194030963158e+305})  # once loaded: 8 of them cost more than a float holds
 def test_arbitrary_gpu_rows_load_cleanly_or_are_refused_and_evaluate_finitely(tmp_path_factory, changes):
     folder = tmp_path_factory.mktemp("row")
     base = {**catalog.gpus().rows[catalog.gpus().find("L40S")], "name": "Prop-GPU", "aliases": "", **changes}
