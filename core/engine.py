@@ -231,7 +231,7 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
     try:
         result = compiled.template.copy()
-        result.update(zip(compiled.outputs, compiled.fn(values, rows)))
+        compiled.fn(values, rows, result)
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
