@@ -75,6 +75,7 @@ class Table:
         self._index: dict[str, int] = {}
         self._np_cache: dict[str, object] = {}
         self._found: dict[str, int] = {}
+        self._names: tuple[str, ...] | None = None
         self.col: dict[str, list] = {c: [] for c in columns}
         for row in rows:
             self._append(row)
@@ -103,6 +104,7 @@ class Table:
                 self._index.setdefault(normalize(alias), i)
         self._np_cache.clear()
         self._found.clear()
+        self._names = None
         global VERSION
         VERSION += 1
         return i
@@ -115,8 +117,12 @@ class Table:
 
     # lookups ---------------------------------------------------------------
     @property
-    def names(self) -> list[str]:
-        return self.col["name"]  # kept in step with the rows by _append
+    def names(self) -> tuple[str, ...]:
+        """The rows' names in row order: a snapshot, so a caller can neither change the catalog
+        through it nor see it change under them when a row is added."""
+        if self._names is None:
+            self._names = tuple(self.col["name"])
+        return self._names
 
     def find(self, value) -> int | None:
         """Row index for a name, alias or close spelling; None if unknown."""

@@ -235,3 +235,17 @@ def test_blackwell_ultra_and_fp4_tensor_rates():
     assert core.evaluate(job, gpu="H100-SXM", weights_dtype="mxfp4")["infer_tflops_per_gpu_peak"] == 989.4
     assert core.evaluate(job, gpu="B200", weights_dtype="mxfp4")["prefill_tokens_per_s"] > 3 * core.evaluate(
         job, gpu="H100-SXM", weights_dtype="mxfp4")["prefill_tokens_per_s"]
+
+
+def test_names_are_a_snapshot_that_cannot_change_the_catalog():
+    gpus = catalog.gpus()
+    before = gpus.names
+    row = {**gpus.rows[gpus.find("L40S")], "name": "Snapshot-GPU", "aliases": ""}
+    try:
+        gpus.add(row)
+        assert "Snapshot-GPU" not in before and "Snapshot-GPU" in gpus.names  # held names did not grow
+        with pytest.raises((TypeError, AttributeError)):
+            gpus.names.append("Sneaked-In")  # no way to add a name without a row
+    finally:
+        catalog.reload()
+    assert "Snapshot-GPU" not in catalog.gpus().names
