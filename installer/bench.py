@@ -146,9 +146,9 @@ def run() -> dict:
     figures["sweep_10M_rows_one_quantity_s"] = (big["s"], 3.0, "fresh process")
     figures["sweep_10M_rows_one_quantity_peak_mb"] = (big["peak_mb"], 400.0, "whole process, inputs included")
 
-    plans = [0.0] * 41  # a few milliseconds each: many repeats, so the median is not one slow moment's
+    plans = [0.0] * 101  # a few milliseconds each: many repeats, so the median is not one slow moment's
     core.plan()
-    for i in range(41):
+    for i in range(101):
         t0 = time.perf_counter()
         result = core.plan()
         plans[i] = time.perf_counter() - t0
@@ -160,7 +160,7 @@ def run() -> dict:
     counts = [[float(k)] for k in rng.integers(1, 64, len(gpus))]
     hours = [[float(h)] for h in rng.uniform(1, 24, len(gpus))]
     figures["excel_GPU_TCO_10k_row_range_ms"] = (
-        _median_s(lambda: call("GPU_TCO", gpus, counts, None, hours), repeats=21) * 1000, 10.0, "one call")
+        _median_s(lambda: call("GPU_TCO", gpus, counts, None, hours), repeats=61) * 1000, 10.0, "one call")
 
     from .gui import model as form_model  # the form's answer, without Qt
     state = form_model.FormState()
