@@ -271,7 +271,8 @@ def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
     (variable -> Lookup).  Names in ``skip`` are bound elsewhere (unpacked from a row).
 
     Returns (once, per_block).  Without ``moving`` everything is in per_block.  With ``moving``
-    (vector code only: the inputs and quantities whose values differ between rows) what is one
+    (vector code only: the inputs whose values differ between rows; the quantities computed from
+    them are added to it) what is one
     value for all rows goes to ``once``, computed once per call, and the rest to per_block, run
     per block of rows: there a subtree that does not vary is computed once too, and a chain of
     products and quotients gathers its factors that do not vary into one number first, so
@@ -385,8 +386,10 @@ def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
         return [("", steps[0][1])] + steps[1:]
 
     for name in names:
+        expr = QUANTITIES[name].expr
+        if moving is not None and varies(expr):
+            moving.add(name)  # definition order: before any quantity that reads it is rendered
         if name not in skip:
-            expr = QUANTITIES[name].expr
             if moving is None:  # scalar code: an output also goes straight into the result dict
                 target = f"R[{name!r}] = {name}" if name in slots else name
                 per_block.append(f"    {target} = {render(expr, False)}")
@@ -443,17 +446,8 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
         derived[table] = RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn,
                                     next(iter(raw.values())).key)
 
-    moving = None
-    if vector:  # the inputs given as arrays, then every quantity computed from one of them
-        moving = set(BY_NAME) if varying is None else set(varying)
-        for name in names:
-            if name in table_of:
-                if derived[table_of[name]].key in moving:
-                    moving.add(name)
-            elif any(isinstance(n, Ref) and n.name in moving or isinstance(n, Lookup) and n.key in moving
-                     for n in QUANTITIES[name].expr.walk()):
-                moving.add(name)
-
+    # vector code: the inputs given as arrays; _body adds every quantity computed from one of them
+    moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
     once, per_block = _body(names, vector, fields, skip=table_of.keys(), moving=moving,
                             slots={name: i for i, name in enumerate(outputs)})

@@ -388,23 +388,22 @@ SPARE_BYTES = 1 << 30
 
 
 def _result_array(size: int, dtype) -> np.ndarray:
-    """An empty array for one result of a sweep: for a sweep of more than one block, a previous
-    sweep's array of the same size and type when nothing outside the engine refers to it any more
-    (its memory is already mapped), else a new one.
+    """An empty array for one result of a large sweep: a previous sweep's array of the same size and
+    type when nothing outside the engine refers to it any more (its memory is already mapped), else
+    a new one.
 
     Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh
     memory is the dearest part of it: the operating system maps and zeroes every page on first
     write (measured here: 0.45 s per 0.9 GB, twice all the arithmetic).  Whether C's malloc hands
     back the last call's memory or fresh pages depends on the heap's history, which made the same
     sweep take 0.25 s or 0.5 s from one program to the next."""
-    if size > CHUNK_ROWS:
-        dtype = np.dtype(dtype)
-        with _SPARE_LOCK:
-            for i in range(len(_SPARE)):
-                # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
-                # holds refers to the array itself (NumPy views keep their base alive): not reused then.
-                if _SPARE[i].dtype == dtype and _SPARE[i].size == size and sys.getrefcount(_SPARE[i]) == 2:
-                    return _SPARE.pop(i)
+    dtype = np.dtype(dtype)
+    with _SPARE_LOCK:
+        for i in range(len(_SPARE)):
+            # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
+            # holds refers to the array itself (NumPy views keep their base alive): not reused then.
+            if _SPARE[i].dtype == dtype and _SPARE[i].size == size and sys.getrefcount(_SPARE[i]) == 2:
+                return _SPARE.pop(i)
     return np.empty(size, dtype=dtype)
 
 
@@ -415,7 +414,7 @@ def _keep_spares(arrays: list[np.ndarray]) -> None:
         _SPARE.clear()
         for arr in arrays:
             total += arr.nbytes
-            if arr.size <= CHUNK_ROWS or total > SPARE_BYTES:
+            if total > SPARE_BYTES:
                 break
             _SPARE.append(arr)
 
@@ -433,9 +432,11 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     full shape); scalars stay scalars.  A quantity that does not vary comes back as a broadcast
     view of one value, costing no memory."""
     size = int(np.prod(shape)) if shape else 1
-    with _SPARE_LOCK:
-        if _SPARE and _SPARE[0].size != size:
-            _SPARE.clear()  # arrays kept for another size would only add to this sweep's peak memory
+    large = size > CHUNK_ROWS  # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
+    if large:
+        with _SPARE_LOCK:
+            if _SPARE and _SPARE[0].size != size:
+                _SPARE.clear()  # arrays kept for another size would only add to this sweep's peak memory
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
@@ -457,13 +458,14 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
-                        out[name] = _result_array(size, v.dtype)
+                        out[name] = _result_array(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
                         written.append((i, out[name]))
             for i, arr in written:
                 if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
                     arr[start:stop] = results[i]
                 into[i] = arr[stop:stop + CHUNK_ROWS]
-    _keep_spares([arr for _, arr in written])
+    if large:
+        _keep_spares([arr for _, arr in written])
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
 
 
