@@ -111,7 +111,9 @@ def load_measurements(path=None) -> list[Measurement]:
 def _evaluate(m: Measurement, **overrides) -> dict:
     """The engine's result for the row, with the row's resolved inputs beside it (names, not aliases)."""
     from . import engine
-    given = {**m.inputs, **overrides}
+    # a measurement ran on the cluster its source describes, not on a rental offer: it is evaluated as an owned
+    # setup, whose network between servers is own_fabric_gbps_per_gpu (a row gives it where its source states it)
+    given = {"buy": 1, **m.inputs, **overrides}
     return {**engine.resolve_inputs(given), **engine.evaluate(given)}
 
 
@@ -179,8 +181,13 @@ def _gpu_row(name: str) -> dict:
 def _log_ratio(m: Measurement) -> float:
     """log(measured speed / modelled speed at efficiency 1): what the factors of this row multiply to."""
     if m.kind == "training speed":
-        at_one = _evaluate(m, mfu=1.0)[m.quantity]
+        # the factors describe compute; communication that does not overlap it (comm_slowdown, at the catalog's
+        # current efficiencies) is divided out of both sides, so a network-bound row does not bend the compute fit
+        ideal = _evaluate(m, mfu=1.0)
+        slowdown = _evaluate(m)["comm_slowdown"] / ideal["comm_slowdown"]
+        at_one = ideal[m.quantity]
         at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
+        at_one = at_one * slowdown if m.quantity == "train_gpu_hours" else at_one / slowdown
         # GPU-hours fall as the efficiency rises: the speed ratio is modelled / measured hours
         return math.log(at_one / m.value) if m.quantity == "train_gpu_hours" else math.log(m.value / at_one)
     if m.kind == "decode speed":

@@ -25,7 +25,7 @@ DATA_DIR = Path(__file__).with_name("data")
 TEXT_COLUMNS = {
     "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis",
     "source", "as_of", "family", "description",
-    "provider", "instance", "gpu", "price_type", "region",  # offers
+    "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
@@ -33,6 +33,8 @@ OPTIONAL_COLUMNS = {
     # offers: a user row needs gpu, gpus_per_instance, usd_per_gpu_hour and billing_increment_s
     "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
+    # offers: what connects the GPUs (0 = one machine of gpus_per_instance, no network between machines)
+    "gpus_per_node", "fabric", "fabric_gbps_per_gpu", "max_gpus_per_job", "min_billed_hours",
     # models: mixture-of-experts and latent-attention details (0 = not used)
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
     # gpus: a card without FP4 tensor cores leaves it empty (0)
@@ -289,17 +291,19 @@ RULES = {
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
-               "usd_per_gb_egress": "nonneg"},
+               "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
+               "min_billed_hours": "nonneg"},
 }
 # No catalog number is anywhere near 1e15 (the largest: a vision encoder of 8.7e8 parameters); above it,
 # products in the formulas (a price times a count, TFLOPS times 1e12) could overflow to infinity.
 CATALOG_MAX = 1e15
 RULE_TEXT = {"pos": "a number > 0 and <= 1e15", "nonneg": "a number >= 0 and <= 1e15", "flag": "0 or 1",
-             "count": "a whole number >= 1 and <= 1e15",
+             "count": "a whole number >= 1 and <= 1e15", "whole": "a whole number >= 0 and <= 1e15",
              "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
              "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
 RULE_OK = {"pos": lambda x: 0 < x <= CATALOG_MAX, "nonneg": lambda x: 0 <= x <= CATALOG_MAX,
            "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
+           "whole": lambda x: 0 <= x <= CATALOG_MAX and x == int(x),
            "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder

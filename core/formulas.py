@@ -67,6 +67,10 @@ def T(table, key, field):
     return Lookup(table, key, field)
 
 
+def OF(field):  # field of the offer row
+    return Lookup("offers", "offer", field)
+
+
 KORTHIKANTI = "[korthikanti2022] section 4"
 ZERO = "[zero2020] sections 3-5"
 
@@ -399,12 +403,71 @@ mfu_effective = q(
        * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
     "fitted on the calibration set (docs/calibration.md: [torchtitan_perf], [llmfoundry_bench], [torchtune_readme], [llama2_2023]); "
     "PCIe scaling: gpu-tco assumption")
+
+# What connects the GPUs.  Each micro-batch step, data-parallel ranks exchange weights or gradients and
+# tensor-parallel GPUs exchange activations; FSDP prefetch and bucketed gradient reduction overlap this
+# traffic with compute, so a step takes the longer of the two.
+group("owning")
+own_servers = q("own_servers", "servers", "Servers = n_gpus / gpus_per_server, rounded up", CEILING(I.n_gpus / I.gpus_per_server))
+group("communication")
+offer_node_gpus = q(
+    "offer_node_gpus", "GPUs", "GPUs one machine of the offer holds, linked by the GPU's own NVLink or PCIe (gpus_per_node; "
+    "the instance size when not given)",
+    IF(OF("gpus_per_node") > 0, OF("gpus_per_node"), OF("gpus_per_instance")), "offers catalog (provider instance pages)")
+offer_max_gpus = q(
+    "offer_max_gpus", "GPUs", "Largest job the offer sells: max_gpus_per_job, else one machine when no network between "
+    "machines is given, else no limit",
+    IF(OF("max_gpus_per_job") > 0, OF("max_gpus_per_job"), IF(OF("fabric_gbps_per_gpu") > 0, 1e9, offer_node_gpus)),
+    "offers catalog (provider cluster pages)")
+job_machines = q("job_machines", "machines", "Machines the job spans: owned servers, or rented GPUs / GPUs per machine, rounded up",
+                 IF(I.buy, own_servers, CEILING(I.n_gpus / offer_node_gpus)))
+intra_gb_per_s = q(
+    "intra_node_gb_per_s", "GB/s", "Bandwidth per GPU and direction inside one machine: half the NVLink total, or pcie_gb_per_s",
+    IF(G("multi_gpu_fabric"), G("nvlink_gbps") / 2, I.pcie_gb_per_s),
+    "GPU catalog nvlink_gbps (both directions, [nvidia_h100]); [pcie4_spec]")
+inter_gb_per_s = q(
+    "inter_node_gb_per_s", "GB/s",
+    "Bandwidth per GPU between machines = Gbit/s per GPU / 8 (owned: own_fabric_gbps_per_gpu; rented: the offer's fabric, "
+    "1 Gbit/s when it names none: separate machines over the internet)",
+    IF(I.buy, I.own_fabric_gbps_per_gpu, IF(OF("fabric_gbps_per_gpu") > 0, OF("fabric_gbps_per_gpu"), 1)) / 8,
+    "offers catalog (provider network pages); [nvidia_dgx_h100]")
+dp_link_gb_per_s = q(
+    "dp_link_gb_per_s", "GB/s", "Slowest link of the data-parallel ring: between machines when the job spans several, else inside one",
+    IF(job_machines > 1, MIN(inter_gb_per_s, intra_gb_per_s), intra_gb_per_s), "[nccl_tests] (a ring runs at its slowest link)")
+ring_share = (dp_size - 1) / dp_size
+trainable_grad_bytes = trainable_params * grad_bytes_per_param
+dp_comm_bytes = q(
+    "dp_comm_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU sends per micro-batch for data parallelism: ZeRO-3/FSDP all-gathers the weights twice (forward, backward) and "
+    "reduce-scatters the gradients; otherwise the gradients are all-reduced (twice their size); ring share (N-1)/N",
+    ring_share * IF(shard("shard_weights"), 2 * weights_bytes_total + trainable_grad_bytes, 2 * trainable_grad_bytes) / t,
+    "[nccl_tests] (all-gather and reduce-scatter move (N-1)/N of the data per GPU, all-reduce 2(N-1)/N); [zero2020] section 7 "
+    "(ZeRO-3: 1.5x the all-reduce volume); [pytorch_fsdp]")
+tp_comm_bytes = q(
+    "tp_comm_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU sends per micro-batch for tensor parallelism: 4 all-reduces of the layer's activations per layer "
+    "(2 forward, 2 backward), 2(t-1)/t each",
+    IF(t > 1, 8 * (t - 1) / t * s * b * h * e * L, 0), "[megatron2019] section 3 (two all-reduces forward and two backward per layer)")
+comm_s = q(
+    "comm_s_per_step", "s", "Communication time per micro-batch: data-parallel bytes over the slowest link + tensor-parallel bytes "
+    "inside the machine, at collective_efficiency",
+    dp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
+    + tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency), "[nccl_tests]")
+compute_s = q(
+    "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / t / (dense TFLOPS x MFU)",
+    flops_per_token_train * s * b / t / (train_tflops_per_gpu_peak * 1e12 * mfu_effective))
+comm_slowdown = q(
+    "comm_slowdown", "x", "How much communication stretches the step = max(1, communication time / compute time): traffic "
+    "overlaps compute and only the part that does not fit behind it costs time",
+    MAX(1, comm_s / compute_s), "[pytorch_fsdp] (prefetch overlaps all-gathers with compute)")
+
+group("training compute")
 train_tokens_per_s = q(
-    "train_tokens_per_s", "tokens/s", "Training throughput of the whole job",
-    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train)
+    "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
+    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown)
 train_hours = q(
-    "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU)",
-    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600,
+    "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown",
+    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 
@@ -488,7 +551,6 @@ q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpu
 # days_per_month days.  Capital is counted once: as outlay in cash views,
 # as (capital - residual value) in the TCO, never also as a depreciation line.
 EPOCH = "[cottier2024]; [epoch_costs_code]"
-OF = lambda fld: T("offers", "offer", fld)  # noqa: E731
 pct = lambda x: x / 100  # noqa: E731
 
 group("job")
@@ -513,9 +575,18 @@ rent_hours_needed = q(
     "rent_hours_needed", "h", "Hours rented: occupied hours x (1 + spot re-work) on interruptible offers",
     job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), "interruptions cost the work since the last checkpoint")
 incr = OF("billing_increment_s")
+rent_rounded_hours = q(
+    "rent_rounded_hours", "h", "Rented hours rounded up to the offer's billing increment, and at least its minimum billed hours",
+    MAX(CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, OF("min_billed_hours")),
+    "[aws_per_second]; billing increment and minimum per offer")
+rent_commitment_hours = q(
+    "rent_commitment_hours", "h", "Hours a committed offer bills whatever the use: commitment_months x hours per month "
+    "(0 without a commitment, or when commitment_fully_used is 1: the job then pays only its own hours)",
+    OF("commitment_months") * hours_per_month * (1 - I.commitment_fully_used),
+    "[aws_pricing] (reserved instances and savings plans bill every hour of the term)")
 rent_billed_hours = q(
-    "rent_billed_hours", "h", "Hours billed: rented hours rounded up to the offer's billing increment",
-    CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, "[aws_per_second]; billing increment per offer")
+    "rent_billed_hours", "h", "Hours billed: the rounded rented hours, or the whole commitment when that is longer",
+    MAX(rent_rounded_hours, rent_commitment_hours))
 rent_instances = q("rent_instances", "instances", "Instances rented: GPUs rounded up to whole instances (8-GPU nodes)",
                    CEILING(I.n_gpus / OF("gpus_per_instance")), "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
 rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = instances x GPUs per instance x billed hours",
@@ -523,8 +594,8 @@ rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = 
 rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours x price paid per GPU-hour",
                      rent_billed_gpu_hours * rent_usd_per_gpu_hour)
 rent_storage_usd = q(
-    "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x billed months, plus storage_pct_of_compute of the compute bill",
-    I.storage_gb * OF("usd_per_gb_month_storage") * rent_billed_hours / hours_per_month
+    "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x months the job runs, plus storage_pct_of_compute of the compute bill",
+    I.storage_gb * OF("usd_per_gb_month_storage") * rent_rounded_hours / hours_per_month
     + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; [aimanual_4090_h100] uses 10 % of compute")
 rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer's USD/GB", I.egress_gb * OF("usd_per_gb_egress"),
                     "[aws_pricing] data transfer out $0.09/GB; several GPU clouds charge none")
@@ -540,7 +611,6 @@ own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of on
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
                              "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
 own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = n_gpus x price", I.n_gpus * own_purchase_usd_per_gpu)
-own_servers = q("own_servers", "servers", "Servers = n_gpus / gpus_per_server, rounded up", CEILING(I.n_gpus / I.gpus_per_server))
 own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
                            own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
 hw = own_gpu_capital_usd + own_server_capital_usd
@@ -669,8 +739,10 @@ priced = q("option_priced", "flag", "1 = the option has a price (rental price kn
 offer_allowed = q("option_offer_allowed", "flag",
                   "1 = buying, or renting an offer that may be recommended (interruptible offers only when allow_interruptible is 1)",
                   OR(I.buy, I.allow_interruptible, NOT(OF("interruptible"))))
-q("option_ok", "flag", "1 = fits in memory, priced, an allowed offer, meets the deadline and the budget",
-  AND(Ref("fits_train"), priced, offer_allowed, meets, within))
+sells = q("option_offer_sells", "flag", "1 = buying, or the offer sells this many GPUs as one job (offer_max_gpus)",
+          OR(I.buy, I.n_gpus <= offer_max_gpus), "offers catalog max_gpus_per_job")
+q("option_ok", "flag", "1 = fits in memory, priced, an allowed offer that sells this many GPUs, meets the deadline and the budget",
+  AND(Ref("fits_train"), priced, offer_allowed, sells, meets, within))
 
 VERDICTS = {
     1: "buying pays back within 1 month",

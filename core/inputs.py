@@ -126,6 +126,16 @@ INPUTS: tuple[Input, ...] = (
     _n("pcie_multi_gpu_efficiency", "fraction", 0.7,
        "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1)", 0.01, 1,
        group="training", source="gpu-tco assumption: PCIe 4.0 x16 moves ~32 GB/s against 600-900 GB/s over NVLink ([nvidia_a100], [nvidia_h100]); override with measurements"),
+    _n("collective_efficiency", "fraction", 0.8,
+       "Share of a link's bandwidth that collective operations (all-gather, reduce-scatter, all-reduce) achieve",
+       0.01, 1, group="overheads",
+       source="[nccl_h100_busbw] (ring: about 370 of 450 GB/s on 8x H100 NVLink, 0.82); [nccl_ndr_busbw] (46-48 of 50 GB/s per NDR NIC)"),
+    _n("pcie_gb_per_s", "GB/s", 20,
+       "Bandwidth per GPU and direction between GPUs of one machine without NVLink (PCIe, through the CPU when peer-to-peer is off)",
+       0.1, 10_000, group="overheads", source="[pcie4_spec] (PCIe 4.0 x16: 31.5 GB/s per direction; less through the CPU)"),
+    _n("own_fabric_gbps_per_gpu", "Gbit/s", 400,
+       "Owned setups of more than one server: network bandwidth per GPU between the servers (InfiniBand NDR: 400)",
+       0.1, 100_000, group="owning", source="[nvidia_dgx_h100] (eight 400 Gbit/s ConnectX-7 ports, one per GPU)"),
     _n("cuda_context_gib", "GiB", CALIBRATED["cuda_context_gib"], "CUDA context, kernels and libraries per GPU", 0, 64, group="overheads",
        source="[hf_anatomy]: 1,343 MB for the CUDA kernels on a V100"),
     _n("fragmentation_pct", "%", CALIBRATED["fragmentation_pct"], "Allocator cache and fragmentation on top of tensors (reserved vs allocated)", 0, 100,
@@ -160,6 +170,9 @@ INPUTS: tuple[Input, ...] = (
     _n("usd_per_gpu_hour_rented", "USD/GPU-h", 0, "Rental price per GPU-hour; 0 = the offer's price", 0, 1e6, group="renting"),
     _n("off_peak_discount_pct", "%", 0, "Discount for renting off-peak (nights, weekends)", 0, 100, group="renting",
        source="[aimanual_cheap_gpus]: marketplaces are 30-40 % cheaper at night"),
+    _f("commitment_fully_used", 0,
+       "Committed offers (reserved instances, savings plans): 1 = other work keeps the GPUs busy for the whole term, so the "
+       "job pays only its own hours at the committed price; 0 = the job pays the whole commitment", group="renting"),
     _n("spot_rework_pct", "%", 10, "Extra hours lost to interruptions on spot/interruptible offers (work since the last checkpoint, restarts)",
        0, 1000, group="renting", source="gpu-tco assumption: work since the last checkpoint is redone after a preemption"),
     _n("storage_gb", "GB", 500, "Disk kept for data and checkpoints during the job", 0, 1e9, group="renting",
@@ -226,6 +239,9 @@ INPUTS: tuple[Input, ...] = (
        "can stop them at any time", group="renting"),
     _n("deadline_hours", "h", 0, "Latest acceptable wall-clock hours for the job; 0 = no deadline", 0, 1e9, group="planning"),
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
+    _n("cost_tolerance_pct", "%", 5,
+       "Options costing at most this much more than the cheapest count as equal: among them fewer GPUs, then fewer machines, "
+       "then fewer hours win", 0, 1000, group="planning", source="gpu-tco assumption"),
 )
 
 
@@ -270,14 +286,17 @@ LABELS = {
     "hours_per_day": "Working hours per day", "days_per_month": "Days per month", "at_month": "Month for the cash comparison",
     "measured_tokens_per_s": "Measured tokens per second (0 = modelled)", "api_usd_per_mtok": "API price per million tokens",
     "buy": "Buy (1) or rent (0)", "allow_interruptible": "Allow interruptible (spot) offers", "deadline_hours": "Deadline (0 = none)",
-    "budget_usd": "Budget (0 = none)",
+    "budget_usd": "Budget (0 = none)", "collective_efficiency": "Efficiency of GPU-to-GPU transfers",
+    "pcie_gb_per_s": "GPU-to-GPU bandwidth without NVLink", "own_fabric_gbps_per_gpu": "Network between owned servers",
+    "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for fewer GPUs",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
 ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "offload_mfu_factor", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
-            "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy"}
+            "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
+            "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct"}
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}

@@ -190,7 +190,8 @@ def test_each_command_lists_only_the_inputs_it_uses_grouped():
     est = gpu_tco("estimate", "--help").stdout
     tco = gpu_tco("tco", "--help").stdout
     plan = gpu_tco("plan", "--help").stdout
-    assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " not in est
+    # the job's hours depend on what connects the GPUs, so estimate takes the offer (its network) but no prices
+    assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " in est and "--usd-per-gpu-hour-rented" not in est
     assert "--usd-per-kwh" in tco and "--seq-len" not in tco and "--context-tokens" not in tco
     assert "--seq-len" in plan and "--deadline-hours" in plan and "--n-gpus" not in plan and "--gpu " not in plan
     for heading in ("the job (defaults in brackets):", "hardware (defaults in brackets):"):
