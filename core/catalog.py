@@ -23,7 +23,7 @@ DATA_DIR = Path(__file__).with_name("data")
 
 # Columns holding text; every other column is a number.
 TEXT_COLUMNS = {
-    "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis",
+    "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis", "server_sizes",
     "source", "as_of", "family", "description",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
 }
@@ -39,6 +39,8 @@ OPTIONAL_COLUMNS = {
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
     # gpus: a card without FP4 tensor cores leaves it empty (0)
     "fp4_dense_tflops",
+    # gpus: GPU counts one server holds as sold (empty: "1;2;4;8", PCIe cards) and the largest (0: 8)
+    "server_sizes", "server_gpus",
 }
 
 # characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
@@ -282,7 +284,7 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
 RULES = {
     "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg", "fp4_dense_tflops": "nonneg",
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
-             "purchase_usd": "nonneg", "default_mfu": "frac_pos"},
+             "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",

@@ -408,7 +408,9 @@ mfu_effective = q(
 # tensor-parallel GPUs exchange activations; FSDP prefetch and bucketed gradient reduction overlap this
 # traffic with compute, so a step takes the longer of the two.
 group("owning")
-own_servers = q("own_servers", "servers", "Servers = n_gpus / gpus_per_server, rounded up", CEILING(I.n_gpus / I.gpus_per_server))
+server_gpus = q("own_server_gpus", "GPUs", "GPUs per owned server: gpus_per_server, or the GPU's largest server as sold",
+                IF(I.gpus_per_server > 0, I.gpus_per_server, G("server_gpus")), "GPU catalog server_sizes")
+own_servers = q("own_servers", "servers", "Servers = n_gpus / GPUs per server, rounded up", CEILING(I.n_gpus / server_gpus))
 group("communication")
 offer_node_gpus = q(
     "offer_node_gpus", "GPUs", "GPUs one machine of the offer holds, linked by the GPU's own NVLink or PCIe (gpus_per_node; "
@@ -622,7 +624,7 @@ own_capital_usd = q("own_capital_usd", "USD", "Capital = GPUs + rest of the serv
 own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x labour_usd_per_hour",
                   I.setup_hours * I.labour_usd_per_hour)
 own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
-                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * I.gpus_per_server), I.system_w_per_server),
+                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * server_gpus), I.system_w_per_server),
                  "[aimanual_4090_h100] (+500 W per workstation); [nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs)")
 own_nameplate_kw = q("own_nameplate_kw", "kW", "Nameplate power = GPUs x TDP + servers x system power",
                      (I.n_gpus * G("tdp_w") + own_servers * own_system_w) / 1000)

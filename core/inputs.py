@@ -188,8 +188,9 @@ INPUTS: tuple[Input, ...] = (
        group="owning", source="[cottier2024]: a whole server costs 1.54-1.69 x its GPUs; [aimanual_4090_h100]: $5,000 on 4x $2,000"),
     _n("other_hardware_usd", "USD", 0, "Further hardware bought once for the whole setup (an amount instead of or besides the %)", 0, 1e12,
        group="owning"),
-    _n("gpus_per_server", "GPUs", 8, "GPUs per server (sets the server count for system power and networking)", 1, 64,
-       kind="integer", group="owning"),
+    Input("gpus_per_server", "GPUs", 0, "GPUs per server or rack (sets the server count for system power and networking); "
+          "0 = the GPU's largest server as sold (GPU catalog server_sizes: 8 for HGX and PCIe servers, 72 for NVL72 racks)",
+          "integer", 0, 576, zero_or_min=1, group="owning"),
     _n("cluster_network_pct", "%", 19, "Cluster networking as % of the total hardware cost, when there is more than one server", 0, 90,
        group="owning", source="[epoch_costs_code]: cluster interconnect = 19 % of the cluster cost"),
     _n("setup_hours", "h", 40, "Engineering hours to build and install the setup", 0, 1e6, group="owning",

@@ -5,15 +5,18 @@ formula layer (``option_cost_usd``, ``option_hours``, ``option_ok``, ...), so th
 workbook and the Excel functions show the same values.
 
 The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
-(``option_ok``: fits in memory, has a price, an allowed offer, meets the deadline and the
-budget) come first, the cheapest job cost first; ties go to the option listed first
-(GPU catalog order, then count, then offer catalog order, renting before buying).
+(``option_ok``: fits in memory, has a price, an allowed offer that sells this many GPUs,
+meets the deadline and the budget) come first.  Among those costing at most
+``cost_tolerance_pct`` more than the cheapest, fewer GPUs win, then fewer machines, then
+fewer hours (nobody buys 32 cards to save a dollar); the rest follow by cost.  Ties go to
+the option listed first (GPU catalog order, count, offer catalog order, renting first).
 Interruptible (spot) offers are listed but only eligible with ``allow_interruptible`` = 1.
 The main job, GPU_PLAN and the workbook's Compare sheet all name ``plan(job)["recommended"]``.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -31,14 +34,64 @@ HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
 REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
-              ("option_offer_allowed", "spot not allowed"),
+              ("option_offer_allowed", "spot not allowed"), ("option_offer_sells", "larger than the offer sells"),
               ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
 # what the planner reports for each option: only these are computed
 PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
-                "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok",
+                "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok", "job_machines",
+                "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown",
                 *(flag for flag, _ in REJECTIONS))
-RANKING = ("acceptable options first (option_ok); then the lowest job cost (option_cost_usd); "
-           "ties go to the option listed first (GPU catalog order, count, offer catalog order, renting before buying)")
+RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer GPUs, "
+           "then fewer machines, then fewer hours; then the rest by job cost (option_cost_usd); ties go to the option listed "
+           "first (GPU catalog order, count, offer catalog order, renting before buying)")
+DEFAULT_SERVER_SIZES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run the job: a GPU type, a count, rented through an offer or bought, with its numbers.
+
+    Money in USD, time in hours, memory in GiB per GPU.  ``reasons`` says why an option is not acceptable;
+    ``price_source`` where its price came from.  Reads like a mapping too (``option["gpu"]``)."""
+    gpu: str
+    n_gpus: int
+    acquire: str                      # "rent" or "buy"; "" when no count fits
+    offer: str = ""                   # the rental offer ("" when buying)
+    price_type: str = ""
+    interruptible: bool = False
+    commitment_months: float = 0.0    # a committed offer's term (0: pay as you go)
+    order: int = 0
+    fits: bool = False
+    peak_gib_per_gpu: float = float("nan")
+    hours: float = float("nan")
+    cost_usd: float = float("nan")
+    outlay_usd: float = float("nan")
+    usd_per_mtok_train: float = float("nan")
+    usd_per_gpu_hour: float = float("nan")
+    machines: float = float("nan")    # rented machines, or owned servers
+    capital_usd: float = float("nan")  # buying: GPUs + servers + network
+    network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
+    ok: bool = False
+    reasons: tuple = ()
+    price_source: str = ""
+    within_tolerance: bool = False
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def get(self, key, default=None):
+        return getattr(self, key, default)
+
+    def keys(self):
+        return self.__dataclass_fields__.keys()
+
+    def items(self):
+        return self.as_dict().items()
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["reasons"] = list(self.reasons)
+        return d
 
 
 def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
@@ -47,6 +100,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
         return "no price: " + ("no purchase price in the catalog" if buy else "the offer has no rental price")
     if word == "spot not allowed":
         return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+    if word == "larger than the offer sells":
+        return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
     detail = {
         "does not fit": lambda: f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
         "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
@@ -55,10 +110,35 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     return f"{word}: {detail}"
 
 
-def rank_key(option: Mapping) -> tuple:
-    """The one ranking rule (see RANKING): sort options by this key, the first is recommended."""
-    ok = bool(option["ok"])
-    return (not ok, option["cost_usd"] if ok else float("inf"), option["order"])
+def rank(options: list, tolerance_pct: float) -> list:
+    """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
+    ok = [o for o in options if o["ok"]]
+    cheapest = min((o["cost_usd"] for o in ok), default=float("inf"))
+    limit = cheapest * (1 + tolerance_pct / 100)
+    near = {id(o) for o in ok if o["cost_usd"] <= limit}
+
+    def key(o):
+        if id(o) in near:
+            return (0, o["n_gpus"], o["machines"], o["hours"], o["cost_usd"], o["order"])
+        return (1 if o["ok"] else 2, o["cost_usd"] if o["ok"] else 0.0, 0, 0, 0, o["order"])
+    return sorted(options, key=key), near
+
+
+def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
+    """The smallest GPU count >= n that can be bought as whole servers: one server of an allowed size, or
+    several of the largest (GPU catalog server_sizes: HGX boards of 4 or 8, NVL72 racks of 72, PCIe servers 1-8)."""
+    for size in sorted(sizes):
+        if size >= n:
+            return size
+    top = max(sizes)
+    return -(-n // top) * top
+
+
+def server_sizes(row: Mapping) -> tuple[int, ...]:
+    """A GPU row's server sizes as whole numbers (the catalog's text, "4;8")."""
+    text = str(row.get("server_sizes", "") or "")
+    sizes = tuple(sorted({int(float(x)) for x in text.replace(",", ";").split(";") if x.strip()}))
+    return sizes or DEFAULT_SERVER_SIZES
 
 
 def _counts(minimum: int) -> list[int]:
@@ -82,17 +162,22 @@ def _offers_by_gpu() -> dict[int, list[int]]:
     return out
 
 
+PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")
+
+
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,
-         count: int | None = None, offer: str | None = None) -> dict:
+         count: int | None = None, offer: str | None = None, price_gpu: str | None = None) -> dict:
     """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
 
     The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
     GPU count; default the smallest that fits, then doublings), ``offer`` (one rental offer;
-    default every priced offer of each GPU) and ``include_buy``.
-    Returns ``{"job", "inputs", "options", "recommended", "rejected_counts"}`` (``inputs``: every input as
-    resolved for the job, at a GPU count the planner may choose): options sorted
-    with acceptable ones first (cheapest first), each with ``ok`` and, when not ok,
-    ``reasons`` (does not fit / no price / too slow / over budget).
+    default every priced offer of each GPU) and ``include_buy``.  A purchase or rental price in
+    the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
+    the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
+    Buying counts are whole servers (GPU catalog server_sizes).
+    Returns ``{"job", "inputs", "options", "recommended", "rejected_counts", "ranking"}``: ``options``
+    are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
+    the first when it is acceptable, else None.
     """
     if job is not None and not isinstance(job, Mapping):
         raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-8B\"}")
@@ -114,9 +199,10 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     tp = int(check_number(BY_NAME["tensor_parallel"], job["tensor_parallel"])) if "tensor_parallel" in job else 1
     if count is not None and count % tp:
         raise InputError("n_gpus", count, f"must be a multiple of tensor_parallel ({tp})")
-    base = resolve_inputs({**job, "n_gpus": count or tp})
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
+    price_owner = gpu_table.canonical(price_gpu if price_gpu is not None else BY_NAME["gpu"].default, "gpu")
+    base = resolve_inputs({**job, "n_gpus": count or tp, "gpu": price_owner})
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
     gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
     chosen_offer = None
@@ -124,11 +210,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         if not isinstance(offer, str):
             raise InputError("offer", offer, "must be an offer name (gpu-tco offers lists them) or auto")
         chosen_offer = tabs["offers"].resolve(offer, "offer")
+    given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
     need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
 
-    # 2. enumerate GPU x count x (each offer, or buying)
+    # 2. enumerate GPU x count x (each offer, or buying whole servers)
     offers = _offers_by_gpu()
     o_gpu, o_n, o_offer, o_buy = [], [], [], []
     never = []
@@ -141,14 +228,20 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         mine = offers.get(row, [])
         if chosen_offer is not None:  # one offer: rent only through it (for the GPU it rents out)
             mine = [chosen_offer] if catalog.offer_gpu_rows()[chosen_offer] == row else []
-        for n in ([count] if count is not None else _counts(k)):
+        counts = [count] if count is not None else _counts(k)
+        for n in counts:
             for off in mine:
                 o_gpu.append(g), o_n.append(n), o_offer.append(tabs["offers"].names[off]), o_buy.append(0)
-            if include_buy:
+        if include_buy:
+            sizes = server_sizes(gpu_table.rows[row])
+            bought = [count] if count is not None else sorted({buyable_count(n, sizes) for n in counts})
+            for n in bought:
                 o_gpu.append(g), o_n.append(n), o_offer.append(catalog.AUTO_OFFER), o_buy.append(1)
-    options: list[dict] = []
+    options: list[Option] = []
     if o_gpu:
         sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": o_offer, "buy": np.array(o_buy)}
+        for name, value in given_prices.items():  # a given price is the price of its own GPU only
+            sweep[name] = np.where(np.asarray(o_gpu, dtype=object) == price_owner, float(value), 0.0)
         if "tensor_parallel" in job:
             # a count the tensor-parallel degree does not divide is not an option
             keep = np.array(o_n) % int(base["tensor_parallel"]) == 0
@@ -166,6 +259,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         for j in range(n_rows):
             buy = bool(buy_col[j])
             offer_name = str(offer_col[j])
+            gpu = str(gpu_col[j])
             failing = [word for flag, word in REJECTIONS if not r[flag][j]]
             reasons = [_reason(word, r, j, base, buy) for word in failing]
             hourly = r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]
@@ -173,38 +267,37 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
                 reasons.append("no price: the cost is not a finite number (check the price inputs)")
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
-            options.append({
-                "gpu": str(gpu_col[j]), "n_gpus": int(n_col[j]),
-                "acquire": "buy" if buy else "rent",
-                "offer": "" if buy else offer_name,
-                "price_type": "" if buy else offer_row["price_type"],
-                "interruptible": bool(not buy and offer_row["interruptible"]),
-                "order": j,
-                "fits": bool(r["fits_train"][j]),
-                "peak_gib_per_gpu": float(r["peak_train_gib_per_gpu"][j]),
-                "hours": float(r["option_hours"][j]),
-                "cost_usd": float(r["option_cost_usd"][j]),
-                "outlay_usd": float(r["option_outlay_usd"][j]),
-                "usd_per_mtok_train": float(r["option_usd_per_mtok_train"][j]),
-                "usd_per_gpu_hour": float(r["own_usd_per_gpu_hour"][j] if buy else r["rent_usd_per_gpu_hour"][j]),
-                "ok": bool(r["option_ok"][j]) and priced,
-                "reasons": reasons,
-            })
+            given = "purchase_usd_per_gpu" if buy else "usd_per_gpu_hour_rented"
+            if given in given_prices and gpu == price_owner:
+                source = f"{given} as given for {gpu}"
+            else:
+                source = "GPU catalog purchase price" if buy else "offers catalog price"
+            options.append(Option(
+                gpu=gpu, n_gpus=int(n_col[j]), acquire="buy" if buy else "rent",
+                offer="" if buy else offer_name, price_type="" if buy else str(offer_row["price_type"]),
+                interruptible=bool(not buy and offer_row["interruptible"]),
+                commitment_months=0.0 if buy else float(offer_row["commitment_months"]),
+                order=j, fits=bool(r["fits_train"][j]), peak_gib_per_gpu=float(r["peak_train_gib_per_gpu"][j]),
+                hours=float(r["option_hours"][j]), cost_usd=float(r["option_cost_usd"][j]),
+                outlay_usd=float(r["option_outlay_usd"][j]), usd_per_mtok_train=float(r["option_usd_per_mtok_train"][j]),
+                usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
+                capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
+                network_slowdown=float(r["comm_slowdown"][j]),
+                ok=bool(r["option_ok"][j]) and priced, reasons=tuple(reasons), price_source=source))
     for g in never:
-        options.append({"gpu": g, "n_gpus": 0, "acquire": "", "offer": "", "price_type": "", "interruptible": False,
-                        "order": len(options), "fits": False,
-                         "peak_gib_per_gpu": float("nan"), "hours": float("nan"), "cost_usd": float("nan"),
-                         "outlay_usd": float("nan"), "usd_per_mtok_train": float("nan"), "usd_per_gpu_hour": float("nan"),
-                         "ok": False, "reasons": ["does not fit at any GPU count"]})
-    options.sort(key=rank_key)
+        options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
+    ranked, near = rank(options, float(base["cost_tolerance_pct"]))
+    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     counts: dict[str, int] = {}
     for o in options:
-        for reason in o["reasons"]:
+        for reason in o.reasons:
             key = reason.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
-    recommended = options[0] if options and options[0]["ok"] else None
-    return {"job": {k: base[k] for k in BY_NAME if k in job or k in _JOB_FIELDS}, "inputs": base,
-            "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING}
+    recommended = options[0] if options and options[0].ok else None
+    inputs = {**base, **given_prices}
+    return {"job": {k: inputs[k] for k in BY_NAME if k in job or k in given_prices or k in _JOB_FIELDS}, "inputs": inputs,
+            "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING,
+            "price_gpu": price_owner}
 
 
 _JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
@@ -233,22 +326,30 @@ def scope(scenario: Mapping, gpus: list[str] | None = None) -> tuple[dict, dict]
         out["count"] = scenario["n_gpus"]
     if "offer" in scenario:
         out["offer"] = scenario["offer"]
+    if "gpu" in scenario:  # a price in the scenario is the price of its GPU
+        out["price_gpu"] = scenario["gpu"]
     return job, out
 
 
-def option_inputs(job: Mapping, option: Mapping) -> dict:
-    """The inputs of one planner option: the job with its GPU, count, offer and rent or buy."""
+def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -> dict:
+    """The inputs of one planner option: the job with its GPU, count, offer and rent or buy.  A price given in the
+    job belongs to ``price_gpu`` (the plan's ``price_gpu``): another GPU is priced from the catalogs."""
     buy = option["acquire"] == "buy"
-    return {**job, "gpu": option["gpu"], "n_gpus": option["n_gpus"], "offer": "auto" if buy else option["offer"],
-            "buy": 1 if buy else 0}
+    out = {**job, "gpu": option["gpu"], "n_gpus": option["n_gpus"], "offer": "auto" if buy else option["offer"],
+           "buy": 1 if buy else 0}
+    if price_gpu is not None and option["gpu"] != price_gpu:
+        for name in PRICE_INPUTS:
+            out.pop(name, None)
+    return out
 
 
 BOUGHT_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd")
 
 
-def bought_instead(job: Mapping, option: Mapping) -> dict:
-    """The option's GPUs bought instead of rented: payback (months), verdict, capital and the job's owned share (USD)."""
-    return evaluate(option_inputs(job, {**option, "acquire": "buy"}), outputs=BOUGHT_OUTPUTS)
+def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) -> dict:
+    """The option's GPUs bought instead of rented through THAT offer: payback (months, -1 = never) against the offer's
+    price, verdict, capital and the job's owned share (USD)."""
+    return evaluate({**option_inputs(job, option, price_gpu), "buy": 1}, outputs=BOUGHT_OUTPUTS)
 
 
 def buying_text(payback_months: float, months: float, hours_per_day: float) -> str:

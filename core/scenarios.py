@@ -94,6 +94,13 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
 
 def recommendations(job: dict | None = None, methods=METHODS) -> dict:
     """The planner's recommended option per method (None where nothing is acceptable)."""
+    return {m: rec.option for m, rec in worded_recommendations(job, methods).items()}
+
+
+def worded_recommendations(job: dict | None = None, methods=METHODS) -> dict:
+    """The recommendation per method, with its sentences (``recommendation.Recommendation``)."""
+    from .recommendation import recommend
     base = {**DEFAULT_JOB, **(job or {})}
+    price_gpu = base.get("gpu")  # a price in the job belongs to its GPU
     base = {k: v for k, v in base.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
-    return {m: plan({**base, "method": m})["recommended"] for m in methods}
+    return {m: recommend({**base, "method": m}, price_gpu=price_gpu) for m in methods}

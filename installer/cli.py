@@ -184,8 +184,7 @@ def _money(v) -> str:
 
 def cmd_main(ns) -> int:
     from .core.engine import resolve_inputs
-    from .core.planner import bought_instead, buying_text, option_text
-    from .core.scenarios import DEFAULT_JOB, METHODS, compare, recommendations
+    from .core.scenarios import DEFAULT_JOB, METHODS, compare, worded_recommendations
 
     job = _collect_inputs(ns)
     j = {**DEFAULT_JOB, **job}
@@ -195,7 +194,8 @@ def cmd_main(ns) -> int:
         from .workbooks.xlsx import check_target
         target = check_target(ns.workbook)
     methods = (a["method"],) if "method" in job else METHODS
-    picks = recommendations(job, methods)
+    worded = worded_recommendations(job, methods)
+    picks = {m: rec.option for m, rec in worded.items()}
     rows = compare(job, methods=methods, picks=picks)
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o else None  # noqa: E731
@@ -221,16 +221,14 @@ def cmd_main(ns) -> int:
                      "own USD", "capital USD", "pick"], body))
         print()
         for m in methods:
-            pick = picks[m]
-            if pick is None:
+            if picks[m] is None:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
-            bought = bought_instead({**j, "method": m}, pick)
-            print(f"Recommended for {m}: {option_text(pick)}: {_money(pick['cost_usd'])}, {pick['hours']:.1f} h. "
-                  f"Instead, {buying_text(bought['payback_months'], a['months'], a['hours_per_day'])}.")
+            print(f"Recommended for {m}: {worded[m].text}")
         print()
-        print("Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
-              "count and cloud offer or buying (gpu-tco plan lists them); the table shows the usual setups.")
+        print(f"Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
+              f"count and cloud offer or buying (gpu-tco plan lists them); within {a['cost_tolerance_pct']:g} % of the "
+              "cheapest, fewer GPUs, then fewer machines, then fewer hours win. The table shows the usual setups.")
         if not a["allow_interruptible"]:
             print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
                   "--allow-interruptible 1 includes them.")
@@ -297,9 +295,8 @@ def cmd_plan(ns) -> int:
     rec = result["recommended"]
     print()
     if rec:
-        how = f"rent from {rec['offer']} ({rec['price_type']})" if rec["acquire"] == "rent" else "buy the GPUs"
-        print(f"Recommended: {how}, {rec['n_gpus']}x {rec['gpu']}: {_money(rec['cost_usd'])}, {rec['hours']:.1f} h, "
-              f"${rec['usd_per_mtok_train']:.2f} per million training tokens.")
+        from .core.recommendation import compose
+        print(f"Recommended: {compose(result).text}")
     else:
         print("No option meets every requirement; see the reasons below.")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "

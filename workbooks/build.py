@@ -30,7 +30,7 @@ from gpu_tco.core import catalog
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
-from gpu_tco.core.planner import REJECTIONS, plan
+from gpu_tco.core.planner import REJECTIONS, plan, same_option
 from gpu_tco.core.references import cite
 from gpu_tco.core.version import __version__
 
@@ -173,14 +173,19 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     per GPU and way to get it (rent/buy), cheapest first, and the recommended GPU at one
     step fewer than it needs (so "does not fit" has a row to show)."""
     job = {k: v for k, v in dict(inputs or {}).items() if k not in ("gpu", "n_gpus", "offer", "buy")}
-    ranked = plan(job)
+    ranked = plan(job, price_gpu=dict(inputs or {}).get("gpu"))
     seen, picks = set(), []
-    for o in ranked["options"]:
-        if o["ok"] and (o["gpu"], o["acquire"]) not in seen:
+    acceptable = [o for o in ranked["options"] if o["ok"]]
+    # the cheapest acceptable option is a row too: the sheet's tolerance is measured from it, as the planner's is
+    cheapest = min(acceptable, key=lambda o: (o["cost_usd"], o["order"])) if acceptable else None
+    for o in ranked["options"] + ([cheapest] if cheapest is not None else []):
+        if o["ok"] and ((o["gpu"], o["acquire"]) not in seen or o is cheapest) and \
+                not any(same_option(o, {**p, "acquire": "buy" if p["buy"] else "rent"}) for p in picks):
             seen.add((o["gpu"], o["acquire"]))
             picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
                           "buy": int(o["acquire"] == "buy")})
-        if len(picks) == limit:
+        if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
+                                                              for p in picks)):
             break
     step = int(core.resolve_inputs(job)["tensor_parallel"])
     need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
@@ -206,7 +211,11 @@ COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for t
     ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '[<0]"never";[>=1200]"> 100 years";0.0 "months"', 14),
     ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
     ("", "recommended", None, 15), ("ranked cost", "ranked", '"$"#,##0', 12),
+    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest GPUs, machines, hours, cost
+    ("GPUs if near the cheapest", "tier_gpus", "0", 8), ("machines if fewest GPUs", "tier_machines", "0", 8),
+    ("hours if fewest machines", "tier_hours", "0.0", 8), ("cost if fewest hours", "tier_cost", '"$"#,##0', 8),
 ]
+TIERS = ("tier_gpus", "tier_machines", "tier_hours", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
 
 
@@ -353,6 +362,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             chosen = core.resolve_inputs({**inputs, **options[j]})  # canonical names, offer "auto" resolved
             vals.update({n: chosen[n] for n in CANDIDATE_COLS})
         vals["label"] = f"{k}. {vals['gpu']} x{int(vals['n_gpus'])} {'buy' if vals['buy'] else 'rent'}"
+        vals["cost_tolerance_pct"] = values["cost_tolerance_pct"]
         for name, formula in formulas.items():
             c = opt_ws.cell(row=row_of[name], column=2 + k, value=formula)
             cached[f"Options!{c.coordinate}"] = _plain(vals[name])
@@ -433,9 +443,9 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws.row_dimensions[head_row].height = 45
     letter = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
     ranked = [v["option_cost_usd"] if v["option_ok"] else None for v in all_vals]
-    best = min((x for x in ranked if x is not None), default=None)
-    best_index = ranked.index(best) if best is not None else None
+    best_index, tier_values = _recommended_row(all_vals, ranked)
     rk_range = f"${letter['ranked']}${first}:${letter['ranked']}${last}"
+    col_range = {key: f"${letter[key]}${first}:${letter[key]}${last}" for key in TIERS}
     for k, v in enumerate(all_vals, start=1):
         r = first + k - 1
         col = get_column_letter(2 + k)
@@ -457,8 +467,18 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                                v["rent_total_usd"] if v["rent_available"] else "no price"),
             "ranked": (f'=IF({opt_cell("option_ok")},{opt_cell("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
-            # core.planner's rule: the cheapest acceptable option, the first listed on a tie (one row only)
-            "recommended": (f'=IF(ISNUMBER({rk}{r}),IF({k}=MATCH(MIN({rk_range}),{rk_range},0),"recommended",""),"")',
+            # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
+            # them the fewest GPUs, then machines, then hours, then cost; the first listed on a tie (one row only)
+            "tier_gpus": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),{opt_cell("n_gpus")},""),"")',
+                          tier_values[k - 1][0]),
+            "tier_machines": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
+                              f'{opt_cell("job_machines")},""),"")', tier_values[k - 1][1]),
+            "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
+                           f'{opt_cell("option_hours")},""),"")', tier_values[k - 1][2]),
+            "tier_cost": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
+                          f'{rk}{r},""),"")', tier_values[k - 1][3]),
+            "recommended": (f'=IF(ISNUMBER({letter["tier_cost"]}{r}),IF({k}=MATCH(MIN({col_range["tier_cost"]}),'
+                            f'{col_range["tier_cost"]},0),"recommended",""),"")',
                             "recommended" if k - 1 == best_index else ""),
         }
         for j, (_, key, fmt, _) in enumerate(COMPARE_COLUMNS, start=1):
@@ -470,7 +490,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
                 c.number_format = fmt
             if key in ("acquire", "rent_total_usd", "n_gpus", "spot"):
                 c.alignment = Alignment(horizontal="center" if key != "rent_total_usd" else "right")
-        for key in ("status", "recommended"):
+        for key in ("status", "recommended", *TIERS):
             cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
     st, rc = letter["status"], letter["recommended"]
@@ -479,7 +499,8 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
                                                     font=Font(bold=True), stopIfTrue=True))
     ws.conditional_formatting.add(span, FormulaRule(formula=[f'${st}{first}<>"ok"'], font=Font(color="808080")))
     _widths(ws, {letter[key]: width for _, key, _, width in COMPARE_COLUMNS})
-    ws.column_dimensions[letter["ranked"]].hidden = True  # helper for the recommendation
+    for key in ("ranked", *TIERS):  # helpers for the recommendation
+        ws.column_dimensions[letter[key]].hidden = True
     ws.freeze_panes = f"B{first}"
 
     # charts: cost by option, memory per GPU by component
@@ -514,6 +535,23 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     page_setup(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}", title_rows=f"{head_row}:{head_row}")
     rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
     return {"first": first, "last": last, "letter": letter, "best": best_index, "values": all_vals, "label": rec_label}
+
+
+def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, list[tuple]]:
+    """The row the Compare sheet's formulas mark, computed as they compute it (cached values): the planner's
+    rule over these rows (core.planner.rank), with each row's helper values ("" where a step leaves it out)."""
+    costs = [x for x in ranked if x is not None]
+    if not costs:
+        return None, [("", "", "", "")] * len(all_vals)
+    limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
+    tiers = [[float(v["n_gpus"]) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
+    for key in ("job_machines", "option_hours", "option_cost_usd"):
+        prev = tiers[-1]
+        low = min(t for t in prev if t != "")
+        tiers.append([float(v[key]) if t != "" and t == low else "" for v, t in zip(all_vals, prev)])
+    last = tiers[-1]
+    best = last.index(min(t for t in last if t != ""))
+    return best, list(zip(*tiers))
 
 
 def _interruptible(v: Mapping) -> bool:
