@@ -338,10 +338,15 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
         user_rows, _ = _parse_file(user_file, name, columns)
         first_line: dict[str, int] = {}
         for line, r in enumerate(user_rows, start=2):
+            key = normalize(r["name"])
+            builtin_row = table._index.get(key)
+            if builtin_row is not None and builtin_row < table.file_rows:
+                # a row named like a built-in one changes what it gives (a price, say) and keeps the rest
+                base_row = table.rows[builtin_row]
+                r.update({c: base_row[c] for c in columns if c not in r and c != "source"})
             for c in columns:
                 if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
                     raise CatalogError(user_file, line, c, "column missing")
-            key = normalize(r["name"])
             if key in first_line:
                 raise CatalogError(user_file, line, "name", f'"{r["name"]}" is also the name in row {first_line[key]}; '
                                                             "give each row its own name")

@@ -409,7 +409,8 @@ mfu_effective = q(
 # traffic with compute, so a step takes the longer of the two.
 group("owning")
 server_gpus = q("own_server_gpus", "GPUs", "GPUs per owned server: gpus_per_server, or the GPU's largest server as sold",
-                IF(I.gpus_per_server > 0, I.gpus_per_server, G("server_gpus")), "GPU catalog server_sizes")
+                IF(I.gpus_per_server > 0, I.gpus_per_server, IF(G("server_gpus") > 0, G("server_gpus"), 8)),
+                "GPU catalog server_sizes (8 when a row gives none)")
 own_servers = q("own_servers", "servers", "Servers = n_gpus / GPUs per server, rounded up", CEILING(I.n_gpus / server_gpus))
 group("communication")
 offer_node_gpus = q(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import evaluate, resolve_inputs
-from .planner import plan, same_option
+from .planner import same_option
 
 DEFAULT_JOB = {
     "model": "Llama-3-70B",

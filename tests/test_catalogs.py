@@ -249,3 +249,13 @@ def test_names_are_a_snapshot_that_cannot_change_the_catalog():
     finally:
         catalog.reload()
     assert "Snapshot-GPU" not in catalog.gpus().names
+
+
+def test_a_user_row_can_change_only_the_price_of_a_builtin_gpu(tmp_path):
+    """A price per GPU type in the user's catalog: a row named like a built-in GPU may give only some columns
+    (here the purchase price); the rest stay the catalog's."""
+    (tmp_path / "gpus.csv").write_text("name,purchase_usd,purchase_basis,as_of\nH100-SXM,19000,our vendor quote,2026-11-20\n")
+    out = _run_with_config_dir(tmp_path, "import core; r = core.evaluate(gpu='H100-SXM', buy=1); "
+                                         "print(r['own_purchase_usd_per_gpu'], r['gpu_memory_gib'])")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["19000.0", "80.0"]
