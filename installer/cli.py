@@ -202,6 +202,7 @@ def cmd_main(ns) -> int:
         print(json.dumps({"job": {k: _jsonable(v) for k, v in j.items()},
                           "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows],
                           "recommended": {m: clean(o) for m, o in picks.items()},
+                          "answer": {m: list(rec.sentences) for m, rec in worded.items()},
                           "workbook": str(target.resolve()) if target else None}, indent=2))
     else:
         print(f"gpu-tco: fine-tuning {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
@@ -315,9 +316,11 @@ def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int
     """A titled table of quantities (value, unit, meaning); ``inputs`` when the caller collected them."""
     from .core.engine import evaluate, resolve_inputs
 
+    from .core.prices import PRICE_FLAGS, require
     inputs = _collect_inputs(ns) if inputs is None else inputs
-    res = evaluate(inputs, outputs=names)
+    res = evaluate(inputs, outputs=[*names, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
+    require({**used, **res}, names)  # a missing price is an error naming the input, never a $0 line
     if ns.json:
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
                           "results": {n: _jsonable(res[n]) for n in names}}, indent=2))
@@ -350,9 +353,11 @@ def cmd_breakeven(ns) -> int:
     from .core.engine import evaluate, resolve_inputs
     from .core.planner import verdict_text
 
+    from .core.prices import PRICE_FLAGS, require
     inputs = _collect_inputs(ns)
-    res = evaluate(inputs, outputs=BREAKEVEN_LINES)
+    res = evaluate(inputs, outputs=[*BREAKEVEN_LINES, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
+    require({**used, **res}, BREAKEVEN_LINES)
     series = breakeven_series(inputs)
     if ns.json:
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},

@@ -100,9 +100,10 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
         assert same_option(in_book, planned), (job, in_book, planned)
         start = [c for row_ in result.sheets["Start"] for c in row_]
         assert in_book["label"] in start  # Start names the same option
-        answer = result.value("Start", "A7")  # and says it in one sentence
+        answer = result.value("Start", "A7")  # and says it in core's words, recalculated by LibreOffice
         verb = "Rent" if planned["acquire"] == "rent" else "Buy"
         assert answer.startswith(f"{verb} {planned['n_gpus']}x {planned['gpu']}"), answer
+        assert answer == result.meta["answer"][job["method"]][0], (job, answer)
         seen_spot |= planned["interruptible"]
         seen_buy |= planned["acquire"] == "buy"
     # the random jobs exercise "nothing acceptable", a spot pick and a purchase

@@ -31,6 +31,8 @@ from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
 from gpu_tco.core.planner import REJECTIONS, plan, same_option
+from gpu_tco.core.prices import NO_PRICE
+from gpu_tco.core.recommendation import headline, headline_xl
 from gpu_tco.core.references import cite
 from gpu_tco.core.version import __version__
 
@@ -467,6 +469,12 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                                v["rent_total_usd"] if v["rent_available"] else "no price"),
             "ranked": (f'=IF({opt_cell("option_ok")},{opt_cell("option_cost_usd")},"")', "" if ranked[k - 1] is None else ranked[k - 1]),
+            # no purchase price in the catalog: owning has no cost to show, and the option none (not $0)
+            **{key: (f'=IF({opt_cell("own_purchase_usd_per_gpu")}>0,{opt_cell(key)},"{NO_PRICE}")',
+                     v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
+               for key in ("own_job_usd", "own_capital_usd", "own_tco_usd", "payback_months")},
+            **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
+               for key in ("option_cost_usd", "option_usd_per_mtok_train")},
             # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
             # them the fewest GPUs, then machines, then hours, then cost; the first listed on a tie (one row only)
             "tier_gpus": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),{opt_cell("n_gpus")},""),"")',
@@ -488,8 +496,10 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
                 cached[f"Compare!{c.coordinate}"] = _plain(value)
             if fmt:
                 c.number_format = fmt
-            if key in ("acquire", "rent_total_usd", "n_gpus", "spot"):
-                c.alignment = Alignment(horizontal="center" if key != "rent_total_usd" else "right")
+            if key in ("acquire", "n_gpus", "spot"):
+                c.alignment = Alignment(horizontal="center")
+            elif isinstance(value, str) and value == NO_PRICE:
+                c.alignment = Alignment(horizontal="right")
         for key in ("status", "recommended", *TIERS):
             cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
@@ -649,7 +659,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
                     value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
                 put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
-            if col in ("name", "auto_offer") or col in table.numeric:
+            if col in ("name", "auto_offer", "price_type") or col in table.numeric:  # price_type: the Start answer
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
             sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
@@ -661,31 +671,29 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
     page_setup(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}", title_rows="1:1")
 
 
+NOTHING_ACCEPTABLE = "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
+
+
 def _answer_text(v: Mapping | None, values: Mapping) -> str:
-    """The one-sentence answer for the recommended option (the cached value of the Start sheet's formula)."""
+    """The answer for the recommended option (the cached value of the Start sheet's formula): core's headline."""
     if v is None:
-        return "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
-    rent = not v["buy"]
-    text = ("Rent " if rent else "Buy ") + f"{int(v['n_gpus'])}x {v['gpu']}" + (f" from {v['offer']}" if rent else "")
-    text += f": ${v['option_cost_usd']:,.0f} and {v['option_hours']:,.1f} hours"
-    if rent:
-        payback, months = v["payback_months"], values["months"]
-        if payback < 0 or payback > months:
-            text += f"; buying these GPUs would not pay back within {months:g} months"
-        else:
-            text += f"; buying them pays back after {payback:,.0f} months at {values['hours_per_day']:g} hours a day"
-    return text + "."
+        return NOTHING_ACCEPTABLE
+    offer = catalog.offers().row(v["offer"]) if not v["buy"] else {"price_type": "", "commitment_months": 0}
+    fields = {"acquire": "buy" if v["buy"] else "rent", "n_gpus": v["n_gpus"], "gpu": v["gpu"], "offer": v["offer"],
+              "price_type": offer["price_type"], "cost_usd": v["option_cost_usd"], "hours": v["option_hours"],
+              "capital_usd": v["own_capital_usd"] if v["own_purchase_usd_per_gpu"] > 0 else float("nan"),
+              "payback_months": v["payback_months"], "commitment_months": offer["commitment_months"]}
+    return headline(fields, values)
 
 
 def _answer_xl(pick, rec_range: str) -> str:
-    """The same sentence as a formula over Compare's recommended row (``pick(key)`` reads that row's cell)."""
-    rent = f'{pick("acquire")}="rent"'
-    payback = pick("payback_months")
-    return (f'=IF(COUNTIF({rec_range},"recommended")=0,"{_answer_text(None, {})}",'
-            f'IF({rent},"Rent ","Buy ")&{pick("n_gpus")}&"x "&{pick("gpu")}&IF({rent}," from "&{pick("offer_shown")},"")'
-            f'&": "&TEXT({pick("option_cost_usd")},"$#,##0")&" and "&TEXT({pick("option_hours")},"#,##0.0")&" hours"'
-            f'&IF({rent},IF(OR({payback}<0,{payback}>months),"; buying these GPUs would not pay back within "&months&" months",'
-            f'"; buying them pays back after "&TEXT({payback},"#,##0")&" months at "&hours_per_day&" hours a day"),"")&".")')
+    """The same answer as a formula over Compare's recommended row (``pick(key)`` reads that row's cell)."""
+    offer_row = f'MATCH({pick("offer_shown")},offers_name,0)'
+    fields = {"acquire": pick("acquire"), "n_gpus": pick("n_gpus"), "gpu": pick("gpu"), "offer": pick("offer_shown"),
+              "price_type": f"INDEX(offers_price_type,{offer_row})", "cost_usd": pick("option_cost_usd"),
+              "hours": pick("option_hours"), "capital_usd": pick("own_capital_usd"), "payback_months": pick("payback_months"),
+              "commitment_months": f"INDEX(offers_commitment_months,{offer_row})"}
+    return f'=IF(COUNTIF({rec_range},"recommended")=0,"{NOTHING_ACCEPTABLE}",{headline_xl(fields.__getitem__)})'
 
 
 def _spot_text(v: Mapping | None, values: Mapping) -> str:
