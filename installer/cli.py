@@ -315,7 +315,6 @@ def cmd_plan(ns) -> int:
 def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int:
     """A titled table of quantities (value, unit, meaning); ``inputs`` when the caller collected them."""
     from .core.engine import evaluate, resolve_inputs
-
     from .core.prices import PRICE_FLAGS, require
     inputs = _collect_inputs(ns) if inputs is None else inputs
     res = evaluate(inputs, outputs=[*names, *PRICE_FLAGS])
@@ -352,7 +351,6 @@ def cmd_breakeven(ns) -> int:
     from .core.costs import breakeven_series
     from .core.engine import evaluate, resolve_inputs
     from .core.planner import verdict_text
-
     from .core.prices import PRICE_FLAGS, require
     inputs = _collect_inputs(ns)
     res = evaluate(inputs, outputs=[*BREAKEVEN_LINES, *PRICE_FLAGS])
