@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from .errors import CatalogError, InputError
+from .errors import CatalogError, InputError, show
 from .names import normalize, suggest, words
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -317,6 +317,11 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
     for column, rule in RULES.get(table, {}).items():
         if column in row and not RULE_OK[rule](float(row[column])):
             raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
+    if table == "gpus" and str(row.get("server_sizes", "") or "").strip():
+        parts = [x.strip() for x in str(row["server_sizes"]).split(";")]
+        if not all(x.isdigit() and 1 <= int(x) <= 1024 for x in parts):
+            raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "
+                                                           'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"')
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim")):

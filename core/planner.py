@@ -47,7 +47,7 @@ RANKING = ("acceptable options first (option_ok); among those within cost_tolera
 DEFAULT_SERVER_SIZES = (1, 2, 4, 8)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Option:
     """One way to run the job: a GPU type, a count, rented through an offer or bought, with its numbers.
 
@@ -84,6 +84,13 @@ class Option:
 
     def keys(self):
         return self.__dataclass_fields__.keys()
+
+    def __eq__(self, other):  # field by field, a NaN (no number) equal to a NaN
+        if not isinstance(other, Option):
+            return NotImplemented
+        return all(a == b or (a != a and b != b) for a, b in ((getattr(self, k), getattr(other, k)) for k in self.keys()))
+
+    __hash__ = None
 
     def items(self):
         return self.as_dict().items()
@@ -137,7 +144,7 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
 def server_sizes(row: Mapping) -> tuple[int, ...]:
     """A GPU row's server sizes as whole numbers (the catalog's text, "4;8")."""
     text = str(row.get("server_sizes", "") or "")
-    sizes = tuple(sorted({int(float(x)) for x in text.replace(",", ";").split(";") if x.strip()}))
+    sizes = tuple(sorted({int(x) for x in text.split(";") if x.strip().isdigit() and int(x) > 0}))
     return sizes or DEFAULT_SERVER_SIZES
 
 
@@ -175,7 +182,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
     the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
     Buying counts are whole servers (GPU catalog server_sizes).
-    Returns ``{"job", "inputs", "options", "recommended", "rejected_counts", "ranking"}``: ``options``
+    Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu"}``
+    (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
     the first when it is acceptable, else None.
     """
@@ -186,6 +194,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
         raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
     job = dict(job or {})
+    given_job = dict(job)  # as the caller gave it (a model as fields stays fields)
     if count is not None:
         if isinstance(count, bool) or not isinstance(count, (int, np.integer, float)) or not math.isfinite(count) \
                 or count != int(count) or not 1 <= count <= BY_NAME["n_gpus"].maximum:
@@ -297,7 +306,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     inputs = {**base, **given_prices}
     return {"job": {k: inputs[k] for k in BY_NAME if k in job or k in given_prices or k in _JOB_FIELDS}, "inputs": inputs,
             "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING,
-            "price_gpu": price_owner}
+            "price_gpu": price_owner, "given": given_job}
 
 
 _JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",

@@ -123,7 +123,7 @@ def compose(result: Mapping) -> Recommendation:
         return Recommendation(None, (f"No option meets every requirement (rejected: {counts}).",), plan=dict(result))
     payback, capital = float("nan"), o.capital_usd
     if o.acquire == "rent":  # buying the same GPUs instead, against THIS offer's price
-        bought = bought_instead(result["job"], o, result.get("price_gpu"))
+        bought = bought_instead(result["given"], o, result["price_gpu"])
         payback, capital = float(bought["payback_months"]), float(bought["own_capital_usd"])
     sentences = [headline(option_fields(o, payback, capital), inputs)]
     if o.interruptible:

@@ -19,7 +19,9 @@ from ..core.engine import breakdown, check_input, evaluate
 from ..core.errors import GpuTcoError, InputError
 from ..core.formulas import NOT_ADDITIVE, TRAIN_COMPONENTS
 from ..core.inputs import BY_NAME, SECTIONS, Input
-from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, buying_text, option_inputs, option_text, plan, scope
+from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, option_inputs, option_text, plan, scope
+from ..core.prices import NO_PRICE, PRICE_FLAGS, gaps
+from ..core.recommendation import compose
 
 # what the headline reads for the recommended setup, bought and rented
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
@@ -161,6 +163,7 @@ class Figure:
     unit: str
     quantity: str          # the quantity core.explain explains
     inputs: dict           # the inputs it was computed with
+    text: str = ""         # shown instead of the value: "no price" when a price is missing
 
 
 # which quantity each planner column is (for explanations)
@@ -180,7 +183,10 @@ def compute(state: FormState) -> dict:
         where["count"] = state.count
     if state.offer is not None:
         where["offer"] = state.offer
-    result = plan(job, **where)  # validates the job (at a GPU count the planner may choose)
+    # a purchase or rental price typed in the form is the price of the GPU chosen, when one is
+    price_gpu = state.gpus[0] if state.gpus and len(state.gpus) == 1 else None
+    result = plan(job, **where, price_gpu=price_gpu)  # validates the job (at a GPU count the planner may choose)
+    price_gpu = result["price_gpu"]
     options = result["options"]
     rec = result["recommended"]
     answer = {"job": job, "plan": result, "options": options, "recommended": rec,
@@ -192,12 +198,12 @@ def compute(state: FormState) -> dict:
         if shown is not None:
             answer["headline"] += f" The key figures are for the first of them: {option_text(shown)}."
     if shown is not None:
-        bought_in = option_inputs(job, {**shown, "acquire": "buy"})
-        rented_in = option_inputs(job, shown) if shown["acquire"] == "rent" else {**bought_in, "buy": 0}
-        bought = bought_instead(job, shown)
-        rented = evaluate(rented_in, outputs=("option_cost_usd", "gpu_memory_gib", *SERVING_OUTPUTS))
+        mine = option_inputs(job, shown, price_gpu)
+        bought_in = {**mine, "buy": 1}  # the same GPUs bought: payback against the shown offer's price
+        rented_in = {**mine, "buy": 0}
+        bought = bought_instead(job, shown, price_gpu)
+        rented = evaluate(rented_in, outputs=("option_cost_usd", "gpu_memory_gib", *SERVING_OUTPUTS, *PRICE_FLAGS))
         payback = float(bought["payback_months"])
-        mine = option_inputs(job, shown)
         answer["figures"] = [
             Figure("Memory per GPU", shown["peak_gib_per_gpu"], "GiB", "peak_train_gib_per_gpu", mine),
             Figure("Job time", shown["hours"], "hours", "option_hours", mine),
@@ -219,12 +225,16 @@ def compute(state: FormState) -> dict:
                    "selfhost_breakeven_mtok_per_month", rented_in),
         ]
         gpu_gib = float(rented["gpu_memory_gib"])
+        # a figure that rests on a price the catalogs lack says "no price" (never $0)
+        for i, fig in enumerate(answer["figures"]):
+            missing = gaps({**fig.inputs, "gpu": shown["gpu"], **rented}, [fig.quantity])
+            if missing:
+                answer["figures"][i] = Figure(fig.label, float("nan"), fig.unit, fig.quantity, fig.inputs, NO_PRICE)
         if rec is not None:
-            used = result["inputs"]
-            pay = buying_text(payback, used["months"], used["hours_per_day"])
-            answer["headline"] = (f"Recommended: {option_text(rec)}. It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
-                                  f"per GPU), takes {rec['hours']:,.1f} hours and costs ${rec['cost_usd']:,.0f}; owned, the job's "
-                                  f"share is ${float(bought['option_cost_usd']):,.0f} and {pay}.")
+            worded = compose(result)
+            answer["recommendation"] = worded
+            answer["headline"] = (f"Recommended: {worded.text} It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
+                                  "per GPU).")
         answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
     answer["memory"] = _memory_series(job, options)
     ok = [o for o in options if o["ok"]][:CHART_OPTIONS]
@@ -279,7 +289,7 @@ def tab_separated(headers: list[str], rows: list[list]) -> str:
     """Rows as tab-separated text (pastes into Excel as a table; numbers unformatted so they stay numbers)."""
     def cell(v):
         if isinstance(v, float):
-            return "" if not math.isfinite(v) else repr(round(v, 6))
+            return "" if not math.isfinite(v) else repr(float(f"{v:.10g}"))  # 10 significant digits, small numbers too
         return str(v).replace("\t", " ").replace("\n", " ")
     return "\n".join("\t".join(cell(v) for v in row) for row in [headers, *rows]) + "\n"
 

@@ -495,7 +495,7 @@ class MainWindow(QMainWindow):
         self.headline.setText(answer["headline"])
         self.figures.setRowCount(len(answer["figures"]))
         for r, fig in enumerate(answer["figures"]):
-            value = "never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit)
+            value = fig.text or ("never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit))
             for c, text in enumerate((fig.label, value, fig.unit)):
                 item = QTableWidgetItem(text)
                 if c == 1:

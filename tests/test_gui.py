@@ -465,9 +465,9 @@ def test_without_a_display_the_form_says_so_instead_of_aborting(tmp_path):
 
 def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
     deadline = window.findChild(QLineEdit, "field_deadline_hours")
-    answer = answer_after(qtbot, window, lambda: type_into(qtbot, deadline, "0.5"))
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, deadline, "0.05"))
     assert answer["recommended"] is None
-    expected = plan({"deadline_hours": 0.5})
+    expected = plan({"deadline_hours": 0.05})
     first = next(o for o in expected["options"] if o["n_gpus"] > 0)
     assert window.headline.text().startswith("No option meets every requirement (too slow")
     from gpu_tco.core.planner import option_text

@@ -106,7 +106,7 @@ def test_catalog_and_scenario_text_is_written_as_text_never_as_a_formula(tmp_pat
     for k, hostile in enumerate(HOSTILE):
         row = dict(base)
         for c in cols:
-            if c in catalog.TEXT_COLUMNS and c != "as_of":
+            if c in catalog.TEXT_COLUMNS and c not in ("as_of", "server_sizes"):  # server_sizes: numbers, checked on load
                 row[c] = hostile + ("" if c != "name" else f"{k}")
         row["aliases"] = ""
         lines.append(",".join('"' + str(row[c]).replace('"', '""') + '"' for c in cols))
@@ -437,3 +437,14 @@ def test_a_full_disk_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch)
         write_workbook(target)
     monkeypatch.undo()
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"]
+
+
+def test_server_sizes_that_are_not_counts_are_refused_naming_file_row_and_column(tmp_path, monkeypatch):
+    (tmp_path / "gpus.csv").write_text('name,server_sizes\nH100-SXM,"=HYPERLINK(""x"");8"\n', encoding="utf-8")
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        with pytest.raises(core.CatalogError, match=r"gpus.csv, row 2, column server_sizes: .* allowed: GPU counts per server"):
+            catalog.reload()
+    finally:
+        monkeypatch.undo()
+        catalog.reload()

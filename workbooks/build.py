@@ -30,7 +30,7 @@ from gpu_tco.core import catalog
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
-from gpu_tco.core.planner import REJECTIONS, plan, same_option
+from gpu_tco.core.planner import PRICE_INPUTS, REJECTIONS, plan, same_option, scope
 from gpu_tco.core.prices import NO_PRICE
 from gpu_tco.core.recommendation import headline, headline_xl
 from gpu_tco.core.references import cite
@@ -174,8 +174,9 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     """Options for the Compare sheet: the scenario itself, then the planner's best option
     per GPU and way to get it (rent/buy), cheapest first, and the recommended GPU at one
     step fewer than it needs (so "does not fit" has a row to show)."""
-    job = {k: v for k, v in dict(inputs or {}).items() if k not in ("gpu", "n_gpus", "offer", "buy")}
-    ranked = plan(job, price_gpu=dict(inputs or {}).get("gpu"))
+    # a GPU, count or offer the scenario names is the planner's scope, as `gpu-tco plan --scenario` reads it
+    job, where = scope(dict(inputs or {}))
+    ranked = plan(job, **where)
     seen, picks = set(), []
     acceptable = [o for o in ranked["options"] if o["ok"]]
     # the cheapest acceptable option is a row too: the sheet's tolerance is measured from it, as the planner's is
@@ -333,12 +334,17 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     # (the ones that do not change are the same formula as on Calc)
     per_option = depending_on(CANDIDATE_COLS)
     per_option += [p for p in MEMORY_PARTS if p not in per_option]
-    option_values = core.evaluate({**inputs, **{c: [o[c] for o in options] for c in CANDIDATE_COLS}}, outputs=per_option) if options else {}
+    # a purchase or rental price on Inputs is the price of the scenario's GPU: an option of another GPU is priced
+    # from the catalogs (the planner's rule, core.planner.plan's price_gpu)
+    option_prices = {name: [float(values[name]) if core.resolve_inputs({"gpu": o["gpu"]})["gpu"] == values["gpu"] else 0.0
+                            for o in options] for name in PRICE_INPUTS}
+    option_values = core.evaluate({**inputs, **{c: [o[c] for o in options] for c in CANDIDATE_COLS}, **option_prices},
+                                  outputs=per_option) if options else {}
     _head(opt_ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
     opt_ws.freeze_panes = "C2"
     all_vals: list[dict] = []
-    row_of = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6}
-    row_of.update({name: 7 + i for i, name in enumerate(per_option)})
+    row_of = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6, **{name: 7 + i for i, name in enumerate(PRICE_INPUTS)}}
+    row_of.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(per_option)})
     for name, r in row_of.items():
         opt_ws.cell(row=r, column=1, value=name)
         opt_ws.cell(row=r, column=2, value=QUANTITIES[name].unit if name in QUANTITIES else
@@ -354,13 +360,15 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             "label": f'="{k}. "&{col}3&" x"&{col}4&IF({col}6=1," buy"," rent")',
             "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
             "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"]), "buy": f"={cand_cell['buy']}",
+            **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
         }
         formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
         if k == 1:
-            vals = {**result, **{n: values[n] for n in CANDIDATE_COLS}}
+            vals = {**result, **{n: values[n] for n in (*CANDIDATE_COLS, *PRICE_INPUTS)}}
         else:
             j = k - 2
             vals = {n: option_values[n][j] for n in per_option}
+            vals.update({n: option_prices[n][j] for n in PRICE_INPUTS})
             chosen = core.resolve_inputs({**inputs, **options[j]})  # canonical names, offer "auto" resolved
             vals.update({n: chosen[n] for n in CANDIDATE_COLS})
         vals["label"] = f"{k}. {vals['gpu']} x{int(vals['n_gpus'])} {'buy' if vals['buy'] else 'rent'}"

@@ -44,7 +44,8 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core.planner import bought_instead, buying_text, option_text, plan, scope
+    from ..core.planner import plan, scope
+    from ..core.recommendation import compose
 
     scenario = dict(scenario or {})
     job, where = scope(scenario, gpus)
@@ -56,12 +57,9 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
              f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequences per GPU per step).", ""]
     if rec is None:
         lines.append("No option meets every requirement (memory, price, deadline, budget); the workbook shows why.")
-    else:
-        lines.append(f"Recommended: {option_text(rec)}: job cost ${rec['cost_usd']:,.0f}, {rec['hours']:,.1f} hours, "
-                     f"{rec['peak_gib_per_gpu']:.1f} GiB per GPU.")
-        bought = bought_instead(job, rec)
-        lines.append(f"Instead, {buying_text(bought['payback_months'], a['months'], a['hours_per_day'])} "
-                     f"(capital ${float(bought['own_capital_usd']):,.0f}).")
+    else:  # the recommendation in core's words, as the workbook's Start sheet and the command line say it
+        lines.append(f"Recommended: {compose(result).text}")
+        lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU.")
     ok = sum(1 for o in result["options"] if o["ok"])
     lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
               "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "
