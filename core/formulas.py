@@ -464,6 +464,14 @@ comm_slowdown = q(
     "overlaps compute and only the part that does not fit behind it costs time",
     MAX(1, comm_s / compute_s), "[pytorch_fsdp] (prefetch overlaps all-gathers with compute)")
 
+group("training memory")
+q("cpu_offload_gib_per_machine", "GiB/machine",
+  "CPU memory each machine holds for offloaded states: parameters and gradients (offload_params) and optimizer states with "
+  "master weights (either offload), divided over the machines of the job",
+  (I.offload_params * (weights_bytes_total + gradients_bytes_total)
+   + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
+  "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
+
 group("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",

@@ -143,3 +143,75 @@ def compose(result: Mapping) -> Recommendation:
 def recommend(job: Mapping | None = None, **scope) -> Recommendation:
     """Plan ``job`` (``scope``: gpus, count, offer, include_buy, price_gpu as for ``plan``) and word the answer."""
     return compose(plan(job, **scope))
+
+
+# What would make a setup fit: one change at a time (then pairs), each as the recipes people use name it.
+FIT_CHANGES = (
+    ({"fused_loss": 1}, "a chunked (fused) loss"),
+    ({"recompute": "full"}, "full activation recomputation"),
+    ({"offload_optimizer": 1}, "optimizer states in CPU memory"),
+    ({"offload_params": 1}, "parameters in CPU memory (FSDP CPU offload)"),
+    ({"method": "qlora"}, "QLoRA instead of LoRA"),
+)
+FIT_OUTPUTS = ("fits_train", "peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_cost_usd", "option_priced",
+               "gpus_needed", "cpu_offload_gib_per_machine")
+
+
+@dataclass(frozen=True)
+class FitChange:
+    """A change that makes a setup fit, with the memory, hours and cost it gives (USD; GiB per GPU)."""
+    text: str
+    changes: dict
+    peak_gib_per_gpu: float
+    gpu_memory_gib: float
+    hours: float
+    cost_usd: float
+    cpu_gib_per_machine: float = 0.0  # host memory the offloaded states need
+
+    def sentence(self) -> str:
+        cost = f", {_money(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
+        cpu = f", with {self.cpu_gib_per_machine:,.0f} GiB of CPU memory per machine" if self.cpu_gib_per_machine > 0 else ""
+        return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{cpu}, "
+                f"{self.hours:,.1f} hours{cost}")
+
+
+def what_would_fit(inputs: Mapping) -> FitChange | None:
+    """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
+    loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, a shorter sequence or more
+    GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
+    import numpy as np
+
+    from .engine import evaluate, resolve_inputs
+    base = dict(inputs)
+    used = resolve_inputs(base)
+    if evaluate(base, outputs=("fits_train",))["fits_train"]:
+        return None
+    tried: list[tuple[dict, str]] = []
+    singles = [(c, t) for c, t in FIT_CHANGES if any(used[k] != v for k, v in c.items())
+               and not (c.get("method") == "qlora" and used["method"] != "lora")]
+    tried += singles
+    tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
+    seq = int(used["seq_len"])
+    while seq > 512:
+        seq //= 2
+        tried.append(({"seq_len": seq}, f"sequences of {seq:,} tokens"))
+    names = sorted({k for c, _ in tried for k in c})
+    sweep = {**base, **{k: [c.get(k, used[k]) for c, _ in tried] for k in names}}
+    r = evaluate(sweep, outputs=FIT_OUTPUTS)
+    fits = [i for i in range(len(tried)) if r["fits_train"][i]]
+    more = int(evaluate(base, outputs=("gpus_needed",))["gpus_needed"])
+    candidates = [FitChange(tried[i][1], tried[i][0], float(r["peak_train_gib_per_gpu"][i]), float(r["gpu_memory_gib"][i]),
+                            float(r["option_hours"][i]),
+                            float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
+                            float(r["cpu_offload_gib_per_machine"][i])) for i in fits]
+    if more > int(used["n_gpus"]):
+        m = evaluate({**base, "n_gpus": more}, outputs=FIT_OUTPUTS)
+        if m["fits_train"]:
+            candidates.append(FitChange(f"{more} GPUs", {"n_gpus": more}, float(m["peak_train_gib_per_gpu"]),
+                                        float(m["gpu_memory_gib"]), float(m["option_hours"]),
+                                        float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
+                                        float(m["cpu_offload_gib_per_machine"])))
+    if not candidates:
+        return None
+    inf = float("inf")
+    return min(candidates, key=lambda c: (c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))

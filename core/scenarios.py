@@ -23,6 +23,9 @@ DEFAULT_JOB = {
     "recompute": "full",
     "precision": "bf16_mixed",
     "optimizer": "adamw",
+    # fine-tuning recipes of 2025-26 compute the loss in chunks: torchtune's recipes (CEWithChunkedOutputLoss),
+    # Liger Kernel's fused linear cross-entropy and Unsloth's cut cross-entropy all do by default
+    "fused_loss": 1,
 }
 
 # (GPU, count): consumer cards a team could buy versus data-centre GPUs it would rent

@@ -197,6 +197,11 @@ def compute(state: FormState) -> dict:
         answer["headline"] = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
         if shown is not None:
             answer["headline"] += f" The key figures are for the first of them: {option_text(shown)}."
+            if not shown["fits"]:
+                from ..core.recommendation import what_would_fit
+                change = what_would_fit(option_inputs(result["given"], shown, result["price_gpu"]))
+                if change is not None:
+                    answer["headline"] += f" It {change.sentence()}."
     if shown is not None:
         mine = option_inputs(job, shown, price_gpu)
         bought_in = {**mine, "buy": 1}  # the same GPUs bought: payback against the shown offer's price

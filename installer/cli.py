@@ -221,6 +221,13 @@ def cmd_main(ns) -> int:
         print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
                      "own USD", "capital USD", "pick"], body))
         print()
+        from .core.recommendation import what_would_fit
+        for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
+            if not r["fits"]:
+                change = what_would_fit({**j, "method": r["method"], "gpu": r["gpu"], "n_gpus": r["n_gpus"], "offer": r["offer"]})
+                if change is not None:
+                    print(f"{r['n_gpus']}x {r['gpu']} {r['method']} does not fit; it {change.sentence()}.")
+        print()
         for m in methods:
             if picks[m] is None:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
@@ -304,8 +311,17 @@ def cmd_plan(ns) -> int:
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     if ns.all:
         print()
+        from .core.planner import option_inputs
+        from .core.recommendation import what_would_fit
+        fit_text: dict = {}  # the cheapest change that makes it fit, per GPU and count (the first 12 of them)
+        for o in result["options"]:
+            key = (o["gpu"], o["n_gpus"])
+            if not o["ok"] and not o["fits"] and o["n_gpus"] and key not in fit_text and len(fit_text) < 12:
+                change = what_would_fit(option_inputs(result["given"], o, result["price_gpu"]))
+                fit_text[key] = f"; it {change.sentence()}" if change else ""
         rej = [[f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] if o["acquire"] != "rent" else o["offer"],
-                "; ".join(o["reasons"])] for o in result["options"] if not o["ok"]]
+                "; ".join(o["reasons"]) + (fit_text.get((o["gpu"], o["n_gpus"]), "") if not o["fits"] else "")]
+               for o in result["options"] if not o["ok"]]
         print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
     else:
         print("Rejected options and why: --all. Interruptible (spot) offers include re-work; owned costs are the job's share at the usage pattern.")

@@ -204,3 +204,28 @@ def test_plan_with_tensor_parallel_chooses_counts_it_divides():
     with pytest.raises(core.InputError, match=r"n_gpus: 4 must be a multiple of tensor_parallel \(3\)"):
         plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=4)
     assert plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=6)["recommended"]["n_gpus"] == 6
+
+
+def test_what_would_make_it_fit_names_the_recipe_people_use():
+    """Answer.AI, "You can now train a 70b language model at home" (2024-03-06, https://www.answer.ai/posts/2024-03-06-fsdp-qlora.html):
+    Llama 2 70B QLoRA on two 24 GB cards with FSDP and CPU offload of the parameters.  gpu-tco names that change for
+    2x RTX 4090, with the memory it gives and the CPU memory the offloaded states take."""
+    from gpu_tco.core.recommendation import what_would_fit
+    job = {"model": "Llama-2-70B", "method": "qlora", "gpu": "RTX-4090", "n_gpus": 2, "seq_len": 2048, "micro_batch": 2}
+    assert not core.evaluate(job)["fits_train"]
+    offloaded = core.evaluate({**job, "offload_params": 1})  # the recipe: two cards are enough
+    assert offloaded["fits_train"] and offloaded["peak_train_gib_per_gpu"] <= 24 and offloaded["cpu_offload_gib_per_machine"] > 0
+    # the cheapest change is named: offload, or two more cards (offload's steps wait on PCIe, which can cost more)
+    change = what_would_fit(job)
+    after = core.evaluate({**job, **change.changes})
+    assert change.changes in ({"offload_params": 1}, {"n_gpus": 4})
+    assert after["fits_train"] and change.peak_gib_per_gpu == after["peak_train_gib_per_gpu"] <= 24
+    assert change.cpu_gib_per_machine == after["cpu_offload_gib_per_machine"]
+    assert change.cost_usd <= core.evaluate({**job, "offload_params": 1})["option_cost_usd"]
+    # an owned pair of cards gets a change too, in words
+    own = what_would_fit({**job, "buy": 1, "tokens": 1e6})
+    assert own is not None and own.sentence().startswith("fits with")
+    # a setup that fits needs no change; LoRA that does not fit on 2x H100 fits as QLoRA or with more GPUs
+    assert what_would_fit({**job, "gpu": "H100-SXM"}) is None
+    lora = what_would_fit({"model": "Llama-3-70B", "method": "lora", "gpu": "H100-SXM", "n_gpus": 2})
+    assert core.evaluate({"model": "Llama-3-70B", "method": "lora", "gpu": "H100-SXM", "n_gpus": 2, **lora.changes})["fits_train"]
