@@ -179,7 +179,6 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
     loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, a shorter sequence or more
     GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
-    import numpy as np
 
     from .engine import evaluate, resolve_inputs
     base = dict(inputs)
