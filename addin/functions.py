@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from gpu_tco import core
-from gpu_tco.core import catalog
+from gpu_tco.core import catalog, prices
 from gpu_tco.core.engine import row_of
 from gpu_tco.core.errors import InputError
 from gpu_tco.core.formulas import INFER_COMPONENTS as CORE_INFER
@@ -252,7 +252,9 @@ def call(name: str, *args, raise_errors: bool = False):
 def _columns_fast(func: Function, named: dict):
     """The common case in one pass: every range a column of the same length, names as text, numbers as
     numbers, nothing blank inside a range.  Anything else, or any value core refuses, returns None and
-    the general path (which marks bad cells one by one) answers instead; both give the same values."""
+    the general path (which marks bad cells one by one) answers instead; both give the same values.
+    A result that rests on a price the catalogs lack leaves its cells to the general path, which says "no price"."""
+    priced = func.result in prices.NEEDS_PURCHASE_PRICE or func.result in prices.NEEDS_RENTAL_PRICE
     n = 0
     given: dict = {}
     for arg, value in named.items():
@@ -294,9 +296,11 @@ def _columns_fast(func: Function, named: dict):
                 return None
             inputs[arg] = numbers
     try:
-        result = core.evaluate(inputs, outputs=(func.result,))
+        result = core.evaluate(inputs, outputs=(func.result, *prices.PRICE_FLAGS) if priced else (func.result,))
     except (InputError, core.CatalogError):
         return None
+    if priced and not all(bool((np.asarray(result[k]) > 0).all()) for k in prices.PRICE_FLAGS):
+        return None  # some row has no price
     return np.broadcast_to(np.asarray(result[func.result]), (n,)).reshape(n, 1).tolist()  # a column, built in C
 
 
@@ -324,7 +328,14 @@ def _scalar(func: Function, named: dict):
         if sel in named and _selector(table, "component", named[sel]) == "all":
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
-    return _plain(core.evaluate(_row_inputs(named), outputs=(quantity,))[quantity])
+    inputs = _row_inputs(named)
+    if quantity in prices.NEEDS_PURCHASE_PRICE or quantity in prices.NEEDS_RENTAL_PRICE:
+        r = core.evaluate(inputs, outputs=(quantity, *prices.PRICE_FLAGS))
+        if all(r[k] > 0 for k in prices.PRICE_FLAGS):  # the usual case: both prices known
+            return _plain(r[quantity])
+        gap = prices.gaps({**core.resolve_inputs(inputs), **r}, [quantity])
+        return gap[quantity][:MAX_TEXT] if gap else _plain(r[quantity])
+    return _plain(core.evaluate(inputs, outputs=(quantity,))[quantity])
 
 
 def _vector(func: Function, named: dict, raise_errors: bool):
@@ -379,6 +390,10 @@ def _vector(func: Function, named: dict, raise_errors: bool):
         wanted = tuple(TOKEN_MODES.values())
     else:
         wanted = (func.result,)
+    # a result that rests on a price the catalogs lack reads "no price: ..." (never $0): the price flags come along
+    priced = func.result in prices.NEEDS_PURCHASE_PRICE or func.result in prices.NEEDS_RENTAL_PRICE
+    if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
+        wanted = (*wanted, *prices.PRICE_FLAGS)
     # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
     #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
     while ok.any():
@@ -421,6 +436,8 @@ def _vector(func: Function, named: dict, raise_errors: bool):
             continue
         if not any(k in flat for k in ("component", "infer_component", "mode")):
             out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
+            if priced:
+                _mark_missing_prices(func.result, inputs, result, idx, out)
             break
         for pos, j in enumerate(idx):
             selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
@@ -431,6 +448,25 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
         raise ValueError(out[0])
     return out.reshape(shape).tolist()
+
+
+def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray) -> None:
+    """Cells whose ``quantity`` rests on a missing purchase or rental price get core's "no price" text."""
+    shape = idx.shape
+    flags = {k: np.broadcast_to(np.asarray(result[k], dtype=float), shape) for k in prices.PRICE_FLAGS}
+    missing = np.zeros(shape, dtype=bool)
+    for k in prices.PRICE_FLAGS:
+        missing |= ~(flags[k] > 0)
+    if not missing.any():
+        return
+    gpus = np.broadcast_to(np.asarray(inputs.get("gpu", core.DEFAULTS["gpu"]), dtype=object), shape)
+    buys = np.broadcast_to(np.asarray(inputs.get("buy", core.DEFAULTS["buy"]), dtype=float), shape)
+    for pos in np.flatnonzero(missing):
+        gpu = core.resolve_inputs({"gpu": gpus[pos]})["gpu"]
+        values = {"gpu": gpu, "buy": buys[pos], **{k: flags[k][pos] for k in prices.PRICE_FLAGS}}
+        gap = prices.gaps(values, [quantity])
+        if gap:
+            out[idx[pos]] = gap[quantity][:MAX_TEXT]
 
 
 def _hashable(value) -> bool:
@@ -453,6 +489,7 @@ def _scalar_args(named: dict, func_name: str) -> dict:
 
 def _plan(named: dict):
     from gpu_tco.core.planner import plan
+    from gpu_tco.core.recommendation import compose
     named = _scalar_args(named, "GPU_PLAN")
     top = named.pop("top", None)
     top = 10 if _blank(top) else _clean(top)
@@ -462,11 +499,15 @@ def _plan(named: dict):
         raise InputError("top", top, "is too small; allowed: a whole number >= 0 (0 = all options)")
     result = plan(_row_inputs(named))
     options = result["options"] if top == 0 else [o for o in result["options"] if o["ok"]][:top]
-    head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons"]
+    head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons",
+            "recommendation"]
     rows = [head]
+    # the recommended option carries core's answer in words (the same sentences as the command line and the workbook)
+    answer = compose(result).text if result["recommended"] is not None else ""
     for i, o in enumerate(options, start=1):
         rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _num(o["hours"]), _num(o["cost_usd"]),
-                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"])])
+                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
+                     answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
     return rows

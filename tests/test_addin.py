@@ -392,3 +392,23 @@ def test_demo_array_examples_store_their_values(tmp_path):
     memory = [c.value for (c,) in values[arrays[0][1].ref.split(":")[0]:arrays[0][1].ref.split(":")[1]]]
     expected = [row[0] for row in call("GPU_MEMORY_TRAIN", [["Llama-3.2-1B"], ["Llama-3-8B"], ["Mistral-7B"], ["Llama-3-70B"], [405]], "lora")]
     assert memory == pytest.approx(expected)
+
+
+def test_a_missing_price_reads_no_price_in_a_cell_never_zero():
+    """A10 has no purchase price in the catalog: GPU_TCO says so and names the input, in a single cell and in a range
+    (the other rows compute); with a price given, the number comes back."""
+    text = call("GPU_TCO", "A10", 1)
+    assert isinstance(text, str) and text.startswith("no price") and "purchase_usd_per_gpu" in text
+    column = call("GPU_TCO", [["A10"], ["H100-SXM"], ["A10"]], 1)
+    assert column[0][0] == column[2][0] == text
+    assert column[1][0] == pytest.approx(core.evaluate({"gpu": "H100-SXM", "n_gpus": 1})["own_tco_usd"])
+    priced = call("GPU_TCO", "A10", 1, None, None, None, None, 3000)
+    assert priced == pytest.approx(core.evaluate({"gpu": "A10", "n_gpus": 1, "purchase_usd_per_gpu": 3000})["own_tco_usd"])
+
+
+def test_gpu_plan_carries_the_recommendation_in_words():
+    from gpu_tco.core.recommendation import recommend
+    table = call("GPU_PLAN", "Llama-3-8B", "qlora")
+    head, first = table[0], dict(zip(table[0], table[1]))
+    assert head[-1] == "recommendation" and all(row[-1] == "" for row in table[2:])
+    assert first["recommendation"] == recommend({"model": "Llama-3-8B", "method": "qlora"}).text[:MAX_TEXT]
