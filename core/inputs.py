@@ -43,7 +43,7 @@ class Input:
         what = "a whole number" if self.kind == "integer" else "a number"
         if self.zero_or_min is not None:
             lo = f">= {_num(self.zero_or_min)}"
-            what = "0 (automatic) or a number"
+            what = "0 (automatic) or a whole number" if self.kind == "integer" else "0 (automatic) or a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
 

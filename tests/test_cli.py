@@ -30,12 +30,14 @@ def test_main_job_prints_the_comparison(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("8x H100-SXM")]
     assert any(" qlora " in r and " yes " in r for r in rows)
     assert any(" full " in r and " NO " in r for r in rows)
-    from gpu_tco import core
-    for method in ("qlora", "lora", "full"):  # the planner's recommendation, in words
-        pick = core.plan({"method": method})["recommended"]
+    from gpu_tco.core.scenarios import worded_recommendations
+    for method, rec in worded_recommendations().items():  # the planner's recommendation, in core's words
         line = next(x for x in text.splitlines() if x.startswith(f"Recommended for {method}:"))
-        assert f"{pick['n_gpus']}x {pick['gpu']} from {pick['offer']}" in line, line
+        assert line == f"Recommended for {method}: {rec.text}"
+        assert f"{rec.option['n_gpus']}x {rec.option['gpu']}" in line
     assert "--allow-interruptible 1" in text  # how spot offers are treated is said
+    # a setup that does not fit gets the cheapest change that makes it fit
+    assert "8x H100-SXM full does not fit; it fits with" in text
 
 
 def test_main_job_json_matches_core():

@@ -31,6 +31,8 @@ def valid_value(inp):
     if inp.name == "tensor_parallel":
         return st.just(1)
     if inp.zero_or_min is not None:
+        if inp.kind == "integer":
+            return st.one_of(st.just(0), st.integers(int(math.ceil(inp.zero_or_min)), int(hi)))
         return st.one_of(st.just(0), st.floats(inp.zero_or_min, hi))
     if inp.kind == "integer":
         return st.integers(int(math.ceil(lo + (1 if inp.min_exclusive else 0))), int(hi))
