@@ -82,6 +82,7 @@ def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
                    help="start from a named preset (published articles' scenarios: gpu-tco presets); --INPUT options override it")
     p.add_argument("--scenario", default=None, metavar="FILE",
                    help="JSON or TOML file of inputs (the option names with _, e.g. seq_len); --INPUT options override it")
+    from .core.auto import AUTO_QUANTITY
     wanted = set(names) if names is not None else {i.name for i in INPUTS}
     for heading, groups in HELP_GROUPS:
         chosen = [i for i in INPUTS if i.group in groups and i.name in wanted]
@@ -91,7 +92,8 @@ def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
         for inp in chosen:
             unit = "" if inp.unit in ("-", "") else f", {inp.unit}"
             g.add_argument(f"--{inp.name.replace('_', '-')}", dest=f"in_{inp.name}", metavar="V",
-                           help=f"{inp.description}{unit} [{inp.default}]".replace("%", "%%"))
+                           help=f"{inp.description}{unit} [{'default: auto' if inp.name in AUTO_QUANTITY else inp.default}]"
+                           .replace("%", "%%"))
 
 
 def _collect_inputs(ns) -> dict:
@@ -683,10 +685,17 @@ def cmd_form(ns) -> int:
     return form_main(argv)
 
 
+PRESET_TEXT_WIDTH = 90  # with the name column, within a 120-column terminal
+
+
 def cmd_presets(ns) -> int:
+    import textwrap
+
     from .core.presets import PRESETS
-    print(table(["preset", "inputs it sets"], [[name, ", ".join(f"{k}={v}" for k, v in p.items())[:110]] for name, p in PRESETS.items()],
-                align=["<", "<"]))
+    # whole "name=value" pairs per line (a value such as an offer name is never cut mid-word)
+    rows = [[name, "\n".join(textwrap.wrap(", ".join(f"{k}={v}" for k, v in p.items()), PRESET_TEXT_WIDTH,
+                                          break_long_words=False, break_on_hyphens=False))] for name, p in PRESETS.items()]
+    print(table(["preset", "inputs it sets"], rows, align=["<", "<"]))
     print("\nUse one with --preset NAME on any command; --INPUT options override it. Sources: core/presets.py.")
     return 0
 

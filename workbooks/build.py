@@ -27,6 +27,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 
 from gpu_tco import core
 from gpu_tco.core import catalog
+from gpu_tco.core.auto import AUTO_BASIS, AUTO_QUANTITY
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
@@ -69,8 +70,9 @@ def _number_format(unit: str) -> str:
 
 
 INPUTS_HEADER_ROW = 4      # the Inputs sheet's table header; sections and inputs follow below it
-INPUT_NAME_COL = 5         # column of the input names (what the formulas use)
-CANDIDATE_FIRST_COL = 8    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column H
+INPUT_IN_USE_COL = 3       # column of the value in use for inputs whose 0 means "automatic" (core.auto)
+INPUT_NAME_COL = 6         # column of the input names (what the formulas use)
+CANDIDATE_FIRST_COL = 9    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column I
 SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
 SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
                   "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced"}
@@ -238,12 +240,14 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     ws["A1"] = "Inputs: change the yellow cells"
     ws["A1"].font = Font(bold=True, size=14)
     _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
-                    "(the same names as gpu-tco's command line and scenario files).", "E", 30, NOTE_FONT)
-    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "unit", "allowed values", "name in formulas", "what it means (and its source)"])
+                    "(the same names as gpu-tco's command line and scenario files). Where 0 means automatic, "
+                    "the column in use shows the value the formulas use (Calc sheet).", "F", 30, NOTE_FONT)
+    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "name in formulas",
+                                  "what it means (and its source)"])
     layout = input_layout()
     for section, heading_row, rows in layout:
         heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
-        for j in range(1, 7):
+        for j in range(1, 8):
             ws.cell(row=heading_row, column=j).fill = SECTION_FILL
         heading.font = Font(bold=True)
         for name, r in rows:
@@ -255,16 +259,24 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cell.protection = Protection(locked=False)
             cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
             cell.number_format = _input_format(inp)
-            ws.cell(row=r, column=3, value="" if inp.unit in ("-", "flag") else inp.unit)
+            in_use = ws.cell(row=r, column=INPUT_IN_USE_COL)
+            if inp.name in AUTO_QUANTITY:  # the value the formulas use: the input above 0, else the automatic one
+                in_use.value = f"={AUTO_QUANTITY[inp.name]}"
+                in_use.number_format = _input_format(inp)
+                cached[f"Inputs!{in_use.coordinate}"] = _plain(result[AUTO_QUANTITY[inp.name]])
+            elif inp.name == "offer":
+                in_use.value = "=" + resolved_offer_xl("gpu", "offer")
+                cached[f"Inputs!{in_use.coordinate}"] = str(values["offer"])
+            ws.cell(row=r, column=4, value="" if inp.unit in ("-", "flag") else inp.unit)
             allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
             if inp.name == "offer":
                 allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
-            ws.cell(row=r, column=4, value=allowed)
-            ws.cell(row=r, column=5, value=inp.name).font = NOTE_FONT
+            ws.cell(row=r, column=5, value=allowed)
+            ws.cell(row=r, column=INPUT_NAME_COL, value=inp.name).font = NOTE_FONT
             source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
-            ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
-            for j in (1, 3, 4, 5, 6):
-                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 4, 6), vertical="top")
+            ws.cell(row=r, column=7, value=inp.description + (f". Source: {source}" if source else ""))
+            for j in (1, 3, 4, 5, 6, 7):
+                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 7), vertical="top")
             cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
             wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
             _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
@@ -290,10 +302,10 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 inp = core.inputs.BY_NAME[name]
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
     cand = [get_column_letter(first_col + j) for j in range(5)]
-    _widths(ws, {"A": 34, "B": 24, "C": 12, "D": 30, "E": 24, "F": 60, "G": 3,
+    _widths(ws, {"A": 30, "B": 20, "C": 20, "D": 11, "E": 26, "F": 22, "G": 52, "H": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
-    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "D", "F"))
-    page_setup(ws, f"A1:F{last_input_row}", scale=75, title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}")
+    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "G"))
+    page_setup(ws, f"A1:G{last_input_row}", scale=75, title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}")
     ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
@@ -425,7 +437,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws["A1"] = "Compare options for this job"
     ws["A1"].font = Font(bold=True, size=14)
     compare_note = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
-                "change options 2+ on Inputs, columns H-L). Red: does not fit in GPU memory. Green: recommended "
+                "change options 2+ on Inputs, columns I-M). Red: does not fit in GPU memory. Green: recommended "
                 "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                 "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
     _note(ws, "A2", compare_note, "J", 32, NOTE_FONT)
@@ -711,13 +723,17 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     for k, m in enumerate(movers, start=r + 2):
         inp = core.inputs.BY_NAME[m["input"]]
         ws.cell(row=k, column=1, value=inp.label)
-        c = ws.cell(row=k, column=2, value=f"=Inputs!$B${input_row[m['input']]}")
+        given = f"Inputs!$B${input_row[m['input']]}"
+        # the value the answer used: the input, or for 0 ("automatic") the value core used in its place
+        c = ws.cell(row=k, column=2, value=f"=IF({given}>0,{given},{m['value']!r})" if m["input"] in AUTO_QUANTITY else f"={given}")
         c.number_format = _input_format(inp)
-        cached[f"Start!{c.coordinate}"] = float(values[m["input"]])
+        cached[f"Start!{c.coordinate}"] = float(m["value"])
         sign = "+" if m["cost_change_usd"] > 0 else "-"
         ws.cell(row=k, column=3, value=f"{sign}${abs(m['cost_change_usd']):,.2f} ({m['cost_change_pct']:+.0f} %)")
-        ws.cell(row=k, column=4, value=f"row {input_row[m['input']]}" + (" (0 = from the catalog)" if inp.zero_or_min is not None
-                                                                          or m["input"] in ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented") else ""))
+        where = f"row {input_row[m['input']]}"
+        if m["input"] in AUTO_QUANTITY:
+            where += " (0 = auto: " + AUTO_BASIS[m["input"]].format(gpu=best["gpu"], offer=best["offer"]) + ")"
+        ws.cell(row=k, column=4, value=where).alignment = Alignment(wrap_text=True, vertical="top")
     r = r + 3 + max(len(movers), 1)
     _note(ws, f"A{r}", "(each raised on its own by 20 % for the recommended option, when this file was generated)", "D", 16, NOTE_FONT)
 
