@@ -24,6 +24,7 @@ from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 
 from gpu_tco import core
 from gpu_tco.core import catalog
@@ -43,6 +44,7 @@ from .xlsx import (
     INPUT_FILL,
     NOTE_FONT,
     check_target,
+    not_in_default_print,
     page_setup,
     put_text,
     save_atomically,
@@ -71,7 +73,7 @@ def _number_format(unit: str) -> str:
 
 INPUTS_HEADER_ROW = 4      # the Inputs sheet's table header; sections and inputs follow below it
 INPUT_IN_USE_COL = 3       # column of the value in use for inputs whose 0 means "automatic" (core.auto)
-INPUT_NAME_COL = 6         # column of the input names (what the formulas use)
+INPUT_NAME_COL = 7         # column of the input names (what the formulas use; right of the printed columns)
 CANDIDATE_FIRST_COL = 9    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column I
 SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
 SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
@@ -200,7 +202,7 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
 CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
     ("option", "label", None, 30), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("interruptible (spot)", "spot", None, 11),
+    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("interruptible (spot)", "spot", None, 16),
     ("status", "status", None, 14),
     ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
     ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
@@ -242,8 +244,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
                     "(the same names as gpu-tco's command line and scenario files). Where 0 means automatic, "
                     "the column in use shows the value the formulas use (Calc sheet).", "F", 30, NOTE_FONT)
-    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "name in formulas",
-                                  "what it means (and its source)"])
+    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "what it means (and its source)",
+                                  "name in formulas"])
     layout = input_layout()
     for section, heading_row, rows in layout:
         heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
@@ -274,9 +276,9 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             ws.cell(row=r, column=5, value=allowed)
             ws.cell(row=r, column=INPUT_NAME_COL, value=inp.name).font = NOTE_FONT
             source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
-            ws.cell(row=r, column=7, value=inp.description + (f". Source: {source}" if source else ""))
+            ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
             for j in (1, 3, 4, 5, 6, 7):
-                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 7), vertical="top")
+                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 6), vertical="top")
             cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
             wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
             _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
@@ -302,10 +304,11 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 inp = core.inputs.BY_NAME[name]
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
     cand = [get_column_letter(first_col + j) for j in range(5)]
-    _widths(ws, {"A": 30, "B": 20, "C": 20, "D": 11, "E": 26, "F": 22, "G": 52, "H": 3,
+    _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
-    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "G"))
-    page_setup(ws, f"A1:G{last_input_row}", scale=75, title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}")
+    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
+    # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
+    page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
     ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
@@ -326,7 +329,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
         for c in row:  # every cell of a row at the top, next to its wrapped description
             c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
     _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
-    page_setup(calc, f"A1:F{len(QUANTITIES) + 1}", title_rows="1:1")
+    not_in_default_print(calc, 6, title_rows="1:1")
     calc.protection.sheet = True
 
     # --- Options: the quantities that depend on the option, recomputed per option column -------
@@ -374,7 +377,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 c.number_format = '#,##0 "GPUs"' if name == "n_gpus" else '0;-0;0'
         all_vals.append(vals)
     _widths(opt_ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
-    page_setup(opt_ws, f"A1:{get_column_letter(2 + len(options) + 1)}{max(row_of.values())}", title_rows="1:1")
+    not_in_default_print(opt_ws, 2 + len(options) + 1, title_rows="1:1")
     opt_ws.protection.sheet = True
 
     compare_rec = _compare_sheet(compare, opt_ws, row_of, all_vals, cached)
@@ -520,10 +523,15 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
         chart.legend.position = "b"
         chart.x_axis.delete = chart.y_axis.delete = False
     cost.y_axis.number_format, memory.y_axis.number_format = '"$"#,##0', "0"
-    ws.add_chart(cost, f"A{last + 3}")
-    ws.add_chart(memory, f"G{last + 3}")
+    # printed: the table on the first page, then each chart whole on a page of its own below it
     chart_rows = int((9 + 0.45 * n) / 0.5) + 2  # ~0.5 cm per row
-    page_setup(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}", title_rows=f"{head_row}:{head_row}")
+    cost_row, memory_row = last + 2, last + 3 + chart_rows
+    ws.add_chart(cost, f"A{cost_row}")
+    ws.add_chart(memory, f"A{memory_row}")
+    ws.row_breaks.append(Break(id=cost_row - 1))
+    ws.row_breaks.append(Break(id=memory_row - 1))
+    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", title_rows=f"{head_row}:{head_row}")
+    ws.print_title_cols = "A:A"  # the option's name on the pages with the table's further columns
     rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
     return {"first": first, "last": last, "letter": letter, "best": best_index, "values": all_vals, "label": rec_label}
 
@@ -627,12 +635,11 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
             sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
-                                                     else 10 if col == "aliases" else 13)  # key figures on the first printed page
+                                                     else 10 if col == "aliases" else 13)
         if sheet is not small:
             sheet.freeze_panes = "B2"
-            # the key columns (name, the figures, price, as-of) on the first page; the rest continue after
-            page_setup(sheet, f"A1:{get_column_letter(len(cols))}{len(table.rows) + 1}", title_rows="1:1")
-    page_setup(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}", title_rows="1:1")
+            not_in_default_print(sheet, len(cols), title_rows="1:1")
+    not_in_default_print(small, max(small_col - 1, 1), title_rows="1:1")
 
 
 def _answer_text(v: Mapping | None, values: Mapping) -> str:
@@ -734,6 +741,7 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
         if m["input"] in AUTO_QUANTITY:
             where += " (0 = auto: " + AUTO_BASIS[m["input"]].format(gpu=best["gpu"], offer=best["offer"]) + ")"
         ws.cell(row=k, column=4, value=where).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.row_dimensions[k].height = 30 if m["input"] in AUTO_QUANTITY else 15
     r = r + 3 + max(len(movers), 1)
     _note(ws, f"A{r}", "(each raised on its own by 20 % for the recommended option, when this file was generated)", "D", 16, NOTE_FONT)
 
@@ -781,7 +789,12 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
                                           f'INDEX({labels},MATCH("recommended",{rec_range},0)))')
     c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
     cached[f"Start!{c.coordinate}"] = rec["label"]
-    _widths(ws, {"A": 40, "B": 18, "C": 33, "D": 24})  # fits one landscape page at 90 %
+    i += 2
+    _note(ws, f"A{i}", "Printing this workbook prints Start, Inputs, Compare and Break-even. Calc, Options and the catalog "
+                       "sheets (GPUs, Models, Cloud, Tables) are left out: to print one, clear its print area (Excel: Page "
+                       "Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) and print that "
+                       "sheet; it fits the page width.", "D", 48, NOTE_FONT)
+    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})  # fits one landscape page at 90 %
     page_setup(ws, f"A1:D{i}", scale=90)
 
 
