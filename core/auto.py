@@ -49,7 +49,7 @@ def _number(value: float, unit: str) -> str:
 def in_use(inputs: Mapping | None = None) -> dict[str, dict]:
     """For every automatic input left at 0 in ``inputs``: {input: {quantity, value, text}}, where
     ``value`` is what core uses (the quantity of AUTO_QUANTITY) and ``text`` reads
-    "auto: 0.45, calibrated for H100-SXM".  Inputs set above 0 are left out (they are their own value)."""
+    "auto: 0.45, calibrated for H100-SXM" (``short``: "auto: 0.45").  Inputs set above 0 are left out (they are their own value)."""
     from .engine import evaluate, resolve_inputs
 
     inputs = dict(inputs or {})
@@ -62,6 +62,6 @@ def in_use(inputs: Mapping | None = None) -> dict[str, dict]:
     for name, quantity in auto.items():
         value = float(res[quantity])
         basis = AUTO_BASIS.get(name, "automatic").format(gpu=used["gpu"], offer=used["offer"])
-        out[name] = {"quantity": quantity, "value": value,
-                     "text": f"auto: {_number(value, QUANTITIES[quantity].unit)}, {basis}"}
+        number = _number(value, QUANTITIES[quantity].unit)
+        out[name] = {"quantity": quantity, "value": value, "text": f"auto: {number}, {basis}", "short": f"auto: {number}"}
     return out

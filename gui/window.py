@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from ..core import catalog
 from ..core.architectures import REQUIRED_FIELDS
+from ..core.auto import AUTO_QUANTITY
 from ..core.engine import explain
 from ..core.errors import GpuTcoError
 from ..core.inputs import BY_NAME, DEFAULTS, Input
@@ -133,7 +134,8 @@ class Field:
             return box
         edit = QLineEdit()
         edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance("0" * 11))
-        edit.setPlaceholderText(model.value_text(inp, inp.default))
+        # an input whose 0 means "automatic" shows an empty field and, as placeholder, the value in use (show_answer)
+        edit.setPlaceholderText("auto" if inp.name in AUTO_QUANTITY else model.value_text(inp, inp.default))
         edit.textEdited.connect(lambda text: self.controller.edit(inp.name, text if text.strip() else model.value_text(inp, inp.default)))
         return edit
 
@@ -155,9 +157,18 @@ class Field:
             elif ed.isEditable():
                 ed.setEditText(text)
         else:
-            ed.setText(model.value_text(self.inp, value))
+            auto = self.inp.name in AUTO_QUANTITY and isinstance(value, (int, float)) and not value > 0
+            ed.setText("" if auto else model.value_text(self.inp, value))
         ed.blockSignals(False)
         self.show_message(self.controller.state.errors.get(self.inp.name, ""))
+
+    def show_auto(self, text: str, short: str) -> None:
+        """The value in use as the empty field's placeholder: the whole sentence when it fits the field,
+        else the value alone; the sentence is always in the tooltip."""
+        ed = self.editor
+        room = ed.contentsRect().width() - 2 * ed.fontMetrics().horizontalAdvance("x")  # the text margins
+        ed.setPlaceholderText(text if ed.fontMetrics().horizontalAdvance(text) <= room else short)
+        ed.setToolTip(f"In use: {text}.\n{tooltip(self.inp)}")
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -503,6 +514,9 @@ class MainWindow(QMainWindow):
                 self.figures.setItem(r, c, item)
         self.figure_data = answer["figures"]
         self._fill_table()
+        for name, (text, short) in model.auto_placeholders(answer).items():
+            if name in self.fields and isinstance(self.fields[name].editor, QLineEdit):
+                self.fields[name].show_auto(text, short)
         self.cost_view.setChart(charts.cost_chart(answer["costs"]))
         self.memory_view.setChart(charts.memory_chart(answer["memory"]))
         self.cash_view.setChart(charts.cash_chart(answer["cash"]))
@@ -519,6 +533,7 @@ class MainWindow(QMainWindow):
             items = []
             for value in row:
                 item = QStandardItem(_cell_text(value))
+                item.setToolTip(_cell_text(value))
                 item.setData(value if not (isinstance(value, float) and math.isnan(value)) else float("inf"), Qt.ItemDataRole.UserRole)
                 item.setData(option["order"], Qt.ItemDataRole.UserRole + 1)
                 if isinstance(value, (int, float)):
@@ -526,7 +541,18 @@ class MainWindow(QMainWindow):
                 items.append(item)
             self.table_model.appendRow(items)
         self.table.resizeColumnsToContents()
+        self._arrange_columns(headers)
+        self.table.scrollTo(self.proxy.index(0, 0))  # the first columns in view, whatever the table showed before
         self.proxy.sort(-1)  # the planner's order until the user sorts by a column
+
+    def _arrange_columns(self, headers: list[str]) -> None:
+        """The long texts (offer, reasons; last in the table) at most LONG_COLUMN_CHARS wide (elided; the
+        whole text is in the cell's tooltip and in Copy results)."""
+        header = self.table.horizontalHeader()
+        widest = self.table.fontMetrics().horizontalAdvance("M" * LONG_COLUMN_CHARS)
+        for name in LONG_COLUMNS:
+            if name in headers and header.sectionSize(headers.index(name)) > widest:
+                header.resizeSection(headers.index(name), widest)
 
     def current_rows(self) -> tuple[list[str], list[list]]:
         """The table as shown (sort order included), as values."""
@@ -713,6 +739,9 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
+# the ranked table's long texts, shown last and elided
+LONG_COLUMNS = ("Cloud offer", "Why not")
+LONG_COLUMN_CHARS = 16
 # quantities whose -1 means "never"
 NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # the options table's columns that are quantities (header -> key of the planner's option)
