@@ -99,7 +99,7 @@ def memory_chart(memory: dict | None) -> QChart:
         series.append(bars)
     chart.addSeries(series)
     y = _category_axis([f"{s} ({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
-    x = _value_axis("GiB per GPU (memory of one GPU in brackets)", max(max(memory["total"]), max(memory["capacity"])))
+    x = _value_axis("GiB per GPU (its memory in brackets)", max(max(memory["total"]), max(memory["capacity"])))
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     series.attachAxis(y)
