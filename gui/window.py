@@ -554,6 +554,14 @@ class MainWindow(QMainWindow):
             if name in headers and header.sectionSize(headers.index(name)) > widest:
                 header.resizeSection(headers.index(name), widest)
 
+    def answer_text(self) -> str:
+        """The answer as the window shows it, in words: the headline and the key figures, one a line
+        (stored in screenshots, so a test can tell a stale picture from words rather than pixels)."""
+        lines = [self.headline.text()]
+        for r in range(self.figures.rowCount()):
+            lines.append(" ".join(self.figures.item(r, c).text() for c in range(3) if self.figures.item(r, c)))
+        return "\n".join(lines)
+
     def current_rows(self) -> tuple[list[str], list[list]]:
         """The table as shown (sort order included), as values."""
         headers = [self.table_model.horizontalHeaderItem(c).text() for c in range(self.table_model.columnCount())]

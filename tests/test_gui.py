@@ -433,6 +433,10 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
     assert run.returncode == 0, run.stdout + run.stderr
     width, height, colours = _image_facts(shot)
     assert f"{width}x{height}" == size and colours > 20  # text and charts drawn, not a blank screen
+    from PySide6.QtGui import QImage
+
+    from gpu_tco.gui.app import ANSWER_KEY
+    assert QImage(str(shot)).text(ANSWER_KEY).startswith("Recommended: ")  # the answer in words, for docs/form.png's test
 
 
 def test_custom_architecture_dialog_feeds_core(qtbot, window):
