@@ -717,13 +717,22 @@ def cmd_form(ns) -> int:
 PRESET_TEXT_WIDTH = 90  # with the name column, within a 120-column terminal
 
 
-def cmd_presets(ns) -> int:
-    import textwrap
+def _wrap_pairs(pairs: list[str], width: int) -> str:
+    """name=value pairs, comma-separated, on lines of at most ``width`` characters, broken only between
+    pairs (a value such as an offer name is never split)."""
+    lines, line = [], ""
+    for pair in pairs:
+        if line and len(line) + 2 + len(pair) > width:
+            lines.append(line + ",")
+            line = pair
+        else:
+            line = f"{line}, {pair}" if line else pair
+    return "\n".join([*lines, line])
 
+
+def cmd_presets(ns) -> int:
     from .core.presets import PRESETS
-    # whole "name=value" pairs per line (a value such as an offer name is never cut mid-word)
-    rows = [[name, "\n".join(textwrap.wrap(", ".join(f"{k}={v}" for k, v in p.items()), PRESET_TEXT_WIDTH,
-                                          break_long_words=False, break_on_hyphens=False))] for name, p in PRESETS.items()]
+    rows = [[name, _wrap_pairs([f"{k}={v}" for k, v in p.items()], PRESET_TEXT_WIDTH)] for name, p in PRESETS.items()]
     print(table(["preset", "inputs it sets"], rows, align=["<", "<"]))
     print("\nUse one with --preset NAME on any command; --INPUT options override it. Sources: core/presets.py.")
     return 0
