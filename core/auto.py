@@ -38,10 +38,11 @@ AUTO_BASIS = {
 }
 
 
-def _number(value: float, unit: str) -> str:
+def _number(value: float, unit: str, short: bool = False) -> str:
+    """0.313, $1.87 per GPU-h, 9.41 h; ``short``: without a unit after a dollar amount ($1.87)."""
     if unit.startswith("USD"):
         text = f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
-        return text + (f" per {unit[4:]}" if "/" in unit else "")
+        return text + (f" per {unit[4:]}" if "/" in unit and not short else "")
     text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
     return text if unit in ("fraction", "-", "") else f"{text} {unit}"
 
@@ -49,7 +50,7 @@ def _number(value: float, unit: str) -> str:
 def in_use(inputs: Mapping | None = None) -> dict[str, dict]:
     """For every automatic input left at 0 in ``inputs``: {input: {quantity, value, text}}, where
     ``value`` is what core uses (the quantity of AUTO_QUANTITY) and ``text`` reads
-    "auto: 0.45, calibrated for H100-SXM" (``short``: "auto: 0.45").  Inputs set above 0 are left out (they are their own value)."""
+    "auto: 0.45, calibrated for H100-SXM" (``short``: "auto: 0.45"; "auto: $1.87" for a price).  Inputs set above 0 are left out (they are their own value)."""
     from .engine import evaluate, resolve_inputs
 
     inputs = dict(inputs or {})
@@ -62,6 +63,7 @@ def in_use(inputs: Mapping | None = None) -> dict[str, dict]:
     for name, quantity in auto.items():
         value = float(res[quantity])
         basis = AUTO_BASIS.get(name, "automatic").format(gpu=used["gpu"], offer=used["offer"])
-        number = _number(value, QUANTITIES[quantity].unit)
-        out[name] = {"quantity": quantity, "value": value, "text": f"auto: {number}, {basis}", "short": f"auto: {number}"}
+        unit = QUANTITIES[quantity].unit
+        out[name] = {"quantity": quantity, "value": value, "text": f"auto: {_number(value, unit)}, {basis}",
+                     "short": f"auto: {_number(value, unit, short=True)}"}
     return out

@@ -18,8 +18,8 @@ from PySide6.QtCore import QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
-COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer states",
-                    "activations": "Activations", "logits": "Logits (loss)", "overhead": "CUDA context and cache"}
+COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer",
+                    "activations": "Activations", "logits": "Logits", "overhead": "CUDA, cache"}
 
 
 def _chart(title: str) -> QChart:
@@ -89,17 +89,20 @@ def cost_chart(costs: dict | None) -> QChart:
 
 def memory_chart(memory: dict | None) -> QChart:
     """Memory per GPU by component (GiB, stacked) for the first setups of the ranking, with each GPU's capacity."""
-    chart = _chart("Memory per GPU by component (GiB = 2^30 bytes)")
+    chart = _chart("Memory per GPU by component; in brackets, the GPU's own")
     if not memory:
         return chart
+    # the components listed at the right, one a line: in one line under the chart Qt gives each the same
+    # width and cuts the longer names on a narrow window
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
     series = QHorizontalStackedBarSeries()
     for comp, values in memory["components"].items():
         bars = QBarSet(COMPONENT_LABELS.get(comp, comp))
         bars.append(list(reversed(values)))
         series.append(bars)
     chart.addSeries(series)
-    y = _category_axis([f"{s} ({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
-    x = _value_axis("GiB per GPU (its memory in brackets)", max(max(memory["total"]), max(memory["capacity"])))
+    y = _category_axis([f"{s}<br>({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
+    x = _value_axis("GiB per GPU (2^30 bytes)", max(max(memory["total"]), max(memory["capacity"])))
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     series.attachAxis(y)

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from PySide6.QtCharts import QChartView
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QEvent, QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -164,10 +164,10 @@ class Field:
 
     def show_auto(self, text: str, short: str) -> None:
         """The value in use as the empty field's placeholder: the whole sentence when it fits the field,
-        else the value alone; the sentence is always in the tooltip."""
+        else the value alone, else "auto"; the sentence is always in the tooltip."""
         ed = self.editor
         room = ed.contentsRect().width() - 2 * ed.fontMetrics().horizontalAdvance("x")  # the text margins
-        ed.setPlaceholderText(text if ed.fontMetrics().horizontalAdvance(text) <= room else short)
+        ed.setPlaceholderText(next((t for t in (text, short) if ed.fontMetrics().horizontalAdvance(t) <= room), "auto"))
         ed.setToolTip(f"In use: {text}.\n{tooltip(self.inp)}")
 
     def show_message(self, text: str) -> None:
@@ -434,6 +434,9 @@ class MainWindow(QMainWindow):
                             (self.cash_view, "Owning vs renting")):
             view.setRenderHint(charts.RENDER_HINT)
             self.tabs.addTab(view, title)
+        self.bar_series, self.bars_shown = {}, {}
+        for view in (self.cost_view, self.memory_view):
+            view.installEventFilter(self)  # resized: as many bars as have room for their labels
         self.explanation = QTextBrowser()
         self.explanation.setObjectName("explanation")
         self.explanation.setOpenExternalLinks(True)
@@ -517,10 +520,29 @@ class MainWindow(QMainWindow):
         for name, (text, short) in model.auto_placeholders(answer).items():
             if name in self.fields and isinstance(self.fields[name].editor, QLineEdit):
                 self.fields[name].show_auto(text, short)
-        self.cost_view.setChart(charts.cost_chart(answer["costs"]))
-        self.memory_view.setChart(charts.memory_chart(answer["memory"]))
+        self.bar_series = {self.cost_view: answer["costs"], self.memory_view: answer["memory"]}
+        self.bars_shown = {}
+        self._fit_bar_charts()
         self.cash_view.setChart(charts.cash_chart(answer["cash"]))
         self.statusBar().showMessage(f"{sum(o['ok'] for o in self.options)} of {len(self.options)} options acceptable", 5000)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched in self.bar_series and event.type() == QEvent.Type.Resize:
+            self._fit_bar_charts()
+        return super().eventFilter(watched, event)
+
+    def _fit_bar_charts(self) -> None:
+        """The bar charts with as many of their first bars as have room for their labels (cost: one text
+        line a bar, memory: two), at least MIN_BARS: on a short window Qt would drop every other label."""
+        line = self.fontMetrics().height()
+        for view, draw, lines, key in ((self.cost_view, charts.cost_chart, 1, "labels"), (self.memory_view, charts.memory_chart, 2, "setups")):
+            series = self.bar_series.get(view)
+            total = len(series[key]) if series else 0
+            room = view.height() - BAR_CHART_CHROME_LINES * line
+            n = min(total, max(MIN_BARS, room // (lines * line + 4)))
+            if self.bars_shown.get(view) != n:
+                self.bars_shown[view] = n
+                view.setChart(draw(_first(series, n) if series else series))
 
     def _fill_table(self) -> None:
         # with nothing acceptable, the rejected options are the answer: show them and why
@@ -747,6 +769,8 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
+BAR_CHART_CHROME_LINES = 7  # a bar chart's title, axis labels and title, and margins, in text lines
+MIN_BARS = 3
 # the ranked table's long texts, shown last and elided
 LONG_COLUMNS = ("Cloud offer", "Why not")
 LONG_COLUMN_CHARS = 16
@@ -755,6 +779,11 @@ NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month
 # the options table's columns that are quantities (header -> key of the planner's option)
 COLUMN_KEYS = {"GiB per GPU": "peak_gib_per_gpu", "Hours": "hours", "USD per GPU-hour": "usd_per_gpu_hour",
                "Job cost (USD)": "cost_usd", "Cash needed (USD)": "outlay_usd", "USD per million tokens": "usd_per_mtok_train"}
+
+
+def _first(series: dict, n: int) -> dict:
+    """A chart's series with the first ``n`` entries of every list (also inside nested dicts)."""
+    return {k: _first(v, n) if isinstance(v, dict) else v[:n] if isinstance(v, list) else v for k, v in series.items()}
 
 
 def _list(value) -> list[str]:

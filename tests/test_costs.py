@@ -456,7 +456,7 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
     values = core.evaluate(job, outputs=tuple(AUTO_QUANTITY.values()))
     for name, d in used.items():
         assert d["value"] == pytest.approx(float(values[AUTO_QUANTITY[name]])) and d["value"] > 0
-        assert d["text"].startswith(d["short"] + ", ") and d["short"].startswith("auto: ")
+        assert d["short"].startswith("auto: ") and d["text"].startswith(d["short"])
     assert used["usd_per_gpu_hour_rented"]["text"].endswith("the price of AWS p5.48xlarge")
     assert used["mfu"]["text"].endswith("calibrated for H100-SXM")
     raised = {m["input"]: m["value"] for m in sensitivities(job, top=20)}

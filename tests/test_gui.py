@@ -527,20 +527,28 @@ def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
         for name in ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"):
             c = names.index(name)
             assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
-    for name in ("mfu", "job_hours"):
+    from gpu_tco.core.auto import AUTO_QUANTITY
+    shown = [n for n in AUTO_QUANTITY if n in w.fields]
+    assert {"mfu", "job_hours", "usd_per_gpu_hour_rented", "purchase_usd_per_gpu"} <= set(shown)
+    for name in shown:  # empty, with core's value in use (or at least "auto") whole as placeholder
         ed = w.fields[name].editor
-        assert ed.text() == "" and ed.placeholderText().startswith("auto: "), name
+        assert ed.text() == "" and ed.placeholderText().startswith("auto"), name
         assert ed.fontMetrics().horizontalAdvance(ed.placeholderText()) <= ed.contentsRect().width(), ed.placeholderText()
+        assert "In use: auto: " in ed.toolTip(), name
+    assert w.fields["mfu"].editor.placeholderText().startswith("auto: 0.")  # the calibrated value, not a bare "auto"
     for t, view in ((1, w.cost_view), (2, w.memory_view), (3, w.cash_view)):
         w.tabs.setCurrentIndex(t)
         qtbot.wait(30)
         chart = view.chart()
         plot = chart.plotArea()
+        assert QFontMetrics(chart.titleFont()).horizontalAdvance(chart.title()) <= chart.size().width(), chart.title()
         for axis in chart.axes():
             title = QFontMetrics(axis.titleFont()).horizontalAdvance(axis.titleText())
             room = plot.height() if axis.orientation() == Qt.Orientation.Vertical else plot.width()
             assert title <= room, (axis.titleText(), title, room)
             if hasattr(axis, "categories"):  # bar labels left of the plot: whole, within the chart
-                widest = max(QFontMetrics(axis.labelsFont()).horizontalAdvance(c) for c in axis.categories())
+                widest = max(QFontMetrics(axis.labelsFont()).horizontalAdvance(part) for c in axis.categories() for part in c.split("<br>"))
                 assert not axis.truncateLabels() and widest <= plot.left(), (axis.categories(), widest, plot.left())
+                lines = max(c.count("<br>") + 1 for c in axis.categories())  # room for every label, none dropped
+                assert plot.height() / len(axis.categories()) >= lines * QFontMetrics(axis.labelsFont()).height(), axis.categories()
         assert w.grab().save(str(ARTIFACTS / f"form-{size[0]}x{size[1]}-tab{t}.png"))
