@@ -201,15 +201,15 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
 
 CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
-    ("option", "label", None, 30), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("interruptible (spot)", "spot", None, 16),
+    ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
+    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
     ("status", "status", None, 14),
     ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
     ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
     ("own: job's share", "own_job_usd", '"$"#,##0', 13), ("own: capital", "own_capital_usd", '"$"#,##0', 14),
     ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '[<0]"never";[>=1200]"> 100 years";0.0 "months"', 14),
     ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
-    ("", "recommended", None, 15), ("ranked cost", "ranked", '"$"#,##0', 12),
+    ("", "recommended", None, 13), ("ranked cost", "ranked", '"$"#,##0', 12),
 ]
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
 
@@ -532,6 +532,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws.row_breaks.append(Break(id=memory_row - 1))
     page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", title_rows=f"{head_row}:{head_row}")
     ws.print_title_cols = "A:A"  # the option's name on the pages with the table's further columns
+    ws.row_dimensions[2].height = 45  # the note above the table: three lines at these column widths
     rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
     return {"first": first, "last": last, "letter": letter, "best": best_index, "values": all_vals, "label": rec_label}
 
