@@ -10,6 +10,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .auto import AUTO_QUANTITY
 from .engine import evaluate, resolve_inputs
 
 
@@ -28,9 +29,8 @@ def breakeven_series(inputs: Mapping | None = None) -> dict[str, list[float]]:
             "rent_cumulative_usd": np.asarray(res["rent_cumulative_usd"], dtype=float).tolist()}
 
 
-# inputs whose 0 means "from the catalog": perturb the value actually used instead
-_EFFECTIVE = {"purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "usd_per_gpu_hour_rented": "rent_usd_per_gpu_hour_list",
-              "mfu": "mfu_effective"}
+# inputs whose 0 means "automatic": perturb the value actually used instead
+_EFFECTIVE = AUTO_QUANTITY
 SENSITIVITY_INPUTS = ("hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu", "usd_per_gpu_hour_rented", "mfu",
                       "tokens", "epochs", "debug_overhead_pct", "server_overhead_pct", "value_loss_pct_per_year",
                       "maintenance_pct_per_year", "colo_usd_per_kw_month", "pue", "storage_gb", "seq_len")

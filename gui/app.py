@@ -17,6 +17,7 @@ from pathlib import Path
 from ..core.catalog import user_config_dir
 
 LOG_NAME = "form.log"
+ANSWER_KEY = "gpu-tco answer"  # the PNG text entry holding what the pictured form answers
 
 
 def log_path() -> Path:
@@ -124,8 +125,12 @@ def _screenshot(app, window, path: Path) -> int:
         picture = window.screen().grabWindow(0)  # what the X server shows: real fonts and window
     else:
         picture = window.grab()
-    if not picture.save(str(path)):
+    image = picture.toImage()
+    image.setText(ANSWER_KEY, window.answer_text())  # the answer in words, in the PNG (a tEXt chunk)
+    tmp = path.with_name(path.name + ".tmp.png")
+    if not image.save(str(tmp)):
         print(f"gpu-tco form: error: cannot write {path}", file=sys.stderr)
         return 2
+    tmp.replace(path)  # never a half-written picture
     print(f"wrote {path.resolve()} ({picture.width()}x{picture.height()})")
     return 0 if done["answered"] else 2

@@ -18,8 +18,8 @@ from PySide6.QtCore import QMargins, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
-COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer states",
-                    "activations": "Activations", "logits": "Logits (loss)", "overhead": "CUDA context and cache"}
+COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer",
+                    "activations": "Activations", "logits": "Logits", "overhead": "CUDA, cache"}
 
 
 def _chart(title: str) -> QChart:
@@ -42,6 +42,14 @@ def _value_axis(title: str, top: float) -> QValueAxis:
     return axis
 
 
+def _category_axis(labels: list[str]) -> QBarCategoryAxis:
+    """Bar labels drawn whole (Qt would cut them to "..." to leave the bars more room)."""
+    axis = QBarCategoryAxis()
+    axis.append(labels)
+    axis.setTruncateLabels(False)
+    return axis
+
+
 def money_scale(top: float) -> tuple[float, str]:
     """(divisor, unit) so that money axes read 250 thousand USD rather than 2.5e+05."""
     if top >= 1e7:
@@ -57,7 +65,8 @@ def cost_chart(costs: dict | None) -> QChart:
     if not costs or not costs["labels"]:
         chart.setTitle("Job cost by option: no acceptable option")
         return chart
-    labels, values = list(reversed(costs["labels"])), list(reversed(costs["usd"]))  # bars draw bottom-up
+    ranked = [f"{k}. {label}" for k, label in enumerate(costs["labels"], start=1)]  # unique: one category per bar
+    labels, values = list(reversed(ranked)), list(reversed(costs["usd"]))  # bars draw bottom-up
     divisor, unit = money_scale(max(values))
     scaled = [float(v) / divisor for v in values]
     bars = QBarSet(f"Job cost ({unit})")
@@ -68,8 +77,7 @@ def cost_chart(costs: dict | None) -> QChart:
     series.setLabelsFormat("@value")
     series.setLabelsPrecision(max(2, len(str(int(max(scaled)))) + (1 if divisor > 1 else 0)))  # whole dollars
     chart.addSeries(series)
-    y = QBarCategoryAxis()
-    y.append(labels)
+    y = _category_axis(labels)
     x = _value_axis(f"Job cost, {unit}", max(scaled))
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
@@ -81,18 +89,20 @@ def cost_chart(costs: dict | None) -> QChart:
 
 def memory_chart(memory: dict | None) -> QChart:
     """Memory per GPU by component (GiB, stacked) for the first setups of the ranking, with each GPU's capacity."""
-    chart = _chart("Memory per GPU by component (GiB = 2^30 bytes)")
+    chart = _chart("Memory per GPU by component; in brackets, the GPU's own")
     if not memory:
         return chart
+    # the components listed at the right, one a line: in one line under the chart Qt gives each the same
+    # width and cuts the longer names on a narrow window
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
     series = QHorizontalStackedBarSeries()
     for comp, values in memory["components"].items():
         bars = QBarSet(COMPONENT_LABELS.get(comp, comp))
         bars.append(list(reversed(values)))
         series.append(bars)
     chart.addSeries(series)
-    y = QBarCategoryAxis()
-    y.append([f"{s} ({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
-    x = _value_axis("GiB per GPU (in brackets: the GPU's memory)", max(max(memory["total"]), max(memory["capacity"])))
+    y = _category_axis([f"{s}<br>({cap:.0f} GiB)" for s, cap in zip(reversed(memory["setups"]), reversed(memory["capacity"]))])
+    x = _value_axis("GiB per GPU (2^30 bytes)", max(max(memory["total"]), max(memory["capacity"])))
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     series.attachAxis(y)
@@ -119,7 +129,7 @@ def cash_chart(cash: dict | None) -> QChart:
     x.setTitleText("Month")
     x.setRange(0, max(cash["month"]) or 1)
     x.setLabelFormat("%d")
-    y = _value_axis(f"Cumulative, {unit}", top)
+    y = _value_axis(unit, top)  # the title says what accumulates
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():

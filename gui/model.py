@@ -248,9 +248,8 @@ def compute(state: FormState) -> dict:
 
 
 def option_label(option: Mapping) -> str:
-    """A short name for an option in a chart: "8x H100-SXM, vast.ai H100-SXM" or "8x H100-SXM, buy"."""
-    how = "buy" if option["acquire"] == "buy" else option["offer"]
-    return f"{option['n_gpus']}x {option['gpu']}, {how}"
+    """A short name for an option in a chart: "8x H100-SXM rent" or "8x H100-SXM buy" (the offer is in the table)."""
+    return f"{option['n_gpus']}x {option['gpu']} {option['acquire']}"
 
 
 def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
@@ -273,8 +272,9 @@ def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
             "capacity": [float(x) for x in res["gpu_memory_gib"]]}
 
 
-TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Cloud offer", "GiB per GPU", "Hours", "USD per GPU-hour",
-                 "Job cost (USD)", "Cash needed (USD)", "USD per million tokens", "Acceptable", "Why not")
+# what decides first (setup, rent or buy, hours, cost, cash), the long texts (offer, reasons) last
+TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "GiB per GPU",
+                 "USD per GPU-hour", "USD per million tokens", "Acceptable", "Cloud offer", "Why not")
 
 
 def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str], list[list]]:
@@ -284,9 +284,9 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
     for rank, o in enumerate(options, start=1):
         if not o["ok"] and not include_rejected:
             continue
-        rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["offer"] or "-",
-                     o["peak_gib_per_gpu"], o["hours"], o["usd_per_gpu_hour"], o["cost_usd"], o["outlay_usd"],
-                     o["usd_per_mtok_train"], "yes" if o["ok"] else "no", "; ".join(o["reasons"])])
+        rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
+                     o["cost_usd"], o["outlay_usd"], o["peak_gib_per_gpu"], o["usd_per_gpu_hour"], o["usd_per_mtok_train"],
+                     "yes" if o["ok"] else "no", o["offer"] or "-", "; ".join(o["reasons"])])
     return headers, rows
 
 
@@ -298,3 +298,11 @@ def tab_separated(headers: list[str], rows: list[list]) -> str:
         return str(v).replace("\t", " ").replace("\n", " ")
     return "\n".join("\t".join(cell(v) for v in row) for row in [headers, *rows]) + "\n"
 
+
+
+def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
+    """What each input left at 0 ("automatic") stands for in the shown answer, from core:
+    {input: ("auto: 0.31, calibrated for H100-SXM", "auto: 0.31")} for the option the key figures describe."""
+    from ..core.auto import in_use
+    figures = answer.get("figures") or []
+    return {name: (d["text"], d["short"]) for name, d in in_use(figures[0].inputs).items()} if figures else {}

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from PySide6.QtCharts import QChartView
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QEvent, QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from ..core import catalog
 from ..core.architectures import REQUIRED_FIELDS
+from ..core.auto import AUTO_QUANTITY
 from ..core.engine import explain
 from ..core.errors import GpuTcoError
 from ..core.inputs import BY_NAME, DEFAULTS, Input
@@ -133,7 +134,8 @@ class Field:
             return box
         edit = QLineEdit()
         edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance("0" * 11))
-        edit.setPlaceholderText(model.value_text(inp, inp.default))
+        # an input whose 0 means "automatic" shows an empty field and, as placeholder, the value in use (show_answer)
+        edit.setPlaceholderText("auto" if inp.name in AUTO_QUANTITY else model.value_text(inp, inp.default))
         edit.textEdited.connect(lambda text: self.controller.edit(inp.name, text if text.strip() else model.value_text(inp, inp.default)))
         return edit
 
@@ -155,9 +157,18 @@ class Field:
             elif ed.isEditable():
                 ed.setEditText(text)
         else:
-            ed.setText(model.value_text(self.inp, value))
+            auto = self.inp.name in AUTO_QUANTITY and isinstance(value, (int, float)) and not value > 0
+            ed.setText("" if auto else model.value_text(self.inp, value))
         ed.blockSignals(False)
         self.show_message(self.controller.state.errors.get(self.inp.name, ""))
+
+    def show_auto(self, text: str, short: str) -> None:
+        """The value in use as the empty field's placeholder: the whole sentence when it fits the field,
+        else the value alone, else "auto"; the sentence is always in the tooltip."""
+        ed = self.editor
+        room = ed.contentsRect().width() - 2 * ed.fontMetrics().horizontalAdvance("x")  # the text margins
+        ed.setPlaceholderText(next((t for t in (text, short) if ed.fontMetrics().horizontalAdvance(t) <= room), "auto"))
+        ed.setToolTip(f"In use: {text}.\n{tooltip(self.inp)}")
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -423,6 +434,9 @@ class MainWindow(QMainWindow):
                             (self.cash_view, "Owning vs renting")):
             view.setRenderHint(charts.RENDER_HINT)
             self.tabs.addTab(view, title)
+        self.bar_series, self.bars_shown = {}, {}
+        for view in (self.cost_view, self.memory_view):
+            view.installEventFilter(self)  # resized: as many bars as have room for their labels
         self.explanation = QTextBrowser()
         self.explanation.setObjectName("explanation")
         self.explanation.setOpenExternalLinks(True)
@@ -503,10 +517,32 @@ class MainWindow(QMainWindow):
                 self.figures.setItem(r, c, item)
         self.figure_data = answer["figures"]
         self._fill_table()
-        self.cost_view.setChart(charts.cost_chart(answer["costs"]))
-        self.memory_view.setChart(charts.memory_chart(answer["memory"]))
+        for name, (text, short) in model.auto_placeholders(answer).items():
+            if name in self.fields and isinstance(self.fields[name].editor, QLineEdit):
+                self.fields[name].show_auto(text, short)
+        self.bar_series = {self.cost_view: answer["costs"], self.memory_view: answer["memory"]}
+        self.bars_shown = {}
+        self._fit_bar_charts()
         self.cash_view.setChart(charts.cash_chart(answer["cash"]))
         self.statusBar().showMessage(f"{sum(o['ok'] for o in self.options)} of {len(self.options)} options acceptable", 5000)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched in self.bar_series and event.type() == QEvent.Type.Resize:
+            self._fit_bar_charts()
+        return super().eventFilter(watched, event)
+
+    def _fit_bar_charts(self) -> None:
+        """The bar charts with as many of their first bars as have room for their labels (cost: one text
+        line a bar, memory: two), at least MIN_BARS: on a short window Qt would drop every other label."""
+        line = self.fontMetrics().height()
+        for view, draw, lines, key in ((self.cost_view, charts.cost_chart, 1, "labels"), (self.memory_view, charts.memory_chart, 2, "setups")):
+            series = self.bar_series.get(view)
+            total = len(series[key]) if series else 0
+            room = view.height() - BAR_CHART_CHROME_LINES * line
+            n = min(total, max(MIN_BARS, room // (lines * line + 4)))
+            if self.bars_shown.get(view) != n:
+                self.bars_shown[view] = n
+                view.setChart(draw(_first(series, n) if series else series))
 
     def _fill_table(self) -> None:
         # with nothing acceptable, the rejected options are the answer: show them and why
@@ -519,6 +555,7 @@ class MainWindow(QMainWindow):
             items = []
             for value in row:
                 item = QStandardItem(_cell_text(value))
+                item.setToolTip(_cell_text(value))
                 item.setData(value if not (isinstance(value, float) and math.isnan(value)) else float("inf"), Qt.ItemDataRole.UserRole)
                 item.setData(option["order"], Qt.ItemDataRole.UserRole + 1)
                 if isinstance(value, (int, float)):
@@ -526,7 +563,26 @@ class MainWindow(QMainWindow):
                 items.append(item)
             self.table_model.appendRow(items)
         self.table.resizeColumnsToContents()
+        self._arrange_columns(headers)
+        self.table.scrollTo(self.proxy.index(0, 0))  # the first columns in view, whatever the table showed before
         self.proxy.sort(-1)  # the planner's order until the user sorts by a column
+
+    def _arrange_columns(self, headers: list[str]) -> None:
+        """The long texts (offer, reasons; last in the table) at most LONG_COLUMN_CHARS wide (elided; the
+        whole text is in the cell's tooltip and in Copy results)."""
+        header = self.table.horizontalHeader()
+        widest = self.table.fontMetrics().horizontalAdvance("M" * LONG_COLUMN_CHARS)
+        for name in LONG_COLUMNS:
+            if name in headers and header.sectionSize(headers.index(name)) > widest:
+                header.resizeSection(headers.index(name), widest)
+
+    def answer_text(self) -> str:
+        """The answer as the window shows it, in words: the headline and the key figures, one a line
+        (stored in screenshots, so a test can tell a stale picture from words rather than pixels)."""
+        lines = [self.headline.text()]
+        for r in range(self.figures.rowCount()):
+            lines.append(" ".join(self.figures.item(r, c).text() for c in range(3) if self.figures.item(r, c)))
+        return "\n".join(lines)
 
     def current_rows(self) -> tuple[list[str], list[list]]:
         """The table as shown (sort order included), as values."""
@@ -713,11 +769,21 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
+BAR_CHART_CHROME_LINES = 7  # a bar chart's title, axis labels and title, and margins, in text lines
+MIN_BARS = 3
+# the ranked table's long texts, shown last and elided
+LONG_COLUMNS = ("Cloud offer", "Why not")
+LONG_COLUMN_CHARS = 16
 # quantities whose -1 means "never"
 NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # the options table's columns that are quantities (header -> key of the planner's option)
 COLUMN_KEYS = {"GiB per GPU": "peak_gib_per_gpu", "Hours": "hours", "USD per GPU-hour": "usd_per_gpu_hour",
                "Job cost (USD)": "cost_usd", "Cash needed (USD)": "outlay_usd", "USD per million tokens": "usd_per_mtok_train"}
+
+
+def _first(series: dict, n: int) -> dict:
+    """A chart's series with the first ``n`` entries of every list (also inside nested dicts)."""
+    return {k: _first(v, n) if isinstance(v, dict) else v[:n] if isinstance(v, list) else v for k, v in series.items()}
 
 
 def _list(value) -> list[str]:

@@ -11,7 +11,7 @@
     gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
     gpu-tco calibrate [--write]  the model against published measurements (docs/calibration.md)
-    gpu-tco docs [--out PATH]    regenerate docs/quantities.md and docs/calibration.md
+    gpu-tco docs [--out PATH]    regenerate docs/quantities.md, docs/calibration.md and docs/form.png
 
 Every ``--INPUT`` option is generated from the input declarations (name,
 unit, default, allowed values).  Bad input exits with code 2 and a one-line
@@ -82,6 +82,7 @@ def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
                    help="start from a named preset (published articles' scenarios: gpu-tco presets); --INPUT options override it")
     p.add_argument("--scenario", default=None, metavar="FILE",
                    help="JSON or TOML file of inputs (the option names with _, e.g. seq_len); --INPUT options override it")
+    from .core.auto import AUTO_QUANTITY
     wanted = set(names) if names is not None else {i.name for i in INPUTS}
     for heading, groups in HELP_GROUPS:
         chosen = [i for i in INPUTS if i.group in groups and i.name in wanted]
@@ -91,7 +92,8 @@ def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
         for inp in chosen:
             unit = "" if inp.unit in ("-", "") else f", {inp.unit}"
             g.add_argument(f"--{inp.name.replace('_', '-')}", dest=f"in_{inp.name}", metavar="V",
-                           help=f"{inp.description}{unit} [{inp.default}]".replace("%", "%%"))
+                           help=f"{inp.description}{unit} [{'default: auto' if inp.name in AUTO_QUANTITY else inp.default}]"
+                           .replace("%", "%%"))
 
 
 def _collect_inputs(ns) -> dict:
@@ -567,6 +569,34 @@ def cmd_docs(ns) -> int:
     print(f"wrote {write_doc()}")
     for path in write_generated(DOC_PATH.parent.parent / "README.md"):
         print(f"wrote {path}")
+    return _form_picture(DOC_PATH.parent / FORM_PICTURE)
+
+
+FORM_PICTURE = "form.png"
+FORM_PICTURE_SIZE = "1280x800"
+FORM_PICTURE_SCENARIO = "examples/llama3-70b-lora.toml"  # relative to the repository
+
+
+def _form_picture(path) -> int:
+    """docs/form.png: the form at FORM_PICTURE_SIZE with the example scenario open, drawn offscreen
+    (no display needed) in a process of its own (Qt starts once per process)."""
+    import importlib.util
+    import subprocess
+    from pathlib import Path
+    scenario = Path(path).parent.parent / FORM_PICTURE_SCENARIO
+    if importlib.util.find_spec("PySide6") is None or not scenario.exists():
+        print(f"skipped {path}: needs the gui extra (pip install 'gpu-tco[gui]') and {FORM_PICTURE_SCENARIO}")
+        return 0
+    import tempfile
+    with tempfile.TemporaryDirectory() as config:  # the built-in catalogs and no saved window geometry, whoever runs it
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_TCO_CONFIG_DIR": config}
+        run = subprocess.run([sys.executable, "-m", "gpu_tco", "form", "--scenario", str(scenario), "--screenshot", str(path),
+                              "--size", FORM_PICTURE_SIZE], capture_output=True, text=True, env=env, timeout=300)
+    if run.returncode:
+        print(f"gpu-tco: error: {path}: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else 'the form did not answer'}",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
     return 0
 
 
@@ -663,7 +693,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("bench", "print the speed figures", "")
     cal = command("calibrate", "compare the model with the published measurements it is calibrated on", "[--write]")
     cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs")
-    dc = command("docs", "regenerate docs/quantities.md, the add-in module and the README's function table", "[--out PATH]")
+    dc = command("docs", "regenerate docs/quantities.md, docs/calibration.md, docs/form.png, the add-in module and the README's "
+                         "function table", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH", help="where to write the quantities reference [docs/quantities.md]")
     return p
 
@@ -699,10 +730,26 @@ def cmd_form(ns) -> int:
     return form_main(argv)
 
 
+PRESET_TEXT_WIDTH = 90  # with the name column, within a 120-column terminal
+
+
+def _wrap_pairs(pairs: list[str], width: int) -> str:
+    """name=value pairs, comma-separated, on lines of at most ``width`` characters, broken only between
+    pairs (a value such as an offer name is never split)."""
+    lines, line = [], ""
+    for pair in pairs:
+        if line and len(line) + 2 + len(pair) > width:
+            lines.append(line + ",")
+            line = pair
+        else:
+            line = f"{line}, {pair}" if line else pair
+    return "\n".join([*lines, line])
+
+
 def cmd_presets(ns) -> int:
     from .core.presets import PRESETS
-    print(table(["preset", "inputs it sets"], [[name, ", ".join(f"{k}={v}" for k, v in p.items())[:110]] for name, p in PRESETS.items()],
-                align=["<", "<"]))
+    rows = [[name, _wrap_pairs([f"{k}={v}" for k, v in p.items()], PRESET_TEXT_WIDTH)] for name, p in PRESETS.items()]
+    print(table(["preset", "inputs it sets"], rows, align=["<", "<"]))
     print("\nUse one with --preset NAME on any command; --INPUT options override it. Sources: core/presets.py.")
     return 0
 

@@ -164,6 +164,9 @@ def test_readme_usage_commands_run_as_written(tmp_path):
             assert out.returncode == 0, (line, out.stderr[-500:])
             assert "Traceback" not in out.stderr
     assert (tmp_path / "plan.xlsx").exists() and (tmp_path / "gpu-tco.xlsx").exists()
+    assert (tmp_path / "llama3-70b-lora.xlsx").exists()
+    targets = [t for line in lines for t in re.findall(r"--(?:out|email-draft|screenshot|workbook) (\S+)", line)]
+    assert len(targets) == len(set(targets)), targets  # two examples never write (and overwrite) one file
 
 
 def test_readme_python_block_runs(tmp_path):
@@ -260,3 +263,31 @@ def test_ctrl_c_exits_130_with_one_line():
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.strip() == "gpu-tco: interrupted"
+
+
+def test_presets_wrap_whole_pairs_and_help_says_auto():
+    """`presets` wraps its rows between name=value pairs (nothing is cut), and --help shows "default: auto"
+    for every input whose 0 means automatic (core.auto), a number for the others."""
+    from gpu_tco.core.auto import AUTO_QUANTITY
+    from gpu_tco.core.presets import PRESETS
+    out = gpu_tco("presets")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n\nUse one")[0].splitlines()[2:]
+    column = lines[0].index(lines[0].split()[1])  # where the second column starts
+    shown, name = {}, None
+    for line in lines:
+        if line[:column].strip():
+            name = line[:column].strip()
+        shown.setdefault(name, []).append(line[column:].strip())
+    assert list(shown) == list(PRESETS)
+    for name, p in PRESETS.items():
+        assert " ".join(shown[name]) == ", ".join(f"{k}={v}" for k, v in p.items()), name  # every pair, whole
+        assert all(part.endswith(",") for part in shown[name][:-1]), shown[name]  # broken between pairs only
+    assert max(len(line) for line in lines) <= 120
+    text = " ".join(gpu_tco("plan", "--help").stdout.split())
+    for name in AUTO_QUANTITY:
+        option = f"--{name.replace('_', '-')} V "
+        if option in text:
+            assert text.split(option)[1].split(" --")[0].endswith("[default: auto]"), name
+    assert "--mfu V" in text and "--usd-per-gpu-hour-rented V" in text
+    assert text.split("--seq-len V ")[1].split(" --")[0].endswith("[4096]")

@@ -437,3 +437,27 @@ def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
     assert call("GPU_API_BREAKEVEN_OWNED", "Llama-3-8B", "L40S", 1, 2.0, None, None, None, 64, 4096, None) == \
         pytest.approx(evaluate({k: v for k, v in job.items() if k not in ("usd_per_gpu_hour_rented", "hours_per_day")},
                                outputs=outputs)["selfhost_breakeven_mtok_per_month"])
+
+
+def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
+    """An input whose 0 means "automatic" is one a quantity defines as IF(x > 0, x, fallback); core.auto finds
+    each from the expression trees, says where the automatic value comes from, and gives the value in use;
+    the sensitivities raise that value, not the 0."""
+    from gpu_tco.core.auto import AUTO_BASIS, AUTO_QUANTITY, in_use
+    from gpu_tco.core.costs import sensitivities
+    from gpu_tco.core.inputs import BY_NAME
+    assert AUTO_QUANTITY == {"mfu": "mfu_effective", "job_hours": "job_hours_base",
+                             "usd_per_gpu_hour_rented": "rent_usd_per_gpu_hour_list",
+                             "purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "measured_tokens_per_s": "serve_tokens_per_s"}
+    assert set(AUTO_BASIS) == set(AUTO_QUANTITY) and all(BY_NAME[n].default == 0 for n in AUTO_QUANTITY)
+    job = {"gpu": "H100-SXM", "n_gpus": 8, "offer": "AWS p5.48xlarge", "purchase_usd_per_gpu": 30_000}
+    used = in_use(job)
+    assert "purchase_usd_per_gpu" not in used  # set by the user: its own value
+    values = core.evaluate(job, outputs=tuple(AUTO_QUANTITY.values()))
+    for name, d in used.items():
+        assert d["value"] == pytest.approx(float(values[AUTO_QUANTITY[name]])) and d["value"] > 0
+        assert d["short"].startswith("auto: ") and d["text"].startswith(d["short"])
+    assert used["usd_per_gpu_hour_rented"]["text"].endswith("the price of AWS p5.48xlarge")
+    assert used["mfu"]["text"].endswith("calibrated for H100-SXM")
+    raised = {m["input"]: m["value"] for m in sensitivities(job, top=20)}
+    assert raised["mfu"] == pytest.approx(used["mfu"]["value"]) and raised["usd_per_gpu_hour_rented"] > 0

@@ -75,3 +75,30 @@ def test_explain_and_docs_print_full_citations():
     assert "https://arxiv.org/abs/2309.06180" in source and "[" not in source
     text = docs.render()
     assert "https://arxiv.org/abs/2205.05198" in text and "## References" in text
+
+
+# --- the form's picture in the README ----------------------------------------------------------------
+
+def test_form_picture_shows_todays_answer(qtbot, tmp_path, monkeypatch):
+    """docs/form.png (written by `gpu-tco docs`) against the form as it answers now, with the same scenario,
+    size and built-in catalogs.  Compared in words, not pixels: fonts and anti-aliasing differ between
+    machines, so a pixel comparison would fail on a correct picture; the answer the picture shows (headline
+    and key figures, stored in the PNG by --screenshot) is what goes stale when the formulas or catalogs change."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QImage
+
+    from gpu_tco import cli
+    from gpu_tco.gui.app import ANSWER_KEY
+    from gpu_tco.gui.controller import Controller
+    from gpu_tco.gui.window import MainWindow
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    picture = QImage(str(docs.DOC_PATH.parent / cli.FORM_PICTURE))
+    assert f"{picture.width()}x{picture.height()}" == cli.FORM_PICTURE_SIZE
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "form.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(*map(int, cli.FORM_PICTURE_SIZE.split("x")))
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        assert w.open_file(str(ROOT / cli.FORM_PICTURE_SCENARIO))
+    shown = picture.text(ANSWER_KEY)
+    assert shown.startswith("Recommended:")
+    assert shown == w.answer_text(), "docs/form.png is stale: run `gpu-tco docs`"

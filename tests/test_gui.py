@@ -16,7 +16,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from PySide6.QtCore import QObject, QSettings, Signal  # noqa: E402
+from PySide6.QtCore import QObject, QSettings, Qt, Signal  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox  # noqa: E402
 
 from gpu_tco.core.planner import plan  # noqa: E402
@@ -433,6 +433,10 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
     assert run.returncode == 0, run.stdout + run.stderr
     width, height, colours = _image_facts(shot)
     assert f"{width}x{height}" == size and colours > 20  # text and charts drawn, not a blank screen
+    from PySide6.QtGui import QImage
+
+    from gpu_tco.gui.app import ANSWER_KEY
+    assert QImage(str(shot)).text(ANSWER_KEY).startswith("Recommended: ")  # the answer in words, for docs/form.png's test
 
 
 def test_custom_architecture_dialog_feeds_core(qtbot, window):
@@ -498,3 +502,53 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "0.01"))  # an API this cheap always wins
     assert {f.label: f for f in answer["figures"]}["Renting beats the API above"].value == -1
     assert window.figures.item(row, 1).text() == "never"
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
+def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
+    """Geometry and font metrics, not pixels: the table's deciding columns in view at 1280 wide and more,
+    header texts and chart labels and axis titles no wider than the room Qt gives them, placeholders of
+    automatic inputs whole.  The screenshots go to test-artifacts/ for a person to look at."""
+    from PySide6.QtGui import QFontMetrics
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        pass
+    qtbot.wait(50)
+    ARTIFACTS.mkdir(exist_ok=True)
+    header = w.table.horizontalHeader()
+    names = [w.table_model.horizontalHeaderItem(c).text() for c in range(w.table_model.columnCount())]
+    fm = QFontMetrics(header.font())
+    for c, name in enumerate(names):  # header texts whole (elided ones only among the long-text columns)
+        assert fm.horizontalAdvance(name) <= header.sectionSize(c) or name in ("Cloud offer", "Why not"), name
+    if size[0] >= 1280:
+        for name in ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"):
+            c = names.index(name)
+            assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
+    from gpu_tco.core.auto import AUTO_QUANTITY
+    shown = [n for n in AUTO_QUANTITY if n in w.fields]
+    assert {"mfu", "job_hours", "usd_per_gpu_hour_rented", "purchase_usd_per_gpu"} <= set(shown)
+    for name in shown:  # empty, with core's value in use (or at least "auto") whole as placeholder
+        ed = w.fields[name].editor
+        assert ed.text() == "" and ed.placeholderText().startswith("auto"), name
+        assert ed.fontMetrics().horizontalAdvance(ed.placeholderText()) <= ed.contentsRect().width(), ed.placeholderText()
+        assert "In use: auto: " in ed.toolTip(), name
+    assert w.fields["mfu"].editor.placeholderText().startswith("auto: 0.")  # the calibrated value, not a bare "auto"
+    for t, view in ((1, w.cost_view), (2, w.memory_view), (3, w.cash_view)):
+        w.tabs.setCurrentIndex(t)
+        qtbot.wait(30)
+        chart = view.chart()
+        plot = chart.plotArea()
+        assert QFontMetrics(chart.titleFont()).horizontalAdvance(chart.title()) <= chart.size().width(), chart.title()
+        for axis in chart.axes():
+            title = QFontMetrics(axis.titleFont()).horizontalAdvance(axis.titleText())
+            room = plot.height() if axis.orientation() == Qt.Orientation.Vertical else plot.width()
+            assert title <= room, (axis.titleText(), title, room)
+            if hasattr(axis, "categories"):  # bar labels left of the plot: whole, within the chart
+                widest = max(QFontMetrics(axis.labelsFont()).horizontalAdvance(part) for c in axis.categories() for part in c.split("<br>"))
+                assert not axis.truncateLabels() and widest <= plot.left(), (axis.categories(), widest, plot.left())
+                lines = max(c.count("<br>") + 1 for c in axis.categories())  # room for every label, none dropped
+                assert plot.height() / len(axis.categories()) >= lines * QFontMetrics(axis.labelsFont()).height(), axis.categories()
+        assert w.grab().save(str(ARTIFACTS / f"form-{size[0]}x{size[1]}-tab{t}.png"))

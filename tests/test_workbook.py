@@ -17,6 +17,7 @@ import pytest
 from lo import book, render_pages
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
+from openpyxl.utils import get_column_letter
 from test_formula_layer import random_config
 
 from gpu_tco import core
@@ -317,8 +318,8 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
         value_format = ws.cell(row=r, column=2).number_format
         if inp.kind in ("number", "integer"):  # separators or a unit on every number
             assert "#,##0" in value_format or "%" in value_format or "$" in value_format, (inp.name, value_format)
-        assert inp.unit in ("-", "flag") or ws.cell(row=r, column=3).value == inp.unit
-    assert {f"I{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
+        assert inp.unit in ("-", "flag") or ws.cell(row=r, column=4).value == inp.unit
+    assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
 
 
 def test_cli_workbook_scenario_files_and_main_job(tmp_path):
@@ -346,7 +347,7 @@ def _printed(folder: Path):
 
 
 def test_first_page_of_every_sheet_renders_readably(recalculated):
-    """PDF export by LibreOffice and pdftoppm: the first page of every sheet as PNG in test-artifacts/
+    """PDF export by LibreOffice and pdftoppm: the first page of every printed sheet as PNG in test-artifacts/
     (looked at by a person when the layout changes), found by the sheet name in the page header; no
     printed cell shows ####."""
     import subprocess
@@ -354,30 +355,98 @@ def test_first_page_of_every_sheet_renders_readably(recalculated):
     path, pdf = recalculated["printed"].path, recalculated["printed"].pdf
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     assert "###" not in text  # a column too narrow for its number
-    sheets = load_workbook(path).sheetnames
-    wanted = {f"workbook-{name.lower()}": name for name in sheets}
+    wanted = {f"workbook-{name.lower()}": name for name in REPORT_SHEETS}  # the others are left out of the print
     pngs = render_pages(pdf, ARTIFACTS, wanted)
     assert set(pngs) == set(wanted)
     for png in pngs.values():
         assert png.stat().st_size > 15_000, png  # a page with content, not a blank sheet
     pages = text.split("\f")
-    start = next(pg for pg in pages if "Start" in pg.splitlines()[0])
+    start = "\n".join(pg for pg in pages if pg.strip() and "Start" in pg.splitlines()[0])  # its pages together
     assert "The answer" in start and "The assumptions that move the answer most" in start and "months old" in start
     compare = next(pg for pg in pages if pg.strip() and "Compare" in pg.splitlines()[0])
     labels = [x for x in (load_workbook(path, data_only=True)["Compare"].cell(row=r, column=1).value for r in range(5, 18)) if x]
     assert all(label in compare for label in labels), labels  # every option row is on the first printed page
 
 
+REPORT_SHEETS = ("Start", "Inputs", "Compare", "Break-even")  # what printing the workbook prints
+
+
+def _width(ws, letter: str) -> float:
+    return ws.column_dimensions[letter].width or 8.43  # Excel's default column width
+
+
 def test_print_setup_is_readable_on_every_sheet():
-    """No sheet prints below 70 %: wide sheets continue on further pages; every page says its sheet."""
+    """Report sheets print at 70 % or more, or as wide as the page when their printed columns are no wider
+    than 70 % allows (about 200 character widths on landscape A4); the other sheets fit the page width and
+    are left out of the default print (a print area of one empty cell); every page says its sheet."""
+    from openpyxl.utils import column_index_from_string
+
     from gpu_tco.addin.demo import build_demo
-    books = [build_workbook()[0], build_demo()[0]]
-    for wb in books:
-        for ws in wb.worksheets:
-            assert ws.print_area, ws.title
-            assert not ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.scale >= 70, ws.title
-            assert ws.oddHeader.center.text == "&A", ws.title
-            assert ws.print_title_rows or ws.title == "Start", ws.title  # table headers repeat on every page
+    wb = build_workbook()[0]
+    for ws in wb.worksheets:
+        assert ws.print_area, ws.title
+        assert ws.oddHeader.center.text == "&A", ws.title
+        assert ws.print_title_rows or ws.title == "Start", ws.title  # table headers repeat on every page
+        fit = ws.sheet_properties.pageSetUpPr.fitToPage
+        area = ws.print_area.split("!")[1].replace("$", "")
+        if ws.title in REPORT_SHEETS:
+            first, last = (re.match(r"[A-Z]+", x).group() for x in area.split(":"))
+            printed = sum(_width(ws, get_column_letter(j)) for j in range(column_index_from_string(first), column_index_from_string(last) + 1))
+            assert (not fit and ws.page_setup.scale >= 70) or (fit and ws.page_setup.fitToWidth == 1 and printed <= 200), (ws.title, printed)
+        else:
+            cell = ws[area]
+            assert ":" not in area and cell.value is None and cell.column > ws.max_column - 2, (ws.title, area)
+            assert fit and ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0, ws.title
+    assert "Printing this workbook prints Start, Inputs, Compare and Break-even" in " ".join(
+        str(c.value) for row in wb["Start"].iter_rows() for c in row if c.value)
+    for ws in build_demo()[0].worksheets:
+        assert ws.print_area and not ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.scale >= 70, ws.title
+
+
+def test_printed_workbook_is_a_short_report_with_whole_charts(recalculated):
+    """LibreOffice's PDF of the default workbook: only the report sheets, at most 25 pages, each Compare
+    chart on a page of its own (a row break before each) and no header word wider than its column."""
+    import subprocess
+    pdf = recalculated["printed"].pdf
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split("\f")
+    heads = [next((line.split() for line in page.splitlines() if line.strip()), []) for page in pages]
+    sheets = [h[1] for h in heads if len(h) > 1]
+    assert 4 <= len(sheets) <= 25, len(sheets)
+    assert set(sheets) == set(REPORT_SHEETS), sorted(set(sheets))
+    wb = load_workbook(recalculated["printed"].path)
+    compare = wb["Compare"]
+    anchors = sorted(ch.anchor._from.row + 1 for ch in compare._charts)  # 1-based first row of each chart
+    breaks = {b.id for b in compare.row_breaks.brk}
+    assert len(anchors) == 2 and all(row - 1 in breaks for row in anchors), (anchors, breaks)
+    for ws in (compare, wb["Inputs"]):
+        head = next(r for r in range(1, 8) if ws.cell(row=r, column=1).fill.fgColor.rgb.endswith("1F4E78"))
+        for c in ws[head]:
+            if c.value and c.column <= 6 or ws.title == "Compare" and c.value:  # printed headers; bold text: a word needs about 1.15 character widths a letter plus the cell's padding
+                word = max(str(c.value).split(), key=len)
+                assert len(word) * 1.15 + 1 <= _width(ws, c.column_letter), (ws.title, c.value)
+
+
+def test_auto_inputs_show_the_value_in_use_and_sensitivities_raise_it(recalculated):
+    """Inputs left at 0 ("automatic") show core's value in use on the Inputs sheet (a live formula that
+    LibreOffice recalculates to core's value), and Start's sensitivities show the value the answer used."""
+    from gpu_tco.core.auto import AUTO_QUANTITY, in_use
+    from gpu_tco.workbooks.build import INPUT_IN_USE_COL
+    book = recalculated["printed"]
+    wb = load_workbook(book.path)
+    rows = _input_rows(wb["Inputs"])
+    expected = in_use({})
+    assert set(expected) == set(AUTO_QUANTITY) and {"mfu", "usd_per_gpu_hour_rented", "job_hours"} <= set(expected)
+    for name, quantity in AUTO_QUANTITY.items():
+        cell = wb["Inputs"].cell(row=rows[name], column=INPUT_IN_USE_COL)
+        assert cell.value == f"={quantity}"
+        assert book.value("Inputs", cell.coordinate) == pytest.approx(expected[name]["value"], rel=1e-6)
+        assert book.value("Inputs", f"B{rows[name]}") == 0
+    start = wb["Start"]
+    shown = {start.cell(row=r, column=1).value: r for r in range(12, 20)}
+    label = core.inputs.BY_NAME["mfu"].label
+    assert label in shown  # the calibrated efficiency moves the default job's cost
+    best = book.value("Start", f"B{shown[label]}")
+    assert 0.1 < best < 1 and "auto" in start.cell(row=shown[label], column=4).value
 
 
 def test_numbers_carry_formats_with_separators_or_units():

@@ -24,9 +24,11 @@ from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 
 from gpu_tco import core
 from gpu_tco.core import catalog
+from gpu_tco.core.auto import AUTO_BASIS, AUTO_QUANTITY
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
@@ -44,6 +46,7 @@ from .xlsx import (
     INPUT_FILL,
     NOTE_FONT,
     check_target,
+    not_in_default_print,
     page_setup,
     put_text,
     save_atomically,
@@ -71,8 +74,9 @@ def _number_format(unit: str) -> str:
 
 
 INPUTS_HEADER_ROW = 4      # the Inputs sheet's table header; sections and inputs follow below it
-INPUT_NAME_COL = 5         # column of the input names (what the formulas use)
-CANDIDATE_FIRST_COL = 8    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column H
+INPUT_IN_USE_COL = 3       # column of the value in use for inputs whose 0 means "automatic" (core.auto)
+INPUT_NAME_COL = 7         # column of the input names (what the formulas use; right of the printed columns)
+CANDIDATE_FIRST_COL = 9    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column I
 SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
 SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
                   "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced"}
@@ -205,15 +209,15 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
 
 CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
-    ("option", "label", None, 30), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 30), ("interruptible (spot)", "spot", None, 11),
+    ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
+    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
     ("status", "status", None, 14),
     ("peak memory per GPU", "peak_train_gib_per_gpu", '0.0 "GiB"', 11), ("GPU memory", "gpu_memory_gib", '0 "GiB"', 9),
     ("job hours", "option_hours", '#,##0.0 "h"', 11), ("rent: job cost", "rent_total_usd", '"$"#,##0', 13),
     ("own: job's share", "own_job_usd", '"$"#,##0', 13), ("own: capital", "own_capital_usd", '"$"#,##0', 14),
     ("own: TCO over the period", "own_tco_usd", '"$"#,##0', 14), ("buying pays back after", "payback_months", '[<0]"never";[>=1200]"> 100 years";0.0 "months"', 14),
     ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
-    ("", "recommended", None, 15), ("ranked cost", "ranked", '"$"#,##0', 12),
+    ("", "recommended", None, 13), ("ranked cost", "ranked", '"$"#,##0', 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest GPUs, machines, hours, cost
     ("GPUs if near the cheapest", "tier_gpus", "0", 8), ("machines if fewest GPUs", "tier_machines", "0", 8),
     ("hours if fewest machines", "tier_hours", "0.0", 8), ("cost if fewest hours", "tier_cost", '"$"#,##0', 8),
@@ -250,12 +254,14 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     ws["A1"] = "Inputs: change the yellow cells"
     ws["A1"].font = Font(bold=True, size=14)
     _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
-                    "(the same names as gpu-tco's command line and scenario files).", "E", 30, NOTE_FONT)
-    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "unit", "allowed values", "name in formulas", "what it means (and its source)"])
+                    "(the same names as gpu-tco's command line and scenario files). Where 0 means automatic, "
+                    "the column in use shows the value the formulas use (Calc sheet).", "F", 30, NOTE_FONT)
+    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "what it means (and its source)",
+                                  "name in formulas"])
     layout = input_layout()
     for section, heading_row, rows in layout:
         heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
-        for j in range(1, 7):
+        for j in range(1, 8):
             ws.cell(row=heading_row, column=j).fill = SECTION_FILL
         heading.font = Font(bold=True)
         for name, r in rows:
@@ -267,16 +273,24 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cell.protection = Protection(locked=False)
             cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
             cell.number_format = _input_format(inp)
-            ws.cell(row=r, column=3, value="" if inp.unit in ("-", "flag") else inp.unit)
+            in_use = ws.cell(row=r, column=INPUT_IN_USE_COL)
+            if inp.name in AUTO_QUANTITY:  # the value the formulas use: the input above 0, else the automatic one
+                in_use.value = f"={AUTO_QUANTITY[inp.name]}"
+                in_use.number_format = _input_format(inp)
+                cached[f"Inputs!{in_use.coordinate}"] = _plain(result[AUTO_QUANTITY[inp.name]])
+            elif inp.name == "offer":
+                in_use.value = "=" + resolved_offer_xl("gpu", "offer")
+                cached[f"Inputs!{in_use.coordinate}"] = str(values["offer"])
+            ws.cell(row=r, column=4, value="" if inp.unit in ("-", "flag") else inp.unit)
             allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
             if inp.name == "offer":
                 allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
-            ws.cell(row=r, column=4, value=allowed)
-            ws.cell(row=r, column=5, value=inp.name).font = NOTE_FONT
+            ws.cell(row=r, column=5, value=allowed)
+            ws.cell(row=r, column=INPUT_NAME_COL, value=inp.name).font = NOTE_FONT
             source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
             ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
-            for j in (1, 3, 4, 5, 6):
-                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 4, 6), vertical="top")
+            for j in (1, 3, 4, 5, 6, 7):
+                ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 6), vertical="top")
             cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
             wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
             _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
@@ -302,10 +316,11 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 inp = core.inputs.BY_NAME[name]
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
     cand = [get_column_letter(first_col + j) for j in range(5)]
-    _widths(ws, {"A": 34, "B": 24, "C": 12, "D": 30, "E": 24, "F": 60, "G": 3,
+    _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
-    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "D", "F"))
-    page_setup(ws, f"A1:F{last_input_row}", scale=75, title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}")
+    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
+    # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
+    page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
     ws.protection.sheet = True
 
     # --- Calc: every quantity, a named live formula with its cached value ---------------------
@@ -326,7 +341,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
         for c in row:  # every cell of a row at the top, next to its wrapped description
             c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
     _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
-    page_setup(calc, f"A1:F{len(QUANTITIES) + 1}", title_rows="1:1")
+    not_in_default_print(calc, 6, title_rows="1:1")
     calc.protection.sheet = True
 
     # --- Options: the quantities that depend on the option, recomputed per option column -------
@@ -382,7 +397,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 c.number_format = '#,##0 "GPUs"' if name == "n_gpus" else '0;-0;0'
         all_vals.append(vals)
     _widths(opt_ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
-    page_setup(opt_ws, f"A1:{get_column_letter(2 + len(options) + 1)}{max(row_of.values())}", title_rows="1:1")
+    not_in_default_print(opt_ws, 2 + len(options) + 1, title_rows="1:1")
     opt_ws.protection.sheet = True
 
     compare_rec = _compare_sheet(compare, opt_ws, row_of, all_vals, cached)
@@ -445,7 +460,7 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
     ws["A1"] = "Compare options for this job"
     ws["A1"].font = Font(bold=True, size=14)
     compare_note = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
-                "change options 2+ on Inputs, columns H-L). Red: does not fit in GPU memory. Green: recommended "
+                "change options 2+ on Inputs, columns I-M). Red: does not fit in GPU memory. Green: recommended "
                 "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                 "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
     _note(ws, "A2", compare_note, "J", 32, NOTE_FONT)
@@ -547,10 +562,16 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
         chart.legend.position = "b"
         chart.x_axis.delete = chart.y_axis.delete = False
     cost.y_axis.number_format, memory.y_axis.number_format = '"$"#,##0', "0"
-    ws.add_chart(cost, f"A{last + 3}")
-    ws.add_chart(memory, f"G{last + 3}")
+    # printed: the table on the first page, then each chart whole on a page of its own below it
     chart_rows = int((9 + 0.45 * n) / 0.5) + 2  # ~0.5 cm per row
-    page_setup(ws, f"A1:{letter['recommended']}{last + 3 + chart_rows}", title_rows=f"{head_row}:{head_row}")
+    cost_row, memory_row = last + 2, last + 3 + chart_rows
+    ws.add_chart(cost, f"A{cost_row}")
+    ws.add_chart(memory, f"A{memory_row}")
+    ws.row_breaks.append(Break(id=cost_row - 1))
+    ws.row_breaks.append(Break(id=memory_row - 1))
+    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", title_rows=f"{head_row}:{head_row}")
+    ws.print_title_cols = "A:A"  # the option's name on the pages with the table's further columns
+    ws.row_dimensions[2].height = 45  # the note above the table: three lines at these column widths
     rec_label = all_vals[best_index]["label"] if best_index is not None else "none acceptable"
     return {"first": first, "last": last, "letter": letter, "best": best_index, "values": all_vals, "label": rec_label}
 
@@ -671,12 +692,11 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping) -> None:
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
             sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
-                                                     else 10 if col == "aliases" else 13)  # key figures on the first printed page
+                                                     else 10 if col == "aliases" else 13)
         if sheet is not small:
             sheet.freeze_panes = "B2"
-            # the key columns (name, the figures, price, as-of) on the first page; the rest continue after
-            page_setup(sheet, f"A1:{get_column_letter(len(cols))}{len(table.rows) + 1}", title_rows="1:1")
-    page_setup(small, f"A1:{get_column_letter(max(small_col - 1, 1))}{small.max_row}", title_rows="1:1")
+            not_in_default_print(sheet, len(cols), title_rows="1:1")
+    not_in_default_print(small, max(small_col - 1, 1), title_rows="1:1")
 
 
 NOTHING_ACCEPTABLE = "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
@@ -765,13 +785,18 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     for k, m in enumerate(movers, start=r + 2):
         inp = core.inputs.BY_NAME[m["input"]]
         ws.cell(row=k, column=1, value=inp.label)
-        c = ws.cell(row=k, column=2, value=f"=Inputs!$B${input_row[m['input']]}")
+        given = f"Inputs!$B${input_row[m['input']]}"
+        # the value the answer used: the input, or for 0 ("automatic") the value core used in its place
+        c = ws.cell(row=k, column=2, value=f"=IF({given}>0,{given},{m['value']!r})" if m["input"] in AUTO_QUANTITY else f"={given}")
         c.number_format = _input_format(inp)
-        cached[f"Start!{c.coordinate}"] = float(values[m["input"]])
+        cached[f"Start!{c.coordinate}"] = float(m["value"])
         sign = "+" if m["cost_change_usd"] > 0 else "-"
         ws.cell(row=k, column=3, value=f"{sign}${abs(m['cost_change_usd']):,.2f} ({m['cost_change_pct']:+.0f} %)")
-        ws.cell(row=k, column=4, value=f"row {input_row[m['input']]}" + (" (0 = from the catalog)" if inp.zero_or_min is not None
-                                                                          or m["input"] in ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented") else ""))
+        where = f"row {input_row[m['input']]}"
+        if m["input"] in AUTO_QUANTITY:
+            where += " (0 = auto: " + AUTO_BASIS[m["input"]].format(gpu=best["gpu"], offer=best["offer"]) + ")"
+        ws.cell(row=k, column=4, value=where).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.row_dimensions[k].height = 30 if m["input"] in AUTO_QUANTITY else 15
     r = r + 3 + max(len(movers), 1)
     _note(ws, f"A{r}", "(each raised on its own by 20 % for the recommended option, when this file was generated)", "D", 16, NOTE_FONT)
 
@@ -819,7 +844,12 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
                                           f'INDEX({labels},MATCH("recommended",{rec_range},0)))')
     c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
     cached[f"Start!{c.coordinate}"] = rec["label"]
-    _widths(ws, {"A": 40, "B": 18, "C": 33, "D": 24})  # fits one landscape page at 90 %
+    i += 2
+    _note(ws, f"A{i}", "Printing this workbook prints Start, Inputs, Compare and Break-even. Calc, Options and the catalog "
+                       "sheets (GPUs, Models, Cloud, Tables) are left out: to print one, clear its print area (Excel: Page "
+                       "Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) and print that "
+                       "sheet; it fits the page width.", "D", 48, NOTE_FONT)
+    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})  # fits one landscape page at 90 %
     page_setup(ws, f"A1:D{i}", scale=90)
 
 

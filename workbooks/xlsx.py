@@ -32,21 +32,34 @@ GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 MIN_PRINT_SCALE = 70  # percent: below this printed text is too small to read
 
 
-def page_setup(ws, area: str, scale: int = MIN_PRINT_SCALE, landscape: bool = True, title_rows: str | None = None) -> None:
+def page_setup(ws, area: str, scale: int = MIN_PRINT_SCALE, landscape: bool = True, title_rows: str | None = None,
+               fit_width: bool = False) -> None:
     """Print setup: the area, landscape A4 (fits Letter too), at ``scale`` percent (never below
-    MIN_PRINT_SCALE: wide sheets continue on further pages instead of shrinking), the header row
-    repeated, and the sheet's name and page number in the page header."""
+    MIN_PRINT_SCALE: wide sheets continue on further pages instead of shrinking) or, with
+    ``fit_width``, as wide as the page (as many pages down as needed), the header row repeated,
+    and the sheet's name and page number in the page header."""
     ws.print_area = area
     ws.page_setup.orientation = "landscape" if landscape else "portrait"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
     ws.page_setup.scale = max(scale, MIN_PRINT_SCALE)
-    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.sheet_properties.pageSetUpPr.fitToPage = fit_width
+    if fit_width:
+        ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0  # 0: no limit on the pages down
     ws.print_options.gridLines = False
     ws.oddHeader.left.text = "gpu-tco"
     ws.oddHeader.center.text = "&A"  # the sheet's name
     ws.oddHeader.right.text = "page &P of &N"
     if title_rows:
         ws.print_title_rows = title_rows
+
+
+def not_in_default_print(ws, last_col: int, title_rows: str | None = None) -> None:
+    """A sheet printed only on request: fit to the page width, with a print area of one empty cell
+    right of its table, so printing the whole workbook leaves it out (spreadsheets skip an empty
+    print range).  To print it: clear its print area (Excel: Page Layout > Print Area > Clear Print
+    Area; LibreOffice: Format > Print Ranges > Clear), then print the sheet."""
+    from openpyxl.utils import get_column_letter
+    page_setup(ws, f"{get_column_letter(last_col + 2)}1", title_rows=title_rows, fit_width=True)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets may take as the start of a formula
