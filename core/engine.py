@@ -25,6 +25,7 @@ from .references import cite
 from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
 
 _PLAIN_SCALARS = (str, int, float, bool)
+_BYTES = (bytes, bytearray, memoryview)
 _CACHE: dict = {}  # keyed on the catalog version: defaults and row tuples follow reloads and user rows
 
 
@@ -116,6 +117,9 @@ def _given(inputs, kw) -> dict:
     for name in given:
         if name not in BY_NAME:
             raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
+    for name, value in given.items():
+        if isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+            raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     return given
 
 
@@ -212,12 +216,15 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 
     ``outputs``: names of the quantities wanted; only those and what they depend on are
     computed (the generated code is cached per set of outputs and of inputs given as arrays).
-    Default: all.
+    Default: all.  An empty list gives an empty dict (after the inputs are checked as usual).
 
     Raises ``InputError`` naming the input, the value and what is allowed.
     """
     given = _given(inputs, kw)
     wanted = _outputs(outputs)
+    if wanted == ():  # no quantity asked for: the inputs are still checked, the result is empty
+        evaluate(given, outputs=_CHECK_ONLY)
+        return {}
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
@@ -235,6 +242,9 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+
+
+_CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])
 
 
 # Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's
@@ -507,7 +517,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
 def breakdown(result: Mapping, mode: str = "train") -> dict:
     """Memory components (weights, gradients, optimizer, activations, logits, kv_cache, overhead,
     total) in GiB/GPU, read from a result of ``evaluate``."""
-    if mode not in ("train", "infer"):
+    if not isinstance(mode, str) or mode not in ("train", "infer"):
         raise InputError("mode", mode, "allowed: train, infer")
     table = TRAIN_COMPONENTS if mode == "train" else INFER_COMPONENTS
     if not isinstance(result, Mapping) or any(name and name not in result for name in table.values()):
