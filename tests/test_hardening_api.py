@@ -3,6 +3,16 @@ messages, and call() never raising nor returning anything but what a cell or a s
 from __future__ import annotations
 
 import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 import numpy as np
 import pandas as pd
@@ -160,3 +170,72 @@ def test_call_never_raises_and_returns_only_excel_types(name, args):
     assert _is_excel(out), (name, args, out)
     if isinstance(out, str) and out.startswith("#"):
         assert "\n" not in out and len(out) <= 255
+
+
+# --- the command line under Ctrl-C and a full disk (real subprocesses) --------------------------------
+
+def _command(*args):
+    return [sys.executable, "-m", "gpu_tco", *args]
+
+
+def _interrupt(cmd, cwd, when) -> tuple[int, str]:
+    """Run ``cmd``, send SIGINT once ``when(proc, seconds since start)`` is true, return (exit code, stderr)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None and not when(proc, time.monotonic() - started) and time.monotonic() - started < 30:
+            time.sleep(0.001)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
+
+
+def _loading_numpy(proc, seconds) -> bool:
+    """Whether the process has mapped NumPy's core library: it is inside the engine's imports."""
+    try:
+        return "_multiarray_umath" in Path(f"/proc/{proc.pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc to catch the process during its imports")
+def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_leaves_the_old_workbook(tmp_path):
+    """Ctrl-C while NumPy loads (the first few tenths of a second), then at later moments of writing a workbook:
+    exit 130 and the one line, or (signal too late) a complete new workbook; never a traceback or a temporary."""
+    target = tmp_path / "plan.xlsx"
+    target.write_bytes(b"the older file")
+    cases = {"while NumPy loads": _loading_numpy}
+    cases.update({f"after {delay} s": (lambda proc, seconds, delay=delay: seconds > delay) for delay in (0.4, 0.7, 1.0)})
+    codes = {}
+    for label, when in cases.items():
+        code, err = _interrupt(_command("workbook", "--out", str(target)), tmp_path, when)
+        codes[label] = code
+        if code == 0:  # finished before the signal: a complete new workbook
+            assert target.read_bytes()[:2] == b"PK", label
+            continue
+        assert (code, err) == (130, "gpu-tco: interrupted\n"), label
+        assert target.read_bytes() == b"the older file" or target.read_bytes()[:2] == b"PK", label
+    assert codes["while NumPy loads"] == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.xlsx"]  # no temporary left behind
+
+
+def _small_file_limit():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (50 * 1024, 50 * 1024))
+
+
+@pytest.mark.skipif(resource is None, reason="needs setrlimit")
+def test_a_full_disk_exits_2_with_one_line_and_keeps_the_old_workbook(tmp_path):
+    target = tmp_path / "plan.xlsx"
+    target.write_bytes(b"the older file")
+    out = subprocess.run(_command("workbook", "--out", str(target)), cwd=tmp_path, capture_output=True, text=True,
+                         preexec_fn=_small_file_limit, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("gpu-tco: error: ") and "File too large" in out.stderr, out.stderr
+    assert target.read_bytes() == b"the older file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.xlsx"]
