@@ -15,6 +15,7 @@ import traceback
 from pathlib import Path
 
 from ..core.catalog import user_config_dir
+from ..core.errors import show
 
 LOG_NAME = "form.log"
 
@@ -51,29 +52,50 @@ def install_exception_hook(show=None) -> None:
     sys.excepthook = hook
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake in one line (exit code 2), like the gpu-tco command's."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="gpu-tco form", description="The desktop form: fill in a job, compare GPUs, rent or buy.")
+    p = _Parser(prog="gpu-tco form", description="The desktop form: fill in a job, compare GPUs, rent or buy.",
+                epilog="Exit codes with --screenshot: 0 the picture shows an answer; 2 a usage mistake, a scenario that "
+                       "cannot be opened, or nothing computed (values to fix, or inputs that do not go together: "
+                       "the picture shows them at their fields and one line on stderr names them).")
     p.add_argument("--scenario", metavar="FILE", help="open a scenario (JSON or TOML with gpu-tco's input names)")
     p.add_argument("--screenshot", metavar="FILE.png", help="compute, save a picture of the window and exit")
     p.add_argument("--size", default=None, metavar="WxH", help="window size in pixels, e.g. 1280x800")
     return p.parse_args(argv)
 
 
-def _size(text: str | None):
+MIN_SIZE, MAX_SIZE = (320, 240), (10_000, 10_000)  # pixels: smaller shows nothing useful, larger no screen has
+SIZE_ALLOWED = (f"allowed: WIDTHxHEIGHT in pixels, width {MIN_SIZE[0]} to {MAX_SIZE[0]:,} and height {MIN_SIZE[1]} to "
+                f"{MAX_SIZE[1]:,}, e.g. 1280x800")
+
+
+def size_of(text: str | None) -> tuple[int, int] | None:
+    """``(width, height)`` from "1280x800" (None for no text), or ValueError with one line naming --size and
+    what is allowed."""
     if not text:
         return None
     try:
         w, h = (int(x) for x in text.lower().split("x"))
     except ValueError:
-        raise SystemExit(f"gpu-tco form: error: --size {text!r}: expected WIDTHxHEIGHT, e.g. 1280x800") from None
-    if not (320 <= w <= 10_000 and 240 <= h <= 10_000):
-        raise SystemExit(f"gpu-tco form: error: --size {text!r}: width 320-10,000 and height 240-10,000 pixels")
+        w = h = None
+    if w is None or not (MIN_SIZE[0] <= w <= MAX_SIZE[0] and MIN_SIZE[1] <= h <= MAX_SIZE[1]):
+        raise ValueError(f"--size {show(text)}: {SIZE_ALLOWED}")
     return w, h
 
 
 def main(argv=None) -> int:
     ns = parse_args(argv)
-    size = _size(ns.size)
+    try:
+        size = size_of(ns.size)
+    except ValueError as err:
+        print(f"gpu-tco form: error: {err}", file=sys.stderr)
+        return 2
     headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         if not ns.screenshot:  # Qt would abort the process; say what to do instead
@@ -82,8 +104,13 @@ def main(argv=None) -> int:
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a picture needs no screen
     _logging()
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication, QMessageBox
+
+    # Qt's own notes (e.g. the offscreen platform's "does not support propagateSizeHints()") go to the log:
+    # what the terminal shows is the form's one line
+    qt_log = logging.getLogger("gpu_tco.gui.qt")
+    qInstallMessageHandler(lambda mode, context, message: qt_log.info("%s", message))
 
     from .controller import Controller
     from .window import MainWindow
@@ -107,17 +134,20 @@ def main(argv=None) -> int:
 
 
 def _screenshot(app, window, path: Path) -> int:
-    """Wait for the first answer, let the window paint, save it, exit 0 (2 when nothing was computed)."""
+    """Wait for the first answer, let the window paint, save it, exit 0; exit 2 with one line on stderr when
+    nothing was computed: values of the scenario to fix (shown at their fields, no waiting: nothing is
+    computed for them), or inputs that do not go together."""
     from PySide6.QtCore import QTimer
-    done = {"answered": False}
-    window.controller.answered.connect(lambda _a: done.update(answered=True))
-    window.controller.problem.connect(lambda m: done.update(answered=done["answered"] or bool(m)))
+    controller = window.controller
+    done = {"answered": False, "problem": ""}
+    controller.answered.connect(lambda _a: done.update(answered=True))
+    controller.problem.connect(lambda m: done.update(problem=m))
     deadline = QTimer()
     deadline.setSingleShot(True)
-    deadline.start(30_000)
-    while not done["answered"] and deadline.isActive():
+    deadline.start(SCREENSHOT_WAIT_MS)
+    while not (done["answered"] or done["problem"] or controller.state.errors) and deadline.isActive():
         app.processEvents()
-        window.controller.wait(20)
+        controller.wait(20)
     for _ in range(5):  # let layouts and charts paint
         app.processEvents()
     if os.environ.get("QT_QPA_PLATFORM", "").startswith("xcb") or app.platformName() == "xcb":
@@ -128,4 +158,17 @@ def _screenshot(app, window, path: Path) -> int:
         print(f"gpu-tco form: error: cannot write {path}", file=sys.stderr)
         return 2
     print(f"wrote {path.resolve()} ({picture.width()}x{picture.height()})")
-    return 0 if done["answered"] else 2
+    if done["answered"]:
+        return 0
+    errors = controller.state.errors
+    if errors:
+        why = f"{len(errors)} value{'s' if len(errors) > 1 else ''} to fix, marked in the picture: " + "; ".join(errors.values())
+    elif done["problem"]:
+        why = f"no answer: {done['problem']}"
+    else:
+        why = f"no answer within {SCREENSHOT_WAIT_MS // 1000} s"
+    print(f"gpu-tco form: error: {why}", file=sys.stderr)
+    return 2
+
+
+SCREENSHOT_WAIT_MS = 30_000  # the longest a first answer may take on a slow machine
