@@ -495,7 +495,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
-    result = evaluate(inputs or {}, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])
+    result = evaluate({} if inputs is None else inputs, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])
     values = resolve_inputs(inputs)
     fed = []
     for lk in lookups(qty.expr):

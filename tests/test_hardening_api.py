@@ -109,9 +109,11 @@ def test_evaluate_raises_only_the_projects_errors(inputs, outputs):
 
 @settings(max_examples=100, deadline=None)
 @given(junk, junk)
-def test_estimate_architecture_and_breakdown_raise_only_the_projects_errors(value, mode):
+def test_estimate_architecture_breakdown_and_explain_raise_only_the_projects_errors(value, mode):
     for action in (lambda: gpu_tco.estimate_architecture(value), lambda: gpu_tco.breakdown(gpu_tco.evaluate({}), mode),
-                   lambda: gpu_tco.breakdown(value)):
+                   lambda: gpu_tco.breakdown(value), lambda: gpu_tco.explain(value),
+                   lambda: gpu_tco.explain("peak_train_gib_per_gpu", value), lambda: gpu_tco.resolve_inputs(value),
+                   lambda: gpu_tco.explain("peak_train_gib_per_gpu", {"seq_len": value})):
         try:
             action()
         except gpu_tco.GpuTcoError as err:
