@@ -113,7 +113,8 @@ def test_estimate_architecture_breakdown_and_explain_raise_only_the_projects_err
     for action in (lambda: gpu_tco.estimate_architecture(value), lambda: gpu_tco.breakdown(gpu_tco.evaluate({}), mode),
                    lambda: gpu_tco.breakdown(value), lambda: gpu_tco.explain(value),
                    lambda: gpu_tco.explain("peak_train_gib_per_gpu", value), lambda: gpu_tco.resolve_inputs(value),
-                   lambda: gpu_tco.explain("peak_train_gib_per_gpu", {"seq_len": value})):
+                   lambda: gpu_tco.explain("peak_train_gib_per_gpu", {"seq_len": value}),
+                   lambda: gpu_tco.breakeven_series(value), lambda: gpu_tco.breakeven_series({"months": value})):
         try:
             action()
         except gpu_tco.GpuTcoError as err:
