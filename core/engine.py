@@ -53,6 +53,8 @@ def _resolve_choice(inp: Input, value, row=None):
     table = catalog.tables()[inp.table]
     if inp.name == "offer" and isinstance(value, str) and value.strip().lower() == catalog.AUTO_OFFER:
         return -1  # resolved against the GPU by offers.link
+    if isinstance(value, _BYTES):
+        raise InputError(inp.name, value, f"is bytes, not text or a number; allowed: {allowed(inp)}", row)
     if inp.accepts_number:
         if isinstance(value, Mapping):
             return custom_row(value)
@@ -363,6 +365,15 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
     return idx
 
 
+def _has_bytes(value) -> bool:
+    """Whether a (nested) list holds bytes, which NumPy would read as text or, for a bytearray, as a row of
+    small numbers (the type check runs in C: a list of a million names costs milliseconds)."""
+    types = set(map(type, value))
+    if types & set(_BYTES) or any(issubclass(t, _BYTES) for t in types):
+        return True
+    return bool(types & {list, tuple}) and any(isinstance(v, (list, tuple)) and _has_bytes(v) for v in value)
+
+
 def _has_bool(value) -> bool:
     """Whether a (nested) list holds a True or False, which NumPy would silently turn into 1 or 0."""
     return any(type(v) is bool or (isinstance(v, (list, tuple)) and _has_bool(v)) for v in value)
@@ -379,6 +390,8 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
         if kind == "Series":
             index = value.index
         value = np.asarray(value, dtype=object if inp.kind == "choice" else None)  # Series, Categorical, Index
+    if isinstance(value, (list, tuple)) and _has_bytes(value):
+        raise InputError(name, None, f"holds bytes, not text or numbers; allowed: {allowed(inp)}")
     if isinstance(value, (list, tuple)) and inp.kind != "choice" and inp.kind != "flag" and _has_bool(value):
         raise InputError(name, None, f"holds a yes/no value (True/False) among numbers; allowed: {inp.allowed()}")
     try:
@@ -387,6 +400,9 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
         raise InputError(name, None, "is a ragged list (rows of different lengths); give a flat list or equal rows") from None
     if arr.size == 0:
         raise InputError(name, None, "is an empty list; give at least one value")
+    if arr.dtype.kind in "SV" or (arr.dtype == object and inp.kind != "choice"
+                                  and any(isinstance(v, _BYTES) for v in arr.ravel().tolist())):
+        raise InputError(name, None, f"holds bytes, not text or numbers; allowed: {allowed(inp)}")
     if arr.dtype.kind == "c":
         raise InputError(name, None, f"holds complex numbers; allowed: {inp.allowed()}")
     return arr, index

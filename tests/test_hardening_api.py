@@ -72,6 +72,16 @@ def test_bytes_are_not_numbers(value):
         gpu_tco.evaluate({"n_gpus": value})
 
 
+@pytest.mark.parametrize("name", ["n_gpus", "model", "gpu"])
+@pytest.mark.parametrize("value", [[b"8", b"4"], np.array([b"8"]), pd.Series([b"8"]), [bytearray(b"8")], [[1, b"2"]],
+                                   np.array([1, b"2"], dtype=object), ["8", b"8"]])
+def test_bytes_are_refused_inside_sweeps_too(name, value):
+    # a bytearray in a list would otherwise become a row of byte values (b"8" -> 56 GPUs)
+    with pytest.raises(gpu_tco.InputError, match=rf"^{name}( \(row \d\))?: ") as err:
+        gpu_tco.evaluate({name: value}, outputs=["peak_train_gib_per_gpu"])
+    assert "bytes" in str(err.value) or str(err.value).startswith("gpu (row 0): 1 is not a name")
+
+
 def test_messages_are_one_line_and_show_values_by_repr_cut():
     with pytest.raises(gpu_tco.InputError) as err:
         gpu_tco.evaluate({"x\ny": 1})
