@@ -314,6 +314,15 @@ def _excel_cell(value):
     return (ERROR_PREFIX + one_line(f"a value of type {type(getattr(value, 'value', value)).__name__}"))[:MAX_TEXT]
 
 
+class _Plain:
+    """A result built from NumPy's tolist() and the module's own texts: Excel types by construction."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _empty_range(value) -> bool:
     return isinstance(value, list) and all(isinstance(r, list) and not r for r in value)
 
@@ -325,7 +334,8 @@ def call(name: str, *args, raise_errors: bool = False):
     float, int, bool or None, or a list of rows of those.  Ranges may come as lists, NumPy arrays or
     pandas objects; what comes back is plain Python either way."""
     try:
-        return _excel(_call(name, args, raise_errors))
+        result = _call(name, args, raise_errors)
+        return result.value if type(result) is _Plain else _excel(result)
     except _CellError:
         raise
     except RecursionError:
@@ -343,15 +353,23 @@ def _call(name, args: tuple, raise_errors: bool):
     func = FUNCTIONS[name]
     if len(args) > len(func.args):
         return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
-    named = dict(zip(func.args, map(_argument, args)))
+    given = dict(zip(func.args, args))
+    if func.special is None and any(type(v) is list for v in given.values()):
+        # Excel's usual call, columns of plain cells: answered before any per-cell work (anything odd makes
+        # the fast path decline, and the cells are then taken apart one by one below)
+        fast = _columns_fast(func, given)
+        if fast is not None:
+            return _Plain(fast)
+    named = {arg: _argument(value) for arg, value in given.items()}
     try:
         for arg, value in named.items():
             if _empty_range(value):
                 raise InputError(arg, None, "is an empty range; select at least one cell")
-        if func.special is None and any(_is_range(v) for v in named.values()):
+        if func.special is None and any(_is_range(v) for v in named.values()) \
+                and any(named[a] is not given[a] for a in named):  # pandas or NumPy columns, now plain lists
             fast = _columns_fast(func, named)
             if fast is not None:
-                return fast
+                return _Plain(fast)
         for arg, value in named.items():
             if _is_range(value) and _ragged(value):
                 raise InputError(arg, None, "is a range whose rows differ in length; select a rectangular range")
@@ -359,7 +377,7 @@ def _call(name, args: tuple, raise_errors: bool):
             return func.special(named)
         if not any(_is_range(v) for v in named.values()):
             return _scalar(func, named)
-        return _vector(func, named, raise_errors)
+        return _Plain(_vector(func, named, raise_errors))
     except (InputError, core.CatalogError, _RowError) as err:
         return _fail(_error(err), raise_errors)
 
