@@ -8,9 +8,12 @@ No traceback ever reaches a dialog: an exception hook writes the details to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -40,9 +43,10 @@ def _logging() -> None:
 def install_exception_hook(show=None) -> None:
     """Uncaught exceptions: details to the log file, one sentence to the user (``show(sentence)``)."""
     def hook(kind, value, tb):
-        if issubclass(kind, KeyboardInterrupt):
-            sys.__excepthook__(kind, value, tb)
-            return
+        if issubclass(kind, KeyboardInterrupt):  # Ctrl-C inside a Qt callback: one line, no traceback
+            print(INTERRUPTED, file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         logging.getLogger("gpu_tco.gui").error("unexpected error\n%s", "".join(traceback.format_exception(kind, value, tb)))
         sentence = f"Something went wrong ({kind.__name__}). The details are in {log_path()}."
         if show is not None:
@@ -103,21 +107,47 @@ def main(argv=None) -> int:
                   "--screenshot FILE.png, which works without one", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a picture needs no screen
+    # from here on Ctrl-C only sets a flag (and stops Qt's loop): raised while PySide6 loads, a
+    # KeyboardInterrupt aborts the interpreter; raised inside a Qt callback, it could be lost
+    with _ctrl_c_closes() as interrupted:
+        code = _start(ns, size, interrupted)
+    if interrupted:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
+
+
+def _start(ns, size, interrupted) -> int:
     _logging()
-    from PySide6.QtCore import QSettings, qInstallMessageHandler
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtCore import QTimer, qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication
 
     # Qt's own notes (e.g. the offscreen platform's "does not support propagateSizeHints()") go to the log:
     # what the terminal shows is the form's one line
     qt_log = logging.getLogger("gpu_tco.gui.qt")
     qInstallMessageHandler(lambda mode, context, message: qt_log.info("%s", message))
 
-    from .controller import Controller
-    from .window import MainWindow
-
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpu-tco")
     app.setOrganizationName("gpu-tco")
+    if interrupted:
+        return EXIT_INTERRUPTED
+    ticker = QTimer()  # Python sees a signal only when it runs: this lets it run while Qt waits for events
+    ticker.timeout.connect(lambda: None)
+    ticker.start(200)
+    try:
+        return _run(app, ns, size, interrupted)
+    finally:
+        ticker.stop()
+
+
+def _run(app, ns, size, interrupted) -> int:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from .controller import Controller
+    from .window import MainWindow
+
     settings = QSettings(str(user_config_dir() / "form.ini"), QSettings.Format.IniFormat)
     window = MainWindow(Controller(), settings)
     install_exception_hook(lambda s: QMessageBox.warning(window, "gpu-tco", s))
@@ -127,13 +157,38 @@ def main(argv=None) -> int:
         if ns.screenshot:
             print(f"gpu-tco form: error: {window.last_dialog.text()}", file=sys.stderr)
             return 2
+    if interrupted:
+        return EXIT_INTERRUPTED
     window.show()
-    if ns.screenshot:
-        return _screenshot(app, window, Path(ns.screenshot))
-    return app.exec()
+    return _screenshot(app, window, Path(ns.screenshot), interrupted) if ns.screenshot else app.exec()
 
 
-def _screenshot(app, window, path: Path) -> int:
+INTERRUPTED, EXIT_INTERRUPTED = "gpu-tco: interrupted", 130  # as the gpu-tco command says and exits
+
+
+@contextlib.contextmanager
+def _ctrl_c_closes():
+    """While the form runs, Ctrl-C closes it: the list this yields gets an entry and Qt's loop stops."""
+    interrupted: list[bool] = []
+
+    def on_ctrl_c(signum, frame):
+        interrupted.append(True)
+        widgets = sys.modules.get("PySide6.QtWidgets")
+        app = widgets.QApplication.instance() if widgets is not None else None
+        if app is not None:
+            app.quit()
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield interrupted
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _screenshot(app, window, path: Path, interrupted=()) -> int:
     """Wait for the first answer, let the window paint, save it, exit 0; exit 2 with one line on stderr when
     nothing was computed: values of the scenario to fix (shown at their fields, no waiting: nothing is
     computed for them), or inputs that do not go together."""
@@ -145,9 +200,11 @@ def _screenshot(app, window, path: Path) -> int:
     deadline = QTimer()
     deadline.setSingleShot(True)
     deadline.start(SCREENSHOT_WAIT_MS)
-    while not (done["answered"] or done["problem"] or controller.state.errors) and deadline.isActive():
+    while not (done["answered"] or done["problem"] or controller.state.errors or interrupted) and deadline.isActive():
         app.processEvents()
         controller.wait(20)
+    if interrupted:
+        return EXIT_INTERRUPTED
     for _ in range(5):  # let layouts and charts paint
         app.processEvents()
     if os.environ.get("QT_QPA_PLATFORM", "").startswith("xcb") or app.platformName() == "xcb":

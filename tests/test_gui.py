@@ -562,3 +562,27 @@ def test_form_size_mistakes_exit_2_with_one_line_naming_size():
         assert run.stderr == (f'gpu-tco form: error: --size "{size}": allowed: WIDTHxHEIGHT in pixels, width 320 to 10,000 '
                               "and height 240 to 10,000, e.g. 1280x800\n")
     assert not (ROOT / "never.png").exists()
+
+
+def test_ctrl_c_closes_the_running_form_with_one_line(tmp_path):
+    """SIGINT once the window is up (Qt waiting for events, where Python would not see a signal without the
+    form's timer), and once while it is being built: exit 130 and the command's one line."""
+    import signal
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_TCO_CONFIG_DIR": str(tmp_path)}
+    log = tmp_path / "form.log"
+    for shown in (True, False):
+        log.unlink(missing_ok=True)
+        proc = subprocess.Popen([*CLI, "form"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 60
+            # the offscreen platform's note is logged as the window is shown
+            while proc.poll() is None and time.monotonic() < deadline and not (
+                    log.exists() and ("propagateSizeHints" in log.read_text() if shown else True)):
+                time.sleep(0.01)
+            time.sleep(0.5 if shown else 0)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert (proc.returncode, err) == (130, "gpu-tco: interrupted\n"), (shown, err)
