@@ -554,13 +554,18 @@ def test_screenshot_of_a_bad_scenario_is_taken_at_once_and_says_why_on_stderr(tm
     assert (img.width(), img.height()) == (1024, 700) and marked > 50  # the red borders of the two fields
 
 
-def test_form_size_mistakes_exit_2_with_one_line_naming_size():
-    for size in ("abc", "0x0", "99999999999999999999x800", "1280x800x2"):
-        run = subprocess.run([*CLI, "form", "--size", size, "--screenshot", "never.png"], capture_output=True, text=True,
-                             timeout=60, cwd=ROOT)
-        assert run.returncode == 2, (size, run.stderr)
-        assert run.stderr == (f'gpu-tco form: error: --size "{size}": allowed: WIDTHxHEIGHT in pixels, width 320 to 10,000 '
-                              "and height 240 to 10,000, e.g. 1280x800\n")
+def test_form_size_mistakes_exit_2_with_one_line_naming_size(capsys):
+    from gpu_tco.gui.app import main as form_main
+
+    def said(size):
+        return (f'gpu-tco form: error: --size "{size}": allowed: WIDTHxHEIGHT in pixels, width 320 to 10,000 '
+                "and height 240 to 10,000, e.g. 1280x800\n")
+    run = subprocess.run([*CLI, "form", "--size", "abc", "--screenshot", "never.png"], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)  # the command itself, once
+    assert (run.returncode, run.stderr) == (2, said("abc"))
+    for size in ("0x0", "99999999999999999999x800", "1280x800x2", "319x800", "1280x10001"):
+        assert form_main(["--size", size, "--screenshot", "never.png"]) == 2, size
+        assert capsys.readouterr().err == said(size)
     assert not (ROOT / "never.png").exists()
 
 

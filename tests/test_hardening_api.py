@@ -108,7 +108,7 @@ junk = st.one_of(
 input_names = st.one_of(st.sampled_from([i.name for i in gpu_tco.INPUTS]), st.text(max_size=6))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(input_names, junk, max_size=3), st.one_of(st.none(), junk, st.lists(st.text(max_size=8), max_size=2)))
 def test_evaluate_raises_only_the_projects_errors(inputs, outputs):
     try:
@@ -117,7 +117,7 @@ def test_evaluate_raises_only_the_projects_errors(inputs, outputs):
         assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000, str(err)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(junk, junk)
 def test_estimate_architecture_breakdown_and_explain_raise_only_the_projects_errors(value, mode):
     for action in (lambda: gpu_tco.estimate_architecture(value), lambda: gpu_tco.breakdown(gpu_tco.evaluate({}), mode),
@@ -175,7 +175,7 @@ arguments = st.one_of(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.sampled_from(sorted(FUNCTIONS)), st.text(max_size=8), st.none(), st.lists(st.just("GPU_TCO"), max_size=1)),
        st.lists(arguments, max_size=4))
 def test_call_never_raises_and_returns_only_excel_types(name, args):
@@ -215,6 +215,12 @@ def _loading_numpy(proc, seconds) -> bool:
         return False
 
 
+def _after(proc, seconds, delay, seen) -> bool:
+    if not seen and _loading_numpy(proc, seconds):
+        seen.append(seconds)
+    return bool(seen) and seconds - seen[0] > delay
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc to catch the process during its imports")
 def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_leaves_the_old_workbook(tmp_path):
     """Ctrl-C while NumPy loads (the first few tenths of a second), then at later moments of writing a workbook:
@@ -222,7 +228,10 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_leaves_the_old_workboo
     target = tmp_path / "plan.xlsx"
     target.write_bytes(b"the older file")
     cases = {"while NumPy loads": _loading_numpy}
-    cases.update({f"after {delay} s": (lambda proc, seconds, delay=delay: seconds > delay) for delay in (0.4, 0.7, 1.0)})
+    # later moments, counted once the engine loads: on a busy machine, 0.4 s can still be inside the
+    # interpreter's own start, before any of gpu-tco's code runs
+    cases.update({f"{delay} s after NumPy": (lambda proc, seconds, delay=delay, seen=[]: _after(proc, seconds, delay, seen))
+                  for delay in (0.2, 0.5, 0.8)})
     codes = {}
     for label, when in cases.items():
         code, err = _interrupt(_command("workbook", "--out", str(target)), tmp_path, when)
