@@ -275,6 +275,8 @@ def _cell(value):
 def _argument(value):
     """An argument as cells: a scalar cell, or a list (a column) or list of lists (rows) of cells.  NumPy
     arrays and pandas objects become lists here, so what comes back is plain lists too."""
+    if type(value) in _CELL_TYPES:  # one cell, the commonest argument
+        return value
     if type(value) is list and set(map(type, value)) == {list} \
             and set(map(type, itertools.chain.from_iterable(value))) <= _CELL_TYPES:
         return value  # the usual range from Excel: already plain, no per-cell Python work
@@ -354,6 +356,11 @@ def _call(name, args: tuple, raise_errors: bool):
     if len(args) > len(func.args):
         return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
     given = dict(zip(func.args, args))
+    if func.special is None and set(map(type, args)) <= _CELL_TYPES:  # single cells, the commonest call
+        try:
+            return _scalar(func, given)
+        except (InputError, core.CatalogError) as err:
+            return _fail(_error(err), raise_errors)
     if func.special is None and any(type(v) is list for v in given.values()):
         # Excel's usual call, columns of plain cells: answered before any per-cell work (anything odd makes
         # the fast path decline, and the cells are then taken apart one by one below)
