@@ -17,16 +17,18 @@ are generated from ``FUNCTIONS`` by ``addin.codegen``.
 """
 from __future__ import annotations
 
+import itertools
 import operator
 from dataclasses import dataclass, field
-from typing import Callable
+from numbers import Integral, Real
+from typing import Callable, Mapping
 
 import numpy as np
 
 from gpu_tco import core
 from gpu_tco.core import catalog, prices
 from gpu_tco.core.engine import row_of
-from gpu_tco.core.errors import InputError
+from gpu_tco.core.errors import InputError, one_line, show
 from gpu_tco.core.formulas import INFER_COMPONENTS as CORE_INFER
 from gpu_tco.core.formulas import NOT_ADDITIVE
 from gpu_tco.core.formulas import TRAIN_COMPONENTS as CORE_TRAIN
@@ -222,17 +224,159 @@ def _breakdown(inputs: dict, table: dict) -> list[list]:
 # ---------------------------------------------------------------------------
 # the entry point
 
+class _CellError(ValueError):
+    """The text of a failed call, raised instead of returned when ``raise_errors`` is set."""
+
+
+# what a spreadsheet cell holds as xlwings hands it over (a blank is None)
+_CELL_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+class _Odd:
+    """A value no cell holds (a NaT, a date, bytes, a list inside a cell, pandas' NA): core refuses it
+    like any wrong value, naming it by its repr.  Compared by identity, so NaT != NaT cannot hide it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return show(self.value)
+
+
+def _is_sequence(value) -> bool:
+    """A range as Python callers pass one: a list, tuple, NumPy array or pandas Series, Index or DataFrame."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return True
+    return (type(value).__module__ or "").startswith("pandas") and getattr(value, "ndim", 0) >= 1
+
+
+def _cell(value):
+    """One cell as a spreadsheet would hand it over: NumPy scalars as Python numbers, anything else odd."""
+    if type(value) in _CELL_TYPES:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (Integral, np.integer)):
+        return int(value)
+    if isinstance(value, Real):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            return _Odd(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (Mapping, complex)):  # a custom architecture from Python callers; core names a complex number
+        return value
+    return _Odd(value)
+
+
+def _argument(value):
+    """An argument as cells: a scalar cell, or a list (a column) or list of lists (rows) of cells.  NumPy
+    arrays and pandas objects become lists here, so what comes back is plain lists too."""
+    if type(value) in _CELL_TYPES:  # one cell, the commonest argument
+        return value
+    if type(value) is list and set(map(type, value)) == {list} \
+            and set(map(type, itertools.chain.from_iterable(value))) <= _CELL_TYPES:
+        return value  # the usual range from Excel: already plain, no per-cell Python work
+    if not _is_sequence(value):
+        return _cell(value)
+    if not isinstance(value, (list, tuple)):
+        try:
+            value = np.asarray(value, dtype=object)
+        except Exception:  # noqa: BLE001 - an object NumPy cannot take in is one odd cell
+            return _Odd(value)
+        if value.ndim == 0:
+            return _cell(value[()])
+        value = value.tolist()
+    return [[_cell(c) for c in (r.tolist() if isinstance(r, np.ndarray) else r)] if _is_sequence(r) else _cell(r)
+            for r in value]
+
+
+def _excel(result):
+    """A result as only Excel types: a str, float, int, bool or None, or a list of rows of those."""
+    if type(result) in _CELL_TYPES:
+        return result
+    if type(result) is list and set(map(type, result)) <= {list} \
+            and set(map(type, itertools.chain.from_iterable(result))) <= _CELL_TYPES:
+        return result
+    if not _is_sequence(result):
+        return _excel_cell(result)
+    rows = _argument(result)
+    if not isinstance(rows, list):
+        return _excel_cell(rows)
+    return [[_excel_cell(c) for c in r] if isinstance(r, list) else [_excel_cell(r)] for r in rows] or ""
+
+
+def _excel_cell(value):
+    value = _cell(value)
+    if type(value) in _CELL_TYPES:
+        return value
+    return (ERROR_PREFIX + one_line(f"a value of type {type(getattr(value, 'value', value)).__name__}"))[:MAX_TEXT]
+
+
+class _Plain:
+    """A result built from NumPy's tolist() and the module's own texts: Excel types by construction."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _empty_range(value) -> bool:
+    return isinstance(value, list) and all(isinstance(r, list) and not r for r in value)
+
+
 def call(name: str, *args, raise_errors: bool = False):
-    """Evaluate spreadsheet function ``name`` with positional ``args`` (values or ranges)."""
+    """Evaluate spreadsheet function ``name`` with positional ``args`` (values or ranges).
+
+    Never raises (unless ``raise_errors``) and returns only what a cell or a spilled range holds: a str,
+    float, int, bool or None, or a list of rows of those.  Ranges may come as lists, NumPy arrays or
+    pandas objects; what comes back is plain Python either way."""
+    try:
+        result = _call(name, args, raise_errors)
+        return result.value if type(result) is _Plain else _excel(result)
+    except _CellError:
+        raise
+    except RecursionError:
+        return _fail(ERROR_PREFIX + "an argument is nested too deeply", raise_errors)
+    except Exception as err:  # noqa: BLE001 - the last resort: a cell gets one line of text, never a traceback
+        return _fail(f"#ERROR! {one_line(str(name))[:40]}: {type(err).__name__}: {one_line(str(err))[:120]}", raise_errors)
+
+
+def _call(name, args: tuple, raise_errors: bool):
+    if not isinstance(name, str) or name not in FUNCTIONS:
+        word = name.strip().upper() if isinstance(name, str) else ""
+        hint = _hint(word, list(FUNCTIONS))[:-2]  # "(did you mean ...?)" or ""
+        return _fail(_error(InputError("function", name, f"is not a gpu-tco function{' ' + hint if hint else ''}; allowed: "
+                                       + ", ".join(FUNCTIONS))), raise_errors)
     func = FUNCTIONS[name]
     if len(args) > len(func.args):
         return _fail(f"{name} takes at most {len(func.args)} arguments ({', '.join(func.args)}), got {len(args)}", raise_errors)
-    named = dict(zip(func.args, args))
+    given = dict(zip(func.args, args))
+    if func.special is None and set(map(type, args)) <= _CELL_TYPES:  # single cells, the commonest call
+        try:
+            return _scalar(func, given)
+        except (InputError, core.CatalogError) as err:
+            return _fail(_error(err), raise_errors)
+    if func.special is None and any(type(v) is list for v in given.values()):
+        # Excel's usual call, columns of plain cells: answered before any per-cell work (anything odd makes
+        # the fast path decline, and the cells are then taken apart one by one below)
+        fast = _columns_fast(func, given)
+        if fast is not None:
+            return _Plain(fast)
+    named = {arg: _argument(value) for arg, value in given.items()}
     try:
-        if func.special is None and any(_is_range(v) for v in named.values()):
+        for arg, value in named.items():
+            if _empty_range(value):
+                raise InputError(arg, None, "is an empty range; select at least one cell")
+        if func.special is None and any(_is_range(v) for v in named.values()) \
+                and any(named[a] is not given[a] for a in named):  # pandas or NumPy columns, now plain lists
             fast = _columns_fast(func, named)
             if fast is not None:
-                return fast
+                return _Plain(fast)
         for arg, value in named.items():
             if _is_range(value) and _ragged(value):
                 raise InputError(arg, None, "is a range whose rows differ in length; select a rectangular range")
@@ -240,13 +384,9 @@ def call(name: str, *args, raise_errors: bool = False):
             return func.special(named)
         if not any(_is_range(v) for v in named.values()):
             return _scalar(func, named)
-        return _vector(func, named, raise_errors)
+        return _Plain(_vector(func, named, raise_errors))
     except (InputError, core.CatalogError, _RowError) as err:
         return _fail(_error(err), raise_errors)
-    except RecursionError:
-        return _fail(ERROR_PREFIX + "an argument is nested too deeply", raise_errors)
-    except Exception as err:  # noqa: BLE001 - the last resort: a cell gets one line of text, never a traceback
-        return _fail(f"#ERROR! {name}: {type(err).__name__}: {str(err)[:120]}", raise_errors)
 
 
 def _columns_fast(func: Function, named: dict):
@@ -319,7 +459,7 @@ _PLAIN_NUMBER_TYPES = {int, float, type(None)}
 def _fail(message: str, raise_errors: bool):
     message = message if message.startswith("#") else ERROR_PREFIX + message
     if raise_errors:
-        raise ValueError(message)
+        raise _CellError(message)
     return message
 
 
@@ -368,7 +508,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 if numbers is not None and int(np.isnan(numbers).sum()) == cells.count(None):
                     floats[arg] = numbers
                     continue
-        for value in set(v for v in _distinct_cells(cells_of[arg]) if not _blank(v) and _hashable(v)):
+        for value in _distinct_cells([v for v in cells_of[arg] if not _blank(v)]):
             try:
                 if arg in ("component", "infer_component"):
                     if _selector(TRAIN_COMPONENTS if arg == "component" else INFER_COMPONENTS, "component", value) == "all":
@@ -378,7 +518,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 else:
                     core.resolve_inputs(_row_inputs({arg: value}))
             except (InputError, core.CatalogError) as err:
-                bad = np.array([v == value if _hashable(v) else False for v in column])
+                bad = np.array([v is value or (_hashable(v) and _hashable(value) and v == value) for v in column], dtype=bool)
                 out[bad & ok] = _error(err)
                 ok &= ~bad
     # only the quantities this function can return are computed
@@ -421,11 +561,13 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 inputs[arg] = np.where(blank, float(default), numbers)
                 continue
             cells = cells_of[arg] if every_row else column.tolist()
-            cleaned = {v: (default if _blank(v) else _clean(v)) for v in _distinct_cells(cells)}  # per distinct value, not per cell
-            if all(_blank(v) for v in cleaned):
+            distinct = _distinct_cells(cells)
+            if all(_blank(v) for v in distinct):
                 continue
-            values = list(map(cleaned.__getitem__, cells)) if all(map(_hashable, cleaned)) else [
-                cleaned[v] if _hashable(v) else _clean(v) for v in cells]
+            # per distinct value, not per cell; unhashable cells (architecture fields) taken as they are
+            cleaned = {v: (default if _blank(v) else _clean(v)) for v in distinct if _hashable(v)}
+            values = list(map(cleaned.__getitem__, cells)) if len(cleaned) == len(distinct) else [
+                cleaned[v] if _hashable(v) else v for v in cells]
             inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
         try:
             result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
@@ -446,7 +588,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
             out[j] = _plain(value[pos] if np.ndim(value) else value)
         break
     if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
-        raise ValueError(out[0])
+        raise _CellError(out[0])
     return out.reshape(shape).tolist()
 
 

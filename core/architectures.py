@@ -91,8 +91,11 @@ def estimate_architecture(params_b: float) -> dict:
     heads, gated MLP with f = 3.5 h, vocabulary 128,256 (tied below 4B), depth about
     h / 128.  h is chosen so that the count matches, then rounded to a multiple of 128; L is
     re-fitted to the rounded h.  Results built on it carry ``model_is_estimate = 1``.
+
+    ``params_b`` is a number from 0.001 to 100,000 (billions); anything else raises ``InputError``
+    naming params_b and that range.
     """
-    return dict(_estimate(float(params_b)))
+    return dict(_estimate(check_params_b(params_b, "params_b")))
 
 
 def _estimate_row(params_b: float) -> dict:
@@ -129,8 +132,20 @@ def _estimate_row(params_b: float) -> dict:
     }
 
 
+MIN_PARAMS_B, MAX_PARAMS_B = 0.001, 100_000  # one million to 100 trillion parameters: the shape rules' useful range
+
+
 def check_params_b(value, field: str = "model", row=None) -> float:
-    x = float(value)
-    if not math.isfinite(x) or x <= 0 or x > 100_000:
-        raise InputError(field, value, "is not a parameter count between 0 and 100,000 billion", row)
+    """A parameter count in billions as a float, or InputError naming ``field`` and the allowed range."""
+    allowed = f"is not a parameter count; allowed: a number of billions from {MIN_PARAMS_B:g} to {MAX_PARAMS_B:,}"
+    if value is None:
+        raise InputError(field, None, "is missing" + allowed[len("is not a parameter count"):], row)
+    if isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
+        raise InputError(field, value, allowed, row)
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(field, value, allowed, row) from None
+    if not math.isfinite(x) or not MIN_PARAMS_B <= x <= MAX_PARAMS_B:
+        raise InputError(field, value, allowed, row)
     return x

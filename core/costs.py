@@ -20,8 +20,9 @@ def breakeven_series(inputs: Mapping | None = None) -> dict[str, list[float]]:
     Owning starts at capital + setup and grows by its running costs; renting
     grows by the rent of the same working hours (see docs/quantities.md).
     """
-    inputs = dict(inputs or {})
-    months = int(np.ceil(resolve_inputs(inputs)["months"]))
+    values = resolve_inputs(inputs)  # checks that inputs is a mapping of valid inputs first
+    inputs = dict(inputs) if inputs is not None else {}
+    months = int(np.ceil(values["months"]))
     inputs["at_month"] = np.arange(months + 1, dtype=float)
     res = evaluate(inputs, outputs=("own_cumulative_usd", "rent_cumulative_usd"))
     return {"month": inputs["at_month"].tolist(),

@@ -25,6 +25,7 @@ from .references import cite
 from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
 
 _PLAIN_SCALARS = (str, int, float, bool)
+_BYTES = (bytes, bytearray, memoryview)
 _CACHE: dict = {}  # keyed on the catalog version: defaults and row tuples follow reloads and user rows
 
 
@@ -52,6 +53,8 @@ def _resolve_choice(inp: Input, value, row=None):
     table = catalog.tables()[inp.table]
     if inp.name == "offer" and isinstance(value, str) and value.strip().lower() == catalog.AUTO_OFFER:
         return -1  # resolved against the GPU by offers.link
+    if isinstance(value, _BYTES):
+        raise InputError(inp.name, value, f"is bytes, not text or a number; allowed: {allowed(inp)}", row)
     if inp.accepts_number:
         if isinstance(value, Mapping):
             return custom_row(value)
@@ -116,6 +119,9 @@ def _given(inputs, kw) -> dict:
     for name in given:
         if name not in BY_NAME:
             raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
+    for name, value in given.items():
+        if isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+            raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     return given
 
 
@@ -212,12 +218,15 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 
     ``outputs``: names of the quantities wanted; only those and what they depend on are
     computed (the generated code is cached per set of outputs and of inputs given as arrays).
-    Default: all.
+    Default: all.  An empty list gives an empty dict (after the inputs are checked as usual).
 
     Raises ``InputError`` naming the input, the value and what is allowed.
     """
     given = _given(inputs, kw)
     wanted = _outputs(outputs)
+    if wanted == ():  # no quantity asked for: the inputs are still checked, the result is empty
+        evaluate(given, outputs=_CHECK_ONLY)
+        return {}
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
@@ -235,6 +244,9 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+
+
+_CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])
 
 
 # Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's
@@ -353,6 +365,15 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
     return idx
 
 
+def _has_bytes(value) -> bool:
+    """Whether a (nested) list holds bytes, which NumPy would read as text or, for a bytearray, as a row of
+    small numbers (the type check runs in C: a list of a million names costs milliseconds)."""
+    types = set(map(type, value))
+    if types & set(_BYTES) or any(issubclass(t, _BYTES) for t in types):
+        return True
+    return bool(types & {list, tuple}) and any(isinstance(v, (list, tuple)) and _has_bytes(v) for v in value)
+
+
 def _has_bool(value) -> bool:
     """Whether a (nested) list holds a True or False, which NumPy would silently turn into 1 or 0."""
     return any(type(v) is bool or (isinstance(v, (list, tuple)) and _has_bool(v)) for v in value)
@@ -369,6 +390,8 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
         if kind == "Series":
             index = value.index
         value = np.asarray(value, dtype=object if inp.kind == "choice" else None)  # Series, Categorical, Index
+    if isinstance(value, (list, tuple)) and _has_bytes(value):
+        raise InputError(name, None, f"holds bytes, not text or numbers; allowed: {allowed(inp)}")
     if isinstance(value, (list, tuple)) and inp.kind != "choice" and inp.kind != "flag" and _has_bool(value):
         raise InputError(name, None, f"holds a yes/no value (True/False) among numbers; allowed: {inp.allowed()}")
     try:
@@ -377,6 +400,9 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
         raise InputError(name, None, "is a ragged list (rows of different lengths); give a flat list or equal rows") from None
     if arr.size == 0:
         raise InputError(name, None, "is an empty list; give at least one value")
+    if arr.dtype.kind in "SV" or (arr.dtype == object and inp.kind != "choice"
+                                  and any(isinstance(v, _BYTES) for v in arr.ravel().tolist())):
+        raise InputError(name, None, f"holds bytes, not text or numbers; allowed: {allowed(inp)}")
     if arr.dtype.kind == "c":
         raise InputError(name, None, f"holds complex numbers; allowed: {inp.allowed()}")
     return arr, index
@@ -485,7 +511,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
-    result = evaluate(inputs or {}, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])
+    result = evaluate({} if inputs is None else inputs, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])
     values = resolve_inputs(inputs)
     fed = []
     for lk in lookups(qty.expr):
@@ -507,7 +533,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
 def breakdown(result: Mapping, mode: str = "train") -> dict:
     """Memory components (weights, gradients, optimizer, activations, logits, kv_cache, overhead,
     total) in GiB/GPU, read from a result of ``evaluate``."""
-    if mode not in ("train", "infer"):
+    if not isinstance(mode, str) or mode not in ("train", "infer"):
         raise InputError("mode", mode, "allowed: train, infer")
     table = TRAIN_COMPONENTS if mode == "train" else INFER_COMPONENTS
     if not isinstance(result, Mapping) or any(name and name not in result for name in table.values()):

@@ -5,11 +5,30 @@ one line fit for a spreadsheet cell, a dialog or a terminal.
 """
 from __future__ import annotations
 
+import itertools
+import re
+
 MAX_SHOWN = 80  # characters of a value echoed in a message; longer values are cut and their length given
+MAX_ITEMS = 4  # items of a sequence (a pandas Series, a NumPy array) a message shows
+
+# characters that would break a message over lines or hide text: C0/C1 controls, line and paragraph separators
+# (and lone surrogates, which no file or terminal encoding can write)
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line separators written as escapes (a newline as ``\\n``), so
+    a message is one line whatever the user typed; lone surrogates are escaped the same way."""
+    return _BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class GpuTcoError(ValueError):
-    """Base class of gpu-tco's errors."""
+    """Base class of gpu-tco's errors; the message is always one line (see ``one_line``)."""
+
+    def __init__(self, *args):
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (one_line(args[0]),)
+        super().__init__(*args)
 
 
 class InputError(GpuTcoError):
@@ -26,7 +45,7 @@ class InputError(GpuTcoError):
         self.verb = verb
         where = f" (row {row})" if row is not None else ""
         shown = "" if value is None else show(value) + " "
-        super().__init__(f"{field}{where}: {verb + ' ' if verb else ''}{shown}{allowed}")
+        super().__init__(f"{_cut(str(field))}{where}: {verb + ' ' if verb else ''}{shown}{allowed}")
 
 
 class CatalogError(GpuTcoError):
@@ -37,12 +56,34 @@ class CatalogError(GpuTcoError):
         super().__init__(f"{path}, row {row}, column {column}: {problem}")
 
 
-def show(value) -> str:
-    """A value as a message quotes it: strings in double quotes, long ones cut with their length."""
-    if isinstance(value, str):
-        text = value if len(value) <= MAX_SHOWN else f"{value[:MAX_SHOWN]}... ({len(value):,} characters)"
-        return f'"{text}"'
-    if isinstance(value, float):
-        return f"{value:g}"
-    text = repr(value)
+def _cut(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}... ({len(text):,} characters)"
+
+
+def show(value) -> str:
+    """A value as a message quotes it: strings in double quotes, numbers as numbers, a pandas Series or NumPy
+    array as its type, size and first items, anything else by ``repr``; long texts cut with their length
+    given, and always on one line."""
+    if isinstance(value, str):
+        return f'"{_cut(one_line(str(value)))}"'
+    if isinstance(value, float):
+        return f"{float(value):g}"
+    try:
+        module = type(value).__module__ or ""
+        if module.startswith(("pandas", "numpy")) and getattr(value, "ndim", 0) >= 1:
+            size = int(getattr(value, "size", 0))
+            flat = value.flat if hasattr(value, "flat") and not module.startswith("pandas") else iter(value)
+            items = ", ".join(map(_item, itertools.islice(flat, MAX_ITEMS)))
+            text = f"{type(value).__name__} of {size:,} values [{items}{', ...' if size > MAX_ITEMS else ''}]"
+        else:
+            text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named by its type
+        text = f"<{type(value).__name__}>"
+    return _cut(one_line(text))
+
+
+def _item(value) -> str:
+    try:
+        return repr(value.item() if hasattr(value, "item") else value)[:MAX_SHOWN]
+    except Exception:  # noqa: BLE001
+        return f"<{type(value).__name__}>"

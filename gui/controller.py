@@ -69,6 +69,7 @@ class Controller(QObject):
         self._actions: dict[int, str] = {}
         self._running = 0
         self._cross: str | None = None   # a field marked by a check of the inputs taken together
+        self.refused: dict = {}           # values an opened scenario gave that the form could not take, by input name
 
     # --- edits -------------------------------------------------------------------------
     def edit(self, name: str, text: str) -> str:
@@ -173,6 +174,7 @@ class Controller(QObject):
         state = FormState()
         errors = state.load(data)  # raises GpuTcoError for a scope it cannot take: the old state stays
         self.state, self.path = state, Path(path)
+        self.refused = {name: data[name] for name in errors if isinstance(data, dict) and name in data}
         self.loaded.emit()
         for name, message in errors.items():
             self.field_message.emit(name, message)

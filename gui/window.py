@@ -593,12 +593,29 @@ class MainWindow(QMainWindow):
 
     def _field_message(self, name: str, message: str) -> None:
         if name in self.fields:
+            refused = self.controller.refused.pop(name, None) if message else None
+            if refused is not None:  # an opened scenario's value the form refused: shown as given, beside why
+                editor = self.fields[name].editor
+                text = model.value_text(self.fields[name].inp, refused)
+                editor.blockSignals(True)
+                if isinstance(editor, QLineEdit):
+                    editor.setText(text)
+                    editor.setCursorPosition(0)  # the start of a long value, not its end
+                elif isinstance(editor, QComboBox) and editor.isEditable():
+                    editor.setEditText(text)
+                    editor.lineEdit().setCursorPosition(0)
+                editor.blockSignals(False)
             self.fields[name].show_message(message)
             if message and name in {i.name for i in model.sections()[-1][1]} and not self.advanced_toggle.isChecked():
                 self.advanced_toggle.setChecked(True)  # never hide a message behind the fold
 
     def _stale(self, stale: bool) -> None:
         self.stale_banner.setVisible(stale)
+        errors = self.controller.state.errors
+        if self.controller.answer is None and errors:  # nothing is being computed: say what stands in the way
+            labels = [self.fields[n].inp.label if n in self.fields else n for n in errors]
+            self.headline.setText(f"No answer yet: fix the field{'s' if len(labels) > 1 else ''} marked in red "
+                                  f"({', '.join(labels)}).")
 
     def _problem(self, message: str) -> None:
         scope = message.split(":")[0] in ("n_gpus", "gpu", "gpus", "offer")  # the hardware box's fields

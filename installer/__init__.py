@@ -12,25 +12,44 @@ Front ends live beside it: ``gpu_tco.cli`` (the ``gpu-tco`` command), ``gpu_tco.
 (the formula-linked .xlsx), ``gpu_tco.addin`` (Excel functions) and ``gpu_tco.gui``
 (the desktop form).  Importing this package imports none of them.
 """
-from .core import (
-    DEFAULTS,
-    INPUTS,
-    QUANTITIES,
-    CatalogError,
-    GpuTcoError,
-    InputError,
-    __version__,
-    breakdown,
-    breakeven_series,
-    catalog,
-    estimate_architecture,
-    evaluate,
-    explain,
-    plan,
-    resolve_inputs,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for readers and type checkers; at run time the names load on first use (below)
+    from .core import (
+        DEFAULTS,
+        INPUTS,
+        QUANTITIES,
+        CatalogError,
+        GpuTcoError,
+        InputError,
+        __version__,
+        breakdown,
+        breakeven_series,
+        catalog,
+        estimate_architecture,
+        evaluate,
+        explain,
+        plan,
+        resolve_inputs,
+    )
 
 __all__ = [
     "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
     "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    """The public API loads with the engine on first use: ``gpu-tco`` starts by importing this package,
+    and its Ctrl-C handling has to be in place before the engine's imports (NumPy: about 0.3 s) begin."""
+    if name in __all__ or name == "core":
+        import importlib
+        core = importlib.import_module(__name__ + ".core")
+        value = core if name == "core" else getattr(core, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

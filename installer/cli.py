@@ -19,18 +19,51 @@ message naming the input, the value and what is allowed.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import math
 import os
+import signal
 import sys
 
-from .core import catalog
-from .core.errors import GpuTcoError, InputError
-from .core.inputs import INPUTS
-from .core.references import cite
-
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
+INTERRUPTED = "gpu-tco: interrupted"
+
+
+def _exit_interrupted(signum=None, frame=None):
+    """Ctrl-C outside a command's work (while Python loads the engine, or after the work is done):
+    one line and exit 130 at once; nothing is being written then."""
+    try:
+        os.write(2, (INTERRUPTED + "\n").encode())
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _started_as_the_command() -> bool:
+    """Whether this process is the gpu-tco command (its console script, or python -m gpu_tco), not a
+    program that imports this module: only the command's own Ctrl-C handling may be changed."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name in ("gpu_tco.__main__", "gpu_tco.cli"):
+        return True
+    return os.path.basename(sys.argv[0] if sys.argv else "").lower().startswith("gpu-tco")
+
+
+# First of all (before argparse, and the engine's imports: NumPy and the catalogs, about 0.3 s), so that
+# Ctrl-C during them is one line, not a traceback; main() replaces it while a command runs.
+if _started_as_the_command():
+    try:
+        signal.signal(signal.SIGINT, _exit_interrupted)
+    except ValueError:  # imported outside the main thread: Ctrl-C is not this module's to handle
+        pass
+
+import argparse  # noqa: E402 - after the Ctrl-C handler
+import errno  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import threading  # noqa: E402
+
+from .core import catalog  # noqa: E402
+from .core.errors import GpuTcoError, InputError  # noqa: E402
+from .core.inputs import INPUTS  # noqa: E402
+from .core.references import cite  # noqa: E402
 
 
 def _parse_value(inp, text: str):
@@ -755,33 +788,79 @@ def cmd_presets(ns) -> int:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    ns, extra = parser.parse_known_args(argv)
-    if extra:  # name the command whose --help lists what it takes
-        parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
-                "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
-                "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
-                "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate}
+    """Run the command line ``argv`` (default: sys.argv); the exit code: 0 done, 2 bad input or a file that
+    cannot be read or written (one line on stderr), 130 interrupted (Ctrl-C), 1 a bug (one line)."""
+    interrupted: list[bool] = []
+
+    def on_ctrl_c(signum, frame):
+        if interrupted:  # a second Ctrl-C: at once
+            _exit_interrupted()
+        interrupted.append(True)
+        raise KeyboardInterrupt  # unwinds the command, so a writer removes its temporary
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, on_ctrl_c)
     try:
+        try:
+            return _run(argv, interrupted)
+        except KeyboardInterrupt:  # while an error line was being printed
+            print(INTERRUPTED, file=sys.stderr)
+            return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(argv, interrupted: list) -> int:
+    ns = None
+    try:
+        parser = build_parser()
+        ns, extra = parser.parse_known_args(argv)
+        if extra:  # name the command whose --help lists what it takes
+            parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
+                    "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
+                    "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
+                    "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate}
         return handlers[ns.command](ns)
-    except (GpuTcoError, _workbook_error()) as err:
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit:
+        raise
+    except BaseException as err:  # noqa: BLE001 - sorted below; the last resort is one line, never a traceback
+        if interrupted:  # whatever a library made of the KeyboardInterrupt it was interrupted with
+            print(INTERRUPTED, file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if not isinstance(err, Exception):
+            raise
+        return _report_error(err, ns)
+
+
+def _report_error(err: Exception, ns) -> int:
+    if isinstance(err, (GpuTcoError, _workbook_error())):
         print(f"gpu-tco: error: {_safe(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("gpu-tco: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. piped into head
+    if isinstance(err, BrokenPipeError):  # e.g. piped into head
         return 0
-    except RecursionError:
+    if isinstance(err, RecursionError):
         print("gpu-tco: error: an input is nested too deeply", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as err:  # noqa: BLE001 - the last resort: one line, never a traceback
-        if os.environ.get("GPU_TCO_DEBUG"):
-            raise
-        print(f"gpu-tco: internal error: {type(err).__name__}: {_safe(str(err))[:200]} "
-              "(please report it; GPU_TCO_DEBUG=1 shows the details)", file=sys.stderr)
-        return 1
+    if isinstance(err, OSError):  # a full disk, a file too large, no permission: the machine's answer, in one line
+        where = err.filename if err.filename is not None else getattr(ns, "out", None)
+        room = " (not enough room: free some disk space or write elsewhere)" if err.errno in _NO_ROOM else ""
+        print(f"gpu-tco: error: {_safe(str(where))[:200] + ': ' if where is not None else ''}"
+              f"{_safe(err.strerror or str(err))}{room}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if os.environ.get("GPU_TCO_DEBUG"):
+        raise err
+    print(f"gpu-tco: internal error: {type(err).__name__}: {_safe(str(err))[:200]} "
+          "(please report it; GPU_TCO_DEBUG=1 shows the details)", file=sys.stderr)
+    return 1
+
+
+_NO_ROOM = {getattr(errno, name) for name in ("ENOSPC", "EFBIG", "EDQUOT") if hasattr(errno, name)}
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from email import policy
 from pathlib import Path
 
@@ -552,3 +553,95 @@ def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
                 lines = max(c.count("<br>") + 1 for c in axis.categories())  # room for every label, none dropped
                 assert plot.height() / len(axis.categories()) >= lines * QFontMetrics(axis.labelsFont()).height(), axis.categories()
         assert w.grab().save(str(ARTIFACTS / f"form-{size[0]}x{size[1]}-tab{t}.png"))
+
+
+# --- a scenario with values the form cannot take; --size mistakes ----------------------------------------
+
+BAD_SCENARIOS = {  # file name -> (text, {field: start of its message})
+    "numbers.json": ('{"seq_len": "NaN", "tokens": "inf"}',
+                     {"seq_len": 'seq_len: "NaN" is text', "tokens": 'tokens: "inf" is text'}),
+    "datetime.toml": ("seq_len = 1979-05-27T07:32:00Z\n", {"seq_len": "seq_len: datetime.datetime(1979, 5, 27"}),
+    "model.json": ('{"model": {"layers": 0, "hidden": 4096, "ffn": 1, "heads": 32, "vocab": 1000}}',
+                   {"model": "model.layers: 0 must be a whole number >= 1"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SCENARIOS))
+def test_a_scenario_with_bad_values_opens_with_the_messages_at_the_fields(qtbot, tmp_path, name):
+    text, expected = BAD_SCENARIOS[name]
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    assert w.open_file(str(path))
+    w.show()
+    qtbot.wait(300)  # longer than the recompute pause: nothing is computed for a state with errors
+    assert w.controller.answer is None and not w.progress.isVisible()
+    for field, start in expected.items():
+        f = w.fields[field]
+        assert f.message.isVisible() and f.message.text().startswith(start), f.message.text()
+        assert "\n" not in f.message.text()
+        assert "#c62828" in f.editor.styleSheet()
+    labels = [w.fields[n].inp.label for n in expected]
+    assert w.headline.text().startswith("No answer yet: fix the field") and all(lab in w.headline.text() for lab in labels)
+    if name == "numbers.json":  # the refused text is shown as given, beside why
+        assert w.fields["seq_len"].editor.text() == "NaN" and w.fields["tokens"].editor.text() == "inf"
+
+
+def test_screenshot_of_a_bad_scenario_is_taken_at_once_and_says_why_on_stderr(tmp_path):
+    text, expected = BAD_SCENARIOS["numbers.json"]
+    (tmp_path / "bad.json").write_text(text, encoding="utf-8")
+    shot = tmp_path / "s.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_TCO_CONFIG_DIR": str(tmp_path / "config")}
+    started = time.monotonic()
+    run = subprocess.run([*CLI, "form", "--scenario", str(tmp_path / "bad.json"), "--screenshot", str(shot), "--size", "1024x700"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    took = time.monotonic() - started
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("gpu-tco form: error: 2 values to fix, marked in the picture: ")
+    assert all(start in run.stderr for start in expected.values()), run.stderr
+    assert took < 20  # no waiting for an answer that never comes (30 s before)
+    from PySide6.QtGui import QColor, QImage
+    img = QImage(str(shot))
+    red = QColor("#c62828").rgb()
+    marked = sum(img.pixel(x, y) == red for x in range(0, img.width() // 2) for y in range(img.height()))
+    assert (img.width(), img.height()) == (1024, 700) and marked > 50  # the red borders of the two fields
+
+
+def test_form_size_mistakes_exit_2_with_one_line_naming_size(capsys):
+    from gpu_tco.gui.app import main as form_main
+
+    def said(size):
+        return (f'gpu-tco form: error: --size "{size}": allowed: WIDTHxHEIGHT in pixels, width 320 to 10,000 '
+                "and height 240 to 10,000, e.g. 1280x800\n")
+    run = subprocess.run([*CLI, "form", "--size", "abc", "--screenshot", "never.png"], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)  # the command itself, once
+    assert (run.returncode, run.stderr) == (2, said("abc"))
+    for size in ("0x0", "99999999999999999999x800", "1280x800x2", "319x800", "1280x10001"):
+        assert form_main(["--size", size, "--screenshot", "never.png"]) == 2, size
+        assert capsys.readouterr().err == said(size)
+    assert not (ROOT / "never.png").exists()
+
+
+def test_ctrl_c_closes_the_running_form_with_one_line(tmp_path):
+    """SIGINT once the window is up (Qt waiting for events, where Python would not see a signal without the
+    form's timer), and once while it is being built: exit 130 and the command's one line."""
+    import signal
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_TCO_CONFIG_DIR": str(tmp_path)}
+    log = tmp_path / "form.log"
+    for shown in (True, False):
+        log.unlink(missing_ok=True)
+        proc = subprocess.Popen([*CLI, "form"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 60
+            # the offscreen platform's note is logged as the window is shown
+            while proc.poll() is None and time.monotonic() < deadline and not (
+                    log.exists() and ("propagateSizeHints" in log.read_text() if shown else True)):
+                time.sleep(0.01)
+            time.sleep(0.5 if shown else 0)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert (proc.returncode, err) == (130, "gpu-tco: interrupted\n"), (shown, err)
