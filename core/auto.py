@@ -35,6 +35,7 @@ AUTO_BASIS = {
     "usd_per_gpu_hour_rented": "the price of {offer}",
     "purchase_usd_per_gpu": "the catalog price of {gpu}",
     "measured_tokens_per_s": "the modelled generation rate",
+    "gpus_per_server": "the largest server {gpu} is sold in",
 }
 
 

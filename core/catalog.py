@@ -317,7 +317,7 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
     for column, rule in RULES.get(table, {}).items():
         if column in row and not RULE_OK[rule](float(row[column])):
             raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
-    if table == "gpus" and str(row.get("server_sizes", "") or "").strip():
+    if table == "gpus" and str(row.get("server_sizes", "") or "").strip() not in ("", "0"):  # empty or 0: not given
         parts = [x.strip() for x in str(row["server_sizes"]).split(";")]
         if not all(x.isdigit() and 1 <= int(x) <= 1024 for x in parts):
             raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "

@@ -117,6 +117,10 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     return f"{word}: {detail}"
 
 
+TIE_DIGITS = 6  # hours and costs are compared rounded to a millionth, as the workbook's ROUND does (spreadsheets
+# compare doubles approximately, so two options a rounding error apart are a tie in both)
+
+
 def rank(options: list, tolerance_pct: float) -> list:
     """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
     ok = [o for o in options if o["ok"]]
@@ -126,7 +130,7 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o["n_gpus"], o["machines"], o["hours"], o["cost_usd"], o["order"])
+            return (0, o["n_gpus"], o["machines"], round(o["hours"], TIE_DIGITS), round(o["cost_usd"], TIE_DIGITS), o["order"])
         return (1 if o["ok"] else 2, o["cost_usd"] if o["ok"] else 0.0, 0, 0, 0, o["order"])
     return sorted(options, key=key), near
 
@@ -275,6 +279,10 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
             if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
                 reasons.append("no price: the cost is not a finite number (check the price inputs)")
+            sizes = server_sizes(gpu_table.rows[gpu_table.find(gpu)])
+            sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
+            if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
+                reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
             offer_row = offer_rows[offer_index[offer_name]] if not buy else None
             given = "purchase_usd_per_gpu" if buy else "usd_per_gpu_hour_rented"
             if given in given_prices and gpu == price_owner:
@@ -292,7 +300,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
                 capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
                 network_slowdown=float(r["comm_slowdown"][j]),
-                ok=bool(r["option_ok"][j]) and priced, reasons=tuple(reasons), price_source=source))
+                ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
     ranked, near = rank(options, float(base["cost_tolerance_pct"]))

@@ -28,7 +28,13 @@ class Recommendation:
 
 
 def _money(usd: float) -> str:
-    return f"${usd:,.0f}"
+    """Dollars; cents below $100 (a small job is not "$0")."""
+    return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
+
+
+def _hours(hours: float) -> str:
+    """Hours; two decimals below one hour."""
+    return f"{hours:,.2f}" if abs(hours) < 1 else f"{hours:,.1f}"
 
 
 def _term(months: float) -> str:
@@ -66,12 +72,12 @@ def headline(f: Mapping, inputs: Mapping) -> str:
     n, gpu, cost, hours = int(f["n_gpus"]), f["gpu"], f["cost_usd"], f["hours"]
     if f["acquire"] == "buy":
         return (f"Buy {n}x {gpu} ({_money(f['capital_usd'])} of capital): the job's share of owning is {_money(cost)} "
-                f"and it takes {hours:,.1f} hours.")
+                f"and it takes {_hours(hours)} hours.")
     text = f"Rent {n}x {gpu} from {f['offer']} ({f['price_type']}): "
     if f["commitment_months"] > 0 and not inputs["commitment_fully_used"]:
-        text += f"{_money(cost)} for the whole {_term(f['commitment_months'])} commitment; the job takes {hours:,.1f} hours of it."
+        text += f"{_money(cost)} for the whole {_term(f['commitment_months'])} commitment; the job takes {_hours(hours)} hours of it."
     else:
-        text += f"{_money(cost)} and {hours:,.1f} hours."
+        text += f"{_money(cost)} and {_hours(hours)} hours."
     if not f["capital_usd"] > 0:  # no purchase price in the catalog (nan or 0): nothing to weigh
         return text + " " + no_purchase_price(gpu)
     return text + " " + buying_instead(f["payback_months"], inputs["months"], inputs["hours_per_day"], f["capital_usd"])
@@ -80,18 +86,19 @@ def headline(f: Mapping, inputs: Mapping) -> str:
 def headline_xl(field) -> str:
     """``headline`` as an Excel expression: ``field(name)`` is the Excel expression of one of HEADLINE_FIELDS;
     the inputs are the workbook's defined names."""
-    def money(x):
-        return f'TEXT({x},"$#,##0")'
-    hours = f'TEXT({field("hours")},"#,##0.0")'
+    def money(x):  # _money: cents below $100
+        return f'IF(ABS({x})<100,TEXT({x},"$#,##0.00"),TEXT({x},"$#,##0"))'
+    h = field("hours")
+    hours = f'IF(ABS({h})<1,TEXT({h},"#,##0.00"),TEXT({h},"#,##0.0"))'
     pay, m, cm, cap = field("payback_months"), "months", field("commitment_months"), field("capital_usd")
     buy_text = (f'"Buy "&{field("n_gpus")}&"x "&{field("gpu")}&" ("&{money(cap)}&" of capital): the job' + "'" +
                 f's share of owning is "&{money(field("cost_usd"))}&" and it takes "&{hours}&" hours."')
-    term = f'IF(MOD({cm},12)=0,{cm}/12&"-year",{cm}&"-month")'
+    term = f'IF(FLOOR({cm},12)={cm},{cm}/12&"-year",{cm}&"-month")'
     how = (f'IF(AND({pay}>0,{pay}<={m}),"buying them instead pays back in "&TEXT({pay},"#,##0.0")&" months at "'
            f'&hours_per_day&" hours a day",IF({pay}>{m},"buying them instead would pay back only after "&TEXT({pay},"#,##0")'
            f'&" months at "&hours_per_day&" hours a day, beyond the "&{m}&" months of ownership",'
            f'"buying them instead never pays back: renting costs less than running owned GPUs"))')
-    buying = (f'IF(N({cap})>0," At this offer' + "'" + f's price, "&{how}&" ("&{money(cap)}'
+    buying = (f'IF(IF(ISNUMBER({cap}),{cap},0)>0," At this offer' + "'" + f's price, "&{how}&" ("&{money(cap)}'
               f'&" of capital).'+ '"' + f'," There is no purchase price for "&{field("gpu")}&" to weigh buying against.")')
     rent_text = (f'"Rent "&{field("n_gpus")}&"x "&{field("gpu")}&" from "&{field("offer")}&" ("&{field("price_type")}&"): "'
                  f'&IF(AND({cm}>0,commitment_fully_used=0),{money(field("cost_usd"))}&" for the whole "&{term}'
@@ -172,7 +179,7 @@ class FitChange:
         cost = f", {_money(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
         cpu = f", with {self.cpu_gib_per_machine:,.0f} GiB of CPU memory per machine" if self.cpu_gib_per_machine > 0 else ""
         return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{cpu}, "
-                f"{self.hours:,.1f} hours{cost}")
+                f"{_hours(self.hours)} hours{cost}")
 
 
 def what_would_fit(inputs: Mapping) -> FitChange | None:

@@ -23,9 +23,6 @@ DEFAULT_JOB = {
     "recompute": "full",
     "precision": "bf16_mixed",
     "optimizer": "adamw",
-    # fine-tuning recipes of 2025-26 compute the loss in chunks: torchtune's recipes (CEWithChunkedOutputLoss),
-    # Liger Kernel's fused linear cross-entropy and Unsloth's cut cross-entropy all do by default
-    "fused_loss": 1,
 }
 
 # (GPU, count): consumer cards a team could buy versus data-centre GPUs it would rent
@@ -92,7 +89,33 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
             mine = {"gpu": r["gpu"], "n_gpus": r["n_gpus"], "acquire": how, "offer": r["offer"]}
             if same_option(mine, picks.get(r["method"])):
                 r["recommended"] = how
+    # a recommendation that is none of the usual setups gets a row of its own, priced by its own offer
+    for m in methods:
+        pick = picks.get(m)
+        if pick is not None and not any(r["recommended"] and r["method"] == m for r in out):
+            out.append(_pick_row({**base, "method": m}, pick))
     return out
+
+
+def _pick_row(job: dict, pick) -> dict:
+    """A table row for the planner's pick: its GPU, count and offer (or buying), with the same columns as compare's rows."""
+    rent = pick["acquire"] == "rent"
+    inputs = {**job, "gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": pick["offer"] if rent else "auto"}
+    rented = evaluate({**inputs, "buy": 0}, outputs=COMPARE_OUTPUTS)
+    owned = evaluate({**inputs, "buy": 1}, outputs=COMPARE_OUTPUTS)
+    return {
+        "gpu": pick["gpu"], "n_gpus": int(pick["n_gpus"]), "method": job["method"], "fits": bool(rented["fits_train"]),
+        "peak_gib_per_gpu": float(rented["peak_train_gib_per_gpu"]), "gpu_memory_gib": float(rented["gpu_memory_gib"]),
+        "gpus_needed": int(rented["gpus_needed"]), "train_hours": float(rented["train_hours"]),
+        "job_hours": float(rented["job_wall_hours"]), "mfu": float(rented["mfu_effective"]),
+        "offer": pick["offer"] if rent else resolve_inputs(inputs)["offer"],
+        "rent_usd": float(rented["option_cost_usd"]) if rented["option_ok"] else float("nan"),
+        "rent_usd_per_gpu_hour": float(rented["rent_usd_per_gpu_hour"]),
+        "own_usd": float(owned["option_cost_usd"]) if owned["option_ok"] else float("nan"),
+        "own_usd_per_gpu_hour": float(owned["own_usd_per_gpu_hour"]), "capital_usd": float(owned["own_capital_usd"]),
+        "payback_months": float(owned["payback_months"]), "verdict_code": int(owned["verdict_code"]),
+        "recommended": pick["acquire"],
+    }
 
 
 def recommendations(job: dict | None = None, methods=METHODS) -> dict:

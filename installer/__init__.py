@@ -5,7 +5,7 @@
     >>> r["fits_train"]
     True
 
-The public API is the engine's (``gpu_tco.core``): ``evaluate``, ``plan``, ``explain``,
+The public API is the engine's (``gpu_tco.core``): ``evaluate``, ``plan``, ``recommend``, ``what_would_fit``, ``explain``,
 ``breakdown``, ``resolve_inputs``, the declarations ``INPUTS`` and ``QUANTITIES``, and the
 error types (``GpuTcoError`` and its subclasses ``InputError`` and ``CatalogError``).
 Front ends live beside it: ``gpu_tco.cli`` (the ``gpu-tco`` command), ``gpu_tco.workbooks``
@@ -30,12 +30,14 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time the names load o
         evaluate,
         explain,
         plan,
+        recommend,
         resolve_inputs,
+        what_would_fit,
     )
 
 __all__ = [
-    "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
-    "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
+    "evaluate", "plan", "recommend", "what_would_fit", "explain", "breakdown", "breakeven_series", "resolve_inputs",
+    "estimate_architecture", "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
 ]
 
 

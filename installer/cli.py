@@ -278,7 +278,7 @@ def cmd_main(ns) -> int:
         print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
               f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
         print("Rent = the GPU's cheapest on-demand offer (column USD/GPU-h; `gpu-tco offers`), billed per increment, "
-              f"plus {a['storage_gb']:g} GB storage.")
+              f"plus {a['storage_gb']:g} GB storage; a row marked <- is the recommendation, priced by its own offer.")
         print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
               f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
               f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "

@@ -36,7 +36,7 @@ from gpu_tco.workbooks.build import (
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
-            "ISNUMBER", "CHOOSE", "COUNTIF", "TEXT"}
+            "ISNUMBER", "CHOOSE", "COUNTIF", "TEXT", "ROUND", "ABS"}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
 
 EDGE_CASES = [

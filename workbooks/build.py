@@ -32,7 +32,7 @@ from gpu_tco.core.auto import AUTO_BASIS, AUTO_QUANTITY
 from gpu_tco.core.expr import text as expr_text
 from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
 from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
-from gpu_tco.core.planner import PRICE_INPUTS, REJECTIONS, plan, same_option, scope
+from gpu_tco.core.planner import PRICE_INPUTS, REJECTIONS, TIE_DIGITS, plan, same_option, scope
 from gpu_tco.core.prices import NO_PRICE
 from gpu_tco.core.recommendation import headline, headline_xl
 from gpu_tco.core.references import cite
@@ -219,8 +219,8 @@ COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for t
     ("cost of this option", "option_cost_usd", '"$"#,##0', 13), ("USD per million tokens trained", "option_usd_per_mtok_train", '"$"#,##0.000', 13),
     ("", "recommended", None, 13), ("ranked cost", "ranked", '"$"#,##0', 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest GPUs, machines, hours, cost
-    ("GPUs if near the cheapest", "tier_gpus", "0", 8), ("machines if fewest GPUs", "tier_machines", "0", 8),
-    ("hours if fewest machines", "tier_hours", "0.0", 8), ("cost if fewest hours", "tier_cost", '"$"#,##0', 8),
+    ("near: GPUs", "tier_gpus", "0", 12), ("then machines", "tier_machines", "0", 12),
+    ("then hours", "tier_hours", "0.0", 12), ("then cost", "tier_cost", '"$"#,##0', 12),
 ]
 TIERS = ("tier_gpus", "tier_machines", "tier_hours", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
@@ -395,13 +395,15 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 c.number_format = _number_format(QUANTITIES[name].unit)
             elif name in ("n_gpus", "buy"):
                 c.number_format = '#,##0 "GPUs"' if name == "n_gpus" else '0;-0;0'
+            elif name in PRICE_INPUTS:
+                c.number_format = '"$"#,##0' if name == "purchase_usd_per_gpu" else '"$"#,##0.00'
         all_vals.append(vals)
     _widths(opt_ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
     not_in_default_print(opt_ws, 2 + len(options) + 1, title_rows="1:1")
     opt_ws.protection.sheet = True
 
     compare_rec = _compare_sheet(compare, opt_ws, row_of, all_vals, cached)
-    _breakeven_sheet(breakeven, inputs, values, result, cached)
+    _breakeven_sheet(breakeven, inputs, values, result, cached, compare_rec)
     _catalog_sheets(wb, tabs)
     _start_sheet(start, tabs, values, result, cached, compare_rec, inputs)
 
@@ -505,9 +507,9 @@ def _compare_sheet(ws, opt_ws, row_of: Mapping[str, int], all_vals: list[dict], 
             "tier_machines": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
                               f'{opt_cell("job_machines")},""),"")', tier_values[k - 1][1]),
             "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
-                           f'{opt_cell("option_hours")},""),"")', tier_values[k - 1][2]),
+                           f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tier_values[k - 1][2]),
             "tier_cost": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
-                          f'{rk}{r},""),"")', tier_values[k - 1][3]),
+                          f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tier_values[k - 1][3]),
             "recommended": (f'=IF(ISNUMBER({letter["tier_cost"]}{r}),IF({k}=MATCH(MIN({col_range["tier_cost"]}),'
                             f'{col_range["tier_cost"]},0),"recommended",""),"")',
                             "recommended" if k - 1 == best_index else ""),
@@ -587,7 +589,9 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     for key in ("job_machines", "option_hours", "option_cost_usd"):
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
-        tiers.append([float(v[key]) if t != "" and t == low else "" for v, t in zip(all_vals, prev)])
+        exact = key == "job_machines"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
+        tiers.append([(float(v[key]) if exact else round(float(v[key]), TIE_DIGITS)) if t != "" and t == low else ""
+                      for v, t in zip(all_vals, prev)])
     last = tiers[-1]
     best = last.index(min(t for t in last if t != ""))
     return best, list(zip(*tiers))
@@ -612,17 +616,36 @@ def _cache_chart(chart, cats: Reference, labels: list[str], series_values: list[
             pt=[StrVal(idx=i, v=str(x)) for i, x in enumerate(labels)], ptCount=len(labels))))
 
 
-def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cached: dict) -> None:
+def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cached: dict, rec: Mapping) -> None:
     """Month-by-month cumulative cash of owning versus renting the same working hours:
-    own_cumulative_usd and rent_cumulative_usd with at_month set per row."""
+    own_cumulative_usd and rent_cumulative_usd with at_month set per row.  The note says which option that is
+    (the scenario on Inputs) and whether it is the recommended one."""
     from gpu_tco.core.costs import breakeven_series
     series = breakeven_series(inputs)
     months = len(series["month"]) - 1
     ws["A1"] = "Break-even: cumulative cash spent owning versus renting"
     ws["A1"].font = Font(bold=True, size=14)
-    breakeven_note = (f"The scenario on Inputs, months 0 to {months} (the period when generated; regenerate for a longer one). "
-                "Renting covers the same working hours (hours_per_day) at the rental price paid.")
-    _note(ws, "A2", breakeven_note, "K", 30, NOTE_FONT)
+    first, last, letter = rec["first"], rec["last"], rec["letter"]
+    rec_range = f"Compare!${letter['recommended']}${first}:${letter['recommended']}${last}"
+    rec_label = f'INDEX(Compare!$A${first}:$A${last},MATCH("recommended",{rec_range},0))'
+    tail = (f" Months 0 to {months} (the period when generated; regenerate for a longer one). Renting covers the same "
+            "working hours (hours_per_day) at the rental price paid.")
+    how = f'IF(buy=1,"bought","rented from "&{resolved_offer_xl("gpu", "offer")})'
+    formula = (f'="This sheet shows the scenario on Inputs ("&n_gpus&"x "&gpu&", "&{how}&"). "&'
+               f'IF(COUNTIF({rec_range},"recommended")=0,"No option is recommended (see Compare).",'
+               f'IF(MATCH("recommended",{rec_range},0)=1,"It is the recommended option.",'
+               f'"The recommended option is "&{rec_label}&" (Compare): set gpu, n_gpus, offer and buy on Inputs to it to see '
+               f'its break-even here."))&"{tail}"')
+    shown = f"{int(values['n_gpus'])}x {values['gpu']}, " + ("bought" if values["buy"] else f"rented from {values['offer']}")
+    if rec["best"] is None:
+        which = "No option is recommended (see Compare)."
+    elif rec["best"] == 0:
+        which = "It is the recommended option."
+    else:
+        which = (f"The recommended option is {rec['label']} (Compare): set gpu, n_gpus, offer and buy on Inputs to it to see "
+                 "its break-even here.")
+    _note(ws, "A2", formula, "K", 30, NOTE_FONT)
+    cached["Break-even!A2"] = f"This sheet shows the scenario on Inputs ({shown}). {which}{tail}"
     ws["A3"], ws["B3"] = "buying pays back after", "=payback_months"
     ws["B3"].number_format = _number_format("months")
     cached["Break-even!B3"] = _plain(result["payback_months"])
@@ -770,9 +793,16 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     cached["Start!A7"] = _answer_text(best, values)
     _note(ws, "A8", _spot_xl(pick, rec_range), "D", 30)
     cached["Start!A8"] = _spot_text(best, values)
-    _note(ws, "A9", "The recommended option is the cheapest that fits in GPU memory, has a price, meets the deadline and budget "
-                    "(Inputs) and is not an interruptible offer unless you allow those; Compare shows the others and why.",
-          "D", 30, NOTE_FONT)
+    _note(ws, "A9", "The recommended option fits in GPU memory, has a price, is sold at that size, meets the deadline and "
+                    "budget (Inputs) and is not an interruptible offer unless you allow those; among those costing at most "
+                    "cost_tolerance_pct more than the cheapest, the fewest GPUs, then machines, then hours win. Compare shows "
+                    "the others and why.", "D", 30, NOTE_FONT)
+    if not result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
+        from gpu_tco.core.recommendation import what_would_fit
+        change = what_would_fit(inputs)
+        if change is not None:
+            _note(ws, "A10", f"Your scenario ({int(values['n_gpus'])}x {values['gpu']}, {values['method']}) does not fit in GPU "
+                             f"memory; it {change.sentence()} (worked out when this file was generated).", "D", 30, NOTE_FONT)
 
     r = 11
     ws.cell(row=r, column=1, value="The assumptions that move the answer most").font = Font(bold=True, size=12)
