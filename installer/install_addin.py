@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import ntpath
 import os
-import posixpath
 import re
 import shutil
 import subprocess
@@ -54,12 +52,13 @@ def read_conf(path: Path) -> dict[str, str]:
 
 def unwritable(value: str) -> str | None:
     """Why ``value`` cannot be an xlwings.conf setting, or None.  A line holds "KEY","VALUE" with no escape for
-    a double quote or a line break, and xlwings expands $NAME, ${NAME} and %NAME% in values (os.path.expandvars),
-    so a path holding them would name another file."""
+    a double quote or a line break, and xlwings expands $NAME, ${NAME} and (on Windows) %NAME% and %% in values
+    (os.path.expandvars in xlwings.utils.read_user_config), so a path holding them would name another file."""
     if '"' in value or any(ord(c) < 32 or ord(c) == 127 for c in value):
         return "holds a double quote or a control character, which xlwings.conf cannot hold"
-    if ntpath.expandvars(value) != value or posixpath.expandvars(value) != value:
-        return "holds $ or % followed by a name, which xlwings would replace by an environment variable"
+    # whether or not such a variable exists now: the file is read later, maybe by another account or machine
+    if re.search(r"\$[\w{]", value) or value.count("%") >= 2:
+        return "holds $NAME or %NAME%, which xlwings would replace by an environment variable"
     return None
 
 

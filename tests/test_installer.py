@@ -23,17 +23,62 @@ def conf_text(pairs: dict) -> str:
     return "".join(f'"{k}","{v}"\n' for k, v in pairs.items())
 
 
+def install_env(home: Path, **more) -> dict:
+    """The environment the installers run in: gpu-tco itself is installed for real from the wheel; its
+    dependencies (NumPy, openpyxl, xlwings) come from the test environment instead of being unpacked again
+    (GPU_TCO_PIP_ARGS, PYTHONPATH).  The machine's rustup proxies (~/.cargo/bin) are left off PATH: pip runs
+    `rustc --version` for its user agent, and the proxy writes ~/.rustup into the temporary home."""
+    import numpy
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if ".cargo" not in p)
+    return {"HOME": str(home), "PATH": path, "PYTHON": sys.executable, "GPU_TCO_EXTRAS": "excel",
+            "GPU_TCO_PIP_ARGS": "--no-deps", "PYTHONPATH": str(Path(numpy.__file__).resolve().parents[1]), "LANG": "C.UTF-8",
+            "QT_QPA_PLATFORM": "offscreen", **more}
+
+
+def desktop_exec_argv(value: str) -> list[str]:
+    """The argument vector of a desktop entry's Exec value, unescaped as the freedesktop Desktop Entry
+    Specification 1.5 says (https://specifications.freedesktop.org/desktop-entry-spec/latest/, "The Exec key"):
+    first the string escapes (\\s \\n \\t \\r \\\\), then the quoting (\\" \\` \\$ \\\\ inside double quotes),
+    then %% becomes %; a field code (%f) stays as it is."""
+    text = re.sub(r"\\([sntr\\])", lambda m: {"s": " ", "n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[m.group(1)], value)
+    argv, i = [], 0
+    while i < len(text):
+        if text[i] == " ":
+            i += 1
+            continue
+        arg = ""
+        if text[i] == '"':
+            i += 1
+            while text[i] != '"':
+                if text[i] == "\\":
+                    assert text[i + 1] in '"`$\\', f"{text[i + 1]!r} may not be escaped in a quoted Exec argument"
+                    i += 1
+                arg += text[i]
+                i += 1
+            i += 1
+        else:
+            while i < len(text) and text[i] != " ":
+                assert text[i] not in '"`$\\\'<>~|&;*?#()', f"{text[i]!r} must be quoted in Exec"
+                arg += text[i]
+                i += 1
+        argv.append(arg if arg == "%f" else arg.replace("%%", "%"))
+    return argv
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under ``folder``, symbolic links not followed."""
+    return {str(p.relative_to(folder)): (None if p.is_dir() and not p.is_symlink() else p.read_bytes() if p.is_file() else os.readlink(p))
+            for p in folder.rglob("*")}
+
+
 def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     home = tmp_path / "home"
     (home / ".xlwings").mkdir(parents=True)
     mine = {"LICENSE_KEY": "abc-123", "INTERPRETER_WIN": r"C:\mine\python.exe"}  # the user's own settings
-    (home / ".xlwings" / "xlwings.conf").write_text(conf_text(mine))
-    # gpu-tco itself is installed for real from the wheel; its dependencies (NumPy, openpyxl, xlwings) are
-    # taken from the test environment instead of being unpacked again (GPU_TCO_PIP_ARGS, PYTHONPATH)
-    import numpy
-    deps = str(Path(numpy.__file__).resolve().parents[1])
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "PYTHON": sys.executable, "GPU_TCO_EXTRAS": "excel",
-           "GPU_TCO_PIP_ARGS": "--no-deps", "PYTHONPATH": deps, "LANG": "C.UTF-8"}
+    # a comment, Windows line ends and no final line end: the file comes back byte for byte
+    original = ('# my settings\r\n' + conf_text(mine).replace("\n", "\r\n")).rstrip("\r\n").encode()
+    (home / ".xlwings" / "xlwings.conf").write_bytes(original)
+    env = install_env(home)
     # the folder users download: built from the wheel, zipped, unzipped, then the documented bare command
     made = subprocess.run(["sh", str(INSTALLER / "make-release.sh"), str(tmp_path / "dist"), str(built_wheel)],
                           env={**env, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=300)
@@ -53,27 +98,86 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     command = home / ".local" / "bin" / "gpu-tco"
     desktop = data / "applications" / "gpu-tco-form.desktop"
     launcher = install / "gpu-tco-form"
-    assert command.is_symlink() and os.access(launcher, os.X_OK) and (install / "uninstall.sh").is_file()
+    assert os.access(command, os.X_OK) and os.access(launcher, os.X_OK) and (install / "uninstall.sh").is_file()
     version = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("gpu-tco ")
     entry = desktop.read_text()
     assert "[Desktop Entry]" in entry and f'Exec="{launcher}" %f' in entry and "Terminal=false" in entry
-    assert f'"{install / "venv" / "bin" / "python"}" -m gpu_tco.gui' in launcher.read_text()
+    assert f"'{install / 'venv' / 'bin' / 'python'}' -m gpu_tco.gui" in launcher.read_text()
     conf = read_conf(home / ".xlwings" / "xlwings.conf")
     assert conf["UDF MODULES"] == "gpu_tco.addin.udfs"
     assert conf["INTERPRETER_MAC"] == str(install / "venv" / "bin" / "python")  # written: it was absent
     assert conf["LICENSE_KEY"] == mine["LICENSE_KEY"] and conf["INTERPRETER_WIN"] == mine["INTERPRETER_WIN"]  # kept
+    assert (home / ".xlwings" / "xlwings.conf").read_bytes().startswith(b"# my settings\r\n")  # the comment too
     main = subprocess.run([str(command), "--workbook", ""], capture_output=True, text=True, env=env, timeout=120)
     assert main.returncode == 0 and "Recommended for lora:" in main.stdout
 
-    # the user adds a setting after installing; uninstalling keeps it and everything that was theirs
-    (home / ".xlwings" / "xlwings.conf").write_text(conf_text({**conf, "LOG FILE": "/tmp/x.log"}))
+    # installed a second time over the first: replaced; then uninstalled: xlwings.conf is exactly as before
+    again = subprocess.run(["sh", str(release / "install.sh")], env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "replacing the gpu-tco installation" in again.stdout, again.stdout + again.stderr
     gone = subprocess.run(["sh", str(install / "uninstall.sh")], env=env, capture_output=True, text=True, timeout=120)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert not install.exists() and not command.exists() and not command.is_symlink() and not desktop.exists()
-    assert read_conf(home / ".xlwings" / "xlwings.conf") == {**mine, "LOG FILE": "/tmp/x.log"}
+    assert (home / ".xlwings" / "xlwings.conf").read_bytes() == original
+    assert snapshot(home) == {".xlwings": None, ".xlwings/xlwings.conf": original}  # the folders it created are gone too
+
     again = subprocess.run(["sh", str(INSTALLER / "uninstall.sh")], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "no gpu-tco installation" in again.stdout  # never removes what it did not create
+
+
+def test_xlwings_settings_are_undone_key_by_key_once_the_user_changed_the_file(tmp_path, capsys):
+    """The installers' set-up of xlwings.conf, in this process: installed twice (the record keeps the first
+    state), then the user edits the file: uninstalling takes out only the values gpu-tco wrote."""
+    from gpu_tco.install_addin import main
+    conf, record = tmp_path / ".xlwings" / "xlwings.conf", tmp_path / "record.json"
+    conf.parent.mkdir()
+    conf.write_bytes(b'"LICENSE_KEY","abc"\r\n"UDF MODULES","my_module"\r\n# mine\r\n')
+    for _ in range(2):
+        assert main(["--no-excel", "--home", str(tmp_path), "--record", str(record)]) == 0
+    assert read_conf(conf)["UDF MODULES"] == "gpu_tco.addin.udfs"
+    conf.write_bytes(conf.read_bytes() + b'"LOG FILE","/tmp/x.log"\n')
+    assert main(["--uninstall", "--home", str(tmp_path), "--record", str(record)]) == 0
+    assert conf.read_bytes() == b'"LICENSE_KEY","abc"\r\n"UDF MODULES","my_module"\r\n# mine\r\n"LOG FILE","/tmp/x.log"\n'
+    # a path xlwings.conf cannot hold (a double quote) or that xlwings would expand ($NAME): skipped, said, file untouched
+    from gpu_tco.install_addin import unwritable
+    assert unwritable('/home/a"b/python') and unwritable("/home/$NO_SUCH_VARIABLE/python") and unwritable("C:\\%USERNAME%\\python.exe")
+    assert unwritable("/home/a\nb") and unwritable("/home/${HOME}")
+    assert unwritable("/home/50% off $ `x`/python") is None
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["--uninstall", "--home", str(tmp_path), "--record", str(bad)]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+
+
+def test_installer_refuses_what_is_not_its_own_and_a_failed_install_leaves_nothing(tmp_path, built_wheel):
+    """Each refusal comes before anything is created; a failure after the environment exists removes it all."""
+    home = tmp_path / "home"
+    docs, bin_dir = home / "Documents", home / ".local" / "bin"
+    docs.mkdir(parents=True)
+    bin_dir.mkdir(parents=True)
+    (docs / "letter.txt").write_text("mine")
+    (bin_dir / "gpu-tco").write_text("#!/bin/sh\necho my own gpu-tco\n")
+    (home / ".xlwings").mkdir()
+    (home / ".xlwings" / "xlwings.conf").write_text('"LICENSE_KEY","abc"\n')
+    before = snapshot(home)
+    script = str(INSTALLER / "install.sh")
+    cases = [  # (settings, what the one-line message says)
+        ({"GPU_TCO_HOME": str(docs), "GPU_TCO_BIN": str(home / "bin2")}, f"{docs} exists and is not empty"),
+        ({}, f"{bin_dir / 'gpu-tco'} already exists and was not written by this installer"),
+        ({"GPU_TCO_HOME": str(home / "new\nline"), "GPU_TCO_BIN": str(home / "bin2")}, "holds a control character"),
+        ({"GPU_TCO_SYSTEM": "beos"}, "allowed: macos, linux"),
+    ]
+    for settings, message in cases:
+        run = subprocess.run(["sh", script, str(built_wheel)], env=install_env(home, **settings), capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr, (settings, run.stdout + run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert snapshot(home) == before, settings
+    # pip fails after the environment was created (no such wheel): everything created is removed again
+    run = subprocess.run(["sh", script, str(tmp_path / "gpu_tco-9-py3-none-any.whl")], capture_output=True, text=True, timeout=300,
+                         env=install_env(home, GPU_TCO_BIN=str(home / "bin2"), GPU_TCO_PIP_ARGS="--no-deps --no-index"))
+    assert run.returncode == 2 and "pip could not install" in run.stderr and "removing what it had created" in run.stdout, run.stdout
+    assert snapshot(home) == before
 
 
 def _code_only(text: str) -> str:
