@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
 import frozen
 import lo
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from gpu_tco.install_addin import read_conf
+from gpu_tco.install_addin import read_conf, unwritable
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "installer"
@@ -139,7 +144,6 @@ def test_xlwings_settings_are_undone_key_by_key_once_the_user_changed_the_file(t
     assert main(["--uninstall", "--home", str(tmp_path), "--record", str(record)]) == 0
     assert conf.read_bytes() == b'"LICENSE_KEY","abc"\r\n"UDF MODULES","my_module"\r\n# mine\r\n"LOG FILE","/tmp/x.log"\n'
     # a path xlwings.conf cannot hold (a double quote) or that xlwings would expand ($NAME): skipped, said, file untouched
-    from gpu_tco.install_addin import unwritable
     assert unwritable('/home/a"b/python') and unwritable("/home/$NO_SUCH_VARIABLE/python") and unwritable("C:\\%USERNAME%\\python.exe")
     assert unwritable("/home/a\nb") and unwritable("/home/${HOME}")
     assert unwritable("/home/50% off $ `x`/python") is None
@@ -167,17 +171,97 @@ def test_installer_refuses_what_is_not_its_own_and_a_failed_install_leaves_nothi
         ({"GPU_TCO_HOME": str(home / "new\nline"), "GPU_TCO_BIN": str(home / "bin2")}, "holds a control character"),
         ({"GPU_TCO_SYSTEM": "beos"}, "allowed: macos, linux"),
     ]
-    for settings, message in cases:
-        run = subprocess.run(["sh", script, str(built_wheel)], env=install_env(home, **settings), capture_output=True, text=True,
+    for overrides, message in cases:
+        run = subprocess.run(["sh", script, str(built_wheel)], env=install_env(home, **overrides), capture_output=True, text=True,
                              timeout=120)
-        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr, (settings, run.stdout + run.stderr)
+        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr, (overrides, run.stdout + run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
-        assert snapshot(home) == before, settings
+        assert snapshot(home) == before, overrides
     # pip fails after the environment was created (no such wheel): everything created is removed again
     run = subprocess.run(["sh", script, str(tmp_path / "gpu_tco-9-py3-none-any.whl")], capture_output=True, text=True, timeout=300,
                          env=install_env(home, GPU_TCO_BIN=str(home / "bin2"), GPU_TCO_PIP_ARGS="--no-deps --no-index"))
     assert run.returncode == 2 and "pip could not install" in run.stderr and "removing what it had created" in run.stdout, run.stdout
     assert snapshot(home) == before
+
+
+def desktop_file_validate() -> str:
+    """freedesktop's checker of desktop entries (Debian: desktop-file-utils), installed when missing and allowed."""
+    exe = shutil.which("desktop-file-validate")
+    if not exe and lo.apt_install(["desktop-file-utils"], "desktop-file-validate checks the applications-menu entry"):
+        exe = shutil.which("desktop-file-validate")
+    if exe:
+        return exe
+    if os.environ.get("CI"):
+        pytest.fail("desktop-file-validate (desktop-file-utils) is required in CI and could not be installed")
+    pytest.skip("desktop-file-validate is not installed and cannot be installed here (not root; CI installs it)")
+
+
+# pieces of a hostile home folder's name: shell expansions and command substitutions (each would create
+# INJECTED in the working folder if evaluated), desktop-entry field codes, quotes and escapes of every layer
+# (shell, desktop entry, Python string, xlwings.conf), glob characters, line breaks, non-ASCII
+HOSTILE = ["`touch INJECTED`", "$(touch INJECTED)", "; touch INJECTED;", "$PATH", "${HOME}", "$", "%h", "%f", "%%", "%USERNAME%",
+           '"', "'", "\\", "\\N{x}", "\\x", "\\'", "'''", " ", "  ", "\n", "\t", "ü", "日本", "~", "|", "&", "*", "?", "[a]", "#", "!",
+           "-rf "]
+home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=["Cs"]),
+                                                         min_size=1, max_size=3), min_size=1, max_size=6).map("".join).filter(
+    lambda name: name not in (".", "..") and len(name.encode()) <= 120)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans())
+@example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True)  # the reported case
+@example(name='mac "q" $(touch INJECTED) %h ü', system="macos", with_conf=True)  # install.sh's macOS steps, run here
+@example(name="new\nline `touch INJECTED`", system="linux", with_conf=False)  # refused: a line break
+def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, name, system, with_conf):
+    """Install, run what was installed, uninstall, in a home folder with a hostile name: nothing in the name is
+    ever run, everything installed is removed and the user's own files are untouched, byte for byte."""
+    base = Path(tempfile.mkdtemp(prefix="gpu-tco-home-"))
+    try:
+        home = base / name
+        (home / ".local" / "share").mkdir(parents=True)
+        (home / ".local" / "share" / "notes.txt").write_text("the user's")
+        (home / ".local" / "bin").mkdir()
+        (home / ".local" / "bin" / "other-tool").write_text("#!/bin/sh\n")
+        if with_conf:
+            (home / ".xlwings").mkdir()
+            (home / ".xlwings" / "xlwings.conf").write_bytes(b'"LICENSE_KEY","abc"\n# mine, no final line end')
+        before = snapshot(base)
+        env = install_env(home, GPU_TCO_SYSTEM=system)
+        run = subprocess.run(["sh", str(INSTALLER / "install.sh"), str(built_wheel)], cwd=base, env=env, capture_output=True,
+                             text=True, timeout=600)
+        if any(ord(c) < 32 or ord(c) == 127 for c in name):
+            assert run.returncode == 2 and "control character" in run.stderr and "Traceback" not in run.stderr, run.stderr
+            assert snapshot(base) == before
+            return
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
+        data = home / ("Library/Application Support" if system == "macos" else ".local/share")
+        install = data / "gpu-tco"
+        py = install / "venv" / "bin" / "python"
+        launcher = install / "gpu-tco-form"
+        # what was installed runs, and runs nothing else: the command, pip's wrapper, the form's launcher
+        for argv in ([home / ".local" / "bin" / "gpu-tco", "--version"], [install / "venv" / "bin" / "gpu-tco", "--version"],
+                     [launcher, "--help"]):
+            ran = subprocess.run([str(a) for a in argv], cwd=base, env=env, capture_output=True, text=True, timeout=120)
+            assert ran.returncode == 0 and ran.stdout.startswith(("gpu-tco ", "usage: gpu-tco form")), (argv, ran.stdout + ran.stderr)
+        if system == "linux":
+            desktop = data / "applications" / "gpu-tco-form.desktop"
+            check = subprocess.run([desktop_file_validate(), str(desktop)], capture_output=True, text=True, timeout=60)
+            assert check.returncode == 0 and not check.stdout.strip(), check.stdout + check.stderr
+            exec_value = next(line[5:] for line in desktop.read_text(encoding="utf-8").splitlines() if line.startswith("Exec="))
+            assert desktop_exec_argv(exec_value) == [str(launcher), "%f"]
+            conf = read_conf(home / ".xlwings" / "xlwings.conf")
+            if unwritable(str(py)):
+                assert "skipped the Excel settings" in run.stdout and "UDF MODULES" not in conf
+            else:
+                assert conf["UDF MODULES"] == "gpu_tco.addin.udfs" and conf["INTERPRETER_MAC"] == str(py)
+        else:
+            assert (home / "Applications" / "gpu-tco form.command").read_bytes() == launcher.read_bytes()
+            assert "def GPU_TCO" in (install / "xlwings-lite" / "main.py").read_text(encoding="utf-8")
+        gone = subprocess.run(["sh", str(install / "uninstall.sh")], cwd=base, env=env, capture_output=True, text=True, timeout=120)
+        assert gone.returncode == 0, gone.stdout + gone.stderr
+        assert snapshot(base) == before  # all of gpu-tco gone, the user's files as they were, nothing created by a name
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _code_only(text: str) -> str:
