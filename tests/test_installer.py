@@ -282,10 +282,24 @@ def test_powershell_scripts_are_well_formed_and_do_what_the_shell_ones_do():
         for open_, close in ("{}", "()", "[]"):
             assert code.count(open_) == code.count(close), open_ + close
     for step in ("LOCALAPPDATA", "-m venv", "pip install", "gpu_tco.install_addin", "--record", "CreateShortcut",
-                 "gpu_tco.gui", "pythonw.exe", "uninstall.ps1", "$Extras"):
+                 "gpu_tco.gui", "pythonw.exe", "uninstall.ps1", "$Extras", "is not empty", "already exists",
+                 "installation failed: removing what it had created", "installed-files.txt"):
         assert step in install, step
-    for step in ("--uninstall", "--record", "Remove-Item -Recurse -Force $HomeDir", "Programs"):
+    for step in ("--uninstall", "--record", "installed-files.txt", "Get-FileHash", "$Path.StartsWith($HomeDir"):
         assert step in uninstall, step
+    # the same manifest format as the shell scripts
+    header = "# gpu-tco installation manifest 1"
+    for text in (install, uninstall, (INSTALLER / "install.sh").read_text(), (INSTALLER / "uninstall.sh").read_text()):
+        assert header in text
+    # paths are literal everywhere: no cmdlet that takes a path reads it as a wildcard pattern ([, ], * and ?
+    # are allowed in Windows file names), no Invoke-Expression
+    for text in (install, uninstall):
+        code = _code_only(text)
+        assert "Invoke-Expression" not in code and "iex " not in code
+        for line in code.splitlines():
+            for cmdlet in re.findall(r"\b(Test-Path|Remove-Item|Copy-Item|Get-ChildItem|Get-Content|Set-Content|Add-Content|Resolve-Path|"
+                                     r"Set-Location|Get-FileHash|New-Item)\b", line):
+                assert cmdlet != "New-Item" and "-LiteralPath" in line, line
     pwsh = next((p for p in ("pwsh", "powershell") if subprocess.run(["which", p], capture_output=True).returncode == 0), None)
     if pwsh:
         for script in ("install.ps1", "uninstall.ps1"):
