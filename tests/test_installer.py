@@ -15,7 +15,7 @@ from pathlib import Path
 import frozen
 import lo
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from gpu_tco.install_addin import read_conf, unwritable
@@ -38,6 +38,22 @@ def install_env(home: Path, **more) -> dict:
     return {"HOME": str(home), "PATH": path, "PYTHON": sys.executable, "GPU_TCO_EXTRAS": "excel",
             "GPU_TCO_PIP_ARGS": "--no-deps", "PYTHONPATH": str(Path(numpy.__file__).resolve().parents[1]), "LANG": "C.UTF-8",
             "QT_QPA_PLATFORM": "offscreen", **more}
+
+
+def pipless_env(base: Path, home: Path, **more) -> dict:
+    """An installer environment whose Python has no pip (as Debian's python3 with python3-venv): the installer
+    gives the new environment its own pip (ensurepip), and pip's wrappers get the environment's path.  The
+    dependencies come from links to the test environment's packages, pip's left out."""
+    import numpy
+    site = Path(numpy.__file__).resolve().parents[1]
+    deps = base / "deps-without-pip"
+    if not deps.exists():
+        deps.mkdir(parents=True)
+        for name in ("numpy", "numpy.libs", "openpyxl", "et_xmlfile", "xlwings"):
+            if (site / name).exists():
+                (deps / name).symlink_to(site / name)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base / "python-without-pip")], check=True, timeout=120)
+    return install_env(home, PYTHON=str(base / "python-without-pip" / "bin" / "python"), PYTHONPATH=str(deps), **more)
 
 
 def desktop_exec_argv(value: str) -> list[str]:
@@ -84,6 +100,7 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     original = ('# my settings\r\n' + conf_text(mine).replace("\n", "\r\n")).rstrip("\r\n").encode()
     (home / ".xlwings" / "xlwings.conf").write_bytes(original)
     env = install_env(home)
+    own_pip = pipless_env(tmp_path, home)
     # the folder users download: built from the wheel, zipped, unzipped, then the documented bare command
     made = subprocess.run(["sh", str(INSTALLER / "make-release.sh"), str(tmp_path / "dist"), str(built_wheel)],
                           env={**env, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=300)
@@ -95,7 +112,7 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
         z.extractall(tmp_path / "download")
     release = tmp_path / "download" / archive.stem
     assert "sh install.sh" in (release / "INSTALL.txt").read_text()
-    run = subprocess.run(["sh", "install.sh"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(["sh", "install.sh"], cwd=release, env=own_pip, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"installing {release / built_wheel.name}[excel]" in run.stdout  # the wheel beside the script
     data = home / ".local" / "share"
@@ -104,6 +121,7 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     desktop = data / "applications" / "gpu-tco-form.desktop"
     launcher = install / "gpu-tco-form"
     assert os.access(command, os.X_OK) and os.access(launcher, os.X_OK) and (install / "uninstall.sh").is_file()
+    assert (install / "venv" / "bin" / "pip").is_file()  # its own pip: the installing Python had none
     version = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("gpu-tco ")
     entry = desktop.read_text()
@@ -120,6 +138,7 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     # installed a second time over the first: replaced; then uninstalled: xlwings.conf is exactly as before
     again = subprocess.run(["sh", str(release / "install.sh")], env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "replacing the gpu-tco installation" in again.stdout, again.stdout + again.stderr
+    assert not (install / "venv" / "bin" / "pip").exists()  # the installing Python's pip filled it
     gone = subprocess.run(["sh", str(install / "uninstall.sh")], env=env, capture_output=True, text=True, timeout=120)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert not install.exists() and not command.exists() and not command.is_symlink() and not desktop.exists()
@@ -207,12 +226,16 @@ home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist
     lambda name: name not in (".", "..") and len(name.encode()) <= 120)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans())
-@example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True)  # the reported case
-@example(name='mac "q" $(touch INJECTED) %h ü', system="macos", with_conf=True)  # install.sh's macOS steps, run here
-@example(name="new\nline `touch INJECTED`", system="linux", with_conf=False)  # refused: a line break
-def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, name, system, with_conf):
+# each example runs pip: few of them, and no shrinking (a failing name is printed as drawn)
+@settings(max_examples=4, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans(), own_pip=st.just(False))
+@example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True, own_pip=False)  # the reported case
+# install.sh's macOS steps, run here; the environment's own pip, whose wrappers hold its path
+@example(name='mac "q" $(touch INJECTED) %h ü', system="macos", with_conf=True, own_pip=True)
+@example(name="new\nline `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: a line break
+@example(name="a:b `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: Python's venv cannot take ':'
+def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, name, system, with_conf, own_pip):
     """Install, run what was installed, uninstall, in a home folder with a hostile name: nothing in the name is
     ever run, everything installed is removed and the user's own files are untouched, byte for byte."""
     base = Path(tempfile.mkdtemp(prefix="gpu-tco-home-"))
@@ -226,11 +249,14 @@ def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, 
             (home / ".xlwings").mkdir()
             (home / ".xlwings" / "xlwings.conf").write_bytes(b'"LICENSE_KEY","abc"\n# mine, no final line end')
         before = snapshot(base)
-        env = install_env(home, GPU_TCO_SYSTEM=system)
+        env = (pipless_env(base / ".." / (base.name + "-python"), home, GPU_TCO_SYSTEM=system) if own_pip
+               else install_env(home, GPU_TCO_SYSTEM=system))
         run = subprocess.run(["sh", str(INSTALLER / "install.sh"), str(built_wheel)], cwd=base, env=env, capture_output=True,
                              text=True, timeout=600)
-        if any(ord(c) < 32 or ord(c) == 127 for c in name):
-            assert run.returncode == 2 and "control character" in run.stderr and "Traceback" not in run.stderr, run.stderr
+        refused = ("control character" if any(ord(c) < 32 or ord(c) == 127 for c in name) else "holds ':'" if ":" in name else None)
+        if refused:
+            assert run.returncode == 2 and refused in run.stderr and "Traceback" not in run.stderr, run.stderr
+            assert len(run.stderr.strip().splitlines()) == 1, run.stderr
             assert snapshot(base) == before
             return
         assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
@@ -238,11 +264,13 @@ def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, 
         install = data / "gpu-tco"
         py = install / "venv" / "bin" / "python"
         launcher = install / "gpu-tco-form"
-        # what was installed runs, and runs nothing else: the command, pip's wrapper, the form's launcher
-        for argv in ([home / ".local" / "bin" / "gpu-tco", "--version"], [install / "venv" / "bin" / "gpu-tco", "--version"],
-                     [launcher, "--help"]):
+        # what was installed runs, and runs nothing else: the command, pip's wrappers (rewritten), the form's launcher
+        runs = [[home / ".local" / "bin" / "gpu-tco", "--version"], [install / "venv" / "bin" / "gpu-tco", "--version"], [launcher, "--help"]]
+        if own_pip:
+            runs.append([install / "venv" / "bin" / "pip", "--version"])
+        for argv in runs:
             ran = subprocess.run([str(a) for a in argv], cwd=base, env=env, capture_output=True, text=True, timeout=120)
-            assert ran.returncode == 0 and ran.stdout.startswith(("gpu-tco ", "usage: gpu-tco form")), (argv, ran.stdout + ran.stderr)
+            assert ran.returncode == 0 and ran.stdout.startswith(("gpu-tco ", "pip ", "usage: gpu-tco form")), (argv, ran.stdout + ran.stderr)
         if system == "linux":
             desktop = data / "applications" / "gpu-tco-form.desktop"
             check = subprocess.run([desktop_file_validate(), str(desktop)], capture_output=True, text=True, timeout=60)
@@ -262,6 +290,7 @@ def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, 
         assert snapshot(base) == before  # all of gpu-tco gone, the user's files as they were, nothing created by a name
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(base.parent / (base.name + "-python"), ignore_errors=True)
 
 
 def _code_only(text: str) -> str:
