@@ -151,7 +151,7 @@ printf 'tree - %s\n' "$venv" >> "$manifest"
 "$python" -m venv --without-pip -- "$venv" || fail "could not create the environment in $venv"
 # pip of the Python that made the environment installs into it (pip --python, pip 22.3 or newer): seconds faster
 # than a copy of pip inside it; without such a pip, the environment gets its own (ensurepip)
-if "$python" -m pip --python "$py" --version >/dev/null 2>&1; then
+if "$python" -c 'import sys, pip; sys.exit(tuple(int(n) for n in pip.__version__.split(".")[:2]) < (22, 3))' >/dev/null 2>&1; then
     pip() { "$python" -m pip --python "$py" "$@"; }
 else
     "$py" -m ensurepip --default-pip >/dev/null || fail "$python has neither pip nor ensurepip (Debian, Ubuntu: apt install python3-venv)"
@@ -232,6 +232,6 @@ else
     say "requirements.txt into the xlwings Lite add-in (Excel's Add-ins store) to get =GPU_TCO() and the others"
 fi
 
-version=$("$py" -m gpu_tco --version)
-say "done: $version. Commands: gpu-tco (in $bin_dir), the form: $launcher"
+version=$("$py" -c 'import importlib.metadata as m; print(m.version("gpu-tco"))')
+say "done: gpu-tco $version. Commands: gpu-tco (in $bin_dir), the form: $launcher"
 say "to remove everything: sh $(shell_quote "$home_dir/uninstall.sh")"

@@ -100,7 +100,6 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     original = ('# my settings\r\n' + conf_text(mine).replace("\n", "\r\n")).rstrip("\r\n").encode()
     (home / ".xlwings" / "xlwings.conf").write_bytes(original)
     env = install_env(home)
-    own_pip = pipless_env(tmp_path, home)
     # the folder users download: built from the wheel, zipped, unzipped, then the documented bare command
     made = subprocess.run(["sh", str(INSTALLER / "make-release.sh"), str(tmp_path / "dist"), str(built_wheel)],
                           env={**env, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=300)
@@ -112,7 +111,7 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
         z.extractall(tmp_path / "download")
     release = tmp_path / "download" / archive.stem
     assert "sh install.sh" in (release / "INSTALL.txt").read_text()
-    run = subprocess.run(["sh", "install.sh"], cwd=release, env=own_pip, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(["sh", "install.sh"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"installing {release / built_wheel.name}[excel]" in run.stdout  # the wheel beside the script
     data = home / ".local" / "share"
@@ -121,7 +120,6 @@ def test_shell_installer_and_uninstaller_for_real(tmp_path, built_wheel):
     desktop = data / "applications" / "gpu-tco-form.desktop"
     launcher = install / "gpu-tco-form"
     assert os.access(command, os.X_OK) and os.access(launcher, os.X_OK) and (install / "uninstall.sh").is_file()
-    assert (install / "venv" / "bin" / "pip").is_file()  # its own pip: the installing Python had none
     version = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("gpu-tco ")
     entry = desktop.read_text()
@@ -227,7 +225,7 @@ home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist
 
 
 # each example runs pip: few of them, and no shrinking (a failing name is printed as drawn)
-@settings(max_examples=4, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans(), own_pip=st.just(False))
 @example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True, own_pip=False)  # the reported case
