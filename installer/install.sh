@@ -132,7 +132,8 @@ rollback() {
     status=$?
     trap - EXIT INT TERM HUP
     if [ "$status" -ne 0 ] && [ -f "$manifest" ]; then
-        say "installation failed: removing what it had created"
+        case "$status" in 130|143) say "installation interrupted: removing what it had created" ;;
+                          *) say "installation failed: removing what it had created" ;; esac
         sh "$here/uninstall.sh" "$home_dir" >/dev/null 2>&1 || say "could not remove everything; see $manifest"
     fi
     exit "$status"
@@ -146,15 +147,19 @@ make_dir "$home_dir"
 cp -- "$here/uninstall.sh" "$home_dir/uninstall.sh"
 note_file "$home_dir/uninstall.sh"
 
+# what Python and pip say goes to a file, shown when they fail: Ctrl-C while they run ends in the one line
+# above, without the traceback Python prints when interrupted
+errors="$home_dir/errors.txt"
+printf 'file - %s\n' "$errors" >> "$manifest"
 say "creating the environment in $venv"
 printf 'tree - %s\n' "$venv" >> "$manifest"
-"$python" -m venv --without-pip -- "$venv" || fail "could not create the environment in $venv"
+"$python" -m venv --without-pip -- "$venv" 2> "$errors" || { cat -- "$errors" >&2; fail "could not create the environment in $venv"; }
 # pip of the Python that made the environment installs into it (pip --python, pip 22.3 or newer): seconds faster
 # than a copy of pip inside it; without such a pip, the environment gets its own (ensurepip)
 if "$python" -c 'import sys, pip; sys.exit(tuple(int(n) for n in pip.__version__.split(".")[:2]) < (22, 3))' >/dev/null 2>&1; then
     pip() { "$python" -m pip --python "$py" "$@"; }
 else
-    "$py" -m ensurepip --default-pip >/dev/null || fail "$python has neither pip nor ensurepip (Debian, Ubuntu: apt install python3-venv)"
+    "$py" -m ensurepip --default-pip >/dev/null 2> "$errors" || fail "$python has neither pip nor ensurepip (Debian, Ubuntu: apt install python3-venv)"
     pip() { "$py" -m pip "$@"; }
 fi
 requirement=$source_spec
@@ -162,7 +167,9 @@ requirement=$source_spec
 say "installing $requirement (this takes a minute)"
 # GPU_TCO_PIP_ARGS: further pip options, e.g. --index-url for a company mirror (split on spaces on purpose)
 # shellcheck disable=SC2086
-pip install -q --disable-pip-version-check ${GPU_TCO_PIP_ARGS:-} "$requirement" || fail "pip could not install $requirement"
+pip install -q --disable-pip-version-check ${GPU_TCO_PIP_ARGS:-} "$requirement" 2> "$errors" ||
+    { cat -- "$errors" >&2; fail "pip could not install $requirement"; }
+rm -f -- "$errors"
 
 # pip's command wrappers start with the environment's path inside double quotes when it holds a space, which
 # the shell would expand ($, backticks): each becomes a script that passes the path as one quoted word

@@ -199,6 +199,20 @@ def test_installer_refuses_what_is_not_its_own_and_a_failed_install_leaves_nothi
                          env=install_env(home, GPU_TCO_BIN=str(home / "bin2"), GPU_TCO_PIP_ARGS="--no-deps --no-index"))
     assert run.returncode == 2 and "pip could not install" in run.stderr and "removing what it had created" in run.stdout, run.stdout
     assert snapshot(home) == before
+    # Ctrl-C (SIGINT to the whole process group) once the environment exists, while pip installs: exit 130,
+    # everything removed again, and no traceback from the interrupted pip
+    import signal
+    import time
+    started = subprocess.Popen(["sh", script, str(built_wheel)], env=install_env(home, GPU_TCO_BIN=str(home / "bin2")),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    seen = ""
+    while "installing " not in seen and started.poll() is None:  # the line said just before pip starts
+        seen += started.stdout.readline()
+    time.sleep(0.3)
+    os.killpg(started.pid, signal.SIGINT)
+    out = seen + started.communicate(timeout=120)[0]
+    assert started.returncode == 130 and "installation interrupted: removing what it had created" in out and "Traceback" not in out, out
+    assert snapshot(home) == before
 
 
 def desktop_file_validate() -> str:
