@@ -63,6 +63,8 @@ def unwritable(value: str) -> str | None:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content atomically; a symbolic link (a dotfiles folder's xlwings.conf) stays a link."""
+    path = path.resolve() if path.is_symlink() else path
     fd, tmp = tempfile.mkstemp(prefix=".xlwings-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

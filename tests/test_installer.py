@@ -160,6 +160,17 @@ def test_xlwings_settings_are_undone_key_by_key_once_the_user_changed_the_file(t
     conf.write_bytes(conf.read_bytes() + b'"LOG FILE","/tmp/x.log"\n')
     assert main(["--uninstall", "--home", str(tmp_path), "--record", str(record)]) == 0
     assert conf.read_bytes() == b'"LICENSE_KEY","abc"\r\n"UDF MODULES","my_module"\r\n# mine\r\n"LOG FILE","/tmp/x.log"\n'
+    # xlwings.conf as a link into a dotfiles folder: written through the link, given back byte for byte, still a link
+    dotfiles = tmp_path / "dotfiles" / "xlwings.conf"
+    dotfiles.parent.mkdir()
+    dotfiles.write_bytes(b'"LICENSE_KEY","abc"\n')
+    linked = tmp_path / "linked"
+    (linked / ".xlwings").mkdir(parents=True)
+    (linked / ".xlwings" / "xlwings.conf").symlink_to(dotfiles)
+    assert main(["--no-excel", "--home", str(linked), "--record", str(tmp_path / "linked.json")]) == 0
+    assert (linked / ".xlwings" / "xlwings.conf").is_symlink() and b"UDF MODULES" in dotfiles.read_bytes()
+    assert main(["--uninstall", "--home", str(linked), "--record", str(tmp_path / "linked.json")]) == 0
+    assert (linked / ".xlwings" / "xlwings.conf").is_symlink() and dotfiles.read_bytes() == b'"LICENSE_KEY","abc"\n'
     # a path xlwings.conf cannot hold (a double quote) or that xlwings would expand ($NAME): skipped, said, file untouched
     assert unwritable('/home/a"b/python') and unwritable("/home/$NO_SUCH_VARIABLE/python") and unwritable("C:\\%USERNAME%\\python.exe")
     assert unwritable("/home/a\nb") and unwritable("/home/${HOME}")
