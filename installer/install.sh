@@ -82,36 +82,40 @@ else
     menu_file="$apps/gpu-tco form.command"
 fi
 
+command -v "$python" >/dev/null 2>&1 || fail "$python not found; install Python 3.11 or newer (python.org or your package manager)"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "$python is older than 3.11"
+
+# a path in an error message: as it is, or as Python writes it (repr) when it holds a character that is not
+# printable (a line break, U+0085, U+2028 ... would split the one-line message)
+shown() { "$python" -c 'import sys; p = sys.argv[1]; print(p if p.isprintable() else repr(p))' "$1"; }
 for path in "$home_dir" "$bin_dir" "$menu_file" "$source_spec"; do
     case "$path" in
-        *[[:cntrl:]]*) fail "$(printf '%s' "$path" | tr '[:cntrl:]' '?') holds a control character (a line break or a tab); install into a folder without one (GPU_TCO_HOME, GPU_TCO_BIN)" ;;
+        *[[:cntrl:]]*) fail "$(shown "$path") holds a control character (a line break or a tab); install into a folder without one (GPU_TCO_HOME, GPU_TCO_BIN)" ;;
     esac
 done
 
 # Python's venv refuses a path holding the PATH separator (its bin folder could not be put on PATH)
 case "$venv" in
-    *:*) fail "$home_dir holds ':', which the path of a Python environment cannot hold; install into a folder without it (GPU_TCO_HOME)" ;;
+    *:*) fail "$(shown "$home_dir") holds ':', which the path of a Python environment cannot hold; install into a folder without it (GPU_TCO_HOME)" ;;
 esac
 
-command -v "$python" >/dev/null 2>&1 || fail "$python not found; install Python 3.11 or newer (python.org or your package manager)"
-"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "$python is older than 3.11"
 
 # an earlier installation by this script is replaced; any other content of the folder is the user's
 if [ -f "$manifest" ] && [ -f "$home_dir/uninstall.sh" ]; then
     if ! head -n 1 "$manifest" | grep -q '^# gpu-tco installation manifest 1$'; then
-        fail "an older gpu-tco installation is in $home_dir; remove it first: sh $(shell_quote "$home_dir/uninstall.sh")"
+        fail "an older gpu-tco installation is in $(shown "$home_dir"); remove it first: sh $(shell_quote "$home_dir/uninstall.sh")"
     fi
     say "replacing the gpu-tco installation in $home_dir"
-    sh "$here/uninstall.sh" "$home_dir" || fail "could not remove the earlier installation in $home_dir"
+    sh "$here/uninstall.sh" "$home_dir" || fail "could not remove the earlier installation in $(shown "$home_dir")"
 fi
 if [ -e "$home_dir" ] || [ -L "$home_dir" ]; then
-    [ -d "$home_dir" ] && [ ! -L "$home_dir" ] || fail "$home_dir exists and is not a folder; choose another GPU_TCO_HOME"
-    [ -z "$(ls -A -- "$home_dir")" ] || fail "$home_dir exists and is not empty; gpu-tco installs only into a new or empty folder (GPU_TCO_HOME)"
+    [ -d "$home_dir" ] && [ ! -L "$home_dir" ] || fail "$(shown "$home_dir") exists and is not a folder; choose another GPU_TCO_HOME"
+    [ -z "$(ls -A -- "$home_dir")" ] || fail "$(shown "$home_dir") exists and is not empty; gpu-tco installs only into a new or empty folder (GPU_TCO_HOME)"
 fi
 # never overwrite a file gpu-tco did not write
 for path in "$command_link" "$menu_file"; do
     if [ -e "$path" ] || [ -L "$path" ]; then
-        fail "$path already exists and was not written by this installer; move it away (or set GPU_TCO_BIN), then install again"
+        fail "$(shown "$path") already exists and was not written by this installer; move it away (or set GPU_TCO_BIN), then install again"
     fi
 done
 
@@ -153,7 +157,7 @@ errors="$home_dir/errors.txt"
 printf 'file - %s\n' "$errors" >> "$manifest"
 say "creating the environment in $venv"
 printf 'tree - %s\n' "$venv" >> "$manifest"
-"$python" -m venv --without-pip -- "$venv" 2> "$errors" || { cat -- "$errors" >&2; fail "could not create the environment in $venv"; }
+"$python" -m venv --without-pip -- "$venv" 2> "$errors" || { cat -- "$errors" >&2; fail "could not create the environment in $(shown "$venv")"; }
 # pip of the Python that made the environment installs into it (pip --python, pip 22.3 or newer): seconds faster
 # than a copy of pip inside it; without such a pip, the environment gets its own (ensurepip)
 if "$python" -c 'import sys, pip; sys.exit(tuple(int(n) for n in pip.__version__.split(".")[:2]) < (22, 3))' >/dev/null 2>&1; then
@@ -168,7 +172,7 @@ say "installing $requirement (this takes a minute)"
 # GPU_TCO_PIP_ARGS: further pip options, e.g. --index-url for a company mirror (split on spaces on purpose)
 # shellcheck disable=SC2086
 pip install -q --disable-pip-version-check ${GPU_TCO_PIP_ARGS:-} "$requirement" 2> "$errors" ||
-    { cat -- "$errors" >&2; fail "pip could not install $requirement"; }
+    { cat -- "$errors" >&2; fail "pip could not install $(shown "$requirement")"; }
 rm -f -- "$errors"
 
 # pip's command wrappers start with the environment's path inside double quotes when it holds a space, which

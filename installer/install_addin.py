@@ -37,7 +37,9 @@ def _key_of(line: str) -> str | None:
 
 def _read_lines(path: Path) -> list[str]:
     # bytes that are not UTF-8 pass through unchanged (surrogateescape): the user's lines are written back as read
-    return path.read_bytes().decode("utf-8", "surrogateescape").splitlines(keepends=True) if path.is_file() else []
+    # lines end where xlwings' reading ends them (\n, \r\n, \r), not at the other breaks str.splitlines knows (U+0085, U+2028, ...)
+    text = path.read_bytes().decode("utf-8", "surrogateescape") if path.is_file() else ""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
 def read_conf(path: Path) -> dict[str, str]:

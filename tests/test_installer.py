@@ -160,6 +160,11 @@ def test_xlwings_settings_are_undone_key_by_key_once_the_user_changed_the_file(t
     conf.write_bytes(conf.read_bytes() + b'"LOG FILE","/tmp/x.log"\n')
     assert main(["--uninstall", "--home", str(tmp_path), "--record", str(record)]) == 0
     assert conf.read_bytes() == b'"LICENSE_KEY","abc"\r\n"UDF MODULES","my_module"\r\n# mine\r\n"LOG FILE","/tmp/x.log"\n'
+    # a value holding U+0085 or U+2028 is one line, as xlwings reads it
+    odd = tmp_path / "odd"
+    (odd / ".xlwings").mkdir(parents=True)
+    (odd / ".xlwings" / "xlwings.conf").write_bytes('"LICENSE_KEY","a\x85b\u2028c"\r"UDF MODULES","mine"'.encode())
+    assert read_conf(odd / ".xlwings" / "xlwings.conf") == {"LICENSE_KEY": "a\x85b\u2028c", "UDF MODULES": "mine"}
     # xlwings.conf as a link into a dotfiles folder: written through the link, given back byte for byte, still a link
     dotfiles = tmp_path / "dotfiles" / "xlwings.conf"
     dotfiles.parent.mkdir()
@@ -240,9 +245,10 @@ def desktop_file_validate() -> str:
 
 # pieces of a hostile home folder's name: shell expansions and command substitutions (each would create
 # INJECTED in the working folder if evaluated), desktop-entry field codes, quotes and escapes of every layer
-# (shell, desktop entry, Python string, xlwings.conf), glob characters, line breaks, non-ASCII
+# (shell, desktop entry, Python string, xlwings.conf), glob characters, line breaks (also U+0085 and U+2028, which
+# are no control characters to the shell but end a line for str.splitlines), non-ASCII
 HOSTILE = ["`touch INJECTED`", "$(touch INJECTED)", "; touch INJECTED;", "$PATH", "${HOME}", "$", "%h", "%f", "%%", "%USERNAME%",
-           '"', "'", "\\", "\\N{x}", "\\x", "\\'", "'''", " ", "  ", "\n", "\t", "ü", "日本", "~", "|", "&", "*", "?", "[a]", "#", "!",
+           '"', "'", "\\", "\\N{x}", "\\x", "\\'", "'''", " ", "  ", "\n", "\t", "\x85", "\u2028", "ü", "日本", "~", "|", "&", "*", "?", "[a]", "#", "!",
            "-rf "]
 home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=["Cs"]),
                                                          min_size=1, max_size=3), min_size=1, max_size=6).map("".join).filter(
@@ -255,7 +261,7 @@ home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist
 @given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans(), own_pip=st.just(False))
 @example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True, own_pip=False)  # the reported case
 # install.sh's macOS steps, run here; the environment's own pip, whose wrappers hold its path
-@example(name='mac "q" $(touch INJECTED) %h ü', system="macos", with_conf=True, own_pip=True)
+@example(name='mac "q" $(touch INJECTED) %h ü\x85\u2028', system="macos", with_conf=True, own_pip=True)
 @example(name="new\nline `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: a line break
 @example(name="a:b `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: Python's venv cannot take ':'
 def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, name, system, with_conf, own_pip):
