@@ -16,7 +16,9 @@ from pathlib import Path
 
 from .codegen import udf_source
 
-ROOT = Path(__file__).resolve().parents[1]
+# The bundle's files are read where Python imports them from (the checkout in a development install, the
+# package folders in site-packages from the wheel), so the same code builds it from either.
+ADDIN_DIR = Path(__file__).resolve().parent
 REQUIREMENTS = "xlwings<1.0.0\nnumpy\n"
 
 _HEADER = '''"""gpu-tco spreadsheet functions for xlwings Lite (=GPU_TCO(), =GPU_MEMORY_TRAIN(), ...).
@@ -58,12 +60,15 @@ from gpu_tco.addin.functions import call as _call  # noqa: E402
 def bundle_bytes() -> bytes:
     """gpu_tco's root package, its engine (modules, catalogs, the version) and the functions,
     laid out as installed (gpu_tco/core/..., gpu_tco/addin/functions.py)."""
+    import gpu_tco
+    import gpu_tco.core
     from gpu_tco.core.version import __version__
-    files = {"gpu_tco/__init__.py": ROOT / "installer" / "__init__.py"}
-    files.update({f"gpu_tco/core/{p.name}": p for p in sorted((ROOT / "core").glob("*.py"))})
-    files.update({f"gpu_tco/core/data/{p.name}": p for p in sorted((ROOT / "core" / "data").glob("*.csv"))})
-    files["gpu_tco/addin/__init__.py"] = ROOT / "addin" / "__init__.py"
-    files["gpu_tco/addin/functions.py"] = ROOT / "addin" / "functions.py"
+    core_dir = Path(gpu_tco.core.__file__).resolve().parent
+    files = {"gpu_tco/__init__.py": Path(gpu_tco.__file__).resolve()}
+    files.update({f"gpu_tco/core/{p.name}": p for p in sorted(core_dir.glob("*.py"))})
+    files.update({f"gpu_tco/core/data/{p.name}": p for p in sorted((core_dir / "data").glob("*.csv"))})
+    files["gpu_tco/addin/__init__.py"] = ADDIN_DIR / "__init__.py"
+    files["gpu_tco/addin/functions.py"] = ADDIN_DIR / "functions.py"
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, path in files.items():

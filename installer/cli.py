@@ -598,9 +598,16 @@ def cmd_docs(ns) -> int:
     from .core.calibration import write_doc
     from .core.docs import DOC_PATH, write
 
+    checkout = DOC_PATH.parent.parent
+    if not (checkout / "pyproject.toml").is_file():
+        # installed from the wheel: the project's docs/, README and add-in module are not here to refresh (and
+        # nothing is written into the installed package); the quantities reference goes where --out says
+        print(f"wrote {write(ns.out or 'quantities.md')}")
+        print("(docs/calibration.md, the add-in module and the README's table are refreshed in a copy of the project)")
+        return 0
     print(f"wrote {write(ns.out)}")
     print(f"wrote {write_doc()}")
-    for path in write_generated(DOC_PATH.parent.parent / "README.md"):
+    for path in write_generated(checkout / "README.md"):
         print(f"wrote {path}")
     return _form_picture(DOC_PATH.parent / FORM_PICTURE)
 
@@ -728,7 +735,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs")
     dc = command("docs", "regenerate docs/quantities.md, docs/calibration.md, docs/form.png, the add-in module and the README's "
                          "function table", "[--out PATH]")
-    dc.add_argument("--out", default=None, metavar="PATH", help="where to write the quantities reference [docs/quantities.md]")
+    dc.add_argument("--out", default=None, metavar="PATH",
+                    help="where to write the quantities reference [docs/quantities.md; installed: quantities.md here]")
     return p
 
 

@@ -6,21 +6,22 @@
 #
 #   sh installer/make-release.sh [OUT_DIR] [WHEEL]     defaults: dist/ and a wheel built from this project
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+here=$(cd -- "$(dirname -- "$0")" && pwd)
+root=$(cd -- "$here/.." && pwd)
 out=${1:-$root/dist}
 python=${PYTHON:-python3}
-mkdir -p "$out"
+mkdir -p -- "$out"
 wheel=${2:-}
 if [ -z "$wheel" ]; then
     "$python" -m pip wheel -q --no-deps -w "$out" "$root"
-    wheel=$(ls "$out"/gpu_tco-*.whl | sort | tail -n 1)
+    for candidate in "$out"/gpu_tco-*.whl; do [ -f "$candidate" ] && wheel=$candidate; done  # the last in name order
 fi
-version=$(basename "$wheel" | cut -d- -f2)
+[ -f "$wheel" ] || { echo "make-release: no wheel: $wheel" >&2; exit 2; }
+version=$(basename -- "$wheel" | cut -d- -f2)
 folder="$out/gpu-tco-$version"
-rm -rf "$folder"
-mkdir -p "$folder"
-cp "$wheel" "$here/install.sh" "$here/uninstall.sh" "$here/install.ps1" "$here/uninstall.ps1" "$folder/"
+rm -rf -- "$folder"
+mkdir -p -- "$folder"
+cp -- "$wheel" "$here/install.sh" "$here/uninstall.sh" "$here/install.ps1" "$here/uninstall.ps1" "$folder/"
 cat > "$folder/INSTALL.txt" <<TEXT
 gpu-tco $version: which GPUs, how many, rent or buy, how long, how much.
 

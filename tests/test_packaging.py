@@ -48,6 +48,19 @@ def test_wheel_installs_into_a_fresh_environment_under_one_namespace(tmp_path, b
     version = subprocess.run([str(bin_dir / "gpu-tco"), "--version"], capture_output=True, text=True, timeout=60).stdout.split()[-1]
     assert api.stdout.split()[0] == version != "0+unknown"
 
+    # the commands that read the package's own files find them inside the wheel: the xlwings Lite files (the
+    # same bundle as from the project) and the quantities reference
+    lite = subprocess.run([str(bin_dir / "gpu-tco"), "addin", "lite", "--out", "lite"], capture_output=True, text=True, cwd=work,
+                          timeout=120)
+    assert lite.returncode == 0, lite.stderr
+    from gpu_tco.addin.lite import main_py
+    assert (work / "lite" / "main.py").read_text(encoding="utf-8") == main_py()
+    docs = subprocess.run([str(bin_dir / "gpu-tco"), "docs", "--out", "q.md"], capture_output=True, text=True, cwd=work, timeout=120)
+    assert docs.returncode == 0, docs.stderr
+    from gpu_tco.core.docs import render
+    assert (work / "q.md").read_text(encoding="utf-8") == render()
+    assert not list(site.glob("gpu_tco/docs")) and not list(site.rglob("*.tmp"))  # nothing written into the package
+
     # the desktop form from the wheel (Qt, like NumPy, from the test environment)
     shot = tmp_path / "form.png"
     form = subprocess.run([str(bin_dir / "gpu-tco"), "form", "--screenshot", str(shot)], capture_output=True, text=True, cwd=work,
