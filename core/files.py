@@ -145,3 +145,31 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         view = view[os.write(fd, view):]
     os.fsync(fd)
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file (at most ``max_bytes`` + 1 of them, so a caller can tell a file is
+    too large).  A named pipe, a device or a folder is refused without reading from it (a pipe is
+    opened non-blocking, so nothing waits for a writer).  Raises OSError whose ``strerror`` says in
+    plain words what is wrong."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a file")
+        chunks, left = [], (max_bytes + 1) if max_bytes is not None else -1
+        while left != 0:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .errors import InputError
-from .files import write_atomically
+from .files import read_regular_file, write_atomically
 
 MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
 PLANNER_KEYS = ("gpus",)         # scenario keys that are not inputs but the planner's scope
@@ -28,8 +28,7 @@ def read_scenario(path: str | os.PathLike) -> dict:
     """
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SCENARIO_BYTES + 1)
+        raw = read_regular_file(p, MAX_SCENARIO_BYTES)
     except OSError as err:
         raise InputError("scenario", str(path), f"cannot be read ({err.strerror or err})") from None
     if len(raw) > MAX_SCENARIO_BYTES:
