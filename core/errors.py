@@ -34,7 +34,8 @@ class CatalogError(GpuTcoError):
 
     def __init__(self, path, row: int | None, column: str | None, problem: str):
         self.path, self.row, self.column = str(path), row, column
-        shown = self.path if len(self.path) <= 160 else f"...{self.path[-150:]}"  # a path too long to use is cut
+        shown = self.path.encode("utf-8", "backslashreplace").decode("utf-8")  # a file name's undecodable bytes as \udcff
+        shown = shown if len(shown) <= 160 else f"...{shown[-150:]}"  # a path too long to use is cut
         where = "".join(f", {w}" for w in (f"row {row}" if row is not None else "", f"column {column}" if column else "") if w)
         super().__init__(f"{shown}{where}: {problem}")
 
