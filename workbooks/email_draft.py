@@ -81,14 +81,14 @@ def ascii_file_name(name: str, fallback: str = "gpu-plan.xlsx") -> str:
 
 # characters that end or break a header line, or that a header cannot carry: control characters
 # (C0, DEL, C1 such as U+0085 NEXT LINE) and the Unicode line and paragraph separators
-_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_LINE_BREAKERS = re.compile(" *[\x00-\x1f\x7f-\x9f\u2028\u2029][ \x00-\x1f\x7f-\x9f\u2028\u2029]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no UTF-8 form; shown as U+FFFD
 
 
 def one_line(text: str) -> str:
     """``text`` as one header line: each run of control or line-separator characters (CR, LF, TAB,
-    U+0085, U+2028, U+2029, ...) becomes one space, a lone surrogate becomes U+FFFD (the visible
-    replacement character), spaces at the ends are dropped."""
+    U+0085, U+2028, U+2029, ...) with the spaces around it becomes one space, a lone surrogate
+    becomes U+FFFD (the visible replacement character), spaces at the ends are dropped."""
     return _SURROGATE.sub("\ufffd", _LINE_BREAKERS.sub(" ", str(text))).strip()
 
 
@@ -96,14 +96,15 @@ def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
     """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends.
 
     The subject is reduced to one line (``one_line``) and folded and encoded by the email package.
-    Text in it that looks like an RFC 2047 encoded-word (``=?utf-8?b?...?=``) stays literal: the
-    whole subject is then sent as encoded-words (``email.header.Header``), which a mail program
-    decodes back to exactly the text given, never to other headers or other words.
+    A subject that is not plain ASCII, or holds text that looks like an RFC 2047 encoded-word
+    (``=?utf-8?b?...?=``), is sent whole as encoded-words (``email.header.Header``): a mail program
+    decodes them back to exactly the text given (spaces included; an encoded-word in the name stays
+    literal text), never to other headers or other words.
     """
     path = Path(workbook)
     subject = one_line(subject)
     msg = EmailMessage(policy=SMTP)
-    if "=?" in subject:
+    if "=?" in subject or not subject.isascii():
         folded = Header(subject, "utf-8", header_name="Subject").encode(linesep="\r\n")
         msg.set_raw("Subject", folded)
     else:
