@@ -88,10 +88,15 @@ def remove_stale_temporaries(folder: str | os.PathLike, now: float | None = None
 
 def write_atomically(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path``; the old file stays whole until the new one is complete.  The new
-    file has mode 0644 less the umask, as any file the user creates.  Raises OSError (nothing is
-    left behind: the temporary is removed)."""
+    file has mode 0644 less the umask, as any file the user creates.  A read-only target is never
+    replaced.  Raises OSError (nothing is left behind: the temporary is removed)."""
     target = Path(path)
     folder = folder_of(target)
+    try:
+        if not (os.stat(target).st_mode & 0o222):  # the rule of target_problem, also for a caller that skipped it
+            raise PermissionError(errno.EACCES, "the file is read-only", str(target))
+    except FileNotFoundError:
+        pass
     remove_stale_temporaries(folder)
     name = folder / f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     if not _link_unnamed(data, folder, name):

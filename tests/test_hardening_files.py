@@ -607,3 +607,22 @@ def test_a_saved_scenario_with_a_del_character_reopens_and_is_judged_at_the_fiel
     for out in outs[1:]:
         _one_line_exit_2(out, "surrogate", "lone surrogate")
         assert "\\ud800" in out.stderr
+
+
+def test_the_shared_writer_never_replaces_a_read_only_file_nor_caches_a_non_finite_value(tmp_path):
+    from gpu_tco.workbooks.xlsx import save_atomically
+    locked = tmp_path / "locked.json"
+    locked.write_bytes(b"mine")
+    locked.chmod(0o444)
+    with pytest.raises(PermissionError, match="read-only"):
+        files.write_atomically(locked, b"new")
+    with pytest.raises(core.InputError, match="read-only"):
+        write_scenario(locked, {"gpu": "L40S"})
+    assert locked.read_bytes() == b"mine" and list(tmp_path.iterdir()) == [locked]
+    wb = Workbook()
+    wb.active["A1"], wb.active["A2"] = "=1/0", "=2"
+    path = save_atomically(wb, {f"{wb.active.title}!A1": float("inf"), f"{wb.active.title}!A2": 2.0}, tmp_path / "b.xlsx")
+    with zipfile.ZipFile(path) as z:
+        xml = z.read("xl/worksheets/sheet1.xml").decode("utf-8")
+    assert "<v>2.0</v>" in xml and "inf" not in xml.lower()
+    assert load_workbook(path)["Sheet"]["A1"].value == "=1/0"

@@ -9,6 +9,7 @@ not recalculate (Protected View, preview panes, phones) would show them blank, s
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 import zipfile
@@ -121,6 +122,8 @@ def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object])
                         return f'<c r="{ref}"{attrs} t="b">{f}<v>{int(v)}</v></c>'
                     if isinstance(v, str):  # a formula's text result
                         return f'<c r="{ref}"{attrs} t="str">{f}<v>{xml_escape(v)}</v></c>'
+                    if not math.isfinite(float(v)):  # no number a spreadsheet holds: left to recalculation
+                        return m.group(0)
                     return f'<c r="{ref}"{attrs}>{f}<v>{repr(float(v))}</v></c>'
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             zout.writestr(info, data)
