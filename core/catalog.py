@@ -64,7 +64,7 @@ def text_problem(value: str) -> str | None:
         what = f"U+{c:04X}, half of a UTF-16 surrogate pair (not a character)"
     else:
         what = f"U+{c:04X}, a Unicode non-character"
-    return f"holds {what} at position {bad.start() + 1}; remove it (a spreadsheet cannot hold it)"
+    return f"holds {what} at position {bad.start() + 1}; remove it (it is not printable text, and a workbook cannot hold it safely)"
 
 
 AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
