@@ -362,11 +362,11 @@ CATALOG_MAX = 1e15
 CATALOG_MIN = 1e-6
 RULE_TEXT = {"pos": "a number from 0.000001 to 1e15", "nonneg": "0 or a number from 0.000001 to 1e15", "flag": "0 or 1",
              "count": "a whole number >= 1 and <= 1e15",
-             "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
+             "frac": "a number from 0 to 1", "frac_pos": "a number from 0.01 to 1", "pct": "a number from 0 to 100",
              "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
 RULE_OK = {"pos": lambda x: CATALOG_MIN <= x <= CATALOG_MAX, "nonneg": lambda x: x == 0 or CATALOG_MIN <= x <= CATALOG_MAX,
            "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
-           "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
+           "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0.01 <= x <= 1,  # an efficiency: at least the least mfu an input may give
            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 

@@ -511,6 +511,46 @@ def test_random_mixes_of_extremes_give_only_finite_results():
             assert bad.size == 0, (name, {k: (v[bad[0]] if len(v) == n else v) for k, v in sweep.items()})
 
 
+# every rule's allowed ends: the least non-zero number (1e-6), the largest (1e15), 0 where allowed
+RULE_ENDS = {"pos": [1e-6, 1e15], "nonneg": [0, 1e-6, 1e15], "frac_pos": [0.01, 1], "frac": [0, 1], "count": [1, 1e15],
+             "flag": [0, 1], "pct": [0, 100], "billing": [1, 2_678_400]}
+
+
+def test_catalog_numbers_at_the_ends_of_their_ranges_give_only_finite_results(tmp_path):
+    """A user GPU, model and offer per (column, allowed end), loaded from files, evaluated in one call each."""
+    names = {}
+    for table in ("gpus", "models", "offers"):
+        base, rows = _base_row(table), []
+        for column, rule in catalog.RULES[table].items():
+            for k, value in enumerate(RULE_ENDS[rule]):
+                row = {**base, "name": f"Zq9-{column}-{k}", column: value}
+                try:
+                    catalog._check_row(table, row, "test", 2)  # cross-field rules (kv_heads <= heads, ...) may refuse
+                except core.CatalogError:
+                    continue
+                rows.append(row)
+        _write_rows(tmp_path, table, rows)
+        names[table] = [r["name"] for r in rows]
+    previous = os.environ.get("GPU_TCO_CONFIG_DIR")
+    os.environ["GPU_TCO_CONFIG_DIR"] = str(tmp_path)
+    try:
+        catalog.reload()
+        gpus, models = names["gpus"], names["models"]
+        sweeps = [{"gpu": gpus * 2, "buy": [0] * len(gpus) + [1] * len(gpus), "offer": "none", "usd_per_gpu_hour_rented": 2.0,
+                   "model": "Llama-3-8B", "method": "qlora"},
+                  {"model": models * 2, "method": ["full"] * len(models) + ["lora"] * len(models), "gpu": "H100-SXM"},
+                  {"offer": names["offers"] * 2, "gpu": "H100-SXM", "allow_interruptible": 1,
+                   "buy": [0] * len(names["offers"]) + [1] * len(names["offers"])}]
+        for sweep in sweeps:
+            for name, value in core.evaluate(sweep).items():
+                arr = np.asarray(value)
+                if arr.dtype.kind == "f":
+                    bad = np.flatnonzero(~np.isfinite(arr))
+                    assert bad.size == 0, (name, [sweep.get("gpu"), sweep.get("model")], bad[:3])
+    finally:
+        _restore_catalogs(previous)
+
+
 TINY = {"job_hours": 5e-324, "usd_per_gpu_hour_rented": 1e-300, "measured_tokens_per_s": 5e-324, "api_usd_per_mtok": 1e-300,
         "tokens": 0.5, "epochs": 1e-9}
 
