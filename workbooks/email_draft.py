@@ -92,6 +92,12 @@ def one_line(text: str) -> str:
     return _SURROGATE.sub("\ufffd", _LINE_BREAKERS.sub(" ", str(text))).strip()
 
 
+def _carriable(body: str) -> str:
+    """The body as every channel carries it (a file, a command line, COM): a NUL or a lone surrogate
+    becomes U+FFFD; the wording is left as it is."""
+    return _SURROGATE.sub("\ufffd", body.replace("\x00", "\ufffd"))
+
+
 def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
     """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends.
 
@@ -110,7 +116,7 @@ def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
     else:
         msg["Subject"] = subject
     msg["X-Unsent"] = "1"
-    msg.set_content(_SURROGATE.sub("\ufffd", body))
+    msg.set_content(_carriable(body))
     msg.add_attachment(path.read_bytes(), maintype=XLSX_TYPE[0], subtype=XLSX_TYPE[1], filename=ascii_file_name(path.name))
     return msg.as_bytes()
 
@@ -181,7 +187,7 @@ def send(workbook: str | os.PathLike, subject: str, body: str, eml: str | os.Pat
     """
     workbook = Path(workbook).resolve()
     # what a command line, COM or AppleScript can carry: one subject line, no NUL or lone surrogate
-    subject, body = one_line(subject), _SURROGATE.sub("\ufffd", body.replace("\x00", "\ufffd"))
+    subject, body = one_line(subject), _carriable(body)
     if platform.startswith("win"):
         try:
             outlook(workbook, subject, body)
