@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .errors import CatalogError, InputError, show
+from .files import read_regular_file
 from .names import normalize, suggest, words
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -43,8 +44,48 @@ OPTIONAL_COLUMNS = {
     "server_sizes", "server_gpus",
 }
 
-# characters a spreadsheet cell cannot hold (the XML 1.0 control characters except tab, newline, return)
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Characters no text field may hold: what an .xlsx (XML 1.0) cannot carry (C0 controls other than tab
+# and newline, lone surrogates, U+FFFE and U+FFFF), the other Unicode non-characters (U+FDD0-U+FDEF
+# and the last two code points of every plane: "not text" by definition), and DEL and the C1 controls
+# (invisible; U+0085 ends a line in some programs).  A line break is a newline; the carriage return
+# of a Windows line end (CR LF) inside a quoted field is read as a newline.
+NONCHARACTERS = "\ufdd0-\ufdef" + "".join(chr(p + 0xFFFE) + chr(p + 0xFFFF) for p in range(0, 0x110000, 0x10000))
+NOT_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{NONCHARACTERS}]")
+CONTROL_CHARACTERS = NOT_TEXT  # the name custom architectures' text fields are checked with
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be catalog or scenario text (NOT_TEXT), in plain words, or None."""
+    bad = NOT_TEXT.search(value)
+    if bad is None:
+        return None
+    c = ord(bad.group())
+    if c < 0x20:
+        what = f"a control character (code {c})"
+    elif c < 0xA0:
+        what = f"a control character (U+{c:04X})"
+    elif 0xD800 <= c <= 0xDFFF:
+        what = f"U+{c:04X}, half of a UTF-16 surrogate pair (not a character)"
+    else:
+        what = f"U+{c:04X}, a Unicode non-character"
+    return f"holds {what} at position {bad.start() + 1}; remove it (it is not printable text, and a workbook cannot hold it safely)"
+
+
+AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+
+def as_of_problem(value: str) -> str | None:
+    """Why ``value`` is not an as_of date (YYYY, YYYY-MM or YYYY-MM-DD, a real date), or None."""
+    import datetime
+    m = AS_OF.fullmatch(value)
+    if m:
+        try:
+            datetime.date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+            if int(m.group(1)) >= 1900:
+                return None
+        except ValueError:
+            pass
+    return f"{show(value)} is not a date; allowed: YYYY, YYYY-MM or YYYY-MM-DD (e.g. 2026-09) or empty"
 
 VERSION = 0  # bumped whenever a table is loaded or changes; caches elsewhere key on it
 
@@ -236,7 +277,29 @@ def base_model_name(text: str) -> tuple[str, list[str]]:
 
 def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list[dict], list[str]]:
     rows: list[dict] = []
-    with open(path, newline="", encoding="utf-8-sig") as fh:
+    try:
+        raw = read_regular_file(path, MAX_CATALOG_BYTES)
+    except OSError as err:
+        raise CatalogError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    if len(raw) > MAX_CATALOG_BYTES:
+        raise CatalogError(path, None, None, f"is larger than {MAX_CATALOG_BYTES // 2**20} MB; a catalog holds rows of a few hundred bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise CatalogError(path, raw[:err.start].count(b"\n") + 1, None,
+                           f"is not UTF-8 text (byte {err.start}); save the file as UTF-8 (CSV UTF-8 in Excel)") from None
+    try:
+        return _parse_text(path, text, table, columns, rows)
+    except csv.Error as err:  # a field longer than the csv module allows, a quote never closed
+        raise CatalogError(path, None, None, f"is not a readable CSV file ({err})") from None
+
+
+MAX_CATALOG_BYTES = 50 * 2**20  # the largest shipped catalog is a few kB
+
+
+def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, rows: list[dict]) -> tuple[list[dict], list[str]]:
+    import io
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in (reader.fieldnames or [])]
         if "name" not in header:
@@ -247,18 +310,18 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
                 close = suggest(unknown[0], columns)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise CatalogError(path, 1, unknown[0], f"unknown column{hint}; allowed: {', '.join(columns)}")
-        for lineno, raw in enumerate(reader, start=2):
+        for lineno, cells in enumerate(reader, start=2):
             row: dict = {}
-            for key, value in raw.items():
+            for key, value in cells.items():
                 if key is None:
                     raise CatalogError(path, lineno, "?", "more values than columns")
                 key = key.strip()
                 value = (value or "").strip()
                 if key in TEXT_COLUMNS or key == "notes":
-                    bad = CONTROL_CHARACTERS.search(value)
-                    if bad:
-                        raise CatalogError(path, lineno, key, f"holds a control character (code {ord(bad.group())}); "
-                                                              "remove it (a spreadsheet cannot hold it)")
+                    value = value.replace("\r\n", "\n")
+                    problem = text_problem(value) or (as_of_problem(value) if key == "as_of" and value else None)
+                    if problem:
+                        raise CatalogError(path, lineno, key, problem)
                     row[key] = value
                     continue
                 if value == "":
@@ -299,14 +362,17 @@ RULES = {
 # No catalog number is anywhere near 1e15 (the largest: a vision encoder of 8.7e8 parameters); above it,
 # products in the formulas (a price times a count, TFLOPS times 1e12) could overflow to infinity.
 CATALOG_MAX = 1e15
-RULE_TEXT = {"pos": "a number > 0 and <= 1e15", "nonneg": "a number >= 0 and <= 1e15", "flag": "0 or 1",
+# Nor is any non-zero catalog number below 1e-6 (the smallest: $0.004 per GB of egress); a tiny positive
+# price or speed would be divided by in break-even and per-token figures, which then overflow to infinity.
+CATALOG_MIN = 1e-6
+RULE_TEXT = {"pos": "a number from 0.000001 to 1e15", "nonneg": "0 or a number from 0.000001 to 1e15", "flag": "0 or 1",
              "count": "a whole number >= 1 and <= 1e15", "whole": "a whole number >= 0 and <= 1e15",
-             "frac": "a number from 0 to 1", "frac_pos": "a number > 0 and <= 1", "pct": "a number from 0 to 100",
+             "frac": "a number from 0 to 1", "frac_pos": "a number from 0.01 to 1", "pct": "a number from 0 to 100",
              "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
-RULE_OK = {"pos": lambda x: 0 < x <= CATALOG_MAX, "nonneg": lambda x: 0 <= x <= CATALOG_MAX,
+RULE_OK = {"pos": lambda x: CATALOG_MIN <= x <= CATALOG_MAX, "nonneg": lambda x: x == 0 or CATALOG_MIN <= x <= CATALOG_MAX,
            "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
            "whole": lambda x: 0 <= x <= CATALOG_MAX and x == int(x),
-           "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0 < x <= 1,
+           "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0.01 <= x <= 1,  # an efficiency: at least the least mfu an input may give
            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
@@ -339,7 +405,7 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
     user_dir = user_config_dir() if user_dir is None else user_dir
     user_file = user_dir / f"{name}.csv"
     table = Table(name, rows, columns, files)
-    if user_file.is_file():
+    if _user_file_exists(user_file):
         user_rows, _ = _parse_file(user_file, name, columns)
         first_line: dict[str, int] = {}
         for line, r in enumerate(user_rows, start=2):
@@ -378,6 +444,19 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
         table.user_rows = len(user_rows)
         table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)
     return table
+
+
+def _user_file_exists(path: Path) -> bool:
+    """Whether the user has a catalog file here; CatalogError for a path that cannot be used (a name
+    too long for the file system, a folder that cannot be read)."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as err:
+        raise CatalogError(path, None, None, f"the catalog folder cannot be used ({err.strerror or err}); "
+                                             "check GPU_TCO_CONFIG_DIR or the configuration folder") from None
+    return True  # what it is (a file, a folder, a pipe) is checked when it is read
 
 
 TABLE_NAMES = (

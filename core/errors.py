@@ -51,9 +51,12 @@ class InputError(GpuTcoError):
 class CatalogError(GpuTcoError):
     """A malformed row in a catalog file, naming file, row and column."""
 
-    def __init__(self, path, row: int, column: str, problem: str):
+    def __init__(self, path, row: int | None, column: str | None, problem: str):
         self.path, self.row, self.column = str(path), row, column
-        super().__init__(f"{path}, row {row}, column {column}: {problem}")
+        shown = self.path.encode("utf-8", "backslashreplace").decode("utf-8")  # a file name's undecodable bytes as \udcff
+        shown = shown if len(shown) <= 160 else f"...{shown[-150:]}"  # a path too long to use is cut
+        where = "".join(f", {w}" for w in (f"row {row}" if row is not None else "", f"column {column}" if column else "") if w)
+        super().__init__(f"{shown}{where}: {problem}")
 
 
 def _cut(text: str) -> str:

@@ -22,9 +22,10 @@ class Input:
     source: str = ""
     group: str = "general"
     accepts_number: bool = False  # model: a bare parameter count in billions is allowed
-    zero_or_min: float | None = None  # 0 means "automatic"; other values must be >= this
+    zero_or_min: float | None = None  # 0 means "automatic" (zero_means); other values must be >= this
     label: str = ""               # a short plain-language label for forms and the workbook (LABELS below)
     advanced: bool = False        # folded away in forms, in the workbook's Advanced section
+    zero_means: str = "automatic"  # what 0 stands for when zero_or_min is set, in words
 
     @property
     def section(self) -> str:
@@ -43,7 +44,7 @@ class Input:
         what = "a whole number" if self.kind == "integer" else "a number"
         if self.zero_or_min is not None:
             lo = f">= {_num(self.zero_or_min)}"
-            what = "0 (automatic) or a whole number" if self.kind == "integer" else "0 (automatic) or a number"
+            what = f"0 ({self.zero_means}) or a whole number" if self.kind == "integer" else f"0 ({self.zero_means}) or a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
 
@@ -54,6 +55,14 @@ def _num(x: float) -> str:
 
 def _n(name, unit, default, description, lo=None, hi=None, excl=False, kind="number", source="", group="general"):
     return Input(name, unit, default, description, kind, lo, hi, excl, source=source, group=group)
+
+
+def _z(name, unit, default, description, least, hi, zero_means, group, source=""):
+    """A number where 0 stands for something else (an estimate, a catalog value) and any other value
+    must be at least ``least``: a tiny positive value would be divided by (hours, prices, speeds) and
+    give results beyond what a float holds."""
+    return Input(name, unit, default, description, minimum=0, maximum=hi, zero_or_min=least, zero_means=zero_means,
+                 group=group, source=source)
 
 
 def _c(name, table, default, description, group="general", accepts_number=False, source=""):
@@ -113,8 +122,9 @@ INPUTS: tuple[Input, ...] = (
     _n("micro_batch", "sequences", 1, "Micro-batch per GPU b (sequences per forward pass)", 1, 1_000_000, kind="integer", group="training"),
     _n("lora_rank", "-", 16, "LoRA rank r", 1, 65_536, kind="integer", group="training"),
     _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters: all, attention, qv", group="training"),
-    _n("tokens", "tokens", 100_000_000, "Training tokens per epoch (dataset size)", 0, 1e16, excl=True, group="training"),
-    _n("epochs", "epochs", 1, "Passes over the dataset", 0, 100_000, excl=True, group="training"),
+    # at least one token and a thousandth of a pass: smaller amounts of work are divided by (cost per token, per useful hour)
+    _n("tokens", "tokens", 100_000_000, "Training tokens per epoch (dataset size)", 1, 1e16, group="training"),
+    _n("epochs", "epochs", 1, "Passes over the dataset", 0.001, 100_000, group="training"),
     Input("mfu", "fraction", 0,
           "Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; "
           "recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation",
@@ -159,7 +169,8 @@ INPUTS: tuple[Input, ...] = (
        "Efficiency kept in prefill by mixture-of-experts models (each expert multiplies only its share of the tokens)", 0.01, 1,
        group="inference", source="fitted on [llamacpp_19053] (gpt-oss 20B); docs/calibration.md"),
     # the job's wall time, shared by renting and owning
-    _n("job_hours", "h", 0, "Hours of work on n_gpus; 0 = the estimated training time (train_hours)", 0, 1e9, group="job"),
+    _z("job_hours", "h", 0, "Hours of work on n_gpus; 0 = the estimated training time (train_hours)", 0.01, 1e9,
+       "the estimated training time", group="job"),
     _n("debug_overhead_pct", "%", 10, "Extra GPU time for debugging, failed runs and restarts, on top of the job", 0, 1000,
        group="job", source="gpu-tco assumption; [aimanual_cheap_gpus] budgets +20 %"),
     _n("restarts", "restarts", 0, "Times the job (re)loads the model", 0, 100_000, kind="integer", group="job"),
@@ -169,7 +180,8 @@ INPUTS: tuple[Input, ...] = (
     # renting
     Input("offer", "-", "auto", "Rental offer (catalog name); auto = the GPU's cheapest on-demand offer",
           "choice", table="offers", group="renting", source="offers catalog (provider price pages; source and date per row)"),
-    _n("usd_per_gpu_hour_rented", "USD/GPU-h", 0, "Rental price per GPU-hour; 0 = the offer's price", 0, 1e6, group="renting"),
+    _z("usd_per_gpu_hour_rented", "USD/GPU-h", 0, "Rental price per GPU-hour; 0 = the offer's price", 0.0001, 1e6,
+       "the offer's price", group="renting"),
     _n("off_peak_discount_pct", "%", 0, "Discount for renting off-peak (nights, weekends)", 0, 100, group="renting",
        source="[aimanual_cheap_gpus]: marketplaces are 30-40 % cheaper at night"),
     _f("commitment_fully_used", 0,
@@ -231,10 +243,10 @@ INPUTS: tuple[Input, ...] = (
     _n("at_month", "months", 12, "Month at which the cumulative own-versus-rent costs are read (the break-even chart sweeps it)",
        0, 1200, group="owning"),
     # serving economics
-    _n("measured_tokens_per_s", "tokens/s", 0, "Measured generation throughput of the setup; 0 = the modelled decode_tokens_per_s",
-       0, 1e12, group="serving"),
-    _n("api_usd_per_mtok", "USD/Mtok", 0.60, "API price per million generated tokens to compare self-hosting with", 0, 1e6,
-       group="serving", source="[aigateway_llama]"),
+    _z("measured_tokens_per_s", "tokens/s", 0, "Measured generation throughput of the setup; 0 = the modelled decode_tokens_per_s",
+       0.001, 1e12, "the modelled rate", group="serving"),
+    _z("api_usd_per_mtok", "USD/Mtok", 0.60, "API price per million generated tokens to compare self-hosting with", 0.0001, 1e6,
+       "a free API", group="serving", source="[aigateway_llama]"),
     # planning
     _f("buy", 0, "1 = the option buys the GPUs; 0 = it rents them through the offer", group="planning"),
     _f("allow_interruptible", 0,

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Mapping
 
 from .errors import InputError
-from .files import write_atomically
+from .files import read_regular_file, target_problem, write_atomically
 
 MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
 PLANNER_KEYS = ("gpus",)         # scenario keys that are not inputs but the planner's scope
@@ -28,16 +29,15 @@ def read_scenario(path: str | os.PathLike) -> dict:
     """
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SCENARIO_BYTES + 1)
+        raw = read_regular_file(p, MAX_SCENARIO_BYTES)
     except OSError as err:
-        raise InputError("scenario", str(path), f"cannot be read ({err.strerror or err})") from None
+        raise InputError("scenario", _escaped(str(path)), f"cannot be read ({err.strerror or err})") from None
     if len(raw) > MAX_SCENARIO_BYTES:
-        raise InputError("scenario", str(path), f"is larger than {MAX_SCENARIO_BYTES // 2**20} MB; a scenario names a few inputs")
+        raise InputError("scenario", _escaped(str(path)), f"is larger than {MAX_SCENARIO_BYTES // 2**20} MB; a scenario names a few inputs")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise InputError("scenario", str(path), f"is not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+        raise InputError("scenario", _escaped(str(path)), f"is not UTF-8 text (byte {err.start}); save it as UTF-8") from None
     kind = "TOML" if p.suffix.lower() == ".toml" else "JSON"
     try:
         if kind == "TOML":
@@ -46,11 +46,15 @@ def read_scenario(path: str | os.PathLike) -> dict:
         else:
             data = json.loads(text)
     except RecursionError:
-        raise InputError("scenario", str(path), f"is nested too deeply to be a scenario ({kind})") from None
+        raise InputError("scenario", _escaped(str(path)), f"is nested too deeply to be a scenario ({kind})") from None
     except ValueError as err:
-        raise InputError("scenario", str(path), f"is not valid {kind} ({str(err)[:120]})") from None
+        raise InputError("scenario", _escaped(str(path)), f"is not valid {kind} ({str(err)[:120]})") from None
     if not isinstance(data, dict):
-        raise InputError("scenario", str(path), "must hold a table/object of input names and values")
+        raise InputError("scenario", _escaped(str(path)), "must hold a table/object of input names and values")
+    try:
+        _check_savable(data, "")  # what Save could not write back (a lone surrogate from a JSON escape)
+    except InputError as err:
+        raise InputError("scenario", _escaped(str(path)), f"cannot be used: {err}") from None
     return data
 
 
@@ -68,32 +72,96 @@ def split_scenario(data: Mapping) -> tuple[dict, list[str] | None]:
 
 
 def scenario_text(data: Mapping, toml: bool = False) -> str:
-    """A scenario as JSON (default) or TOML text; inputs in the order given."""
+    """A scenario as JSON (default) or TOML text; inputs in the order given.
+
+    What is written is exactly what ``read_scenario`` reads back: numbers must be finite, texts
+    may hold any character but half of a UTF-16 surrogate pair (``InputError`` naming the key), and
+    control characters are written as escapes (``\\u007f``), which JSON and TOML read back as the
+    same character.  TOML holds texts, numbers, yes/no values, lists of these and one level of tables.
+    """
+    _check_savable(data, "")
     if not toml:
-        return json.dumps(dict(data), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(dict(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     plain = [(k, v) for k, v in data.items() if not isinstance(v, Mapping)]
     tables = [(k, v) for k, v in data.items() if isinstance(v, Mapping)]
     lines = ["# gpu-tco scenario: input names as in docs/quantities.md; anything left out keeps its default."]
-    lines += [f"{k} = {_toml_value(k, v)}" for k, v in plain]
+    lines += [f"{_toml_key(k)} = {_toml_value(k, v)}" for k, v in plain]
     for k, table in tables:  # a custom architecture: [model]
-        lines += ["", f"[{k}]"] + [f"{kk} = {_toml_value(f'{k}.{kk}', vv)}" for kk, vv in table.items()]
+        lines += ["", f"[{_toml_key(k)}]"] + [f"{_toml_key(kk)} = {_toml_value(f'{k}.{kk}', vv)}" for kk, vv in table.items()]
     return "\n".join(lines) + "\n"
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no UTF-8 form, so no file can hold it
+
+
+def _text_problem(text: str) -> str | None:
+    bad = SURROGATE.search(text)
+    if bad is None:
+        return None
+    return (f"holds U+{ord(bad.group()):04X} at position {bad.start() + 1}, half of a UTF-16 surrogate pair "
+            "(not a character; a file cannot hold it); remove it")
+
+
+def _escaped(text: str) -> str:
+    """Text a message can show: a lone surrogate as its escape (\\ud800), since no terminal or file takes it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_savable(value, key: str) -> None:
+    """InputError (naming the key) for what no scenario file can hold and read back."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(key or "scenario", k, "is not a text key; a scenario's keys are input names")
+            name = f"{key}.{_escaped(k)}" if key else _escaped(k)
+            problem = _text_problem(k)
+            if problem:
+                raise InputError(name, _escaped(k), f"as a name {problem}")
+            _check_savable(v, name)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_savable(v, key)
+    elif isinstance(value, str):
+        problem = _text_problem(value)
+        if problem:
+            raise InputError(key, _escaped(value), problem)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InputError(key, value, "must be a finite number to be saved")
+    elif value is not None and not isinstance(value, (bool, int, float)):
+        raise InputError(key, value, "cannot be saved in a scenario (a number, a text or a list of texts)")
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_TOML_MUST_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f]')  # quote, backslash, C0, DEL, C1 (shown as escapes)
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: the quote, the backslash and control characters escaped (TOML allows no
+    raw control character but tab; C1 controls are escaped too, so they are visible in the file)."""
+    return '"' + _TOML_MUST_ESCAPE.sub(lambda m: _TOML_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), text) + '"'
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
 
 
 def _toml_value(key: str, v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
+        if not -2**63 <= v < 2**63:
+            raise InputError(key, v, "is too large to be saved as TOML (a whole number from -2^63 to 2^63-1); save as JSON")
         return str(v)
     if isinstance(v, float):
         if not math.isfinite(v):
             raise InputError(key, v, "must be a finite number to be saved")
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+        return _toml_string(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(key, x) for x in v) + "]"
-    raise InputError(key, v, "cannot be saved in a scenario (a number, a text or a list of texts)")
+    raise InputError(key, v, "cannot be saved as TOML (a number, a text, a yes/no value or a list of these)")
 
 
 def write_scenario(path: str | os.PathLike, data: Mapping) -> Path:
@@ -101,11 +169,11 @@ def write_scenario(path: str | os.PathLike, data: Mapping) -> Path:
     whole until the new one is complete (temporary file in the same folder, then rename)."""
     target = Path(path)
     text = scenario_text(data, toml=target.suffix.lower() == ".toml")
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError("scenario", str(path), "cannot be written: the folder does not exist")
+    problem = target_problem(target, "a file name ending in .json or .toml")
+    if problem:
+        raise InputError("scenario", _escaped(str(path)), f"cannot be written: {problem}")
     try:
         write_atomically(target, text.encode("utf-8"))
     except OSError as err:
-        raise InputError("scenario", str(path), f"cannot be written ({err.strerror or err})") from None
+        raise InputError("scenario", _escaped(str(path)), f"cannot be written ({err.strerror or err})") from None
     return target

@@ -260,10 +260,13 @@ def _user_catalog(tmp_path, table, rows):
 
 
 @pytest.mark.parametrize("table, base, change, message", [
-    ("gpus", "L40S", {"bf16_dense_tflops": 0}, "gpus.csv, row 2, column bf16_dense_tflops: 0 is not allowed for My-Row; allowed: a number > 0"),
+    ("gpus", "L40S", {"bf16_dense_tflops": 0}, "gpus.csv, row 2, column bf16_dense_tflops: 0 is not allowed for My-Row; allowed: a number from 0.000001 to 1e15"),
+    ("gpus", "L40S", {"memory_bandwidth_gbps": 5e-324}, "column memory_bandwidth_gbps: 4.94066e-324 is not allowed"),
+    ("offers", "Lambda 8x H100 SXM", {"usd_per_gpu_hour": 1e-300}, "allowed: 0 or a number from 0.000001 to 1e15"),
     ("gpus", "L40S", {"default_mfu": 5}, "column default_mfu: 5 is not allowed"),
+    ("gpus", "L40S", {"default_mfu": 1e-300}, "allowed: a number from 0.01 to 1"),
     ("gpus", "L40S", {"consumer": 2}, "allowed: 0 or 1"),
-    ("gpus", "L40S", {"purchase_usd": 3.7e305}, "column purchase_usd: 3.7e+305 is not allowed for My-Row; allowed: a number >= 0 and <= 1e15"),
+    ("gpus", "L40S", {"purchase_usd": 3.7e305}, "column purchase_usd: 3.7e+305 is not allowed for My-Row; allowed: 0 or a number from 0.000001 to 1e15"),
     ("models", "Llama-3-8B", {"vocab": 1e300}, "allowed: a whole number >= 1 and <= 1e15"),
     ("models", "Llama-3-8B", {"sliding_layer_fraction": 5}, "column sliding_layer_fraction: 5 is not allowed"),
     ("models", "Llama-3-8B", {"tied_embeddings": 5}, "allowed: 0 or 1"),

@@ -18,12 +18,14 @@ import subprocess
 import sys
 import unicodedata
 from dataclasses import dataclass
+from email.header import Header
 from email.message import EmailMessage
 from email.policy import SMTP
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..core.files import write_atomically
+from ..core.errors import InputError
+from ..core.files import same_file, target_problem, write_atomically
 
 XLSX_TYPE = ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 
@@ -75,20 +77,67 @@ def ascii_file_name(name: str, fallback: str = "gpu-plan.xlsx") -> str:
     return plain if dot and stem.strip("_") else fallback
 
 
+# characters that end or break a header line, or that a header cannot carry: control characters
+# (C0, DEL, C1 such as U+0085 NEXT LINE) and the Unicode line and paragraph separators
+_LINE_BREAKERS = re.compile(" *[\x00-\x1f\x7f-\x9f\u2028\u2029][ \x00-\x1f\x7f-\x9f\u2028\u2029]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no UTF-8 form; shown as U+FFFD
+
+
+def one_line(text: str) -> str:
+    """``text`` as one header line: each run of control or line-separator characters (CR, LF, TAB,
+    U+0085, U+2028, U+2029, ...) with the spaces around it becomes one space, a lone surrogate
+    becomes U+FFFD (the visible replacement character), spaces at the ends are dropped."""
+    return _SURROGATE.sub("\ufffd", _LINE_BREAKERS.sub(" ", str(text))).strip()
+
+
+def _carriable(body: str) -> str:
+    """The body as every channel carries it (a file, a command line, COM): a NUL or a lone surrogate
+    becomes U+FFFD; the wording is left as it is."""
+    return _SURROGATE.sub("\ufffd", body.replace("\x00", "\ufffd"))
+
+
 def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
-    """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends."""
+    """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends.
+
+    The subject is reduced to one line (``one_line``) and folded and encoded by the email package.
+    A subject that is not plain ASCII, or holds text that looks like an RFC 2047 encoded-word
+    (``=?utf-8?b?...?=``), is sent whole as encoded-words (``email.header.Header``): a mail program
+    decodes them back to exactly the text given (spaces included; an encoded-word in the name stays
+    literal text), never to other headers or other words.
+    """
     path = Path(workbook)
+    subject = one_line(subject)
     msg = EmailMessage(policy=SMTP)
-    msg["Subject"] = subject
+    if "=?" in subject or not subject.isascii():
+        folded = Header(subject, "utf-8", header_name="Subject").encode(linesep="\r\n")
+        msg.set_raw("Subject", folded)
+    else:
+        msg["Subject"] = subject
     msg["X-Unsent"] = "1"
-    msg.set_content(body)
+    msg.set_content(_carriable(body))
     msg.add_attachment(path.read_bytes(), maintype=XLSX_TYPE[0], subtype=XLSX_TYPE[1], filename=ascii_file_name(path.name))
     return msg.as_bytes()
 
 
+def check_draft_target(eml: str | os.PathLike, workbook: str | os.PathLike) -> Path:
+    """The draft's path, or InputError (field ``email-draft``) when it is the workbook itself (also
+    through a symbolic or hard link) or cannot be written (the rule every writer follows:
+    ``gpu_tco.core.files.target_problem``: a read-only file is refused, never replaced)."""
+    target = Path(eml)
+    if same_file(target, workbook):
+        raise InputError("email-draft", str(eml), f"is the workbook itself ({Path(workbook).name}); "
+                                                  "give the draft another name, e.g. one ending in .eml")
+    problem = target_problem(target, "a file name ending in .eml")
+    if problem:
+        raise InputError("email-draft", str(eml), problem)
+    return target
+
+
 def write_draft(eml: str | os.PathLike, workbook: str | os.PathLike, subject: str, body: str) -> Path:
-    """Write the draft atomically (temporary file in the target folder, then rename)."""
-    return write_atomically(eml, build_draft(workbook, subject, body))
+    """Write the draft atomically (``gpu_tco.core.files.write_atomically``) after ``check_draft_target``.
+    Raises InputError for a target that may not be written, OSError when writing fails."""
+    target = check_draft_target(eml, workbook)
+    return write_atomically(target, build_draft(workbook, subject, body))
 
 
 @dataclass
@@ -135,6 +184,8 @@ def send(workbook: str | os.PathLike, subject: str, body: str, eml: str | os.Pat
     ``which``, ``outlook`` and ``open_file`` are the outside world (replaceable in tests).
     """
     workbook = Path(workbook).resolve()
+    # what a command line, COM or AppleScript can carry: one subject line, no NUL or lone surrogate
+    subject, body = one_line(subject), _carriable(body)
     if platform.startswith("win"):
         try:
             outlook(workbook, subject, body)

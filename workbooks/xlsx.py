@@ -9,10 +9,9 @@ not recalculate (Protected View, preview panes, phones) would show them blank, s
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
-import secrets
-import time
 import zipfile
 from pathlib import Path
 from typing import Mapping
@@ -20,6 +19,8 @@ from xml.sax.saxutils import escape as xml_escape
 
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
+
+from ..core.files import STALE_SECONDS, TEMP_MARK, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 HEAD_FILL = PatternFill("solid", fgColor="1F4E78")
@@ -80,102 +81,29 @@ class WorkbookError(Exception):
 
 
 def check_target(path: str | os.PathLike) -> Path:
-    """An .xlsx path in an existing folder, or WorkbookError saying what is wrong."""
+    """An .xlsx path in an existing folder, or WorkbookError saying what is wrong (the rule every
+    writer follows: ``gpu_tco.core.files.target_problem``)."""
     target = Path(path)
     if target.suffix.lower() != ".xlsx":
         raise WorkbookError(f"{target}: the workbook must be an .xlsx file (no macros)")
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        if not folder.is_dir():
-            raise WorkbookError(f"{target}: the folder {folder} does not exist")
-        if target.is_dir():
-            raise WorkbookError(f"{target}: is a folder; give a file name ending in .xlsx")
-        if target.exists() and not (target.stat().st_mode & 0o222):  # refused also for root, who could write it
-            raise WorkbookError(f"{target}: is read-only; make it writable or choose another name")
-    except OSError as err:  # a name too long for the file system, a folder that cannot be read
-        raise WorkbookError(f"{str(target)[:120]}: cannot be used ({err.strerror or err})") from None
+    problem = target_problem(target, "a file name ending in .xlsx")
+    if problem:
+        raise WorkbookError(f"{str(target)[:120] if problem.startswith('cannot be used') else target}: {problem}")
     return target
-
-
-TEMP_MARK = ".gpu-tco-tmp-"  # the one recognisable name of gpu-tco's temporaries: .<target>.gpu-tco-tmp-<random>
-STALE_SECONDS = 3600
 
 
 def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
     """Save ``wb`` with the cached formula values so that ``target`` is always either the old or the
-    new complete file: the file is built in memory, written to a temporary beside the target (on
-    Linux an unnamed one, so a killed process leaves nothing behind), then renamed over the target.
-    Stale temporaries of gpu-tco's own, older than an hour, are removed from the folder first."""
-    folder = target.parent if str(target.parent) else Path(".")
-    _remove_stale_temporaries(folder)
+    new complete file: the file is built in memory, then written by ``gpu_tco.core.files.write_atomically``
+    (the one writer and the one rule for temporaries, see there)."""
     buffer = io.BytesIO()
     wb.save(buffer)
     data = _with_cached_values(buffer.getvalue(), wb, cached)
     try:
-        _write_replace(data, target, folder)
+        write_atomically(target, data)
     except OSError as err:
         raise WorkbookError(f"{target}: cannot be written ({err.strerror or err}; is it open in Excel or read-only?)") from None
     return target
-
-
-def _write_replace(data: bytes, target: Path, folder: Path) -> None:
-    name = folder / f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
-    fd = None
-    if hasattr(os, "O_TMPFILE"):
-        try:  # an unnamed file: it gets a name only once it is complete
-            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o644)
-        except OSError:
-            fd = None
-    if fd is not None:
-        try:
-            _write_all(fd, data)
-            proc = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
-            try:  # linkat(..., AT_SYMLINK_FOLLOW): Python uses it only when given a directory descriptor
-                os.link(str(fd), name, src_dir_fd=proc, follow_symlinks=True)
-            finally:
-                os.close(proc)
-        except OSError:
-            fd_failed = True
-        else:
-            fd_failed = False
-        finally:
-            os.close(fd)
-        if fd_failed:
-            fd = None
-    if fd is None:
-        named = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            _write_all(named, data)
-        except BaseException:
-            os.close(named)
-            name.unlink(missing_ok=True)
-            raise
-        os.close(named)
-    try:
-        os.replace(name, target)
-    except BaseException:
-        name.unlink(missing_ok=True)
-        raise
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    os.fsync(fd)
-
-
-def _remove_stale_temporaries(folder: Path) -> None:
-    now = time.time()
-    try:
-        for path in folder.glob(f".*{TEMP_MARK}*"):
-            try:
-                if now - path.stat().st_mtime > STALE_SECONDS:
-                    path.unlink()
-            except OSError:
-                pass  # another process's, or already gone
-    except OSError:
-        pass
 
 
 # a formula cell as openpyxl writes it: plain (<f>) or the first cell of an array formula (<f t="array" ref=...>)
@@ -207,6 +135,8 @@ def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object])
                         return f'<c r="{ref}"{attrs} t="b">{f}<v>{int(v)}</v></c>'
                     if isinstance(v, str):  # a formula's text result
                         return f'<c r="{ref}"{attrs} t="str">{f}<v>{xml_escape(v)}</v></c>'
+                    if not math.isfinite(float(v)):  # no number a spreadsheet holds: left to recalculation
+                        return m.group(0)
                     return f'<c r="{ref}"{attrs}>{f}<v>{repr(float(v))}</v></c>'
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             zout.writestr(info, data)
