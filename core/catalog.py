@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .errors import CatalogError, InputError
+from .hf_config import looks_like_path
 from .names import normalize, suggest, words
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -154,6 +155,8 @@ class Table:
         """Model names as people type them: a Hugging Face id with its organisation
         ("meta-llama/Meta-Llama-3-70B-Instruct"), fine-tune suffixes (-Instruct, -Chat, -hf,
         -it, -v0.1, -2407) and a size alone when one model has it ("8x7B")."""
+        if looks_like_path(text):
+            return None  # a path names a config.json (hf_config), never a catalog model by its folder's name
         base, _ = base_model_name(text)
         key = normalize(base)
         i = self._index.get(key)

@@ -15,6 +15,7 @@ from typing import Mapping
 
 from .errors import InputError
 from .files import write_atomically
+from .hf_config import looks_like_path
 
 MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
 PLANNER_KEYS = ("gpus",)         # scenario keys that are not inputs but the planner's scope
@@ -51,6 +52,12 @@ def read_scenario(path: str | os.PathLike) -> dict:
         raise InputError("scenario", str(path), f"is not valid {kind} ({str(err)[:120]})") from None
     if not isinstance(data, dict):
         raise InputError("scenario", str(path), "must hold a table/object of input names and values")
+    model = data.get("model")
+    if isinstance(model, str) and looks_like_path(model) and not Path(model).expanduser().is_absolute():
+        # a config.json named relative to the scenario file, so a scenario and its model travel together
+        beside = p.parent / model
+        if beside.exists():
+            data["model"] = str(beside)
     return data
 
 

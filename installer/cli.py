@@ -164,6 +164,11 @@ def _notes(inputs: dict) -> None:
                 print(f"gpu-tco: note: {note}", file=sys.stderr)
     from .core.architectures import size_in_billions
     model = inputs.get("model")
+    if isinstance(model, str) and catalog.models().find(model) is None:
+        from .core import hf_config
+        row = hf_config.resolve(model)  # a config.json or a Hub id: say which file the architecture came from
+        if row is not None:
+            print(f"gpu-tco: note: {_safe(hf_config.describe(row))}", file=sys.stderr)
     if isinstance(model, (int, float)) or (isinstance(model, str) and size_in_billions(model) is not None):
         print(f"gpu-tco: note: model {model!r} is read as a parameter count: the architecture is estimated "
               "(Llama-3 shape rules), and results say so", file=sys.stderr)
