@@ -407,7 +407,7 @@ def cmd_offers(ns) -> int:
         today = datetime.date.today()
         y, m = (int(x) for x in dates[-1][:7].split("-"))
         print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
-              f"on {today.isoformat()}. Prices move: check the offer's page before you rent.")
+              f"on {today.isoformat()}. Prices move: gpu-tco offers --refresh brings today's (needs the live extra), and check the offer's page before you rent.")
     return 0
 
 
