@@ -219,6 +219,16 @@ def is_refreshed(row: dict) -> bool:
     return str(row.get("source", "")).startswith(SOURCE)
 
 
+def refreshed_note(rows: list[dict]) -> str | None:
+    """How many of the offers rows came from a refresh, and when ("12 of them refreshed through gpuhunt on
+    2026-11-02"), for the lines that say how old the prices are; None when none did."""
+    dates = sorted(str(r.get("as_of", "")) for r in rows if is_refreshed(r))
+    if not dates:
+        return None
+    when = dates[-1] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return f"{len(dates)} of them refreshed through gpuhunt on {when}"
+
+
 def write_offers(rows: list[dict], unmapped: list[dict], as_of: str, user_dir: Path | None = None,
                  skipped: list[str] | None = None) -> RefreshResult:
     """Write the refreshed rows as the user's offers.csv (atomically), keeping the user's own rows; reload the catalogs."""

@@ -406,8 +406,11 @@ def cmd_offers(ns) -> int:
         import datetime
         today = datetime.date.today()
         y, m = (int(x) for x in dates[-1][:7].split("-"))
+        from .core.price_refresh import refreshed_note
+        note = refreshed_note(rows)
         print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
-              f"on {today.isoformat()}. Prices move: gpu-tco offers --refresh brings today's (needs the live extra), and check the offer's page before you rent.")
+              f"on {today.isoformat()}" + (f" ({note})" if note else "") +
+              ". Prices move: gpu-tco offers --refresh brings today's (needs the live extra); check the offer's page before you rent.")
     return 0
 
 

@@ -126,23 +126,27 @@ def test_columns_the_offers_table_gains_are_written_too(tmp_path, refreshed_env,
 
 
 def test_command_line_refresh_progress_json_and_one_line_errors(tmp_path):
-    """One subprocess: a refresh with --json, then without the fixture and with an unreachable catalog address
+    """One subprocess: a refresh with --json, the offers listing, then without the fixture and with an unreachable catalog address
     (a closed local port), then without gpuhunt."""
     script = (
         "import os, sys\n"
         "from gpu_tco.cli import main\n"
         "a = main(['offers', '--refresh', '--json'])\n"
+        "print('=====', flush=True)\n"
+        "d = main(['offers'])\n"
         "print('=====', flush=True); print('=====', file=sys.stderr, flush=True)\n"
         "del os.environ['GPUHUNT_CATALOG_DIR']; os.environ['GPUHUNT_CATALOG_URL'] = 'http://127.0.0.1:9'\n"
         "b = main(['offers', '--refresh'])\n"
         "print('=====', file=sys.stderr, flush=True)\n"
         "sys.modules['gpuhunt'] = None\n"
         "c = main(['offers', '--refresh'])\n"
-        "print(a, b, c)\n")
+        "print(a, d, b, c)\n")
     env = {"PATH": "/usr/bin:/bin", "GPU_TCO_CONFIG_DIR": str(tmp_path), "GPUHUNT_CATALOG_DIR": str(FIXTURE)}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
-    first, codes = out.stdout.split("=====\n")
-    assert codes.split() == ["0", "2", "2"], out.stderr
+    first, listing, codes = out.stdout.split("=====\n")
+    assert codes.split() == ["0", "0", "2", "2"], out.stderr
+    today = datetime.date.today().isoformat()
+    assert f"20 of them refreshed through gpuhunt on {today}" in listing  # the price-age line counts them
     data = json.loads(first)
     assert len(data["rows"]) == 20 and len(data["unmapped"]) == 4 and data["added"] + data["replaced"] == 20
     progress, offline, missing = out.stderr.split("=====\n")
