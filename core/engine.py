@@ -7,6 +7,7 @@ trees the Excel formulas are rendered from.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from typing import Mapping
@@ -80,13 +81,20 @@ def _resolve_choice(inp: Input, value, row=None):
 
 
 def _config_row(value: str, row=None) -> dict | None:
-    """The architecture read from a Hugging Face config.json (see hf_config.resolve), with a sweep's row in errors."""
+    """The architecture read from a Hugging Face config.json (see hf_config.resolve), checked like fields a user
+    gives; a sweep's row in errors."""
     try:
-        return hf_config.resolve(value)
+        spec = hf_config.resolve(value)
+        return None if spec is None else dict(_checked_fields(tuple(spec.items())))
     except InputError as err:
         if row is not None:
             raise InputError(err.field, err.value, err.allowed, row, err.verb) from None
         raise
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_fields(items: tuple) -> tuple:
+    return tuple(custom_row(dict(items)).items())
 
 
 def row_of(values: Mapping, key: str) -> dict:

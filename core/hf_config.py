@@ -322,15 +322,15 @@ def _llama4_vision_params(v: dict, text_hidden) -> int:
 def _row_from_file(path: str, mtime_ns: int, size: int, name: str, source: str) -> tuple:
     cfg = read_config(path)
     fields = architecture(cfg, where=path)
-    from .architectures import custom_row
     arch = (cfg.get("architectures") or [cfg.get("model_type", "")])[0]
     mtype = _model_type(cfg)
-    row = custom_row({**fields, "name": name, "family": FAMILIES.get(mtype, mtype),
-                      "source": f"{source} ({arch})"})
-    return tuple(row.items())
+    spec = {**fields, "name": name, "family": FAMILIES.get(mtype, mtype), "source": f"{source} ({arch})"}
+    return tuple(spec.items())
 
 
-def row_from_path(path: Path, name: str, source: str) -> dict:
+def spec_from_path(path: Path, name: str, source: str) -> dict:
+    """The architecture fields of a config.json with the model's name, family and source (a mapping
+    ``architectures.custom_row`` checks like any model given as fields)."""
     st = path.stat()
     return dict(_row_from_file(str(path), st.st_mtime_ns, st.st_size, name, source))
 
@@ -345,8 +345,8 @@ def _name_for(path: Path) -> str:
     return path.stem
 
 
-def resolve(text: str, catalog_hit: bool = False) -> dict | None:
-    """The architecture row for a model input that is a config path or a Hub id, else None.
+def resolve(text: str) -> dict | None:
+    """The architecture fields (see ``spec_from_path``) for a model input that is a config path or a Hub id, else None.
 
     Paths (``looks_like_path``) always read the file; other text is tried as a local folder holding a
     config.json, then as a Hub id in the local cache, then fetched (huggingface_hub, when installed).
@@ -354,23 +354,21 @@ def resolve(text: str, catalog_hit: bool = False) -> dict | None:
     t = text.strip()
     if looks_like_path(t):
         p = config_path(t)
-        return row_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}")
-    if catalog_hit:
-        return None
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}")
     local = Path(t).expanduser()
     if local.is_file() and t.lower().endswith(".json"):
-        return row_from_path(local, f"{_name_for(local)} (config.json)", f"Hugging Face config.json at {t}")
+        return spec_from_path(local, f"{_name_for(local)} (config.json)", f"Hugging Face config.json at {t}")
     if local.is_dir() and (local / "config.json").is_file():
         p = local / "config.json"
-        return row_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}/config.json")
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}/config.json")
     if is_hub_id(t):
         p = cached_config(t)
         if p is not None:
-            return row_from_path(p, t, f"[hf:{t}] in the local Hugging Face cache")
+            return spec_from_path(p, t, f"[hf:{t}] in the local Hugging Face cache")
         if not os.environ.get("HF_HUB_OFFLINE") and not os.environ.get("GPU_TCO_OFFLINE"):
             p = fetch_config(t)
             if p is not None:
-                return row_from_path(p, t, f"[hf:{t}] downloaded from the Hugging Face Hub")
+                return spec_from_path(p, t, f"[hf:{t}] downloaded from the Hugging Face Hub")
     return None
 
 
