@@ -128,7 +128,7 @@ class Field:
                 completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
                 completer.setFilterMode(Qt.MatchFlag.MatchContains)
                 box.setCompleter(completer)
-                box.lineEdit().setPlaceholderText("a model name or a size such as 70B")
+                box.lineEdit().setPlaceholderText("a model name, a size such as 70B, or a config.json path")
                 box.lineEdit().editingFinished.connect(lambda: self.controller.edit(inp.name, box.currentText()))
             box.activated.connect(lambda _i: self.controller.edit(inp.name, box.currentText()))
             return box
