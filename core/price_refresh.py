@@ -175,11 +175,15 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
             continue
         groups.setdefault((o.provider, o.instance, o.spot), []).append((o, gpu))
     rows = []
-    for (provider, instance, spot), members in sorted(groups.items()):
+    seen: dict[str, int] = {}
+    for (provider, instance, spot), members in sorted(groups.items(), key=lambda kv: min(m[0].usd_per_instance_hour for m in kv[1])):
         best, gpu = min(members, key=lambda m: (m[0].usd_per_instance_hour, m[0].region))
         label = PROVIDER_LABELS.get(provider, provider)
         shown = _instance_label(provider, instance)
         name = f"{label} {shown}" + (" spot" if spot else "")
+        if normalize(name) in seen:
+            continue  # "NVIDIA H100 PCIe" and "NVIDIA-H100-PCIe" are one name to the catalog: the cheaper stays
+        seen[normalize(name)] = len(rows)
         template = by_name.get(normalize(name)) or by_instance.get((normalize(label), normalize(shown)))
         if template is None and normalize(label) in by_provider:
             base = by_provider[normalize(label)]  # the provider's storage, egress and billing, not its instance facts
@@ -194,12 +198,13 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
             "price_type": "spot" if spot else "on-demand", "interruptible": 1 if spot else 0, "commitment_months": 0,
             "usd_per_instance_hour": round(best.usd_per_instance_hour, 6),
             "usd_per_gpu_hour": round(best.usd_per_instance_hour / best.gpus, 6), "region": best.region,
-            "description": f"{best.gpus}x {best.gpu_name} {best.gpu_memory_gb:g} GB{spread}",
+            "description": f"{best.gpus}x {best.gpu_name}" + (f" {best.gpu_memory_gb:g} GB" if best.gpu_memory_gb else "") + spread,
             "source": f"{SOURCE}, fetched {as_of}", "as_of": as_of,
         }
         if template is None or "billing_increment_s" not in template:
             values["billing_increment_s"] = DEFAULT_BILLING_S
         rows.append(complete_row(values, columns, template))
+    rows.sort(key=lambda r: (r["provider"], r["instance"], r["price_type"]))
     return rows, unmapped
 
 
@@ -322,8 +327,8 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
             except Exception as err:
                 skipped.append(f"{provider} ({_reason(err)})")
                 continue
-            offers += [Offer(provider=provider, instance=str(i.instance_name), region=str(i.location),
-                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=str(i.gpu_name or ""),
+            offers += [Offer(provider=provider, instance=_plain(i.instance_name), region=_plain(i.location),
+                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_plain(i.gpu_name or ""),
                              gpu_memory_gb=float(i.gpu_memory or 0), spot=bool(i.spot)) for i in items]
         if progress:
             progress(len(providers), len(providers), "done")
@@ -332,6 +337,11 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
         return offers, skipped
     finally:
         quiet.setLevel(level)
+
+
+def _plain(text) -> str:
+    """Text a catalog cell can hold: control characters (which a spreadsheet refuses) become spaces."""
+    return catalog.CONTROL_CHARACTERS.sub(" ", str(text)).strip()
 
 
 def _add_live_providers(cat) -> list[str]:

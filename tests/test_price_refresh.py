@@ -69,7 +69,9 @@ def test_refresh_from_a_local_gpuhunt_catalog(refreshed_env):
         "Azure ND96asr v4": "A100-40GB-SXM", "GCP a3-highgpu-8g": "H100-SXM", "GCP a2-highgpu-1g": "A100-40GB-SXM",
         "GCP a2-highgpu-1g spot": "A100-40GB-SXM", "Lambda gpu_1x_h100_pcie": "H100-PCIe", "Lambda gpu_8x_h100_sxm5": "H100-SXM",
         "RunPod NVIDIA H100 80GB HBM3": "H100-SXM", "RunPod NVIDIA H100 PCIe": "H100-PCIe"}
-    assert len(rows) == 20  # 26 GPU offers in the fixture: 4 unmapped, 2 more regions of p5 and 1 of the Azure NC H100
+    # 27 GPU offers in the fixture: 4 unmapped, 2 more regions of p5, 1 of the Azure NC H100, and RunPod's
+    # "NVIDIA-H100-PCIe", one name with "NVIDIA H100 PCIe" to the catalog: the cheaper stays
+    assert len(rows) == 20 and rows["RunPod NVIDIA H100 PCIe"]["usd_per_gpu_hour"] == 1.99
     assert sorted(u["gpu_name"] for u in result.unmapped) == ["A4000", "T4", "T4", "V100"]
     assert result.unmapped_line() == "4 offers not mapped to a catalog GPU (gpuhunt name, offers): T4 16 GB (2), A4000 16 GB (1), V100 16 GB (1)"
     # added / replaced / kept against the built-in file
