@@ -298,6 +298,7 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
     try:
         local = os.environ.get("GPUHUNT_CATALOG_DIR")
         cat = gpuhunt.Catalog(auto_reload=False)
+        skipped: list[str] = []
         if local:
             if not Path(local).is_dir():
                 raise RefreshError(f"offers --refresh: GPUHUNT_CATALOG_DIR {local} is not a folder")
@@ -314,9 +315,10 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
                 reason = getattr(err, "__cause__", None) or err
                 raise RefreshError(f"offers --refresh: cannot download the gpuhunt catalog ({_reason(reason)}); "
                                    "check the network connection") from None
-            providers = list(OFFLINE_PROVIDERS) + _add_live_providers(cat)
+            loaded = [p for p in OFFLINE_PROVIDERS if p in cat.catalog]  # gpuhunt keeps going when some fail
+            skipped += [f"{p} (its catalog did not download)" for p in OFFLINE_PROVIDERS if p not in cat.catalog]
+            providers = loaded + _add_live_providers(cat)
         offers: list[Offer] = []
-        skipped: list[str] = []
         for n, provider in enumerate(providers):
             if cancelled and cancelled():
                 raise RefreshError("offers --refresh: cancelled; the offers file is unchanged")
