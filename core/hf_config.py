@@ -179,6 +179,16 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
     Raises InputError naming the missing field, or, for an unknown ``model_type``, the fields a model
     given as a table of architecture fields needs.
     """
+    try:
+        return _architecture(cfg, where)
+    except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError("model", where, f"has a field gpu-tco cannot read ({type(err).__name__}: {str(err)[:80]}); "
+                                         "the published config.json of the model reads") from None
+
+
+def _architecture(cfg: dict, where: str) -> dict:
     mtype = _model_type(cfg)
     top = cfg
     if mtype in ("gemma3", "llama4") or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
@@ -193,14 +203,16 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
                                          "model as a table of fields: layers, hidden, ffn, heads, vocab (and kv_heads, "
                                          "head_dim, experts, active_experts)")
     c = {**_TYPE_DEFAULTS.get(mtype, {}), **{k: v for k, v in cfg.items() if v is not None}}
+    if top is not cfg and "tie_word_embeddings" not in cfg and "tie_word_embeddings" in top:
+        c["tie_word_embeddings"] = top["tie_word_embeddings"]  # multimodal configs keep it beside text_config
 
     def need(key):
         if key not in c:
             raise InputError(f"model.{key}", where, f"is missing from this {mtype} config.json; a {mtype} model needs "
                                                     f"{', '.join(COMMON_FIELDS + _NEEDED.get(mtype, ()))}")
         v = c[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise InputError(f"model.{key}", v, f"in {where} must be a number")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise InputError(f"model.{key}", v, f"in {where} must be a number > 0")
         return v
 
     L, h, heads, vocab = need("num_hidden_layers"), need("hidden_size"), need("num_attention_heads"), need("vocab_size")
