@@ -44,6 +44,7 @@ from pathlib import Path
 from .errors import InputError
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few kB; a file that never ends is cut off here
+MAX_LAYERS = 100_000
 COMMON_FIELDS = ("num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -216,6 +217,8 @@ def _architecture(cfg: dict, where: str) -> dict:
         return v
 
     L, h, heads, vocab = need("num_hidden_layers"), need("hidden_size"), need("num_attention_heads"), need("vocab_size")
+    if L != int(L) or L > MAX_LAYERS:  # the deepest published models have about 130 layers; per-layer rules loop over them
+        raise InputError("model.num_hidden_layers", L, f"in {where} must be a whole number from 1 to {MAX_LAYERS:,}")
     kv = c.get("num_key_value_heads") or heads
     head_dim = c.get("head_dim") or h / heads
     row = {"layers": L, "hidden": h, "heads": heads, "kv_heads": kv, "head_dim": head_dim, "vocab": vocab,

@@ -170,3 +170,38 @@ def test_command_line_and_scenario_files_read_a_config(tmp_path):
     assert first["quantities"]["params_total_b"] == pytest.approx(7.6156, rel=1e-4)
     assert second["quantities"] == third["quantities"]
     assert "architecture read from the Hugging Face config.json" in out.stderr
+
+
+FIELD_POOL = sorted({"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                     "vocab_size", "head_dim", "tie_word_embeddings", "max_position_embeddings", "sliding_window",
+                     "use_sliding_window", "max_window_layers", "layer_types", "num_local_experts", "num_experts",
+                     "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step",
+                     "mlp_only_layers", "n_routed_experts", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq",
+                     "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "topk_method",
+                     "interleave_moe_layer_step", "moe_layers", "intermediate_size_mlp", "attention_chunk_size", "no_rope_layers",
+                     "sliding_window_pattern", "attention_bias"})
+
+
+def test_any_config_gives_fields_or_one_line():
+    """Configs of every supported type with fields missing, zero, huge, negative, of the wrong type or nested:
+    either catalog fields core accepts, or an InputError; nothing else comes out."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from gpu_tco.core.architectures import custom_row
+    values = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=True), st.text(max_size=5),
+                       st.lists(st.one_of(st.integers(0, 60), st.text(max_size=20)), max_size=6), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+    @settings(max_examples=120, deadline=None)
+    @given(st.sampled_from(sorted(hf_config.FAMILIES)), st.dictionaries(st.sampled_from(FIELD_POOL), values, max_size=12),
+           st.booleans())
+    def check(mtype, fields, nested):
+        base = {"num_hidden_layers": 4, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100}
+        cfg = {"model_type": mtype, **base, **fields}
+        if nested:
+            cfg = {"model_type": mtype.removesuffix("_text"), "text_config": cfg, "vision_config": fields}
+        try:
+            custom_row(hf_config.architecture(cfg))
+        except InputError as err:
+            assert "\n" not in str(err)
+    check()
