@@ -5,7 +5,12 @@ one line fit for a spreadsheet cell, a dialog or a terminal.
 """
 from __future__ import annotations
 
+import re
+
 MAX_SHOWN = 80  # characters of a value echoed in a message; longer values are cut and their length given
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class GpuTcoError(ValueError):
@@ -41,6 +46,8 @@ def show(value) -> str:
     """A value as a message quotes it: strings in double quotes, long ones cut with their length."""
     if isinstance(value, str):
         text = value if len(value) <= MAX_SHOWN else f"{value[:MAX_SHOWN]}... ({len(value):,} characters)"
+        # a line break or other control character in a value is shown as its escape: the message stays one line
+        text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
         return f'"{text}"'
     if isinstance(value, float):
         return f"{value:g}"
