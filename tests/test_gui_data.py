@@ -48,6 +48,9 @@ def test_custom_dialog_opens_a_config_json(qtbot, window):
     expected = evaluate({"model": "Mixtral-8x7B", "gpu": best["gpu"], "n_gpus": best["n_gpus"]},
                         outputs=("peak_train_gib_per_gpu",))["peak_train_gib_per_gpu"]
     assert best["peak_gib_per_gpu"] == pytest.approx(float(expected))  # the same answer as the catalog model
+    # the model field itself takes the path typed in, and says what is wrong with a path that is not a config
+    assert window.controller.edit("model", str(CONFIG.parent)) == ""
+    assert window.controller.edit("model", str(CONFIG.parent.parent)).startswith("model:")
     # typing over a field after opening uses the typed fields instead
     qtbot.keyClicks(dialog.edits["layers"], "0")
     assert dialog.config_path is None and isinstance(dialog.value(), dict)
