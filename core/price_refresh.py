@@ -152,8 +152,9 @@ def complete_row(values: dict, columns: list[str], template: dict | None = None)
 
 
 def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]:
-    """(rows, unmapped): one offers-catalog row per provider, instance and spot-or-not (the cheapest region),
-    and the offers no catalog GPU matches."""
+    """(rows, unmapped): one offers-catalog row per provider, instance and spot-or-not (the cheapest region; for a
+    marketplace's listings, one row per GPU, count and spot-or-not at the median listing), and the offers no catalog
+    GPU matches."""
     columns = offers_columns()
     builtin = _builtin_rows()
     by_name = {normalize(r["name"]): r for r in builtin}
@@ -173,13 +174,21 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
                              "gpu_memory_gb": o.gpu_memory_gb, "gpus": o.gpus, "region": o.region,
                              "usd_per_instance_hour": o.usd_per_instance_hour, "spot": o.spot})
             continue
-        groups.setdefault((o.provider, o.instance, o.spot), []).append((o, gpu))
+        if is_listing(o):  # one machine of a marketplace: its listings of the same GPUs make one row
+            groups.setdefault((o.provider, f"{o.gpus}x {gpu} (marketplace)", o.spot), []).append((o, gpu))
+        else:
+            groups.setdefault((o.provider, o.instance, o.spot), []).append((o, gpu))
     rows = []
     seen: dict[str, int] = {}
     for (provider, instance, spot), members in sorted(groups.items(), key=lambda kv: min(m[0].usd_per_instance_hour for m in kv[1])):
-        best, gpu = min(members, key=lambda m: (m[0].usd_per_instance_hour, m[0].region))
+        listing = is_listing(members[0][0])
+        if listing:  # the median listing: the cheapest machine of a marketplace is seldom the one a job gets
+            ordered = sorted(members, key=lambda m: (m[0].usd_per_instance_hour, m[0].region))
+            best, gpu = ordered[(len(ordered) - 1) // 2]
+        else:
+            best, gpu = min(members, key=lambda m: (m[0].usd_per_instance_hour, m[0].region))
         label = PROVIDER_LABELS.get(provider, provider)
-        shown = _instance_label(provider, instance)
+        shown = instance if listing else _instance_label(provider, instance)
         name = f"{label} {shown}" + (" spot" if spot else "")
         if normalize(name) in seen:
             continue  # "NVIDIA H100 PCIe" and "NVIDIA-H100-PCIe" are one name to the catalog: the cheaper stays
@@ -191,11 +200,15 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
                                               "commission_pct") if k in base}
         prices = sorted(m[0].usd_per_instance_hour for m in members)
         regions = len({m[0].region for m in members})
-        spread = (f"; the cheapest of {regions} regions (${prices[0]:.2f} to ${prices[-1]:.2f} per instance-hour)"
-                  if regions > 1 else "")
+        if listing:
+            spread = f"; the median of {len(members)} listings (${prices[0]:.2f} to ${prices[-1]:.2f} per instance-hour)"
+        else:
+            spread = (f"; the cheapest of {regions} regions (${prices[0]:.2f} to ${prices[-1]:.2f} per instance-hour)"
+                      if regions > 1 else "")
         values = {
             "name": name, "aliases": "", "provider": label, "instance": shown, "gpu": gpu, "gpus_per_instance": best.gpus,
-            "price_type": "spot" if spot else "on-demand", "interruptible": 1 if spot else 0, "commitment_months": 0,
+            "price_type": "spot" if spot else "marketplace" if listing else "on-demand", "interruptible": 1 if spot else 0,
+            "commitment_months": 0,
             "usd_per_instance_hour": round(best.usd_per_instance_hour, 6),
             "usd_per_gpu_hour": round(best.usd_per_instance_hour / best.gpus, 6), "region": best.region,
             "description": f"{best.gpus}x {best.gpu_name}" + (f" {best.gpu_memory_gb:g} GB" if best.gpu_memory_gb else "") + spread,
@@ -206,6 +219,14 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
         rows.append(complete_row(values, columns, template))
     rows.sort(key=lambda r: (r["provider"], r["instance"], r["price_type"]))
     return rows, unmapped
+
+
+MARKETPLACES = ("vastai",)  # providers whose offers are single machines listed by their owners
+
+
+def is_listing(offer: Offer) -> bool:
+    """A marketplace listing (a machine's number, not an instance type): vast.ai's offers, or any offer named by digits only."""
+    return offer.provider in MARKETPLACES or offer.instance.strip().isdigit()
 
 
 def _instance_label(provider: str, instance: str) -> str:

@@ -156,3 +156,19 @@ def test_command_line_refresh_progress_json_and_one_line_errors(tmp_path):
     assert offline.count("\n") == 2 and "cannot download the gpuhunt catalog" in offline  # progress line, then the error
     assert missing.strip() == "gpu-tco: error: offers --refresh needs gpuhunt: pip install 'gpu-tco[live]'"
     assert (tmp_path / "offers.csv").is_file()
+
+
+def test_marketplace_listings_make_one_row_per_gpu_and_count_at_the_median():
+    """vast.ai lists single machines by number (gpuhunt queries it live, so these offers are written here): one row
+    per GPU, count and spot-or-not, at the median listing, priced as a marketplace (not the planner's on-demand default)."""
+    listings = [Offer("vastai", str(n), "US", price, 8, "H100", 80.0, False) for n, price in
+                ((101, 15.2), (102, 17.9), (103, 14.1), (104, 30.0), (105, 16.0))]
+    listings += [Offer("vastai", "106", "SE", 0.31, 1, "RTX4090", 24.0, False), Offer("vastai", "106", "SE", 0.2, 1, "RTX4090", 24.0, True)]
+    rows, unmapped = price_refresh.offer_rows(listings, "2026-11-02")
+    by_name = {r["name"]: r for r in rows}
+    assert sorted(by_name) == ["vast.ai 1x RTX-4090 (marketplace)", "vast.ai 1x RTX-4090 (marketplace) spot",
+                               "vast.ai 8x H100-SXM (marketplace)"] and not unmapped
+    h100 = by_name["vast.ai 8x H100-SXM (marketplace)"]
+    assert (h100["usd_per_instance_hour"], h100["usd_per_gpu_hour"], h100["price_type"]) == (16.0, 2.0, "marketplace")
+    assert "median of 5 listings ($14.10 to $30.00" in h100["description"]
+    assert by_name["vast.ai 1x RTX-4090 (marketplace) spot"]["interruptible"] == 1
