@@ -75,7 +75,7 @@ def GPU_BREAKEVEN(gpu=None, usd_per_gpu_hour_rented=None, n_gpus=None, hours_per
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('usd_per_gpu_hour_rented', ndim=2, doc="Rental price per GPU-hour; 0 = the offer's price [USD/GPU-h]. Default 0")
@@ -90,7 +90,7 @@ def GPU_COST_PER_MTOK(model=None, gpu=None, n_gpus=None, usd_per_gpu_hour_rented
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('api_usd_per_mtok', ndim=2, doc='API price per million generated tokens to compare self-hosting with [USD/Mtok]. Default 0.6')
@@ -105,7 +105,7 @@ def GPU_API_BREAKEVEN(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, 
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('api_usd_per_mtok', ndim=2, doc='API price per million generated tokens to compare self-hosting with [USD/Mtok]. Default 0.6')
@@ -121,7 +121,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
@@ -138,7 +138,7 @@ def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
@@ -151,7 +151,7 @@ def GPU_MEMORY_INFER(model=None, context_tokens=None, batch=None, weights_dtype=
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('kv_dtype', ndim=2, doc='KV-cache element type: bf16, fp16, fp8, fp32. Default bf16')
@@ -161,7 +161,7 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
@@ -177,7 +177,7 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('tokens', ndim=2, doc='Training tokens per epoch (dataset size) [tokens]. Default 100000000')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
@@ -190,7 +190,7 @@ def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None,
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('mode', ndim=2, doc='decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)')
@@ -203,7 +203,7 @@ def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None,
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('tokens', ndim=2, doc='Training tokens per epoch (dataset size) [tokens]. Default 100000000')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
@@ -229,7 +229,7 @@ def GPU_SPEC(gpu=None, field=None):
 
 
 @xw.func(category='GPU TCO')
-@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, or architecture fields. Default Llama-3-70B')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('field', ndim=2, doc='a Models catalog column, default layers (e.g. hidden, kv_heads, vocab), or params_b / active_params_b')
 def MODEL_SPEC(model=None, field=None):
     'A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / active_params_b (billions, computed from the architecture).'

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
+from .hf_config import looks_like_path
 from .names import normalize, suggest, words
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -199,6 +200,8 @@ class Table:
         """Model names as people type them: a Hugging Face id with its organisation
         ("meta-llama/Meta-Llama-3-70B-Instruct"), fine-tune suffixes (-Instruct, -Chat, -hf,
         -it, -v0.1, -2407) and a size alone when one model has it ("8x7B")."""
+        if looks_like_path(text):
+            return None  # a path names a config.json (hf_config), never a catalog model by its folder's name
         base, _ = base_model_name(text)
         key = normalize(base)
         i = self._index.get(key)

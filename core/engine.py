@@ -7,18 +7,20 @@ trees the Excel formulas are rendered from.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from typing import Mapping
 
 import numpy as np
 
-from . import catalog, offers
+from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
 from .codegen import QUANTITY_NAMES, compile_formulas
 from .errors import InputError
 from .expr import lookups, refs, text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
+from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
 from .names import suggest
 from .references import cite
@@ -67,13 +69,35 @@ def _resolve_choice(inp: Input, value, row=None):
                 raise InputError(inp.name, value, f"is neither a name nor a number; allowed: {allowed(inp)}", row) from None
             return estimate_architecture(check_params_b(x, inp.name, row))
     if isinstance(value, str):
+        if inp.accepts_number and value.strip() and looks_like_path(value):
+            return _config_row(value, row)  # a Hugging Face config.json, or a folder holding one
         try:
             return table.resolve(value, inp.name)
         except InputError as err:
+            adhoc = _config_row(value, row) if inp.accepts_number and value.strip() else None
+            if adhoc is not None:  # a local folder or a Hub id ("org/name") from the Hugging Face cache
+                return adhoc
             if row is not None:
                 raise InputError(err.field, err.value, err.allowed, row, err.verb) from None
             raise
     raise InputError(inp.name, value, f"is not a name; allowed: {allowed(inp)}", row)
+
+
+def _config_row(value: str, row=None) -> dict | None:
+    """The architecture read from a Hugging Face config.json (see hf_config.resolve), checked like fields a user
+    gives; a sweep's row in errors."""
+    try:
+        spec = hf_config.resolve(value)
+        return None if spec is None else dict(_checked_fields(tuple(spec.items())))
+    except InputError as err:
+        if row is not None:
+            raise InputError(err.field, err.value, err.allowed, row, err.verb) from None
+        raise
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_fields(items: tuple) -> tuple:
+    return tuple(custom_row(dict(items)).items())
 
 
 def row_of(values: Mapping, key: str) -> dict:

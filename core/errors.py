@@ -22,6 +22,9 @@ def one_line(text: str) -> str:
     return _BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 class GpuTcoError(ValueError):
     """Base class of gpu-tco's errors; the message is always one line (see ``one_line``)."""
 

@@ -86,7 +86,7 @@ CALIBRATED = _calibrated()
 
 INPUTS: tuple[Input, ...] = (
     # the job and the hardware
-    _c("model", "models", "Llama-3-70B", "Model: a catalog name, a parameter count in billions, or architecture fields",
+    _c("model", "models", "Llama-3-70B", "Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json",
        group="model", accepts_number=True),
     _c("gpu", "gpus", "H100-SXM", "GPU type (catalog name; tolerant matching)", group="hardware"),
     _n("n_gpus", "GPUs", 8, "GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel)",

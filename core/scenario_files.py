@@ -16,6 +16,7 @@ from typing import Mapping
 
 from .errors import InputError
 from .files import read_regular_file, target_problem, write_atomically
+from .hf_config import looks_like_path
 
 MAX_SCENARIO_BYTES = 10 * 2**20  # a scenario is a few hundred bytes; a file that never ends is cut off here
 PLANNER_KEYS = ("gpus",)         # scenario keys that are not inputs but the planner's scope
@@ -55,6 +56,12 @@ def read_scenario(path: str | os.PathLike) -> dict:
         _check_savable(data, "")  # what Save could not write back (a lone surrogate from a JSON escape)
     except InputError as err:
         raise InputError("scenario", _escaped(str(path)), f"cannot be used: {err}") from None
+    model = data.get("model")
+    if isinstance(model, str) and looks_like_path(model) and not Path(model).expanduser().is_absolute():
+        # a config.json named relative to the scenario file, so a scenario and its model travel together
+        beside = p.parent / model
+        if beside.exists():
+            data["model"] = str(beside)
     return data
 
 

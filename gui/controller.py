@@ -44,6 +44,10 @@ class _Task(QRunnable):
         self.relay.done.emit(self.job_id, (result, error))
 
 
+class _Progress(QObject):
+    step = Signal(int, int, str)  # providers done, providers in all, the provider being read
+
+
 class Controller(QObject):
     answered = Signal(object)        # the answer (gui.model.compute's dict)
     field_message = Signal(str, str)  # input name, core's message ("" = fine)
@@ -70,6 +74,8 @@ class Controller(QObject):
         self._running = 0
         self._cross: str | None = None   # a field marked by a check of the inputs taken together
         self.refused: dict = {}           # values an opened scenario gave that the form could not take, by input name
+        self.refresh_progress = _Progress(self)  # File > Refresh prices: step(done, total, provider), from the worker
+        self._refresh_cancelled = False
 
     # --- edits -------------------------------------------------------------------------
     def edit(self, name: str, text: str) -> str:
@@ -209,6 +215,21 @@ class Controller(QObject):
             subject, body = draft_text(scenario, gpus)
             return sender(path, subject, body)
         self._start("email", work)
+
+    # --- prices ----------------------------------------------------------------------------------
+    def refresh_prices(self, user_dir: Path | None = None) -> None:
+        """Fetch today's offers through gpuhunt in the background (core.price_refresh); progress comes through
+        ``refresh_progress.step``, ``finished("refresh", (RefreshResult, None))`` at the end; the answer then
+        recomputes with the new prices."""
+        from ..core.price_refresh import refresh
+        self._refresh_cancelled = False
+        step = self.refresh_progress.step
+        self._start("refresh", lambda: refresh(progress=lambda done, total, name: step.emit(done, total, name),
+                                                cancelled=lambda: self._refresh_cancelled, user_dir=user_dir))
+
+    def cancel_refresh(self) -> None:
+        """Stop the refresh before the next provider; the offers file stays as it was."""
+        self._refresh_cancelled = True
 
 
 def short_message(error: BaseException) -> str:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QProgressDialog,
     QRadioButton,
     QScrollArea,
     QSpinBox,
@@ -128,7 +129,7 @@ class Field:
                 completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
                 completer.setFilterMode(Qt.MatchFlag.MatchContains)
                 box.setCompleter(completer)
-                box.lineEdit().setPlaceholderText("a model name or a size such as 70B")
+                box.lineEdit().setPlaceholderText("a model name, a size such as 70B, or a config.json path")
                 box.lineEdit().editingFinished.connect(lambda: self.controller.edit(inp.name, box.currentText()))
             box.activated.connect(lambda _i: self.controller.edit(inp.name, box.currentText()))
             return box
@@ -179,9 +180,9 @@ class Field:
     def _custom_architecture(self) -> None:
         dialog = ArchitectureDialog(self.editor)
         if dialog.exec() == QDialog.DialogCode.Accepted:
-            message = self.controller.set_value("model", dialog.spec())
+            message = self.controller.set_value("model", dialog.value())
             if not message:
-                self.editor.setEditText(model.value_text(self.inp, dialog.spec()))
+                self.editor.setEditText(model.value_text(self.inp, dialog.value()))
 
 
 class ArchitectureDialog(QDialog):
@@ -197,16 +198,53 @@ class ArchitectureDialog(QDialog):
         self.edits = {}
         for key, label, example in self.FIELDS:
             edit = QLineEdit(example)
+            edit.textEdited.connect(self._typed)
             form.addRow(label, edit)
             self.edits[key] = edit
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #c62828;")
         form.addRow(self.message)
+        self.config_path: str | None = None  # a Hugging Face config.json the fields were read from
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.open_button = buttons.addButton("Open config.json...", QDialogButtonBox.ButtonRole.ActionRole)
+        self.open_button.setToolTip("Read the architecture from a model's Hugging Face config.json")
+        self.open_button.clicked.connect(self._open_dialog)
         buttons.accepted.connect(self._check)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+
+    def _typed(self, _text: str) -> None:
+        self.config_path = None  # the user's own fields from now on
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a Hugging Face config.json", "", "config.json (*.json);;All files (*)")
+        if path:
+            self.open_config(path)
+
+    def open_config(self, path: str) -> bool:
+        """Read a config.json: its fields fill the dialog, or core's one-line message shows; True when read."""
+        message = model.field_error(BY_NAME["model"], path)
+        if message:
+            self.message.setStyleSheet("color: #c62828;")
+            self.message.setText(message)
+            return False
+        from ..core.engine import resolve_inputs, row_of
+        row = row_of(resolve_inputs({"model": path}), "model")
+        for key, edit in self.edits.items():
+            edit.setText(str(row[key]) if key == "name" else model.value_text(BY_NAME["n_gpus"], row[key]))
+        self.config_path = path
+        self.message.setStyleSheet("")
+        self.message.setText(f"Read from {path} ({row['family']}). OK uses the whole file; "
+                             "changing a field above uses the fields instead.")
+        return True
+
+    def value(self):
+        """What the model field takes: the config.json's path when one was opened and its fields left as read,
+        else the fields typed."""
+        if self.config_path is not None:
+            return self.config_path
+        return self.spec()
 
     def spec(self) -> dict:
         out: dict = {}
@@ -220,6 +258,9 @@ class ArchitectureDialog(QDialog):
         return out
 
     def _check(self) -> None:
+        if self.config_path is not None:  # read and checked when opened
+            self.accept()
+            return
         spec = self.spec()
         message = model.field_error(BY_NAME["model"], spec)
         if any(k not in spec for k in REQUIRED_FIELDS) and not message:
@@ -287,6 +328,17 @@ class HardwareBox(QGroupBox):
         self.auto_count.toggled.connect(self._count_changed)
         self.count.valueChanged.connect(self._count_changed)
         self.offer.activated.connect(lambda _i: self.controller.set_scope(offer=self.offer.currentData()))
+
+    def reload_offers(self) -> None:
+        """The offer list again, after File > Refresh prices rewrote the offers catalog; the choice stays if it still exists."""
+        chosen = self.offer.currentData()
+        self.offer.blockSignals(True)
+        self.offer.clear()
+        self.offer.addItem("Every offer (the cheapest wins)", None)
+        for name in catalog.offers().names:
+            self.offer.addItem(name, name)
+        self.offer.setCurrentIndex(max(0, self.offer.findData(chosen)) if chosen else 0)
+        self.offer.blockSignals(False)
 
     def _either(self, default: str, other: str) -> tuple[QRadioButton, QRadioButton]:
         """Two exclusive choices, the first selected."""
@@ -499,6 +551,7 @@ class MainWindow(QMainWindow):
         action("&Export workbook...", self.export_dialog, "Ctrl+E", "export")
         action("E-&mail workbook...", self.email_dialog, "Ctrl+M", "email")
         action("&Copy results", self.copy_results, "Ctrl+Shift+C", "copy_results")
+        action("&Refresh prices...", self.refresh_prices, None, "refresh_prices")
         menu.addSeparator()
         action("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self._fill_recent()
@@ -720,8 +773,48 @@ class MainWindow(QMainWindow):
         if path:
             self.controller.email(path)
 
+    def refresh_prices(self) -> None:
+        """File > Refresh prices: today's cloud offers through gpuhunt, with progress and Cancel."""
+        dialog = QProgressDialog("Fetching today's cloud offers...", "Cancel", 0, 0, self)
+        dialog.setWindowTitle("Refresh prices")
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.canceled.connect(self.controller.cancel_refresh)
+        self.refresh_dialog = dialog
+
+        def step(done, total, provider):
+            dialog.setMaximum(total)
+            dialog.setValue(done)
+            dialog.setLabelText("Writing the offers..." if provider == "done" else
+                                f"Reading {provider} ({done + 1} of {total})...")
+        self.controller.refresh_progress.step.connect(step)
+        self._refresh_step = step
+        dialog.show()
+        self.controller.refresh_prices()
+
+    def _refreshed(self, result, error) -> None:
+        dialog = getattr(self, "refresh_dialog", None)
+        if dialog is not None:
+            self.controller.refresh_progress.step.disconnect(self._refresh_step)
+            dialog.close()
+            self.refresh_dialog = None
+        if error is not None:
+            self._say("Refresh prices", short_message(error))
+            return
+        self.hardware.reload_offers()
+        text = result.summary() + "."
+        if result.unmapped_line():
+            text += " " + result.unmapped_line() + "."
+        self.last_refresh = result
+        self._say("Refresh prices", text, QMessageBox.Icon.Information)
+        self.controller.schedule()  # the answer again, with today's prices
+
     def _finished(self, action: str, outcome: tuple) -> None:
         result, error = outcome
+        if action == "refresh":
+            self._refreshed(result, error)
+            return
         if error is not None:
             self._say("Export workbook" if action == "export" else "E-mail workbook", short_message(error))
             return

@@ -6,7 +6,7 @@
     gpu-tco explain QUANTITY [--INPUT V ...] [--json]
     gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
     gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
-    gpu-tco offers [--gpu G] [--json]                           the cloud offers catalog
+    gpu-tco offers [--gpu G] [--refresh] [--json]               the cloud offers catalog; --refresh: today's prices (gpuhunt)
     gpu-tco workbook --out FILE [--email-draft F.eml] [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
     gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
@@ -199,6 +199,11 @@ def _notes(inputs: dict) -> None:
                 print(f"gpu-tco: note: {note}", file=sys.stderr)
     from .core.architectures import size_in_billions
     model = inputs.get("model")
+    if isinstance(model, str) and catalog.models().find(model) is None:
+        from .core import hf_config
+        row = hf_config.resolve(model)  # a config.json or a Hub id: say which file the architecture came from
+        if row is not None:
+            print(f"gpu-tco: note: {_safe(hf_config.describe(row))}", file=sys.stderr)
     if isinstance(model, (int, float)) or (isinstance(model, str) and size_in_billions(model) is not None):
         print(f"gpu-tco: note: model {model!r} is read as a parameter count: the architecture is estimated "
               "(Llama-3 shape rules), and results say so", file=sys.stderr)
@@ -427,6 +432,8 @@ def cmd_breakeven(ns) -> int:
 
 
 def cmd_offers(ns) -> int:
+    if ns.refresh:
+        return _refresh_offers(ns)
     tab = catalog.offers()
     rows = [r for r in tab.rows if r["name"] != "none"]
     if ns.gpu:
@@ -450,8 +457,37 @@ def cmd_offers(ns) -> int:
         import datetime
         today = datetime.date.today()
         y, m = (int(x) for x in dates[-1][:7].split("-"))
+        from .core.price_refresh import refreshed_note
+        note = refreshed_note(rows)
         print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
-              f"on {today.isoformat()}. Prices move: check the offer's page before you rent.")
+              f"on {today.isoformat()}" + (f" ({note})" if note else "") +
+              ". Prices move: gpu-tco offers --refresh brings today's (needs the live extra); check the offer's page before you rent.")
+    return 0
+
+
+def _refresh_offers(ns) -> int:
+    """offers --refresh: today's offers through gpuhunt, progress on stderr, a summary on stdout."""
+    from .core.price_refresh import refresh
+    live = sys.stderr.isatty()
+
+    def progress(done, total, provider):
+        if provider == "done":
+            text = f"gpu-tco: read {total} providers"
+        else:
+            text = f"gpu-tco: fetching offers: {provider} ({done + 1}/{total})"
+        print(f"\r{text:<60}" if live else text, end="" if live and provider != "done" else "\n", file=sys.stderr, flush=True)
+
+    result = refresh(progress=progress)
+    if ns.json:
+        print(json.dumps({"file": str(result.path), "as_of": result.as_of, "added": result.added, "replaced": result.replaced,
+                          "kept_builtin": result.kept_builtin, "kept_own": result.kept_own, "rows": result.rows,
+                          "unmapped": result.unmapped, "skipped_providers": result.skipped_providers}, indent=2))
+        return 0
+    print(_safe(result.summary()))
+    if result.unmapped_line():
+        print(_safe(result.unmapped_line()) + " (all of them: --json)")
+    if result.skipped_providers:
+        print(_safe(f"Providers that did not answer: {'; '.join(result.skipped_providers)}"))
     return 0
 
 
@@ -703,7 +739,9 @@ def build_parser() -> argparse.ArgumentParser:
         c = command(name, text)
         c.add_argument("--json", action="store_true", help="machine-readable output")
         _add_input_options(c, _inputs_for(lines, drop={"at_month"}))
-    of = command("offers", "list the cloud offers catalog", "[--gpu GPU] [--json]")
+    of = command("offers", "list the cloud offers catalog, or refresh it with today's prices", "[--gpu GPU] [--refresh] [--json]")
+    of.add_argument("--refresh", action="store_true",
+                    help="fetch today's offers through gpuhunt (pip install 'gpu-tco[live]') into your offers file")
     of.add_argument("--gpu", default=None, help="only this GPU's offers (every variant of a family: --gpu h100)")
     of.add_argument("--json", action="store_true", help="every field and source")
     for name in ("gpus", "models"):

@@ -28,6 +28,7 @@ NON_NEGATIVE = ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "kv_cache_gi
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(NAMES), json_like, max_size=4))
+@example(inputs={"model": "\n"})  # a line break echoed in the message broke it into two lines
 def test_evaluate_raises_only_the_projects_errors_and_accepted_inputs_give_finite_results(inputs):
     try:
         result = core.evaluate(inputs, outputs=NON_NEGATIVE)
