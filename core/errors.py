@@ -50,6 +50,9 @@ class InputError(GpuTcoError):
         shown = "" if value is None else show(value) + " "
         super().__init__(f"{_cut(str(field))}{where}: {verb + ' ' if verb else ''}{shown}{allowed}")
 
+    def __reduce__(self):  # picklable (a worker process hands its error back): the value as shown, not the object
+        return (InputError, (self.field, None if self.value is None else _Shown(show(self.value)), self.allowed, self.row, self.verb))
+
 
 class CatalogError(GpuTcoError):
     """A malformed row in a catalog file, naming file, row and column."""
@@ -60,6 +63,14 @@ class CatalogError(GpuTcoError):
         shown = shown if len(shown) <= 160 else f"...{shown[-150:]}"  # a path too long to use is cut
         where = "".join(f", {w}" for w in (f"row {row}" if row is not None else "", f"column {column}" if column else "") if w)
         super().__init__(f"{shown}{where}: {problem}")
+        self.problem = problem
+
+    def __reduce__(self):
+        return (CatalogError, (self.path, self.row, self.column, self.problem))
+
+
+class _Shown(str):
+    """A value already turned into its message text (an error that crossed a process boundary)."""
 
 
 def _cut(text: str) -> str:
@@ -70,6 +81,8 @@ def show(value) -> str:
     """A value as a message quotes it: strings in double quotes, numbers as numbers, a pandas Series or NumPy
     array as its type, size and first items, anything else by ``repr``; long texts cut with their length
     given, and always on one line."""
+    if isinstance(value, _Shown):
+        return str(value)
     if isinstance(value, str):
         return f'"{_cut(one_line(str(value)))}"'
     if isinstance(value, float):

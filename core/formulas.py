@@ -425,8 +425,9 @@ offer_max_gpus = q(
 job_machines = q("job_machines", "machines", "Machines the job spans: owned servers, or rented GPUs / GPUs per machine, rounded up",
                  IF(I.buy, own_servers, CEILING(I.n_gpus / offer_node_gpus)))
 intra_gb_per_s = q(
-    "intra_node_gb_per_s", "GB/s", "Bandwidth per GPU and direction inside one machine: half the NVLink total, or pcie_gb_per_s",
-    IF(G("multi_gpu_fabric"), G("nvlink_gbps") / 2, I.pcie_gb_per_s),
+    "intra_node_gb_per_s", "GB/s", "Bandwidth per GPU and direction inside one machine: half the NVLink total, or pcie_gb_per_s "
+    "(also for a card whose row gives no NVLink rate)",
+    IF(AND(G("multi_gpu_fabric"), G("nvlink_gbps") > 0), G("nvlink_gbps") / 2, I.pcie_gb_per_s),
     "GPU catalog nvlink_gbps (both directions, [nvidia_h100]); [pcie4_spec]")
 inter_gb_per_s = q(
     "inter_node_gb_per_s", "GB/s",

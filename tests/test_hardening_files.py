@@ -258,7 +258,8 @@ def _base_row(table: str) -> dict:
 
 
 def _text_fields(table: str) -> list[str]:
-    return [c for c in _columns(table) if c in catalog.TEXT_COLUMNS and c != "as_of"]  # as_of holds dates (below)
+    # as_of holds dates (below); server_sizes holds GPU counts (checked on load, tests/test_hardening.py)
+    return [c for c in _columns(table) if c in catalog.TEXT_COLUMNS and c not in ("as_of", "server_sizes")]
 
 
 def test_every_refused_code_point_in_every_text_field_is_refused_naming_file_row_and_column(tmp_path):
@@ -503,7 +504,7 @@ def test_random_mixes_of_extremes_give_only_finite_results():
 
 # every rule's allowed ends: the least non-zero number (1e-6), the largest (1e15), 0 where allowed
 RULE_ENDS = {"pos": [1e-6, 1e15], "nonneg": [0, 1e-6, 1e15], "frac_pos": [0.01, 1], "frac": [0, 1], "count": [1, 1e15],
-             "flag": [0, 1], "pct": [0, 100], "billing": [1, 2_678_400]}
+             "flag": [0, 1], "pct": [0, 100], "billing": [1, 2_678_400], "whole": [0, 1, 1e15]}
 
 
 def test_catalog_numbers_at_the_ends_of_their_ranges_give_only_finite_results(tmp_path):

@@ -218,7 +218,7 @@ def test_what_would_make_it_fit_names_the_recipe_people_use():
     # the cheapest change is named: offload, or two more cards (offload's steps wait on PCIe, which can cost more)
     change = what_would_fit(job)
     after = core.evaluate({**job, **change.changes})
-    assert change.changes in ({"offload_params": 1}, {"n_gpus": 4})
+    assert change.changes == {"offload_params": 1} or set(change.changes) == {"n_gpus"}
     assert after["fits_train"] and change.peak_gib_per_gpu == after["peak_train_gib_per_gpu"] <= 24
     assert change.cpu_gib_per_machine == after["cpu_offload_gib_per_machine"]
     assert change.cost_usd <= core.evaluate({**job, "offload_params": 1})["option_cost_usd"]

@@ -141,7 +141,9 @@ def _options(book) -> list[dict]:
             for col in range(3, max(len(r) for r in rows) + 1)]
 
 
-WHATIF_OPTIONS = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "model": "Llama-3.1-8B", "method": "full"}
+# the whole batch's logits at once (fused_loss 0): the case where 8 RTX 4090s fall short for a full 8B run
+WHATIF_OPTIONS = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "model": "Llama-3.1-8B", "method": "full",
+                  "fused_loss": 0}
 MY_OPTIONS = [("RTX-4090", 8, "auto", 0), ("L40S", 4, "auto", 1), ("H100-SXM", 1, "auto", 0)]
 
 
