@@ -367,6 +367,15 @@ def resolve(text: str) -> dict | None:
     config.json, then as a Hub id in the local cache, then fetched (huggingface_hub, when installed).
     """
     t = text.strip()
+    try:
+        return _resolve(t)
+    except OSError as err:  # a name the file system cannot look up (too long, a bad character): not a file
+        if looks_like_path(t):
+            raise InputError("model", text, f"cannot be read as a config.json ({err.strerror or err})") from None
+        return None
+
+
+def _resolve(t: str) -> dict | None:
     if looks_like_path(t):
         p = config_path(t)
         return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}")

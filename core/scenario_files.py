@@ -53,7 +53,7 @@ def read_scenario(path: str | os.PathLike) -> dict:
     if not isinstance(data, dict):
         raise InputError("scenario", _escaped(str(path)), "must hold a table/object of input names and values")
     try:
-        _check_savable(data, "")  # what Save could not write back (a lone surrogate from a JSON escape)
+        _check_savable(data, "", opening=True)  # what Save could not write back (a lone surrogate from a JSON escape)
     except InputError as err:
         raise InputError("scenario", _escaped(str(path)), f"cannot be used: {err}") from None
     model = data.get("model")
@@ -114,8 +114,10 @@ def _escaped(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _check_savable(value, key: str) -> None:
-    """InputError (naming the key) for what no scenario file can hold and read back."""
+def _check_savable(value, key: str, opening: bool = False) -> None:
+    """InputError (naming the key) for what no scenario file can hold and read back.  ``opening``: only text no
+    file can hold (a lone surrogate) is refused; a value of the wrong type (a TOML date for a number) is left for
+    the inputs' own checks, which name the field where the form shows it."""
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
@@ -124,14 +126,16 @@ def _check_savable(value, key: str) -> None:
             problem = _text_problem(k)
             if problem:
                 raise InputError(name, _escaped(k), f"as a name {problem}")
-            _check_savable(v, name)
+            _check_savable(v, name, opening)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _check_savable(v, key)
+            _check_savable(v, key, opening)
     elif isinstance(value, str):
         problem = _text_problem(value)
         if problem:
             raise InputError(key, _escaped(value), problem)
+    elif opening:
+        return
     elif isinstance(value, float) and not math.isfinite(value):
         raise InputError(key, value, "must be a finite number to be saved")
     elif value is not None and not isinstance(value, (bool, int, float)):

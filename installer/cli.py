@@ -302,6 +302,9 @@ def cmd_workbook(ns) -> int:
     from .workbooks import write_workbook
 
     inputs = _collect_inputs(ns)
+    if ns.email_draft:  # a draft target that cannot be used is refused before anything is written
+        from .workbooks.email_draft import check_draft_target
+        check_draft_target(ns.email_draft, ns.out)
     path = write_workbook(ns.out, inputs)
     print(f"wrote {path.resolve()}")
     if ns.email_draft:
@@ -855,7 +858,10 @@ def main(argv=None) -> int:
             return EXIT_INTERRUPTED
     finally:
         if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+            # the command's work is done: as the gpu-tco process itself, a Ctrl-C from here on has nothing to
+            # interrupt (SIG_IGN also holds through Python's own shutdown, which resets other handlers to the
+            # default and would let a late Ctrl-C end the process with -2 instead of its exit code)
+            signal.signal(signal.SIGINT, signal.SIG_IGN if _started_as_the_command() else previous)
 
 
 def _run(argv, interrupted: list) -> int:

@@ -91,3 +91,21 @@ def test_every_door_says_the_same_recommendation_for_scoped_scenarios(recalculat
         if "offer" in scenario and rec.option.acquire == "rent":
             assert rec.option.offer == scenario["offer"]
     assert {"none", "rent"} <= seen  # the scenarios reach nothing acceptable and a rental at least
+
+
+CONFIG_SCENARIO = {"model": str(Path(__file__).parent / "data" / "hf_configs" / "Qwen2.5-7B" / "config.json"), "method": "qlora",
+                   "gpu": "RTX-4090", "n_gpus": 1}
+
+
+@book("config-model")
+def _config_model(folder: Path):
+    from gpu_tco.workbooks import write_workbook
+    return write_workbook(folder / "config-model.xlsx", CONFIG_SCENARIO), {}
+
+
+def test_a_model_from_a_config_json_computes_in_the_workbook(recalculated):
+    """A model outside the catalog (here read from a Hugging Face config.json) is a row of the workbook's Models
+    sheet, so every formula finds it: no error cell after LibreOffice recalculates, and Start says core's answer."""
+    out = recalculated["config-model"]
+    assert not out.errors(), out.errors()[:3]
+    assert out.value("Start", "A7") == _answer(CONFIG_SCENARIO).sentences[0]
