@@ -264,6 +264,7 @@ home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist
 @example(name='mac "q" $(touch INJECTED) %h ü\x85\u2028', system="macos", with_conf=True, own_pip=True)
 @example(name="new\nline `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: a line break
 @example(name="a:b `touch INJECTED`", system="linux", with_conf=False, own_pip=False)  # refused: Python's venv cannot take ':'
+@example(name="\\${HOME}Qáf\u2028%%*", system="linux", with_conf=True, own_pip=False)  # U+2028 in the desktop entry's Exec
 def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, name, system, with_conf, own_pip):
     """Install, run what was installed, uninstall, in a home folder with a hostile name: nothing in the name is
     ever run, everything installed is removed and the user's own files are untouched, byte for byte."""
@@ -304,7 +305,8 @@ def test_install_and_uninstall_treat_a_hostile_home_folder_as_data(built_wheel, 
             desktop = data / "applications" / "gpu-tco-form.desktop"
             check = subprocess.run([desktop_file_validate(), str(desktop)], capture_output=True, text=True, timeout=60)
             assert check.returncode == 0 and not check.stdout.strip(), check.stdout + check.stderr
-            exec_value = next(line[5:] for line in desktop.read_text(encoding="utf-8").splitlines() if line.startswith("Exec="))
+            # a desktop entry's lines end at "\n" only (str.splitlines would also split at a U+2028 in the path)
+            exec_value = next(line[5:] for line in desktop.read_text(encoding="utf-8").split("\n") if line.startswith("Exec="))
             assert desktop_exec_argv(exec_value) == [str(launcher), "%f"]
             conf = read_conf(home / ".xlwings" / "xlwings.conf")
             if unwritable(str(py)):
