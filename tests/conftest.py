@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tests use the installed package (gpu_tco.*): the checkout's folders must not shadow it as
 # top-level "core" or "addin" packages (python -m pytest puts the current folder on sys.path).
 sys.path[:] = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() != ROOT]
-sys.path.insert(0, str(Path(__file__).parent))  # helpers: lo, excel_eval
+sys.path.insert(0, str(Path(__file__).parent))  # helpers: helpers, lo, excel_eval
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
 import qt_setup  # noqa: E402 - after sys.path has the helpers
 
