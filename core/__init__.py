@@ -110,9 +110,19 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _ON_FIRST_USE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    # import statements PyInstaller (the frozen form) can see, not importlib with a computed name; absolute,
+    # since "from . import x" would ask this function for x again
+    import sys
+
+    import gpu_tco.core.calibration
+    import gpu_tco.core.docs
+    import gpu_tco.core.presets
+    import gpu_tco.core.price_refresh
+    import gpu_tco.core.prices
+    import gpu_tco.core.scenario_files
+    import gpu_tco.core.scenarios  # noqa: F401 - all seven are read from sys.modules below
     module_name, attribute = _ON_FIRST_USE[name]
-    module = importlib.import_module(f"{__name__}.{module_name}")
+    module = sys.modules[f"{__name__}.{module_name}"]
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
