@@ -57,3 +57,19 @@ def pytest_collection_finish(session):
         frozen.WANTED = True
         if not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
             frozen.start_if_wanted()
+
+
+# Markers by the fixtures a test uses (pyproject.toml declares them): python -m pytest -m "not slow" runs the
+# fast part; the README's command runs everything, and nothing here skips a test.
+MARKS_OF_FIXTURE = {
+    "recalculated": ("libreoffice", "slow"),  # the LibreOffice batch: about 30 s of both cores
+    "built_wheel": ("slow",),                 # pip wheel, then installs of it
+    "qtbot": ("gui",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & set(MARKS_OF_FIXTURE):
+            for mark in MARKS_OF_FIXTURE[fixture]:
+                item.add_marker(mark)

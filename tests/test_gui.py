@@ -27,6 +27,8 @@ from gpu_tco.gui.controller import Controller  # noqa: E402
 from gpu_tco.gui.window import MainWindow  # noqa: E402
 from gpu_tco.workbooks.email_draft import Sent, ascii_file_name, draft_text, send, write_draft  # noqa: E402
 
+pytestmark = pytest.mark.gui  # the desktop form: real Qt widgets, and the form started in processes of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 EXAMPLE = ROOT / "examples" / "llama3-70b-lora.toml"

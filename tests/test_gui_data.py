@@ -13,6 +13,8 @@ from gpu_tco.core.engine import evaluate
 from gpu_tco.gui.controller import Controller
 from gpu_tco.gui.window import ArchitectureDialog, MainWindow
 
+pytestmark = pytest.mark.gui
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "tests" / "data" / "hf_configs" / "Mixtral-8x7B-v0.1" / "config.json"
 
