@@ -34,6 +34,7 @@ def window(qtbot, tmp_path, monkeypatch):
     catalog.reload()
 
 
+@pytest.mark.slow
 def test_custom_dialog_opens_a_config_json(qtbot, window):
     dialog = ArchitectureDialog(window)
     qtbot.addWidget(dialog)
@@ -58,6 +59,7 @@ def test_custom_dialog_opens_a_config_json(qtbot, window):
     assert dialog.config_path is None and isinstance(dialog.value(), dict)
 
 
+@pytest.mark.slow
 def test_refresh_prices_runs_in_the_background_and_recomputes(qtbot, window):
     steps, said = [], []
     window.controller.refresh_progress.step.connect(lambda d, t, p: steps.append(p))

@@ -243,6 +243,7 @@ def test_formulas_use_only_portable_functions_and_names():
                     assert "[" not in c.value  # no external workbook links
 
 
+@pytest.mark.slow
 def test_safe_to_email_and_cached_values_present(tmp_path):
     path = write_workbook(tmp_path / "book.xlsx")
     with zipfile.ZipFile(path) as z:
@@ -309,6 +310,7 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
     assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
 
 
+@pytest.mark.slow
 def test_cli_workbook_scenario_files_and_main_job(tmp_path):
     import json as _json
     import subprocess
@@ -447,6 +449,7 @@ def test_numbers_carry_formats_with_separators_or_units():
     assert not plain, plain[:10]
 
 
+@pytest.mark.slow
 def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
     """Viewers that do not recalculate draw the charts from their cached points."""
     import re as _re
