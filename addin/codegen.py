@@ -48,7 +48,7 @@ def udf_source(style: str) -> str:
 
 
 def _default_text(arg: str) -> str:
-    from gpu_tco.core.inputs import BY_NAME
+    from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
     if arg not in BY_NAME:
         return {"component": "total", "infer_component": "total", "mode": "decode", "offer_or_gpu": "the default GPU",
                 "field": "see function", "quantity": "own_tco_usd", "top": "10"}[arg]

@@ -26,14 +26,23 @@ from typing import Callable, Mapping
 import numpy as np
 
 from gpu_tco import core
-from gpu_tco.core import catalog, prices
-from gpu_tco.core.engine import row_of
-from gpu_tco.core.errors import InputError, one_line, show
-from gpu_tco.core.formulas import INFER_COMPONENTS as CORE_INFER
-from gpu_tco.core.formulas import NOT_ADDITIVE
-from gpu_tco.core.formulas import TRAIN_COMPONENTS as CORE_TRAIN
-from gpu_tco.core.inputs import BY_NAME
-from gpu_tco.core.names import suggest
+from gpu_tco.core import INFER_COMPONENTS as CORE_INFER
+from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
+from gpu_tco.core import (
+    NEEDS_PURCHASE_PRICE,
+    NEEDS_RENTAL_PRICE,
+    NOT_ADDITIVE,
+    PRICE_FLAGS,
+    InputError,
+    catalog,
+    formula_text,
+    one_line,
+    price_gaps,
+    row_of,
+    suggest,
+)
+from gpu_tco.core import TRAIN_COMPONENTS as CORE_TRAIN
+from gpu_tco.core import show_value as show
 
 CATEGORY = "GPU TCO"
 ERROR_PREFIX = "#INPUT! "
@@ -394,7 +403,7 @@ def _columns_fast(func: Function, named: dict):
     numbers, nothing blank inside a range.  Anything else, or any value core refuses, returns None and
     the general path (which marks bad cells one by one) answers instead; both give the same values.
     A result that rests on a price the catalogs lack leaves its cells to the general path, which says "no price"."""
-    priced = func.result in prices.NEEDS_PURCHASE_PRICE or func.result in prices.NEEDS_RENTAL_PRICE
+    priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     n = 0
     given: dict = {}
     for arg, value in named.items():
@@ -436,10 +445,10 @@ def _columns_fast(func: Function, named: dict):
                 return None
             inputs[arg] = numbers
     try:
-        result = core.evaluate(inputs, outputs=(func.result, *prices.PRICE_FLAGS) if priced else (func.result,))
+        result = core.evaluate(inputs, outputs=(func.result, *PRICE_FLAGS) if priced else (func.result,))
     except (InputError, core.CatalogError):
         return None
-    if priced and not all(bool((np.asarray(result[k]) > 0).all()) for k in prices.PRICE_FLAGS):
+    if priced and not all(bool((np.asarray(result[k]) > 0).all()) for k in PRICE_FLAGS):
         return None  # some row has no price
     return np.broadcast_to(np.asarray(result[func.result]), (n,)).reshape(n, 1).tolist()  # a column, built in C
 
@@ -469,11 +478,11 @@ def _scalar(func: Function, named: dict):
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
     inputs = _row_inputs(named)
-    if quantity in prices.NEEDS_PURCHASE_PRICE or quantity in prices.NEEDS_RENTAL_PRICE:
-        r = core.evaluate(inputs, outputs=(quantity, *prices.PRICE_FLAGS))
-        if all(r[k] > 0 for k in prices.PRICE_FLAGS):  # the usual case: both prices known
+    if quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE:
+        r = core.evaluate(inputs, outputs=(quantity, *PRICE_FLAGS))
+        if all(r[k] > 0 for k in PRICE_FLAGS):  # the usual case: both prices known
             return _plain(r[quantity])
-        gap = prices.gaps({**core.resolve_inputs(inputs), **r}, [quantity])
+        gap = price_gaps({**core.resolve_inputs(inputs), **r}, [quantity])
         return gap[quantity][:MAX_TEXT] if gap else _plain(r[quantity])
     return _plain(core.evaluate(inputs, outputs=(quantity,))[quantity])
 
@@ -531,9 +540,9 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     else:
         wanted = (func.result,)
     # a result that rests on a price the catalogs lack reads "no price: ..." (never $0): the price flags come along
-    priced = func.result in prices.NEEDS_PURCHASE_PRICE or func.result in prices.NEEDS_RENTAL_PRICE
+    priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
-        wanted = (*wanted, *prices.PRICE_FLAGS)
+        wanted = (*wanted, *PRICE_FLAGS)
     # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
     #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
     while ok.any():
@@ -595,9 +604,9 @@ def _vector(func: Function, named: dict, raise_errors: bool):
 def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray) -> None:
     """Cells whose ``quantity`` rests on a missing purchase or rental price get core's "no price" text."""
     shape = idx.shape
-    flags = {k: np.broadcast_to(np.asarray(result[k], dtype=float), shape) for k in prices.PRICE_FLAGS}
+    flags = {k: np.broadcast_to(np.asarray(result[k], dtype=float), shape) for k in PRICE_FLAGS}
     missing = np.zeros(shape, dtype=bool)
-    for k in prices.PRICE_FLAGS:
+    for k in PRICE_FLAGS:
         missing |= ~(flags[k] > 0)
     if not missing.any():
         return
@@ -605,8 +614,8 @@ def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndar
     buys = np.broadcast_to(np.asarray(inputs.get("buy", core.DEFAULTS["buy"]), dtype=float), shape)
     for pos in np.flatnonzero(missing):
         gpu = core.resolve_inputs({"gpu": gpus[pos]})["gpu"]
-        values = {"gpu": gpu, "buy": buys[pos], **{k: flags[k][pos] for k in prices.PRICE_FLAGS}}
-        gap = prices.gaps(values, [quantity])
+        values = {"gpu": gpu, "buy": buys[pos], **{k: flags[k][pos] for k in PRICE_FLAGS}}
+        gap = price_gaps(values, [quantity])
         if gap:
             out[idx[pos]] = gap[quantity][:MAX_TEXT]
 
@@ -630,8 +639,8 @@ def _scalar_args(named: dict, func_name: str) -> dict:
 
 
 def _plan(named: dict):
-    from gpu_tco.core.planner import plan
-    from gpu_tco.core.recommendation import compose
+    from gpu_tco.core import compose_recommendation as compose
+    from gpu_tco.core import plan
     named = _scalar_args(named, "GPU_PLAN")
     top = named.pop("top", None)
     top = 10 if _blank(top) else _clean(top)
@@ -714,7 +723,7 @@ def _explain(named: dict):
         raise InputError("quantity", quantity, _hint(name, list(core.QUANTITIES)) + "allowed: a quantity of docs/quantities.md",
                          verb="unknown")
     q = core.QUANTITIES[name]
-    text = f"{name} [{q.unit}] = {core.expr.text(q.expr)}. {q.description}."
+    text = f"{name} [{q.unit}] = {formula_text(q.expr)}. {q.description}."
     return text + (f" Source: {q.source}" if q.source else "")
 
 

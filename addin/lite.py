@@ -62,7 +62,7 @@ def bundle_bytes() -> bytes:
     laid out as installed (gpu_tco/core/..., gpu_tco/addin/functions.py)."""
     import gpu_tco
     import gpu_tco.core
-    from gpu_tco.core.version import __version__
+    from gpu_tco.core import __version__
     core_dir = Path(gpu_tco.core.__file__).resolve().parent
     files = {"gpu_tco/__init__.py": Path(gpu_tco.__file__).resolve()}
     files.update({f"gpu_tco/core/{p.name}": p for p in sorted(core_dir.glob("*.py"))})
@@ -81,7 +81,7 @@ def bundle_bytes() -> bytes:
 
 
 def main_py() -> str:
-    from gpu_tco.core.version import __version__
+    from gpu_tco.core import __version__
     encoded = base64.b64encode(bundle_bytes()).decode("ascii")
     chunks = "\n".join(f'    "{encoded[i:i + 100]}"' for i in range(0, len(encoded), 100))
     return _HEADER.format(version=__version__, chunks=chunks) + udf_source("lite")
@@ -89,7 +89,7 @@ def main_py() -> str:
 
 def build(outdir: str | Path) -> list[Path]:
     """Write main.py and requirements.txt into ``outdir`` (created if missing)."""
-    from gpu_tco.core.errors import InputError
+    from gpu_tco.core import InputError
     out = Path(outdir)
     if out.exists() and not out.is_dir():
         raise InputError("out", str(outdir), "is a file; give a folder for main.py and requirements.txt")

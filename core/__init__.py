@@ -5,24 +5,128 @@
     >>> r["fits_train"]
     True
 
-Public API: ``evaluate``, ``plan``, ``recommend``, ``what_would_fit``, ``explain``, ``breakdown``, ``breakeven_series``,
-``resolve_inputs``, ``free_sweep_memory``, ``INPUTS``, ``QUANTITIES``, ``GpuTcoError`` (``InputError``,
-``CatalogError``), ``catalog``.  The engine imports no front end (no command line,
-workbook, Excel or Qt code) and needs only NumPy.
+Public API (``__all__``): everything the front ends (command line, workbook, Excel functions, form) use, so
+that they import from ``gpu_tco.core`` only and a module inside core can change without breaking them
+(tests/test_structure.py checks it).  Grouped:
+
+- evaluation: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``check_input``, ``row_of``,
+  ``free_sweep_memory``, ``breakeven_series``, ``sensitivities``, ``estimate_architecture``; the declarations
+  ``INPUTS``, ``DEFAULTS``, ``QUANTITIES`` and the tables the front ends lay out from them.
+- planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...
+- catalogs: the ``catalog`` module, prices, presets, Hugging Face configs, today's offers.
+- errors: ``GpuTcoError`` (``InputError``, ``CatalogError``) and the message helpers.
+- helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions, docs.
+
+The engine imports no front end (no command line, workbook, Excel or Qt code) and needs only NumPy.
 """
-from . import catalog
-from .architectures import estimate_architecture
-from .costs import breakeven_series
-from .engine import breakdown, evaluate, explain, free_sweep_memory, resolve_inputs
-from .errors import CatalogError, GpuTcoError, InputError
-from .formulas import QUANTITIES
-from .inputs import DEFAULTS, INPUTS
-from .planner import Option, plan
-from .recommendation import Recommendation, recommend, what_would_fit
+from . import catalog, hf_config
+from .architectures import REQUIRED_FIELDS, estimate_architecture, size_in_billions
+from .auto import AUTO_BASIS, AUTO_QUANTITY
+from .auto import in_use as auto_in_use
+from .catalog import user_config_dir
+from .codegen import inputs_of
+from .costs import breakeven_series, sensitivities
+from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
+from .errors import CatalogError, GpuTcoError, InputError, one_line
+from .errors import show as show_value
+from .expr import text as formula_text
+from .files import STALE_SECONDS, TEMP_MARK, same_file, target_problem, write_atomically
+from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS, depending_on
+from .inputs import BY_NAME as INPUTS_BY_NAME
+from .inputs import DEFAULTS, INPUTS, Input
+from .inputs import FIRST as FIRST_INPUTS
+from .inputs import SECTIONS as INPUT_SECTIONS
+from .names import suggest
+from .planner import (
+    BOUGHT_OUTPUTS,
+    PLAN_OUTPUTS,
+    PRICE_INPUTS,
+    REJECTIONS,
+    TIE_DIGITS,
+    Option,
+    bought_instead,
+    option_inputs,
+    option_text,
+    plan,
+    same_option,
+    verdict_text,
+)
+from .planner import scope as plan_scope
+from .recommendation import Recommendation, headline, headline_xl, recommend, what_would_fit
+from .recommendation import compose as compose_recommendation
+from .references import cite
 from .version import __version__
 
+# Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
+# needed by one command or one menu item each, so they stay out of every start.
+_ON_FIRST_USE = {
+    "calibration": ("calibration", None),
+    "write_calibration_doc": ("calibration", "write_doc"),
+    "QUANTITIES_DOC_PATH": ("docs", "DOC_PATH"),
+    "write_quantities_doc": ("docs", "write"),
+    "NO_PRICE": ("prices", "NO_PRICE"),
+    "PRICE_FLAGS": ("prices", "PRICE_FLAGS"),
+    "NEEDS_PURCHASE_PRICE": ("prices", "NEEDS_PURCHASE_PRICE"),
+    "NEEDS_RENTAL_PRICE": ("prices", "NEEDS_RENTAL_PRICE"),
+    "price_gaps": ("prices", "gaps"),
+    "require_prices": ("prices", "require"),
+    "PRESETS": ("presets", "PRESETS"),
+    "preset": ("presets", "preset"),
+    "refresh_offers": ("price_refresh", "refresh"),
+    "refreshed_note": ("price_refresh", "refreshed_note"),
+    "read_scenario": ("scenario_files", "read_scenario"),
+    "split_scenario": ("scenario_files", "split_scenario"),
+    "write_scenario": ("scenario_files", "write_scenario"),
+    "DEFAULT_JOB": ("scenarios", "DEFAULT_JOB"),
+    "COMPARED_METHODS": ("scenarios", "METHODS"),
+    "compare_setups": ("scenarios", "compare"),
+    "worded_recommendations": ("scenarios", "worded_recommendations"),
+}
+
 __all__ = [
-    "evaluate", "plan", "explain", "breakdown", "breakeven_series", "resolve_inputs", "estimate_architecture",
-    "free_sweep_memory", "recommend", "what_would_fit", "Option", "Recommendation",
-    "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
+    # evaluation
+    "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory",
+    "breakeven_series", "sensitivities", "estimate_architecture", "size_in_billions", "REQUIRED_FIELDS",
+    "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "AUTO_QUANTITY", "AUTO_BASIS",
+    "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",
+    "inputs_of", "formula_text",
+    # planning and recommendation
+    "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
+    "PLAN_OUTPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
+    "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
+    "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
+    # catalogs
+    "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
+    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note",
+    # errors
+    "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
+    # helpers the front ends use
+    "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file",
+    "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
+    "write_quantities_doc", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _ON_FIRST_USE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # import statements PyInstaller (the frozen form) can see, not importlib with a computed name; absolute,
+    # since "from . import x" would ask this function for x again
+    import sys
+
+    import gpu_tco.core.calibration
+    import gpu_tco.core.docs
+    import gpu_tco.core.presets
+    import gpu_tco.core.price_refresh
+    import gpu_tco.core.prices
+    import gpu_tco.core.scenario_files
+    import gpu_tco.core.scenarios  # noqa: F401 - all seven are read from sys.modules below
+    module_name, attribute = _ON_FIRST_USE[name]
+    module = sys.modules[f"{__name__}.{module_name}"]
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

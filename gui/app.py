@@ -17,8 +17,8 @@ import threading
 import traceback
 from pathlib import Path
 
-from ..core.catalog import user_config_dir
-from ..core.errors import show
+from ..core import show_value as show
+from ..core import user_config_dir
 
 LOG_NAME = "form.log"
 ANSWER_KEY = "gpu-tco answer"  # the PNG text entry holding what the pictured form answers

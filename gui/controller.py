@@ -14,8 +14,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from ..core.errors import GpuTcoError
-from ..core.scenario_files import read_scenario, write_scenario
+from ..core import GpuTcoError, read_scenario, write_scenario
 from ..workbooks.xlsx import WorkbookError
 from . import model
 from .model import FormState
@@ -221,7 +220,7 @@ class Controller(QObject):
         """Fetch today's offers through gpuhunt in the background (core.price_refresh); progress comes through
         ``refresh_progress.step``, ``finished("refresh", (RefreshResult, None))`` at the end; the answer then
         recomputes with the new prices."""
-        from ..core.price_refresh import refresh
+        from ..core import refresh_offers as refresh
         self._refresh_cancelled = False
         step = self.refresh_progress.step
         self._start("refresh", lambda: refresh(progress=lambda done, total, name: step.emit(done, total, name),

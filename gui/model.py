@@ -12,16 +12,32 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..core import catalog
-from ..core.codegen import inputs_of
-from ..core.costs import breakeven_series
-from ..core.engine import breakdown, check_input, evaluate
-from ..core.errors import GpuTcoError, InputError
-from ..core.formulas import NOT_ADDITIVE, TRAIN_COMPONENTS
-from ..core.inputs import BY_NAME, SECTIONS, Input
-from ..core.planner import BOUGHT_OUTPUTS, PLAN_OUTPUTS, bought_instead, option_inputs, option_text, plan, scope
-from ..core.prices import NO_PRICE, PRICE_FLAGS, gaps
-from ..core.recommendation import compose
+from ..core import (
+    BOUGHT_OUTPUTS,
+    NO_PRICE,
+    NOT_ADDITIVE,
+    PLAN_OUTPUTS,
+    PRICE_FLAGS,
+    TRAIN_COMPONENTS,
+    GpuTcoError,
+    Input,
+    InputError,
+    bought_instead,
+    breakdown,
+    breakeven_series,
+    catalog,
+    check_input,
+    evaluate,
+    inputs_of,
+    option_inputs,
+    option_text,
+    plan,
+)
+from ..core import INPUT_SECTIONS as SECTIONS
+from ..core import INPUTS_BY_NAME as BY_NAME
+from ..core import compose_recommendation as compose
+from ..core import plan_scope as scope
+from ..core import price_gaps as gaps
 
 # what the headline reads for the recommended setup, bought and rented
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
@@ -133,7 +149,7 @@ class FormState:
     def load(self, data: Mapping) -> dict:
         """Replace the state with a scenario's (inputs, and gpu/gpus/n_gpus/offer as the scope).
         Returns the errors (name -> message) of values the form could not take."""
-        from ..core.scenario_files import split_scenario
+        from ..core import split_scenario
         inputs, gpus = split_scenario(data)
         self.values, self.errors = {}, {}
         job, where = scope(inputs, gpus)
@@ -198,7 +214,7 @@ def compute(state: FormState) -> dict:
         if shown is not None:
             answer["headline"] += f" The key figures are for the first of them: {option_text(shown)}."
             if not shown["fits"]:
-                from ..core.recommendation import what_would_fit
+                from ..core import what_would_fit
                 change = what_would_fit(option_inputs(result["given"], shown, result["price_gpu"]))
                 if change is not None:
                     answer["headline"] += f" It {change.sentence()}."
@@ -303,6 +319,6 @@ def tab_separated(headers: list[str], rows: list[list]) -> str:
 def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
     """What each input left at 0 ("automatic") stands for in the shown answer, from core:
     {input: ("auto: 0.31, calibrated for H100-SXM", "auto: 0.31")} for the option the key figures describe."""
-    from ..core.auto import in_use
+    from ..core import auto_in_use as in_use
     figures = answer.get("figures") or []
     return {name: (d["text"], d["short"]) for name, d in in_use(figures[0].inputs).items()} if figures else {}

@@ -49,14 +49,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import catalog
-from ..core.architectures import REQUIRED_FIELDS
-from ..core.auto import AUTO_QUANTITY
-from ..core.engine import explain
-from ..core.errors import GpuTcoError
-from ..core.inputs import BY_NAME, DEFAULTS, Input
-from ..core.planner import option_inputs
-from ..core.references import cite
+from ..core import AUTO_QUANTITY, DEFAULTS, REQUIRED_FIELDS, GpuTcoError, Input, catalog, cite, explain, option_inputs
+from ..core import INPUTS_BY_NAME as BY_NAME
 from . import charts, model
 from .controller import Controller, short_message
 
@@ -229,7 +223,7 @@ class ArchitectureDialog(QDialog):
             self.message.setStyleSheet("color: #c62828;")
             self.message.setText(message)
             return False
-        from ..core.engine import resolve_inputs, row_of
+        from ..core import resolve_inputs, row_of
         row = row_of(resolve_inputs({"model": path}), "model")
         for key, edit in self.edits.items():
             edit.setText(str(row[key]) if key == "name" else model.value_text(BY_NAME["n_gpus"], row[key]))

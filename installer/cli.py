@@ -60,10 +60,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import threading  # noqa: E402
 
-from .core import catalog  # noqa: E402
-from .core.errors import GpuTcoError, InputError  # noqa: E402
-from .core.inputs import INPUTS  # noqa: E402
-from .core.references import cite  # noqa: E402
+from .core import INPUTS, GpuTcoError, InputError, catalog, cite  # noqa: E402
 
 
 def _parse_value(inp, text: str):
@@ -115,7 +112,7 @@ def _add_input_options(p: argparse.ArgumentParser, names=None) -> None:
                    help="start from a named preset (published articles' scenarios: gpu-tco presets); --INPUT options override it")
     p.add_argument("--scenario", default=None, metavar="FILE",
                    help="JSON or TOML file of inputs (the option names with _, e.g. seq_len); --INPUT options override it")
-    from .core.auto import AUTO_QUANTITY
+    from .core import AUTO_QUANTITY
     wanted = set(names) if names is not None else {i.name for i in INPUTS}
     for heading, groups in HELP_GROUPS:
         chosen = [i for i in INPUTS if i.group in groups and i.name in wanted]
@@ -133,10 +130,10 @@ def _collect_inputs(ns) -> dict:
     by = {i.name: i for i in INPUTS}
     out = {}
     if getattr(ns, "preset", None):
-        from .core.presets import preset
+        from .core import preset
         out.update(preset(ns.preset))
     if getattr(ns, "scenario", None):
-        from .core.scenario_files import read_scenario, split_scenario
+        from .core import read_scenario, split_scenario
         inputs, gpus = split_scenario(read_scenario(ns.scenario))
         out.update(inputs)
         ns.scenario_gpus = gpus  # the planner's scope; only `plan` uses it
@@ -177,7 +174,7 @@ def table(headers, rows, align=None) -> str:
 
 def _value_text(name: str, value) -> str:
     """A quantity's value as a person reads it: -1 where the description says "-1 = never" prints as never."""
-    from .core.formulas import QUANTITIES
+    from .core import QUANTITIES
     if value == -1 and "-1 = never" in QUANTITIES[name].description:
         return "never"
     return _fmt(_jsonable(value))
@@ -197,7 +194,7 @@ def _notes(inputs: dict) -> None:
             note = catalog.tables()[table_name].match_note(value)
             if note:
                 print(f"gpu-tco: note: {note}", file=sys.stderr)
-    from .core.architectures import size_in_billions
+    from .core import size_in_billions
     model = inputs.get("model")
     if isinstance(model, str) and catalog.models().find(model) is None:
         from .core import hf_config
@@ -223,8 +220,9 @@ def _money(v) -> str:
 
 
 def cmd_main(ns) -> int:
-    from .core.engine import resolve_inputs
-    from .core.scenarios import DEFAULT_JOB, METHODS, compare, worded_recommendations
+    from .core import COMPARED_METHODS as METHODS
+    from .core import DEFAULT_JOB, resolve_inputs, worded_recommendations
+    from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
     j = {**DEFAULT_JOB, **job}
@@ -261,7 +259,7 @@ def cmd_main(ns) -> int:
         print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
                      "own USD", "capital USD", "pick"], body))
         print()
-        from .core.recommendation import what_would_fit
+        from .core import what_would_fit
         for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
             if not r["fits"]:
                 change = what_would_fit({**j, "method": r["method"], "gpu": r["gpu"], "n_gpus": r["n_gpus"], "offer": r["offer"]})
@@ -319,7 +317,8 @@ def cmd_workbook(ns) -> int:
 
 
 def cmd_plan(ns) -> int:
-    from .core.planner import plan, scope
+    from .core import plan
+    from .core import plan_scope as scope
 
     # a gpu, n_gpus or offer the inputs name narrows the search (one GPU type, a fixed count, one offer)
     job, where = scope(_collect_inputs(ns), ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None))
@@ -346,7 +345,7 @@ def cmd_plan(ns) -> int:
     rec = result["recommended"]
     print()
     if rec:
-        from .core.recommendation import compose
+        from .core import compose_recommendation as compose
         print(f"Recommended: {compose(result).text}")
     else:
         print("No option meets every requirement; see the reasons below.")
@@ -354,8 +353,7 @@ def cmd_plan(ns) -> int:
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     if ns.all:
         print()
-        from .core.planner import option_inputs
-        from .core.recommendation import what_would_fit
+        from .core import option_inputs, what_would_fit
         fit_text: dict = {}  # the cheapest change that makes it fit, per GPU and count (the first 12 of them)
         for o in result["options"]:
             key = (o["gpu"], o["n_gpus"])
@@ -373,8 +371,8 @@ def cmd_plan(ns) -> int:
 
 def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int:
     """A titled table of quantities (value, unit, meaning); ``inputs`` when the caller collected them."""
-    from .core.engine import evaluate, resolve_inputs
-    from .core.prices import PRICE_FLAGS, require
+    from .core import PRICE_FLAGS, evaluate, resolve_inputs
+    from .core import require_prices as require
     inputs = _collect_inputs(ns) if inputs is None else inputs
     res = evaluate(inputs, outputs=[*names, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
@@ -387,7 +385,7 @@ def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int
     print()
     import textwrap
 
-    from .core.formulas import QUANTITIES
+    from .core import QUANTITIES
     print(table(["quantity", "value", "unit", "meaning"],
                 [[n, _value_text(n, res[n]), QUANTITIES[n].unit, textwrap.fill(QUANTITIES[n].description, 64)] for n in names],
                 align=["<", ">", "<", "<"]))
@@ -407,10 +405,8 @@ def cmd_tco(ns) -> int:
 
 
 def cmd_breakeven(ns) -> int:
-    from .core.costs import breakeven_series
-    from .core.engine import evaluate, resolve_inputs
-    from .core.planner import verdict_text
-    from .core.prices import PRICE_FLAGS, require
+    from .core import PRICE_FLAGS, breakeven_series, evaluate, resolve_inputs, verdict_text
+    from .core import require_prices as require
     inputs = _collect_inputs(ns)
     res = evaluate(inputs, outputs=[*BREAKEVEN_LINES, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
@@ -460,7 +456,7 @@ def cmd_offers(ns) -> int:
         import datetime
         today = datetime.date.today()
         y, m = (int(x) for x in dates[-1][:7].split("-"))
-        from .core.price_refresh import refreshed_note
+        from .core import refreshed_note
         note = refreshed_note(rows)
         print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
               f"on {today.isoformat()}" + (f" ({note})" if note else "") +
@@ -470,7 +466,7 @@ def cmd_offers(ns) -> int:
 
 def _refresh_offers(ns) -> int:
     """offers --refresh: today's offers through gpuhunt, progress on stderr, a summary on stdout."""
-    from .core.price_refresh import refresh
+    from .core import refresh_offers as refresh
     live = sys.stderr.isatty()
 
     def progress(done, total, provider):
@@ -499,8 +495,7 @@ MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)",
 
 
 def cmd_estimate(ns) -> int:
-    from .core.engine import breakdown, evaluate, resolve_inputs, row_of
-    from .core.formulas import QUANTITIES
+    from .core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
 
     given = _collect_inputs(ns)
     res = evaluate(given)
@@ -575,7 +570,7 @@ def cmd_catalog(ns) -> int:
 
 
 def cmd_explain(ns) -> int:
-    from .core.engine import explain
+    from .core import explain
 
     info = explain(ns.quantity, _collect_inputs(ns))
     if ns.json:
@@ -634,8 +629,9 @@ def cmd_docs(ns) -> int:
     """Regenerate what is generated from the declarations: docs/quantities.md, docs/calibration.md, the classic
     add-in module (addin/udfs.py) and the README's table of Excel functions."""
     from .addin.codegen import write_generated
-    from .core.calibration import write_doc
-    from .core.docs import DOC_PATH, write
+    from .core import QUANTITIES_DOC_PATH as DOC_PATH
+    from .core import write_calibration_doc as write_doc
+    from .core import write_quantities_doc as write
 
     checkout = DOC_PATH.parent.parent
     if not (checkout / "pyproject.toml").is_file():
@@ -687,7 +683,7 @@ CHOSEN_BY_THE_TOOL = {"gpu", "n_gpus", "offer", "buy"}  # the main job and the p
 
 
 def _inputs_for(quantities, drop=()) -> list[str]:
-    from .core.codegen import inputs_of
+    from .core import inputs_of
     return [n for n in inputs_of(quantities) if n not in set(drop)]
 
 
@@ -702,8 +698,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .core.formulas import QUANTITIES
-    from .core.version import __version__
+    from .core import QUANTITIES, __version__
 
     p = Parser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
                description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
@@ -829,7 +824,7 @@ def _wrap_pairs(pairs: list[str], width: int) -> str:
 
 
 def cmd_presets(ns) -> int:
-    from .core.presets import PRESETS
+    from .core import PRESETS
     rows = [[name, _wrap_pairs([f"{k}={v}" for k, v in p.items()], PRESET_TEXT_WIDTH)] for name, p in PRESETS.items()]
     print(table(["preset", "inputs it sets"], rows, align=["<", "<"]))
     print("\nUse one with --preset NAME on any command; --INPUT options override it. Sources: core/presets.py.")

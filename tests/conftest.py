@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tests use the installed package (gpu_tco.*): the checkout's folders must not shadow it as
 # top-level "core" or "addin" packages (python -m pytest puts the current folder on sys.path).
 sys.path[:] = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() != ROOT]
-sys.path.insert(0, str(Path(__file__).parent))  # helpers: lo, excel_eval
+sys.path.insert(0, str(Path(__file__).parent))  # helpers: helpers, lo, excel_eval
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
 import qt_setup  # noqa: E402 - after sys.path has the helpers
 
@@ -57,3 +57,19 @@ def pytest_collection_finish(session):
         frozen.WANTED = True
         if not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
             frozen.start_if_wanted()
+
+
+# Markers by the fixtures a test uses (pyproject.toml declares them): python -m pytest -m "not slow" runs the
+# fast part; the README's command runs everything, and nothing here skips a test.
+MARKS_OF_FIXTURE = {
+    "recalculated": ("libreoffice", "slow"),  # the LibreOffice batch: about 30 s of both cores
+    "built_wheel": ("slow",),                 # pip wheel, then installs of it
+    "qtbot": ("gui",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & set(MARKS_OF_FIXTURE):
+            for mark in MARKS_OF_FIXTURE[fixture]:
+                item.add_marker(mark)

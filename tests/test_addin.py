@@ -261,6 +261,7 @@ def test_udf_wrapper_turns_any_failure_into_text(monkeypatch):
 
 # --- xlwings Lite ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_lite_build_runs_in_a_fresh_interpreter_without_gpu_tco(tmp_path):
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "addin", "lite", "--out", str(tmp_path / "lite")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -305,6 +306,7 @@ print(json.dumps(results))
 
 # --- installer and demo -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
     conf = tmp_path / ".xlwings" / "xlwings.conf"
     conf.parent.mkdir()
@@ -330,6 +332,7 @@ def test_installer_writes_xlwings_conf_that_xlwings_reads(tmp_path):
         sys.path.remove(str(ROOT / "installer"))
 
 
+@pytest.mark.slow
 def test_demo_workbook_shows_every_function_with_gpu_tco_values(tmp_path):
     from gpu_tco.addin.demo import DEMO_INPUTS, EXAMPLES
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "addin", "demo", "--out", str(tmp_path / "demo.xlsx")],
@@ -366,6 +369,7 @@ def test_readme_function_table_is_generated_from_the_code():
     assert function_table_markdown() in (ROOT / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_model_spec_of_a_parameter_count_reads_the_estimated_architecture():
     """A count is estimated outside the catalog; MODEL_SPEC must read that architecture, not a catalog row."""
     from gpu_tco.core import catalog

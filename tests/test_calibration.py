@@ -95,6 +95,7 @@ def test_the_fit_reduces_the_errors_it_was_asked_to():
     assert max(after.values()) < max(before.values())
 
 
+@pytest.mark.slow
 def test_leave_one_source_out_is_reported_and_honest():
     loso = cal.leave_one_source_out(ROWS)
     for kind in ("training speed", "memory", "decode speed", "prefill speed"):
@@ -105,6 +106,7 @@ def test_leave_one_source_out_is_reported_and_honest():
     assert set(loso["by_source"]) == {m.source for m in ROWS}
 
 
+@pytest.mark.slow
 def test_docs_calibration_is_current():
     with open(cal.DOC_PATH, encoding="utf-8") as fh:
         assert fh.read() == cal.render(), "docs/calibration.md is stale: run `gpu-tco docs`"

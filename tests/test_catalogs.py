@@ -117,6 +117,7 @@ def test_user_file_adds_and_overrides_rows(tmp_path):
     assert out.stdout.split() == ["40.0", "48.0"]
 
 
+@pytest.mark.slow
 def test_malformed_user_row_names_file_row_and_column(tmp_path):
     header = open(catalog.DATA_DIR / "gpus.csv").readline().strip()
     row = ["X"] + ["1"] * (len(header.split(",")) - 1)

@@ -16,6 +16,7 @@ def gpu_tco(*args):
     return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow
 def test_main_job_prints_the_comparison(tmp_path):
     out = gpu_tco("--workbook", str(tmp_path / "main.xlsx"))
     assert out.returncode == 0, out.stderr
@@ -90,6 +91,7 @@ def test_model_as_parameter_count_is_flagged_estimate():
     assert out.returncode == 0 and "ESTIMATED architecture" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (("estimate", "--gpu", "H1000"), 'gpu: unknown "H1000" (did you mean H100-SXM'),
     (("estimate", "--seq-len", "-5"), "seq_len: -5 is too small"),
@@ -148,6 +150,7 @@ def _block(heading: str, fence: str = "```") -> str:
     return section[start:section.index("```", start)].strip("\n")
 
 
+@pytest.mark.slow
 def test_readme_usage_commands_run_as_written(tmp_path):
     """Every line of README's Usage block, run by a shell in a folder holding examples/ (exit 0)."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
@@ -176,6 +179,7 @@ def test_readme_python_block_runs(tmp_path):
     assert 'gpu: unknown "H1000"' in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, first_words", [
     (("estimate", "--seq-lenn", "2048"), "gpu-tco estimate: error: unrecognized arguments: --seq-lenn 2048 (see gpu-tco estimate --help)"),
     (("plan", "--top", "0"), "gpu-tco plan: error: argument --top: 0 is too small"),
@@ -191,6 +195,7 @@ def test_parse_errors_are_one_line_with_a_hint(args, first_words):
     assert "--help" in lines[0] and not out.stdout
 
 
+@pytest.mark.slow
 def test_each_command_lists_only_the_inputs_it_uses_grouped():
     est = gpu_tco("estimate", "--help").stdout
     tco = gpu_tco("tco", "--help").stdout
@@ -205,6 +210,7 @@ def test_each_command_lists_only_the_inputs_it_uses_grouped():
     assert len(re.findall(r"^  --", est, re.M)) < len(re.findall(r"^  --", gpu_tco("workbook", "--help").stdout, re.M))
 
 
+@pytest.mark.slow
 def test_reports_wrap_descriptions_and_say_never():
     out = gpu_tco("breakeven", "--gpu", "RTX-4090", "--usd-per-gpu-hour-rented", "0.01")
     assert out.returncode == 0, out.stderr
@@ -215,6 +221,7 @@ def test_reports_wrap_descriptions_and_say_never():
     assert "                                                    other_hardware_usd" in tco
 
 
+@pytest.mark.slow
 def test_main_job_checks_everything_before_printing(tmp_path):
     bad = gpu_tco("--seq-len", "-1")
     assert bad.returncode == 2 and bad.stdout == "" and "seq_len: -1 is too small" in bad.stderr
@@ -238,6 +245,7 @@ def test_model_and_gpu_names_as_people_type_them():
     assert "did you mean H100-" in str(err.value) and "A100" not in str(err.value).split("allowed")[0]
 
 
+@pytest.mark.slow
 def test_offers_for_a_family_lists_every_variant():
     out = gpu_tco("offers", "--gpu", "h100")
     assert out.returncode == 0
@@ -256,6 +264,7 @@ def test_version_comes_from_the_package_metadata():
     assert pkg.__version__ == version("gpu-tco")
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_with_one_line():
     proc = subprocess.Popen([sys.executable, "-m", "gpu_tco", "bench"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     time.sleep(2.0)

@@ -380,6 +380,7 @@ def run(*args):
     return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_plan_table_and_json():
     out = run("plan", "--model", "Llama-3-8B", "--method", "qlora", "--tokens", "2e8", "--deadline-hours", "24")
     assert out.returncode == 0, out.stderr
@@ -388,6 +389,7 @@ def test_cli_plan_table_and_json():
     assert data["recommended"]["ok"] and data["recommended"] == data["options"][0]
 
 
+@pytest.mark.slow
 def test_cli_tco_breakeven_offers_and_presets():
     out = run("tco", "--preset", "csdn-h100-server", "--json")
     assert out.returncode == 0, out.stderr

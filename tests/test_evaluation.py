@@ -9,9 +9,9 @@ import weakref
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import random_config, same_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_formula_layer import random_config
 
 from gpu_tco import core
 from gpu_tco.core import engine
@@ -19,11 +19,6 @@ from gpu_tco.core.codegen import _factor, _min_max, _structure, _vif, ancestors,
 from gpu_tco.core.expr import Ref
 
 NAMES = list(core.QUANTITIES)
-
-
-def _same(a, b) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
 
 
 def test_pruned_scalar_evaluation_equals_the_full_path_on_random_inputs():
@@ -68,7 +63,7 @@ def test_chunked_sweeps_equal_the_unchunked_path(monkeypatch, chunk):
     monkeypatch.setattr(engine, "CHUNK_ROWS", chunk)
     blocks = core.evaluate(sweep)
     assert set(whole) == set(blocks) == set(NAMES)
-    wrong = [n for n in NAMES if not _same(whole[n], blocks[n]) or whole[n].dtype != blocks[n].dtype]
+    wrong = [n for n in NAMES if not same_array(whole[n], blocks[n]) or whole[n].dtype != blocks[n].dtype]
     assert not wrong, wrong[:5]  # blocks after the first write their results in place: same values, same types
     # and equal to scalar calls, row by row, to rounding: the sweep gathers the factors of a product
     # that are one value for every row first (x * (a / b) for x * a / b), a few units in the last
@@ -77,7 +72,7 @@ def test_chunked_sweeps_equal_the_unchunked_path(monkeypatch, chunk):
         row = {k: (v[j] if isinstance(v, np.ndarray) else v) for k, v in sweep.items()}
         scalar = core.evaluate(row)
         for n in NAMES:
-            assert _same(scalar[n], blocks[n][j]) or math.isclose(scalar[n], blocks[n][j], rel_tol=1e-13), (n, j)
+            assert same_array(scalar[n], blocks[n][j]) or math.isclose(scalar[n], blocks[n][j], rel_tol=1e-13), (n, j)
 
 
 def test_chunked_broadcasting_shapes_series_and_requested_outputs(monkeypatch):
@@ -204,7 +199,7 @@ def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
             one = core.evaluate(rows[j])
             for n in NAMES:
                 got = np.broadcast_to(result[n], (25,))[j]
-                assert _same(one[n], got) or math.isclose(one[n], got, rel_tol=1e-13), (sorted(moving), n, j)
+                assert same_array(one[n], got) or math.isclose(one[n], got, rel_tol=1e-13), (sorted(moving), n, j)
 
 
 def test_what_does_not_vary_is_computed_once_and_products_gather_fixed_factors():

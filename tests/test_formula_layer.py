@@ -8,79 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from excel_eval import ALLOWED_FUNCTIONS, evaluate_excel, tokenize
+from helpers import random_config, same_number
 
 from gpu_tco import core
 from gpu_tco.core import catalog
 from gpu_tco.core.engine import QUANTITY_NAMES
 from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
-
-CHOICES = {i.name: catalog.tables()[i.table].names for i in INPUTS if i.kind == "choice"}
-
-
-def random_config(rng: random.Random) -> dict:
-    cfg = {
-        "model": rng.choice(CHOICES["model"]),
-        "gpu": rng.choice(CHOICES["gpu"]),
-        "method": rng.choice(CHOICES["method"]),
-        "precision": rng.choice(CHOICES["precision"]),
-        "optimizer": rng.choice(CHOICES["optimizer"]),
-        "sharding": rng.choice(CHOICES["sharding"]),
-        "recompute": rng.choice(CHOICES["recompute"]),
-        "lora_targets": rng.choice(CHOICES["lora_targets"]),
-        "weights_dtype": rng.choice(CHOICES["weights_dtype"]),
-        "kv_dtype": rng.choice(CHOICES["kv_dtype"]),
-        "flash_attention": rng.randint(0, 1),
-        "fused_loss": rng.randint(0, 1),
-        "offload_optimizer": rng.randint(0, 1),
-        "fp32_grads": rng.randint(0, 1),
-        "sequence_parallel": rng.randint(0, 1),
-        "seq_len": rng.choice([128, 512, 2048, 4096, 8192, 32768]),
-        "micro_batch": rng.randint(1, 16),
-        "lora_rank": rng.choice([4, 8, 16, 64, 256]),
-        "context_tokens": rng.choice([256, 4096, 32768, 131072]),
-        "batch": rng.randint(1, 64),
-        "mfu": rng.choice([0, 0.2, 0.5]),
-    }
-    t = rng.choice([1, 2, 4, 8])
-    cfg["tensor_parallel"] = t
-    cfg["n_gpus"] = t * rng.choice([1, 2, 3, 8])
-    # the cost model: an offer of this GPU (or auto), and owning assumptions across their ranges
-    gpu_offers = [o["name"] for o in catalog.tables()["offers"].rows if o["gpu"] == cfg["gpu"]]
-    cfg.update({
-        "offer": rng.choice(gpu_offers + ["auto"]),
-        "usd_per_gpu_hour_rented": rng.choice([0, 0, 2.5]),
-        "job_hours": rng.choice([0, 0.3, 168]),
-        "debug_overhead_pct": rng.choice([0, 20]),
-        "restarts": rng.randint(0, 5),
-        "off_peak_discount_pct": rng.choice([0, 30]),
-        "storage_gb": rng.choice([0, 500]),
-        "egress_gb": rng.choice([0, 100]),
-        "storage_pct_of_compute": rng.choice([0, 10]),
-        "rent_utilization_pct": rng.choice([100, 40]),
-        "purchase_usd_per_gpu": rng.choice([0, 0, 30000]),
-        "server_overhead_pct": rng.choice([0, 60]),
-        "other_hardware_usd": rng.choice([0, 5000]),
-        "gpus_per_server": rng.choice([1, 4, 8]),
-        "auto_system_power": rng.randint(0, 1),
-        "system_w_per_server": rng.choice([0, 4600]),
-        "depreciation": rng.choice(CHOICES["depreciation"]),
-        "residual_pct": rng.choice([0, 20]),
-        "discount_rate_pct": rng.choice([0, 8]),
-        "months": rng.choice([1, 12, 36, 60]),
-        "hours_per_day": rng.choice([0.5, 12, 24]),
-        "at_month": rng.choice([0, 7]),
-        "measured_tokens_per_s": rng.choice([0, 5000]),
-        "buy": rng.randint(0, 1),
-        "deadline_hours": rng.choice([0, 10]),
-        "budget_usd": rng.choice([0, 1000]),
-    })
-    return cfg
-
-
-def same(a, b) -> bool:
-    a, b = float(a), float(b)
-    return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_every_quantity_is_documented_and_has_a_unit():
@@ -107,7 +41,7 @@ def test_vectorised_sweep_equals_scalar_rows():
     for i, cfg in enumerate(configs):
         one = core.evaluate(cfg)
         for name in QUANTITY_NAMES:
-            assert same(res[name][i], one[name]), (i, name, res[name][i], one[name], cfg)
+            assert same_number(res[name][i], one[name]), (i, name, res[name][i], one[name], cfg)
 
 
 def test_series_in_series_out_with_index():
@@ -116,7 +50,7 @@ def test_series_in_series_out_with_index():
     assert isinstance(res["activations_gib"], pd.Series)
     assert list(res["activations_gib"].index) == ["a", "b", "c"]
     assert res["activations_gib"]["c"] > res["activations_gib"]["a"]
-    assert same(res["activations_gib"]["b"], core.evaluate(seq_len=2048, model="Llama-3-8B")["activations_gib"])
+    assert same_number(res["activations_gib"]["b"], core.evaluate(seq_len=2048, model="Llama-3-8B")["activations_gib"])
 
 
 def test_numpy_broadcasting_of_two_axes():
@@ -124,7 +58,7 @@ def test_numpy_broadcasting_of_two_axes():
     batch = np.array([1, 2, 4])[None, :]
     res = core.evaluate(seq_len=seq, micro_batch=batch)
     assert res["peak_train_gib_per_gpu"].shape == (2, 3)
-    assert same(res["peak_train_gib_per_gpu"][1, 2], core.evaluate(seq_len=4096, micro_batch=4)["peak_train_gib_per_gpu"])
+    assert same_number(res["peak_train_gib_per_gpu"][1, 2], core.evaluate(seq_len=4096, micro_batch=4)["peak_train_gib_per_gpu"])
 
 
 def _names_for(cfg: dict) -> tuple[dict, dict]:
@@ -146,7 +80,7 @@ def test_excel_formula_text_computes_the_same_value(seed):
         formula = "=" + q.expr.xl()
         value, functions = evaluate_excel(formula, names, columns)
         assert functions <= ALLOWED_FUNCTIONS, (name, functions - ALLOWED_FUNCTIONS)
-        assert same(value, names[name]), (name, formula, value, names[name])
+        assert same_number(value, names[name]), (name, formula, value, names[name])
 
 
 def test_excel_formulas_use_only_portable_functions_and_defined_names():

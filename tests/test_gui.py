@@ -27,6 +27,8 @@ from gpu_tco.gui.controller import Controller  # noqa: E402
 from gpu_tco.gui.window import MainWindow  # noqa: E402
 from gpu_tco.workbooks.email_draft import Sent, ascii_file_name, draft_text, send, write_draft  # noqa: E402
 
+pytestmark = pytest.mark.gui  # the desktop form: real Qt widgets, and the form started in processes of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 EXAMPLE = ROOT / "examples" / "llama3-70b-lora.toml"
@@ -114,6 +116,7 @@ def test_answer_is_the_planners(tmp_path):
 
 # --- the window ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_typing_updates_headline_and_table_to_cores_values(qtbot, window):
     tokens = window.findChild(QLineEdit, "field_tokens")
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, tokens, "300000000"))
@@ -141,6 +144,7 @@ def test_typing_updates_headline_and_table_to_cores_values(qtbot, window):
     assert window.cost_view.chart().series() and window.memory_view.chart().series() and window.cash_view.chart().series()
 
 
+@pytest.mark.slow
 def test_invalid_value_is_marked_at_its_field_and_fixing_clears_it(qtbot, window):
     seq = window.findChild(QLineEdit, "field_seq_len")
     before = window.headline.text()
@@ -178,6 +182,7 @@ def test_explanations_come_from_core(qtbot, window):
     assert "peak_train_gib_per_gpu" in window.explanation.toPlainText()
 
 
+@pytest.mark.slow
 def test_open_save_round_trip_and_export_equals_the_command_line(qtbot, window, tmp_path):
     assert window.open_file(str(EXAMPLE))
     qtbot.waitSignal(window.controller.answered, timeout=20_000).wait()
@@ -247,6 +252,7 @@ def test_settings_remember_geometry(qtbot, tmp_path):
     assert (second.width(), second.height()) == size
 
 
+@pytest.mark.slow
 def test_controller_without_a_window_debounces_and_drops_stale_answers(qtbot):
     c = Controller()
     answers = []
@@ -284,6 +290,7 @@ def workbook(tmp_path_factory):
     return write_workbook(tmp_path_factory.mktemp("mail") / "Plan für München.xlsx", {"method": "lora"})
 
 
+@pytest.mark.slow
 def test_draft_parses_back_with_the_workbook_attached(workbook, tmp_path):
     subject, body = draft_text({"method": "lora"})
     assert subject == "GPU plan: Llama-3-70B lora"
@@ -348,6 +355,7 @@ def test_platform_dispatch_picks_the_mail_program(workbook, tmp_path):
     assert isinstance(sent, Sent)
 
 
+@pytest.mark.slow
 def test_form_e_mail_saves_the_workbook_then_drafts(qtbot, window, tmp_path):
     got = []
     with qtbot.waitSignal(window.controller.finished, timeout=60_000) as done:
@@ -357,6 +365,7 @@ def test_form_e_mail_saves_the_workbook_then_drafts(qtbot, window, tmp_path):
     assert path.exists() and subject == "GPU plan: Llama-3-70B lora" and "Recommended:" in body
 
 
+@pytest.mark.slow
 def test_command_line_writes_the_draft_without_a_window(tmp_path):
     out, eml = tmp_path / "plan.xlsx", tmp_path / "plan.eml"
     run = subprocess.run([*CLI, "workbook", "--scenario", str(EXAMPLE), "--out", str(out), "--email-draft", str(eml)],
@@ -419,6 +428,7 @@ def test_nothing_is_clipped_at_1024x700(qtbot, tmp_path):
     assert (width, height) == (1024, 700) and colours > 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["1280x800", "1024x700"])
 def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
     import qt_setup
@@ -441,6 +451,7 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
     assert QImage(str(shot)).text(ANSWER_KEY).startswith("Recommended: ")  # the answer in words, for docs/form.png's test
 
 
+@pytest.mark.slow
 def test_custom_architecture_dialog_feeds_core(qtbot, window):
     from gpu_tco.core.engine import evaluate
     from gpu_tco.gui.window import ArchitectureDialog
@@ -459,6 +470,7 @@ def test_custom_architecture_dialog_feeds_core(qtbot, window):
     assert answer["recommended"]["peak_gib_per_gpu"] == pytest.approx(float(expected))
 
 
+@pytest.mark.slow
 def test_without_a_display_the_form_says_so_instead_of_aborting(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["GPU_TCO_CONFIG_DIR"] = str(tmp_path)
@@ -469,6 +481,7 @@ def test_without_a_display_the_form_says_so_instead_of_aborting(tmp_path):
     assert run.returncode == 0 and shot.stat().st_size > 20_000
 
 
+@pytest.mark.slow
 def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
     deadline = window.findChild(QLineEdit, "field_deadline_hours")
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, deadline, "0.05"))
@@ -483,6 +496,7 @@ def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
     assert all(r[headers.index("Acceptable")] == "no" and r[headers.index("Why not")] for r in rows)
 
 
+@pytest.mark.slow
 def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     """The serving figures are core's for the recommended setup: cost per million generated tokens and the
     monthly volume above which renting (or owning) beats the API, "never" when it does not."""
@@ -506,6 +520,7 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     assert window.figures.item(row, 1).text() == "never"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
 def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
     """Geometry and font metrics, not pixels: the table's deciding columns in view at 1280 wide and more,
@@ -567,6 +582,7 @@ BAD_SCENARIOS = {  # file name -> (text, {field: start of its message})
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_SCENARIOS))
 def test_a_scenario_with_bad_values_opens_with_the_messages_at_the_fields(qtbot, tmp_path, name):
     text, expected = BAD_SCENARIOS[name]
@@ -589,6 +605,7 @@ def test_a_scenario_with_bad_values_opens_with_the_messages_at_the_fields(qtbot,
         assert w.fields["seq_len"].editor.text() == "NaN" and w.fields["tokens"].editor.text() == "inf"
 
 
+@pytest.mark.slow
 def test_screenshot_of_a_bad_scenario_is_taken_at_once_and_says_why_on_stderr(tmp_path):
     text, expected = BAD_SCENARIOS["numbers.json"]
     (tmp_path / "bad.json").write_text(text, encoding="utf-8")
@@ -624,6 +641,7 @@ def test_form_size_mistakes_exit_2_with_one_line_naming_size(capsys):
     assert not (ROOT / "never.png").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_closes_the_running_form_with_one_line(tmp_path):
     """SIGINT once the window is up (Qt waiting for events, where Python would not see a signal without the
     form's timer), and once while it is being built: exit 130 and the command's one line."""

@@ -13,6 +13,8 @@ from gpu_tco.core.engine import evaluate
 from gpu_tco.gui.controller import Controller
 from gpu_tco.gui.window import ArchitectureDialog, MainWindow
 
+pytestmark = pytest.mark.gui
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "tests" / "data" / "hf_configs" / "Mixtral-8x7B-v0.1" / "config.json"
 
@@ -32,6 +34,7 @@ def window(qtbot, tmp_path, monkeypatch):
     catalog.reload()
 
 
+@pytest.mark.slow
 def test_custom_dialog_opens_a_config_json(qtbot, window):
     dialog = ArchitectureDialog(window)
     qtbot.addWidget(dialog)
@@ -56,6 +59,7 @@ def test_custom_dialog_opens_a_config_json(qtbot, window):
     assert dialog.config_path is None and isinstance(dialog.value(), dict)
 
 
+@pytest.mark.slow
 def test_refresh_prices_runs_in_the_background_and_recomputes(qtbot, window):
     steps, said = [], []
     window.controller.refresh_progress.step.connect(lambda d, t, p: steps.append(p))

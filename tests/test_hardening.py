@@ -26,6 +26,7 @@ NON_NEGATIVE = ("peak_train_gib_per_gpu", "peak_infer_gib_per_gpu", "kv_cache_gi
                 "own_capital_usd", "own_tco_usd", "option_cost_usd")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(NAMES), json_like, max_size=4))
 @example(inputs={"model": "\n"})  # a line break echoed in the message broke it into two lines
@@ -99,6 +100,7 @@ def test_planner_never_recommends_what_it_cannot_price(monkeypatch):
 HOSTILE = ['=HYPERLINK("http://evil.example","click")', "=cmd|' /C calc'!A0", "+1+2", "-2+3", "@SUM(1)", "\t=1+1", "\r=1"]
 
 
+@pytest.mark.slow
 def test_catalog_and_scenario_text_is_written_as_text_never_as_a_formula(tmp_path, monkeypatch):
     """Every text field of every catalog, filled with formula-like strings, stays text in the workbook."""
     cols = catalog.gpus().columns
@@ -154,6 +156,7 @@ def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
+@pytest.mark.slow
 def test_scenario_and_path_problems_end_in_one_line_and_exit_2(tmp_path):
     (tmp_path / "latin1.json").write_bytes(b'{"gpu": "caf\xe9"}')
     (tmp_path / "bom.json").write_bytes(b'\xef\xbb\xbf{"gpu": "L40S"}')
@@ -218,6 +221,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_kill_9_during_writes_leaves_the_old_or_the_new_complete_file_and_no_temporary(tmp_path):
     from openpyxl import load_workbook
 
@@ -235,6 +239,7 @@ def test_kill_9_during_writes_leaves_the_old_or_the_new_complete_file_and_no_tem
         assert [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"], list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_concurrent_writers_end_with_one_complete_file(tmp_path):
     from openpyxl import load_workbook
     target = tmp_path / "plan.xlsx"
@@ -370,6 +375,7 @@ print(json.dumps(codes))
 """
 
 
+@pytest.mark.slow
 @settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.binary(max_size=300), st.binary(max_size=300), st.sampled_from(["gpus", "models", "offers"])),
                 min_size=25, max_size=25))
@@ -394,6 +400,7 @@ def test_arbitrary_bytes_as_scenario_and_catalog_files_end_in_exit_0_or_2(tmp_pa
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**6), st.text(max_size=6))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(["memory_gib", "memory_bandwidth_gbps", "bf16_dense_tflops", "fp8_dense_tflops",
                                         "tf32_dense_tflops", "tdp_w", "purchase_usd", "default_mfu", "consumer",

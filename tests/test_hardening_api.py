@@ -221,6 +221,7 @@ def _after(proc, seconds, delay, seen) -> bool:
     return bool(seen) and seconds - seen[0] > delay
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc to catch the process during its imports")
 def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_leaves_the_old_workbook(tmp_path):
     """Ctrl-C while NumPy loads (the first few tenths of a second), then at later moments of writing a workbook:
@@ -250,6 +251,7 @@ def _small_file_limit():
     resource.setrlimit(resource.RLIMIT_FSIZE, (50 * 1024, 50 * 1024))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(resource is None, reason="needs setrlimit")
 def test_a_full_disk_exits_2_with_one_line_and_keeps_the_old_workbook(tmp_path):
     target = tmp_path / "plan.xlsx"

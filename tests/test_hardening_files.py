@@ -103,6 +103,7 @@ def tiny_book(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(name=st.text(max_size=120))
 @example(name="=?utf-8?b?QmNjOiBldmls?=")
@@ -150,6 +151,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.slow
 def test_the_command_line_draft_cases_end_in_one_line(tmp_path):
     """The workbook command with the draft on the workbook's own path, and with a custom model whose name
     holds line breaks and an encoded-word (read-only and linked targets: the test above)."""
@@ -200,6 +202,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["unnamed", "named"])
 def test_kill_9_while_writing_drafts_leaves_a_whole_draft_and_a_temporary_a_later_write_removes(tmp_path, how):
     book = tmp_path / "plan.xlsx"
@@ -352,6 +355,7 @@ def test_every_kept_code_point_reaches_a_workbook_that_openpyxl_and_libreoffice_
         assert any(name.replace("\r\n", "\n") == v for v in lo_texts), (table, name)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=20), min_size=3, max_size=3))
 @example(["Zq9\ufffe", "v", "s"])
@@ -395,6 +399,7 @@ COMMANDS = [("estimate",), ("plan",), ("tco",), ("breakeven",), ("offers",), ("g
             ("explain", "rent_usd_per_gpu_hour"), ("workbook", "--out", "{out}")]
 
 
+@pytest.mark.slow
 def test_broken_user_catalogs_config_folders_and_scenarios_end_in_one_line_and_exit_2(tmp_path):
     broken = {}
     for name, as_of in (("soon", "soon"), ("now", "=NOW()")):
@@ -554,6 +559,7 @@ def test_tiny_values_that_would_overflow_are_refused_with_the_allowed_range(name
     assert message.startswith(f"{name}: ") and "too small; allowed:" in message and ">=" in message
 
 
+@pytest.mark.slow
 def test_a_workbook_and_explain_at_the_least_allowed_values_hold_no_inf_nan_or_none(tmp_path):
     least = {"job_hours": 0.01, "usd_per_gpu_hour_rented": 0.0001, "measured_tokens_per_s": 0.001, "api_usd_per_mtok": 0.0001,
              "tokens": 1, "epochs": 0.001}

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from gpu_tco.install_addin import read_conf, unwritable
 
+pytestmark = pytest.mark.slow  # real installs, the release folder, PyInstaller: tens of seconds
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "installer"
 

@@ -7,6 +7,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # builds the wheel and the source archive, installs into fresh environments
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -127,6 +127,7 @@ def test_columns_the_offers_table_gains_are_written_too(tmp_path, refreshed_env,
     assert catalog.offers().row("AWS p5.48xlarge")["fabric_gbit_s_per_gpu"] == 400
 
 
+@pytest.mark.slow
 def test_command_line_refresh_progress_json_and_one_line_errors(tmp_path):
     """One subprocess: a refresh with --json, the offers listing, then without the fixture and with an unreachable catalog address
     (a closed local port), then without gpuhunt."""

@@ -95,3 +95,108 @@ def test_importing_the_engine_loads_no_front_end_library():
     code = "import sys, gpu_tco; gpu_tco.evaluate(); print(sorted(m for m in ('pandas', 'openpyxl', 'xlwings', 'PySide6') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# The front ends ("doors"): every Python file of the command line, the workbook, the Excel functions and the
+# form.  installer/ also holds install_addin.py (standard library only) and frozen_form.py (starts the form):
+# neither imports core, and checking them costs nothing, so the whole folder counts.
+DOORS = ("gpu_tco", "gpu_tco.gui", "gpu_tco.workbooks", "gpu_tco.addin")
+# workbooks/build.py reads the input declarations as core.inputs.BY_NAME in its body; the allowance goes when
+# those lines read core.INPUTS_BY_NAME (test_the_allowances_are_still_needed says when).
+ATTRIBUTE_ALLOWANCES = {("gpu_tco.workbooks.build", "inputs")}
+
+
+def _core_reaches(module: str, source: str, public: set[str]) -> list[tuple[str, int, str]]:
+    """(module, line, what) for each use of core outside its public API in ``source``: an import from a core
+    module (``from gpu_tco.core.planner import plan``, ``from ..core.planner import plan``, ``import
+    gpu_tco.core.engine``), a name imported from the package that ``__all__`` does not list (``from
+    gpu_tco.core import engine``), or an attribute read through the package (``core.engine.row_of``)."""
+    tree = ast.parse(source)
+    package = module if module in FOLDER_OF else module.rsplit(".", 1)[0]
+    found, core_names = [], set()  # names bound to the gpu_tco.core package in this file
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("gpu_tco.core."):
+                    found.append((module, node.lineno, f"import {a.name}"))
+                elif a.name == "gpu_tco.core" and a.asname:
+                    core_names.add(a.asname)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("gpu_tco.core."):
+                found.append((module, node.lineno, f"from {target} import ..."))
+            elif target == "gpu_tco.core":
+                found += [(module, node.lineno, f"from gpu_tco.core import {a.name}") for a in node.names if a.name not in public]
+            elif target == "gpu_tco":
+                core_names |= {a.asname or a.name for a in node.names if a.name == "core"}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or node.attr.startswith("__"):
+            continue
+        through = node.value
+        if isinstance(through, ast.Attribute) and isinstance(through.value, ast.Name) and through.value.id == "gpu_tco" \
+                and through.attr == "core":  # gpu_tco.core.X
+            name = "gpu_tco.core"
+        elif isinstance(through, ast.Name) and through.id in core_names:  # core.X
+            name = through.id
+        else:
+            continue
+        if node.attr not in public and (module, node.attr) not in ATTRIBUTE_ALLOWANCES:
+            found.append((module, node.lineno, f"{name}.{node.attr}"))
+    return found
+
+
+def _door_files():
+    for package in DOORS:
+        for path in sorted((ROOT / FOLDER_OF[package]).glob("*.py")):
+            yield (f"{package}.{path.stem}" if path.stem != "__init__" else package), path
+
+
+def test_front_ends_use_only_the_public_api_of_core():
+    """A door imports from gpu_tco.core (the package) only, and only what its __all__ lists, so a module
+    inside core can be renamed or split without breaking a front end."""
+    import gpu_tco.core
+    public = set(gpu_tco.core.__all__)
+    files = dict(_door_files())
+    assert {"gpu_tco.cli", "gpu_tco.bench", "gpu_tco.addin.udfs", "gpu_tco.gui.model", "gpu_tco.workbooks.build"} <= set(files)
+    reaches = [r for module, path in files.items() for r in _core_reaches(module, path.read_text(encoding="utf-8"), public)]
+    assert not reaches, "\n".join(f"{m} line {n}: {what}" for m, n, what in reaches)
+
+
+def test_generated_add_in_code_uses_only_the_public_api_of_core():
+    """The generator's output, not only the committed udfs.py: the classic module and xlwings Lite's main.py."""
+    import gpu_tco.core
+    from gpu_tco.addin import codegen, lite
+    public = set(gpu_tco.core.__all__)
+    for module, source in (("gpu_tco.addin.udfs", codegen.classic_module()), ("gpu_tco.addin.lite_main", lite.main_py())):
+        assert "import" in source and not _core_reaches(module, source, public), module
+
+
+def test_the_structure_check_sees_every_kind_of_reach():
+    """The check itself: each way of reaching past the public API is caught, and the public way is not."""
+    public = {"plan", "catalog", "evaluate"}
+    caught = {
+        "from gpu_tco.core.planner import plan": 1, "from ..core.planner import plan": 1, "from ..core import engine": 1,
+        "import gpu_tco.core.engine": 1, "from gpu_tco import core\ncore.engine.row_of({}, 'gpu')": 1,
+        "import gpu_tco.core\ngpu_tco.core.engine.evaluate()": 1, "import gpu_tco.core as c\nc.planner.plan()": 1,
+        "from gpu_tco.core import plan, catalog\nfrom gpu_tco import core\ncore.evaluate(); core.__file__": 0,
+        "from .. import core\ncore.plan()": 0,
+    }
+    for source, count in caught.items():
+        assert len(_core_reaches("gpu_tco.gui.model", source, public)) == count, source
+
+
+def test_the_allowances_are_still_needed():
+    for module, attribute in ATTRIBUTE_ALLOWANCES:
+        path = dict(_door_files())[module]
+        assert f"core.{attribute}." in path.read_text(encoding="utf-8"), f"{module} no longer reads core.{attribute}: drop its allowance"
+
+
+def test_every_public_name_of_core_exists():
+    """__all__ lists only what the package has (the names loaded on first use included)."""
+    import gpu_tco.core
+    assert len(set(gpu_tco.core.__all__)) == len(gpu_tco.core.__all__)
+    assert [n for n in gpu_tco.core.__all__ if not hasattr(gpu_tco.core, n)] == []

@@ -50,6 +50,7 @@ def _consistent_offer(cfg: dict) -> dict:
 configs = st.fixed_dictionaries({}, optional={i.name: valid_value(i) for i in INPUTS}).map(_consistent_offer)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs)
 def test_valid_inputs_never_raise_and_give_finite_memory(cfg):
@@ -80,6 +81,7 @@ def invalid_value(inp):
     return st.sampled_from(bad)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(INPUTS).flatmap(lambda i: st.tuples(st.just(i), invalid_value(i))))
 def test_invalid_inputs_always_raise_input_error_naming_the_field(case):
@@ -135,6 +137,7 @@ train_cfg = st.fixed_dictionaries({
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(train_cfg, st.floats(1, 400))
 def test_memory_grows_with_parameters(cfg, params_b):
@@ -143,6 +146,7 @@ def test_memory_grows_with_parameters(cfg, params_b):
     assert large > small
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(train_cfg, st.sampled_from(["Llama-3-8B", "Mistral-7B", "Qwen2.5-14B", "Mixtral-8x7B"]))
 def test_memory_grows_with_sequence_and_batch(cfg, model):

@@ -14,11 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import random_config, rel_equal, same_cell
 from lo import book, render_pages
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
 from openpyxl.utils import get_column_letter
-from test_formula_layer import random_config
 
 from gpu_tco import core
 from gpu_tco.core import catalog
@@ -56,13 +56,6 @@ def _input_rows(ws) -> dict:
             if ws.cell(row=r, column=INPUT_NAME_COL).value}
 
 
-def _rel_equal(a, b) -> bool:
-    a, b = float(a), float(b)
-    if math.isinf(b) or math.isnan(b):
-        return False
-    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
-
-
 def _calc_values(path: Path) -> dict:
     """The Calc sheet's cached values as written (name -> value)."""
     ws = load_workbook(path, data_only=True)["Calc"]
@@ -77,15 +70,9 @@ def _recalc_calc(book) -> dict:
 def _assert_matches_core(book, cfg: dict) -> None:
     ref = core.evaluate(cfg)
     got = _recalc_calc(book)
-    wrong = [(n, got.get(n), ref[n]) for n in QUANTITIES if not _rel_equal(got.get(n) if got.get(n) is not None else math.nan, ref[n])]
+    wrong = [(n, got.get(n), ref[n]) for n in QUANTITIES if not rel_equal(got.get(n) if got.get(n) is not None else math.nan, ref[n])]
     assert not wrong, (book.name, wrong[:5])
     assert not book.errors(), book.errors()[:5]
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-        return _rel_equal(a, b)
-    return (a in (None, "") and b in (None, "")) or a == b
 
 
 def _formula_cells_equal_their_cache(book) -> int:
@@ -98,7 +85,7 @@ def _formula_cells_equal_their_cache(book) -> int:
         a, b = book.meta["cached"].get(key), book.value(sheet, coord)
         if a is None and b not in (None, ""):
             wrong.append((key, "no cached value", b))
-        elif not _same(a, b):
+        elif not same_cell(a, b):
             wrong.append((key, a, b))
     assert not wrong, (book.name, wrong[:8])
     return len(book.meta["formulas"])
@@ -175,7 +162,7 @@ def test_compare_options_and_break_even_follow_changed_inputs(recalculated):
         ref = core.evaluate(cfg)
         for name, value in got[k].items():
             if name in QUANTITIES:
-                assert _rel_equal(value, ref[name]), (k, name, value, ref[name])
+                assert rel_equal(value, ref[name]), (k, name, value, ref[name])
     # full 8B training: 27.4 GiB/GPU on 8 RTX 4090s (24 GiB) and 136 GiB on one H100 do not fit; 4 L40S do
     assert not got[1]["fits_train"] and got[2]["fits_train"] and not got[3]["fits_train"]
     status_col = [key for _, key, _, _ in COMPARE_COLUMNS].index("status") + 1
@@ -183,7 +170,7 @@ def test_compare_options_and_break_even_follow_changed_inputs(recalculated):
     series = breakeven_series(change)
     for m, (own, rent) in enumerate(zip(series["own_cumulative_usd"], series["rent_cumulative_usd"])):
         assert out.cell("Break-even", 7 + m, 1) == m
-        assert _rel_equal(out.cell("Break-even", 7 + m, 2), own) and _rel_equal(out.cell("Break-even", 7 + m, 3), rent)
+        assert rel_equal(out.cell("Break-even", 7 + m, 2), own) and rel_equal(out.cell("Break-even", 7 + m, 3), rent)
 
 
 WHATIF_INPUTS = {"gpu": "A100-80GB-SXM", "n_gpus": 16, "usd_per_kwh": 0.31, "hours_per_day": 6, "offer": "Lambda 8x A100 80GB SXM",
@@ -258,6 +245,7 @@ def test_formulas_use_only_portable_functions_and_names():
                     assert "[" not in c.value  # no external workbook links
 
 
+@pytest.mark.slow
 def test_safe_to_email_and_cached_values_present(tmp_path):
     path = write_workbook(tmp_path / "book.xlsx")
     with zipfile.ZipFile(path) as z:
@@ -276,7 +264,7 @@ def test_safe_to_email_and_cached_values_present(tmp_path):
     wb = load_workbook(path, data_only=True)
     values = _calc_values(path)
     ref = core.evaluate()
-    assert all(_rel_equal(values[n], ref[n]) for n in QUANTITIES)
+    assert all(rel_equal(values[n], ref[n]) for n in QUANTITIES)
     first_input = min(_input_rows(wb["Inputs"]).values())
     assert wb["Inputs"].protection.sheet and not wb["Inputs"].cell(row=first_input, column=2).protection.locked
 
@@ -324,6 +312,7 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
     assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
 
 
+@pytest.mark.slow
 def test_cli_workbook_scenario_files_and_main_job(tmp_path):
     import json as _json
     import subprocess
@@ -462,6 +451,7 @@ def test_numbers_carry_formats_with_separators_or_units():
     assert not plain, plain[:10]
 
 
+@pytest.mark.slow
 def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
     """Viewers that do not recalculate draw the charts from their cached points."""
     import re as _re

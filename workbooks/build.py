@@ -27,16 +27,29 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.pagebreak import Break
 
 from gpu_tco import core
-from gpu_tco.core import catalog
-from gpu_tco.core.auto import AUTO_BASIS, AUTO_QUANTITY
-from gpu_tco.core.expr import text as expr_text
-from gpu_tco.core.formulas import QUANTITIES, VERDICTS, depending_on
-from gpu_tco.core.inputs import FIRST, INPUTS, SECTIONS
-from gpu_tco.core.planner import PRICE_INPUTS, REJECTIONS, TIE_DIGITS, plan, same_option, scope
-from gpu_tco.core.prices import NO_PRICE
-from gpu_tco.core.recommendation import headline, headline_xl
-from gpu_tco.core.references import cite
-from gpu_tco.core.version import __version__
+from gpu_tco.core import (
+    AUTO_BASIS,
+    AUTO_QUANTITY,
+    INPUTS,
+    NO_PRICE,
+    PRICE_INPUTS,
+    QUANTITIES,
+    REJECTIONS,
+    TIE_DIGITS,
+    VERDICTS,
+    __version__,
+    catalog,
+    cite,
+    depending_on,
+    headline,
+    headline_xl,
+    plan,
+    same_option,
+)
+from gpu_tco.core import FIRST_INPUTS as FIRST
+from gpu_tco.core import INPUT_SECTIONS as SECTIONS
+from gpu_tco.core import formula_text as expr_text
+from gpu_tco.core import plan_scope as scope
 
 from .xlsx import (
     BAD_FILL,
@@ -630,7 +643,7 @@ def _breakeven_sheet(ws, inputs: Mapping, values: Mapping, result: Mapping, cach
     """Month-by-month cumulative cash of owning versus renting the same working hours:
     own_cumulative_usd and rent_cumulative_usd with at_month set per row.  The note says which option that is
     (the scenario on Inputs) and whether it is the recommended one."""
-    from gpu_tco.core.costs import breakeven_series
+    from gpu_tco.core import breakeven_series
     series = breakeven_series(inputs)
     months = len(series["month"]) - 1
     ws["A1"] = "Break-even: cumulative cash spent owning versus renting"
@@ -783,7 +796,7 @@ def _spot_xl(pick, rec_range: str) -> str:
 def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: dict, rec: Mapping, inputs: Mapping) -> None:
     """An executive summary: the question, the answer in one sentence, what the offer is, the
     assumptions that move the answer most, the age of the prices; then the scenario's key numbers."""
-    from gpu_tco.core.costs import sensitivities
+    from gpu_tco.core import sensitivities
 
     first, last, letter = rec["first"], rec["last"], rec["letter"]
     rec_range = f"Compare!${letter['recommended']}${first}:${letter['recommended']}${last}"
@@ -811,7 +824,7 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
                     "cost_tolerance_pct more than the cheapest, the fewest GPUs, then machines, then hours win. Compare shows "
                     "the others and why.", "D", 30, NOTE_FONT)
     if not result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
-        from gpu_tco.core.recommendation import what_would_fit
+        from gpu_tco.core import what_would_fit
         change = what_would_fit(inputs)
         if change is not None:
             _note(ws, "A10", f"Your scenario ({int(values['n_gpus'])}x {values['gpu']}, {values['method']}) does not fit in GPU "

@@ -24,8 +24,7 @@ from email.policy import SMTP
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..core.errors import InputError
-from ..core.files import same_file, target_problem, write_atomically
+from ..core import InputError, same_file, target_problem, write_atomically
 
 XLSX_TYPE = ("application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 
@@ -46,8 +45,9 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core.planner import plan, scope
-    from ..core.recommendation import compose
+    from ..core import compose_recommendation as compose
+    from ..core import plan
+    from ..core import plan_scope as scope
 
     scenario = dict(scenario or {})
     job, where = scope(scenario, gpus)

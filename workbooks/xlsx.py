@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape as xml_escape
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 
-from ..core.files import STALE_SECONDS, TEMP_MARK, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
+from ..core import STALE_SECONDS, TEMP_MARK, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 HEAD_FILL = PatternFill("solid", fgColor="1F4E78")

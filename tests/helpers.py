@@ -1,0 +1,98 @@
+"""Helpers the tests share: random scenarios and the ways two results are compared."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from gpu_tco.core import INPUTS, catalog
+
+CHOICES = {i.name: catalog.tables()[i.table].names for i in INPUTS if i.kind == "choice"}
+
+
+def random_config(rng: random.Random) -> dict:
+    cfg = {
+        "model": rng.choice(CHOICES["model"]),
+        "gpu": rng.choice(CHOICES["gpu"]),
+        "method": rng.choice(CHOICES["method"]),
+        "precision": rng.choice(CHOICES["precision"]),
+        "optimizer": rng.choice(CHOICES["optimizer"]),
+        "sharding": rng.choice(CHOICES["sharding"]),
+        "recompute": rng.choice(CHOICES["recompute"]),
+        "lora_targets": rng.choice(CHOICES["lora_targets"]),
+        "weights_dtype": rng.choice(CHOICES["weights_dtype"]),
+        "kv_dtype": rng.choice(CHOICES["kv_dtype"]),
+        "flash_attention": rng.randint(0, 1),
+        "fused_loss": rng.randint(0, 1),
+        "offload_optimizer": rng.randint(0, 1),
+        "fp32_grads": rng.randint(0, 1),
+        "sequence_parallel": rng.randint(0, 1),
+        "seq_len": rng.choice([128, 512, 2048, 4096, 8192, 32768]),
+        "micro_batch": rng.randint(1, 16),
+        "lora_rank": rng.choice([4, 8, 16, 64, 256]),
+        "context_tokens": rng.choice([256, 4096, 32768, 131072]),
+        "batch": rng.randint(1, 64),
+        "mfu": rng.choice([0, 0.2, 0.5]),
+    }
+    t = rng.choice([1, 2, 4, 8])
+    cfg["tensor_parallel"] = t
+    cfg["n_gpus"] = t * rng.choice([1, 2, 3, 8])
+    # the cost model: an offer of this GPU (or auto), and owning assumptions across their ranges
+    gpu_offers = [o["name"] for o in catalog.tables()["offers"].rows if o["gpu"] == cfg["gpu"]]
+    cfg.update({
+        "offer": rng.choice(gpu_offers + ["auto"]),
+        "usd_per_gpu_hour_rented": rng.choice([0, 0, 2.5]),
+        "job_hours": rng.choice([0, 0.3, 168]),
+        "debug_overhead_pct": rng.choice([0, 20]),
+        "restarts": rng.randint(0, 5),
+        "off_peak_discount_pct": rng.choice([0, 30]),
+        "storage_gb": rng.choice([0, 500]),
+        "egress_gb": rng.choice([0, 100]),
+        "storage_pct_of_compute": rng.choice([0, 10]),
+        "rent_utilization_pct": rng.choice([100, 40]),
+        "purchase_usd_per_gpu": rng.choice([0, 0, 30000]),
+        "server_overhead_pct": rng.choice([0, 60]),
+        "other_hardware_usd": rng.choice([0, 5000]),
+        "gpus_per_server": rng.choice([1, 4, 8]),
+        "auto_system_power": rng.randint(0, 1),
+        "system_w_per_server": rng.choice([0, 4600]),
+        "depreciation": rng.choice(CHOICES["depreciation"]),
+        "residual_pct": rng.choice([0, 20]),
+        "discount_rate_pct": rng.choice([0, 8]),
+        "months": rng.choice([1, 12, 36, 60]),
+        "hours_per_day": rng.choice([0.5, 12, 24]),
+        "at_month": rng.choice([0, 7]),
+        "measured_tokens_per_s": rng.choice([0, 5000]),
+        "buy": rng.randint(0, 1),
+        "deadline_hours": rng.choice([0, 10]),
+        "budget_usd": rng.choice([0, 1000]),
+    })
+    return cfg
+
+
+def same_number(a, b) -> bool:
+    """Equal as floats, to 1e-12 (relative or absolute): one formula rendered two ways."""
+    a, b = float(a), float(b)
+    return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def same_array(a, b) -> bool:
+    """Same shape and exactly equal values, NaN equal to NaN: one evaluation path against another."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+def rel_equal(a, b) -> bool:
+    """Equal to 1e-9 relative (what a spreadsheet keeps of a double); never for an infinite or NaN reference ``b``."""
+    a, b = float(a), float(b)
+    if math.isinf(b) or math.isnan(b):
+        return False
+    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+
+
+def same_cell(a, b) -> bool:
+    """Two workbook cells alike: numbers by ``rel_equal``, blanks (None or "") alike, anything else equal."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return rel_equal(a, b)
+    return (a in (None, "") and b in (None, "")) or a == b
