@@ -867,7 +867,7 @@ def _start_sheet(ws, tabs: Mapping, values: Mapping, result: Mapping, cached: di
     if offer_dates:
         y, mth = map(int, offer_dates[-1].split("-")[:2])
         age = (today.year - y) * 12 + today.month - mth
-        from gpu_tco.core.price_refresh import refreshed_note
+        from gpu_tco.core import refreshed_note
         refreshed = refreshed_note(tabs["offers"].rows)
         lines.append(f"Cloud prices move: the newest is {age} months old on {today.isoformat()}"
                      + (f" ({refreshed})" if refreshed else "; gpu-tco offers --refresh brings today's")
