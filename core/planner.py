@@ -47,7 +47,7 @@ RANKING = ("acceptable options first (option_ok); among those within cost_tolera
 DEFAULT_SERVER_SIZES = (1, 2, 4, 8)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)  # not frozen: a frozen dataclass's __init__ costs 4 us per option, the planner makes hundreds
 class Option:
     """One way to run the job: a GPU type, a count, rented through an offer or bought, with its numbers.
 
@@ -123,15 +123,15 @@ TIE_DIGITS = 6  # hours and costs are compared rounded to a millionth, as the wo
 
 def rank(options: list, tolerance_pct: float) -> list:
     """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
-    ok = [o for o in options if o["ok"]]
-    cheapest = min((o["cost_usd"] for o in ok), default=float("inf"))
+    ok = [o for o in options if o.ok]
+    cheapest = min((o.cost_usd for o in ok), default=float("inf"))
     limit = cheapest * (1 + tolerance_pct / 100)
-    near = {id(o) for o in ok if o["cost_usd"] <= limit}
+    near = {id(o) for o in ok if o.cost_usd <= limit}
 
     def key(o):
         if id(o) in near:
-            return (0, o["n_gpus"], o["machines"], round(o["hours"], TIE_DIGITS), round(o["cost_usd"], TIE_DIGITS), o["order"])
-        return (1 if o["ok"] else 2, o["cost_usd"] if o["ok"] else 0.0, 0, 0, 0, o["order"])
+            return (0, o.n_gpus, o.machines, round(o.hours, TIE_DIGITS), round(o.cost_usd, TIE_DIGITS), o.order)
+        return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
 
@@ -269,6 +269,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
         offer_col = np.asarray(sweep["offer"], dtype=object)
         r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
+        sizes_of: dict[str, tuple[int, ...]] = {}
         for j in range(n_rows):
             buy = bool(buy_col[j])
             offer_name = str(offer_col[j])
@@ -279,7 +280,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
             if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
                 reasons.append("no price: the cost is not a finite number (check the price inputs)")
-            sizes = server_sizes(gpu_table.rows[gpu_table.find(gpu)])
+            sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
             sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
             if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
                 reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
