@@ -131,14 +131,8 @@ def test_catalog_and_scenario_text_is_written_as_text_never_as_a_formula(tmp_pat
 def test_control_characters_in_a_catalog_are_refused_naming_file_row_and_column(tmp_path, monkeypatch):
     cols = catalog.gpus().columns
     row = dict(catalog.gpus().rows[catalog.gpus().find("L40S")], name="Bell\x07GPU", aliases="")
-    (tmp_path / "gpus.csv").write_text(",".join(cols) + "\n" + ",".join(str(row[c]) for c in cols) + "\n", encoding="utf-8")
-    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
-    try:
-        with pytest.raises(core.CatalogError, match=r"gpus.csv, row 2, column name: holds a control character \(code 7\)"):
-            catalog.reload()
-    finally:
-        monkeypatch.undo()
-        catalog.reload()
+    _refused_on_load(tmp_path, monkeypatch, ",".join(cols) + "\n" + ",".join(str(row[c]) for c in cols) + "\n",
+                     r"gpus.csv, row 2, column name: holds a control character \(code 7\)")
     with pytest.raises(core.InputError, match="model.name"):
         core.evaluate(model={"layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000, "name": "a\x1bb"})
 
@@ -451,10 +445,16 @@ def test_a_full_disk_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch)
 
 
 def test_server_sizes_that_are_not_counts_are_refused_naming_file_row_and_column(tmp_path, monkeypatch):
-    (tmp_path / "gpus.csv").write_text('name,server_sizes\nH100-SXM,"=HYPERLINK(""x"");8"\n', encoding="utf-8")
+    _refused_on_load(tmp_path, monkeypatch, 'name,server_sizes\nH100-SXM,"=HYPERLINK(""x"");8"\n',
+                     r"gpus.csv, row 2, column server_sizes: .* allowed: GPU counts per server")
+
+
+def _refused_on_load(tmp_path, monkeypatch, gpus_csv: str, message: str) -> None:
+    """A user gpus.csv of ``gpus_csv`` is refused when the catalogs load, with ``message``; the catalogs reload clean."""
+    (tmp_path / "gpus.csv").write_text(gpus_csv, encoding="utf-8")
     monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
     try:
-        with pytest.raises(core.CatalogError, match=r"gpus.csv, row 2, column server_sizes: .* allowed: GPU counts per server"):
+        with pytest.raises(core.CatalogError, match=message):
             catalog.reload()
     finally:
         monkeypatch.undo()
