@@ -250,7 +250,9 @@ def test_offers_for_a_family_lists_every_variant():
     out = gpu_tco("offers", "--gpu", "h100")
     assert out.returncode == 0
     assert "matches 3 GPUs: H100-SXM, H100-PCIe, H100-NVL" in out.stdout
-    listed = {line.split()[-7] for line in out.stdout.splitlines() if " H100-" in line and "matches" not in line}
+    header = next(line for line in out.stdout.splitlines() if line.startswith("offer "))
+    start, end = header.index(" GPU ") + 1, header.index(" GPUs ")  # the GPU column, by the header's positions
+    listed = {line[start:end].strip() for line in out.stdout.splitlines() if " H100-" in line and "matches" not in line}
     assert {"H100-SXM", "H100-NVL"} <= listed
     one = gpu_tco("offers", "--gpu", "H100-PCIe")
     assert "matches" not in one.stdout and "H100-SXM " not in one.stdout
