@@ -42,7 +42,8 @@ AUTO_BASIS = {
 def _number(value: float, unit: str, short: bool = False) -> str:
     """0.313, $1.87 per GPU-h, 9.41 h; ``short``: without a unit after a dollar amount ($1.87)."""
     if unit.startswith("USD"):
-        text = f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
+        from .recommendation import usd_text
+        text = usd_text(value)
         return text + (f" per {unit[4:]}" if "/" in unit and not short else "")
     text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
     return text if unit in ("fraction", "-", "") else f"{text} {unit}"

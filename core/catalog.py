@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Mapping
 
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
@@ -377,6 +378,21 @@ RULE_OK = {"pos": lambda x: CATALOG_MIN <= x <= CATALOG_MAX, "nonneg": lambda x:
            "whole": lambda x: 0 <= x <= CATALOG_MAX and x == int(x),
            "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0.01 <= x <= 1,  # an efficiency: at least the least mfu an input may give
            "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
+DEFAULT_SERVER_SIZES = (1, 2, 4, 8)  # a GPU row without server_sizes: PCIe cards, servers of 1 to 8
+
+
+def server_sizes(row: Mapping) -> tuple[int, ...]:
+    """A GPU row's server_sizes ("4;8": the GPU counts one server holds as sold) as whole numbers; empty or 0 means
+    not given (DEFAULT_SERVER_SIZES).  ValueError for anything but counts from 1 to 1,024 separated by ";"."""
+    text = str(row.get("server_sizes", "") or "").strip()
+    if text in ("", "0"):
+        return DEFAULT_SERVER_SIZES
+    parts = [x.strip() for x in text.split(";")]
+    if not all(x.isdigit() and 1 <= int(x) <= 1024 for x in parts):
+        raise ValueError(text)
+    return tuple(sorted({int(x) for x in parts}))
+
+
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
 
@@ -386,11 +402,12 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
     for column, rule in RULES.get(table, {}).items():
         if column in row and not RULE_OK[rule](float(row[column])):
             raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
-    if table == "gpus" and str(row.get("server_sizes", "") or "").strip() not in ("", "0"):  # empty or 0: not given
-        parts = [x.strip() for x in str(row["server_sizes"]).split(";")]
-        if not all(x.isdigit() and 1 <= int(x) <= 1024 for x in parts):
+    if table == "gpus":
+        try:
+            server_sizes(row)
+        except ValueError:
             raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "
-                                                           'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"')
+                                                           'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"') from None
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim")):

@@ -44,7 +44,6 @@ PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "opt
 RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer GPUs, "
            "then fewer machines, then fewer hours; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying)")
-DEFAULT_SERVER_SIZES = (1, 2, 4, 8)
 
 
 @dataclass(eq=False, slots=True)  # not frozen: a frozen dataclass's __init__ costs 4 us per option, the planner makes hundreds
@@ -145,13 +144,6 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     return -(-n // top) * top
 
 
-def server_sizes(row: Mapping) -> tuple[int, ...]:
-    """A GPU row's server sizes as whole numbers (the catalog's text, "4;8")."""
-    text = str(row.get("server_sizes", "") or "")
-    sizes = tuple(sorted({int(x) for x in text.split(";") if x.strip().isdigit() and int(x) > 0}))
-    return sizes or DEFAULT_SERVER_SIZES
-
-
 def _counts(minimum: int) -> list[int]:
     top = max(8, minimum * COUNT_MULTIPLE)
     counts, n = [minimum], 1
@@ -246,7 +238,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             for off in mine:
                 o_gpu.append(g), o_n.append(n), o_offer.append(tabs["offers"].names[off]), o_buy.append(0)
         if include_buy:
-            sizes = server_sizes(gpu_table.rows[row])
+            sizes = catalog.server_sizes(gpu_table.rows[row])
             bought = [count] if count is not None else sorted({buyable_count(n, sizes) for n in counts})
             for n in bought:
                 o_gpu.append(g), o_n.append(n), o_offer.append(catalog.AUTO_OFFER), o_buy.append(1)
@@ -280,7 +272,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
             if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
                 reasons.append("no price: the cost is not a finite number (check the price inputs)")
-            sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
+            sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
             sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
             if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
                 reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
@@ -368,16 +360,6 @@ def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) 
     """The option's GPUs bought instead of rented through THAT offer: payback (months, -1 = never) against the offer's
     price, verdict, capital and the job's owned share (USD)."""
     return evaluate({**option_inputs(job, option, price_gpu), "buy": 1}, outputs=BOUGHT_OUTPUTS)
-
-
-def buying_text(payback_months: float, months: float, hours_per_day: float) -> str:
-    """Buying in words, from ``payback_months`` (-1 = never) against the period owned."""
-    if 0 < payback_months <= months:
-        return f"buying pays back in {payback_months:.1f} months at {hours_per_day:g} hours a day"
-    if payback_months > months:
-        return (f"buying would pay back only after {payback_months:,.0f} months at {hours_per_day:g} hours a day, "
-                f"beyond the {months:g} months of ownership")
-    return "buying never pays back (renting costs less than running owned GPUs)"
 
 
 def option_text(option: Mapping) -> str:

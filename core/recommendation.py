@@ -27,8 +27,8 @@ class Recommendation:
         return " ".join(self.sentences)
 
 
-def _money(usd: float) -> str:
-    """Dollars; cents below $100 (a small job is not "$0")."""
+def usd_text(usd: float) -> str:
+    """Dollars as every door prints them; cents below $100 (a small job is not "$0")."""
     return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
 
 
@@ -60,7 +60,7 @@ def buying_instead(payback_months: float, months: float, hours_per_day: float, c
                f"beyond the {months:g} months of ownership")
     else:
         how = "buying them instead never pays back: renting costs less than running owned GPUs"
-    return f"At this offer's price, {how} ({_money(capital_usd)} of capital)."
+    return f"At this offer's price, {how} ({usd_text(capital_usd)} of capital)."
 
 
 def no_purchase_price(gpu: str) -> str:
@@ -71,13 +71,13 @@ def headline(f: Mapping, inputs: Mapping) -> str:
     """The answer in one or two sentences, from an option's fields (HEADLINE_FIELDS) and inputs (HEADLINE_INPUTS)."""
     n, gpu, cost, hours = int(f["n_gpus"]), f["gpu"], f["cost_usd"], f["hours"]
     if f["acquire"] == "buy":
-        return (f"Buy {n}x {gpu} ({_money(f['capital_usd'])} of capital): the job's share of owning is {_money(cost)} "
+        return (f"Buy {n}x {gpu} ({usd_text(f['capital_usd'])} of capital): the job's share of owning is {usd_text(cost)} "
                 f"and it takes {_hours(hours)} hours.")
     text = f"Rent {n}x {gpu} from {f['offer']} ({f['price_type']}): "
     if f["commitment_months"] > 0 and not inputs["commitment_fully_used"]:
-        text += f"{_money(cost)} for the whole {_term(f['commitment_months'])} commitment; the job takes {_hours(hours)} hours of it."
+        text += f"{usd_text(cost)} for the whole {_term(f['commitment_months'])} commitment; the job takes {_hours(hours)} hours of it."
     else:
-        text += f"{_money(cost)} and {_hours(hours)} hours."
+        text += f"{usd_text(cost)} and {_hours(hours)} hours."
     if not f["capital_usd"] > 0:  # no purchase price in the catalog (nan or 0): nothing to weigh
         return text + " " + no_purchase_price(gpu)
     return text + " " + buying_instead(f["payback_months"], inputs["months"], inputs["hours_per_day"], f["capital_usd"])
@@ -86,7 +86,7 @@ def headline(f: Mapping, inputs: Mapping) -> str:
 def headline_xl(field) -> str:
     """``headline`` as an Excel expression: ``field(name)`` is the Excel expression of one of HEADLINE_FIELDS;
     the inputs are the workbook's defined names."""
-    def money(x):  # _money: cents below $100
+    def money(x):  # usd_text: cents below $100
         return f'IF(ABS({x})<100,TEXT({x},"$#,##0.00"),TEXT({x},"$#,##0"))'
     h = field("hours")
     hours = f'IF(ABS({h})<1,TEXT({h},"#,##0.00"),TEXT({h},"#,##0.0"))'
@@ -114,13 +114,6 @@ def option_fields(o: Option, payback_months: float, capital_usd: float) -> dict:
             "commitment_months": o.commitment_months}
 
 
-def setup_text(o: Option) -> str:
-    """"Rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "Buy 8x H100-SXM"."""
-    if o.acquire == "buy":
-        return f"Buy {o.n_gpus}x {o.gpu}"
-    return f"Rent {o.n_gpus}x {o.gpu} from {o.offer} ({o.price_type})"
-
-
 def compose(result: Mapping) -> Recommendation:
     """The sentences for a ``plan`` result's recommended option."""
     o = result["recommended"]
@@ -142,7 +135,7 @@ def compose(result: Mapping) -> Recommendation:
         cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
         if cheapest < o.cost_usd:
             sentences.append(f"A setup with more GPUs or machines costs at most {inputs['cost_tolerance_pct']:g} % less "
-                             f"({_money(cheapest)}); fewer GPUs win within that margin.")
+                             f"({usd_text(cheapest)}); fewer GPUs win within that margin.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
 
@@ -176,7 +169,7 @@ class FitChange:
     cpu_gib_per_machine: float = 0.0  # host memory the offloaded states need
 
     def sentence(self) -> str:
-        cost = f", {_money(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
+        cost = f", {usd_text(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
         cpu = f", with {self.cpu_gib_per_machine:,.0f} GiB of CPU memory per machine" if self.cpu_gib_per_machine > 0 else ""
         return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{cpu}, "
                 f"{_hours(self.hours)} hours{cost}")
