@@ -40,6 +40,7 @@ from .names import suggest
 from .planner import (
     BOUGHT_OUTPUTS,
     PLAN_OUTPUTS,
+    PLANNER_INPUTS,
     PRICE_INPUTS,
     REJECTIONS,
     TIE_DIGITS,
@@ -92,7 +93,7 @@ __all__ = [
     "inputs_of", "formula_text",
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
-    "PLAN_OUTPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
+    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     # catalogs

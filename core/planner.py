@@ -166,6 +166,8 @@ def _offers_by_gpu() -> dict[int, list[int]]:
 
 
 PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")
+# inputs the planner reads itself (no formula does): every door that plans takes them
+PLANNER_INPUTS = ("cost_tolerance_pct",)
 
 
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,

@@ -694,9 +694,11 @@ ESTIMATE_GROUPS = ("architecture", "lora", "training memory", "training compute"
 CHOSEN_BY_THE_TOOL = {"gpu", "n_gpus", "offer", "buy"}  # the main job and the planner choose these themselves
 
 
-def _inputs_for(quantities, drop=()) -> list[str]:
-    from .core import inputs_of
-    return [n for n in inputs_of(quantities) if n not in set(drop)]
+def _inputs_for(quantities, drop=(), planner: bool = False) -> list[str]:
+    """The inputs ``quantities`` read (and, for a command that plans, the planner's own), less ``drop``."""
+    from .core import PLANNER_INPUTS, inputs_of
+    names = inputs_of(quantities) + [n for n in (PLANNER_INPUTS if planner else ()) if n not in inputs_of(quantities)]
+    return [n for n in names if n not in set(drop)]
 
 
 def _positive_int(text: str) -> int:
@@ -722,7 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
                    help="where the main job writes its workbook [gpu-tco.xlsx]; '' to skip")
-    _add_input_options(p, _inputs_for(MAIN_QUANTITIES, drop={"gpu", "n_gpus", "buy"}))
+    _add_input_options(p, _inputs_for(MAIN_QUANTITIES, drop={"gpu", "n_gpus", "buy"}, planner=True))
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     p.commands = {}
 
@@ -742,7 +744,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--all", action="store_true", help="also list rejected options and why")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
     _add_input_options(pl, _inputs_for([n for n in QUANTITIES if n.startswith("option_")] + ["peak_train_gib_per_gpu"],
-                                       drop=CHOSEN_BY_THE_TOOL))
+                                       drop=CHOSEN_BY_THE_TOOL, planner=True))
     for name, text, lines in (("tco", "total cost of owning a setup, line by line", TCO_LINES),
                               ("breakeven", "buy versus rent: payback, break-even, month by month",
                                BREAKEVEN_LINES + ["own_cumulative_usd", "rent_cumulative_usd"])):

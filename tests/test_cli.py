@@ -204,6 +204,7 @@ def test_each_command_lists_only_the_inputs_it_uses_grouped():
     assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " in est and "--usd-per-gpu-hour-rented" not in est
     assert "--usd-per-kwh" in tco and "--seq-len" not in tco and "--context-tokens" not in tco
     assert "--seq-len" in plan and "--deadline-hours" in plan and "--n-gpus" not in plan and "--gpu " not in plan
+    assert "--cost-tolerance-pct" in plan and "--cost-tolerance-pct" in gpu_tco("--help").stdout  # read by the planner itself
     for heading in ("the job (defaults in brackets):", "hardware (defaults in brackets):"):
         assert heading in est
     assert "owning (defaults in brackets):" in tco
