@@ -454,7 +454,7 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
 @pytest.mark.slow
 def test_custom_architecture_dialog_feeds_core(qtbot, window):
     from gpu_tco.core.engine import evaluate
-    from gpu_tco.gui.window import ArchitectureDialog
+    from gpu_tco.gui.inputs_panel import ArchitectureDialog
     dialog = ArchitectureDialog(window)
     qtbot.addWidget(dialog)
     type_into(qtbot, dialog.edits["heads"], "0")
