@@ -213,9 +213,6 @@ LONG_FUNCTIONS = {
     ("core/hf_config.py", "_architecture"): "to be split",
     ("addin/functions.py", "_vector"): "to be split",
     ("installer/bench.py", "run"): "to be split",
-    ("workbooks/build.py", "build_workbook"): "to be split",
-    ("workbooks/build.py", "_compare_sheet"): "to be split",
-    ("workbooks/build.py", "_start_sheet"): "to be split",
 }
 
 
