@@ -24,14 +24,14 @@ from .architectures import REQUIRED_FIELDS, estimate_architecture, size_in_billi
 from .auto import AUTO_BASIS, AUTO_QUANTITY
 from .auto import in_use as auto_in_use
 from .catalog import user_config_dir
-from .codegen import inputs_of
+from .codegen import depending_on, inputs_of
 from .costs import breakeven_series, sensitivities
 from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
 from .errors import CatalogError, GpuTcoError, InputError, one_line
 from .errors import show as show_value
 from .expr import text as formula_text
 from .files import STALE_SECONDS, TEMP_MARK, same_file, target_problem, write_atomically
-from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS, depending_on
+from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS
 from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS

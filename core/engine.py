@@ -16,9 +16,9 @@ import numpy as np
 
 from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
-from .codegen import QUANTITY_NAMES, compile_formulas
+from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs
 from .errors import InputError
-from .expr import lookups, refs, text
+from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
 from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input

@@ -285,21 +285,6 @@ def EQ(a, b): return Cmp("==", wrap(a), wrap(b))
 def NE(a, b): return Cmp("!=", wrap(a), wrap(b))
 
 
-def refs(expr: Expr) -> list[str]:
-    """Names (inputs or quantities) an expression reads directly, in order."""
-    seen: dict[str, None] = {}
-    for node in expr.walk():
-        if isinstance(node, Ref):
-            seen.setdefault(node.name)
-        elif isinstance(node, Lookup):
-            seen.setdefault(node.key)
-    return list(seen)
-
-
-def lookups(expr: Expr) -> list[Lookup]:
-    return [n for n in expr.walk() if isinstance(n, Lookup)]
-
-
 def text(expr: Expr) -> str:
     """Readable formula: Excel syntax, lookups written as table[key].field."""
     if isinstance(expr, Lookup):

@@ -776,21 +776,3 @@ INFER_COMPONENTS = {
 }
 # not parts of the total: the allocator peak is the tensors alone (the total adds context and cache)
 NOT_ADDITIVE = ("allocator_peak", "total")
-
-
-
-def depending_on(inputs) -> list[str]:
-    """Quantities whose value changes with any of ``inputs`` (directly or through other
-    quantities), in definition order, so each is computed after what it reads.
-
-    The workbook recomputes exactly these per option (gpu, n_gpus, offer, buy) and per
-    break-even month (at_month); everything else stays a single shared cell.
-    """
-    from .expr import refs
-    changed = set(inputs)
-    out = []
-    for name, qty in QUANTITIES.items():
-        if changed.intersection(refs(qty.expr)):
-            changed.add(name)
-            out.append(name)
-    return out
