@@ -498,10 +498,44 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     n = int(np.prod(shape))
     out = np.empty(n, dtype=object)
     ok = np.ones(n, dtype=bool)
-    # 1. each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
-    #    cells; numbers are checked by core's vectorised validation in step 2
-    floats: dict[str, np.ndarray] = {}
     cells_of = {arg: column.tolist() for arg, column in flat.items()}  # Python values, converted once
+    # 1. each distinct name checked once (a bad one marks only its cells); numbers in step 2
+    floats = _check_names(func, flat, cells_of, out, ok)
+    wanted, priced = _wanted(func, flat)
+    # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
+    #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
+    while ok.any():
+        idx = np.flatnonzero(ok)
+        every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
+        inputs = _sweep_inputs(flat, floats, cells_of, idx, every_row)
+        try:
+            result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
+        except InputError as err:
+            j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
+            out[j] = _error(err)
+            ok[j] = False
+            continue
+        if not any(k in flat for k in ("component", "infer_component", "mode")):
+            out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
+            if priced:
+                _mark_missing_prices(func.result, inputs, result, idx, out)
+            break
+        for pos, j in enumerate(idx):
+            selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
+            quantity = _pick(func, selectors) if selectors else func.result
+            value = result[quantity]
+            out[j] = _plain(value[pos] if np.ndim(value) else value)
+        break
+    if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
+        raise _CellError(out[0])
+    return out.reshape(shape).tolist()
+
+
+def _check_names(func: Function, flat: dict, cells_of: dict, out: np.ndarray, ok: np.ndarray) -> dict[str, np.ndarray]:
+    """Step 1 of ``_vector``: each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
+    cells (its message into ``out``, False into ``ok``); numbers are checked by core's vectorised validation in
+    step 2.  Returns the columns of plain numbers and blanks as float arrays (NaN: blank)."""
+    floats: dict[str, np.ndarray] = {}
     for arg, column in flat.items():
         numeric = arg in BY_NAME and BY_NAME[arg].kind != "choice"
         if numeric:
@@ -530,7 +564,11 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 bad = np.array([v is value or (_hashable(v) and _hashable(value) and v == value) for v in column], dtype=bool)
                 out[bad & ok] = _error(err)
                 ok &= ~bad
-    # only the quantities this function can return are computed
+    return floats
+
+
+def _wanted(func: Function, flat: dict) -> tuple[tuple[str, ...], bool]:
+    """The quantities ``func`` can return for these arguments, and whether its result rests on a price."""
     if "component" in flat:
         wanted = tuple(TRAIN_COMPONENTS.values())
     elif "infer_component" in flat:
@@ -543,62 +581,43 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
         wanted = (*wanted, *PRICE_FLAGS)
-    # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
-    #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
-    while ok.any():
-        idx = np.flatnonzero(ok)
-        every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
-        inputs = {}
-        for arg in flat:
-            column = flat[arg] if every_row else flat[arg][idx]
-            if arg in ("component", "infer_component", "mode", "top"):
-                continue
-            if arg == "offer_or_gpu":
-                specs = [_offer_or_gpu(v) if not _blank(v) else {} for v in column]
-                if any(specs):
-                    inputs["offer"] = np.array([s.get("offer", catalog.AUTO_OFFER) for s in specs], dtype=object)
-                    default_gpu = core.DEFAULTS["gpu"]
-                    if any("gpu" in s for s in specs) or "gpu" in flat:
-                        inputs["gpu"] = np.array([s.get("gpu", default_gpu) for s in specs], dtype=object)
-                continue
-            default = core.DEFAULTS[arg]
-            if arg in floats:
-                numbers = floats[arg][idx]
-                blank = np.isnan(numbers)
-                if blank.all():
-                    continue
-                inputs[arg] = np.where(blank, float(default), numbers)
-                continue
-            cells = cells_of[arg] if every_row else column.tolist()
-            distinct = _distinct_cells(cells)
-            if all(_blank(v) for v in distinct):
-                continue
-            # per distinct value, not per cell; unhashable cells (architecture fields) taken as they are
-            cleaned = {v: (default if _blank(v) else _clean(v)) for v in distinct if _hashable(v)}
-            values = list(map(cleaned.__getitem__, cells)) if len(cleaned) == len(distinct) else [
-                cleaned[v] if _hashable(v) else v for v in cells]
-            inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
-        try:
-            result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
-        except InputError as err:
-            j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
-            out[j] = _error(err)
-            ok[j] = False
+    return wanted, priced
+
+
+def _sweep_inputs(flat: dict, floats: dict, cells_of: dict, idx: np.ndarray, every_row: bool) -> dict:
+    """core.evaluate's inputs for the rows ``idx`` (``every_row``: all of them): blanks read as the default,
+    each distinct cell cleaned once, an offer_or_gpu cell split into offer and GPU."""
+    inputs = {}
+    for arg in flat:
+        column = flat[arg] if every_row else flat[arg][idx]
+        if arg in ("component", "infer_component", "mode", "top"):
             continue
-        if not any(k in flat for k in ("component", "infer_component", "mode")):
-            out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
-            if priced:
-                _mark_missing_prices(func.result, inputs, result, idx, out)
-            break
-        for pos, j in enumerate(idx):
-            selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
-            quantity = _pick(func, selectors) if selectors else func.result
-            value = result[quantity]
-            out[j] = _plain(value[pos] if np.ndim(value) else value)
-        break
-    if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
-        raise _CellError(out[0])
-    return out.reshape(shape).tolist()
+        if arg == "offer_or_gpu":
+            specs = [_offer_or_gpu(v) if not _blank(v) else {} for v in column]
+            if any(specs):
+                inputs["offer"] = np.array([s.get("offer", catalog.AUTO_OFFER) for s in specs], dtype=object)
+                default_gpu = core.DEFAULTS["gpu"]
+                if any("gpu" in s for s in specs) or "gpu" in flat:
+                    inputs["gpu"] = np.array([s.get("gpu", default_gpu) for s in specs], dtype=object)
+            continue
+        default = core.DEFAULTS[arg]
+        if arg in floats:
+            numbers = floats[arg][idx]
+            blank = np.isnan(numbers)
+            if blank.all():
+                continue
+            inputs[arg] = np.where(blank, float(default), numbers)
+            continue
+        cells = cells_of[arg] if every_row else column.tolist()
+        distinct = _distinct_cells(cells)
+        if all(_blank(v) for v in distinct):
+            continue
+        # per distinct value, not per cell; unhashable cells (architecture fields) taken as they are
+        cleaned = {v: (default if _blank(v) else _clean(v)) for v in distinct if _hashable(v)}
+        values = list(map(cleaned.__getitem__, cells)) if len(cleaned) == len(distinct) else [
+            cleaned[v] if _hashable(v) else v for v in cells]
+        inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
+    return inputs
 
 
 def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray) -> None:
