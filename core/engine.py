@@ -28,22 +28,11 @@ from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_c
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
-_CACHE: dict = {}  # keyed on the catalog version: defaults and row tuples follow reloads and user rows
 
 
 def _cached(name, build):
-    """A value built once per catalog version (catalog.VERSION changes whenever a table loads or changes)."""
-    if _CACHE.get("key") != catalog.VERSION:
-        _CACHE.clear()
-    try:
-        return _CACHE[name]
-    except KeyError:
-        value = build()  # may load the catalogs, which moves the version
-        if _CACHE.get("key") != catalog.VERSION:
-            _CACHE.clear()
-            _CACHE["key"] = catalog.VERSION
-        _CACHE[name] = value
-        return value
+    """A value built once per catalog snapshot: defaults and row tuples follow reloads and added rows."""
+    return catalog.snapshot().derived(("engine", name), build)
 
 
 # ---------------------------------------------------------------------------
@@ -157,7 +146,7 @@ def _scalar_values(given: Mapping) -> dict:
         inp = BY_NAME[name]
         if inp.kind == "choice":
             table = tabs[inp.table]
-            i = table._found.get(value) if type(value) is str else None
+            i = table.known(value) if type(value) is str else None
             if i is None:
                 i = _resolve_choice(inp, value)
             if isinstance(i, dict):
@@ -432,47 +421,70 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
     return arr, index
 
 
-_SPARE: list[np.ndarray] = []  # result arrays of the last large sweep, reused when nobody holds them any more
-_SPARE_LOCK = threading.Lock()  # sweeps may run in several threads (the form computes in one)
+class SweepMemory:
+    """The result arrays of the last large sweep, lent to the next sweep of the same size.
+
+    Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh memory
+    is the dearest part of it: the operating system maps and zeroes every page on first write, which
+    costs about twice all the arithmetic, and whether C's malloc hands back the last call's memory or
+    fresh pages depends on the heap's history.  Reusing the last results' arrays makes a sweep's time
+    depend on the sweep alone.
+
+    An array is lent again only when nothing outside this object refers to it: ``sys.getrefcount`` is 2
+    for an array only this object's list holds (the list and getrefcount's own argument), and a view or
+    slice a caller still holds refers to the array too (NumPy views keep their base alive), so results a
+    caller keeps are never overwritten.  One instance serves the process (``SWEEP_MEMORY``); a lock
+    guards it, since sweeps may run in several threads (the form computes in one).
+    """
+
+    def __init__(self, limit_bytes: int):
+        self.limit_bytes = limit_bytes
+        self._arrays: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def prepare(self, size: int) -> None:
+        """Before a sweep of ``size`` rows: arrays kept for another size would only add to its peak memory."""
+        with self._lock:
+            if self._arrays and self._arrays[0].size != size:
+                self._arrays.clear()
+
+    def take(self, size: int, dtype) -> np.ndarray:
+        """An empty array for one result of a large sweep: a kept array of this size and type that
+        nothing outside refers to any more (its memory is already mapped), else a new one."""
+        dtype = np.dtype(dtype)
+        with self._lock:
+            kept = self._arrays
+            for i in range(len(kept)):  # by index: a loop variable would be one more reference
+                if kept[i].dtype == dtype and kept[i].size == size and sys.getrefcount(kept[i]) == 2:
+                    return kept.pop(i)
+        return np.empty(size, dtype=dtype)
+
+    def keep(self, arrays: list[np.ndarray]) -> None:
+        """Remember a large sweep's result arrays (up to ``limit_bytes``) for the next sweep."""
+        total = 0
+        with self._lock:
+            self._arrays.clear()
+            for arr in arrays:
+                total += arr.nbytes
+                if total > self.limit_bytes:
+                    break
+                self._arrays.append(arr)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._arrays.clear()
+
+
 SPARE_BYTES = 1 << 30
-
-
-def _result_array(size: int, dtype) -> np.ndarray:
-    """An empty array for one result of a large sweep: a previous sweep's array of the same size and
-    type when nothing outside the engine refers to it any more (its memory is already mapped), else
-    a new one.
-
-    Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh
-    memory is the dearest part of it: the operating system maps and zeroes every page on first
-    write (measured here: 0.45 s per 0.9 GB, twice all the arithmetic).  Whether C's malloc hands
-    back the last call's memory or fresh pages depends on the heap's history, which made the same
-    sweep take 0.25 s or 0.5 s from one program to the next."""
-    dtype = np.dtype(dtype)
-    with _SPARE_LOCK:
-        for i in range(len(_SPARE)):
-            # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
-            # holds refers to the array itself (NumPy views keep their base alive): not reused then.
-            if _SPARE[i].dtype == dtype and _SPARE[i].size == size and sys.getrefcount(_SPARE[i]) == 2:
-                return _SPARE.pop(i)
-    return np.empty(size, dtype=dtype)
-
-
-def _keep_spares(arrays: list[np.ndarray]) -> None:
-    """Remember a large sweep's result arrays (up to SPARE_BYTES) for the next sweep."""
-    total = 0
-    with _SPARE_LOCK:
-        _SPARE.clear()
-        for arr in arrays:
-            total += arr.nbytes
-            if total > SPARE_BYTES:
-                break
-            _SPARE.append(arr)
+SWEEP_MEMORY = SweepMemory(SPARE_BYTES)
 
 
 def free_sweep_memory() -> None:
     """Let go of the memory kept from the last sweep's results (up to 1 GiB)."""
-    with _SPARE_LOCK:
-        _SPARE.clear()
+    SWEEP_MEMORY.clear()
 
 
 def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
@@ -484,9 +496,7 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     size = int(np.prod(shape)) if shape else 1
     large = size > CHUNK_ROWS  # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
     if large:
-        with _SPARE_LOCK:
-            if _SPARE and _SPARE[0].size != size:
-                _SPARE.clear()  # arrays kept for another size would only add to this sweep's peak memory
+        SWEEP_MEMORY.prepare(size)
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
@@ -508,14 +518,14 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
-                        out[name] = _result_array(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
+                        out[name] = SWEEP_MEMORY.take(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
                         written.append((i, out[name]))
             for i, arr in written:
                 if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
                     arr[start:stop] = results[i]
                 into[i] = arr[stop:stop + CHUNK_ROWS]
     if large:
-        _keep_spares([arr for _, arr in written])
+        SWEEP_MEMORY.keep([arr for _, arr in written])
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
 
 
