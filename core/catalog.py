@@ -21,7 +21,8 @@ from typing import Mapping
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
-from .names import normalize, suggest, words
+from .names import normalize, words
+from .text import did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -242,8 +243,7 @@ class Table:
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
         if i is None:
-            close = suggest(str(value), self.names)
-            hint = f"(did you mean {', '.join(close)}?); " if close else ""
+            hint = did_you_mean(value, self.names, before="", after="; ")
             listed = ", ".join(self.names) if len(self.names) <= 12 else f"a name from the {self.name} catalog"
             raise InputError(field, value, f"{hint}allowed: {listed}", verb="unknown")
         return i
@@ -314,9 +314,7 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
         if columns is not None:
             unknown = [h for h in header if h not in columns and h != "notes"]
             if unknown:
-                close = suggest(unknown[0], columns)
-                hint = f" (did you mean {close[0]}?)" if close else ""
-                raise CatalogError(path, 1, unknown[0], f"unknown column{hint}; allowed: {', '.join(columns)}")
+                raise CatalogError(path, 1, unknown[0], f"unknown column{did_you_mean(unknown[0], columns)}; allowed: {', '.join(columns)}")
         for lineno, cells in enumerate(reader, start=2):
             row: dict = {}
             for key, value in cells.items():
@@ -567,9 +565,7 @@ def _check_offers(tabs: dict) -> None:
             continue
         j = gpus_.find(row["gpu"]) if row["gpu"] else None
         if j is None:
-            close = suggest(str(row["gpu"]), gpus_.names)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{hint}; it must name a row of gpus.csv")
+            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
         offers.col["gpu"][i] = row["gpu"] = gpus_.rows[j]["name"]
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
             raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",

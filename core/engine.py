@@ -22,8 +22,8 @@ from .expr import lookups, refs, text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
 from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
-from .names import suggest
 from .references import cite
+from .text import did_you_mean
 from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
 
 _PLAIN_SCALARS = (str, int, float, bool)
@@ -112,9 +112,7 @@ def _resolved_defaults() -> dict:
 
 
 def _unknown(name) -> InputError:
-    close = suggest(str(name), list(BY_NAME))
-    hint = f" (did you mean {', '.join(close)}?)" if close else ""
-    return InputError(str(name), None, f"is not an input{hint}; see docs/quantities.md")
+    return InputError(str(name), None, f"is not an input{did_you_mean(name, BY_NAME)}; see docs/quantities.md")
 
 
 def _is_array(value) -> bool:
@@ -211,8 +209,7 @@ def _outputs(outputs) -> tuple[str, ...] | None:
         raise InputError("outputs", outputs, "must be a list of quantity names (docs/quantities.md)") from None
     for name in names:
         if not isinstance(name, str) or name not in QUANTITIES:
-            close = suggest(str(name), list(QUANTITIES)) if isinstance(name, str) else []
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            hint = did_you_mean(name, QUANTITIES) if isinstance(name, str) else ""
             raise InputError("outputs", name, f"is not a quantity{hint}; see docs/quantities.md")
     return names
 
@@ -541,8 +538,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
     formula reads directly.
     """
     if not isinstance(quantity, str) or quantity not in QUANTITIES:
-        close = suggest(str(quantity), list(QUANTITIES)) if isinstance(quantity, str) else []
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        hint = did_you_mean(quantity, QUANTITIES) if isinstance(quantity, str) else ""
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
     result = evaluate({} if inputs is None else inputs, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from .text import is_whole_number
+
 # Precedence used for minimal parenthesisation.  Python and Excel order these
 # operators the same way; the one difference (unary minus binds tighter than
 # ^ in Excel, looser in Python) is avoided by always parenthesising the
@@ -100,7 +102,7 @@ class Const(Expr):
 
     def xl(self, ref=None):
         v = float(self.value)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+        return str(int(v)) if is_whole_number(v) else repr(v)  # repr: every digit Excel needs to read it back exactly
 
     def precedence(self):
         return _PRECEDENCE["neg"] if float(self.value) < 0 else _PRECEDENCE["atom"]
