@@ -374,7 +374,7 @@ def _call(name, args: tuple, raise_errors: bool):
             if _empty_range(value):
                 raise InputError(arg, None, "is an empty range; select at least one cell")
         if func.special is None and any(_is_range(v) for v in named.values()) \
-                and any(named[a] is not given[a] for a in named):  # pandas or NumPy columns, now plain lists
+                and any(named[a] is not given[a] for a in named):  # NumPy or pandas arguments, which _argument turns into plain lists
             fast = _columns_fast(func, named)
             if fast is not None:
                 return _Plain(fast)

@@ -259,12 +259,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 _CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])
 
 
-# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's
-# working set (at most about 20 MB with every quantity, measured) is reused by the C allocator from
-# block to block.  The benchmark's 1,000,000-row sweep of every quantity, measured on the project's
-# 2-core machine with results written in place and reused: 4,096 rows 0.26-0.37 s, 8,192 and 16,384
-# rows 0.22-0.24 s, 32,768 rows 0.21 s (with results copied, before: 32,768 and 65,536 rows paid
-# 6,000-14,000 page faults per call, their blocks' memory going back to the operating system).
+# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, so a block's working
+# set (about 20 MB with every quantity) is small enough for the C allocator to reuse from block to block.
+# Smaller blocks pay the per-block Python overhead more often; much larger ones hand their memory back to
+# the operating system after each block and pay page faults for it again (installer/bench.py times it).
 CHUNK_ROWS = 16_384
 
 

@@ -795,7 +795,7 @@ VERDICTS = {
     4: "buying does not pay back within the period",
 }
 
-# names of the memory breakdown components, exactly as the issue fixes them
+# names of the memory breakdown components: what a user passes as component= (breakdown, GPU_MEMORY_TRAIN), so they stay fixed
 TRAIN_COMPONENTS = {
     "weights": "weights_gib", "gradients": "gradients_gib", "optimizer": "optimizer_gib",
     "activations": "activations_gib", "logits": "logits_gib", "kv_cache": None,
