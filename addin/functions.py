@@ -648,15 +648,15 @@ def _plan(named: dict):
     # the recommended option carries core's answer in words (the same sentences as the command line and the workbook)
     answer = compose(result).text if result["recommended"] is not None else ""
     for i, o in enumerate(options, start=1):
-        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _num(o["hours"]), _num(o["cost_usd"]),
-                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
+        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
+                     _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
     return rows
 
 
-def _num(x):
+def _cell_number(x):
     return "" if x != x else float(x)  # NaN (an option that never fits) shows as an empty cell
 
 
