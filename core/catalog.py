@@ -124,8 +124,8 @@ class Table:
         self.col: dict[str, list] = {c: [] for c in columns}
         for row in rows:
             self._append(row)
-        # rows from the files (shipped and the user's); rows added at run time, such as the
-        # architecture estimated for a bare parameter count, come after these
+        # rows from the files (shipped and the user's); a row added at run time (Table.add) comes after
+        # these, and an architecture given as a parameter count or as fields never becomes a row
         self.file_rows = len(self.rows)
         self.overrides: dict[str, tuple[str, str]] = {}  # built-in name -> (the user's name for it, file)
         self.user_rows = 0
