@@ -39,6 +39,9 @@ the GPU's row, OF: of the offer's row, T: of another catalog's row, I: an input)
     r         discount rate per year, as a fraction              1/year        discount_rate_pct / 100
     ========  =================================================  ============  =====================
 
+The lookups ``prec``, ``opt``, ``shard``, ``rec``, ``wd`` and ``tgt`` read a field of the chosen
+precision, optimizer, sharding, recomputation, inference weight format and LoRA targets rows.
+
 Quantities are registered per group (the section of docs/quantities.md and of the workbook's
 Calc sheet they are listed in): ``q = quantities_of("memory")`` starts a group, and every
 ``q(...)`` below it, up to the next such line, belongs to that group.

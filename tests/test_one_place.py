@@ -1,5 +1,5 @@
-"""One catalog snapshot: replaced as a whole on reload, everything derived from the catalogs follows it;
-one wording for close-match hints and one rule for showing numbers, wherever a message is made."""
+"""One place each: one catalog snapshot (replaced as a whole on reload; everything derived from the catalogs follows it);
+one wording for close-match hints and one rule for showing numbers wherever a message is made; one symbol table."""
 from __future__ import annotations
 
 import subprocess
@@ -142,3 +142,21 @@ def test_numbers_show_by_one_rule():
     assert value_text(core.INPUTS_BY_NAME["seq_len"], 4096.0) == _fmt(4096.0) == "4,096"
     assert value_text(core.INPUTS_BY_NAME["seq_len"], 1e15) == "1e+15"
     assert Const(4096.0).xl() == "4096" and Const(1e15).xl() == repr(1e15) and Const(0.1).xl() == "0.1"
+
+
+def test_the_symbol_table_of_formulas_says_what_each_symbol_is():
+    """Every row of formulas.py's symbol table that names a model field or an input is exactly that."""
+    from gpu_tco.core import expr, formulas
+    rows = [line.split() for line in formulas.__doc__.splitlines() if line.startswith("    ") and "  " in line.strip()]
+    checked = 0
+    for row in rows:
+        symbol, defined = row[0], row[-1]
+        if defined.startswith('M("'):
+            node = getattr(formulas, symbol)
+            assert isinstance(node, expr.Lookup) and (node.table, node.field) == ("models", defined[3:-2]), symbol
+            checked += 1
+        elif defined.startswith("I."):
+            node = getattr(formulas, symbol)
+            assert isinstance(node, expr.Ref) and node.name == defined[2:], symbol
+            checked += 1
+    assert checked >= 18  # L, h, f, a, n_kv, d, V, E, k_act, S, n_dense, r_q, r_kv, d_rope, t, s, b, ctx
