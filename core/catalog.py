@@ -495,12 +495,14 @@ class Snapshot:
     reference to the current snapshot is the one piece of module state that changes at run time.
     """
 
-    __slots__ = ("tables", "version", "_derived")
+    __slots__ = ("tables", "version", "memo")
 
     def __init__(self, tables: Mapping[str, Table], version: int):
         object.__setattr__(self, "tables", MappingProxyType(dict(tables)))
         object.__setattr__(self, "version", version)
-        object.__setattr__(self, "_derived", {})
+        # values derived from these tables, by key, each built on first use (``derived``); a hot path
+        # may read it directly (one dictionary lookup), never store anything but what ``derived`` would
+        object.__setattr__(self, "memo", {})
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a catalog snapshot cannot change ({name}); publish a new one")
@@ -508,18 +510,23 @@ class Snapshot:
     def derived(self, key, build):
         """The value ``build()`` returns for these tables, built once per snapshot and key."""
         try:
-            return self._derived[key]
+            return self.memo[key]
         except KeyError:
-            value = self._derived.setdefault(key, build())
-            return value
+            return self.memo.setdefault(key, build())
 
     def offer_maps(self):
         """(gpu row of each offer, reference offer of each GPU) as NumPy arrays; see ``offer_maps``."""
-        return self.derived("offer maps", lambda: _build_offer_maps(self.tables))
+        try:
+            return self.memo["offer maps"]
+        except KeyError:
+            return self.memo.setdefault("offer maps", _build_offer_maps(self.tables))
 
     def offer_map_lists(self):
         """``offer_maps()`` as Python lists."""
-        return self.derived("offer map lists", lambda: tuple(m.tolist() for m in self.offer_maps()))
+        try:
+            return self.memo["offer map lists"]
+        except KeyError:
+            return self.memo.setdefault("offer map lists", tuple(m.tolist() for m in self.offer_maps()))
 
 
 _SNAPSHOT: Snapshot | None = None  # the current snapshot: the only module state that changes after import
@@ -532,7 +539,8 @@ def snapshot() -> Snapshot:
 
 
 def tables() -> Mapping[str, Table]:
-    return snapshot().tables
+    current = _SNAPSHOT  # snapshot(), inlined: every evaluation asks
+    return (current if current is not None else _publish(None)).tables
 
 
 def _publish(previous: Snapshot | None) -> Snapshot:

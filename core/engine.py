@@ -32,7 +32,11 @@ _BYTES = (bytes, bytearray, memoryview)
 
 def _cached(name, build):
     """A value built once per catalog snapshot: defaults and row tuples follow reloads and added rows."""
-    return catalog.snapshot().derived(("engine", name), build)
+    memo = catalog.snapshot().memo  # Snapshot.derived, inlined: every evaluation asks
+    try:
+        return memo[name]
+    except KeyError:
+        return memo.setdefault(name, build())
 
 
 # ---------------------------------------------------------------------------
