@@ -37,6 +37,7 @@ from gpu_tco.core import (
     catalog,
     did_you_mean,
     formula_text,
+    number_text,
     one_line,
     price_gaps,
     row_of,
@@ -86,7 +87,7 @@ class Function:
         if arg == "field":
             return SELECTOR_DOCS["gpu_field" if self.args[0] == "gpu" else "model_field"]
         inp = BY_NAME[arg]
-        default = inp.default if not isinstance(inp.default, float) or not inp.default.is_integer() else int(inp.default)
+        default = inp.default if isinstance(inp.default, str) else number_text(inp.default, grouped=False)
         unit = f" [{inp.unit}]" if inp.unit and inp.unit != "-" else ""
         text = f"{inp.description}{unit}. Default {default}"
         if arg == "model":
