@@ -35,11 +35,12 @@ from gpu_tco.core import (
     PRICE_FLAGS,
     InputError,
     catalog,
+    did_you_mean,
     formula_text,
+    number_text,
     one_line,
     price_gaps,
     row_of,
-    suggest,
 )
 from gpu_tco.core import TRAIN_COMPONENTS as CORE_TRAIN
 from gpu_tco.core import show_value as show
@@ -86,7 +87,7 @@ class Function:
         if arg == "field":
             return SELECTOR_DOCS["gpu_field" if self.args[0] == "gpu" else "model_field"]
         inp = BY_NAME[arg]
-        default = inp.default if not isinstance(inp.default, float) or not inp.default.is_integer() else int(inp.default)
+        default = inp.default if isinstance(inp.default, str) else number_text(inp.default, grouped=False)
         unit = f" [{inp.unit}]" if inp.unit and inp.unit != "-" else ""
         text = f"{inp.description}{unit}. Default {default}"
         if arg == "model":
@@ -164,15 +165,8 @@ def _offer_or_gpu(value) -> dict:
         return spec
     if gpus.find(value) is not None:
         return {"gpu": gpus.canonical(value, "gpu"), "offer": catalog.AUTO_OFFER}
-    raise InputError("offer_or_gpu", value, _hint(str(value), list(offers.names) + list(gpus.names))
+    raise InputError("offer_or_gpu", value, did_you_mean(value, [*offers.names, *gpus.names], before="", after="; ")
                      + "allowed: a Cloud offer or a GPU name", verb="unknown")
-
-
-def _hint(word: str, candidates: list[str]) -> str:
-    """ "(did you mean a, b?); " from close matches (and names the word starts), or "; "."""
-    starts = [c for c in candidates if c.lower().startswith(word.lower())] if word else []
-    close = list(dict.fromkeys(starts[:3] + suggest(word, candidates)))[:3]
-    return f"(did you mean {', '.join(close)}?); " if close else "; "
 
 
 def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
@@ -180,7 +174,7 @@ def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
     if key in table or (allow_all and key == "all"):
         return key
     names = list(table) + (["all"] if allow_all else [])
-    raise InputError(arg, value, _hint(key, names) + "allowed: " + ", ".join(names), verb="unknown")
+    raise InputError(arg, value, did_you_mean(key, names, before="", after="; ") + "allowed: " + ", ".join(names), verb="unknown")
 
 
 def _row_inputs(values: dict) -> dict:
@@ -205,7 +199,7 @@ def _pick(func: Function, values: dict) -> str:
     if "mode" in values:
         mode = "decode" if _blank(values["mode"]) else str(values["mode"]).strip().lower()
         if mode not in TOKEN_MODES:
-            raise InputError("mode", values["mode"], _hint(mode, list(TOKEN_MODES)) + "allowed: " + ", ".join(TOKEN_MODES),
+            raise InputError("mode", values["mode"], did_you_mean(mode, TOKEN_MODES, before="", after="; ") + "allowed: " + ", ".join(TOKEN_MODES),
                              verb="unknown")
         return TOKEN_MODES[mode]
     return func.result
@@ -358,8 +352,7 @@ def call(name: str, *args, raise_errors: bool = False):
 def _call(name, args: tuple, raise_errors: bool):
     if not isinstance(name, str) or name not in FUNCTIONS:
         word = name.strip().upper() if isinstance(name, str) else ""
-        hint = _hint(word, list(FUNCTIONS))[:-2]  # "(did you mean ...?)" or ""
-        return _fail(_error(InputError("function", name, f"is not a gpu-tco function{' ' + hint if hint else ''}; allowed: "
+        return _fail(_error(InputError("function", name, f"is not a gpu-tco function{did_you_mean(word, FUNCTIONS)}; allowed: "
                                        + ", ".join(FUNCTIONS))), raise_errors)
     func = FUNCTIONS[name]
     if len(args) > len(func.args):
@@ -382,7 +375,7 @@ def _call(name, args: tuple, raise_errors: bool):
             if _empty_range(value):
                 raise InputError(arg, None, "is an empty range; select at least one cell")
         if func.special is None and any(_is_range(v) for v in named.values()) \
-                and any(named[a] is not given[a] for a in named):  # pandas or NumPy columns, now plain lists
+                and any(named[a] is not given[a] for a in named):  # NumPy or pandas arguments, which _argument turns into plain lists
             fast = _columns_fast(func, named)
             if fast is not None:
                 return _Plain(fast)
@@ -675,15 +668,15 @@ def _plan(named: dict):
     # the recommended option carries core's answer in words (the same sentences as the command line and the workbook)
     answer = compose(result).text if result["recommended"] is not None else ""
     for i, o in enumerate(options, start=1):
-        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _num(o["hours"]), _num(o["cost_usd"]),
-                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
+        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
+                     _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
     return rows
 
 
-def _num(x):
+def _cell_number(x):
     return "" if x != x else float(x)  # NaN (an option that never fits) shows as an empty cell
 
 
@@ -722,7 +715,7 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
         return _plain(core.evaluate({"model": key}, outputs=(quantity,))[quantity])
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
-        raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
+        raise InputError("field", field_name, did_you_mean(name, columns, before="", after="; ") + "allowed: " + ", ".join(columns), verb="unknown")
     return _plain(row.get(name, 0))
 
 
@@ -739,7 +732,7 @@ def _explain(named: dict):
     quantity = named.get("quantity")
     name = "own_tco_usd" if _blank(quantity) else str(quantity).strip()  # no argument: the headline quantity
     if name not in core.QUANTITIES:
-        raise InputError("quantity", quantity, _hint(name, list(core.QUANTITIES)) + "allowed: a quantity of docs/quantities.md",
+        raise InputError("quantity", quantity, did_you_mean(name, core.QUANTITIES, before="", after="; ") + "allowed: a quantity of docs/quantities.md",
                          verb="unknown")
     q = core.QUANTITIES[name]
     text = f"{name} [{q.unit}] = {formula_text(q.expr)}. {q.description}."

@@ -15,7 +15,8 @@ that they import from ``gpu_tco.core`` only and a module inside core can change 
 - planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...
 - catalogs: the ``catalog`` module, prices, presets, Hugging Face configs, today's offers.
 - errors: ``GpuTcoError`` (``InputError``, ``CatalogError``) and the message helpers.
-- helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions, docs.
+- helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions
+  (``did_you_mean``: one wording for every message) and number display (``number_text``), docs.
 
 The engine imports no front end (no command line, workbook, Excel or Qt code) and needs only NumPy.
 """
@@ -56,6 +57,7 @@ from .planner import scope as plan_scope
 from .recommendation import Recommendation, headline, headline_xl, recommend, what_would_fit
 from .recommendation import compose as compose_recommendation
 from .references import cite
+from .text import close_matches, did_you_mean, is_whole_number, number_text
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -105,6 +107,8 @@ __all__ = [
     "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file",
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
+    # one wording of close-match hints and one rule for showing numbers, in every message
+    "did_you_mean", "close_matches", "number_text", "is_whole_number",
 ]
 
 

@@ -83,7 +83,7 @@ class Measurement:
         return self.measured * (self.inputs["n_gpus"] if self.unit == "tokens/s/GPU" else 1)
 
 
-def _number(text: str):
+def _parse_number(text: str):
     try:
         return float(text)
     except ValueError:
@@ -96,10 +96,10 @@ def load_measurements(path=None) -> list[Measurement]:
     rows = []
     with open(path or MEASUREMENTS_PATH, newline="", encoding="utf-8") as fh:
         for line, row in enumerate(csv.DictReader(fh), start=2):
-            inputs = {k: _number(row[k]) for k in INPUT_COLUMNS if row[k] != ""}
+            inputs = {k: _parse_number(row[k]) for k in INPUT_COLUMNS if row[k] != ""}
             for pair in filter(None, row["other_inputs"].split(";")):
                 key, _, value = pair.partition("=")
-                inputs[key.strip()] = _number(value.strip())
+                inputs[key.strip()] = _parse_number(value.strip())
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
             engine.resolve_inputs(inputs)  # an unknown name or a bad value fails here, naming the field

@@ -5,9 +5,46 @@ the expression (over inputs, earlier quantities and catalog lookups) and
 the source of the formula.  Python values, NumPy sweeps, Excel formulas and
 explanations are all rendered from these expressions (see ``expr.py``).
 
-Notation in comments: P params, L layers, h hidden, a heads, n_kv KV heads,
-d head dim, f FFN size, V vocab, s sequence length, b micro-batch,
-t tensor-parallel size, N data-parallel (sharding) size.
+Symbols.  The formulas read as algebra; each short name below stands for exactly
+one thing, defined once further down (M: a field of the chosen model's row, G: of
+the GPU's row, OF: of the offer's row, T: of another catalog's row, I: an input):
+
+    ========  =================================================  ============  =====================
+    symbol    meaning                                            unit          defined as
+    ========  =================================================  ============  =====================
+    L         layers of the model                                layers        M("layers")
+    h         hidden size (width of the residual stream)         -             M("hidden")
+    f         MLP (feed-forward) width of one expert             -             M("ffn")
+    f_dense   MLP width of the dense layers of a mixture model   -             dense_ffn, else f
+    a         attention (query) heads                            heads         M("heads")
+    n_kv      key/value heads (fewer with grouped queries)       heads         M("kv_heads")
+    d         width of one attention head                        -             M("head_dim")
+    d_v       width of one value head (latent attention)         -             v_head_dim, else d
+    V         vocabulary size                                    tokens        M("vocab")
+    E         routed experts per layer (1: a dense model)        experts       M("experts")
+    k_act     routed experts each token uses                     experts       M("active_experts")
+    S         shared experts every token uses                    experts       M("shared_experts")
+    n_dense   dense layers of a mixture-of-experts model         layers        M("dense_layers")
+    r_q       query low-rank width (latent attention)            -             M("q_lora_rank")
+    r_kv      cached key/value low-rank width (latent attention) -             M("kv_lora_rank")
+    d_rope    rotary key width per head (latent attention)       -             M("qk_rope_dim")
+    t         tensor-parallel degree                             GPUs          I.tensor_parallel
+    N         data-parallel (sharding) degree = n_gpus / t       GPUs          dp_size
+    s         training sequence length                           tokens        I.seq_len
+    b         micro-batch per GPU                                sequences     I.micro_batch
+    e         bytes of one stored activation value               bytes         precision's activation_bytes
+    frag      memory lost to allocator fragmentation, fraction   -             fragmentation_pct / 100
+    ctx       context a served sequence holds                    tokens        I.context_tokens
+    years     the ownership period                               years         I.months / 12
+    r         discount rate per year, as a fraction              1/year        discount_rate_pct / 100
+    ========  =================================================  ============  =====================
+
+The lookups ``prec``, ``opt``, ``shard``, ``rec``, ``wd`` and ``tgt`` read a field of the chosen
+precision, optimizer, sharding, recomputation, inference weight format and LoRA targets rows.
+
+Quantities are registered per group (the section of docs/quantities.md and of the workbook's
+Calc sheet they are listed in): ``q = quantities_of("memory")`` starts a group, and every
+``q(...)`` below it, up to the next such line, belongs to that group.
 """
 from __future__ import annotations
 
@@ -30,19 +67,17 @@ class Quantity:
 
 
 QUANTITIES: dict[str, Quantity] = {}
-_group = "architecture"
 
 
-def group(name: str) -> None:
-    global _group
-    _group = name
-
-
-def q(name: str, unit: str, description: str, expr, source: str = "") -> Ref:
-    if name in QUANTITIES or name in BY_NAME:
-        raise ValueError(f"{name} is defined twice")
-    QUANTITIES[name] = Quantity(name, unit, description, wrap(expr), source, _group)
-    return Ref(name)
+def quantities_of(group: str):
+    """The function that registers the quantities of ``group``: ``q(name, unit, description, expr, source)``
+    adds one to QUANTITIES and returns a reference to it for the formulas below."""
+    def q(name: str, unit: str, description: str, expr, source: str = "") -> Ref:
+        if name in QUANTITIES or name in BY_NAME:
+            raise ValueError(f"{name} is defined twice")
+        QUANTITIES[name] = Quantity(name, unit, description, wrap(expr), source, group)
+        return Ref(name)
+    return q
 
 
 class _Inputs:
@@ -75,7 +110,7 @@ KORTHIKANTI = "[korthikanti2022] section 4"
 ZERO = "[zero2020] sections 3-5"
 
 # ---------------------------------------------------------------------------
-group("architecture")
+q = quantities_of("architecture")
 L, h, f = M("layers"), M("hidden"), M("ffn")
 a, n_kv, d, V = M("heads"), M("kv_heads"), M("head_dim"), M("vocab")
 E, k_act = M("experts"), M("active_experts")
@@ -148,7 +183,7 @@ linear_params = q(
 q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare parameter count", M("is_estimate"))
 
 # ---------------------------------------------------------------------------
-group("lora")
+q = quantities_of("lora")
 tgt = lambda fld: T("lora_targets", "lora_targets", fld)  # noqa: E731
 is_lora = T("methods", "method", "lora")
 lora_mla_attn_dims = q(
@@ -177,7 +212,7 @@ trainable_params = q(
     IF(is_lora, lora_params, params_total))
 
 # ---------------------------------------------------------------------------
-group("training memory")
+q = quantities_of("training memory")
 prec = lambda fld: T("precisions", "precision", fld)  # noqa: E731
 opt = lambda fld: T("optimizers", "optimizer", fld)  # noqa: E731
 shard = lambda fld: T("shardings", "sharding", fld)  # noqa: E731
@@ -323,7 +358,7 @@ gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib")
 fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
-# smallest GPU count: per-GPU memory is  ctx + (1+frag)*(S_fixed + S_shard/N + max(A, step))  with N the sharding degree
+# smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))
 usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
                (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
 w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
@@ -378,7 +413,7 @@ max_train_seq_len = q(
     "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without FlashAttention)")
 
 # ---------------------------------------------------------------------------
-group("training compute")
+q = quantities_of("training compute")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
@@ -407,12 +442,12 @@ mfu_effective = q(
 # What connects the GPUs.  Each micro-batch step, data-parallel ranks exchange weights or gradients and
 # tensor-parallel GPUs exchange activations; FSDP prefetch and bucketed gradient reduction overlap this
 # traffic with compute, so a step takes the longer of the two.
-group("owning")
+q = quantities_of("owning")
 server_gpus = q("own_server_gpus", "GPUs", "GPUs per owned server: gpus_per_server, or the GPU's largest server as sold",
                 IF(I.gpus_per_server > 0, I.gpus_per_server, IF(G("server_gpus") > 0, G("server_gpus"), 8)),
                 "GPU catalog server_sizes (8 when a row gives none)")
 own_servers = q("own_servers", "servers", "Servers = n_gpus / GPUs per server, rounded up", CEILING(I.n_gpus / server_gpus))
-group("communication")
+q = quantities_of("communication")
 offer_node_gpus = q(
     "offer_node_gpus", "GPUs", "GPUs one machine of the offer holds, linked by the GPU's own NVLink or PCIe (gpus_per_node; "
     "the instance size when not given)",
@@ -465,7 +500,7 @@ comm_slowdown = q(
     "overlaps compute and only the part that does not fit behind it costs time",
     MAX(1, comm_s / compute_s), "[pytorch_fsdp] (prefetch overlaps all-gathers with compute)")
 
-group("training memory")
+q = quantities_of("training memory")
 q("cpu_offload_gib_per_machine", "GiB/machine",
   "CPU memory each machine holds for offloaded states: parameters and gradients (offload_params) and optimizer states with "
   "master weights (either offload), divided over the machines of the job",
@@ -473,7 +508,7 @@ q("cpu_offload_gib_per_machine", "GiB/machine",
    + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
 
-group("training compute")
+q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown)
@@ -484,7 +519,7 @@ train_hours = q(
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 
 # ---------------------------------------------------------------------------
-group("inference")
+q = quantities_of("inference")
 wd = lambda fld: T("weight_dtypes", "weights_dtype", fld)  # noqa: E731
 tp_inf = I.n_gpus
 infer_weights_bytes = q(
@@ -565,7 +600,7 @@ q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpu
 EPOCH = "[cottier2024]; [epoch_costs_code]"
 pct = lambda x: x / 100  # noqa: E731
 
-group("job")
+q = quantities_of("job")
 hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
 job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
                    IF(I.job_hours > 0, I.job_hours, train_hours))
@@ -574,7 +609,7 @@ job_wall_hours = q(
     job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
     "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
 
-group("renting")
+q = quantities_of("renting")
 rent_usd_per_gpu_hour_list = q(
     "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
     IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
@@ -618,7 +653,7 @@ q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful wor
 q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
   rent_usd_per_gpu_hour_list > 0)
 
-group("owning")
+q = quantities_of("owning")
 own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
                              "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
@@ -683,7 +718,7 @@ own_usd_per_gpu_hour = q(
 own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
                 own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
 
-group("break-even")
+q = quantities_of("break-even")
 rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same working hours per month = GPUs x h/day x days x price paid",
                        I.n_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
 own_running_usd_per_month = q(
@@ -708,7 +743,7 @@ q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + 
   own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
 q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
 
-group("serving cost")
+q = quantities_of("serving cost")
 serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for costs: measured_tokens_per_s, or the modelled decode rate",
               IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s, Ref("decode_tokens_per_s")))
 prefill_tps = Ref("prefill_tokens_per_s")
@@ -734,7 +769,7 @@ q("selfhost_rent_breakeven_mtok_per_month", "Mtok/month",
   IF(I.api_usd_per_mtok * serve_capacity > rent_usd_per_month, rent_usd_per_month / I.api_usd_per_mtok, -1),
   "against an API's price per million tokens; the rent is paid for hours_per_day x days_per_month whether busy or not")
 
-group("planning")
+q = quantities_of("planning")
 q("option_cost_usd", "USD", "Cost of the job for this option: rented total, or the owned share (owned USD/GPU-h x GPU-hours)",
   IF(I.buy, own_job_usd, rent_total_usd))
 option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or capital + setup when buying",
@@ -763,7 +798,7 @@ VERDICTS = {
     4: "buying does not pay back within the period",
 }
 
-# names of the memory breakdown components, exactly as the issue fixes them
+# names of the memory breakdown components: what a user passes as component= (breakdown, GPU_MEMORY_TRAIN), so they stay fixed
 TRAIN_COMPONENTS = {
     "weights": "weights_gib", "gradients": "gradients_gib", "optimizer": "optimizer_gib",
     "activations": "activations_gib", "logits": "logits_gib", "kv_cache": None,

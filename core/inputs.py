@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .text import number_text
+
 
 @dataclass(frozen=True)
 class Input:
@@ -39,18 +41,14 @@ class Input:
         if self.kind == "choice":  # validation.allowed lists the names of small catalogs
             extra = " or a parameter count in billions" if self.accepts_number else ""
             return f"a name from the {self.table} catalog{extra}"
-        lo = "" if self.minimum is None else (f"> {_num(self.minimum)}" if self.min_exclusive else f">= {_num(self.minimum)}")
-        hi = "" if self.maximum is None else f"<= {_num(self.maximum)}"
+        lo = "" if self.minimum is None else (f"> {number_text(self.minimum)}" if self.min_exclusive else f">= {number_text(self.minimum)}")
+        hi = "" if self.maximum is None else f"<= {number_text(self.maximum)}"
         what = "a whole number" if self.kind == "integer" else "a number"
         if self.zero_or_min is not None:
-            lo = f">= {_num(self.zero_or_min)}"
+            lo = f">= {number_text(self.zero_or_min)}"
             what = f"0 ({self.zero_means}) or a whole number" if self.kind == "integer" else f"0 ({self.zero_means}) or a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
-
-
-def _num(x: float) -> str:
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def _n(name, unit, default, description, lo=None, hi=None, excl=False, kind="number", source="", group="general"):

@@ -350,8 +350,8 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
             except Exception as err:
                 skipped.append(f"{provider} ({_reason(err)})")
                 continue
-            offers += [Offer(provider=provider, instance=_plain(i.instance_name), region=_plain(i.location),
-                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_plain(i.gpu_name or ""),
+            offers += [Offer(provider=provider, instance=_cell_text(i.instance_name), region=_cell_text(i.location),
+                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_cell_text(i.gpu_name or ""),
                              gpu_memory_gb=float(i.gpu_memory or 0), spot=bool(i.spot)) for i in items]
         if progress:
             progress(len(providers), len(providers), "done")
@@ -362,7 +362,7 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
         quiet.setLevel(level)
 
 
-def _plain(text) -> str:
+def _cell_text(text) -> str:
     """Text a catalog cell can hold: control characters (which a spreadsheet refuses) become spaces."""
     return catalog.CONTROL_CHARACTERS.sub(" ", str(text)).strip()
 

@@ -253,3 +253,65 @@ def test_the_long_function_allowances_are_still_needed():
 def test_the_length_check_measures_nested_functions_and_methods():
     source = "class A:\n    @staticmethod\n    def m():\n        def inner():\n            pass\n        return 1\n"
     assert _function_lengths(source) == {"A.m": 5, "A.m.inner": 2}
+
+
+# ---------------------------------------------------------------------------
+# state, hints and numbers: one place each
+
+PRODUCT_FOLDERS = ("core", "addin", "gui", "workbooks", "installer")
+
+
+def _product_files():
+    for folder in PRODUCT_FOLDERS:
+        yield from sorted((ROOT / folder).glob("*.py"))
+
+
+def _strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, text) of every string literal that is not a docstring (f-string parts included)."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_the_catalog_snapshot_is_the_only_module_state_rebound_at_run_time():
+    """No function rebinds a module-level name (a ``global`` statement) except the catalog's, which rebinds
+    its one reference to the current snapshot; caches live in that snapshot, not in module dictionaries."""
+    found = []
+    for path in _product_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                found += [(path.relative_to(ROOT).as_posix(), node.lineno, name) for name in node.names]
+        for node in tree.body:  # module-level names of an empty dict or list are filled later: caches in disguise
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Dict, ast.List)) \
+                    and not getattr(node.value, "keys", getattr(node.value, "elts", None)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [(path.relative_to(ROOT).as_posix(), node.lineno, t.id) for t in targets if isinstance(t, ast.Name)]
+    allowed = {("core/catalog.py", "_SNAPSHOT"), ("core/formulas.py", "QUANTITIES")}  # QUANTITIES: filled while formulas.py loads
+    assert {(f, n) for f, _, n in found} <= allowed, [x for x in found if (x[0], x[2]) not in allowed]
+    assert ("core/catalog.py", "_SNAPSHOT") in {(f, n) for f, _, n in found}  # the check sees a global statement
+
+
+def test_close_match_hints_and_whole_numbers_are_worded_in_one_place():
+    """ "did you mean" is written only by core.text.did_you_mean, and the rule "a whole number below 1e15 shows
+    without decimals" lives only in core.text.is_whole_number; nothing else calls difflib's close matches."""
+    worded, rule, difflib_calls = [], [], []
+    for path in _product_files():
+        name = path.relative_to(ROOT).as_posix()
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        worded += [(name, line) for line, text in _strings(tree) if "did you mean" in text.lower()]
+        rule += [(name, n) for n, line in enumerate(source.splitlines(), 1) if "is_integer()" in line and "1e15" in line]
+        difflib_calls += [(name, node.lineno) for node in ast.walk(tree)
+                          if isinstance(node, ast.Attribute) and node.attr == "get_close_matches"]
+    assert {n for n, _ in worded} == {"core/text.py"}, worded
+    assert not rule and not difflib_calls, (rule, difflib_calls)
+
+
+def test_operator_precedence_and_precision_have_their_own_names():
+    """``prec`` is the precision lookup of formulas.py; an expression's operator precedence is ``precedence``."""
+    from gpu_tco.core import expr
+    assert hasattr(expr.Expr, "precedence") and not hasattr(expr.Expr, "prec")
+    assert "prec = lambda" in (ROOT / "core" / "formulas.py").read_text(encoding="utf-8")
