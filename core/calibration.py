@@ -204,7 +204,9 @@ def _features(m: Measurement) -> dict:
         return {"decode_bandwidth_efficiency": 1.0}
     if m.kind == "prefill speed":
         r = _evaluate(m)
-        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["params_active"] < r["params_total"] else {})}
+        # the engine's test for a mixture-of-experts model: more than one expert per layer (a dense model's active
+        # parameters are fewer than its total too: the embedding lookup is not compute)
+        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["experts_held_per_layer"] > 1 else {})}
     return {}
 
 
@@ -454,7 +456,9 @@ def render() -> str:
         "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
         "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
         "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
-        "A published MFU (torchtitan, LLM Foundry, the Llama 3 paper) can be entered as it is.  A figure that counts",
+        "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
+        "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
+        "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
         "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
         "",
         "With `mfu` = 0 the model uses the calibrated default:",

@@ -136,11 +136,29 @@ params_total = q(
     "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
     "(attention + MLP + norms) + h + an image encoder's parameters; checked against the published counts "
     "([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025])")
+embedding_lookup_params = q(
+    "embedding_lookup_params", "params",
+    "Input embedding matrix of an untied model: a table lookup (one row per token read), not a matrix product, so not "
+    "active compute (0 when tied: the one matrix is the output projection, which is a matmul and counts)",
+    V * h * (1 - M("tied_embeddings")), "[gptoss2025] Table 1 (active parameters count the unembedding, not the embedding)")
 params_active = q(
-    "params_active", "params", "Parameters used per text token (MoE: active experts only; no image encoder); compute and decode use this",
-    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params"), "[mixtral2024]: 47B parameters, 13B active per token")
+    "params_active", "params",
+    "Parameters multiplied per text token, as compute counts them: MoE active experts only, no image encoder, no input "
+    "embedding lookup (the output projection counts, tied or not); FLOPs per token and the weights a decode step reads use "
+    "this. OpenAI's convention: gpt-oss-120b 5.13 B active",
+    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params") - embedding_lookup_params,
+    "[gptoss2025] Table 1 (5.13B active for gpt-oss-120b, counting the unembedding but not the embedding); "
+    "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
-q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
+q("params_active_b", "billion params",
+  "Active parameters per token in billions, without the input embedding lookup (OpenAI's gpt-oss convention: 5.13 B for "
+  "gpt-oss-120b); the figure Mistral, Meta and Qwen publish adds the embedding (params_active_incl_embedding_b)",
+  params_active / 1e9, "[gptoss2025] Table 1")
+q("params_active_incl_embedding_b", "billion params",
+  "Active parameters per token in billions counting the input embedding matrix too, as Mistral (Mixtral 8x7B: 12.9 B), "
+  "Meta (Llama 4 Maverick: 17 B) and Qwen (Qwen3-30B-A3B: 3.3 B) publish them; DeepSeek-V3's 37 B fits either convention "
+  "(36.6 B without, 37.6 B with)",
+  (params_active + embedding_lookup_params) / 1e9, "[mixtral2024]; [llama4_2025]; [deepseekv3_2024]")
 linear_params = q(
     "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
     moe_layers * (attn_params_per_layer + Ref("experts_held_per_layer") * mlp_params_per_expert)
