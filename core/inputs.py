@@ -93,7 +93,8 @@ INPUTS: tuple[Input, ...] = (
        1, 100_000, kind="integer", group="hardware"),
     # training configuration
     _c("method", "methods", "lora", "Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq", group="training"),
-    _c("precision", "precisions", "bf16_mixed", "Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32", group="training"),
+    _c("precision", "precisions", "bf16_mixed", "Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, "
+       "Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell)", group="training"),
     _c("optimizer", "optimizers", "adamw", "Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor", group="training"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
