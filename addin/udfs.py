@@ -128,7 +128,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 @xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
@@ -168,7 +168,7 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None):

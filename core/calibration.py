@@ -43,6 +43,7 @@ RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever 
 # before calibration: the GPU catalog's MFU by class, and factors of 1
 PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
+          "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
@@ -159,6 +160,8 @@ def _train_features(m: Measurement) -> dict:
         feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
     if r["recompute"] != "none":
         feats[f"recompute:{r['recompute']}"] = 1.0
+    if r["fp8_linears_active"]:
+        feats[f"precision:{FP8_RECIPE.get(r['precision'], r['precision'])}"] = 1.0
     if r["offload_optimizer"] or r["offload_params"]:
         feats["offload_mfu_factor"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
@@ -328,6 +331,9 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
 SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
+# FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
+# MXFP8 row in the set yet), so it takes the factor of fp8
+FP8_RECIPE = {"mxfp8": "fp8"}
 INPUT_PARAMS = ("offload_mfu_factor", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
@@ -348,7 +354,7 @@ def catalog_values() -> dict:
     from . import catalog
     from .inputs import DEFAULTS
     tabs = catalog.tables()
-    gpus, methods, recomputes = tabs["gpus"], tabs["methods"], tabs["recomputes"]
+    gpus, methods, recomputes, precisions = tabs["gpus"], tabs["methods"], tabs["recomputes"], tabs["precisions"]
     out = {}
     for name in PRIORS:
         kind, _, key = name.partition(":")
@@ -358,6 +364,8 @@ def catalog_values() -> dict:
             out[name] = float(methods.row(key)["mfu_factor"])
         elif kind == "recompute":
             out[name] = float(recomputes.row(key)["mfu_factor"])
+        elif kind == "precision":
+            out[name] = float(precisions.row(key)["fp8_mfu_factor"])
     out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
     return out
 
@@ -387,11 +395,14 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     if "qlora" in method:
         method["qlora_nodq"] = method["qlora"]  # the same dequantisation work, a different scale format
     recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
+    precision = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("precision:")}
+    precision.update({twin: precision[name] for twin, name in FP8_RECIPE.items() if name in precision})
     scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
     written = []
     for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
                                     (DATA / "methods.csv", "name", "mfu_factor", method),
                                     (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
+                                    (DATA / "precisions.csv", "name", "fp8_mfu_factor", precision),
                                     (DATA / "calibrated.csv", "name", "value", scalars)):
         if vals:
             _rewrite_csv(path, key, column, vals)
@@ -402,7 +413,8 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
 # ---------------------------------------------------------------------------
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
-PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor"}
+PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor",
+                  "precision": "precisions.csv fp8_mfu_factor"}
 
 
 def _pct(x: float) -> str:
@@ -462,7 +474,9 @@ def render() -> str:
         "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
         "",
         "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x CPU-offload factor (with offload)",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
+        "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
+        "rate) x CPU-offload factor (with offload)",
         "x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty (several GPUs without NVLink).",
         "",
         "## The fit",

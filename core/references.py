@@ -300,8 +300,8 @@ _REFS: list[Reference] = [
     Reference("pytorch_float8_fsdp2", "PyTorch (IBM and Meta)", "Supercharging Training using float8 and FSDP2", "2024-11-25",
               "https://pytorch.org/blog/training-using-float8-fsdp2/"),
     Reference("nemo_perf_2407", "NVIDIA", "NeMo Framework performance summary: pre-training and fine-tuning at FP8 on DGX-H100 "
-              "(container NeMo 24.07)", "2024",
-              "https://github.com/NVIDIA/NeMo/blob/070a0bb168d405d653b9734c0017cf5078e77c0d/docs/source/performance/performance_summary.md"),
+              "(container NeMo 24.07)", "2024-09-09",
+              "https://github.com/NVIDIA/NeMo/blob/8e3d65dcfe3504689bfc5b6e67d502780aacad41/docs/source/performance/performance_summary.md"),
     Reference("deepseek_hw2025", "Zhao, Deng, Ruan, Dai, Gao, Li, Zhang, Huang, Zhou, Ma, Liang, He, Wang, Liu and Wei (DeepSeek-AI)",
               "Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for AI Architectures (ISCA 2025; the H800: "
               "H100 compute, NVLink cut from 900 to 400 GB/s)", "2025", "https://arxiv.org/abs/2505.09343"),
