@@ -330,7 +330,7 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 # where the fitted values live, and writing them there
 ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
-SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
+SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM", "H800-SXM")}
 # FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
 # MXFP8 row in the set yet), so it takes the factor of fp8
 FP8_RECIPE = {"mxfp8": "fp8"}
