@@ -184,9 +184,10 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation [fraction]. Default 0')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None):
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision)
 
 
 @xw.func(category='GPU TCO')

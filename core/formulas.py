@@ -557,10 +557,11 @@ q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n
 group("inference")
 wd = lambda fld: T("weight_dtypes", "weights_dtype", fld)  # noqa: E731
 tp_inf = I.n_gpus
+other_bits = IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16)  # embeddings, norms
 infer_weights_bytes = q(
     "infer_weights_bytes", "bytes", "Inference weights: layer linears at the format's bits, embeddings/norms at 16 bit unless the format quantizes them",
     linear_params * wd("bits_per_param") / 8
-    + (params_total - linear_params) * IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16) / 8,
+    + (params_total - linear_params) * other_bits / 8,
     "bits per parameter: [gptq2022], [awq2023] (4.16-4.25 with group scales), [qlora2023] (NF4 4.5, 4.127 with double quantization), [llamacpp_quantize] (Q4_K_M 4.89)")
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
@@ -612,9 +613,17 @@ infer_tflops = q(
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
        IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
+decode_weight_bytes = q(
+    "decode_weight_bytes_per_step", "bytes",
+    "Weights read per decode step, all GPUs: every weight held except the inactive experts (at the format's bits), the "
+    "input embedding table (a lookup reads one row per token) and an image encoder (at their 16-bit or quantized width); "
+    "the output matrix is read whole",
+    infer_weights_bytes - moe_layers * (E - k_act) * mlp_params_per_expert * wd("bits_per_param") / 8
+    - (embedding_lookup_params * (1 - 1 / V) + M("encoder_params")) * other_bits / 8,
+    "[pope2022] section 2: small-batch decoding reads the weights it multiplies; [gptoss2025] Table 1 (the embedding is not active)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
-    infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,
+    decode_weight_bytes / tp_inf + kv_cache_gib_per_gpu * GIB,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
