@@ -41,7 +41,7 @@ MEASUREMENTS_PATH = DATA / "measurements.csv"
 EXECUTED_LIMIT = 0.80
 RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever they can
 # before calibration: the GPU catalog's MFU by class, and factors of 1
-PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
+PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40, "gpu:GB200": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
           "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
@@ -487,7 +487,7 @@ def render() -> str:
         "share being (6 | 4 for LoRA) x active linear weights / FLOPs per token (72 % for Llama 3 8B at 8,192 tokens).",
         "Each recipe then has its own efficiency factor against the GPU's BF16 efficiency (`precision:*` below):",
         "`fp8` is Transformer Engine's per-tensor recipe as Megatron and NeMo run it (fitted on NVIDIA's NeMo 24.07",
-        "DGX-H100 table), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
+        "DGX-H100 table; NeMo 25.04's GB200 rows then inform the GB200's efficiency), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
         "benchmark), and `mxfp8` (block-scaled, data-centre Blackwell) takes `fp8`'s factor until a published MXFP8 run is",
         "in the set.  Memory follows the recipes: Transformer Engine keeps an FP8 copy of each linear weight and of its",
         "transpose and saves linear inputs in FP8; torchao keeps neither, so its memory is bf16_mixed's, as its published",

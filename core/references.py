@@ -302,6 +302,8 @@ _REFS: list[Reference] = [
     Reference("nemo_perf_2407", "NVIDIA", "NeMo Framework performance summary: pre-training and fine-tuning at FP8 on DGX-H100 "
               "(container NeMo 24.07)", "2024-09-09",
               "https://github.com/NVIDIA/NeMo/blob/8e3d65dcfe3504689bfc5b6e67d502780aacad41/docs/source/performance/performance_summary.md"),
+    Reference("nemo_perf_2504", "NVIDIA", "NeMo Framework performance summary (NeMo 25.04): pre-training at FP8 on DGX-GB200", "2025",
+              "https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/archive/25.04-performance-summary.html"),
     Reference("deepseek_hw2025", "Zhao, Deng, Ruan, Dai, Gao, Li, Zhang, Huang, Zhou, Ma, Liang, He, Wang, Liu and Wei (DeepSeek-AI)",
               "Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for AI Architectures (ISCA 2025; the H800: "
               "H100 compute, NVLink cut from 900 to 400 GB/s)", "2025", "https://arxiv.org/abs/2505.09343"),

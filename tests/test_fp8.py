@@ -4,6 +4,8 @@ calibration set say.
 Sources:
 - NVIDIA, NeMo Framework performance summary, FP8 on DGX-H100 (container NeMo 24.07), 2024-09-09,
   https://github.com/NVIDIA/NeMo/blob/8e3d65dcfe3504689bfc5b6e67d502780aacad41/docs/source/performance/performance_summary.md
+- NVIDIA, NeMo Framework performance summary (NeMo 25.04), FP8 on DGX-GB200, 2025,
+  https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/archive/25.04-performance-summary.html
 - PyTorch (torchao), training workflow: float8 e2e benchmarks with torchtitan on 8x H100 (first published 2025-03-12),
   https://github.com/pytorch/ao/blob/b8708a2dd3a6a5150a198fbf3772ca9e968570ca/docs/source/workflows/training.md
 - NVIDIA, Transformer Engine: Using FP8 with Transformer Engine; MXFP8 (one E8M0 scale per 32 values, Blackwell)
@@ -38,7 +40,8 @@ TORCHAO = dict(gpu="H100-SXM", buy=1, model="Llama-3-8B", method="full", n_gpus=
 
 
 def test_the_set_holds_published_fp8_runs_of_two_recipes():
-    assert {m.source for m in FP8_ROWS} == {"nemo_perf_2407", "torchao_training"}
+    assert {m.source for m in FP8_ROWS} == {"nemo_perf_2407", "nemo_perf_2504", "torchao_training"}
+    assert {m.inputs["gpu"] for m in FP8_ROWS} == {"H100-SXM", "GB200"}
     assert {m.inputs["precision"] for m in FP8_ROWS} == {"fp8", "fp8_torchao"}
     assert {m.inputs["method"] for m in FP8_ROWS} == {"full", "lora"}
     assert ROWS["nemo-l3-8b-fp8"].measured == 12273 and ROWS["nemo-l2-70b-lora-fp8"].measured == 2621
