@@ -182,7 +182,7 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
-@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation [fraction]. Default 0')
+@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None):

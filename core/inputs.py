@@ -128,7 +128,8 @@ INPUTS: tuple[Input, ...] = (
     _n("epochs", "epochs", 1, "Passes over the dataset", 0.001, 100_000, group="training"),
     Input("mfu", "fraction", 0,
           "Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; "
-          "recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation",
+          "recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP "
+          "mix, train_tflops_per_gpu_peak); 0 = the calibrated default for this GPU, method, recomputation and precision",
           minimum=0, maximum=1, zero_or_min=0.01, group="training",
           source="[palm2022] Appendix B (definition); [llama3_2024] 38-43 % on H100 (405B); calibration: docs/calibration.md"),
     _n("offload_mfu_factor", "fraction", CALIBRATED["offload_mfu_factor"], "Efficiency kept when states live in CPU memory (offload_optimizer or offload_params)",
