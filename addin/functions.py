@@ -783,7 +783,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank"),
              "gpus_needed", "GPUs"),
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
-             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs"), "train_hours", "h"),
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision"), "train_hours", "h"),
     Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "

@@ -128,7 +128,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 @xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
@@ -168,7 +168,7 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None):
@@ -182,11 +182,12 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
-@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation [fraction]. Default 0')
+@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None):
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision)
 
 
 @xw.func(category='GPU TCO')

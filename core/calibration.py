@@ -41,8 +41,9 @@ MEASUREMENTS_PATH = DATA / "measurements.csv"
 EXECUTED_LIMIT = 0.80
 RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever they can
 # before calibration: the GPU catalog's MFU by class, and factors of 1
-PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
+PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40, "gpu:GB200": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
+          "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
@@ -159,6 +160,8 @@ def _train_features(m: Measurement) -> dict:
         feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
     if r["recompute"] != "none":
         feats[f"recompute:{r['recompute']}"] = 1.0
+    if r["fp8_linears_active"]:
+        feats[f"precision:{FP8_RECIPE.get(r['precision'], r['precision'])}"] = 1.0
     if r["offload_optimizer"] or r["offload_params"]:
         feats["offload_mfu_factor"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
@@ -204,7 +207,9 @@ def _features(m: Measurement) -> dict:
         return {"decode_bandwidth_efficiency": 1.0}
     if m.kind == "prefill speed":
         r = _evaluate(m)
-        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["params_active"] < r["params_total"] else {})}
+        # the engine's test for a mixture-of-experts model: more than one expert per layer (a dense model's active
+        # parameters are fewer than its total too: the embedding lookup is not compute)
+        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["experts_held_per_layer"] > 1 else {})}
     return {}
 
 
@@ -325,7 +330,10 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 # where the fitted values live, and writing them there
 ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
-SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
+SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM", "H800-SXM")}
+# FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
+# MXFP8 row in the set yet), so it takes the factor of fp8
+FP8_RECIPE = {"mxfp8": "fp8"}
 INPUT_PARAMS = ("offload_mfu_factor", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
@@ -346,7 +354,7 @@ def catalog_values() -> dict:
     from . import catalog
     from .inputs import DEFAULTS
     tabs = catalog.tables()
-    gpus, methods, recomputes = tabs["gpus"], tabs["methods"], tabs["recomputes"]
+    gpus, methods, recomputes, precisions = tabs["gpus"], tabs["methods"], tabs["recomputes"], tabs["precisions"]
     out = {}
     for name in PRIORS:
         kind, _, key = name.partition(":")
@@ -356,6 +364,8 @@ def catalog_values() -> dict:
             out[name] = float(methods.row(key)["mfu_factor"])
         elif kind == "recompute":
             out[name] = float(recomputes.row(key)["mfu_factor"])
+        elif kind == "precision":
+            out[name] = float(precisions.row(key)["fp8_mfu_factor"])
     out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
     return out
 
@@ -385,11 +395,14 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     if "qlora" in method:
         method["qlora_nodq"] = method["qlora"]  # the same dequantisation work, a different scale format
     recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
+    precision = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("precision:")}
+    precision.update({twin: precision[name] for twin, name in FP8_RECIPE.items() if name in precision})
     scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
     written = []
     for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
                                     (DATA / "methods.csv", "name", "mfu_factor", method),
                                     (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
+                                    (DATA / "precisions.csv", "name", "fp8_mfu_factor", precision),
                                     (DATA / "calibrated.csv", "name", "value", scalars)):
         if vals:
             _rewrite_csv(path, key, column, vals)
@@ -400,7 +413,8 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
 # ---------------------------------------------------------------------------
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
-PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor"}
+PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor",
+                  "precision": "precisions.csv fp8_mfu_factor"}
 
 
 def _pct(x: float) -> str:
@@ -454,12 +468,31 @@ def render() -> str:
         "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
         "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
         "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
-        "A published MFU (torchtitan, LLM Foundry, the Llama 3 paper) can be entered as it is.  A figure that counts",
+        "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
+        "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
+        "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
         "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
         "",
         "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x CPU-offload factor (with offload)",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
+        "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
+        "rate) x CPU-offload factor (with offload)",
         "x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty (several GPUs without NVLink).",
+        "",
+        "## FP8 training",
+        "",
+        "An FP8 precision (precisions.csv `fp8_linears` = 1) runs the transformer layers' linear matmuls at the GPU's FP8",
+        "rate and everything else (attention scores, norms, embeddings, the output layer, the router) at the BF16 rate, so",
+        "the peak it is measured against is that of the FLOP mix: 1 / (share / FP8 rate + (1 - share) / BF16 rate), the",
+        "share being (6 | 4 for LoRA) x active linear weights / FLOPs per token (72 % for Llama 3 8B at 8,192 tokens).",
+        "Each recipe then has its own efficiency factor against the GPU's BF16 efficiency (`precision:*` below):",
+        "`fp8` is Transformer Engine's per-tensor recipe as Megatron and NeMo run it (fitted on NVIDIA's NeMo 24.07",
+        "DGX-H100 table; NeMo 25.04's GB200 rows then inform the GB200's efficiency), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
+        "benchmark), and `mxfp8` (block-scaled, data-centre Blackwell) takes `fp8`'s factor until a published MXFP8 run is",
+        "in the set.  Memory follows the recipes: Transformer Engine keeps an FP8 copy of each linear weight and of its",
+        "transpose and saves linear inputs in FP8; torchao keeps neither, so its memory is bf16_mixed's, as its published",
+        "peaks are.  GPUs without FP8 tensor cores are refused for these precisions.  Runs laid out with pipeline or",
+        "context parallelism across nodes (NeMo's Llama 3 70B) wait for those degrees to be inputs.",
         "",
         "## The fit",
         "",

@@ -44,6 +44,9 @@ OPTIONAL_COLUMNS = {
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
     # gpus: a card without FP4 tensor cores leaves it empty (0)
     "fp4_dense_tflops",
+    # precisions: the FP8 recipe's columns (empty: a 16/32-bit precision; linear_input_bytes empty: activation_bytes;
+    # fp8_mfu_factor empty: 1)
+    "fp8_linears", "block_scaled", "fp8_weight_copy_bytes", "linear_input_bytes", "fp8_mfu_factor",
     # gpus: GPU counts one server holds as sold (empty: "1;2;4;8", PCIe cards) and the largest (0: 8)
     "server_sizes", "server_gpus",
 }
@@ -359,6 +362,8 @@ RULES = {
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
+    "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
+                   "fp8_mfu_factor": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",

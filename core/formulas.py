@@ -171,11 +171,29 @@ params_total = q(
     "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
     "(attention + MLP + norms) + h + an image encoder's parameters; checked against the published counts "
     "([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025])")
+embedding_lookup_params = q(
+    "embedding_lookup_params", "params",
+    "Input embedding matrix of an untied model: a table lookup (one row per token read), not a matrix product, so not "
+    "active compute (0 when tied: the one matrix is the output projection, which is a matmul and counts)",
+    V * h * (1 - M("tied_embeddings")), "[gptoss2025] Table 1 (active parameters count the unembedding, not the embedding)")
 params_active = q(
-    "params_active", "params", "Parameters used per text token (MoE: active experts only; no image encoder); compute and decode use this",
-    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params"), "[mixtral2024]: 47B parameters, 13B active per token")
+    "params_active", "params",
+    "Parameters multiplied per text token, as compute counts them: MoE active experts only, no image encoder, no input "
+    "embedding lookup (the output projection counts, tied or not); FLOPs per token and the weights a decode step reads use "
+    "this. OpenAI's convention: gpt-oss-120b 5.13 B active",
+    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params") - embedding_lookup_params,
+    "[gptoss2025] Table 1 (5.13B active for gpt-oss-120b, counting the unembedding but not the embedding); "
+    "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
-q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
+q("params_active_b", "billion params",
+  "Active parameters per token in billions, without the input embedding lookup (OpenAI's gpt-oss convention: 5.13 B for "
+  "gpt-oss-120b); the figure Mistral, Meta and Qwen publish adds the embedding (params_active_incl_embedding_b)",
+  params_active / 1e9, "[gptoss2025] Table 1")
+q("params_active_incl_embedding_b", "billion params",
+  "Active parameters per token in billions counting the input embedding matrix too, as Mistral (Mixtral 8x7B: 12.9 B), "
+  "Meta (Llama 4 Maverick: 17 B) and Qwen (Qwen3-30B-A3B: 3.3 B) publish them; DeepSeek-V3's 37 B fits either convention "
+  "(36.6 B without, 37.6 B with)",
+  (params_active + embedding_lookup_params) / 1e9, "[mixtral2024]; [llama4_2025]; [deepseekv3_2024]")
 linear_params = q(
     "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
     moe_layers * (attn_params_per_layer + Ref("experts_held_per_layer") * mlp_params_per_expert)
@@ -223,13 +241,21 @@ dp_size = q("dp_size", "GPUs", "Data-parallel (sharding) degree N = n_gpus / ten
 weight_bytes_per_param = prec("weight_bytes")
 base_bits = T("methods", "method", "base_bits_per_param")
 quantized_base = T("methods", "method", "quantized_base")
+fp8_copy_bytes = q(
+    "fp8_weight_copy_bytes", "bytes",
+    "FP8 copies of the transformer layers' linear weights that an FP8 recipe keeps beside the 16-bit weights: Transformer "
+    "Engine casts each weight once per step and keeps it and its transpose (the backward multiplies by the transpose); "
+    "MXFP8 keeps row-wise and column-wise copies with one scale per 32 values; 0 for 16/32-bit precisions and for QLoRA",
+    IF(quantized_base, 0, linear_params * prec("fp8_weight_copy_bytes")),
+    "[te_fp8] (FP8 weight caching, transposes for the backward); [te_mxfp8] (1-D blocks of 32, row- and column-wise)")
 weights_bytes_total = q(
-    "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters",
+    "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters, plus "
+    "an FP8 recipe's FP8 weight copies",
     IF(quantized_base,
        linear_params * base_bits / 8 + (params_total - linear_params) * 2,
        params_total * weight_bytes_per_param)
-    + lora_params * IF(quantized_base, 2, weight_bytes_per_param),
-    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16")
+    + lora_params * IF(quantized_base, 2, weight_bytes_per_param) + fp8_copy_bytes,
+    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16; [te_fp8]")
 grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
     IF(I.fp32_grads, 4, prec("grad_bytes")), "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes)")
@@ -278,22 +304,28 @@ states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU
 
 # activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
 e = prec("activation_bytes")
+li = q("linear_input_bytes", "bytes/element",
+       "Bytes per element of the activations saved as linear-layer inputs for the weight gradient: the precision's "
+       "activation bytes, or 1 where an FP8 recipe keeps the FP8-cast input (Transformer Engine; MXFP8 adds a scale per 32)",
+       IF(prec("linear_input_bytes") > 0, prec("linear_input_bytes"), e), "[te_fp8]; [te_mxfp8]")
 s, b = I.seq_len, I.micro_batch
 sp_div = IF(I.sequence_parallel, t, 1)
 act_unsplit_bytes_per_layer = q(
     "act_unsplit_bytes_per_layer", "bytes", "Activations per layer outside tensor-parallel regions: norm inputs, QKV and MLP inputs, dropout masks",
-    s * b * h * (e * (M("norms_per_layer") + 2) + 2 * M("dropout")),
-    KORTHIKANTI + ": the '10' in 10 + 24/t (4 norm + 2 QKV-in + 2 MLP-in + 2 dropout masks)")
+    s * b * h * (e * M("norms_per_layer") + 2 * li + 2 * M("dropout")),
+    KORTHIKANTI + ": the '10' in 10 + 24/t (4 norm + 2 QKV-in + 2 MLP-in + 2 dropout masks); QKV and MLP inputs at the "
+    "linear-input width ([te_fp8]: FP8 with an FP8 recipe)")
 attention_score_bytes_per_layer = q(
     "attention_score_bytes_per_layer", "bytes", "Stored s x s attention scores per layer (0 with FlashAttention)",
     IF(I.flash_attention, 0, a * s * s * b * (e + 3 * M("dropout"))),
     KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; [flashattention2022] stores none")
 act_split_bytes_per_layer = q(
     "act_split_bytes_per_layer", "bytes", "Activations per layer inside tensor-parallel regions (before dividing by t): Q, K, V, attention output, MLP intermediates, scores",
-    s * b * e * (2 * q_dim + 2 * kv_dim + (2 + M("gated_mlp")) * f)
+    s * b * (e * (q_dim + 2 * kv_dim + (1 + M("gated_mlp")) * f) + li * (q_dim + f))
     + IF(I.flash_attention, 4 * s * b * a, 0)
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
-    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; [flashattention2022] keeps fp32 softmax statistics")
+    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
+    "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU",
     act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t,
@@ -423,16 +455,53 @@ flops_per_token_train = q(
     "LoRA skips the frozen weights' gradient (4N)")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
+active_linear_params = q(
+    "active_linear_params", "params",
+    "Weights of the transformer layers' linear layers used per token (attention projections, active and shared experts, "
+    "dense MLPs): the matmuls an FP8 recipe runs in FP8; embedding, output layer, router, norms and attention stay 16-bit",
+    moe_layers * (attn_params_per_layer + (k_act + S) * mlp_params_per_expert)
+    + n_dense * (attn_params_per_layer + dense_mlp_params),
+    "[te_fp8] (te.Linear / LayerNormLinear / LayerNormMLP run in FP8; the rest of the model in its own precision); "
+    "[torchao_training] (Float8Linear swaps nn.Linear; the output layer is left in bf16)")
+gpu_block_scaled = q(
+    "gpu_block_scaled_fp8", "flag",
+    "1 = the GPU has block-scaled (MX) FP8 tensor cores in a data-centre part: the catalog's GPUs with FP4 tensor cores on "
+    "NVLink or Infinity Fabric (B200, B300, GB200, GB300, MI355X); workstation and GeForce Blackwell cards are left out "
+    "(the MXFP8 training recipes target data-centre Blackwell)",
+    AND(G("fp4_dense_tflops") > 0, G("multi_gpu_fabric")),
+    "[te_mxfp8] (MXFP8: native on Blackwell, SM 10.0); [ocp_mx2023] (the MX formats)")
+precision_supported = q(
+    "train_precision_supported", "flag",
+    "1 = the GPU runs the training precision: every GPU runs 16/32-bit; FP8 needs FP8 tensor cores (Hopper, Ada, "
+    "Blackwell, MI300 and later); MXFP8 needs block-scaled ones (gpu_block_scaled_fp8)",
+    OR(NOT(prec("fp8_linears")), AND(G("fp8_dense_tflops") > 0, OR(NOT(prec("block_scaled")), gpu_block_scaled))),
+    "[te_fp8]; [te_mxfp8]; GPU catalog fp8_dense_tflops")
+fp8_runs = q(
+    "fp8_linears_active", "flag",
+    "1 = the linear layers' matmuls run at the GPU's FP8 rate: an FP8 precision, a GPU that runs it, and weights that are "
+    "not NF4 (QLoRA dequantizes its base to 16 bit for every matmul)",
+    AND(prec("fp8_linears"), precision_supported, NOT(quantized_base)))
+fp8_share = q(
+    "fp8_flops_share", "fraction",
+    "Share of the model FLOPs per token that run in FP8 = (6 full | 4 LoRA) x active linear weights / FLOPs per token "
+    "(0 unless fp8_linears_active): attention scores, the output layer and the rest stay 16-bit",
+    IF(fp8_runs, IF(is_lora, 4, 6) * active_linear_params / flops_per_token_train, 0), "[te_fp8]; [torchao_training]")
 train_tflops_per_gpu_peak = q(
-    "train_tflops_per_gpu_peak", "TFLOPS", "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32)",
-    IF(prec("fp32_compute"), G("tf32_dense_tflops"), G("bf16_dense_tflops")),
-    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A)")
+    "train_tflops_per_gpu_peak", "TFLOPS",
+    "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32); with an FP8 recipe the peak "
+    "of the FLOP mix: 1 / (FP8 share / FP8 rate + 16-bit share / BF16 rate)",
+    IF(prec("fp32_compute"), G("tf32_dense_tflops"),
+       1 / (fp8_share / MAX(G("fp8_dense_tflops"), 1e-9) + (1 - fp8_share) / G("bf16_dense_tflops"))),
+    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A); "
+    "[te_fp8] (FP8 GEMMs at twice the BF16 rate on Hopper)")
 mfu_effective = q(
     "mfu_effective", "fraction",
     "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor "
+    "x FP8 factor (an FP8 recipe: casts and scaling cost time the FP8 peak does not show) "
     "x CPU-offload factor x large-cluster factor x PCIe multi-GPU penalty",
     IF(I.mfu > 0, I.mfu,
        G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       * IF(AND(fp8_runs, prec("fp8_mfu_factor") > 0), prec("fp8_mfu_factor"), 1)
        * IF(OR(I.offload_optimizer, I.offload_params), I.offload_mfu_factor, 1)
        * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
        * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
@@ -479,7 +548,8 @@ dp_comm_bytes = q(
     "dp_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for data parallelism: ZeRO-3/FSDP all-gathers the weights twice (forward, backward) and "
     "reduce-scatters the gradients; otherwise the gradients are all-reduced (twice their size); ring share (N-1)/N",
-    ring_share * IF(shard("shard_weights"), 2 * weights_bytes_total + trainable_grad_bytes, 2 * trainable_grad_bytes) / t,
+    ring_share * IF(shard("shard_weights"), 2 * (weights_bytes_total - fp8_copy_bytes) + trainable_grad_bytes,
+                    2 * trainable_grad_bytes) / t,
     "[nccl_tests] (all-gather and reduce-scatter move (N-1)/N of the data per GPU, all-reduce 2(N-1)/N); [zero2020] section 7 "
     "(ZeRO-3: 1.5x the all-reduce volume); [pytorch_fsdp]")
 tp_comm_bytes = q(
@@ -522,10 +592,11 @@ q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n
 q = quantities_of("inference")
 wd = lambda fld: T("weight_dtypes", "weights_dtype", fld)  # noqa: E731
 tp_inf = I.n_gpus
+other_bits = IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16)  # embeddings, norms
 infer_weights_bytes = q(
     "infer_weights_bytes", "bytes", "Inference weights: layer linears at the format's bits, embeddings/norms at 16 bit unless the format quantizes them",
     linear_params * wd("bits_per_param") / 8
-    + (params_total - linear_params) * IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16) / 8,
+    + (params_total - linear_params) * other_bits / 8,
     "bits per parameter: [gptq2022], [awq2023] (4.16-4.25 with group scales), [qlora2023] (NF4 4.5, 4.127 with double quantization), [llamacpp_quantize] (Q4_K_M 4.89)")
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
@@ -577,9 +648,17 @@ infer_tflops = q(
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
        IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
+decode_weight_bytes = q(
+    "decode_weight_bytes_per_step", "bytes",
+    "Weights read per decode step, all GPUs: every weight held except the inactive experts (at the format's bits), the "
+    "input embedding table (a lookup reads one row per token) and an image encoder (at their 16-bit or quantized width); "
+    "the output matrix is read whole",
+    infer_weights_bytes - moe_layers * (E - k_act) * mlp_params_per_expert * wd("bits_per_param") / 8
+    - (embedding_lookup_params * (1 - 1 / V) + M("encoder_params")) * other_bits / 8,
+    "[pope2022] section 2: small-batch decoding reads the weights it multiplies; [gptoss2025] Table 1 (the embedding is not active)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
-    infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,
+    decode_weight_bytes / tp_inf + kv_cache_gib_per_gpu * GIB,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
@@ -788,8 +867,9 @@ offer_allowed = q("option_offer_allowed", "flag",
                   OR(I.buy, I.allow_interruptible, NOT(OF("interruptible"))))
 sells = q("option_offer_sells", "flag", "1 = buying, or the offer sells this many GPUs as one job (offer_max_gpus)",
           OR(I.buy, I.n_gpus <= offer_max_gpus), "offers catalog max_gpus_per_job")
-q("option_ok", "flag", "1 = fits in memory, priced, an allowed offer that sells this many GPUs, meets the deadline and the budget",
-  AND(Ref("fits_train"), priced, offer_allowed, sells, meets, within))
+q("option_ok", "flag", "1 = fits in memory, the GPU runs the training precision, priced, an allowed offer that sells this many GPUs, "
+  "meets the deadline and the budget",
+  AND(Ref("fits_train"), precision_supported, priced, offer_allowed, sells, meets, within))
 
 VERDICTS = {
     1: "buying pays back within 1 month",

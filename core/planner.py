@@ -33,7 +33,7 @@ COUNT_MULTIPLE = 4
 HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
-REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
+REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU lacks the precision"), ("option_priced", "no price"),
               ("option_offer_allowed", "spot not allowed"), ("option_offer_sells", "larger than the offer sells"),
               ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
 # what the planner reports for each option: only these are computed
@@ -106,6 +106,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
         return "no price: " + ("no purchase price in the catalog" if buy else "the offer has no rental price")
     if word == "spot not allowed":
         return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+    if word == "GPU lacks the precision":
+        return f"GPU lacks the precision: no {base['precision']} tensor cores (the precision's FP8 matmuls need them)"
     if word == "larger than the offer sells":
         return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
     detail = {

@@ -44,7 +44,7 @@ DEFAULT_BILLING_S = 3600
 # catalog GPU whatever the instance; H100, H200 and A100 also depend on memory and form factor (gpu_for)
 SIMPLE_NAMES = {
     "B200": "B200", "GB200": "GB200", "B300": "B300", "GB300": "GB300", "H100NVL": "H100-NVL", "H200NVL": "H200-NVL",
-    "L40S": "L40S", "L40": "L40", "L4": "L4", "A10": "A10", "A10G": "A10", "A40": "A40", "A6000": "RTX-A6000",
+    "L40S": "L40S", "L40": "L40", "L4": "L4", "A10": "A10", "A10G": "A10G", "A40": "A40", "A6000": "RTX-A6000",
     "RTX6000ADA": "RTX-6000-Ada", "RTX4090": "RTX-4090", "RTX5090": "RTX-5090", "RTX3090": "RTX-3090",
     "RTXPRO6000": "RTX-PRO-6000", "MI300X": "MI300X", "MI325X": "MI325X", "MI355X": "MI355X",
 }
