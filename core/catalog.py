@@ -482,6 +482,7 @@ def _user_file_exists(path: Path) -> bool:
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers",
+    "tasks",
 )
 
 _TABLES: dict[str, Table] | None = None
