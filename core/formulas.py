@@ -847,8 +847,10 @@ for _i in (2, 3, 4):
     b_iter = q(f"serve_batch_bound_{_i}", "sequences",
                f"Largest batch within the targets with the experts read at bound {_i - 1} ({'a safe batch' if _i % 2 == 0 else 'an upper bound'}; "
                "dense models: the same as bound 1)", _largest_batch(w_s))
+tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1) * 1000)
+ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1) * 1000)
 latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequences) whose steps meet both latency targets; 0 = none",
-                  MAX(0, FLOOR(b_iter)))
+                  MAX(0, FLOOR(b_iter), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
 workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
@@ -862,8 +864,8 @@ serve_batch = q("serve_batch", "sequences",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))
 b_run = MAX(1, serve_batch)
 q("serve_fits", "flag", "1 = the weights and at least one request's KV cache fit in the replica's memory", kv_batch >= 1)
-q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-token target (no target: 1)", _tpot_s(1) <= tpot_target_s)
-q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", _ttft_s(1) <= ttft_target_s)
+meets_tpot = q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-token target (no target: 1)", tpot_1 / 1000 <= tpot_target_s)
+meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", ttft_1 / 1000 <= ttft_target_s)
 tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run),
            "[sarathi2024]; [pope2022]")
 q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
