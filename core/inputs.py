@@ -313,6 +313,15 @@ ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "o
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
             "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct"}
 
+# the API a serving job is compared with: a row of the API price catalog (data/apis.csv)
+INPUTS += (
+    _c("api_model", "apis", "together/Llama-3.3-70B-Instruct-Turbo",
+       "API offer to compare serving with (provider/model from the API price catalog, `gpu-tco apis`): its prices per "
+       "million input and output tokens", group="serving",
+       source="apis catalog: providers' price pages as listed in [genai_prices] (source and date per row)"),
+)
+LABELS["api_model"] = "API to compare with"
+
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}
 DEFAULTS = {i.name: i.default for i in INPUTS}
