@@ -92,6 +92,7 @@ _ON_FIRST_USE = {
     "COMPARED_METHODS": ("scenarios", "METHODS"),
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
+    "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
 }
 
 __all__ = [
@@ -109,7 +110,7 @@ __all__ = [
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
-    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note",
+    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
     # helpers the front ends use
@@ -126,13 +127,14 @@ def __getattr__(name: str):
     # since "from . import x" would ask this function for x again
     import sys
 
+    import gpu_tco.core.apis
     import gpu_tco.core.calibration
     import gpu_tco.core.docs
     import gpu_tco.core.presets
     import gpu_tco.core.price_refresh
     import gpu_tco.core.prices
     import gpu_tco.core.scenario_files
-    import gpu_tco.core.scenarios  # noqa: F401 - all seven are read from sys.modules below
+    import gpu_tco.core.scenarios  # noqa: F401 - all eight are read from sys.modules below
     module_name, attribute = _ON_FIRST_USE[name]
     module = sys.modules[f"{__name__}.{module_name}"]
     value = module if attribute is None else getattr(module, attribute)

@@ -29,6 +29,7 @@ TEXT_COLUMNS = {
     "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis", "server_sizes",
     "source", "as_of", "family", "description",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
+    "model", "catalog_model", "price_key",  # apis
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
@@ -44,6 +45,8 @@ OPTIONAL_COLUMNS = {
     "fp4_dense_tflops",
     # gpus: GPU counts one server holds as sold (empty: "1;2;4;8", PCIe cards) and the largest (0: 8)
     "server_sizes", "server_gpus",
+    # apis: a user row needs name, usd_per_mtok_input and usd_per_mtok_output
+    "model", "catalog_model", "price_key",
 }
 
 # Characters no text field may hold: what an .xlsx (XML 1.0) cannot carry (C0 controls other than tab
@@ -358,6 +361,7 @@ RULES = {
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
+    "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
@@ -481,7 +485,7 @@ def _user_file_exists(path: Path) -> bool:
 
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
-    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers",
+    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
     "tasks",
 )
 
@@ -493,6 +497,7 @@ def tables() -> dict[str, Table]:
     if _TABLES is None:
         loaded = {n: load_table(n) for n in TABLE_NAMES}
         _check_offers(loaded)
+        _check_apis(loaded)
         _TABLES = loaded
     return _TABLES
 
@@ -517,6 +522,27 @@ def _check_offers(tabs: dict) -> None:
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
             raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
                                "must be >= 1")
+
+
+def _check_apis(tabs: dict) -> None:
+    """Every API row's catalog_model (the open model it serves, if any) names a row of models.csv (canonicalised)."""
+    apis, models_ = tabs["apis"], tabs["models"]
+    builtin = _builtin_count(apis) if len(apis.files) > 1 else len(apis.rows)
+    for i, row in enumerate(apis.rows):
+        if not row.get("catalog_model"):
+            continue
+        j = models_.find(row["catalog_model"])
+        if j is None:
+            where, line = (apis.files[-1], i - builtin + 2) if i >= builtin else (apis.files[0], i + 2)
+            close = suggest(str(row["catalog_model"]), models_.names)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise CatalogError(where, line, "catalog_model", f"unknown model {row['catalog_model']!r}{hint}; "
+                                                              "it must name a row of models.csv or be empty")
+        apis.col["catalog_model"][i] = row["catalog_model"] = models_.rows[j]["name"]
+
+
+def apis() -> Table:
+    return tables()["apis"]
 
 
 def _builtin_count(table: Table) -> int:

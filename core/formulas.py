@@ -900,8 +900,13 @@ for way, month in (("rent", rent_month), ("own", own_month)):
       "= monthly cost x prefill share / prompt Mtok", IF(in_mtok > 0, month * prefill_share / in_mtok, 0))
     q(f"serve_{way}_usd_per_mtok_output", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million generated tokens "
       "= monthly cost x (1 - prefill share) / generated Mtok", IF(out_mtok > 0, month * (1 - prefill_share) / out_mtok, 0))
-api_in = q("serve_api_usd_per_mtok_input", "USD/Mtok", "API price per million prompt tokens (api_usd_per_mtok)", I.api_usd_per_mtok)
-api_out = q("serve_api_usd_per_mtok_output", "USD/Mtok", "API price per million generated tokens (api_usd_per_mtok)", I.api_usd_per_mtok)
+API = lambda fld: T("apis", "api_model", fld)  # noqa: E731
+api_in = q("serve_api_usd_per_mtok_input", "USD/Mtok", "API price per million prompt tokens: api_usd_per_mtok_input, or the api_model's",
+           IF(I.api_usd_per_mtok_input > 0, I.api_usd_per_mtok_input, API("usd_per_mtok_input")),
+           "apis catalog (providers' price pages, dated per row)")
+api_out = q("serve_api_usd_per_mtok_output", "USD/Mtok", "API price per million generated tokens: api_usd_per_mtok_output, or the api_model's",
+            IF(I.api_usd_per_mtok_output > 0, I.api_usd_per_mtok_output, API("usd_per_mtok_output")),
+            "apis catalog (providers' price pages, dated per row)")
 api_blend = q("serve_api_usd_per_mtok", "USD/Mtok", "API price per million tokens at this prompt/output mix",
               (p_tok * api_in + o_tok * api_out) / (p_tok + o_tok))
 api_month = q("serve_api_usd_per_month", "USD/month", "The API for the same tokens = prompt Mtok x input price + generated Mtok x output price",

@@ -294,6 +294,13 @@ _REFS: list[Reference] = [
               "https://arxiv.org/abs/2403.02310"),
 ]
 
+# serving: API prices, MIG, batched serving measurements
+_REFS += [
+    Reference("genai_prices", "Pydantic (Samuel Colvin et al.)",
+              "genai-prices: calculate prices for calling LLM inference APIs (price data per provider and model, MIT; package 0.2.3)",
+              "2026-11-23", "https://github.com/pydantic/genai-prices"),
+]
+
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}
 _KEY = re.compile(r"\[((?:hf:)?[A-Za-z][\w.\-/]*)\]")
 HF_CONFIG = "https://huggingface.co/{model}/blob/main/config.json"

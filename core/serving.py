@@ -150,7 +150,7 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
 
     ``job``: inputs as for ``evaluate`` (names in ``INPUTS``), the serving ones being ``requests_per_s`` (or
     ``monthly_mtok``), ``prompt_tokens``, ``output_tokens``, ``ttft_slo_ms``, ``tpot_slo_ms`` (0 = no target),
-    ``hours_per_day`` (hours of traffic), ``api_usd_per_mtok`` and the model; ``task`` may be given ("serve").
+    ``hours_per_day`` (hours of traffic), ``api_model`` (the API compared with) and the model; ``task`` may be given ("serve").
     A ``gpu``, ``n_gpus`` (GPUs per replica), ``weights_dtype``, ``offer`` or ``buy`` in the job narrows the search
     to it; ``gpus`` lists the GPU types to consider (default: the whole catalog); ``include_buy`` adds buying.
 
@@ -158,7 +158,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
       - ``options``: ``ServeOption`` records, ranked by ``SERVE_RANKING`` (acceptable ones first);
       - ``recommended``: the first option when acceptable, else None;
       - ``best_rent`` / ``best_buy``: the cheapest acceptable rented / bought option (or None);
-      - ``api``: {"usd_per_month", "usd_per_mtok_input", "usd_per_mtok_output"} for the same tokens;
+      - ``api``: {"name", "as_of", "usd_per_month", "usd_per_mtok_input", "usd_per_mtok_output"} for the same tokens
+        (the ``api_model`` row of the API price catalog, or the prices typed in ``api_usd_per_mtok_input``/``_output``);
       - ``choice``: "rent", "buy" or "api" (the cheapest way at the demand; "api" when no setup meets the targets);
       - ``rent_beats_api_mtok_per_month`` / ``buy_beats_api_mtok_per_month``: monthly tokens (prompt + generated,
         millions) above which the best rented / bought setup beats the API (-1 = never, None = no such option);
@@ -252,6 +253,7 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         api = {"usd_per_month": float(one["serve_api_usd_per_month"]), "usd_per_mtok_input": float(one["serve_api_usd_per_mtok_input"]),
                "usd_per_mtok_output": float(one["serve_api_usd_per_mtok_output"])}
         demand = {"requests_per_s": float(one["serve_demand_requests_per_s"]), "mtok_per_month": float(one["serve_mtok_per_month"])}
+    api.update(_api_name(base))
     ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     counts: dict[str, int] = {}
@@ -291,6 +293,14 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
 
+def _api_name(inputs: Mapping) -> dict:
+    """The API compared with: its catalog name and date, or "the prices given" when both prices are typed in."""
+    if float(inputs["api_usd_per_mtok_input"]) > 0 and float(inputs["api_usd_per_mtok_output"]) > 0:
+        return {"name": "the API at the prices given", "as_of": ""}
+    row = catalog.tables()["apis"].rows[catalog.tables()["apis"].find(inputs["api_model"])]
+    return {"name": str(row["name"]), "as_of": str(row["as_of"])}
+
+
 def _rank(options: list, tolerance_pct: float):
     ok = [o for o in options if o.ok]
     cheapest = min((o.usd_per_month for o in ok), default=float("inf"))
@@ -304,9 +314,10 @@ def _rank(options: list, tolerance_pct: float):
 
 
 def serve_option_text(o: Mapping) -> str:
-    """An option in words: "rent 2 x 8x H100-SXM (fp8) from Lambda 8x H100 SXM (on-demand)"."""
-    setup = f"{o['replicas']} x {o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})" if o["replicas"] != 1 else \
-        f"{o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})"
+    """An option in words: "rent 2 replicas of 8x H100-SXM (fp8) from Lambda 8x H100 SXM (on-demand)"."""
+    setup = f"{o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})"
+    if o["replicas"] != 1:
+        setup = f"{o['replicas']} replicas of {setup}"
     if o["acquire"] == "buy":
         return f"buy {setup}"
     return f"rent {setup} from {o['offer']} ({o['price_type']})"
@@ -325,8 +336,9 @@ def serve_sentence(result: Mapping) -> str:
     api, demand = result["api"], result["demand"]
     rent, buy = result["best_rent"], result["best_buy"]
     volume = f"{demand['mtok_per_month']:,.0f} million tokens a month ({demand['requests_per_s']:g} requests/s)"
-    api_text = f"the API costs {usd_text(api['usd_per_month'])} a month " \
-               f"(${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per million tokens)"
+    dated = f", prices as of {api['as_of']}" if api.get("as_of") else ""
+    api_text = f"the API ({api['name']}: ${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
+               f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if rent is None and buy is None:
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
         return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}."

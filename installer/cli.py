@@ -7,6 +7,7 @@
     gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
     gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
     gpu-tco offers [--gpu G] [--refresh] [--json]               the cloud offers catalog; --refresh: today's prices (gpuhunt)
+    gpu-tco apis [--update FILE | --refresh] [--json]           API prices per million tokens (genai-prices data)
     gpu-tco workbook --out FILE [--email-draft F.eml] [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
     gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
@@ -550,6 +551,40 @@ def _refresh_offers(ns) -> int:
     return 0
 
 
+def cmd_apis(ns) -> int:
+    """apis: the API price catalog; --update FILE / --refresh: new prices from the genai-prices data."""
+    from .core import api_prices
+    if ns.update or ns.refresh:
+        if ns.update:
+            providers, what = api_prices.providers_from_file(ns.update), f"genai-prices data {os.path.basename(ns.update)}"
+        else:
+            providers, what = api_prices.providers_from_package()
+        result = api_prices.update(providers, what, as_of=ns.as_of, out=ns.out)
+        if ns.json:
+            print(json.dumps({"file": str(result.path), "as_of": result.as_of, "updated": result.updated,
+                              "changed": result.changed, "missing": result.missing}, indent=2))
+        else:
+            print(_safe(result.summary()))
+        return 0
+    tab = catalog.apis()
+    rows = list(tab.rows)
+    if ns.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(table(["API (api_model)", "provider", "model", "open model", "USD/Mtok input", "USD/Mtok output", "as of"],
+                [[_safe(r["name"]), _safe(r["provider"]), _safe(r["model"]), _safe(r["catalog_model"]) or "-",
+                  f"{r['usd_per_mtok_input']:.4g}", f"{r['usd_per_mtok_output']:.4g}", r["as_of"]] for r in rows],
+                align=["<", "<", "<", "<", ">", ">", "<"]))
+    dates = sorted(str(r["as_of"]) for r in rows if r.get("as_of"))
+    print(f"\n{len(rows)} API prices per million tokens from {', '.join(tab.files)}; each row's price page: --json.")
+    if dates:
+        print(f"Prices as of {dates[0]} to {dates[-1]}. Prices move: gpu-tco apis --update data.json "
+              f"(genai-prices' data, {api_prices.DATA_JSON_URL}) or --refresh (pip install genai-prices) brings newer ones.")
+    for builtin, (typed, file) in tab.overrides.items():
+        print(f"Your row {typed!r} in {file} overrides the built-in {builtin}.")
+    return 0
+
+
 # the two memory views, named so nobody adds the allocator peak to the parts
 MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
 
@@ -782,7 +817,7 @@ def build_parser() -> argparse.ArgumentParser:
                description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
                            "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
                            "name the recommended option and write the workbook.",
-               epilog="Commands: estimate, plan, tco, breakeven, offers, gpus, models, presets, explain, workbook, addin, "
+               epilog="Commands: estimate, plan, tco, breakeven, offers, apis, gpus, models, presets, explain, workbook, addin, "
                       "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
     p.add_argument("--version", action="version", version=f"gpu-tco {__version__}")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -820,6 +855,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fetch today's offers through gpuhunt (pip install 'gpu-tco[live]') into your offers file")
     of.add_argument("--gpu", default=None, help="only this GPU's offers (every variant of a family: --gpu h100)")
     of.add_argument("--json", action="store_true", help="every field and source")
+    ap = command("apis", "list the API prices per million tokens, or update them from the genai-prices data",
+                 "[--update FILE | --refresh] [--as-of YYYY-MM-DD] [--out FILE] [--json]")
+    ap.add_argument("--update", default=None, metavar="FILE",
+                    help="new prices from genai-prices' data.json (https://github.com/pydantic/genai-prices) into your apis file")
+    ap.add_argument("--refresh", action="store_true", help="new prices from the installed genai-prices package (pip install genai-prices)")
+    ap.add_argument("--as-of", default=None, metavar="YYYY-MM-DD", help="the date the new prices hold on [today]")
+    ap.add_argument("--out", default=None, metavar="FILE", help="write the updated catalog here [apis.csv in your configuration folder]")
+    ap.add_argument("--json", action="store_true", help="every field and source")
     for name in ("gpus", "models"):
         c = command(name, f"list the {name} catalog", "[--json]")
         c.add_argument("--json", action="store_true", help="every field and source")
@@ -947,7 +990,7 @@ def _run(argv, interrupted: list) -> int:
         handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                     "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
                     "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
-                    "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate}
+                    "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate, "apis": cmd_apis}
         return handlers[ns.command](ns)
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)

@@ -93,7 +93,7 @@ def test_replicas_and_costs_follow_the_demand():
     volume = core.evaluate({**job, "monthly_mtok": small["serve_mtok_per_month"]})
     assert volume["serve_demand_requests_per_s"] == pytest.approx(2)
     # the API bill for the same tokens, and the volume above which one rented replica beats it
-    api = core.evaluate({**job, "api_usd_per_mtok": 5.0})
+    api = core.evaluate({**job, "api_usd_per_mtok_input": 5.0, "api_usd_per_mtok_output": 5.0})
     assert api["serve_api_usd_per_month"] == pytest.approx(api["serve_mtok_per_month"] * 5.0)
     assert api["serve_rent_beats_api_mtok_per_month"] == pytest.approx(api["serve_rent_usd_per_replica_month"] / 5.0)
 
@@ -119,7 +119,7 @@ def test_serve_plan_meets_the_targets_and_says_why_others_fail():
 
 
 def test_an_api_cheaper_than_any_setup_is_the_answer():
-    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 0.01, "api_usd_per_mtok": 0.05}, gpus=["H100-SXM"])
+    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 0.01, "api_model": "groq/llama-3.1-8b-instant"}, gpus=["H100-SXM"])
     assert result["choice"] == "api"
     assert result["recommendation"].startswith("Use the API")
 
