@@ -542,6 +542,18 @@ infer_tflops = q(
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
        IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
+# Efficiencies per GPU family: the input (fitted on every measured GPU) x the family's factor where the calibration
+# set has measurements of that family (GPU catalog columns; 1 elsewhere), at most 1.
+decode_eff = q(
+    "decode_bandwidth_efficiency_used", "fraction",
+    "Share of peak memory bandwidth decoding achieves = decode_bandwidth_efficiency x the GPU family's factor (gpus.csv), at most 1",
+    MIN(1, I.decode_bandwidth_efficiency * IF(G("decode_efficiency_factor") > 0, G("decode_efficiency_factor"), 1)),
+    "fitted per GPU family on the calibration set (docs/calibration.md)")
+prefill_eff = q(
+    "prefill_mfu_used", "fraction",
+    "Share of dense peak FLOPS prefill (and compute-bound decoding) achieves = prefill_mfu x the GPU family's factor (gpus.csv), at most 1",
+    MIN(1, I.prefill_mfu * IF(G("prefill_efficiency_factor") > 0, G("prefill_efficiency_factor"), 1)),
+    "fitted per GPU family on the calibration set (docs/calibration.md)")
 # What one decode step reads.  A batch of B tokens, each routed to k of E experts, reads the distinct experts
 # they chose: E x (1 - (1 - k/E)^B) per layer in expectation (a token picks k different experts, so a given
 # expert is missed by one token with probability 1 - k/E, by all B independently with (1 - k/E)^B).  A dense
@@ -589,14 +601,14 @@ decode_bytes_per_step = q(
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time, plus the tensor-parallel all-reduces",
-    MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
-        2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * I.prefill_mfu))
+    MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+        2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * prefill_eff))
     + tp_allreduce_fixed_s + I.batch * tp_allreduce_s_per_token,
     "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
-  tp_inf * infer_tflops * 1e12 * I.prefill_mfu * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
+  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
   "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------
@@ -780,9 +792,9 @@ kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
                    _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
 kv_read_s_per_seq = q(
     "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x efficiency)",
-    kv_mean_tokens * kv_bytes_per_token / kv_split / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+    kv_mean_tokens * kv_bytes_per_token / kv_split / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
     "[vllm2023]; [pope2022] section 2")
-flops_per_gpu_s = infer_tflops * 1e12 * I.prefill_mfu
+flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
 compute_s_per_seq = q(
     "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L x tokens x q_dim) "
     "/ (n_gpus x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / tp_inf / flops_per_gpu_s,
@@ -798,7 +810,7 @@ prefill_per_seq_step = q(
     p_tok / o_tok * prefill_s_per_token, "[sarathi2024] (chunked prefill piggybacks on decode steps)")
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
-membw = G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency
+membw = G("memory_bandwidth_gbps") * 1e9 * decode_eff
 
 
 def _weights_s(batch):
