@@ -54,6 +54,36 @@ TOLERANCE = {"training speed": 0.25, "decode speed": 0.25, "prefill speed": 0.25
 INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "precision", "recompute", "sharding",
                  "optimizer", "fused_loss")
 
+# Serving measurements: published results of engines that batch continuously (vLLM, SGLang, TensorRT-LLM, MLPerf
+# Inference submissions).  decode_tokens_per_s is the output tokens per second of the whole measured system under
+# load; ttft_ms the mean time to the first token and tpot_ms the mean time per output token after it.  A row's n_gpus
+# are the GPUs of one replica (its tensor-parallel group, as the engine reads n_gpus for inference) and
+# ``replicas`` (other_inputs) how many such replicas the system ran.  The workload is in other_inputs:
+# ``prompt_tokens`` and ``output_tokens`` (means per request), ``batch`` (the concurrency the client held) or
+# ``offline=1`` (every request queued at once: the engine batches as many as its scheduler and KV cache allow),
+# ``requests_per_s`` (the arrival rate of a server run) and ``requests`` (how many were sent).
+# These rows load and are checked like the others (load_measurements(include_serving=True), serving_measurements());
+# the fit and the error tables above use the other kinds until the serving model is fitted on them.
+SERVING_KIND = {"decode_tokens_per_s": "serving throughput", "ttft_ms": "serving latency", "tpot_ms": "serving latency"}
+KIND.update(SERVING_KIND)
+TOLERANCE.update({"serving throughput": 0.25, "serving latency": 0.30})
+SERVING_KINDS = tuple(dict.fromkeys(SERVING_KIND.values()))
+# workload settings of a serving row; checked here (a number > 0, offline 0 or 1) and as inputs once they are declared
+SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s", "requests", "replicas")
+
+
+def _check_serving_settings(inputs: dict, line: int) -> dict:
+    """The row's inputs without the serving settings no input declares yet (those are checked here)."""
+    from .inputs import BY_NAME
+    for key in SERVING_SETTINGS:
+        if key in inputs and key not in BY_NAME:
+            value = inputs[key]
+            ok = value in (0, 1) if key == "offline" else isinstance(value, float) and 0 < value < 1e12
+            if not ok:
+                raise InputError(f"measurements.csv line {line}: {key}", value,
+                                 "allowed: 0 or 1" if key == "offline" else "allowed: a number > 0")
+    return {k: v for k, v in inputs.items() if k not in SERVING_SETTINGS or k in BY_NAME}
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -90,8 +120,14 @@ def _number(text: str):
         return text
 
 
-def load_measurements(path=None) -> list[Measurement]:
-    """The calibration set, one Measurement per row of measurements.csv."""
+def serving_measurements(path=None) -> list[Measurement]:
+    """The serving rows of the calibration set (kinds SERVING_KINDS)."""
+    return [m for m in load_measurements(path, include_serving=True) if m.kind in SERVING_KINDS]
+
+
+def load_measurements(path=None, include_serving: bool = False) -> list[Measurement]:
+    """The calibration set, one Measurement per row of measurements.csv; the serving rows (SERVING_KINDS) only
+    with ``include_serving`` (every row is checked either way)."""
     from . import engine  # the rows' inputs are checked like any other inputs
     rows = []
     with open(path or MEASUREMENTS_PATH, newline="", encoding="utf-8") as fh:
@@ -102,7 +138,9 @@ def load_measurements(path=None) -> list[Measurement]:
                 inputs[key.strip()] = _number(value.strip())
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
-            engine.resolve_inputs(inputs)  # an unknown name or a bad value fails here, naming the field
+            engine.resolve_inputs(_check_serving_settings(inputs, line))  # an unknown name or a bad value fails here
+            if KIND[row["quantity"]] in SERVING_KINDS and not include_serving:
+                continue
             rows.append(Measurement(row["id"], row["source"], row["framework"], row["quantity"], float(row["measured"]),
                                     row["unit"], inputs, row["recipe"], row["date"], row["bound"]))
     return rows
