@@ -292,6 +292,9 @@ _REFS += [
     Reference("genai_prices", "Pydantic (Samuel Colvin et al.)",
               "genai-prices: calculate prices for calling LLM inference APIs (price data per provider and model, MIT; package 0.2.3)",
               "2026-11-23", "https://github.com/pydantic/genai-prices"),
+    Reference("nvidia_mig", "NVIDIA", "NVIDIA Multi-Instance GPU User Guide: Supported MIG Profiles (A100, H100, H200 tables: "
+              "fraction of memory, fraction of SMs, instances per GPU)", "2026-10-13",
+              "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html"),
     Reference("trtllm_perf_overview", "NVIDIA",
               "TensorRT-LLM documentation: Performance Overview (throughput of trtllm-bench at maximum load; the release 1.0 tables, "
               "pull requests 7848 and 7894)", "2025-09-22", "https://github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/docs/source/performance/perf-overview.md"),
