@@ -398,6 +398,19 @@ def server_sizes(row: Mapping) -> tuple[int, ...]:
     return tuple(sorted({int(x) for x in parts}))
 
 
+MIG_NAME = re.compile(r"(?P<card>.+) MIG (?P<profile>\d+g\.\d+gb)")
+
+
+def mig_profile(row: Mapping) -> tuple[str, str] | None:
+    """(card, profile) for a GPU row that is a MIG slice ("H100-SXM MIG 1g.10gb": ("H100-SXM", "1g.10gb")), else None.
+    A slice is a GPU of its own for serving: one slice per job (no NVLink, no peer-to-peer between instances), so the
+    training planner leaves slices out."""
+    if not str(row.get("form_factor", "")).startswith("MIG"):
+        return None
+    m = MIG_NAME.fullmatch(str(row.get("name", "")))
+    return (m.group("card"), m.group("profile")) if m else None
+
+
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
 
@@ -413,6 +426,18 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
         except ValueError:
             raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "
                                                            'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"') from None
+    if table == "gpus" and str(row.get("form_factor", "")).startswith("MIG"):
+        # a MIG slice runs a job on its own: no fabric, servers of one
+        if MIG_NAME.fullmatch(str(row.get("name", ""))) is None:
+            raise CatalogError(path, line, "name", f"{show(where)} is a MIG slice (form_factor MIG ...); name it "
+                                                   '"<card> MIG <profile>", e.g. "H100-SXM MIG 1g.10gb"')
+        for column, allowed in (("multi_gpu_fabric", 0), ("nvlink_gbps", 0)):
+            if float(row.get(column, 0) or 0) != allowed:
+                raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for the MIG slice {where}; allowed: 0 "
+                                                       "(a MIG instance has no NVLink or peer-to-peer access)")
+        if str(row.get("server_sizes", "")).strip() != "1":
+            raise CatalogError(path, line, "server_sizes", f"{show(row.get('server_sizes', ''))} is not allowed for the MIG slice "
+                                                           f"{where}; allowed: 1 (one slice per job)")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim")):
@@ -499,6 +524,7 @@ def tables() -> dict[str, Table]:
         loaded = {n: load_table(n) for n in TABLE_NAMES}
         _check_offers(loaded)
         _check_apis(loaded)
+        _check_mig(loaded)
         _TABLES = loaded
     return _TABLES
 
@@ -540,6 +566,20 @@ def _check_apis(tabs: dict) -> None:
             raise CatalogError(where, line, "catalog_model", f"unknown model {row['catalog_model']!r}{hint}; "
                                                               "it must name a row of models.csv or be empty")
         apis.col["catalog_model"][i] = row["catalog_model"] = models_.rows[j]["name"]
+
+
+def _check_mig(tabs: dict) -> None:
+    """Every MIG slice is carved from a GPU of the catalog (the card its name starts with)."""
+    gpus_ = tabs["gpus"]
+    builtin = _builtin_count(gpus_) if len(gpus_.files) > 1 else len(gpus_.rows)
+    for i, row in enumerate(gpus_.rows):
+        mig = mig_profile(row)
+        if mig and (gpus_.find(mig[0]) is None or mig_profile(gpus_.rows[gpus_.find(mig[0])])):
+            where, line = (gpus_.files[-1], i - builtin + 2) if i >= builtin else (gpus_.files[0], i + 2)
+            close = suggest(mig[0], [n for n, r in zip(gpus_.names, gpus_.rows) if not mig_profile(r)])
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise CatalogError(where, line, "name", f"{show(row['name'])}: the card {show(mig[0])} is not a whole GPU of the "
+                                                    f"catalog{hint}; a MIG slice is named \"<card> MIG <profile>\"")
 
 
 def apis() -> Table:

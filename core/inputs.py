@@ -264,8 +264,8 @@ INPUTS: tuple[Input, ...] = (
        0.0001, 1e9, group="serving"),
     _z("monthly_mtok", "Mtok/month", 0, "Tokens per month (prompt + generated, millions) instead of a request rate; "
        "0 = from requests_per_s", 0.000001, 1e12, "from requests_per_s", group="serving"),
-    _n("prompt_tokens", "tokens", 1000, "Prompt (input) tokens per request", 1, 10_000_000, kind="integer", group="serving"),
-    _n("output_tokens", "tokens", 200, "Generated (output) tokens per request", 1, 10_000_000, kind="integer", group="serving"),
+    _n("prompt_tokens", "tokens", 1000, "Prompt (input) tokens per request (a mean: need not be whole)", 1, 10_000_000, group="serving"),
+    _n("output_tokens", "tokens", 200, "Generated (output) tokens per request (a mean: need not be whole)", 1, 10_000_000, group="serving"),
     Input("ttft_slo_ms", "ms", 2000, "Target time to the first token of an answer; 0 = no target", minimum=0, maximum=1e9,
           zero_or_min=0.001, zero_means="no target", group="serving",
           source="[mlperf_inference_rules] (Llama 2 70B server: 2 s to the first token, 200 ms per token; interactive: 450 ms and 40 ms)"),

@@ -215,6 +215,11 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     base = resolve_inputs({**job, "n_gpus": count or tp, "gpu": price_owner})
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
     gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
+    # a MIG slice serves a model on its own (no NVLink, no peer-to-peer between slices): training is planned on
+    # whole GPUs; a slice named in ``gpus`` is listed as rejected, the others are left out
+    slices = [g for g in gpu_names if catalog.mig_profile(gpu_table.rows[gpu_table.find(g)])]
+    gpu_names = [g for g in gpu_names if g not in slices]
+    slices = slices if gpus else []
     chosen_offer = None
     if offer is not None and not (isinstance(offer, str) and offer.strip().lower() == catalog.AUTO_OFFER):
         if not isinstance(offer, str):
@@ -223,7 +228,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
+    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"] if gpu_names else []
 
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
     offers = _offers_by_gpu()
@@ -301,6 +306,9 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
+    for g in slices:
+        options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options),
+                              reasons=("a MIG slice: planned for serving only; training is planned on whole GPUs",)))
     ranked, near = rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     counts: dict[str, int] = {}

@@ -716,6 +716,10 @@ def cmd_calibrate(ns) -> int:
         params = cal.fit(rows)
         for path in cal.apply(params, rows):
             print(f"wrote {path}")
+        decision = cal.serving_family_decision()
+        for path in cal.apply_serving(decision):
+            print(f"wrote {path} (serving efficiency per GPU family: "
+                  + (", ".join(f"{k} {v:.3g}" for k, v in decision["factors"].items()) or "none supported") + ")")
         print("Run `gpu-tco docs` (a new process reads the new values) to refresh docs/calibration.md.")
         return 0
     print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
@@ -732,7 +736,19 @@ def cmd_calibrate(ns) -> int:
     print(table(["quantity", "rows", "median error", "worst error"],
                 [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items() if k != "by_source"],
                 align=["<", ">", ">", ">"]))
-    print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources; details and citations: docs/calibration.md")
+    serving = cal.serving_measurements()
+    decision = cal.serving_family_decision(serving)
+    print("\nServing rows (the serving formulas at each row's workload):")
+    print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
+                [[m.id, m.source, m.quantity, f"{m.value:,.4g}", f"{p:,.4g}", f"{e:+.1%}", "yes" if cal.serving_in_fit(m) else "no"]
+                 for m, p, e in cal.serving_errors(rows=serving)], align=["<", "<", "<", ">", ">", ">", "<"]))
+    print(table(["serving errors (rows in the fit)", "rows", "median error", "worst error"],
+                [[f"{label}: {k}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
+                 for label, loso in (("as shipped", decision["without"]), ("family factors, leave one source out", decision["with"]))
+                 for k, v in loso.items() if k != "by_source"], align=["<", ">", ">", ">"]))
+    print("Family factors " + ("kept" if decision["supported"] else "not supported by held-out sources: none kept") + ".")
+    print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources, and {len(serving)} serving rows; "
+          "details and citations: docs/calibration.md")
     return 0
 
 
