@@ -340,6 +340,14 @@ def _rank(options: list, tolerance_pct: float):
     return sorted(options, key=key), near
 
 
+def serve_option_inputs(result: Mapping, option: Mapping) -> dict:
+    """The inputs ``evaluate`` takes for one option of a ``serve_plan`` result: the job as planned (its API
+    included) with the option's GPU, GPUs per replica, weight format, offer and buy (for the doors' figures,
+    charts and workbook, so they show the planner's own numbers)."""
+    return {**result["given"], "gpu": option["gpu"], "n_gpus": option["n_gpus"], "weights_dtype": option["weights_dtype"],
+            "offer": option["offer"] or catalog.AUTO_OFFER, "buy": 1 if option["acquire"] == "buy" else 0}
+
+
 def serve_option_text(o: Mapping) -> str:
     """An option in words: "rent 2 replicas of 8x H100-SXM (fp8) from Lambda 8x H100 SXM (on-demand)"."""
     setup = f"{o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})"
