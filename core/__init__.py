@@ -95,6 +95,10 @@ _ON_FIRST_USE = {
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
     "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
+    # the serving doors (form, workbook): an option's inputs, what the serving planner chooses, a quantity's ancestors
+    "serve_option_inputs": ("serving", "serve_option_inputs"),
+    "SERVE_CHOSEN": ("serving", "CHOSEN"),
+    "ancestors": ("codegen", "ancestors"),
 }
 
 __all__ = [
@@ -121,6 +125,8 @@ __all__ = [
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number",
+    # the serving doors
+    "serve_option_inputs", "SERVE_CHOSEN", "ancestors",
 ]
 
 

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import GpuTcoError, explain, option_inputs
-from ..core.serving import serve_option_inputs
+from ..core import GpuTcoError, explain, option_inputs, serve_option_inputs
 from . import charts, model
 from .controller import Controller
 

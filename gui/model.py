@@ -20,6 +20,7 @@ from ..core import (
     NOT_ADDITIVE,
     PLAN_OUTPUTS,
     PRICE_FLAGS,
+    SERVE_CHOSEN,
     SERVE_OUTPUTS,
     TRAIN_COMPONENTS,
     GpuTcoError,
@@ -37,6 +38,7 @@ from ..core import (
     option_inputs,
     option_text,
     plan,
+    serve_option_inputs,
     serve_plan,
 )
 from ..core import INPUT_SECTIONS as SECTIONS
@@ -44,8 +46,6 @@ from ..core import INPUTS_BY_NAME as BY_NAME
 from ..core import compose_recommendation as compose
 from ..core import plan_scope as scope
 from ..core import price_gaps as gaps
-from ..core.serving import CHOSEN as SERVE_CHOSEN
-from ..core.serving import serve_option_inputs
 
 # what the headline reads for the recommended setup, bought and rented
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS

@@ -306,7 +306,7 @@ def cmd_workbook(ns) -> int:
     if ns.email_draft:  # a draft target that cannot be used is refused before anything is written
         from .workbooks.email_draft import check_draft_target
         check_draft_target(ns.email_draft, ns.out)
-    path = write_workbook(ns.out, inputs)
+    path = write_workbook(ns.out, inputs, gpus=getattr(ns, "scenario_gpus", None))
     print(f"wrote {path.resolve()}")
     if ns.email_draft:
         from .workbooks.email_draft import draft_text, write_draft
