@@ -224,10 +224,12 @@ def _money(v) -> str:
 
 def cmd_main(ns) -> int:
     from .core import COMPARED_METHODS as METHODS
-    from .core import DEFAULT_JOB, resolve_inputs, worded_recommendations
+    from .core import DEFAULT_JOB, check_input, resolve_inputs, worded_recommendations
     from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
+    if "task" in job and check_input("task", job["task"]) == "serve":
+        return _serve_main(ns, job)
     j = {**DEFAULT_JOB, **job}
     a = resolve_inputs(j)  # every input checked before anything is printed
     target = None
@@ -294,6 +296,23 @@ def cmd_main(ns) -> int:
     if target is not None:
         from .workbooks import write_workbook
         path = write_workbook(target, job)
+        if not ns.json:
+            print(f"Workbook (every number a live Excel formula): {path.resolve()}")
+    return 0
+
+
+def _serve_main(ns, job: dict) -> int:
+    """gpu-tco with a serving scenario: the serving planner's answer as `gpu-tco plan --task serve` prints it (the
+    first options), then the serving workbook when --workbook names one."""
+    import argparse
+    target = None
+    if ns.workbook:
+        from .workbooks.xlsx import check_target
+        target = check_target(ns.workbook)
+    _serve_plan(argparse.Namespace(**{**vars(ns), "gpus": None, "top": 5, "all": False}), job)
+    if target is not None:
+        from .workbooks import write_workbook
+        path = write_workbook(target, job, gpus=getattr(ns, "scenario_gpus", None))
         if not ns.json:
             print(f"Workbook (every number a live Excel formula): {path.resolve()}")
     return 0
