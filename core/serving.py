@@ -292,9 +292,17 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     """Plan ``job``: a serving deployment when its ``task`` is "serve" (``serve_plan``: ``gpus`` and
     ``include_buy`` apply), else a training job (``planner.plan``, with its scope: count, offer, price_gpu)."""
     if isinstance(job, Mapping) and "task" in job and check_input("task", job["task"]) == "serve":
-        if scope:
-            raise InputError(next(iter(scope)), scope[next(iter(scope))],
-                             "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job instead")
+        # the training planner's scope, read for a serving plan: a fixed count is the GPUs per replica, one offer
+        # the offer rented; price_gpu is not needed (a price typed in the job belongs to the job's GPU)
+        job = dict(job)
+        if scope.get("count") is not None:
+            job["n_gpus"] = scope["count"]
+        if scope.get("offer") is not None:
+            job["offer"] = scope["offer"]
+        unknown = set(scope) - {"count", "offer", "price_gpu"}
+        if unknown:
+            name = sorted(unknown)[0]
+            raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
         return serve_plan(job, gpus=gpus, include_buy=include_buy)
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
