@@ -62,6 +62,8 @@ from .serving import (
     SERVE_REJECTIONS,
     ServeOption,
     plan,
+    serve_curves,
+    serve_option_inputs,
     serve_option_text,
     serve_plan,
     serve_sentence,
@@ -107,7 +109,7 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
-    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
+    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",

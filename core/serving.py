@@ -336,6 +336,54 @@ def _api_name(inputs: Mapping) -> dict:
     return {"name": str(row["name"]), "as_of": str(row["as_of"])}
 
 
+def serve_option_inputs(job: Mapping, option: Mapping) -> dict:
+    """The inputs of one serving option: the job with its GPU, GPUs per replica, weight format, offer and rent or buy."""
+    buy = option["acquire"] == "buy"
+    out = {k: v for k, v in job.items() if k != "task"}
+    out.update(gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
+               offer=catalog.AUTO_OFFER if buy else option["offer"], buy=1 if buy else 0)
+    return out
+
+
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None) -> dict:
+    """What a chart of one serving option shows, from the serving formulas (one vectorised evaluate each):
+
+    - ``latency``: {"batch", "tpot_ms", "ttft_ms", "output_tokens_per_s"} for the replica at each batch of
+      ``batches`` (default CURVE_BATCHES up to the most its KV cache holds): time per output token, time to the first
+      token and generated tokens per second of one replica when it runs that many sequences (no latency targets);
+    - ``cost``: {"mtok_per_month", "rent_usd_per_mtok", "buy_usd_per_mtok", "api_usd_per_mtok"} at each monthly
+      volume of ``volumes_mtok`` (prompt + generated, millions; default 1 to 1,000,000 in steps of x10^0.25): cost per
+      million tokens of renting and of buying enough replicas for the volume (whole replicas), and of the API.
+    ``option``: a ``ServeOption`` (or a mapping with gpu, n_gpus, weights_dtype, acquire, offer); ``job`` as for
+    ``serve_plan`` (the plan's ``result["given"]``)."""
+    base = serve_option_inputs(job, option)
+    kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
+    if batches is None:
+        batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
+    batches = np.asarray(batches, dtype=float)
+    if batches.size == 0 or np.any(batches < 1):
+        raise InputError("batches", list(batches), "must be batch sizes of at least 1")
+    lat = evaluate({**base, "max_num_seqs": batches, "ttft_slo_ms": 0, "tpot_slo_ms": 0},
+                   outputs=("tpot_ms", "ttft_ms", "serve_replica_output_tokens_per_s", "serve_batch"))
+    volumes = np.asarray(volumes_mtok if volumes_mtok is not None else 10 ** np.arange(0, 6.01, 0.25), dtype=float)
+    if volumes.size == 0 or np.any(volumes <= 0):
+        raise InputError("volumes_mtok", list(volumes), "must be monthly volumes above 0 (million tokens)")
+    names = ("serve_rent_usd_per_month", "serve_own_usd_per_month", "serve_api_usd_per_month", "serve_mtok_per_month")
+    rent = evaluate({**base, "monthly_mtok": volumes, "buy": 0}, outputs=names)
+    own = evaluate({**base, "monthly_mtok": volumes, "buy": 1, "offer": catalog.AUTO_OFFER}, outputs=names)
+    per = lambda usd: (np.asarray(usd, dtype=float) / volumes).tolist()  # noqa: E731
+    return {"latency": {"batch": np.asarray(lat["serve_batch"], dtype=float).tolist(),
+                        "tpot_ms": np.asarray(lat["tpot_ms"], dtype=float).tolist(),
+                        "ttft_ms": np.asarray(lat["ttft_ms"], dtype=float).tolist(),
+                        "output_tokens_per_s": np.asarray(lat["serve_replica_output_tokens_per_s"], dtype=float).tolist()},
+            "cost": {"mtok_per_month": volumes.tolist(), "rent_usd_per_mtok": per(rent["serve_rent_usd_per_month"]),
+                     "buy_usd_per_mtok": per(own["serve_own_usd_per_month"]),
+                     "api_usd_per_mtok": per(rent["serve_api_usd_per_month"])}}
+
+
 def _rank(options: list, tolerance_pct: float):
     ok = [o for o in options if o.ok]
     cheapest = min((o.usd_per_month for o in ok), default=float("inf"))
