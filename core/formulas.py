@@ -909,7 +909,11 @@ rent_replica_month = q("serve_rent_usd_per_replica_month", "USD/month",
 own_replica_month = q("serve_own_usd_per_replica_month", "USD/month",
                       "Owning one replica per month = n_gpus x owned USD/GPU-h x traffic hours (capital, power, colocation, maintenance)",
                       I.n_gpus * own_usd_per_gpu_hour * traffic_hours)
-rent_month = q("serve_rent_usd_per_month", "USD/month", "Renting the deployment = replicas x one replica's rent", replicas * rent_replica_month)
+rent_month = q("serve_rent_usd_per_month", "USD/month",
+               "Renting the deployment = the replicas' GPUs rounded up to whole instances (replicas share an instance) x GPUs "
+               "per instance x price paid x traffic hours",
+               CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
+               "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
 own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = replicas x one replica's owned cost", replicas * own_replica_month)
 for way, month in (("rent", rent_month), ("own", own_month)):
     q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "
