@@ -12,7 +12,8 @@ that they import from ``gpu_tco.core`` only and a module inside core can change 
 - evaluation: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``check_input``, ``row_of``,
   ``free_sweep_memory``, ``breakeven_series``, ``sensitivities``, ``estimate_architecture``; the declarations
   ``INPUTS``, ``DEFAULTS``, ``QUANTITIES`` and the tables the front ends lay out from them.
-- planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...
+- planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...;
+  serving: ``serve_plan`` (also ``plan({"task": "serve", ...})``), ``ServeOption``, ``serve_sentence``.
 - catalogs: the ``catalog`` module, prices, presets, Hugging Face configs, today's offers.
 - errors: ``GpuTcoError`` (``InputError``, ``CatalogError``) and the message helpers.
 - helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions, docs.
@@ -48,7 +49,6 @@ from .planner import (
     bought_instead,
     option_inputs,
     option_text,
-    plan,
     same_option,
     verdict_text,
 )
@@ -56,6 +56,16 @@ from .planner import scope as plan_scope
 from .recommendation import Recommendation, headline, headline_xl, recommend, what_would_fit
 from .recommendation import compose as compose_recommendation
 from .references import cite
+from .serving import (
+    SERVE_OUTPUTS,
+    SERVE_RANKING,
+    SERVE_REJECTIONS,
+    ServeOption,
+    plan,
+    serve_option_text,
+    serve_plan,
+    serve_sentence,
+)
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -97,6 +107,7 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
+    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",

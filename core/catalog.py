@@ -356,7 +356,8 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
 RULES = {
     "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg", "fp4_dense_tflops": "nonneg",
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
-             "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole"},
+             "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole",
+             "decode_efficiency_factor": "nonneg", "prefill_efficiency_factor": "nonneg"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
@@ -513,6 +514,7 @@ def _user_file_exists(path: Path) -> bool:
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
+    "tasks",
 )
 
 _TABLES: dict[str, Table] | None = None

@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog
-from .engine import evaluate, resolve_inputs
+from .engine import check_input, evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
@@ -180,6 +180,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
     the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
     Buying counts are whole servers (GPU catalog server_sizes).
+    A ``task`` in the job must be "train" here (``gpu_tco.plan`` sends "serve" to ``serving.serve_plan``).
     Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu"}``
     (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
@@ -198,6 +199,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 or count != int(count) or not 1 <= count <= BY_NAME["n_gpus"].maximum:
             raise InputError("n_gpus", count, f"allowed: {BY_NAME['n_gpus'].allowed()}")
         count = int(count)
+    if "task" in job and check_input("task", job.pop("task")) != "train":
+        raise InputError("task", "serve", "is planned by serve_plan (gpu_tco.plan sends it there)")
     for key in ("gpu", "n_gpus", "offer", "buy"):
         if key in job:
             raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")

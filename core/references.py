@@ -285,6 +285,13 @@ _REFS: list[Reference] = [
               "https://modal.com/blog/nvidia-l40s-price-article"),
     Reference("sanskrit_renting", "DS436", "sanskrit-token: RENTING_A_GPU.md (provider pages and APIs read 2026-09-09)", "2026",
               "https://github.com/DS436/sanskrit-token/blob/main/RENTING_A_GPU.md"),
+    # serving
+    Reference("mlperf_inference_rules", "MLCommons LLM task force", "LLM inference benchmarks in MLPerf Inference v5.0 (Llama 2 Chat 70B "
+              "interactive scenario: 450 ms to the first token, 40 ms per output token)", "2025-04",
+              "https://mlcommons.org/2025/04/llm-inference-v5"),
+    Reference("sarathi2024", "Agrawal, Kedia, Panwar, Mohan, Kwatra, Gulavani, Tumanov and Ramjee",
+              "Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve (chunked prefill)", "2024",
+              "https://arxiv.org/abs/2403.02310"),
 ]
 
 # serving: API prices, MIG, batched serving measurements
