@@ -936,8 +936,12 @@ q("serve_best_code", "code", "Cheapest way at the demand: 1 rent, 2 buy, 3 the A
 q("serve_option_usd_per_month", "USD/month", "Monthly cost of this serving option: rented or owned deployment", IF(I.buy, own_month, rent_month))
 
 group("serving cost")
-serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for costs: measured_tokens_per_s, or the modelled decode rate",
-              IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s, Ref("decode_tokens_per_s")))
+serve_tps = q("serve_tokens_per_s", "tokens/s",
+              "Generation throughput used for costs: measured_tokens_per_s, or what one replica generates at the batch it "
+              "sustains within the latency targets (a lone request's rate when no batch meets them)",
+              IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s,
+                 IF(Ref("serve_batch") >= 1, Ref("serve_replica_output_tokens_per_s"), 1000 / Ref("serve_tpot_ms_at_batch_1"))),
+              "the serving model (group serving): continuous batching within ttft_slo_ms and tpot_slo_ms")
 prefill_tps = Ref("prefill_tokens_per_s")
 rent_util = pct(I.rent_utilization_pct)
 q("decode_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million generated tokens = GPUs x owned USD/GPU-h / (tokens/s x 3600) x 1e6",

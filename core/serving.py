@@ -82,7 +82,7 @@ class ServeOption:
     usd_per_mtok_output: float = float("nan")
     beats_api_above_mtok_per_month: float = float("nan")  # -1 = never
     usd_per_gpu_hour: float = float("nan")
-    capital_usd: float = float("nan")  # buying: GPUs + servers + network of one replica... x replicas
+    capital_usd: float = float("nan")  # buying: GPUs, servers and network of all replicas
     weights_gib_per_gpu: float = float("nan")
     ok: bool = False
     reasons: tuple = ()
@@ -150,7 +150,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
 
     ``job``: inputs as for ``evaluate`` (names in ``INPUTS``), the serving ones being ``requests_per_s`` (or
     ``monthly_mtok``), ``prompt_tokens``, ``output_tokens``, ``ttft_slo_ms``, ``tpot_slo_ms`` (0 = no target),
-    ``hours_per_day`` (hours of traffic), ``api_model`` (the API compared with) and the model; ``task`` may be given ("serve").
+    ``hours_per_day`` (hours of traffic), ``api_model`` (the API compared with; default: the cheapest API of the
+    catalog serving this model or one of its architecture, ``api_for_model``) and the model; ``task`` may be given ("serve").
     A ``gpu``, ``n_gpus`` (GPUs per replica), ``weights_dtype``, ``offer`` or ``buy`` in the job narrows the search
     to it; ``gpus`` lists the GPU types to consider (default: the whole catalog); ``include_buy`` adds buying.
 
@@ -178,6 +179,11 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     job.pop("task", None)
     fixed = {k: job.pop(k) for k in CHOSEN if k in job}
     base = resolve_inputs({**job, **fixed})  # checks every value once, with field names in messages
+    if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
+        api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))
+        if api is not None:
+            job["api_model"] = api
+            base = resolve_inputs({**job, **fixed})
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     if "gpu" in fixed:
@@ -293,10 +299,31 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
 
+ARCHITECTURE = ("layers", "hidden", "ffn", "heads", "kv_heads", "experts", "active_experts", "vocab")
+
+
+def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float = 200) -> str | None:
+    """The API offer to compare a model with: the cheapest (at this prompt/output mix) of the API catalog's rows
+    serving this model, else one of the same architecture (Llama 3.3 70B for Llama 3 70B), else None."""
+    tabs = catalog.tables()
+    models, apis = tabs["models"], tabs["apis"]
+    if models.find(model) is None:
+        return None
+    mine = models.row(model)
+    candidates = [row for row in apis.rows if row.get("catalog_model") == mine["name"]]
+    if not candidates:
+        same = {r["name"] for r in models.rows if all(r[f] == mine[f] for f in ARCHITECTURE)}
+        candidates = [row for row in apis.rows if row.get("catalog_model") in same]
+    if not candidates:
+        return None
+    price = lambda row: prompt_tokens * row["usd_per_mtok_input"] + output_tokens * row["usd_per_mtok_output"]  # noqa: E731
+    return str(min(candidates, key=price)["name"])
+
+
 def _api_name(inputs: Mapping) -> dict:
     """The API compared with: its catalog name and date, or "the prices given" when both prices are typed in."""
     if float(inputs["api_usd_per_mtok_input"]) > 0 and float(inputs["api_usd_per_mtok_output"]) > 0:
-        return {"name": "the API at the prices given", "as_of": ""}
+        return {"name": "at the prices given", "as_of": ""}
     row = catalog.tables()["apis"].rows[catalog.tables()["apis"].find(inputs["api_model"])]
     return {"name": str(row["name"]), "as_of": str(row["as_of"])}
 
@@ -337,7 +364,7 @@ def serve_sentence(result: Mapping) -> str:
     rent, buy = result["best_rent"], result["best_buy"]
     volume = f"{demand['mtok_per_month']:,.0f} million tokens a month ({demand['requests_per_s']:g} requests/s)"
     dated = f", prices as of {api['as_of']}" if api.get("as_of") else ""
-    api_text = f"the API ({api['name']}: ${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
+    api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if rent is None and buy is None:
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
