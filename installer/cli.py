@@ -222,10 +222,14 @@ def _money(v) -> str:
 
 def cmd_main(ns) -> int:
     from .core import COMPARED_METHODS as METHODS
-    from .core import DEFAULT_JOB, resolve_inputs, worded_recommendations
+    from .core import DEFAULT_JOB, check_input, resolve_inputs, worded_recommendations
     from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
+    if "task" in job and check_input("task", job["task"]) == "serve":
+        # a serving job: the serving planner's answer (the serving workbook is written by `gpu-tco workbook`)
+        ns.gpus, ns.top, ns.all = None, 15, False
+        return _serve_plan(ns, job)
     j = {**DEFAULT_JOB, **job}
     a = resolve_inputs(j)  # every input checked before anything is printed
     target = None
