@@ -63,6 +63,8 @@ from .serving import (
     SERVE_REJECTIONS,
     ServeOption,
     plan,
+    serve_curves,
+    serve_option_inputs,
     serve_option_text,
     serve_plan,
     serve_sentence,
@@ -95,8 +97,7 @@ _ON_FIRST_USE = {
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
     "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
-    # the serving doors (form, workbook): an option's inputs, what the serving planner chooses, a quantity's ancestors
-    "serve_option_inputs": ("serving", "serve_option_inputs"),
+    # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
     "ancestors": ("codegen", "ancestors"),
 }
@@ -113,7 +114,7 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
-    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
+    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
@@ -126,7 +127,7 @@ __all__ = [
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number",
     # the serving doors
-    "serve_option_inputs", "SERVE_CHOSEN", "ancestors",
+    "SERVE_CHOSEN", "ancestors",
 ]
 
 

@@ -210,9 +210,8 @@ def update(providers, what: str, as_of: str | None = None, out: str | Path | Non
     built-in rows and the user's own rows; or to ``out``.  The catalogs are reloaded; a file the catalog refuses is
     not kept."""
     as_of = as_of or datetime.date.today().isoformat()
-    problem = catalog.as_of_problem(as_of)
-    if problem or len(as_of) != 10:
-        raise UpdateError(f"apis: --as-of {problem or f'{as_of!r} must be a day, YYYY-MM-DD'}")
+    if catalog.as_of_problem(as_of) or len(as_of) != 10:
+        raise UpdateError(f"apis: --as-of {as_of!r} is not a date; allowed: a day, YYYY-MM-DD (e.g. 2026-12-01)")
     path = Path(out) if out else catalog.user_config_dir() / "apis.csv"
     rows = builtin_rows()
     if path.is_file():  # the user's rows (an earlier update, or their own) are updated too, and win by name
@@ -236,6 +235,9 @@ def update(providers, what: str, as_of: str | None = None, out: str | Path | Non
     except OSError as err:
         raise UpdateError(f"apis --update: cannot write {path} ({err.strerror or err})") from None
     try:
+        if out:  # a file elsewhere is not read by the catalogs: check its rows as a user file's
+            for line, row in enumerate(catalog._parse_file(path, "apis", COLUMNS)[0], start=2):
+                catalog._check_row("apis", row, path, line)
         catalog.reload()
     except GpuTcoError as err:  # a row the catalog refuses: the old file comes back whole
         if old is None:

@@ -56,9 +56,9 @@ INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "
 
 # Serving measurements: published results of engines that batch continuously (vLLM, SGLang, TensorRT-LLM, MLPerf
 # Inference submissions).  decode_tokens_per_s is the output tokens per second of the whole measured system under
-# load; ttft_ms the mean time to the first token and tpot_ms the mean time per output token after it.  A row's n_gpus
-# are the GPUs of one replica (its tensor-parallel group, as the engine reads n_gpus for inference) and
-# ``replicas`` (other_inputs) how many such replicas the system ran.  The workload is in other_inputs:
+# load; ttft_ms the time to the first token and tpot_ms the time per output token after it (the mean, or the median
+# where the row's recipe says so).  A row's n_gpus are the GPUs of one replica (its tensor-parallel group, as the
+# engine reads n_gpus for inference) and ``replicas`` (other_inputs) how many such replicas the system ran.  The workload is in other_inputs:
 # ``prompt_tokens`` and ``output_tokens`` (means per request), ``batch`` (the concurrency the client held) or
 # ``offline=1`` (every request queued at once: the engine batches as many as its scheduler and KV cache allow),
 # ``requests_per_s`` (the arrival rate of a server run) and ``requests`` (how many were sent).

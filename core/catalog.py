@@ -237,11 +237,13 @@ class Table:
         return f'{self.name[:-1]} "{value}" is read as {name}'
 
     def variants(self, value) -> list[int]:
-        """Rows whose name starts with the typed name ("h100": H100-SXM, H100-PCIe, H100-NVL)."""
+        """Rows whose name starts with the typed name ("h100": H100-SXM, H100-PCIe, H100-NVL; "h100 sxm mig": its MIG slices)."""
         key = normalize(value)
         if not key:
             return []
-        return [i for i, r in enumerate(self.rows) if normalize(r["name"]).startswith(key)]
+        # MIG slices of a card are not variants of it ("h100" is not "H100-SXM MIG 1g.10gb"), unless asked for
+        slices_too = self.name != "gpus" or "mig" in key
+        return [i for i, r in enumerate(self.rows) if normalize(r["name"]).startswith(key) and (slices_too or not mig_profile(r))]
 
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None

@@ -606,9 +606,13 @@ infer_fixed_read_bytes = q(
     infer_weights_bytes - moe_layers * E * infer_expert_bytes - infer_input_embedding_bytes)
 
 
+EXPERT_BATCH_CAP = 1000  # (1 - k/E)^B is taken at B <= 1000: beyond, it is below 1e-3 for every catalog model, and
+# spreadsheets return an error (not 0) when a power underflows the smallest double
+
+
 def experts_read(batch):
     """Expected distinct routed experts a batch of ``batch`` tokens reads per layer: E x (1 - (1 - k/E)^B)."""
-    return E * (1 - (1 - k_act / E) ** batch)
+    return E * (1 - (1 - k_act / E) ** MIN(batch, EXPERT_BATCH_CAP))
 
 
 def weights_read_bytes(batch):
@@ -897,7 +901,7 @@ for _i in (2, 3, 4):
 tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1) * 1000)
 ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1) * 1000)
 latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequences) whose steps meet both latency targets; 0 = none",
-                  MAX(0, FLOOR(b_iter), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
+                  MAX(FLOOR(MAX(0, b_iter)), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
 workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
@@ -905,7 +909,7 @@ seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV c
             _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB, "[vllm2023]")
 kv_batch = q("serve_kv_batch", "sequences",
              "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
-             MAX(0, FLOOR((usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
+             FLOOR(MAX(0, (usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
 serve_batch = q("serve_batch", "sequences",
                 "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))
@@ -940,7 +944,11 @@ rent_replica_month = q("serve_rent_usd_per_replica_month", "USD/month",
 own_replica_month = q("serve_own_usd_per_replica_month", "USD/month",
                       "Owning one replica per month = n_gpus x owned USD/GPU-h x traffic hours (capital, power, colocation, maintenance)",
                       I.n_gpus * own_usd_per_gpu_hour * traffic_hours)
-rent_month = q("serve_rent_usd_per_month", "USD/month", "Renting the deployment = replicas x one replica's rent", replicas * rent_replica_month)
+rent_month = q("serve_rent_usd_per_month", "USD/month",
+               "Renting the deployment = the replicas' GPUs rounded up to whole instances (replicas share an instance) x GPUs "
+               "per instance x price paid x traffic hours",
+               CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
+               "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
 own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = replicas x one replica's owned cost", replicas * own_replica_month)
 for way, month in (("rent", rent_month), ("own", own_month)):
     q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "

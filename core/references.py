@@ -309,6 +309,10 @@ _REFS += [
               "Performance Lab: optimizing throughput and latency of Qwen3, gpt-oss and others on NVIDIA H100 (vLLM, SGLang, "
               "TensorRT-LLM; pages qwen3-8b/h100-latency, qwen3-32b/h100, gpt-oss-20b/h100, qwen3-235b-a22b/h100)", "2025-10-15 to 2026-03-20",
               "https://github.com/gpustack/gpustack/tree/47277d79f4a5bae12a2d25e9ecbed2a2177a5f2d/docs/performance-lab"),
+    Reference("sglang_vllm060_bench", "The SGLang Team (LMSYS)",
+              "How to reproduce the benchmark results for SGLang v0.3.0 compared to vLLM v0.6.0 (online and offline ShareGPT "
+              "benchmarks, Llama 3.1 8B on one A100 80G and 70B on 4 H100 80G)", "2024-09-04",
+              "https://github.com/sgl-project/sglang/blob/120affb9613cc3f5bcd055ec09c7621d3ced0ebc/benchmark/benchmark_vllm_060/README.md"),
     Reference("mlperf_inference_v41", "MLCommons (NVIDIA submission)",
               "MLPerf Inference v4.1 results, closed division, datacenter: llama2-70b on DGX H100 and 8x H200 SXM "
               "(results/*/llama2-70b-99*/*/performance/run_1/mlperf_log_summary.txt; configs/llama2-70b)", "2024-08-28",

@@ -292,9 +292,17 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     """Plan ``job``: a serving deployment when its ``task`` is "serve" (``serve_plan``: ``gpus`` and
     ``include_buy`` apply), else a training job (``planner.plan``, with its scope: count, offer, price_gpu)."""
     if isinstance(job, Mapping) and "task" in job and check_input("task", job["task"]) == "serve":
-        if scope:
-            raise InputError(next(iter(scope)), scope[next(iter(scope))],
-                             "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job instead")
+        # the training planner's scope, read for a serving plan: a fixed count is the GPUs per replica, one offer
+        # the offer rented; price_gpu is not needed (a price typed in the job belongs to the job's GPU)
+        job = dict(job)
+        if scope.get("count") is not None:
+            job["n_gpus"] = scope["count"]
+        if scope.get("offer") is not None:
+            job["offer"] = scope["offer"]
+        unknown = set(scope) - {"count", "offer", "price_gpu"}
+        if unknown:
+            name = sorted(unknown)[0]
+            raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
         return serve_plan(job, gpus=gpus, include_buy=include_buy)
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
@@ -328,6 +336,54 @@ def _api_name(inputs: Mapping) -> dict:
     return {"name": str(row["name"]), "as_of": str(row["as_of"])}
 
 
+def serve_option_inputs(job: Mapping, option: Mapping) -> dict:
+    """The inputs of one serving option: the job with its GPU, GPUs per replica, weight format, offer and rent or buy."""
+    buy = option["acquire"] == "buy"
+    out = {k: v for k, v in job.items() if k != "task"}
+    out.update(gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
+               offer=catalog.AUTO_OFFER if buy else option["offer"], buy=1 if buy else 0)
+    return out
+
+
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None) -> dict:
+    """What a chart of one serving option shows, from the serving formulas (one vectorised evaluate each):
+
+    - ``latency``: {"batch", "tpot_ms", "ttft_ms", "output_tokens_per_s"} for the replica at each batch of
+      ``batches`` (default CURVE_BATCHES up to the most its KV cache holds): time per output token, time to the first
+      token and generated tokens per second of one replica when it runs that many sequences (no latency targets);
+    - ``cost``: {"mtok_per_month", "rent_usd_per_mtok", "buy_usd_per_mtok", "api_usd_per_mtok"} at each monthly
+      volume of ``volumes_mtok`` (prompt + generated, millions; default 1 to 1,000,000 in steps of x10^0.25): cost per
+      million tokens of renting and of buying enough replicas for the volume (whole replicas), and of the API.
+    ``option``: a ``ServeOption`` (or a mapping with gpu, n_gpus, weights_dtype, acquire, offer); ``job`` as for
+    ``serve_plan`` (the plan's ``result["given"]``)."""
+    base = serve_option_inputs(job, option)
+    kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
+    if batches is None:
+        batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
+    batches = np.asarray(batches, dtype=float)
+    if batches.size == 0 or np.any(batches < 1):
+        raise InputError("batches", list(batches), "must be batch sizes of at least 1")
+    lat = evaluate({**base, "max_num_seqs": batches, "ttft_slo_ms": 0, "tpot_slo_ms": 0},
+                   outputs=("tpot_ms", "ttft_ms", "serve_replica_output_tokens_per_s", "serve_batch"))
+    volumes = np.asarray(volumes_mtok if volumes_mtok is not None else 10 ** np.arange(0, 6.01, 0.25), dtype=float)
+    if volumes.size == 0 or np.any(volumes <= 0):
+        raise InputError("volumes_mtok", list(volumes), "must be monthly volumes above 0 (million tokens)")
+    names = ("serve_rent_usd_per_month", "serve_own_usd_per_month", "serve_api_usd_per_month", "serve_mtok_per_month")
+    rent = evaluate({**base, "monthly_mtok": volumes, "buy": 0}, outputs=names)
+    own = evaluate({**base, "monthly_mtok": volumes, "buy": 1, "offer": catalog.AUTO_OFFER}, outputs=names)
+    per = lambda usd: (np.asarray(usd, dtype=float) / volumes).tolist()  # noqa: E731
+    return {"latency": {"batch": np.asarray(lat["serve_batch"], dtype=float).tolist(),
+                        "tpot_ms": np.asarray(lat["tpot_ms"], dtype=float).tolist(),
+                        "ttft_ms": np.asarray(lat["ttft_ms"], dtype=float).tolist(),
+                        "output_tokens_per_s": np.asarray(lat["serve_replica_output_tokens_per_s"], dtype=float).tolist()},
+            "cost": {"mtok_per_month": volumes.tolist(), "rent_usd_per_mtok": per(rent["serve_rent_usd_per_month"]),
+                     "buy_usd_per_mtok": per(own["serve_own_usd_per_month"]),
+                     "api_usd_per_mtok": per(rent["serve_api_usd_per_month"])}}
+
+
 def _rank(options: list, tolerance_pct: float):
     ok = [o for o in options if o.ok]
     cheapest = min((o.usd_per_month for o in ok), default=float("inf"))
@@ -338,14 +394,6 @@ def _rank(options: list, tolerance_pct: float):
             return (0, o.gpus_total, round(o.usd_per_month, 6), o.order)
         return (1 if o.ok else 2, o.usd_per_month if o.ok and math.isfinite(o.usd_per_month) else 0.0, 0, o.order)
     return sorted(options, key=key), near
-
-
-def serve_option_inputs(result: Mapping, option: Mapping) -> dict:
-    """The inputs ``evaluate`` takes for one option of a ``serve_plan`` result: the job as planned (its API
-    included) with the option's GPU, GPUs per replica, weight format, offer and buy (for the doors' figures,
-    charts and workbook, so they show the planner's own numbers)."""
-    return {**result["given"], "gpu": option["gpu"], "n_gpus": option["n_gpus"], "weights_dtype": option["weights_dtype"],
-            "offer": option["offer"] or catalog.AUTO_OFFER, "buy": 1 if option["acquire"] == "buy" else 0}
 
 
 def serve_option_text(o: Mapping) -> str:

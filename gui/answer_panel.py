@@ -241,7 +241,7 @@ class AnswerPanel(QWidget):
         if header not in model.SERVE_COLUMN_QUANTITIES or option is None:
             return
         quantity = model.SERVE_COLUMN_QUANTITIES[header].format(way="own" if option.acquire == "buy" else "rent")
-        self.show_explanation(quantity, serve_option_inputs(self.answer["plan"], option))
+        self.show_explanation(quantity, serve_option_inputs(self.answer["plan"]["given"], option))
 
     def show_explanation(self, quantity: str, inputs: dict) -> None:
         try:

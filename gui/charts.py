@@ -152,9 +152,9 @@ def _log_axis(title: str, low: float, high: float) -> QLogValueAxis:
 
 
 def volume_chart(volume: dict | None) -> QChart:
-    """Cost per million generated tokens (USD, log scale) against monthly tokens (millions, log scale): the cheapest
-    rented and bought setups, whose replicas follow the volume, and the API's price; the demand marked."""
-    chart = _chart("Cost per million generated tokens by monthly volume (log scales)")
+    """Cost per million tokens (USD, log scale) against monthly tokens (millions, log scale): the cheapest rented and
+    bought setups, whose replicas follow the volume, and the API; the demand marked."""
+    chart = _chart("Cost per million tokens by monthly volume, prompt and generated (log scales)")
     if not volume:
         return chart
     x = volume["mtok_per_month"]
@@ -176,7 +176,7 @@ def volume_chart(volume: dict | None) -> QChart:
     demand.append(volume["demand_mtok_per_month"], high)
     chart.addSeries(demand)
     ax = _log_axis("Tokens per month, millions (prompt + generated)", min(x), max(x))
-    ay = _log_axis("USD per million generated tokens", low, high)
+    ay = _log_axis("USD per million tokens", low, high)
     chart.addAxis(ax, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(ay, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():

@@ -38,6 +38,7 @@ from ..core import (
     option_inputs,
     option_text,
     plan,
+    serve_curves,
     serve_option_inputs,
     serve_plan,
 )
@@ -386,7 +387,7 @@ def compute_serve(state: FormState) -> dict:
 
 
 def _serve_figures(result: Mapping, option: ServeOption) -> list[Figure]:
-    inputs = serve_option_inputs(result, option)
+    inputs = serve_option_inputs(result["given"], option)
     way = "own" if option.acquire == "buy" else "rent"
     names = [q.format(way=way) for _, q, _ in SERVE_FIGURES]
     values = evaluate(inputs, outputs=names)
@@ -399,36 +400,33 @@ def _serve_figures(result: Mapping, option: ServeOption) -> list[Figure]:
 
 
 def volume_series(result: Mapping) -> dict:
-    """Cost per million generated tokens (USD) against monthly tokens (millions, prompt + generated) for the cheapest
-    rented and bought setups (their replicas follow the volume) and the API: core's quantities at each volume."""
+    """Cost per million tokens (USD, prompt + generated) against monthly tokens (millions) for the cheapest rented
+    and the cheapest bought setup (whole replicas for each volume) and the API: core's ``serve_curves``."""
     demand = result["demand"]["mtok_per_month"]
     volumes = [float(v) for v in np.geomspace(demand / VOLUME_SPAN, demand * VOLUME_SPAN, VOLUME_POINTS)]
-    lines = []
-    for word, option, quantity in (("Renting", result["best_rent"], "serve_rent_usd_per_mtok_output"),
-                                   ("Buying", result["best_buy"], "serve_own_usd_per_mtok_output")):
+    lines, api = [], None
+    for word, option, key in (("Renting", result["best_rent"], "rent_usd_per_mtok"), ("Buying", result["best_buy"], "buy_usd_per_mtok")):
         if option is None:
             continue
-        values = evaluate({**serve_option_inputs(result, option), "monthly_mtok": np.array(volumes)}, outputs=(quantity,))
-        lines.append({"label": f"{word} {option.n_gpus}x {option.gpu} ({option.weights_dtype})",
-                      "usd_per_mtok": [float(v) for v in np.broadcast_to(values[quantity], (len(volumes),))]})
-    api = result["api"]
-    lines.append({"label": f"API {api['name']}", "usd_per_mtok": [float(api["usd_per_mtok_output"])] * len(volumes)})
+        cost = serve_curves(result["given"], option, volumes_mtok=volumes)["cost"]
+        lines.append({"label": f"{word} {option.n_gpus}x {option.gpu} ({option.weights_dtype})", "usd_per_mtok": cost[key]})
+        api = cost["api_usd_per_mtok"]
+    if api is not None:
+        lines.append({"label": f"API {result['api']['name']}", "usd_per_mtok": api})
     return {"mtok_per_month": volumes, "lines": lines, "demand_mtok_per_month": float(demand)}
 
 
 def latency_series(result: Mapping, option: ServeOption) -> dict:
-    """Time per generated token and time to first token (ms) against the batch a replica of ``option`` runs: core's
-    tpot_ms and ttft_ms with the batch held at each value (max_num_seqs, no latency target), up to what its KV cache holds."""
-    inputs = serve_option_inputs(result, option)
-    kv = float(evaluate(inputs, outputs=("serve_kv_batch",))["serve_kv_batch"])
-    top = int(max(1.0, min(kv, max(8.0, 2.0 * option.batch), float(BY_NAME["max_num_seqs"].maximum))))
+    """Time per generated token and time to first token (ms) against the batch a replica of ``option`` runs, from 1
+    to past its serving batch (at most what its KV cache holds): core's ``serve_curves``."""
+    kv = float(evaluate(serve_option_inputs(result["given"], option), outputs=("serve_kv_batch",))["serve_kv_batch"])
+    top = int(max(1.0, min(kv, max(8.0, 2.0 * option.batch))))
     batches = sorted({int(round(b)) for b in np.geomspace(1, top, LATENCY_BATCHES)} | ({option.batch} if option.batch >= 1 else set()))
-    values = evaluate({**inputs, "max_num_seqs": np.array(batches), "tpot_slo_ms": 0, "ttft_slo_ms": 0},
-                      outputs=("tpot_ms", "ttft_ms"))
+    curve = serve_curves(result["given"], option, batches=batches)["latency"]
     targets = result["inputs"]
-    return {"label": f"{option.n_gpus}x {option.gpu} ({option.weights_dtype})", "batch": batches,
-            "tpot_ms": [float(v) for v in values["tpot_ms"]], "ttft_ms": [float(v) for v in values["ttft_ms"]],
-            "serving_batch": option.batch, "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
+    return {"label": f"{option.n_gpus}x {option.gpu} ({option.weights_dtype})", "batch": curve["batch"],
+            "tpot_ms": curve["tpot_ms"], "ttft_ms": curve["ttft_ms"], "serving_batch": option.batch,
+            "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
 
 
 SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Rent or buy", "First token (ms)", "Per token (ms)", "Monthly cost (USD)",

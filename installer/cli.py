@@ -309,7 +309,7 @@ def _serve_main(ns, job: dict) -> int:
     if ns.workbook:
         from .workbooks.xlsx import check_target
         target = check_target(ns.workbook)
-    _serve_plan(argparse.Namespace(**{**vars(ns), "gpus": None, "top": 5, "all": False}), job)
+    _serve_plan(argparse.Namespace(**{**vars(ns), "gpus": None, "top": 15, "all": False}), job)
     if target is not None:
         from .workbooks import write_workbook
         path = write_workbook(target, job, gpus=getattr(ns, "scenario_gpus", None))

@@ -131,12 +131,16 @@ def test_apis_json_and_the_update_from_genai_prices_data_in_one_run(tmp_path):
     config = tmp_path / "config"
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "a list"}', encoding="utf-8")
+    elsewhere = tmp_path / "out" / "apis.csv"
     ran = _cli(("apis", "--json"), ("apis", "--update", str(newer_file), "--as-of", "2026-12-01", "--json"),
-               ("apis", "--json"), ("apis", "--update", str(bad)), ("apis",), config=config)
+               ("apis", "--json"), ("apis", "--update", str(bad)), ("apis",),
+               ("apis", "--update", str(newer_file), "--as-of", "2026-13-01"),
+               ("apis", "--update", str(newer_file), "--as-of", "2026-12-02", "--out", str(elsewhere)), config=config)
     assert ran.returncode == 0, ran.stderr
     outputs = ran.stdout.split("\x1e")
     codes = [int(o.split("\n", 1)[0]) for o in outputs[1:]]
-    assert codes == [0, 0, 0, 2, 0], ran.stderr
+    assert codes == [0, 0, 0, 2, 0, 2, 0], ran.stderr
+    assert "gpu-tco: error: apis: --as-of '2026-13-01' is not a date; allowed: a day, YYYY-MM-DD (e.g. 2026-12-01)" in ran.stderr
     before = {r["name"]: r for r in json.loads(outputs[0])}
     assert before["together/Llama-3.3-70B-Instruct-Turbo"]["usd_per_mtok_output"] == 0.88
     summary = json.loads(outputs[1].split("\n", 1)[1])
@@ -149,7 +153,9 @@ def test_apis_json_and_the_update_from_genai_prices_data_in_one_run(tmp_path):
     assert (llama["usd_per_mtok_input"], llama["usd_per_mtok_output"], llama["as_of"]) == (0.6, 0.75, "2026-12-01")
     assert after["openai/gpt-4.1-nano"]["as_of"] == before["openai/gpt-4.1-nano"]["as_of"]  # kept as it was
     assert "genai-prices data data.json" in llama["source"] and llama["source"].startswith("https://www.together.ai/pricing")
-    errors = [line for line in ran.stderr.splitlines() if line.startswith("gpu-tco: error")]
+    errors = [line for line in ran.stderr.splitlines() if line.startswith("gpu-tco: error") and "--as-of" not in line]
     assert errors == ["gpu-tco: error: the file is not genai-prices data: it must hold a list of providers "
                       f"(genai-prices' data.json, {apis.DATA_JSON_URL})"]
     assert "together/Llama-3.3-70B-Instruct-Turbo" in outputs[4] and "Your row" in outputs[4]
+    # --out writes the updated catalog elsewhere: every row the data lists carries the new date
+    assert elsewhere.read_text(encoding="utf-8").count(",2026-12-02\n") == len(before) - 1

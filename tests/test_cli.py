@@ -200,8 +200,10 @@ def test_each_command_lists_only_the_inputs_it_uses_grouped():
     est = gpu_tco("estimate", "--help").stdout
     tco = gpu_tco("tco", "--help").stdout
     plan = gpu_tco("plan", "--help").stdout
-    # the job's hours depend on what connects the GPUs, so estimate takes the offer (its network) but no prices
-    assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " in est and "--usd-per-gpu-hour-rented" not in est
+    # the job's hours depend on what connects the GPUs, so estimate takes the offer (its network); its serving figures
+    # (cost per million tokens rented and owned) take the prices too, and the serving demand and targets
+    assert "--seq-len" in est and "--offer " in est and "--usd-per-kwh" in est and "--usd-per-gpu-hour-rented" in est
+    assert "--tpot-slo-ms" in est and "--requests-per-s" in est and "--tpot-slo-ms" in plan and "--task" in plan
     assert "--usd-per-kwh" in tco and "--seq-len" not in tco and "--context-tokens" not in tco
     assert "--seq-len" in plan and "--deadline-hours" in plan and "--n-gpus" not in plan and "--gpu " not in plan
     assert "--cost-tolerance-pct" in plan and "--cost-tolerance-pct" in gpu_tco("--help").stdout  # read by the planner itself

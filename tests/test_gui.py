@@ -732,7 +732,12 @@ def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtb
     assert any(n.startswith("Renting") for n in names) and any(n.startswith("Buying") for n in names)
     assert any(n.startswith(f"API {expected['api']['name']}") for n in names)
     api = next(s for s in volume if s.name().startswith("API"))
-    assert all(p.y() == pytest.approx(expected["api"]["usd_per_mtok_output"]) for p in api.points())
+    blended = expected["api"]["usd_per_month"] / expected["demand"]["mtok_per_month"]  # one price per token mix
+    assert all(p.y() == pytest.approx(blended) for p in api.points())
+    renting = next(s for s in volume if s.name().startswith("Renting"))
+    at_demand = min(renting.points(), key=lambda p: abs(p.x() - expected["demand"]["mtok_per_month"]))
+    assert at_demand.x() == pytest.approx(expected["demand"]["mtok_per_month"])  # the middle of the volumes
+    assert at_demand.y() == pytest.approx(expected["best_rent"].usd_per_month / at_demand.x())
     assert all(s.count() >= 2 for s in volume)
     # latency against batch: per-token time grows with the batch and meets the target at the serving batch
     latency = {s.name(): s for s in window.memory_view.chart().series()}

@@ -213,3 +213,26 @@ def test_the_api_compared_with_serves_the_model():
     named = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 1, "api_model": "together/Llama-3.1-8B-Instruct-Turbo"},
                             gpus=["L4"])
     assert named["api"]["name"] == "together/Llama-3.1-8B-Instruct-Turbo" and named["api"]["usd_per_mtok_output"] == 0.18
+
+
+def test_curves_for_the_charts_come_from_the_same_formulas():
+    """Latency against batch and cost per million tokens against monthly volume, for the form's and the workbook's
+    charts: time per token grows with the batch, throughput too; owned and rented cost per token fall with volume to
+    a full replica's cost per token; the API's price stays flat."""
+    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 5}, gpus=["L40S"])
+    option = result["recommended"]
+    curves = core.serve_curves(result["given"], option)
+    lat = curves["latency"]
+    assert lat["batch"][0] == 1 and all(b2 > b1 for b1, b2 in zip(lat["batch"], lat["batch"][1:]))
+    assert all(t2 >= t1 for t1, t2 in zip(lat["tpot_ms"], lat["tpot_ms"][1:]))
+    assert all(x2 > x1 for x1, x2 in zip(lat["output_tokens_per_s"], lat["output_tokens_per_s"][1:]))
+    one = core.evaluate({**core.serve_option_inputs(result["given"], option), "max_num_seqs": 1, "ttft_slo_ms": 0,
+                         "tpot_slo_ms": 0}, outputs=("tpot_ms",))
+    assert lat["tpot_ms"][0] == pytest.approx(one["tpot_ms"])
+    cost = curves["cost"]
+    rent = cost["rent_usd_per_mtok" if option.acquire == "rent" else "buy_usd_per_mtok"]  # the recommended way
+    assert rent[0] > 10 * rent[-1]  # one replica's month spread over 1 Mtok, against full replicas
+    full = option.usd_per_month / option.replicas / (option.requests_per_s_per_replica * 1200 * 3600 *
+                                                     result["inputs"]["hours_per_day"] * result["inputs"]["days_per_month"] / 1e6)
+    assert rent[-1] == pytest.approx(full, rel=0.01)
+    assert len(set(round(x, 12) for x in cost["api_usd_per_mtok"])) == 1

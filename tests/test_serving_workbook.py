@@ -54,7 +54,7 @@ def _check(out, inputs: dict, gpus: list[str]) -> dict:
     result = serve_plan(inputs, gpus=gpus)
     assert not out.errors() or all("Calc" not in e and "Serving" not in e and "Start" not in e for e in out.errors()), out.errors()[:5]
     # Calc: the scenario on Inputs is the recommended setup
-    scenario = serve_option_inputs(result, result["recommended"])
+    scenario = serve_option_inputs(result["given"], result["recommended"])
     expected = core.evaluate(scenario)
     checked = 0
     for r in range(2, out.max_row("Calc") + 1):
@@ -69,7 +69,7 @@ def _check(out, inputs: dict, gpus: list[str]) -> dict:
     rows = _serving_rows(out, "Serving")
     for col, key in ((3, "rent"), (4, "buy")):
         option = result[f"best_{key}"]
-        want = core.evaluate(serve_option_inputs(result, option))
+        want = core.evaluate(serve_option_inputs(result["given"], option))
         n = 0
         for name, r in rows.items():
             if name in core.QUANTITIES:
@@ -108,7 +108,7 @@ def test_serving_workbook_follows_its_inputs(recalculated):
     fixed = {}
     for key in ("rent", "buy"):
         o = written[f"best_{key}"]
-        fixed[key] = core.evaluate({**serve_option_inputs(written, o), **WHATIF})
+        fixed[key] = core.evaluate({**serve_option_inputs(written["given"], o), **WHATIF})
     rows = _serving_rows(out, "Serving")
     for col, key in ((3, "rent"), (4, "buy")):
         for name in ("serve_replicas", "serve_option_usd_per_month", "tpot_ms", f"serve_{'own' if key == 'buy' else 'rent'}_beats_api_mtok_per_month"):

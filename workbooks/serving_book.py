@@ -78,7 +78,7 @@ def build_serving_workbook(inputs: Mapping, gpus: list[str] | None = None) -> tu
     result = serve_plan(dict(inputs), gpus=gpus)
     setups = {key: result[f"best_{key}"] for key in WAYS if result[f"best_{key}"] is not None}
     shown = result["recommended"] or next(iter(result["options"]), None)
-    scenario = serve_option_inputs(result, shown) if shown is not None else dict(result["given"])
+    scenario = serve_option_inputs(result["given"], shown) if shown is not None else dict(result["given"])
     job = Scenario.of({**scenario, "task": "serve"}, [])
     wb, lay = Workbook(), Layout()
     start = wb.active
@@ -144,7 +144,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
 
 def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: list[str], rows: Mapping, lay: Layout) -> None:
     """One setup's column: its inputs (yellow), the resolved offer, and each serving quantity's formula over them."""
-    inputs = serve_option_inputs(result, option)
+    inputs = serve_option_inputs(result["given"], option)
     values = core.evaluate(inputs, outputs=per_setup)
     resolved = core.resolve_inputs(inputs)
 
