@@ -24,12 +24,21 @@ def _py(text: str) -> str:
     return repr(text)
 
 
+# selector arguments whose name in Excel differs from the one that tells them apart in FUNCTIONS
+PARAM_NAMES = {"infer_component": "component", "serve_top": "top"}
+
+
+def param_name(arg: str) -> str:
+    """An argument's name as Excel shows it."""
+    return PARAM_NAMES.get(arg, arg)
+
+
 def udf_source(style: str) -> str:
     if style not in ("classic", "lite"):
         raise ValueError(f"style: unknown {style!r}; allowed: classic, lite")
     lines: list[str] = []
     for f in FUNCTIONS.values():
-        params = [("component" if a == "infer_component" else a) for a in f.args]
+        params = [param_name(a) for a in f.args]
         if style == "classic":
             lines.append(f"@xw.func(category={CATEGORY!r})")
         else:
@@ -52,7 +61,8 @@ def _default_text(arg: str) -> str:
     from gpu_tco.core import number_text
     if arg not in BY_NAME:
         return {"component": "total", "infer_component": "total", "mode": "decode", "offer_or_gpu": "the default GPU",
-                "field": "see function", "quantity": "own_tco_usd", "top": "10"}[arg]
+                "field": "see function", "quantity": "own_tco_usd", "top": "10",
+                "serve_top": "empty: the answer"}[arg]
     inp = BY_NAME[arg]
     d = inp.default
     d = d if isinstance(d, str) else number_text(d, grouped=False)
@@ -67,7 +77,7 @@ def function_table_markdown() -> str:
     values = dict(DEMO_INPUTS)
     rows = ["| function | arguments (default) | result | example |", "|---|---|---|---|"]
     for name, f in FUNCTIONS.items():
-        args = ", ".join(f"`{('component' if a == 'infer_component' else a)}` "
+        args = ", ".join(f"`{param_name(a)}` "
                          f"({('memory_gib' if f.args[0] == 'gpu' else 'layers') if a == 'field' else _default_text(a)})"
                          for a in f.args) or "none"
         used = EXAMPLES.get(name, [])
@@ -79,7 +89,8 @@ def function_table_markdown() -> str:
         while example_args and not example_args[-1]:
             example_args.pop()
         example = f"`={name}({','.join(example_args)})`" if name in EXAMPLES else f"`={name}()`"
-        unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST") else "text" if name == "GPU_EXPLAIN" else "catalog value")
+        unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST") else "text" if name == "GPU_EXPLAIN"
+                          else "text, or a table with top" if name == "GPU_SERVE_PLAN" else "catalog value")
         rows.append(f"| `{name}` | {args} | {unit} | {example} |")
     return "\n".join(rows) + "\n"
 

@@ -68,6 +68,8 @@ SELECTOR_DOCS = {
     "model_field": "a Models catalog column, default layers (e.g. hidden, kv_heads, vocab), or params_b / active_params_b",
     "quantity": "a gpu-tco quantity name (see docs/quantities.md), default own_tco_usd; e.g. peak_train_gib_per_gpu",
     "top": "number of options to list, default 10 (0 = all, rejected ones included)",
+    "serve_top": "empty (default): the answer in one cell (rent, buy or use the API); a number: a table of that many "
+                 "acceptable setups (0 = all, rejected ones included)",
 }
 
 
@@ -676,6 +678,35 @@ def _plan(named: dict):
     return rows
 
 
+SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas", "ttft_ms", "tpot_ms",
+              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons", "recommendation")
+
+
+def _serve_plan(named: dict):
+    """GPU_SERVE_PLAN: core's serving answer (``serve_plan``) in one cell, or its ranked setups as a table."""
+    from gpu_tco.core import serve_plan
+    named = _scalar_args(named, "GPU_SERVE_PLAN")
+    top = named.pop("serve_top", None)
+    if not _blank(top):
+        top = _clean(top)
+        if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+            raise InputError("top", top, "is not a whole number >= 0; allowed: empty (the answer), a number of setups "
+                             "(0 = all options)")
+    result = serve_plan(_row_inputs(named))
+    if _blank(top):
+        return result["recommendation"]
+    options = result["options"] if top == 0 else [o for o in result["options"] if o.ok][:top]
+    rows = [list(SERVE_HEAD)]
+    for i, o in enumerate(options, start=1):
+        rows.append([i, o.gpu, o.n_gpus, o.weights_dtype, o.acquire, o.offer, o.replicas, _cell_number(o.ttft_ms),
+                     _cell_number(o.tpot_ms), _cell_number(o.usd_per_mtok_input), _cell_number(o.usd_per_mtok_output),
+                     _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons),
+                     result["recommendation"] if o is result["recommended"] else ""])
+    if len(rows) == 1:
+        rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
+    return rows
+
+
 def _cell_number(x):
     return "" if x != x else float(x)  # NaN (an option that never fits) shows as an empty cell
 
@@ -790,6 +821,10 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "(a table that spills on Excel 365).",
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months"), special=_plan),
+    Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
+             "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, latency, USD per Mtok) as a table.",
+             ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
+              "hours_per_day", "gpu", "serve_top"), special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
     Function("MODEL_SPEC", "A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / "

@@ -222,6 +222,22 @@ def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, mi
 
 
 @xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
+@xw.arg('requests_per_s', ndim=2, doc='Requests per second the deployment answers while the traffic runs (hours_per_day) [requests/s]. Default 10')
+@xw.arg('prompt_tokens', ndim=2, doc='Prompt (input) tokens per request (a mean: need not be whole) [tokens]. Default 1000')
+@xw.arg('output_tokens', ndim=2, doc='Generated (output) tokens per request (a mean: need not be whole) [tokens]. Default 200')
+@xw.arg('ttft_slo_ms', ndim=2, doc='Target time to the first token of an answer; 0 = no target [ms]. Default 2000')
+@xw.arg('tpot_slo_ms', ndim=2, doc='Target time per generated token after the first (the speed each user sees: 50 ms = 20 tokens/s); 0 = no target [ms]. Default 50')
+@xw.arg('api_model', ndim=2, doc='API offer to compare serving with (provider/model from the API price catalog, `gpu-tco apis`): its prices per million input and output tokens. Default together/Llama-3.3-70B-Instruct-Turbo')
+@xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('top', ndim=2, doc='empty (default): the answer in one cell (rent, buy or use the API); a number: a table of that many acceptable setups (0 = all, rejected ones included)')
+def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None):
+    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, latency, USD per Mtok) as a table.'
+    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top)
+
+
+@xw.func(category='GPU TCO')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('field', ndim=2, doc='a GPUs catalog column, default memory_gib (e.g. bf16_dense_tflops, tdp_w, purchase_usd)')
 def GPU_SPEC(gpu=None, field=None):

@@ -12,7 +12,8 @@ that they import from ``gpu_tco.core`` only and a module inside core can change 
 - evaluation: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``check_input``, ``row_of``,
   ``free_sweep_memory``, ``breakeven_series``, ``sensitivities``, ``estimate_architecture``; the declarations
   ``INPUTS``, ``DEFAULTS``, ``QUANTITIES`` and the tables the front ends lay out from them.
-- planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...
+- planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...;
+  serving: ``serve_plan`` (also ``plan({"task": "serve", ...})``), ``ServeOption``, ``serve_sentence``.
 - catalogs: the ``catalog`` module, prices, presets, Hugging Face configs, today's offers.
 - errors: ``GpuTcoError`` (``InputError``, ``CatalogError``) and the message helpers.
 - helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions
@@ -49,7 +50,6 @@ from .planner import (
     bought_instead,
     option_inputs,
     option_text,
-    plan,
     same_option,
     verdict_text,
 )
@@ -57,6 +57,18 @@ from .planner import scope as plan_scope
 from .recommendation import Recommendation, headline, headline_xl, recommend, what_would_fit
 from .recommendation import compose as compose_recommendation
 from .references import cite
+from .serving import (
+    SERVE_OUTPUTS,
+    SERVE_RANKING,
+    SERVE_REJECTIONS,
+    ServeOption,
+    plan,
+    serve_curves,
+    serve_option_inputs,
+    serve_option_text,
+    serve_plan,
+    serve_sentence,
+)
 from .text import close_matches, did_you_mean, is_whole_number, number_text
 from .version import __version__
 
@@ -84,6 +96,10 @@ _ON_FIRST_USE = {
     "COMPARED_METHODS": ("scenarios", "METHODS"),
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
+    "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
+    # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
+    "SERVE_CHOSEN": ("serving", "CHOSEN"),
+    "ancestors": ("codegen", "ancestors"),
 }
 
 __all__ = [
@@ -98,9 +114,10 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
+    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
-    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note",
+    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
     # helpers the front ends use
@@ -109,6 +126,8 @@ __all__ = [
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number",
+    # the serving doors
+    "SERVE_CHOSEN", "ancestors",
 ]
 
 
@@ -119,13 +138,14 @@ def __getattr__(name: str):
     # since "from . import x" would ask this function for x again
     import sys
 
+    import gpu_tco.core.apis
     import gpu_tco.core.calibration
     import gpu_tco.core.docs
     import gpu_tco.core.presets
     import gpu_tco.core.price_refresh
     import gpu_tco.core.prices
     import gpu_tco.core.scenario_files
-    import gpu_tco.core.scenarios  # noqa: F401 - all seven are read from sys.modules below
+    import gpu_tco.core.scenarios  # noqa: F401 - all eight are read from sys.modules below
     module_name, attribute = _ON_FIRST_USE[name]
     module = sys.modules[f"{__name__}.{module_name}"]
     value = module if attribute is None else getattr(module, attribute)

@@ -55,6 +55,36 @@ TOLERANCE = {"training speed": 0.25, "decode speed": 0.25, "prefill speed": 0.25
 INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "precision", "recompute", "sharding",
                  "optimizer", "fused_loss")
 
+# Serving measurements: published results of engines that batch continuously (vLLM, SGLang, TensorRT-LLM, MLPerf
+# Inference submissions).  decode_tokens_per_s is the output tokens per second of the whole measured system under
+# load; ttft_ms the time to the first token and tpot_ms the time per output token after it (the mean, or the median
+# where the row's recipe says so).  A row's n_gpus are the GPUs of one replica (its tensor-parallel group, as the
+# engine reads n_gpus for inference) and ``replicas`` (other_inputs) how many such replicas the system ran.  The workload is in other_inputs:
+# ``prompt_tokens`` and ``output_tokens`` (means per request), ``batch`` (the concurrency the client held) or
+# ``offline=1`` (every request queued at once: the engine batches as many as its scheduler and KV cache allow),
+# ``requests_per_s`` (the arrival rate of a server run) and ``requests`` (how many were sent).
+# These rows load and are checked like the others (load_measurements(include_serving=True), serving_measurements());
+# the fit and the error tables above use the other kinds until the serving model is fitted on them.
+SERVING_KIND = {"decode_tokens_per_s": "serving throughput", "ttft_ms": "serving latency", "tpot_ms": "serving latency"}
+KIND.update(SERVING_KIND)
+TOLERANCE.update({"serving throughput": 0.25, "serving latency": 0.30})
+SERVING_KINDS = tuple(dict.fromkeys(SERVING_KIND.values()))
+# workload settings of a serving row; checked here (a number > 0, offline 0 or 1) and as inputs once they are declared
+SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s", "requests", "replicas")
+
+
+def _check_serving_settings(inputs: dict, line: int) -> dict:
+    """The row's inputs without the serving settings no input declares yet (those are checked here)."""
+    from .inputs import BY_NAME
+    for key in SERVING_SETTINGS:
+        if key in inputs and key not in BY_NAME:
+            value = inputs[key]
+            ok = value in (0, 1) if key == "offline" else isinstance(value, float) and 0 < value < 1e12
+            if not ok:
+                raise InputError(f"measurements.csv line {line}: {key}", value,
+                                 "allowed: 0 or 1" if key == "offline" else "allowed: a number > 0")
+    return {k: v for k, v in inputs.items() if k not in SERVING_SETTINGS or k in BY_NAME}
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -91,8 +121,14 @@ def _parse_number(text: str):
         return text
 
 
-def load_measurements(path=None) -> list[Measurement]:
-    """The calibration set, one Measurement per row of measurements.csv."""
+def serving_measurements(path=None) -> list[Measurement]:
+    """The serving rows of the calibration set (kinds SERVING_KINDS)."""
+    return [m for m in load_measurements(path, include_serving=True) if m.kind in SERVING_KINDS]
+
+
+def load_measurements(path=None, include_serving: bool = False) -> list[Measurement]:
+    """The calibration set, one Measurement per row of measurements.csv; the serving rows (SERVING_KINDS) only
+    with ``include_serving`` (every row is checked either way)."""
     from . import engine  # the rows' inputs are checked like any other inputs
     rows = []
     with open(path or MEASUREMENTS_PATH, newline="", encoding="utf-8") as fh:
@@ -103,7 +139,14 @@ def load_measurements(path=None) -> list[Measurement]:
                 inputs[key.strip()] = _parse_number(value.strip())
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
-            engine.resolve_inputs(inputs)  # an unknown name or a bad value fails here, naming the field
+            try:  # an unknown name or a bad value fails here, naming the line and the field
+                engine.resolve_inputs(_check_serving_settings(inputs, line))
+            except InputError as err:
+                if str(err.field).startswith("measurements.csv"):
+                    raise
+                raise InputError(f"measurements.csv line {line}: {err.field}", err.value, err.allowed, verb=err.verb) from None
+            if KIND[row["quantity"]] in SERVING_KINDS and not include_serving:
+                continue
             rows.append(Measurement(row["id"], row["source"], row["framework"], row["quantity"], float(row["measured"]),
                                     row["unit"], inputs, row["recipe"], row["date"], row["bound"]))
     return rows
@@ -536,7 +579,9 @@ def render() -> str:
     lines += ["", "| source left out | rows: error |", "|---|---|"]
     for source, items in loso["by_source"].items():
         lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")
-    lines += ["", "## Sources", ""]
+    lines += [""] + render_serving()
+    sources = sorted(set(sources) | {m.source for m in serving_measurements()})
+    lines += ["## Sources", ""]
     lines += [f"- `{s}`: {REFERENCES[s].full()}" for s in sources]
     return "\n".join(lines) + "\n"
 
@@ -546,3 +591,253 @@ def write_doc(path=None) -> Path:
     target = Path(path) if path else DOC_PATH
     write_atomically(target, render().encode("utf-8"))
     return target
+
+
+# ---------------------------------------------------------------------------
+# Serving: the batched-serving rows (SERVING_KINDS) predicted by the serving formulas (core/formulas.py group
+# "serving"), and the efficiency factors per GPU family fitted on them.  A row's workload sets the batch the
+# formulas run at: the concurrency the client held (``batch``); ``offline=1`` lets the engine batch as many as its
+# scheduler allows (ENGINE_MAX_SEQS) and the KV cache holds; a server run at ``requests_per_s`` holds the batch
+# Little's law gives (requests per replica x output tokens x time per token, solved by a fixed-point iteration).
+# There are no latency targets in a measurement: the row's own load decides the latency.
+ENGINE_MAX_SEQS = {"TensorRT-LLM": 2048, "vLLM": 1024, "SGLang": 1024}  # the schedulers' default largest batches
+ENGINE_MAX_SEQS_SOURCE = ("TensorRT-LLM: trtllm-bench's default max batch size 2048; vLLM V1 on a GPU of 70 GiB or more "
+                          "serving the OpenAI API: max_num_seqs 1024 ([vllm_engine_args]); SGLang: taken as vLLM's")
+FAMILIES = {  # GPU name prefixes of each architecture; a MIG slice is its card's family
+    "ampere": ("A100", "A10", "A40", "RTX-A6000", "RTX-3090"),
+    "ada": ("RTX-4090", "RTX-6000-Ada", "L40", "L4"),
+    "hopper": ("H100", "H200", "H800", "GH200"),
+    "blackwell": ("B200", "B300", "GB200", "GB300", "RTX-5090", "RTX-PRO-6000"),
+    "cdna3": ("MI300", "MI325", "MI355"),
+}
+SERVING_FACTORS = ("decode", "prefill")
+SERVING_ITERATIONS = 8
+
+
+def family(gpu: str) -> str | None:
+    """The GPU's architecture family (FAMILIES), or None."""
+    for name, prefixes in FAMILIES.items():
+        if any(str(gpu).startswith(p) for p in prefixes):
+            return name
+    return None
+
+
+def serving_in_fit(m: Measurement) -> bool:
+    """A serving row is fitted when its workload is known: prompt and output tokens per request."""
+    return "prompt_tokens" in m.inputs and "output_tokens" in m.inputs
+
+
+def _engine_max_seqs(m: Measurement) -> int:
+    return next((n for name, n in ENGINE_MAX_SEQS.items() if m.framework.startswith(name) or name in m.framework), 1024)
+
+
+def _serving_columns(rows: list, factors: dict | None) -> dict:
+    """The rows' inputs as columns for one vectorised evaluate: every input resolved per row, no latency targets,
+    the row's family factors applied to the efficiency inputs (dividing out the catalog's own factor)."""
+    from . import catalog, engine
+    from .inputs import BY_NAME
+    gpus = catalog.tables()["gpus"]
+    cols: dict = {}
+    for m in rows:
+        given = {k: v for k, v in m.inputs.items() if k not in SERVING_SETTINGS or k in ("prompt_tokens", "output_tokens")}
+        given.update(ttft_slo_ms=0, tpot_slo_ms=0, requests_per_s=1.0, monthly_mtok=0)
+        if m.kind in SERVING_KINDS:
+            given.pop("batch", None)
+            given["max_num_seqs"] = int(m.inputs["batch"]) if "batch" in m.inputs else _engine_max_seqs(m)
+        r = engine.resolve_inputs(given)
+        if factors is not None:
+            row = gpus.row(r["gpu"])
+            fam = family(r["gpu"])
+            for what, name, column in (("decode", "decode_bandwidth_efficiency", "decode_efficiency_factor"),
+                                       ("prefill", "prefill_mfu", "prefill_efficiency_factor")):
+                shipped = float(row.get(column) or 0) or 1.0
+                # the engine uses min(1, input x the catalog's factor): the input carries factor / catalog factor
+                r[name] = min(1.0, r[name] * factors.get(f"{what}:{fam}", 1.0) / shipped)
+        for k, v in r.items():
+            if k in BY_NAME:
+                cols.setdefault(k, []).append(v)
+    return {k: (v if isinstance(v[0], str) else np.asarray(v, dtype=float)) for k, v in cols.items()}
+
+
+SERVING_OUTPUTS = ("decode_tokens_per_s_per_seq", "prefill_tokens_per_s", "serve_replica_output_tokens_per_s", "tpot_ms",
+                   "ttft_ms", "serve_batch")
+
+
+def serving_predictions(rows: list, factors: dict | None = None) -> np.ndarray:
+    """The model's value for each row (decode, prefill and serving kinds): with the catalogs as shipped, or with
+    ``factors`` ({"decode:<family>": x, "prefill:<family>": y}; 1 for a family not named) in place of the catalog's."""
+    from . import engine
+    if not rows:
+        return np.zeros(0)
+    cols = _serving_columns(rows, factors)
+    server = np.array([m.kind in SERVING_KINDS and "requests_per_s" in m.inputs and not m.inputs.get("offline") for m in rows])
+    replicas = np.array([float(m.inputs.get("replicas", 1)) for m in rows])
+    r = engine.evaluate(cols, outputs=SERVING_OUTPUTS)
+    if server.any():  # a server run: the batch at which one replica serves its share of the arrivals
+        rate = np.array([float(m.inputs.get("requests_per_s", 0)) for m in rows]) / replicas
+        out = cols["output_tokens"]
+        top = cols["max_num_seqs"].copy()
+        batch = np.where(server, 1.0, top)
+        for _ in range(SERVING_ITERATIONS):
+            cols["max_num_seqs"] = np.maximum(1, np.round(np.where(server, batch, top)))
+            r = engine.evaluate(cols, outputs=SERVING_OUTPUTS)
+            batch = np.minimum(top, np.maximum(1, rate * out * np.asarray(r["tpot_ms"]) / 1000))
+    out = []
+    for j, m in enumerate(rows):
+        if m.quantity == "decode_tokens_per_s":
+            value = r["serve_replica_output_tokens_per_s"][j] * replicas[j]
+            if server[j]:  # at most what arrives
+                value = min(value, float(m.inputs["requests_per_s"]) * cols["output_tokens"][j])
+        else:
+            value = r[m.quantity][j]
+        out.append(float(value))
+    return np.array(out)
+
+
+def fit_serving(rows: list | None = None) -> dict:
+    """The decode and prefill efficiency factors of each GPU family the serving rows measure, relative to the
+    global decode_bandwidth_efficiency and prefill_mfu (fitted on the decode and prefill rows): Gauss-Newton on the
+    log errors of the rows in the fit.  {"decode:<family>": factor, "prefill:<family>": factor}."""
+    rows = [m for m in (rows if rows is not None else serving_measurements()) if m.kind in SERVING_KINDS and serving_in_fit(m)]
+    families = sorted({family(m.inputs["gpu"]) for m in rows} - {None})
+    names = [f"{w}:{f}" for f in families for w in SERVING_FACTORS]
+    if not names:
+        return {}
+    y = np.log([m.value for m in rows])
+    x = np.zeros(len(names))  # log factors
+    for _ in range(10):
+        params = dict(zip(names, np.exp(x)))
+        base = np.log(serving_predictions(rows, params))
+        J = np.zeros((len(rows), len(names)))
+        for j, name in enumerate(names):
+            bumped = dict(params, **{name: params[name] * math.exp(0.02)})
+            J[:, j] = (np.log(serving_predictions(rows, bumped)) - base) / 0.02
+        # a small pull towards 1 settles a factor its family's rows hardly move (decode-bound rows say little of prefill)
+        A = np.vstack([J, 0.1 * np.eye(len(names))])
+        b = np.concatenate([y - base, -0.1 * x])
+        step = np.linalg.lstsq(A, b, rcond=None)[0]
+        x = np.clip(x + step, math.log(0.2), math.log(1 / 0.3))
+        if np.abs(step).max() < 1e-4:
+            break
+    return {n: float(v) for n, v in zip(names, np.exp(x))}
+
+
+def serving_errors(factors: dict | None = None, rows: list | None = None) -> list[tuple[Measurement, float, float]]:
+    """(row, prediction, relative error) of every serving row: under ``factors``, or the catalogs as shipped."""
+    rows = rows if rows is not None else serving_measurements()
+    preds = serving_predictions(rows, factors)
+    return [(m, float(p), float(p) / m.value - 1) for m, p in zip(rows, preds)]
+
+
+def serving_leave_one_source_out(rows: list | None = None) -> dict:
+    """For each source of serving rows: refit the family factors without it and predict its rows in the fit
+    (a family no other source measures falls back to factor 1: the global efficiencies).
+    {kind: {"median", "worst", "rows"}, "by_source": {source: [(id, error), ...]}}"""
+    rows = rows if rows is not None else serving_measurements()
+    by_kind: dict[str, list[float]] = {}
+    by_source: dict[str, list] = {}
+    for source in sorted({m.source for m in rows}):
+        factors = fit_serving([m for m in rows if m.source != source])
+        mine = [m for m in rows if m.source == source and serving_in_fit(m)]
+        for m, _p, err in serving_errors(factors, mine):
+            by_kind.setdefault(m.kind, []).append(abs(err))
+            by_source.setdefault(source, []).append((m.id, err))
+    summary: dict = {k: {"median": float(np.median(v)), "worst": float(max(v)), "rows": len(v)} for k, v in by_kind.items()}
+    summary["by_source"] = by_source
+    return summary
+
+
+def _median_throughput_error(loso: dict) -> float:
+    return loso.get("serving throughput", {}).get("median", float("inf"))
+
+
+def serving_family_decision(rows: list | None = None) -> dict:
+    """Whether the measurements support efficiency factors per GPU family: the factors are used only when refitting
+    them without each source predicts that source's throughput rows better (median leave-one-source-out error)
+    than the global efficiencies alone.  {"factors": fitted (or {} when not supported), "fitted": the fit on every
+    row, "with": loso with factors, "without": loso with the global efficiencies, "supported": bool}."""
+    rows = rows if rows is not None else serving_measurements()
+    fitted = fit_serving(rows)
+    with_factors = serving_leave_one_source_out(rows)
+    without = {}
+    by_kind: dict[str, list[float]] = {}
+    for m, _p, err in serving_errors({}, [m for m in rows if serving_in_fit(m)]):
+        by_kind.setdefault(m.kind, []).append(abs(err))
+    without = {k: {"median": float(np.median(v)), "worst": float(max(v)), "rows": len(v)} for k, v in by_kind.items()}
+    supported = bool(fitted) and _median_throughput_error(with_factors) < _median_throughput_error(without)
+    return {"factors": fitted if supported else {}, "fitted": fitted, "with": with_factors, "without": without,
+            "supported": supported}
+
+
+def apply_serving(decision: dict) -> list[Path]:
+    """Write the family factors the decision keeps into gpus.csv (every GPU of the family; the others empty = 1)."""
+    from . import catalog
+    gpus = catalog.tables()["gpus"]
+    written = []
+    for what, column in (("decode", "decode_efficiency_factor"), ("prefill", "prefill_efficiency_factor")):
+        values = {}
+        for name in gpus.names[: gpus.file_rows]:
+            factor = decision["factors"].get(f"{what}:{family(name)}")
+            values[name] = round(factor, 3) if factor is not None else ""
+        _rewrite_csv_text(DATA / "gpus.csv", "name", column, values)
+        written.append(DATA / "gpus.csv")
+    return sorted(set(written))
+
+
+def _rewrite_csv_text(path: Path, key_column: str, value_column: str, values: dict) -> None:
+    """As _rewrite_csv, an empty text for "no value"."""
+    import io
+
+    from .files import write_atomically
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    head = rows[0]
+    k, v = head.index(key_column), head.index(value_column)
+    for row in rows[1:]:
+        if row[k] in values:
+            row[v] = values[row[k]] if values[row[k]] == "" else f"{values[row[k]]:g}"
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    write_atomically(path, text.getvalue().encode("utf-8"))
+
+
+def render_serving() -> list[str]:
+    """The serving section of docs/calibration.md."""
+    rows = serving_measurements()
+    decision = serving_family_decision(rows)
+    lines = ["## Serving (batched, continuous batching)", "",
+             f"{len(rows)} published serving measurements from {len({m.source for m in rows})} sources, predicted by the serving "
+             "formulas (docs/quantities.md, group serving) at each row's own workload: the concurrency the client held, or",
+             f"for an offline run the engine's largest batch ({ENGINE_MAX_SEQS_SOURCE}) as far as the KV cache holds it, or for a "
+             "server run the batch Little's law gives at its arrival rate.  A row is in the fit when its prompt and output "
+             "lengths are stated.", "",
+             "| id | source | setup | quantity | measured | modelled | error | in the fit |", "|---|---|---|---|---:|---:|---:|---|"]
+    from .engine import QUANTITIES
+    for m, pred, err in serving_errors(rows=rows):
+        unit = QUANTITIES["serve_replica_output_tokens_per_s"].unit if m.quantity == "decode_tokens_per_s" else "ms"
+        setup = _setup(m) + (f", {m.inputs['replicas']:g} replicas" if m.inputs.get("replicas", 1) != 1 else "")
+        load = ("offline" if m.inputs.get("offline") else f"{m.inputs['batch']:g} concurrent" if "batch" in m.inputs
+                else f"{m.inputs.get('requests_per_s', 0):g} requests/s")
+        lines.append(f"| {m.id} | {m.source} | {setup}, {load} | {m.quantity} | {m.value:,.4g} {unit} | {pred:,.4g} {unit} | "
+                     f"{_pct(err)} | {'yes' if serving_in_fit(m) else 'no: prompt length not stated'} |")
+    fitted = decision["fitted"]
+    lines += ["", "Efficiency factors per GPU family (relative to the global decode_bandwidth_efficiency and prefill_mfu), "
+              "fitted on every row in the fit: " + (", ".join(f"`{k}` {v:.3g}" for k, v in fitted.items()) or "none") + ".", "",
+              "| errors of the rows in the fit | rows | median | worst |", "|---|---:|---:|---:|"]
+    for label, loso in (("global efficiencies only (as shipped)", decision["without"]),
+                        ("family factors, leave one source out", decision["with"])):
+        for kind in SERVING_KINDS:
+            if kind in loso:
+                v = loso[kind]
+                lines.append(f"| {label}: {kind} | {v['rows']} | {v['median']:.1%} | {v['worst']:.1%} |")
+    verdict = ("The family factors predict held-out sources better, so the catalog holds them (gpus.csv)."
+               if decision["supported"] else
+               "Refitted without one source, the family factors predict that source worse than the global efficiencies "
+               "do: the sources disagree by engine (TensorRT-LLM's offline runs are faster than the model, vLLM's runs of "
+               "1,000 requests sent at once slower), not by GPU family.  The catalog keeps no family factor (gpus.csv "
+               "columns empty = 1) until measurements of one family from independent engines agree.")
+    lines += ["", verdict, ""]
+    lines += ["| source left out (family factors refitted on the others) | rows: error |", "|---|---|"]
+    for source, items in decision["with"]["by_source"].items():
+        lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")
+    return lines + [""]

@@ -31,6 +31,7 @@ TEXT_COLUMNS = {
     "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis", "server_sizes",
     "source", "as_of", "family", "description",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
+    "model", "catalog_model", "price_key",  # apis
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
@@ -49,6 +50,8 @@ OPTIONAL_COLUMNS = {
     "fp8_linears", "block_scaled", "fp8_weight_copy_bytes", "linear_input_bytes", "fp8_mfu_factor",
     # gpus: GPU counts one server holds as sold (empty: "1;2;4;8", PCIe cards) and the largest (0: 8)
     "server_sizes", "server_gpus",
+    # apis: a user row needs name, usd_per_mtok_input and usd_per_mtok_output
+    "model", "catalog_model", "price_key",
 }
 
 # Characters no text field may hold: what an .xlsx (XML 1.0) cannot carry (C0 controls other than tab
@@ -237,11 +240,13 @@ class Table:
         return f'{self.name[:-1]} "{value}" is read as {name}'
 
     def variants(self, value) -> list[int]:
-        """Rows whose name starts with the typed name ("h100": H100-SXM, H100-PCIe, H100-NVL)."""
+        """Rows whose name starts with the typed name ("h100": H100-SXM, H100-PCIe, H100-NVL; "h100 sxm mig": its MIG slices)."""
         key = normalize(value)
         if not key:
             return []
-        return [i for i, r in enumerate(self.rows) if normalize(r["name"]).startswith(key)]
+        # MIG slices of a card are not variants of it ("h100" is not "H100-SXM MIG 1g.10gb"), unless asked for
+        slices_too = self.name != "gpus" or "mig" in key
+        return [i for i, r in enumerate(self.rows) if normalize(r["name"]).startswith(key) and (slices_too or not mig_profile(r))]
 
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
@@ -355,7 +360,8 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
 RULES = {
     "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg", "fp4_dense_tflops": "nonneg",
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
-             "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole"},
+             "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole",
+             "decode_efficiency_factor": "nonneg", "prefill_efficiency_factor": "nonneg"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
@@ -364,6 +370,7 @@ RULES = {
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
+    "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
@@ -399,6 +406,19 @@ def server_sizes(row: Mapping) -> tuple[int, ...]:
     return tuple(sorted({int(x) for x in parts}))
 
 
+MIG_NAME = re.compile(r"(?P<card>.+) MIG (?P<profile>\d+g\.\d+gb)")
+
+
+def mig_profile(row: Mapping) -> tuple[str, str] | None:
+    """(card, profile) for a GPU row that is a MIG slice ("H100-SXM MIG 1g.10gb": ("H100-SXM", "1g.10gb")), else None.
+    A slice is a GPU of its own for serving: one slice per job (no NVLink, no peer-to-peer between instances), so the
+    training planner leaves slices out."""
+    if not str(row.get("form_factor", "")).startswith("MIG"):
+        return None
+    m = MIG_NAME.fullmatch(str(row.get("name", "")))
+    return (m.group("card"), m.group("profile")) if m else None
+
+
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
 
@@ -414,6 +434,18 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
         except ValueError:
             raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "
                                                            'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"') from None
+    if table == "gpus" and str(row.get("form_factor", "")).startswith("MIG"):
+        # a MIG slice runs a job on its own: no fabric, servers of one
+        if MIG_NAME.fullmatch(str(row.get("name", ""))) is None:
+            raise CatalogError(path, line, "name", f"{show(where)} is a MIG slice (form_factor MIG ...); name it "
+                                                   '"<card> MIG <profile>", e.g. "H100-SXM MIG 1g.10gb"')
+        for column, allowed in (("multi_gpu_fabric", 0), ("nvlink_gbps", 0)):
+            if float(row.get(column, 0) or 0) != allowed:
+                raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for the MIG slice {where}; allowed: 0 "
+                                                       "(a MIG instance has no NVLink or peer-to-peer access)")
+        if str(row.get("server_sizes", "")).strip() != "1":
+            raise CatalogError(path, line, "server_sizes", f"{show(row.get('server_sizes', ''))} is not allowed for the MIG slice "
+                                                           f"{where}; allowed: 1 (one slice per job)")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim")):
@@ -487,7 +519,8 @@ def _user_file_exists(path: Path) -> bool:
 
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
-    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers",
+    "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
+    "tasks",
 )
 
 class Snapshot:
@@ -553,6 +586,8 @@ def _publish(previous: Snapshot | None) -> Snapshot:
     global _SNAPSHOT
     loaded = {n: load_table(n) for n in TABLE_NAMES}
     _check_offers(loaded)
+    _check_apis(loaded)
+    _check_mig(loaded)
     _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
     return _SNAPSHOT
 
@@ -583,6 +618,39 @@ def _check_offers(tabs: dict) -> None:
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
             raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
                                "must be >= 1")
+
+
+def _check_apis(tabs: dict) -> None:
+    """Every API row's catalog_model (the open model it serves, if any) names a row of models.csv (canonicalised)."""
+    apis, models_ = tabs["apis"], tabs["models"]
+    builtin = _builtin_count(apis) if len(apis.files) > 1 else len(apis.rows)
+    for i, row in enumerate(apis.rows):
+        if not row.get("catalog_model"):
+            continue
+        j = models_.find(row["catalog_model"])
+        if j is None:
+            where, line = (apis.files[-1], i - builtin + 2) if i >= builtin else (apis.files[0], i + 2)
+            hint = did_you_mean(str(row["catalog_model"]), models_.names)
+            raise CatalogError(where, line, "catalog_model", f"unknown model {row['catalog_model']!r}{hint}; "
+                                                              "it must name a row of models.csv or be empty")
+        apis.col["catalog_model"][i] = row["catalog_model"] = models_.rows[j]["name"]
+
+
+def _check_mig(tabs: dict) -> None:
+    """Every MIG slice is carved from a GPU of the catalog (the card its name starts with)."""
+    gpus_ = tabs["gpus"]
+    builtin = _builtin_count(gpus_) if len(gpus_.files) > 1 else len(gpus_.rows)
+    for i, row in enumerate(gpus_.rows):
+        mig = mig_profile(row)
+        if mig and (gpus_.find(mig[0]) is None or mig_profile(gpus_.rows[gpus_.find(mig[0])])):
+            where, line = (gpus_.files[-1], i - builtin + 2) if i >= builtin else (gpus_.files[0], i + 2)
+            hint = did_you_mean(mig[0], [n for n, r in zip(gpus_.names, gpus_.rows) if not mig_profile(r)])
+            raise CatalogError(where, line, "name", f"{show(row['name'])}: the card {show(mig[0])} is not a whole GPU of the "
+                                                    f"catalog{hint}; a MIG slice is named \"<card> MIG <profile>\"")
+
+
+def apis() -> Table:
+    return tables()["apis"]
 
 
 def _builtin_count(table: Table) -> int:

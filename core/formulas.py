@@ -648,27 +648,77 @@ infer_tflops = q(
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
        IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
-decode_weight_bytes = q(
-    "decode_weight_bytes_per_step", "bytes",
-    "Weights read per decode step, all GPUs: every weight held except the inactive experts (at the format's bits), the "
-    "input embedding table (a lookup reads one row per token) and an image encoder (at their 16-bit or quantized width); "
-    "the output matrix is read whole",
-    infer_weights_bytes - moe_layers * (E - k_act) * mlp_params_per_expert * wd("bits_per_param") / 8
-    - (embedding_lookup_params * (1 - 1 / V) + M("encoder_params")) * other_bits / 8,
-    "[pope2022] section 2: small-batch decoding reads the weights it multiplies; [gptoss2025] Table 1 (the embedding is not active)")
+# Efficiencies per GPU family: the input (fitted on every measured GPU) x the family's factor where the calibration
+# set has measurements of that family (GPU catalog columns; 1 elsewhere), at most 1.
+decode_eff = q(
+    "decode_bandwidth_efficiency_used", "fraction",
+    "Share of peak memory bandwidth decoding achieves = decode_bandwidth_efficiency x the GPU family's factor (gpus.csv), at most 1",
+    MIN(1, I.decode_bandwidth_efficiency * IF(G("decode_efficiency_factor") > 0, G("decode_efficiency_factor"), 1)),
+    "fitted per GPU family on the calibration set (docs/calibration.md)")
+prefill_eff = q(
+    "prefill_mfu_used", "fraction",
+    "Share of dense peak FLOPS prefill (and compute-bound decoding) achieves = prefill_mfu x the GPU family's factor (gpus.csv), at most 1",
+    MIN(1, I.prefill_mfu * IF(G("prefill_efficiency_factor") > 0, G("prefill_efficiency_factor"), 1)),
+    "fitted per GPU family on the calibration set (docs/calibration.md)")
+# What one decode step reads.  A batch of B tokens, each routed to k of E experts, reads the distinct experts
+# they chose: E x (1 - (1 - k/E)^B) per layer in expectation (a token picks k different experts, so a given
+# expert is missed by one token with probability 1 - k/E, by all B independently with (1 - k/E)^B).  A dense
+# model is the case E = k = 1.  The input embedding is a lookup of B rows, not a read of the table.
+infer_expert_bytes = q(
+    "infer_expert_bytes", "bytes", "Weights of one routed expert at the inference weight format (a dense model's MLP counts as one)",
+    mlp_params_per_expert * wd("bits_per_param") / 8)
+infer_input_embedding_bytes = q(
+    "infer_input_embedding_bytes", "bytes", "Input embedding table at the inference format (0 when tied to the LM head, which is read)",
+    embedding_lookup_params * other_bits / 8, "[gptoss2025] Table 1 (the embedding is not active)")
+infer_fixed_read_bytes = q(
+    "infer_fixed_read_bytes", "bytes",
+    "Weights every decode step reads whatever the batch: all but the routed experts, the input embedding and an image encoder "
+    "(attention, dense layers, shared experts, norms, LM head)",
+    infer_weights_bytes - moe_layers * E * infer_expert_bytes - infer_input_embedding_bytes - M("encoder_params") * other_bits / 8)
+
+
+EXPERT_BATCH_CAP = 1000  # (1 - k/E)^B is taken at B <= 1000: beyond, it is below 1e-3 for every catalog model, and
+# spreadsheets return an error (not 0) when a power underflows the smallest double
+
+
+def experts_read(batch):
+    """Expected distinct routed experts a batch of ``batch`` tokens reads per layer: E x (1 - (1 - k/E)^B)."""
+    return E * (1 - (1 - k_act / E) ** MIN(batch, EXPERT_BATCH_CAP))
+
+
+def weights_read_bytes(batch):
+    """Weight bytes one decode step of ``batch`` sequences reads, whole model (divide by the tensor-parallel degree)."""
+    return infer_fixed_read_bytes + moe_layers * experts_read(batch) * infer_expert_bytes
+
+
+q("experts_read_per_layer", "experts",
+  "Routed experts a decode step of the batch reads per expert layer, expected: E x (1 - (1 - k/E)^batch) (shared experts besides)",
+  experts_read(I.batch), "expectation under independent routing of each token to k of E experts ([deepseekv3_2024]: 8 of 256)")
+# Tensor parallelism: two all-reduces of the layer's activations (bf16, hidden wide) per layer and step
+# ([megatron2019] section 3), each a fixed latency plus 2(t-1)/t of the bytes over the link ([nccl_tests]).
+tp_allreduce_fixed_s = q(
+    "tp_allreduce_fixed_s", "s", "Tensor parallel: fixed latency per step = 2 all-reduces x layers x allreduce_latency_us (0 on one GPU)",
+    IF(tp_inf > 1, 2 * L * I.allreduce_latency_us * 1e-6, 0), "[megatron2019] section 3 (two all-reduces per layer); [nccl_tests]")
+tp_allreduce_s_per_token = q(
+    "tp_allreduce_s_per_token", "s/token",
+    "Tensor parallel: transfer time per token in a step = 2 all-reduces x layers x 2(t-1)/t x hidden x 2 bytes / (link x collective_efficiency)",
+    IF(tp_inf > 1, 2 * L * 2 * (tp_inf - 1) / tp_inf * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency), 0),
+    "[megatron2019] section 3; [nccl_tests] (ring all-reduce moves 2(t-1)/t of the data per GPU)")
 decode_bytes_per_step = q(
-    "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
-    decode_weight_bytes / tp_inf + kv_cache_gib_per_gpu * GIB,
+    "decode_bytes_per_step_per_gpu", "bytes",
+    "Bytes read per decode step per GPU: the weights the batch reads (the distinct experts its tokens chose) + the batch's KV cache",
+    weights_read_bytes(I.batch) / tp_inf + kv_cache_gib_per_gpu * GIB,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
-    "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
-    MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
-        2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * I.prefill_mfu)),
-    "[pope2022] section 2: memory time versus compute time per step")
+    "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time, plus the tensor-parallel all-reduces",
+    MAX(decode_bytes_per_step / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+        2 * params_active * I.batch / tp_inf / (infer_tflops * 1e12 * prefill_eff))
+    + tp_allreduce_fixed_s + I.batch * tp_allreduce_s_per_token,
+    "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
 q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
-  tp_inf * infer_tflops * 1e12 * I.prefill_mfu * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
+  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
   "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------
@@ -822,9 +872,190 @@ q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + 
   own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
 q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
 
+# ---------------------------------------------------------------------------
+# Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with
+# chunked prefill ([vllm2023], [sarathi2024]).  One replica is n_gpus GPUs in tensor parallel (as for inference
+# above); a deployment runs as many replicas as the demand needs.  In steady state a replica decodes B
+# sequences; each step also prefills the prompts of the requests that arrive meanwhile (B x prompt/output
+# tokens per step on average: a sequence generates output_tokens over its life and brings prompt_tokens), so
+#   step(B) = max(memory, compute)(B) + all-reduces(B) + B x (prompt/output) x prefill time per token.
+# For a dense model step(B) is linear in B (t0 + B x k) and the largest batch within the targets is closed
+# form; for mixture-of-experts the weights read grow with B (distinct experts), and a short fixed iteration
+# over that closed form gives a batch that meets the targets (each iterate from above is a safe one).
+q = quantities_of("serving")
+NO_TARGET_S = 1e9  # a target of 0 means none: a latency no setup reaches
+p_tok, o_tok = I.prompt_tokens, I.output_tokens
+traffic_hours = q("serve_traffic_hours_per_month", "h/month", "Hours per month the traffic runs = hours_per_day x days_per_month",
+                  I.hours_per_day * I.days_per_month)
+serve_rps = q(
+    "serve_demand_requests_per_s", "requests/s",
+    "Requests per second to serve: requests_per_s, or monthly_mtok x 1e6 / ((prompt + output tokens) x 3,600 x traffic hours)",
+    IF(I.monthly_mtok > 0, I.monthly_mtok * 1e6 / ((p_tok + o_tok) * 3600 * traffic_hours), I.requests_per_s))
+
+
+def _windowed(n):
+    return IF(window > 0, (1 - M("sliding_layer_fraction")) * n + M("sliding_layer_fraction") * MIN(n, window), n)
+
+
+kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
+                   "Tokens a decoding sequence holds on average = prompt + half its output (sliding-window layers capped at the window)",
+                   _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
+kv_read_s_per_seq = q(
+    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x efficiency)",
+    kv_mean_tokens * kv_bytes_per_token / kv_split / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    "[vllm2023]; [pope2022] section 2")
+flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
+compute_s_per_seq = q(
+    "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L x tokens x q_dim) "
+    "/ (n_gpus x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / tp_inf / flops_per_gpu_s,
+    "[kaplan2020] (2N forward FLOPs per token); [pope2022] section 2")
+prefill_s_per_token = q(
+    "serve_prefill_s_per_token", "s/token",
+    "Prefill time per prompt token on one replica = (2 x active params + causal attention 2 x L x prompt x q_dim) / (n_gpus x "
+    "TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel all-reduces",
+    (2 * params_active + 2 * L * p_tok * q_dim) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
+    + tp_allreduce_s_per_token, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
+prefill_per_seq_step = q(
+    "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = prompt/output x prefill time per token",
+    p_tok / o_tok * prefill_s_per_token, "[sarathi2024] (chunked prefill piggybacks on decode steps)")
+prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
+                   CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
+membw = G("memory_bandwidth_gbps") * 1e9 * decode_eff
+
+
+def _weights_s(batch):
+    return weights_read_bytes(MAX(1, batch)) / tp_inf / membw
+
+
+def _decode_s(batch):  # a decode step of `batch` sequences without the piggybacked prefill
+    return MAX(_weights_s(batch) + batch * kv_read_s_per_seq, batch * compute_s_per_seq) \
+        + tp_allreduce_fixed_s + batch * tp_allreduce_s_per_token
+
+
+def _tpot_s(batch):
+    return _decode_s(batch) + batch * prefill_per_seq_step
+
+
+def _ttft_s(batch):
+    return p_tok * prefill_s_per_token + prefill_chunks * _decode_s(batch)
+
+
+tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
+ttft_target_s = q("serve_ttft_target_s", "s", "First-token target in seconds (no target: 1e9 s)", IF(I.ttft_slo_ms > 0, I.ttft_slo_ms / 1000, NO_TARGET_S))
+ttft_decode_budget_s = q(
+    "serve_ttft_step_budget_s", "s", "Longest decode step that keeps the first token within its target = (target - prompt prefill) / chunks",
+    (ttft_target_s - p_tok * prefill_s_per_token) / prefill_chunks)
+tpot_slope = q("serve_tpot_s_per_seq", "s", "Memory-bound step time each sequence of the batch adds to a token: KV read + all-reduce bytes + carried prefill",
+               kv_read_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step)
+ttft_slope = q("serve_decode_s_per_seq", "s", "Memory-bound decode step time each sequence adds: KV read + all-reduce bytes",
+               kv_read_s_per_seq + tp_allreduce_s_per_token)
+compute_batch = q(
+    "serve_compute_batch_limit", "sequences", "Largest batch the compute-bound step allows within both targets (the compute line of each)",
+    MIN((tpot_target_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step),
+        (ttft_decode_budget_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token)))
+
+
+def _largest_batch(weights_s):
+    """Largest batch with the weight time held at ``weights_s``: both targets, each against the memory and the compute line."""
+    return MIN((tpot_target_s - weights_s - tp_allreduce_fixed_s) / tpot_slope,
+               (ttft_decode_budget_s - weights_s - tp_allreduce_fixed_s) / ttft_slope, compute_batch)
+
+
+w_s = q("serve_weights_s_bound_1", "s", "Weight read time of a step whose batch reads one token's experts (per GPU)", _weights_s(1))
+b_iter = q("serve_batch_bound_1", "sequences", "Largest batch within the targets if a step read only one token's experts (an upper bound)",
+           _largest_batch(w_s))
+for _i in (2, 3, 4):
+    w_s = q(f"serve_weights_s_bound_{_i}", "s", f"Weight read time of a step at batch bound {_i - 1} (per GPU)", _weights_s(b_iter))
+    b_iter = q(f"serve_batch_bound_{_i}", "sequences",
+               f"Largest batch within the targets with the experts read at bound {_i - 1} ({'a safe batch' if _i % 2 == 0 else 'an upper bound'}; "
+               "dense models: the same as bound 1)", _largest_batch(w_s))
+tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1) * 1000)
+ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1) * 1000)
+latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequences) whose steps meet both latency targets; 0 = none",
+                  MAX(FLOOR(MAX(0, b_iter)), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
+workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",
+                  MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
+                  "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
+seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV cache (prompt + output, per GPU) + its fp32 logits",
+            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB, "[vllm2023]")
+kv_batch = q("serve_kv_batch", "sequences",
+             "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
+             FLOOR(MAX(0, (usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
+serve_batch = q("serve_batch", "sequences",
+                "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
+                MIN(latency_batch, kv_batch, I.max_num_seqs))
+b_run = MAX(1, serve_batch)
+q("serve_fits", "flag", "1 = the weights and at least one request's KV cache fit in the replica's memory", kv_batch >= 1)
+meets_tpot = q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-token target (no target: 1)", tpot_1 / 1000 <= tpot_target_s)
+meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", ttft_1 / 1000 <= ttft_target_s)
+tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run),
+           "[sarathi2024]; [pope2022]")
+q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
+q("ttft_ms", "ms", "Time to the first token at full load: the prompt's prefill + the decode steps it shares, milliseconds (no queueing)",
+  _ttft_s(b_run) * 1000, "[sarathi2024] (chunked prefill)")
+q("serve_experts_read_per_layer", "experts", "Routed experts a step of the serving batch reads per expert layer, expected", experts_read(b_run))
+replica_rps = q("serve_replica_requests_per_s", "requests/s",
+                "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
+                IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")
+q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", replica_rps * o_tok)
+replicas = q("serve_replicas", "replicas", "Replicas the demand needs = demand / one replica's requests per second, rounded up (0 = none serves it)",
+             IF(replica_rps > 0, CEILING(serve_rps / replica_rps), 0))
+q("serve_gpus", "GPUs", "GPUs of the deployment = replicas x n_gpus", replicas * I.n_gpus)
+q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses", IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
+q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one", AND(Ref("serve_fits"), serve_batch >= 1))
+in_mtok = q("serve_input_mtok_per_month", "Mtok/month", "Prompt tokens per month, millions", serve_rps * p_tok * 3600 * traffic_hours / 1e6)
+out_mtok = q("serve_output_mtok_per_month", "Mtok/month", "Generated tokens per month, millions", serve_rps * o_tok * 3600 * traffic_hours / 1e6)
+q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated, millions", in_mtok + out_mtok)
+prefill_share = q("serve_prefill_share", "fraction",
+                  "Share of a replica's time spent on prompts = prompt x prefill time / (output x time per token / batch)",
+                  p_tok * prefill_s_per_token * b_run / (o_tok * tpot_s))
+rent_replica_month = q("serve_rent_usd_per_replica_month", "USD/month",
+                       "Renting one replica for the traffic hours = whole instances x GPUs per instance x price paid x traffic hours",
+                       rent_instances * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours)
+own_replica_month = q("serve_own_usd_per_replica_month", "USD/month",
+                      "Owning one replica per month = n_gpus x owned USD/GPU-h x traffic hours (capital, power, colocation, maintenance)",
+                      I.n_gpus * own_usd_per_gpu_hour * traffic_hours)
+rent_month = q("serve_rent_usd_per_month", "USD/month",
+               "Renting the deployment = the replicas' GPUs rounded up to whole instances (replicas share an instance) x GPUs "
+               "per instance x price paid x traffic hours",
+               CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
+               "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
+own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = replicas x one replica's owned cost", replicas * own_replica_month)
+for way, month in (("rent", rent_month), ("own", own_month)):
+    q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "
+      "= monthly cost x prefill share / prompt Mtok", IF(in_mtok > 0, month * prefill_share / in_mtok, 0))
+    q(f"serve_{way}_usd_per_mtok_output", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million generated tokens "
+      "= monthly cost x (1 - prefill share) / generated Mtok", IF(out_mtok > 0, month * (1 - prefill_share) / out_mtok, 0))
+API = lambda fld: T("apis", "api_model", fld)  # noqa: E731
+api_in = q("serve_api_usd_per_mtok_input", "USD/Mtok", "API price per million prompt tokens: api_usd_per_mtok_input, or the api_model's",
+           IF(I.api_usd_per_mtok_input > 0, I.api_usd_per_mtok_input, API("usd_per_mtok_input")),
+           "apis catalog (providers' price pages, dated per row)")
+api_out = q("serve_api_usd_per_mtok_output", "USD/Mtok", "API price per million generated tokens: api_usd_per_mtok_output, or the api_model's",
+            IF(I.api_usd_per_mtok_output > 0, I.api_usd_per_mtok_output, API("usd_per_mtok_output")),
+            "apis catalog (providers' price pages, dated per row)")
+api_blend = q("serve_api_usd_per_mtok", "USD/Mtok", "API price per million tokens at this prompt/output mix",
+              (p_tok * api_in + o_tok * api_out) / (p_tok + o_tok))
+api_month = q("serve_api_usd_per_month", "USD/month", "The API for the same tokens = prompt Mtok x input price + generated Mtok x output price",
+              in_mtok * api_in + out_mtok * api_out)
+replica_mtok = q("serve_replica_mtok_per_month", "Mtok/month", "Tokens (prompt and generated) one replica serves per month at full load",
+                 replica_rps * (p_tok + o_tok) * 3600 * traffic_hours / 1e6)
+for way, per_replica in (("rent", rent_replica_month), ("own", own_replica_month)):
+    q(f"serve_{way}_beats_api_mtok_per_month", "Mtok/month",
+      f"Monthly tokens above which {'renting' if way == 'rent' else 'owning'} beats the API = one replica's monthly cost / API price; "
+      "-1 = never (a fully used replica costs more per token than the API)",
+      IF(AND(replica_mtok > 0, per_replica < replica_mtok * api_blend), per_replica / api_blend, -1),
+      "one replica's cost is paid whatever its load; the API is paid per token")
+q("serve_best_code", "code", "Cheapest way at the demand: 1 rent, 2 buy, 3 the API (1 or 2 only when the setup meets the targets)",
+  IF(OR(NOT(Ref("serve_ok")), AND(api_month <= rent_month, api_month <= own_month)), 3, IF(own_month < rent_month, 2, 1)))
+q("serve_option_usd_per_month", "USD/month", "Monthly cost of this serving option: rented or owned deployment", IF(I.buy, own_month, rent_month))
+
 q = quantities_of("serving cost")
-serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for costs: measured_tokens_per_s, or the modelled decode rate",
-              IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s, Ref("decode_tokens_per_s")))
+serve_tps = q("serve_tokens_per_s", "tokens/s",
+              "Generation throughput used for costs: measured_tokens_per_s, or what one replica generates at the batch it "
+              "sustains within the latency targets (a lone request's rate when no batch meets them)",
+              IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s,
+                 IF(Ref("serve_batch") >= 1, Ref("serve_replica_output_tokens_per_s"), 1000 / Ref("serve_tpot_ms_at_batch_1"))),
+              "the serving model (group serving): continuous batching within ttft_slo_ms and tpot_slo_ms")
 prefill_tps = Ref("prefill_tokens_per_s")
 rent_util = pct(I.rent_utilization_pct)
 q("decode_usd_per_mtok_own", "USD/Mtok", "Owned: USD per million generated tokens = GPUs x owned USD/GPU-h / (tokens/s x 3600) x 1e6",

@@ -257,6 +257,30 @@ INPUTS: tuple[Input, ...] = (
     _n("cost_tolerance_pct", "%", 5,
        "Options costing at most this much more than the cheapest count as equal: among them fewer GPUs, then fewer machines, "
        "then fewer hours win", 0, 1000, group="planning", source="gpu-tco assumption"),
+    # serving: the demand and the latency targets of a deployment (the serving planner, core/serving.py)
+    Input("task", "-", "train", "What the job is: train (training or fine-tuning) or serve (a deployment answering requests)",
+          "choice", table="tasks", group="job"),
+    _n("requests_per_s", "requests/s", 10, "Requests per second the deployment answers while the traffic runs (hours_per_day)",
+       0.0001, 1e9, group="serving"),
+    _z("monthly_mtok", "Mtok/month", 0, "Tokens per month (prompt + generated, millions) instead of a request rate; "
+       "0 = from requests_per_s", 0.000001, 1e12, "from requests_per_s", group="serving"),
+    _n("prompt_tokens", "tokens", 1000, "Prompt (input) tokens per request (a mean: need not be whole)", 1, 10_000_000, group="serving"),
+    _n("output_tokens", "tokens", 200, "Generated (output) tokens per request (a mean: need not be whole)", 1, 10_000_000, group="serving"),
+    Input("ttft_slo_ms", "ms", 2000, "Target time to the first token of an answer; 0 = no target", minimum=0, maximum=1e9,
+          zero_or_min=0.001, zero_means="no target", group="serving",
+          source="[mlperf_inference_rules] (Llama 2 70B server: 2 s to the first token, 200 ms per token; interactive: 450 ms and 40 ms)"),
+    Input("tpot_slo_ms", "ms", 50, "Target time per generated token after the first (the speed each user sees: 50 ms = 20 tokens/s); "
+          "0 = no target", minimum=0, maximum=1e9, zero_or_min=0.001, zero_means="no target", group="serving",
+          source="[mlperf_inference_rules] (interactive: 40 ms per token)"),
+    _z("api_usd_per_mtok_input", "USD/Mtok", 0, "Price of the API per million prompt (input) tokens; 0 = the api_model's price",
+       0.000001, 1e6, "the api_model's price", group="serving"),
+    _z("api_usd_per_mtok_output", "USD/Mtok", 0, "Price of the API per million generated (output) tokens; 0 = the api_model's price",
+       0.000001, 1e6, "the api_model's price", group="serving"),
+    _n("max_num_seqs", "sequences", 256, "Most sequences a serving engine runs in one batch (vLLM max_num_seqs)", 1, 1_000_000,
+       kind="integer", group="serving", source="[vllm_engine_args] (max_num_seqs, default 256)"),
+    _n("allreduce_latency_us", "us", 10, "Fixed latency of one small all-reduce between tensor-parallel GPUs (kernel launch and "
+       "synchronisation), paid twice per layer per decode step", 0, 1e6, group="overheads",
+       source="[nccl_tests] (small-message all-reduce latency on one NVLink machine: 10-20 us); gpu-tco assumption"),
 )
 
 
@@ -304,6 +328,13 @@ LABELS = {
     "budget_usd": "Budget (0 = none)", "collective_efficiency": "Efficiency of GPU-to-GPU transfers",
     "pcie_gb_per_s": "GPU-to-GPU bandwidth without NVLink", "own_fabric_gbps_per_gpu": "Network between owned servers",
     "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for fewer GPUs",
+    # serving
+    "task": "Task (train or serve)", "requests_per_s": "Requests per second", "monthly_mtok": "Tokens per month (0 = from requests)",
+    "prompt_tokens": "Prompt tokens per request", "output_tokens": "Generated tokens per request",
+    "ttft_slo_ms": "Target time to first token (0 = none)", "tpot_slo_ms": "Target time per generated token (0 = none)",
+    "max_num_seqs": "Most sequences in one batch", "allreduce_latency_us": "Latency of one all-reduce",
+    "api_usd_per_mtok_input": "API price per million input tokens (0 = the API's)",
+    "api_usd_per_mtok_output": "API price per million output tokens (0 = the API's)",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
 ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "offload_mfu_factor", "large_cluster_mfu_factor",
@@ -311,7 +342,17 @@ ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "o
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
-            "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct"}
+            "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct",
+            "max_num_seqs", "allreduce_latency_us"}
+
+# the API a serving job is compared with: a row of the API price catalog (data/apis.csv)
+INPUTS += (
+    _c("api_model", "apis", "together/Llama-3.3-70B-Instruct-Turbo",
+       "API offer to compare serving with (provider/model from the API price catalog, `gpu-tco apis`): its prices per "
+       "million input and output tokens", group="serving",
+       source="apis catalog: providers' price pages as listed in [genai_prices] (source and date per row)"),
+)
+LABELS["api_model"] = "API to compare with"
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}

@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog
-from .engine import evaluate, resolve_inputs
+from .engine import check_input, evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
@@ -182,6 +182,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
     the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
     Buying counts are whole servers (GPU catalog server_sizes).
+    A ``task`` in the job must be "train" here (``gpu_tco.plan`` sends "serve" to ``serving.serve_plan``).
     Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu"}``
     (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
@@ -190,12 +191,19 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     gpus, count, tp = _checked_scope(job, gpus, count)
     job = dict(job or {})
     given_job = dict(job)  # as the caller gave it (a model as fields stays fields)
+    if "task" in job and check_input("task", job.pop("task")) != "train":
+        raise InputError("task", "serve", "is planned by serve_plan (gpu_tco.plan sends it there)")
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     price_owner = gpu_table.canonical(price_gpu if price_gpu is not None else BY_NAME["gpu"].default, "gpu")
     base = resolve_inputs({**job, "n_gpus": count or tp, "gpu": price_owner})
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
     gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
+    # a MIG slice serves a model on its own (no NVLink, no peer-to-peer between slices): training is planned on
+    # whole GPUs; a slice named in ``gpus`` is listed as rejected, the others are left out
+    slices = [g for g in gpu_names if catalog.mig_profile(gpu_table.rows[gpu_table.find(g)])]
+    gpu_names = [g for g in gpu_names if g not in slices]
+    slices = slices if gpus else []
     chosen_offer = None
     if offer is not None and not (isinstance(offer, str) and offer.strip().lower() == catalog.AUTO_OFFER):
         if not isinstance(offer, str):
@@ -204,7 +212,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
+    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"] if gpu_names else []
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
     candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
@@ -214,6 +222,9 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
+    for g in slices:
+        options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options),
+                              reasons=("a MIG slice: planned for serving only; training is planned on whole GPUs",)))
     # 4. the planner's order
     ranked, near = rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]

@@ -315,6 +315,38 @@ _REFS: list[Reference] = [
     Reference("factualminds_ec2_2026", "FactualMinds", "Amazon EC2 On-Demand Pricing: Instance Families, Regional Multipliers, and the "
               "Graviton Crossover (2026) (us-east-1, June 2026: g5.xlarge 1.006 USD/h)", "2026-06-17",
               "https://www.factualminds.com/blog/amazon-ec2-on-demand-pricing-instance-families-2026/"),
+    # serving
+    Reference("mlperf_inference_rules", "MLCommons LLM task force", "LLM inference benchmarks in MLPerf Inference v5.0 (Llama 2 Chat 70B "
+              "interactive scenario: 450 ms to the first token, 40 ms per output token)", "2025-04",
+              "https://mlcommons.org/2025/04/llm-inference-v5"),
+    Reference("sarathi2024", "Agrawal, Kedia, Panwar, Mohan, Kwatra, Gulavani, Tumanov and Ramjee",
+              "Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve (chunked prefill)", "2024",
+              "https://arxiv.org/abs/2403.02310"),
+]
+
+# serving: API prices, MIG, batched serving measurements
+_REFS += [
+    Reference("genai_prices", "Pydantic (Samuel Colvin et al.)",
+              "genai-prices: calculate prices for calling LLM inference APIs (price data per provider and model, MIT; package 0.2.3)",
+              "2026-11-23", "https://github.com/pydantic/genai-prices"),
+    Reference("nvidia_mig", "NVIDIA", "NVIDIA Multi-Instance GPU User Guide: Supported MIG Profiles (A100, H100, H200 tables: "
+              "fraction of memory, fraction of SMs, instances per GPU)", "2026-10-13",
+              "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html"),
+    Reference("trtllm_perf_overview", "NVIDIA",
+              "TensorRT-LLM documentation: Performance Overview (throughput of trtllm-bench at maximum load; the release 1.0 tables, "
+              "pull requests 7848 and 7894)", "2025-09-22", "https://github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/docs/source/performance/perf-overview.md"),
+    Reference("gpustack_perflab", "GPUStack",
+              "Performance Lab: optimizing throughput and latency of Qwen3, gpt-oss and others on NVIDIA H100 (vLLM, SGLang, "
+              "TensorRT-LLM; pages qwen3-8b/h100-latency, qwen3-32b/h100, gpt-oss-20b/h100, qwen3-235b-a22b/h100)", "2025-10-15 to 2026-03-20",
+              "https://github.com/gpustack/gpustack/tree/47277d79f4a5bae12a2d25e9ecbed2a2177a5f2d/docs/performance-lab"),
+    Reference("sglang_vllm060_bench", "The SGLang Team (LMSYS)",
+              "How to reproduce the benchmark results for SGLang v0.3.0 compared to vLLM v0.6.0 (online and offline ShareGPT "
+              "benchmarks, Llama 3.1 8B on one A100 80G and 70B on 4 H100 80G)", "2024-09-04",
+              "https://github.com/sgl-project/sglang/blob/120affb9613cc3f5bcd055ec09c7621d3ced0ebc/benchmark/benchmark_vllm_060/README.md"),
+    Reference("mlperf_inference_v41", "MLCommons (NVIDIA submission)",
+              "MLPerf Inference v4.1 results, closed division, datacenter: llama2-70b on DGX H100 and 8x H200 SXM "
+              "(results/*/llama2-70b-99*/*/performance/run_1/mlperf_log_summary.txt; configs/llama2-70b)", "2024-08-28",
+              "https://github.com/mlcommons/inference_results_v4.1/tree/main/closed/NVIDIA"),
 ]
 
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import GpuTcoError, explain, option_inputs
+from ..core import GpuTcoError, explain, option_inputs, serve_option_inputs
 from . import charts, model
 from .controller import Controller
 
@@ -30,7 +30,8 @@ from .controller import Controller
 LONG_COLUMNS = ("Cloud offer", "Why not")
 LONG_COLUMN_CHARS = 16
 # quantities whose -1 means "never"
-NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
+NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month",
+                       "serve_rent_beats_api_mtok_per_month", "serve_own_beats_api_mtok_per_month")
 # the options table's columns that are quantities (header -> key of the planner's option)
 COLUMN_KEYS = {"GiB per GPU": "peak_gib_per_gpu", "Hours": "hours", "USD per GPU-hour": "usd_per_gpu_hour",
                "Job cost (USD)": "cost_usd", "Cash needed (USD)": "outlay_usd", "USD per million tokens": "usd_per_mtok_train"}
@@ -195,8 +196,13 @@ class AnswerPanel(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.figures.setItem(r, c, item)
         self.figure_data = answer["figures"]
+        self.answer = answer
         self.options_tab.show_options(answer["options"])
         self.charts.show_answer(answer)
+        serving = answer.get("task") == "serve"
+        for k, (_view, title) in enumerate(self.charts.titled(answer.get("task", "train")), start=1):
+            self.tabs.setTabText(k, title)
+        self.tabs.setTabVisible(3, not serving)  # owning against renting over months: the cost chart says it for serving
 
     def answer_text(self) -> str:
         """The answer as the window shows it, in words: the headline and the key figures, one a line
@@ -216,6 +222,9 @@ class AnswerPanel(QWidget):
     def _explain_cell(self, current, _previous) -> None:
         if not current.isValid():
             return
+        if getattr(self, "answer", {}).get("task") == "serve":
+            self._explain_serving_cell(current)
+            return
         key, option = self.options_tab.option_at(current)
         if key is None or option is None or not option["n_gpus"]:
             return
@@ -223,6 +232,16 @@ class AnswerPanel(QWidget):
         if key == "usd_per_gpu_hour" and option["acquire"] == "buy":
             quantity = "own_usd_per_gpu_hour"
         self.show_explanation(quantity, option_inputs(self.controller.state.job(), option))
+
+    def _explain_serving_cell(self, index) -> None:
+        """A serving table's number: its quantity at the setup's inputs (the planner's own)."""
+        header = self.options_tab.table_model.horizontalHeaderItem(index.column()).text()
+        order = self.options_tab.proxy.index(index.row(), 0).data(Qt.ItemDataRole.UserRole + 1)
+        option = next((o for o in self.options_tab.options if o["order"] == order), None)
+        if header not in model.SERVE_COLUMN_QUANTITIES or option is None:
+            return
+        quantity = model.SERVE_COLUMN_QUANTITIES[header].format(way="own" if option.acquire == "buy" else "rent")
+        self.show_explanation(quantity, serve_option_inputs(self.answer["plan"]["given"], option))
 
     def show_explanation(self, quantity: str, inputs: dict) -> None:
         try:

@@ -13,10 +13,11 @@ from PySide6.QtCharts import (
     QHorizontalBarSeries,
     QHorizontalStackedBarSeries,
     QLineSeries,
+    QLogValueAxis,
     QValueAxis,
 )
 from PySide6.QtCore import QEvent, QMargins, QObject, Qt
-from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtGui import QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication
 
 BAR_CHART_CHROME_LINES = 7  # a bar chart's title, axis labels and title, and margins, in text lines
@@ -141,6 +142,94 @@ def cash_chart(cash: dict | None) -> QChart:
     return chart
 
 
+def _log_axis(title: str, low: float, high: float) -> QLogValueAxis:
+    axis = QLogValueAxis()
+    axis.setTitleText(title)
+    axis.setBase(10)
+    axis.setLabelFormat("%g")
+    axis.setRange(low, high)
+    return axis
+
+
+def volume_chart(volume: dict | None) -> QChart:
+    """Cost per million tokens (USD, log scale) against monthly tokens (millions, log scale): the cheapest rented and
+    bought setups, whose replicas follow the volume, and the API; the demand marked."""
+    chart = _chart("Cost per million tokens by monthly volume, prompt and generated (log scales)")
+    if not volume:
+        return chart
+    x = volume["mtok_per_month"]
+    values = [v for line in volume["lines"] for v in line["usd_per_mtok"] if v > 0]
+    if not values:
+        return chart
+    low, high = min(values) / 1.5, max(values) * 1.5
+    for line in volume["lines"]:
+        series = QLineSeries()
+        series.setName(line["label"])
+        for v, usd in zip(x, line["usd_per_mtok"]):
+            if usd > 0:
+                series.append(float(v), float(usd))
+        chart.addSeries(series)
+    demand = QLineSeries()
+    demand.setName(f"The demand ({volume['demand_mtok_per_month']:,.0f} Mtok/month)")
+    demand.setPen(QPen(Qt.GlobalColor.gray, 1, Qt.PenStyle.DashLine))
+    demand.append(volume["demand_mtok_per_month"], low)
+    demand.append(volume["demand_mtok_per_month"], high)
+    chart.addSeries(demand)
+    ax = _log_axis("Tokens per month, millions (prompt + generated)", min(x), max(x))
+    ay = _log_axis("USD per million tokens", low, high)
+    chart.addAxis(ax, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(ay, Qt.AlignmentFlag.AlignLeft)
+    for s in chart.series():
+        s.attachAxis(ax)
+        s.attachAxis(ay)
+    return chart
+
+
+def latency_chart(latency: dict | None) -> QChart:
+    """Time per generated token and time to first token (ms) against the batch one replica runs, with the targets
+    (those in the chart's range) and the batch the setup serves at."""
+    chart = _chart("Latency by batch" + (f": {latency['label']}" if latency else ""))
+    if not latency:
+        return chart
+    top = max(max(latency["tpot_ms"]), max(latency["ttft_ms"]))
+    lines = [("tpot_ms", "Time per generated token"), ("ttft_ms", "Time to first token")]
+    for key, name in lines:
+        series = QLineSeries()
+        series.setName(name)
+        for b, ms in zip(latency["batch"], latency[key]):
+            series.append(float(b), float(ms))
+        chart.addSeries(series)
+    right = max(latency["batch"])
+    for key, name in (("tpot_slo_ms", "Target per token"), ("ttft_slo_ms", "Target for the first token")):
+        target = latency[key]
+        if 0 < target <= top * 1.5:  # a target far above the curves would flatten them
+            series = QLineSeries()
+            series.setName(f"{name} ({target:g} ms)")
+            series.setPen(QPen(Qt.GlobalColor.gray, 1, Qt.PenStyle.DashLine))
+            series.append(1.0, target)
+            series.append(float(right), target)
+            chart.addSeries(series)
+            top = max(top, target)
+    if latency["serving_batch"] >= 1:
+        mark = QLineSeries()
+        mark.setName(f"Serving batch ({latency['serving_batch']})")
+        mark.setPen(QPen(Qt.GlobalColor.darkGreen, 1, Qt.PenStyle.DotLine))
+        mark.append(float(latency["serving_batch"]), 0.0)
+        mark.append(float(latency["serving_batch"]), top)
+        chart.addSeries(mark)
+    x = QValueAxis()
+    x.setTitleText("Requests decoded at once (batch)")
+    x.setRange(1, right if right > 1 else 2)
+    x.setLabelFormat("%d")
+    y = _value_axis("Milliseconds", top)
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    for s in chart.series():
+        s.attachAxis(x)
+        s.attachAxis(y)
+    return chart
+
+
 RENDER_HINT = QPainter.RenderHint.Antialiasing
 
 
@@ -161,10 +250,18 @@ class ChartViews(QObject):
     def views(self) -> tuple[QChartView, QChartView, QChartView]:
         return self.cost_view, self.memory_view, self.cash_view
 
-    def titled(self) -> tuple[tuple[QChartView, str], ...]:
+    def titled(self, task: str = "train") -> tuple[tuple[QChartView, str], ...]:
+        if task == "serve":
+            return (self.cost_view, "Cost per million tokens"), (self.memory_view, "Latency"), (self.cash_view, "Owning vs renting")
         return (self.cost_view, "Job cost"), (self.memory_view, "Memory per GPU"), (self.cash_view, "Owning vs renting")
 
     def show_answer(self, answer: dict) -> None:
+        if answer.get("task") == "serve":  # line charts: no bars to fit to the view
+            self.bar_series, self.bars_shown = {}, {}
+            self.cost_view.setChart(volume_chart(answer["volume"]))
+            self.memory_view.setChart(latency_chart(answer["latency"]))
+            self.cash_view.setChart(cash_chart(None))
+            return
         self.bar_series = {self.cost_view: answer["costs"], self.memory_view: answer["memory"]}
         self.bars_shown = {}
         self._fit_bar_charts()

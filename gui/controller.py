@@ -198,8 +198,8 @@ class Controller(QObject):
         """Write the workbook (the same writer and inputs as `gpu-tco workbook`) in the background;
         ``finished`` carries (path, None) or (None, error)."""
         from ..workbooks import write_workbook
-        scenario, _gpus = copy.deepcopy(self.state.workbook_inputs())
-        self._start(then, lambda: write_workbook(path, scenario))
+        scenario, gpus = copy.deepcopy(self.state.workbook_inputs())
+        self._start(then, lambda: write_workbook(path, scenario, gpus=gpus))
 
     def email(self, workbook: str | Path, send: Callable | None = None) -> None:
         """Save the workbook, then open an e-mail draft with it attached (``finished("email", (Sent, None))``)."""
@@ -210,7 +210,7 @@ class Controller(QObject):
         sender = send or send_draft
 
         def work():
-            path = write_workbook(workbook, scenario)
+            path = write_workbook(workbook, scenario, gpus=gpus)
             subject, body = draft_text(scenario, gpus)
             return sender(path, subject, body)
         self._start("email", work)

@@ -68,6 +68,8 @@ class Field:
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #c62828;")
         self.message.hide()
+        self.home = (grid, row)  # where the field sits in training mode (a serving job's fields move to the job's box)
+        self.shown = True
         grid.addWidget(self.label, row, 0)
         if inp.name == "model":
             box = QHBoxLayout()
@@ -83,6 +85,19 @@ class Field:
         grid.addWidget(self.unit, row, 2)
         grid.addWidget(self.message, row + 1, 0, 1, 3)
         self.refresh()
+
+    def place(self, grid: QGridLayout, row: int) -> None:
+        """Put the field's widgets at ``row`` of ``grid`` (Qt takes them out of the layout they were in)."""
+        for widget, r, c, span in ((self.label, row, 0, 1), (self.editor, row, 1, 1), (self.unit, row, 2, 1),
+                                   (self.message, row + 1, 0, 3)):
+            grid.addWidget(widget, r, c, 1, span)
+
+    def set_shown(self, shown: bool) -> None:
+        """Show or hide the field (a training-only field in serving mode and the other way round)."""
+        self.shown = shown
+        for widget in (self.label, self.editor, self.unit):
+            widget.setVisible(shown)
+        self.message.setVisible(shown and bool(self.message.text()))
 
     def _editor(self) -> QWidget:
         inp = self.inp
@@ -148,7 +163,7 @@ class Field:
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
-        self.message.setVisible(bool(text))
+        self.message.setVisible(bool(text) and self.shown)
         self.editor.setProperty("invalid", bool(text))
         self.editor.setStyleSheet("border: 1px solid #c62828;" if text and not isinstance(self.editor, QCheckBox) else "")
 
@@ -354,6 +369,44 @@ class HardwareBox(QGroupBox):
 
 
 
+class TaskChoice(QWidget):
+    """Train or Serve: the job's kind (the ``task`` input); the panel shows that kind's inputs."""
+
+    def __init__(self, controller: Controller, on_change):
+        super().__init__()
+        self.controller, self.on_change = controller, on_change
+        inp = BY_NAME["task"]
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        label = QLabel("Task")
+        label.setToolTip(tooltip(inp))
+        row.addWidget(label)
+        self.train, self.serve = QRadioButton("Train"), QRadioButton("Serve")
+        self.train.setObjectName("task_train")
+        self.serve.setObjectName("task_serve")
+        self.train.setToolTip("Plan a training or fine-tuning job: GPUs, count, hours and cost")
+        self.serve.setToolTip("Plan a deployment answering requests within latency targets: rent, buy or use an API")
+        group = QButtonGroup(self)
+        for button in (self.train, self.serve):
+            group.addButton(button)
+            row.addWidget(button)
+        row.addStretch(1)
+        self.train.setChecked(True)
+        self.serve.toggled.connect(self._toggled)
+
+    def _toggled(self, serve: bool) -> None:
+        task = "serve" if serve else "train"
+        self.controller.edit("task", task)
+        self.on_change(task)
+
+    def show_task(self, task: str) -> None:
+        for button in (self.train, self.serve):
+            button.blockSignals(True)
+        (self.serve if task == "serve" else self.train).setChecked(True)
+        for button in (self.train, self.serve):
+            button.blockSignals(False)
+
+
 class InputsPanel(QScrollArea):
     """The inputs, one box per section in core's order, the hardware box after the job's own box, the advanced
     inputs behind a fold.  Each section's box is in ``boxes`` by section name, so a form with more than one kind
@@ -364,6 +417,7 @@ class InputsPanel(QScrollArea):
         self.controller = controller
         self.fields: dict[str, Field] = {}
         self.boxes: dict[str, QGroupBox] = {}
+        self.section_of: dict[str, str] = {}
         inner = QWidget()
         self.column = QVBoxLayout(inner)
         for section, inputs in model.sections():
@@ -372,7 +426,12 @@ class InputsPanel(QScrollArea):
         self.setWidget(inner)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setMinimumWidth(inner.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 8)
+        widths = []
+        for task in (*model.TASKS, controller.state.task()):  # as wide as the wider mode needs, the current mode last
+            self.set_mode(task)
+            self.column.activate()
+            widths.append(inner.minimumSizeHint().width())
+        self.setMinimumWidth(max(widths) + self.verticalScrollBar().sizeHint().width() + 8)
 
     def _add_section(self, section: str, inputs) -> None:
         if section == "advanced":
@@ -393,10 +452,35 @@ class InputsPanel(QScrollArea):
         box = QGroupBox("" if section == "advanced" else SECTION_TITLES[section])
         grid = QGridLayout(box)
         grid.setColumnStretch(1, 1)
+        first = 0
+        if section == "the job":  # Train or Serve first; a serving job's own fields go below the job's
+            self.task_choice = TaskChoice(self.controller, self.set_mode)
+            grid.addWidget(self.task_choice, 0, 0, 1, 3)
+            first = 2
+            self.job_grid, self.serve_row = grid, first + 2 * len(inputs)
         for k, inp in enumerate(inputs):
-            self.fields[inp.name] = Field(inp, self.controller, grid, 2 * k)
+            self.fields[inp.name] = Field(inp, self.controller, grid, first + 2 * k)
+            self.section_of[inp.name] = section
         self.boxes[section] = box
         return box
+
+    def set_mode(self, task: str) -> None:
+        """Show the inputs of a training job or of a serving deployment: a serving job's demand, targets and API
+        in the job's box, the fields the other kind of job reads hidden, and a box with nothing to show hidden."""
+        self.mode = task
+        self.task_choice.show_task(task)
+        for k, name in enumerate(model.SERVE_JOB_INPUTS):
+            if name in self.fields:
+                field = self.fields[name]
+                field.place(*((self.job_grid, self.serve_row + 2 * k) if task == "serve" else field.home))
+        shown = model.SHOWN[task]
+        for name, field in self.fields.items():
+            field.set_shown(name in shown)
+        moved = set(model.SERVE_JOB_INPUTS) if task == "serve" else set()
+        for section, box in self.boxes.items():
+            if section != "advanced":
+                box.setVisible(section == "the job" or any(
+                    f.shown for n, f in self.fields.items() if self.section_of[n] == section and n not in moved))
 
     def _toggle_advanced(self, on: bool) -> None:
         self.boxes["advanced"].setVisible(on)
@@ -444,3 +528,4 @@ class InputsPanel(QScrollArea):
         for f in self.fields.values():
             f.refresh()
         self.hardware.refresh()
+        self.set_mode(self.controller.state.task())

@@ -12,16 +12,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+import numpy as np
+
 from ..core import (
     BOUGHT_OUTPUTS,
     NO_PRICE,
     NOT_ADDITIVE,
     PLAN_OUTPUTS,
     PRICE_FLAGS,
+    SERVE_CHOSEN,
+    SERVE_OUTPUTS,
     TRAIN_COMPONENTS,
     GpuTcoError,
     Input,
     InputError,
+    ServeOption,
     bought_instead,
     breakdown,
     breakeven_series,
@@ -33,6 +38,9 @@ from ..core import (
     option_inputs,
     option_text,
     plan,
+    serve_curves,
+    serve_option_inputs,
+    serve_plan,
 )
 from ..core import INPUT_SECTIONS as SECTIONS
 from ..core import INPUTS_BY_NAME as BY_NAME
@@ -48,10 +56,17 @@ SERVING_OUTPUTS = ("decode_tokens_per_s", "decode_usd_per_mtok_rent", "decode_us
                    "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
 SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
-# the inputs the shown answers depend on (from the expression trees), in declaration order
+TRAIN_ANSWER = list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS) + list(SERVING_OUTPUTS)
+# the inputs the shown answers depend on (from the expression trees), in declaration order: a training job's and a
+# serving deployment's (the serving planner chooses the weight format as it chooses the GPU)
 FORM_INPUTS: tuple[Input, ...] = tuple(
-    BY_NAME[n] for n in inputs_of(list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS) + list(SERVING_OUTPUTS))
-    if n not in SCOPE_INPUTS)
+    BY_NAME[n] for n in inputs_of(TRAIN_ANSWER + list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS)
+TASKS = ("train", "serve")
+SHOWN = {"train": frozenset(n for n in inputs_of(TRAIN_ANSWER) if n not in SCOPE_INPUTS),
+         "serve": frozenset(n for n in inputs_of(list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS and n not in SERVE_CHOSEN)}
+# a serving job's own questions, shown in the job's box in serving mode (the demand, the targets, the API)
+SERVE_JOB_INPUTS = ("requests_per_s", "monthly_mtok", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms",
+                    "hours_per_day", "api_model")
 MEMORY_COMPONENTS = tuple(k for k, v in TRAIN_COMPONENTS.items() if v and k not in NOT_ADDITIVE)
 CHART_SETUPS = 6    # setups in the memory chart
 CHART_OPTIONS = 10  # options in the cost chart
@@ -123,6 +138,10 @@ class FormState:
             self.values[name] = value
         return message
 
+    def task(self) -> str:
+        """The job's kind as the form shows it: "serve" or "train" (a rejected value leaves the last valid one)."""
+        return "serve" if self.values.get("task") == "serve" else "train"
+
     def job(self) -> dict:
         """The valid inputs the user set (typed, chosen or opened), in the order they were first set."""
         return {k: v for k, v in self.values.items() if k not in self.errors}
@@ -192,6 +211,8 @@ OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "opt
 def compute(state: FormState) -> dict:
     """Everything the window shows for ``state``: the planner's result, the headline, and the
     charts' series.  Raises ``GpuTcoError`` when the inputs together are not allowed."""
+    if state.task() == "serve":
+        return compute_serve(state)
     job = state.job()
     where = {}
     if state.gpus:
@@ -296,6 +317,8 @@ TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cas
 
 def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str], list[list]]:
     """The ranked table as the window and Copy results show it: headers and rows of values."""
+    if options and isinstance(options[0], ServeOption):
+        return serve_table(options, include_rejected)
     headers = list(TABLE_HEADERS)
     rows = []
     for rank, o in enumerate(options, start=1):
@@ -323,3 +346,105 @@ def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
     from ..core import auto_in_use as in_use
     figures = answer.get("figures") or []
     return {name: (d["text"], d["short"]) for name, d in in_use(figures[0].inputs).items()} if figures else {}
+
+
+# --- serving mode: the serving planner's answer (core.serve_plan) and its charts' series -------------------------
+# the key figures of a serving setup: (label, quantity, unit); "{way}" is rent or own, by how the setup is had
+SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"), ("Time per generated token", "tpot_ms", "ms"),
+                 ("Requests at once per replica", "serve_batch", "sequences"),
+                 ("Requests per second per replica", "serve_replica_requests_per_s", "requests/s"),
+                 ("Replicas", "serve_replicas", "replicas"), ("Tokens per month", "serve_mtok_per_month", "Mtok/month"),
+                 ("Monthly cost of the setup", "serve_option_usd_per_month", "USD"),
+                 ("Cost per million input tokens", "serve_{way}_usd_per_mtok_input", "USD"),
+                 ("Cost per million output tokens", "serve_{way}_usd_per_mtok_output", "USD"),
+                 ("The API for the same tokens, per month", "serve_api_usd_per_month", "USD"),
+                 ("The setup beats the API above", "serve_{way}_beats_api_mtok_per_month", "Mtok/month"))
+VOLUME_POINTS = 41      # monthly volumes in the cost chart, from 1/30 to 30 times the demand
+VOLUME_SPAN = 30.0
+LATENCY_BATCHES = 24    # batches in the latency chart, from 1 to past the setup's serving batch
+
+
+def compute_serve(state: FormState) -> dict:
+    """The serving answer for ``state``: core's ``serve_plan`` (its ranked options and its sentence as the headline),
+    the key figures of the recommended setup, and the charts' series (cost per million output tokens against monthly
+    volume for renting, buying and the API; latency against batch for the setup)."""
+    job = state.job()
+    if state.count is not None:
+        job["n_gpus"] = state.count
+    if state.offer is not None:
+        job["offer"] = state.offer
+    result = serve_plan(job, gpus=state.gpus)
+    options = result["options"]
+    rec = result["recommended"]
+    shown = rec or next((o for o in options if o.n_gpus > 0), None)
+    answer = {"task": "serve", "job": job, "plan": result, "options": options, "recommended": rec, "figures": [],
+              "headline": result["recommendation"], "memory": None, "costs": None, "cash": None,
+              "volume": volume_series(result), "latency": None}
+    if shown is not None:
+        answer["figures"] = _serve_figures(result, shown)
+        answer["latency"] = latency_series(result, shown)
+    return answer
+
+
+def _serve_figures(result: Mapping, option: ServeOption) -> list[Figure]:
+    inputs = serve_option_inputs(result["given"], option)
+    way = "own" if option.acquire == "buy" else "rent"
+    names = [q.format(way=way) for _, q, _ in SERVE_FIGURES]
+    values = evaluate(inputs, outputs=names)
+    unpriced = any(r.startswith(NO_PRICE) for r in option.reasons)
+    out = []
+    for (label, _, unit), name in zip(SERVE_FIGURES, names):
+        missing = unpriced and unit == "USD" and "api" not in name
+        out.append(Figure(label, float(values[name]), unit, name, inputs, NO_PRICE if missing else ""))
+    return out
+
+
+def volume_series(result: Mapping) -> dict:
+    """Cost per million tokens (USD, prompt + generated) against monthly tokens (millions) for the cheapest rented
+    and the cheapest bought setup (whole replicas for each volume) and the API: core's ``serve_curves``."""
+    demand = result["demand"]["mtok_per_month"]
+    volumes = [float(v) for v in np.geomspace(demand / VOLUME_SPAN, demand * VOLUME_SPAN, VOLUME_POINTS)]
+    lines, api = [], None
+    for word, option, key in (("Renting", result["best_rent"], "rent_usd_per_mtok"), ("Buying", result["best_buy"], "buy_usd_per_mtok")):
+        if option is None:
+            continue
+        cost = serve_curves(result["given"], option, volumes_mtok=volumes)["cost"]
+        lines.append({"label": f"{word} {option.n_gpus}x {option.gpu} ({option.weights_dtype})", "usd_per_mtok": cost[key]})
+        api = cost["api_usd_per_mtok"]
+    if api is not None:
+        lines.append({"label": f"API {result['api']['name']}", "usd_per_mtok": api})
+    return {"mtok_per_month": volumes, "lines": lines, "demand_mtok_per_month": float(demand)}
+
+
+def latency_series(result: Mapping, option: ServeOption) -> dict:
+    """Time per generated token and time to first token (ms) against the batch a replica of ``option`` runs, from 1
+    to past its serving batch (at most what its KV cache holds): core's ``serve_curves``."""
+    kv = float(evaluate(serve_option_inputs(result["given"], option), outputs=("serve_kv_batch",))["serve_kv_batch"])
+    top = int(max(1.0, min(kv, max(8.0, 2.0 * option.batch))))
+    batches = sorted({int(round(b)) for b in np.geomspace(1, top, LATENCY_BATCHES)} | ({option.batch} if option.batch >= 1 else set()))
+    curve = serve_curves(result["given"], option, batches=batches)["latency"]
+    targets = result["inputs"]
+    return {"label": f"{option.n_gpus}x {option.gpu} ({option.weights_dtype})", "batch": curve["batch"],
+            "tpot_ms": curve["tpot_ms"], "ttft_ms": curve["ttft_ms"], "serving_batch": option.batch,
+            "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
+
+
+SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Rent or buy", "First token (ms)", "Per token (ms)", "Monthly cost (USD)",
+                       "USD per million input tokens", "USD per million output tokens", "Acceptable", "Cloud offer", "Why not")
+# the serving table's columns that are quantities (header -> quantity; "{way}" is rent or own)
+SERVE_COLUMN_QUANTITIES = {"Replicas": "serve_replicas", "First token (ms)": "ttft_ms", "Per token (ms)": "tpot_ms",
+                           "Monthly cost (USD)": "serve_option_usd_per_month",
+                           "USD per million input tokens": "serve_{way}_usd_per_mtok_input",
+                           "USD per million output tokens": "serve_{way}_usd_per_mtok_output"}
+
+
+def serve_table(options: list[ServeOption], include_rejected: bool) -> tuple[list[str], list[list]]:
+    """The ranked serving setups as the window and Copy results show them: headers and rows of values."""
+    rows = []
+    for rank, o in enumerate(options, start=1):
+        if not o.ok and not include_rejected:
+            continue
+        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.replicas, o.acquire, o.ttft_ms, o.tpot_ms,
+                     o.usd_per_month, o.usd_per_mtok_input, o.usd_per_mtok_output, "yes" if o.ok else "no", o.offer or "-",
+                     "; ".join(o.reasons)])
+    return list(SERVE_TABLE_HEADERS), rows

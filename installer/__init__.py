@@ -5,7 +5,8 @@
     >>> r["fits_train"]
     True
 
-The public API is the engine's (``gpu_tco.core``): ``evaluate``, ``plan``, ``recommend``, ``what_would_fit``, ``explain``,
+The public API is the engine's (``gpu_tco.core``): ``evaluate``, ``plan`` (``{"task": "serve", ...}`` plans a serving
+deployment: ``serve_plan``), ``recommend``, ``what_would_fit``, ``explain``,
 ``breakdown``, ``resolve_inputs``, the declarations ``INPUTS`` and ``QUANTITIES``, and the
 error types (``GpuTcoError`` and its subclasses ``InputError`` and ``CatalogError``).
 Front ends live beside it: ``gpu_tco.cli`` (the ``gpu-tco`` command), ``gpu_tco.workbooks``
@@ -32,11 +33,12 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time the names load o
         plan,
         recommend,
         resolve_inputs,
+        serve_plan,
         what_would_fit,
     )
 
 __all__ = [
-    "evaluate", "plan", "recommend", "what_would_fit", "explain", "breakdown", "breakeven_series", "resolve_inputs",
+    "evaluate", "plan", "serve_plan", "recommend", "what_would_fit", "explain", "breakdown", "breakeven_series", "resolve_inputs",
     "estimate_architecture", "INPUTS", "DEFAULTS", "QUANTITIES", "GpuTcoError", "InputError", "CatalogError", "catalog", "__version__",
 ]
 

@@ -7,6 +7,7 @@
     gpu-tco plan [--INPUT V ...] [--gpus A,B] [--all] [--json]   rank every way to run a job
     gpu-tco tco | breakeven [--INPUT V ...] [--json]            owning; buy versus rent
     gpu-tco offers [--gpu G] [--refresh] [--json]               the cloud offers catalog; --refresh: today's prices (gpuhunt)
+    gpu-tco apis [--update FILE | --refresh] [--json]           API prices per million tokens (genai-prices data)
     gpu-tco workbook --out FILE [--email-draft F.eml] [--scenario FILE] [--INPUT V ...]   the formula-linked .xlsx
     gpu-tco form [--scenario FILE] [--screenshot FILE.png]   the desktop form (needs the gui extra)
     gpu-tco bench                speed figures (see README)
@@ -223,10 +224,12 @@ def _money(v) -> str:
 
 def cmd_main(ns) -> int:
     from .core import COMPARED_METHODS as METHODS
-    from .core import DEFAULT_JOB, resolve_inputs, worded_recommendations
+    from .core import DEFAULT_JOB, check_input, resolve_inputs, worded_recommendations
     from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
+    if "task" in job and check_input("task", job["task"]) == "serve":
+        return _serve_main(ns, job)
     j = {**DEFAULT_JOB, **job}
     a = resolve_inputs(j)  # every input checked before anything is printed
     target = None
@@ -298,6 +301,23 @@ def cmd_main(ns) -> int:
     return 0
 
 
+def _serve_main(ns, job: dict) -> int:
+    """gpu-tco with a serving scenario: the serving planner's answer as `gpu-tco plan --task serve` prints it (the
+    first options), then the serving workbook when --workbook names one."""
+    import argparse
+    target = None
+    if ns.workbook:
+        from .workbooks.xlsx import check_target
+        target = check_target(ns.workbook)
+    _serve_plan(argparse.Namespace(**{**vars(ns), "gpus": None, "top": 15, "all": False}), job)
+    if target is not None:
+        from .workbooks import write_workbook
+        path = write_workbook(target, job, gpus=getattr(ns, "scenario_gpus", None))
+        if not ns.json:
+            print(f"Workbook (every number a live Excel formula): {path.resolve()}")
+    return 0
+
+
 def cmd_workbook(ns) -> int:
     from .workbooks import write_workbook
 
@@ -305,7 +325,7 @@ def cmd_workbook(ns) -> int:
     if ns.email_draft:  # a draft target that cannot be used is refused before anything is written
         from .workbooks.email_draft import check_draft_target
         check_draft_target(ns.email_draft, ns.out)
-    path = write_workbook(ns.out, inputs)
+    path = write_workbook(ns.out, inputs, gpus=getattr(ns, "scenario_gpus", None))
     print(f"wrote {path.resolve()}")
     if ns.email_draft:
         from .workbooks.email_draft import draft_text, write_draft
@@ -319,11 +339,14 @@ def cmd_workbook(ns) -> int:
 
 
 def cmd_plan(ns) -> int:
-    from .core import plan
+    from .core import check_input, plan
     from .core import plan_scope as scope
 
+    given = _collect_inputs(ns)
+    if "task" in given and check_input("task", given["task"]) == "serve":
+        return _serve_plan(ns, given)
     # a gpu, n_gpus or offer the inputs name narrows the search (one GPU type, a fixed count, one offer)
-    job, where = scope(_collect_inputs(ns), ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None))
+    job, where = scope(given, ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None))
     result = plan(job, **where)
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()}  # noqa: E731
@@ -368,6 +391,51 @@ def cmd_plan(ns) -> int:
         print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
     else:
         print("Rejected options and why: --all. Interruptible (spot) offers include re-work; owned costs are the job's share at the usage pattern.")
+    return 0
+
+
+def _serve_plan(ns, given: dict) -> int:
+    """gpu-tco plan --task serve: the serving planner's options, its answer and the reasons others fail."""
+    from .core import serve_option_text, serve_plan
+
+    gpus = ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None)
+    result = serve_plan(given, gpus=gpus)
+    if ns.json:
+        clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o is not None else None  # noqa: E731
+        print(json.dumps({"task": "serve", "job": {k: _jsonable(v) for k, v in result["job"].items()},
+                          "demand": result["demand"], "api": result["api"], "choice": result["choice"],
+                          "recommendation": result["recommendation"], "recommended": clean(result["recommended"]),
+                          "best_rent": clean(result["best_rent"]), "best_buy": clean(result["best_buy"]),
+                          "rent_beats_api_mtok_per_month": result["rent_beats_api_mtok_per_month"],
+                          "buy_beats_api_mtok_per_month": result["buy_beats_api_mtok_per_month"],
+                          "options": [clean(o) for o in result["options"]],
+                          "rejected_counts": result["rejected_counts"]}, indent=2))
+        return 0
+    i = result["inputs"]
+    targets = ", ".join(t for t in (f"first token within {i['ttft_slo_ms']:g} ms" if i["ttft_slo_ms"] else "",
+                                    f"{i['tpot_slo_ms']:g} ms per token" if i["tpot_slo_ms"] else "") if t) or "no latency targets"
+    print(f"gpu-tco plan (serving): {i['model']}, {result['demand']['requests_per_s']:g} requests/s of {i['prompt_tokens']:g} prompt + "
+          f"{i['output_tokens']:g} output tokens, {i['hours_per_day']:g} h/day; {targets}")
+    print()
+    ok = [o for o in result["options"] if o.ok]
+    body = [[n + 1, serve_option_text(o).split(" from ")[0].removeprefix("rent ").removeprefix("buy "),
+             "buy" if o.acquire == "buy" else o.offer, o.batch, f"{o.ttft_ms:,.0f}", f"{o.tpot_ms:.1f}", o.gpus_total,
+             f"{o.usd_per_mtok_input:.3f}", f"{o.usd_per_mtok_output:.3f}", _money(o.usd_per_month)]
+            for n, o in enumerate(ok[: ns.top])]
+    if body:
+        print(table(["#", "setup (replicas x GPUs, weights)", "rent offer / buy", "batch", "TTFT ms", "TPOT ms", "GPUs",
+                     "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
+        print()
+    print(result["recommendation"])
+    print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
+          + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
+    if ns.all:
+        print()
+        rej = [[f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.acquire if o.acquire != "rent" else o.offer, "; ".join(o.reasons)]
+               for o in result["options"] if not o.ok]
+        print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
+    else:
+        print("Rejected options and why: --all. Latencies at full load (the batch each replica runs); costs for the traffic hours.")
     return 0
 
 
@@ -504,6 +572,40 @@ def _refresh_offers(ns) -> int:
     return 0
 
 
+def cmd_apis(ns) -> int:
+    """apis: the API price catalog; --update FILE / --refresh: new prices from the genai-prices data."""
+    from .core import api_prices
+    if ns.update or ns.refresh:
+        if ns.update:
+            providers, what = api_prices.providers_from_file(ns.update), f"genai-prices data {os.path.basename(ns.update)}"
+        else:
+            providers, what = api_prices.providers_from_package()
+        result = api_prices.update(providers, what, as_of=ns.as_of, out=ns.out)
+        if ns.json:
+            print(json.dumps({"file": str(result.path), "as_of": result.as_of, "updated": result.updated,
+                              "changed": result.changed, "missing": result.missing}, indent=2))
+        else:
+            print(_safe(result.summary()))
+        return 0
+    tab = catalog.apis()
+    rows = list(tab.rows)
+    if ns.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(table(["API (api_model)", "provider", "model", "open model", "USD/Mtok input", "USD/Mtok output", "as of"],
+                [[_safe(r["name"]), _safe(r["provider"]), _safe(r["model"]), _safe(r["catalog_model"]) or "-",
+                  f"{r['usd_per_mtok_input']:.4g}", f"{r['usd_per_mtok_output']:.4g}", r["as_of"]] for r in rows],
+                align=["<", "<", "<", "<", ">", ">", "<"]))
+    dates = sorted(str(r["as_of"]) for r in rows if r.get("as_of"))
+    print(f"\n{len(rows)} API prices per million tokens from {', '.join(tab.files)}; each row's price page: --json.")
+    if dates:
+        print(f"Prices as of {dates[0]} to {dates[-1]}. Prices move: gpu-tco apis --update data.json "
+              f"(genai-prices' data, {api_prices.DATA_JSON_URL}) or --refresh (pip install genai-prices) brings newer ones.")
+    for builtin, (typed, file) in tab.overrides.items():
+        print(f"Your row {typed!r} in {file} overrides the built-in {builtin}.")
+    return 0
+
+
 # the two memory views, named so nobody adds the allocator peak to the parts
 MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
 
@@ -557,6 +659,22 @@ def cmd_estimate(ns) -> int:
             ["longest context that fits", res["max_context_fit"]],
             ["decode tokens/s per sequence", res["decode_tokens_per_s_per_seq"]],
             ["decode tokens/s, whole batch", res["decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
+        ]
+        print(table(["result", "value"], facts))
+        print()
+        print(f"serving {res['serve_demand_requests_per_s']:g} requests/s of {used['prompt_tokens']} prompt + {used['output_tokens']} "
+              f"output tokens on replicas of {used['n_gpus']}x {used['gpu']}, within {used['ttft_slo_ms']:g} ms to the first token "
+              f"and {used['tpot_slo_ms']:g} ms per token (0 = no target):")
+        facts = [
+            ["meets the targets", bool(res["serve_ok"])], ["batch per replica at full load", res["serve_batch"]],
+            ["time to first token (ms)", res["ttft_ms"]], ["time per output token (ms)", res["tpot_ms"]],
+            ["requests/s per replica", res["serve_replica_requests_per_s"]], ["replicas", res["serve_replicas"]],
+            ["rented: USD per million input tokens", res["serve_rent_usd_per_mtok_input"]],
+            ["rented: USD per million output tokens", res["serve_rent_usd_per_mtok_output"]],
+            ["owned: USD per million input tokens", res["serve_own_usd_per_mtok_input"]],
+            ["owned: USD per million output tokens", res["serve_own_usd_per_mtok_output"]],
+            ["rented: USD per month", res["serve_rent_usd_per_month"]], ["owned: USD per month", res["serve_own_usd_per_month"]],
+            ["API: USD per month for the same tokens", res["serve_api_usd_per_month"]],
         ]
     print(table(["result", "value"], facts))
     print()
@@ -619,6 +737,10 @@ def cmd_calibrate(ns) -> int:
         params = cal.fit(rows)
         for path in cal.apply(params, rows):
             print(f"wrote {path}")
+        decision = cal.serving_family_decision()
+        for path in cal.apply_serving(decision):
+            print(f"wrote {path} (serving efficiency per GPU family: "
+                  + (", ".join(f"{k} {v:.3g}" for k, v in decision["factors"].items()) or "none supported") + ")")
         print("Run `gpu-tco docs` (a new process reads the new values) to refresh docs/calibration.md.")
         return 0
     print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
@@ -635,7 +757,19 @@ def cmd_calibrate(ns) -> int:
     print(table(["quantity", "rows", "median error", "worst error"],
                 [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items() if k != "by_source"],
                 align=["<", ">", ">", ">"]))
-    print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources; details and citations: docs/calibration.md")
+    serving = cal.serving_measurements()
+    decision = cal.serving_family_decision(serving)
+    print("\nServing rows (the serving formulas at each row's workload):")
+    print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
+                [[m.id, m.source, m.quantity, f"{m.value:,.4g}", f"{p:,.4g}", f"{e:+.1%}", "yes" if cal.serving_in_fit(m) else "no"]
+                 for m, p, e in cal.serving_errors(rows=serving)], align=["<", "<", "<", ">", ">", ">", "<"]))
+    print(table(["serving errors (rows in the fit)", "rows", "median error", "worst error"],
+                [[f"{label}: {k}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
+                 for label, loso in (("as shipped", decision["without"]), ("family factors, leave one source out", decision["with"]))
+                 for k, v in loso.items() if k != "by_source"], align=["<", ">", ">", ">"]))
+    print("Family factors " + ("kept" if decision["supported"] else "not supported by held-out sources: none kept") + ".")
+    print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources, and {len(serving)} serving rows; "
+          "details and citations: docs/calibration.md")
     return 0
 
 
@@ -692,7 +826,7 @@ def _form_picture(path) -> int:
 MAIN_QUANTITIES = ["option_cost_usd", "option_ok", "option_hours", "option_usd_per_mtok_train", "peak_train_gib_per_gpu",
                    "gpu_memory_gib", "gpus_needed", "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour",
                    "own_usd_per_gpu_hour", "own_capital_usd", "payback_months", "verdict_code"]
-ESTIMATE_GROUPS = ("architecture", "lora", "training memory", "training compute", "inference")
+ESTIMATE_GROUPS = ("architecture", "lora", "training memory", "training compute", "inference", "serving")
 CHOSEN_BY_THE_TOOL = {"gpu", "n_gpus", "offer", "buy"}  # the main job and the planner choose these themselves
 
 
@@ -714,13 +848,13 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .core import QUANTITIES, __version__
+    from .core import QUANTITIES, SERVE_OUTPUTS, __version__
 
     p = Parser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
                description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
                            "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
                            "name the recommended option and write the workbook.",
-               epilog="Commands: estimate, plan, tco, breakeven, offers, gpus, models, presets, explain, workbook, addin, "
+               epilog="Commands: estimate, plan, tco, breakeven, offers, apis, gpus, models, presets, explain, workbook, addin, "
                       "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
     p.add_argument("--version", action="version", version=f"gpu-tco {__version__}")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -745,8 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--top", type=_positive_int, default=15, metavar="N", help="acceptable options to list [15]")
     pl.add_argument("--all", action="store_true", help="also list rejected options and why")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
-    _add_input_options(pl, _inputs_for([n for n in QUANTITIES if n.startswith("option_")] + ["peak_train_gib_per_gpu"],
-                                       drop=CHOSEN_BY_THE_TOOL, planner=True))
+    _add_input_options(pl, ["task"] + _inputs_for([n for n in QUANTITIES if n.startswith("option_")] + ["peak_train_gib_per_gpu"]
+                                                  + list(SERVE_OUTPUTS), drop=CHOSEN_BY_THE_TOOL, planner=True))
     for name, text, lines in (("tco", "total cost of owning a setup, line by line", TCO_LINES),
                               ("breakeven", "buy versus rent: payback, break-even, month by month",
                                BREAKEVEN_LINES + ["own_cumulative_usd", "rent_cumulative_usd"])):
@@ -758,6 +892,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fetch today's offers through gpuhunt (pip install 'gpu-tco[live]') into your offers file")
     of.add_argument("--gpu", default=None, help="only this GPU's offers (every variant of a family: --gpu h100)")
     of.add_argument("--json", action="store_true", help="every field and source")
+    ap = command("apis", "list the API prices per million tokens, or update them from the genai-prices data",
+                 "[--update FILE | --refresh] [--as-of YYYY-MM-DD] [--out FILE] [--json]")
+    ap.add_argument("--update", default=None, metavar="FILE",
+                    help="new prices from genai-prices' data.json (https://github.com/pydantic/genai-prices) into your apis file")
+    ap.add_argument("--refresh", action="store_true", help="new prices from the installed genai-prices package (pip install genai-prices)")
+    ap.add_argument("--as-of", default=None, metavar="YYYY-MM-DD", help="the date the new prices hold on [today]")
+    ap.add_argument("--out", default=None, metavar="FILE", help="write the updated catalog here [apis.csv in your configuration folder]")
+    ap.add_argument("--json", action="store_true", help="every field and source")
     for name in ("gpus", "models"):
         c = command(name, f"list the {name} catalog", "[--json]")
         c.add_argument("--json", action="store_true", help="every field and source")
@@ -885,7 +1027,7 @@ def _run(argv, interrupted: list) -> int:
         handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                     "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
                     "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,
-                    "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate}
+                    "presets": cmd_presets, "form": cmd_form, "calibrate": cmd_calibrate, "apis": cmd_apis}
         return handlers[ns.command](ns)
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)

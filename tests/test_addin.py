@@ -21,6 +21,7 @@ from lo import book
 from openpyxl import load_workbook
 
 from gpu_tco import core
+from gpu_tco.addin.codegen import param_name
 from gpu_tco.addin.functions import FUNCTIONS, INFER_COMPONENTS, MAX_TEXT, TRAIN_COMPONENTS, call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -239,7 +240,7 @@ def test_every_function_registers_with_docs_within_excel_limits(registered):
         assert meta["category"] == "GPU TCO" and meta["name"] == name
         assert 0 < len(meta["ret"]["doc"]) <= 255 and meta["ret"]["doc"] == func.doc
         params = [a["name"] for a in meta["args"]]
-        assert params == [("component" if a == "infer_component" else a) for a in func.args]
+        assert params == [param_name(a) for a in func.args]
         for a in meta["args"]:
             assert "optional" in a, (name, a["name"])  # every argument optional
             assert 0 < len(a["doc"]) <= 255 and a["options"].get("ndim") == 2
@@ -416,3 +417,26 @@ def test_gpu_plan_carries_the_recommendation_in_words():
     head, first = table[0], dict(zip(table[0], table[1]))
     assert head[-1] == "recommendation" and all(row[-1] == "" for row in table[2:])
     assert first["recommendation"] == recommend({"model": "Llama-3-8B", "method": "qlora"}).text[:MAX_TEXT]
+
+
+def test_serve_plan_function_says_core_serving_answer():
+    """GPU_SERVE_PLAN: the answer in one cell is core's sentence; with top, the ranked setups as a table; bad input
+    is one line of text in the cell."""
+    from gpu_tco.core import serve_plan
+    job = {"model": "Llama-3-70B", "requests_per_s": 20, "prompt_tokens": 1000, "output_tokens": 200, "ttft_slo_ms": 2000,
+           "tpot_slo_ms": 50, "api_model": "together/Llama-3.3-70B-Instruct-Turbo", "hours_per_day": 24, "gpu": "H100-SXM"}
+    args = [float(v) if isinstance(v, int) else v for v in job.values()]  # Excel hands numbers as floats
+    result = serve_plan(job)
+    assert call("GPU_SERVE_PLAN", *args) == result["recommendation"]
+    best = result["recommended"]
+    table = call("GPU_SERVE_PLAN", *args, 3)
+    assert table[0][:7] == ["rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas"] and len(table) == 4
+    assert table[1][1:7] == [best.gpu, best.n_gpus, best.weights_dtype, best.acquire, best.offer, best.replicas]
+    assert table[1][8] == pytest.approx(best.tpot_ms) and table[1][8] <= 50 and table[1][-1] == result["recommendation"]
+    everything = call("GPU_SERVE_PLAN", *args, 0)
+    assert len(everything) == len(result["options"]) + 1 and any(row[13] for row in everything[1:])  # rejected, with why
+    for bad, expected in (((None, -5), "requests_per_s: -5 is too small"), ((None, None, None, None, None, None, "togther/Llama"),
+                                                                             "api_model: unknown"),
+                          ((*args[:9], -1), "top: -1 is not a whole number")):
+        text = call("GPU_SERVE_PLAN", *bad)
+        assert isinstance(text, str) and text.startswith("#INPUT! ") and expected in text and "\n" not in text, text

@@ -200,8 +200,10 @@ def test_each_command_lists_only_the_inputs_it_uses_grouped():
     est = gpu_tco("estimate", "--help").stdout
     tco = gpu_tco("tco", "--help").stdout
     plan = gpu_tco("plan", "--help").stdout
-    # the job's hours depend on what connects the GPUs, so estimate takes the offer (its network) but no prices
-    assert "--seq-len" in est and "--usd-per-kwh" not in est and "--offer " in est and "--usd-per-gpu-hour-rented" not in est
+    # the job's hours depend on what connects the GPUs, so estimate takes the offer (its network); its serving figures
+    # (cost per million tokens rented and owned) take the prices too, and the serving demand and targets
+    assert "--seq-len" in est and "--offer " in est and "--usd-per-kwh" in est and "--usd-per-gpu-hour-rented" in est
+    assert "--tpot-slo-ms" in est and "--requests-per-s" in est and "--tpot-slo-ms" in plan and "--task" in plan
     assert "--usd-per-kwh" in tco and "--seq-len" not in tco and "--context-tokens" not in tco
     assert "--seq-len" in plan and "--deadline-hours" in plan and "--n-gpus" not in plan and "--gpu " not in plan
     assert "--cost-tolerance-pct" in plan and "--cost-tolerance-pct" in gpu_tco("--help").stdout  # read by the planner itself
@@ -303,3 +305,29 @@ def test_presets_wrap_whole_pairs_and_help_says_auto():
             assert text.split(option)[1].split(" --")[0].endswith("[default: auto]"), name
     assert "--mfu V" in text and "--usd-per-gpu-hour-rented V" in text
     assert text.split("--seq-len V ")[1].split(" --")[0].endswith("[4096]")
+
+
+def test_main_job_and_e_mail_draft_of_a_serving_scenario_say_the_serving_answer(tmp_path):
+    """`gpu-tco --scenario serve.json` answers the serving question (core's sentence) and writes the serving workbook;
+    `gpu-tco workbook --email-draft` drafts the same answer."""
+    import email
+    from email import policy
+
+    from openpyxl import load_workbook
+
+    from gpu_tco.core import read_scenario, serve_plan, split_scenario
+    scenario = ROOT / "examples" / "serve-llama3-70b.json"
+    inputs, gpus = split_scenario(read_scenario(scenario))
+    answer = serve_plan(inputs, gpus=gpus)["recommendation"]
+    out = gpu_tco("--scenario", str(scenario), "--workbook", str(tmp_path / "main.xlsx"))
+    assert out.returncode == 0, out.stderr
+    assert answer in out.stdout.splitlines() and "Workbook (every number a live Excel formula)" in out.stdout
+    assert "Fine-tune" not in out.stdout and "Recommended for" not in out.stdout  # not the training comparison
+    book = load_workbook(tmp_path / "main.xlsx")
+    assert "Serving" in book.sheetnames and book["Start"]["A7"].value.startswith("=IF(")
+    out = gpu_tco("workbook", "--scenario", str(scenario), "--out", str(tmp_path / "w.xlsx"), "--email-draft", str(tmp_path / "d.eml"))
+    assert out.returncode == 0, out.stderr
+    message = email.message_from_bytes((tmp_path / "d.eml").read_bytes(), policy=policy.default)
+    assert message["Subject"] == "Serving plan: Llama-3-70B"
+    body = message.get_body(("plain",)).get_content()
+    assert f"Answer: {answer}" in body.replace("\r\n", "\n")

@@ -454,7 +454,9 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
     assert AUTO_QUANTITY == {"mfu": "mfu_effective", "job_hours": "job_hours_base",
                              "usd_per_gpu_hour_rented": "rent_usd_per_gpu_hour_list",
                              "purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "measured_tokens_per_s": "serve_tokens_per_s",
-                             "gpus_per_server": "own_server_gpus"}
+                             "gpus_per_server": "own_server_gpus",
+                             "api_usd_per_mtok_input": "serve_api_usd_per_mtok_input",
+                             "api_usd_per_mtok_output": "serve_api_usd_per_mtok_output"}
     assert set(AUTO_BASIS) == set(AUTO_QUANTITY) and all(BY_NAME[n].default == 0 for n in AUTO_QUANTITY)
     job = {"gpu": "H100-SXM", "n_gpus": 8, "offer": "AWS p5.48xlarge", "purchase_usd_per_gpu": 30_000}
     used = in_use(job)

@@ -186,11 +186,15 @@ def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
     value), against scalar calls row by row."""
     monkeypatch.setattr(engine, "CHUNK_ROWS", 4)
     rng = random.Random(161)
-    linked = {"gpu": "offer", "offer": "gpu", "n_gpus": "tensor_parallel", "tensor_parallel": "n_gpus"}
+    # inputs that must change together: an offer belongs to its GPU, tp divides n_gpus, FP8 needs a GPU that has it
+    # and a base it can multiply (QLoRA's NF4 is multiplied in 16 bit)
+    linked = {"gpu": {"offer", "precision"}, "offer": {"gpu"}, "n_gpus": {"tensor_parallel"}, "tensor_parallel": {"n_gpus"},
+              "precision": {"gpu", "method"}, "method": {"precision"}}
     for _ in range(12):
         rows = [random_config(rng) for _ in range(25)]
         moving = set(rng.sample(sorted(rows[0]), rng.randint(1, 6)))
-        moving |= {linked[k] for k in moving if k in linked}  # an offer belongs to its GPU; tp divides n_gpus
+        while not (grown := moving | {j for k in moving for j in linked.get(k, ())}) <= moving:
+            moving = grown
         for row in rows[1:]:
             row.update({k: rows[0][k] for k in row if k not in moving})
         sweep = {k: ([r[k] for r in rows] if k in moving else rows[0][k]) for k in rows[0]}

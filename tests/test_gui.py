@@ -18,7 +18,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import QObject, QSettings, Qt, Signal  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox, QRadioButton  # noqa: E402
 
 from gpu_tco.core.planner import plan  # noqa: E402
 from gpu_tco.core.scenario_files import read_scenario  # noqa: E402
@@ -680,3 +680,88 @@ def test_ctrl_c_closes_the_running_form_with_one_line(tmp_path):
             if proc.poll() is None:
                 proc.kill()
         assert (proc.returncode, err) == (130, "gpu-tco: interrupted\n"), (shown, err)
+
+
+# --- serving mode ----------------------------------------------------------------------------------------------
+
+SERVE_EXAMPLE = ROOT / "examples" / "serve-llama3-70b.json"
+
+
+def _visible(w, name: str) -> bool:
+    return w.fields[name].editor.isVisibleTo(w)
+
+
+def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
+    from gpu_tco.core import serve_plan
+    serve = window.findChild(QRadioButton, "task_serve")
+    answer = answer_after(qtbot, window, lambda: qtbot.mouseClick(serve, Qt.MouseButton.LeftButton))
+    assert answer["task"] == "serve" and window.controller.state.values["task"] == "serve"
+    for name in model.SERVE_JOB_INPUTS:  # the demand, the targets and the API, in the job's box
+        assert _visible(window, name), name
+        assert window.inputs_panel.job_grid.indexOf(window.fields[name].editor) >= 0, name
+    for name in ("method", "tokens", "epochs", "seq_len", "weights_dtype"):  # training's, and what the planner chooses
+        assert not _visible(window, name), name
+    assert window.headline.text() == serve_plan({"task": "serve"})["recommendation"]
+    assert [window.tabs.tabText(k) for k in (1, 2)] == ["Cost per million tokens", "Latency"]
+    train = window.findChild(QRadioButton, "task_train")
+    answer = answer_after(qtbot, window, lambda: qtbot.mouseClick(train, Qt.MouseButton.LeftButton))
+    assert answer.get("task") != "serve" and _visible(window, "tokens") and not _visible(window, "requests_per_s")
+    assert window.headline.text().startswith("Recommended:") and window.tabs.tabText(1) == "Job cost"
+    assert window.inputs_panel.job_grid.indexOf(window.fields["hours_per_day"].editor) < 0  # back in its own box
+
+
+def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtbot, window):
+    from gpu_tco.core import serve_plan, split_scenario
+    answer = answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))
+    assert window.findChild(QRadioButton, "task_serve").isChecked() and answer["task"] == "serve"
+    inputs, gpus = split_scenario(read_scenario(SERVE_EXAMPLE))
+    expected = serve_plan(inputs, gpus=gpus)
+    rec = expected["recommended"]
+    assert window.headline.text() == expected["recommendation"]
+    assert window.fields["requests_per_s"].editor.text() == "20" and window.fields["api_model"].editor.currentText() == inputs["api_model"]
+    headers, rows = window.current_rows()
+    first = dict(zip(headers, rows[0]))
+    assert first["Setup"] == f"{rec.n_gpus}x {rec.gpu} ({rec.weights_dtype})" and first["Replicas"] == rec.replicas
+    assert first["Per token (ms)"] == pytest.approx(rec.tpot_ms) and first["Monthly cost (USD)"] == pytest.approx(rec.usd_per_month)
+    assert len(rows) == sum(o.ok for o in expected["options"])
+    figures = {f.quantity: f.value for f in answer["figures"]}
+    assert figures["ttft_ms"] == pytest.approx(rec.ttft_ms) and figures["serve_replicas"] == rec.replicas
+    # the cost chart: renting, buying and the API against monthly volume; renting at the demand costs the option's
+    volume = window.cost_view.chart().series()
+    names = [s.name() for s in volume]
+    assert any(n.startswith("Renting") for n in names) and any(n.startswith("Buying") for n in names)
+    assert any(n.startswith(f"API {expected['api']['name']}") for n in names)
+    api = next(s for s in volume if s.name().startswith("API"))
+    blended = expected["api"]["usd_per_month"] / expected["demand"]["mtok_per_month"]  # one price per token mix
+    assert all(p.y() == pytest.approx(blended) for p in api.points())
+    renting = next(s for s in volume if s.name().startswith("Renting"))
+    at_demand = min(renting.points(), key=lambda p: abs(p.x() - expected["demand"]["mtok_per_month"]))
+    assert at_demand.x() == pytest.approx(expected["demand"]["mtok_per_month"])  # the middle of the volumes
+    assert at_demand.y() == pytest.approx(expected["best_rent"].usd_per_month / at_demand.x())
+    assert all(s.count() >= 2 for s in volume)
+    # latency against batch: per-token time grows with the batch and meets the target at the serving batch
+    latency = {s.name(): s for s in window.memory_view.chart().series()}
+    tpot = [p for p in latency["Time per generated token"].points()]
+    assert len(tpot) >= 5 and all(b.y() >= a.y() for a, b in zip(tpot, tpot[1:]))
+    at_batch = next(p.y() for p in tpot if p.x() == rec.batch)
+    assert at_batch == pytest.approx(rec.tpot_ms) and at_batch <= 50
+    assert not window.tabs.isTabVisible(3)
+    # a number of the table explains itself with core's formula at the setup's inputs
+    window.table.setCurrentIndex(window.proxy.index(0, headers.index("Per token (ms)")))
+    assert "tpot_ms" in window.explanation.toPlainText() and "Formula" in window.explanation.toPlainText()
+
+
+def test_serving_field_errors_reach_the_field(qtbot, window):
+    messages = []
+    window.controller.field_message.connect(lambda field, message: messages.append((field, message)))
+    answer_after(qtbot, window, lambda: window.findChild(QRadioButton, "task_serve").click())
+    rate = window.fields["requests_per_s"].editor
+    type_into(qtbot, rate, "-5")
+    field, message = messages[-1]
+    assert field == "requests_per_s" and message.startswith("requests_per_s: -5 is too small")
+    label = window.findChild(QLabel, "message_requests_per_s")
+    assert label.isVisible() and label.text() == message and window.stale_banner.isVisible() and not visible_dialogs()
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, rate, "40"))
+    assert not label.isVisible() and answer["plan"]["demand"]["requests_per_s"] == 40
+    type_into(qtbot, window.fields["tpot_slo_ms"].editor, "fast")
+    assert messages[-1][0] == "tpot_slo_ms" and messages[-1][1].startswith('tpot_slo_ms: "fast"')

@@ -325,12 +325,18 @@ class Layout:
         return self.option_values[self.best]["label"] if self.best is not None else "none acceptable"
 
 
-def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None = None) -> tuple[Workbook, dict]:
+def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None = None,
+                   gpus: list[str] | None = None) -> tuple[Workbook, dict]:
     """The workbook object and the {sheet!cell: cached value} map for its formula cells.
 
     ``options``: rows of the Compare sheet, each {gpu, n_gpus, offer ("auto" or a name), buy};
     default ``default_options(inputs)``.  The first row is always the scenario on Inputs.
+    A serving scenario (task "serve") gets the serving workbook (``workbooks.serving_book``; ``gpus``: the GPU
+    types its planner considers, default the whole catalog).
     """
+    if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
+        from .serving_book import build_serving_workbook
+        return build_serving_workbook(inputs, gpus)
     job = Scenario.of(inputs, options)
     wb = Workbook()
     lay = Layout()
@@ -373,7 +379,8 @@ def _inputs_sheet(wb: Workbook, ws, job: Scenario, lay: Layout) -> None:
         for name, r in rows:
             _input_row(wb, ws, core.inputs.BY_NAME[name], r, job, lay)
     last_input_row = max(r for _, heading_row, rows in layout for r in [heading_row, *(row for _, row in rows)])
-    _candidate_block(ws, job, lay)
+    if job.values.get("task") != "serve":  # a serving workbook's setups are on its Serving sheet
+        _candidate_block(ws, job, lay)
     cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(5)]
     _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
@@ -846,7 +853,8 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
                     value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
                 put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
-            if col in ("name", "auto_offer", "price_type") or col in table.numeric:  # price_type: the Start answer
+            if col in ("name", "auto_offer", "price_type") or col in table.numeric or (tname, col) == ("apis", "as_of"):
+                # price_type and the API's date: read by the Start answers
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
             sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
@@ -1034,14 +1042,14 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
     return i + 2
 
 
-def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None) -> Path:
+def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None, gpus: list[str] | None = None) -> Path:
     """Write the workbook atomically (temporary file in the target folder, then rename).
 
     Raises ``core.InputError`` for bad inputs and ``WorkbookError`` when the target cannot be
     written (missing folder, read-only, open in Excel); an existing file is never left half-written.
     """
     target = check_target(path)
-    wb, cached = build_workbook(inputs)
+    wb, cached = build_workbook(inputs, gpus=gpus)
     return save_atomically(wb, cached, target)
 
 

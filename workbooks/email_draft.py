@@ -45,11 +45,13 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
+    from ..core import check_input, plan
     from ..core import compose_recommendation as compose
-    from ..core import plan
     from ..core import plan_scope as scope
 
     scenario = dict(scenario or {})
+    if "task" in scenario and check_input("task", scenario["task"]) == "serve":
+        return _serve_draft(scenario, gpus)
     job, where = scope(scenario, gpus)
     result = plan(job, **where)
     a = result["inputs"]  # the job as the planner checked it (a tensor-parallel degree need not divide 8)
@@ -66,6 +68,26 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
               "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "
               "Inputs sheet and the answers follow.", "", "Made with gpu-tco."]
+    return subject, "\n".join(lines)
+
+
+def _serve_draft(scenario: dict, gpus: list[str] | None) -> tuple[str, str]:
+    """(subject, body) for a serving scenario: the demand and targets, and the serving planner's answer in core's
+    words (rent, buy or use the API), as the workbook's Start sheet and the command line say it."""
+    from ..core import serve_plan
+    result = serve_plan(scenario, gpus=gpus)
+    a, demand = result["inputs"], result["demand"]
+    subject = f"Serving plan: {a['model']}"
+    targets = ", ".join(t for t in (f"first token within {a['ttft_slo_ms']:g} ms" if a["ttft_slo_ms"] else "",
+                                    f"{a['tpot_slo_ms']:g} ms per generated token" if a["tpot_slo_ms"] else "") if t)
+    lines = [f"Job: serve {a['model']} at {demand['requests_per_s']:g} requests a second ({a['prompt_tokens']:g} prompt and "
+             f"{a['output_tokens']:g} generated tokens each, {a['hours_per_day']:g} hours a day), "
+             f"{targets or 'no latency targets'}.", "", f"Answer: {result['recommendation']}"]
+    ok = sum(1 for o in result["options"] if o.ok)
+    lines += ["", f"{ok} of {len(result['options'])} setups were acceptable: they fit, meet the targets and have a price "
+              "(every GPU, GPUs per replica, weight format, cloud offer and buying).",
+              "The attached workbook recomputes every number in Excel or LibreOffice: change the demand, the targets or the "
+              "prices on its Inputs sheet and the answer follows.", "", "Made with gpu-tco."]
     return subject, "\n".join(lines)
 
 

@@ -1,0 +1,446 @@
+"""Serving planner: the cheapest deployment that answers a demand within latency targets, against an API.
+
+    >>> from gpu_tco.core import serve_plan
+    >>> result = serve_plan({"model": "Llama-3-70B", "requests_per_s": 20, "prompt_tokens": 1000,
+    ...                      "output_tokens": 200, "ttft_slo_ms": 2000, "tpot_slo_ms": 50})
+    >>> result["recommended"].gpu, result["recommended"].replicas     # doctest: +SKIP
+    >>> result["recommendation"]                                       # one sentence: rent, buy or use the API
+
+What is searched: every GPU of the catalog x GPUs per replica (the tensor-parallel degree: 1, 2, 4, 8 up to the
+GPU's largest server; one for MIG slices) x weight format the GPU runs well (bf16; fp8 where it has FP8 tensor
+cores; int4 AWQ; NVFP4 where it has FP4) x (each priced rental offer that sells a replica, or buying).  For each,
+the formula layer (``core/formulas.py`` group "serving", the same formulas the workbook and the Excel functions
+use) gives the batch a replica runs within both targets, ``ttft_ms``, ``tpot_ms``, the requests per second a
+replica sustains, the replicas the demand needs, and the monthly cost and cost per million input and output
+tokens.  One vectorised ``evaluate`` call computes all options.
+
+Ranking (``SERVE_RANKING``): options that fit and meet both targets with a price first; among those within
+``cost_tolerance_pct`` of the cheapest monthly cost, fewer GPUs in all win, then the lower cost; the rest follow
+by cost.  The answer compares the cheapest rented and the cheapest bought option with the API at the demand and
+says above which monthly volume renting and owning beat the API.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from . import catalog, planner
+from .engine import check_input, evaluate, resolve_inputs
+from .errors import InputError
+from .inputs import BY_NAME
+from .planner import _offers_by_gpu
+from .recommendation import usd_text
+
+TP_DEGREES = (1, 2, 4, 8)
+# checked in this order; the first failing one is what a table shows
+SERVE_REJECTIONS = (("serve_fits", "does not fit"), ("serve_meets_ttft", "first token too slow"),
+                    ("serve_meets_tpot", "too slow per token"), ("serve_ok", "no batch meets both targets"),
+                    ("option_priced", "no price"), ("option_offer_allowed", "spot not allowed"),
+                    ("option_offer_sells", "larger than the offer sells"))
+SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_per_s", "serve_replicas", "serve_gpus",
+                 "serve_option_usd_per_month", "serve_rent_usd_per_month", "serve_own_usd_per_month",
+                 "serve_rent_usd_per_mtok_input", "serve_rent_usd_per_mtok_output", "serve_own_usd_per_mtok_input",
+                 "serve_own_usd_per_mtok_output", "serve_rent_beats_api_mtok_per_month", "serve_own_beats_api_mtok_per_month",
+                 "serve_api_usd_per_month", "serve_api_usd_per_mtok_input", "serve_api_usd_per_mtok_output",
+                 "serve_mtok_per_month", "serve_demand_requests_per_s", "serve_load_fraction", "serve_kv_batch",
+                 "serve_tpot_ms_at_batch_1", "serve_ttft_ms_at_batch_1", "infer_weights_gib", "gpu_memory_gib",
+                 "serve_rent_usd_per_replica_month", "serve_own_usd_per_replica_month", "serve_replica_mtok_per_month",
+                 "own_capital_usd", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "offer_max_gpus",
+                 *(flag for flag, _ in SERVE_REJECTIONS))
+SERVE_RANKING = ("options that fit, meet both latency targets and have a price first; among those within cost_tolerance_pct "
+                 "of the cheapest monthly cost, fewer GPUs in all, then the lower monthly cost; then the rest by monthly cost; "
+                 "ties go to the option listed first (GPU catalog order, GPUs per replica, weight format, offer, renting first)")
+# inputs that name what the planner chooses: a job may fix them to narrow the search
+CHOSEN = ("gpu", "n_gpus", "offer", "buy", "weights_dtype")
+
+
+@dataclass(eq=False)
+class ServeOption:
+    """One way to serve the demand: ``replicas`` copies of ``n_gpus`` GPUs (tensor parallel) in ``weights_dtype``,
+    rented through ``offer`` or bought.  Money in USD, latency in milliseconds, tokens in millions (Mtok).
+    ``reasons`` says why an option is not acceptable.  Reads like a mapping too (``option["gpu"]``)."""
+    gpu: str
+    n_gpus: int                       # GPUs per replica (the tensor-parallel degree)
+    weights_dtype: str
+    acquire: str                      # "rent" or "buy"
+    offer: str = ""                   # the rental offer ("" when buying)
+    price_type: str = ""
+    interruptible: bool = False
+    order: int = 0
+    replicas: int = 0
+    gpus_total: int = 0
+    batch: int = 0                    # sequences one replica decodes at once at full load
+    ttft_ms: float = float("nan")     # time to the first token at full load
+    tpot_ms: float = float("nan")     # time per output token at full load
+    requests_per_s_per_replica: float = float("nan")
+    load_fraction: float = float("nan")  # share of the deployment's capacity the demand uses
+    usd_per_month: float = float("nan")  # the deployment, rented for the traffic hours or owned
+    usd_per_mtok_input: float = float("nan")
+    usd_per_mtok_output: float = float("nan")
+    beats_api_above_mtok_per_month: float = float("nan")  # -1 = never
+    usd_per_gpu_hour: float = float("nan")
+    capital_usd: float = float("nan")  # buying: GPUs, servers and network of all replicas
+    weights_gib_per_gpu: float = float("nan")
+    ok: bool = False
+    reasons: tuple = ()
+    within_tolerance: bool = False
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def get(self, key, default=None):
+        return getattr(self, key, default)
+
+    def keys(self):
+        return self.__dataclass_fields__.keys()
+
+    def items(self):
+        return self.as_dict().items()
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["reasons"] = list(self.reasons)
+        return d
+
+
+def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
+    """Weight formats the GPU runs well: bf16; fp8 with FP8 tensor cores; int4 AWQ; NVFP4 with FP4 tensor cores."""
+    if wanted is not None:
+        return [wanted]
+    out = ["bf16"]
+    if float(gpu_row.get("fp8_dense_tflops") or 0) > 0:
+        out.append("fp8")
+    out.append("int4_awq")
+    if float(gpu_row.get("fp4_dense_tflops") or 0) > 0:
+        out.append("nvfp4")
+    return out
+
+
+def _degrees(gpu_row: Mapping, fixed: int | None) -> list[int]:
+    if fixed is not None:
+        return [fixed]
+    if "MIG" in str(gpu_row["name"]).upper():
+        return [1]  # a MIG slice is not linked to another by NVLink
+    top = max(catalog.server_sizes(gpu_row))
+    return [d for d in TP_DEGREES if d <= max(top, 1)]
+
+
+def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
+    if word == "does not fit":
+        return (f"does not fit: weights {r['infer_weights_gib'][j]:.1f} GiB/GPU leave no room for one request's KV cache "
+                f"in {r['gpu_memory_gib'][j]:.0f} GiB")
+    if word == "first token too slow":
+        return f"first token too slow: {r['serve_ttft_ms_at_batch_1'][j]:,.0f} ms alone > target {base['ttft_slo_ms']:g} ms"
+    if word == "too slow per token":
+        return f"too slow per token: {r['serve_tpot_ms_at_batch_1'][j]:,.1f} ms alone > target {base['tpot_slo_ms']:g} ms"
+    if word == "no batch meets both targets":
+        return "no batch meets both targets together"
+    if word == "no price":
+        return "no price: the offer has no rental price or the GPU no purchase price"
+    if word == "spot not allowed":
+        return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+    return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
+
+
+def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True) -> dict:
+    """Plan a serving deployment for ``job`` and say whether to rent, buy or use the API.
+
+    ``job``: inputs as for ``evaluate`` (names in ``INPUTS``), the serving ones being ``requests_per_s`` (or
+    ``monthly_mtok``), ``prompt_tokens``, ``output_tokens``, ``ttft_slo_ms``, ``tpot_slo_ms`` (0 = no target),
+    ``hours_per_day`` (hours of traffic), ``api_model`` (the API compared with; default: the cheapest API of the
+    catalog serving this model or one of its architecture, ``api_for_model``) and the model; ``task`` may be given ("serve").
+    A ``gpu``, ``n_gpus`` (GPUs per replica), ``weights_dtype``, ``offer`` or ``buy`` in the job narrows the search
+    to it; ``gpus`` lists the GPU types to consider (default: the whole catalog); ``include_buy`` adds buying.
+
+    Returns a dict:
+      - ``options``: ``ServeOption`` records, ranked by ``SERVE_RANKING`` (acceptable ones first);
+      - ``recommended``: the first option when acceptable, else None;
+      - ``best_rent`` / ``best_buy``: the cheapest acceptable rented / bought option (or None);
+      - ``api``: {"name", "as_of", "usd_per_month", "usd_per_mtok_input", "usd_per_mtok_output"} for the same tokens
+        (the ``api_model`` row of the API price catalog, or the prices typed in ``api_usd_per_mtok_input``/``_output``);
+      - ``choice``: "rent", "buy" or "api" (the cheapest way at the demand; "api" when no setup meets the targets);
+      - ``rent_beats_api_mtok_per_month`` / ``buy_beats_api_mtok_per_month``: monthly tokens (prompt + generated,
+        millions) above which the best rented / bought setup beats the API (-1 = never, None = no such option);
+      - ``recommendation``: one sentence (rent, buy or use the API, and above which monthly volume each wins);
+      - ``demand``: {"requests_per_s", "mtok_per_month"}; ``job``, ``inputs`` (resolved), ``rejected_counts``,
+        ``ranking``, ``task`` ("serve").
+    Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
+    """
+    if job is not None and not isinstance(job, Mapping):
+        raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-70B\"}")
+    if isinstance(gpus, str):
+        gpus = [gpus]
+    if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
+        raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
+    job = dict(job or {})
+    job.pop("task", None)
+    fixed = {k: job.pop(k) for k in CHOSEN if k in job}
+    base = resolve_inputs({**job, **fixed})  # checks every value once, with field names in messages
+    if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
+        api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))
+        if api is not None:
+            job["api_model"] = api
+            base = resolve_inputs({**job, **fixed})
+    tabs = catalog.tables()
+    gpu_table = tabs["gpus"]
+    if "gpu" in fixed:
+        gpu_names = [gpu_table.canonical(fixed["gpu"], "gpu")]
+    elif gpus:
+        gpu_names = list(dict.fromkeys(gpu_table.canonical(g, "gpu") for g in gpus))
+    else:
+        gpu_names = list(gpu_table.names)
+    n_fixed = int(base["n_gpus"]) if "n_gpus" in fixed else None
+    dtype_fixed = str(base["weights_dtype"]) if "weights_dtype" in fixed else None
+    offer_fixed = None
+    if "offer" in fixed and str(fixed["offer"]).strip().lower() != catalog.AUTO_OFFER:
+        offer_fixed = tabs["offers"].resolve(fixed["offer"], "offer")
+    buy_only = "buy" in fixed and bool(base["buy"])
+    rent_only = "buy" in fixed and not bool(base["buy"])
+    offers = _offers_by_gpu()
+    offer_rows = tabs["offers"].rows
+    cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": []}
+    for g in gpu_names:
+        row_index = gpu_table.find(g)
+        row = gpu_table.rows[row_index]
+        mine = offers.get(row_index, [])
+        if offer_fixed is not None:
+            mine = [offer_fixed] if catalog.offer_gpu_rows()[offer_fixed] == row_index else []
+        for n in _degrees(row, n_fixed):
+            for fmt in _formats(row, dtype_fixed):
+                if not buy_only:
+                    for off in mine:
+                        for k, v in zip(cols, (g, n, fmt, tabs["offers"].names[off], 0)):
+                            cols[k].append(v)
+                if include_buy and not rent_only and offer_fixed is None:
+                    for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1)):
+                        cols[k].append(v)
+    options: list[ServeOption] = []
+    if cols["gpu"]:
+        r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
+                      "offer": cols["offer"], "buy": np.array(cols["buy"])}, outputs=SERVE_OUTPUTS)
+        r = {k: np.broadcast_to(np.asarray(v), (len(cols["gpu"]),)).tolist() for k, v in r.items()}
+        offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+        for j, gpu in enumerate(cols["gpu"]):
+            buy = bool(cols["buy"][j])
+            failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
+            if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
+                failing = [w for w in failing if w != "no batch meets both targets"]
+            reasons = [_reason(w, r, j, base) for w in failing]
+            cost = float(r["serve_option_usd_per_month"][j])
+            if not failing and not math.isfinite(cost):
+                reasons.append("no price: the cost is not a finite number (check the price inputs)")
+            way = "own" if buy else "rent"
+            offer_row = None if buy else offer_rows[offer_index[cols["offer"][j]]]
+            options.append(ServeOption(
+                gpu=gpu, n_gpus=int(cols["n_gpus"][j]), weights_dtype=cols["weights_dtype"][j], acquire="buy" if buy else "rent",
+                offer="" if buy else cols["offer"][j], price_type="" if buy else str(offer_row["price_type"]),
+                interruptible=bool(not buy and offer_row["interruptible"]), order=j,
+                replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_batch"][j]),
+                ttft_ms=float(r["ttft_ms"][j]), tpot_ms=float(r["tpot_ms"][j]),
+                requests_per_s_per_replica=float(r["serve_replica_requests_per_s"][j]),
+                load_fraction=float(r["serve_load_fraction"][j]), usd_per_month=cost,
+                usd_per_mtok_input=float(r[f"serve_{way}_usd_per_mtok_input"][j]),
+                usd_per_mtok_output=float(r[f"serve_{way}_usd_per_mtok_output"][j]),
+                beats_api_above_mtok_per_month=float(r[f"serve_{way}_beats_api_mtok_per_month"][j]),
+                usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
+                capital_usd=float(r["own_capital_usd"][j]) * int(r["serve_replicas"][j]) if buy else float("nan"),
+                weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
+                ok=not reasons, reasons=tuple(reasons)))
+        api = {"usd_per_month": float(r["serve_api_usd_per_month"][0]),
+               "usd_per_mtok_input": float(r["serve_api_usd_per_mtok_input"][0]),
+               "usd_per_mtok_output": float(r["serve_api_usd_per_mtok_output"][0])}
+        demand = {"requests_per_s": float(r["serve_demand_requests_per_s"][0]), "mtok_per_month": float(r["serve_mtok_per_month"][0])}
+    else:
+        one = evaluate({**job, **fixed}, outputs=("serve_api_usd_per_month", "serve_api_usd_per_mtok_input", "serve_api_usd_per_mtok_output",
+                                                  "serve_demand_requests_per_s", "serve_mtok_per_month"))
+        api = {"usd_per_month": float(one["serve_api_usd_per_month"]), "usd_per_mtok_input": float(one["serve_api_usd_per_mtok_input"]),
+               "usd_per_mtok_output": float(one["serve_api_usd_per_mtok_output"])}
+        demand = {"requests_per_s": float(one["serve_demand_requests_per_s"]), "mtok_per_month": float(one["serve_mtok_per_month"])}
+    api.update(_api_name(base))
+    ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
+    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
+    counts: dict[str, int] = {}
+    for o in options:
+        for reason in o.reasons:
+            key = reason.split(":")[0]
+            counts[key] = counts.get(key, 0) + 1
+    recommended = options[0] if options and options[0].ok else None
+    best_rent = next((o for o in options if o.ok and o.acquire == "rent"), None)
+    best_buy = next((o for o in options if o.ok and o.acquire == "buy"), None)
+    costs = {"api": api["usd_per_month"]}
+    if best_rent is not None:
+        costs["rent"] = best_rent.usd_per_month
+    if best_buy is not None:
+        costs["buy"] = best_buy.usd_per_month
+    choice = min(costs, key=lambda k: (costs[k], ("rent", "buy", "api").index(k)))
+    result = {
+        "task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
+        "options": options, "recommended": recommended, "best_rent": best_rent, "best_buy": best_buy, "api": api,
+        "demand": demand, "choice": choice,
+        "rent_beats_api_mtok_per_month": best_rent.beats_api_above_mtok_per_month if best_rent else None,
+        "buy_beats_api_mtok_per_month": best_buy.beats_api_above_mtok_per_month if best_buy else None,
+        "rejected_counts": counts, "ranking": SERVE_RANKING,
+    }
+    result["recommendation"] = serve_sentence(result)
+    return result
+
+
+def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True, **scope) -> dict:
+    """Plan ``job``: a serving deployment when its ``task`` is "serve" (``serve_plan``: ``gpus`` and
+    ``include_buy`` apply), else a training job (``planner.plan``, with its scope: count, offer, price_gpu)."""
+    if isinstance(job, Mapping) and "task" in job and check_input("task", job["task"]) == "serve":
+        # the training planner's scope, read for a serving plan: a fixed count is the GPUs per replica, one offer
+        # the offer rented; price_gpu is not needed (a price typed in the job belongs to the job's GPU)
+        job = dict(job)
+        if scope.get("count") is not None:
+            job["n_gpus"] = scope["count"]
+        if scope.get("offer") is not None:
+            job["offer"] = scope["offer"]
+        unknown = set(scope) - {"count", "offer", "price_gpu"}
+        if unknown:
+            name = sorted(unknown)[0]
+            raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
+        return serve_plan(job, gpus=gpus, include_buy=include_buy)
+    return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
+
+
+ARCHITECTURE = ("layers", "hidden", "ffn", "heads", "kv_heads", "experts", "active_experts", "vocab")
+
+
+def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float = 200) -> str | None:
+    """The API offer to compare a model with: the cheapest (at this prompt/output mix) of the API catalog's rows
+    serving this model, else one of the same architecture (Llama 3.3 70B for Llama 3 70B), else None."""
+    tabs = catalog.tables()
+    models, apis = tabs["models"], tabs["apis"]
+    if models.find(model) is None:
+        return None
+    mine = models.row(model)
+    candidates = [row for row in apis.rows if row.get("catalog_model") == mine["name"]]
+    if not candidates:
+        same = {r["name"] for r in models.rows if all(r[f] == mine[f] for f in ARCHITECTURE)}
+        candidates = [row for row in apis.rows if row.get("catalog_model") in same]
+    if not candidates:
+        return None
+    price = lambda row: prompt_tokens * row["usd_per_mtok_input"] + output_tokens * row["usd_per_mtok_output"]  # noqa: E731
+    return str(min(candidates, key=price)["name"])
+
+
+def _api_name(inputs: Mapping) -> dict:
+    """The API compared with: its catalog name and date, or "the prices given" when both prices are typed in."""
+    if float(inputs["api_usd_per_mtok_input"]) > 0 and float(inputs["api_usd_per_mtok_output"]) > 0:
+        return {"name": "at the prices given", "as_of": ""}
+    row = catalog.tables()["apis"].rows[catalog.tables()["apis"].find(inputs["api_model"])]
+    return {"name": str(row["name"]), "as_of": str(row["as_of"])}
+
+
+def serve_option_inputs(job: Mapping, option: Mapping) -> dict:
+    """The inputs of one serving option: the job with its GPU, GPUs per replica, weight format, offer and rent or buy."""
+    buy = option["acquire"] == "buy"
+    out = {k: v for k, v in job.items() if k != "task"}
+    out.update(gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
+               offer=catalog.AUTO_OFFER if buy else option["offer"], buy=1 if buy else 0)
+    return out
+
+
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None) -> dict:
+    """What a chart of one serving option shows, from the serving formulas (one vectorised evaluate each):
+
+    - ``latency``: {"batch", "tpot_ms", "ttft_ms", "output_tokens_per_s"} for the replica at each batch of
+      ``batches`` (default CURVE_BATCHES up to the most its KV cache holds): time per output token, time to the first
+      token and generated tokens per second of one replica when it runs that many sequences (no latency targets);
+    - ``cost``: {"mtok_per_month", "rent_usd_per_mtok", "buy_usd_per_mtok", "api_usd_per_mtok"} at each monthly
+      volume of ``volumes_mtok`` (prompt + generated, millions; default 1 to 1,000,000 in steps of x10^0.25): cost per
+      million tokens of renting and of buying enough replicas for the volume (whole replicas), and of the API.
+    ``option``: a ``ServeOption`` (or a mapping with gpu, n_gpus, weights_dtype, acquire, offer); ``job`` as for
+    ``serve_plan`` (the plan's ``result["given"]``)."""
+    base = serve_option_inputs(job, option)
+    kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
+    if batches is None:
+        batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
+    batches = np.asarray(batches, dtype=float)
+    if batches.size == 0 or np.any(batches < 1):
+        raise InputError("batches", list(batches), "must be batch sizes of at least 1")
+    lat = evaluate({**base, "max_num_seqs": batches, "ttft_slo_ms": 0, "tpot_slo_ms": 0},
+                   outputs=("tpot_ms", "ttft_ms", "serve_replica_output_tokens_per_s", "serve_batch"))
+    volumes = np.asarray(volumes_mtok if volumes_mtok is not None else 10 ** np.arange(0, 6.01, 0.25), dtype=float)
+    if volumes.size == 0 or np.any(volumes <= 0):
+        raise InputError("volumes_mtok", list(volumes), "must be monthly volumes above 0 (million tokens)")
+    names = ("serve_rent_usd_per_month", "serve_own_usd_per_month", "serve_api_usd_per_month", "serve_mtok_per_month")
+    rent = evaluate({**base, "monthly_mtok": volumes, "buy": 0}, outputs=names)
+    own = evaluate({**base, "monthly_mtok": volumes, "buy": 1, "offer": catalog.AUTO_OFFER}, outputs=names)
+    per = lambda usd: (np.asarray(usd, dtype=float) / volumes).tolist()  # noqa: E731
+    return {"latency": {"batch": np.asarray(lat["serve_batch"], dtype=float).tolist(),
+                        "tpot_ms": np.asarray(lat["tpot_ms"], dtype=float).tolist(),
+                        "ttft_ms": np.asarray(lat["ttft_ms"], dtype=float).tolist(),
+                        "output_tokens_per_s": np.asarray(lat["serve_replica_output_tokens_per_s"], dtype=float).tolist()},
+            "cost": {"mtok_per_month": volumes.tolist(), "rent_usd_per_mtok": per(rent["serve_rent_usd_per_month"]),
+                     "buy_usd_per_mtok": per(own["serve_own_usd_per_month"]),
+                     "api_usd_per_mtok": per(rent["serve_api_usd_per_month"])}}
+
+
+def _rank(options: list, tolerance_pct: float):
+    ok = [o for o in options if o.ok]
+    cheapest = min((o.usd_per_month for o in ok), default=float("inf"))
+    near = {id(o) for o in ok if o.usd_per_month <= cheapest * (1 + tolerance_pct / 100)}
+
+    def key(o):
+        if id(o) in near:
+            return (0, o.gpus_total, round(o.usd_per_month, 6), o.order)
+        return (1 if o.ok else 2, o.usd_per_month if o.ok and math.isfinite(o.usd_per_month) else 0.0, 0, o.order)
+    return sorted(options, key=key), near
+
+
+def serve_option_text(o: Mapping) -> str:
+    """An option in words: "rent 2 replicas of 8x H100-SXM (fp8) from Lambda 8x H100 SXM (on-demand)"."""
+    setup = f"{o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})"
+    if o["replicas"] != 1:
+        setup = f"{o['replicas']} replicas of {setup}"
+    if o["acquire"] == "buy":
+        return f"buy {setup}"
+    return f"rent {setup} from {o['offer']} ({o['price_type']})"
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _volume(mtok: float | None) -> str:
+    return f"{mtok:,.0f} million tokens a month" if mtok is not None and mtok >= 0 else ""
+
+
+def serve_sentence(result: Mapping) -> str:
+    """The answer in words: rent, buy or use the API at the demand, and above which monthly volume each wins."""
+    api, demand = result["api"], result["demand"]
+    rent, buy = result["best_rent"], result["best_buy"]
+    volume = f"{demand['mtok_per_month']:,.0f} million tokens a month ({demand['requests_per_s']:g} requests/s)"
+    dated = f", prices as of {api['as_of']}" if api.get("as_of") else ""
+    api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
+               f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
+    if rent is None and buy is None:
+        counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
+        return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}."
+    lead = {"rent": rent, "buy": buy}.get(result["choice"])
+    if lead is None:
+        head = f"Use the API: {api_text} for {volume}"
+        best = min((o for o in (rent, buy) if o is not None), key=lambda o: o.usd_per_month)
+        head += f", less than the cheapest setup, {serve_option_text(best)} at {usd_text(best.usd_per_month)}"
+    else:
+        head = (f"{_upper_first(serve_option_text(lead))}: {lead.tpot_ms:.0f} ms per token, first token in {lead.ttft_ms:,.0f} ms, "
+                f"{usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
+                f"${lead.usd_per_mtok_output:.2f} per million output tokens) for {volume}; {api_text}")
+    wins = []
+    for word, o in (("renting", rent), ("buying", buy)):
+        if o is None:
+            continue
+        above = o.beats_api_above_mtok_per_month
+        wins.append(f"{word} beats the API above {_volume(above)}" if above >= 0 else f"{word} never beats the API at these prices")
+    if rent is not None and buy is not None:
+        cheaper, dearer = ("buying", "renting") if buy.usd_per_month < rent.usd_per_month else ("renting", "buying")
+        wins.append(f"{cheaper} costs less than {dearer} at this demand")
+    return head + ". " + _upper_first("; ".join(wins)) + "."

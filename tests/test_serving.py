@@ -1,0 +1,238 @@
+"""Serving: batched decode as engines run it, the serving planner, and its doors (command line, Python)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpu_tco
+from gpu_tco import core
+
+ROOT = Path(__file__).resolve().parents[1]
+DSV3_H200 = {"model": "DeepSeek-V3", "gpu": "H200-SXM", "n_gpus": 8, "weights_dtype": "fp8", "kv_dtype": "fp8"}
+
+
+@pytest.mark.parametrize("batch", [1, 4, 32, 256])
+def test_distinct_experts_read_match_routing_by_sampling(batch):
+    """Each token picks 8 different experts of 256 (DeepSeek-V3); the distinct experts a batch touches, averaged over
+    sampled routings, equal E x (1 - (1 - k/E)^B) (the formula's exact expectation) within sampling error."""
+    r = core.evaluate({**DSV3_H200, "batch": batch}, outputs=("experts_read_per_layer",))
+    rng = np.random.default_rng(7)
+    trials = 300
+    # k distinct experts per token: the first k of a random permutation of the E experts
+    picks = np.argsort(rng.random((trials, batch, 256)), axis=2)[:, :, :8]
+    touched = np.zeros((trials, 256), dtype=bool)
+    for t in range(trials):
+        touched[t, picks[t].ravel()] = True
+    sampled = touched.sum(axis=1)
+    exact = 256 * (1 - (1 - 8 / 256) ** batch)
+    assert r["experts_read_per_layer"] == pytest.approx(exact, rel=1e-12)
+    assert r["experts_read_per_layer"] == pytest.approx(sampled.mean(), abs=4 * sampled.std() / trials ** 0.5 + 1e-9)
+
+
+def test_deepseek_v3_decode_step_grows_with_the_experts_a_batch_reads():
+    """DeepSeek-V3 in fp8 on 8x H200: 32 tokens routed 8-of-256 touch ~163 experts of each layer instead of 8, so a
+    step reads several times the weights of a batch of one (the step grows from batch 1 to 32, not by 7 %)."""
+    one = core.evaluate({**DSV3_H200, "batch": 1})
+    many = core.evaluate({**DSV3_H200, "batch": 32})
+    assert one["experts_read_per_layer"] == pytest.approx(8)
+    assert many["experts_read_per_layer"] == pytest.approx(163.3, abs=0.1)
+    assert many["decode_bytes_per_step_per_gpu"] > 5 * one["decode_bytes_per_step_per_gpu"]
+    assert many["decode_step_s"] > 3 * one["decode_step_s"]
+    # a dense model reads its whole MLP at any batch: weights per step do not grow with the batch
+    dense = [core.evaluate({"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 8, "batch": b, "context_tokens": 1},
+                           outputs=("decode_bytes_per_step_per_gpu",))["decode_bytes_per_step_per_gpu"] for b in (1, 32)]
+    assert dense[1] == pytest.approx(dense[0], rel=0.01)
+
+
+def test_tensor_parallel_decode_pays_its_all_reduces():
+    """Two all-reduces per layer per step: latency x 2 x layers plus bytes over the link; none on one GPU, more over
+    PCIe (L40S has no NVLink) than over NVLink (H100 SXM)."""
+    job = {"model": "Llama-3-70B", "batch": 64, "weights_dtype": "fp8"}
+    outputs = ("tp_allreduce_fixed_s", "tp_allreduce_s_per_token", "decode_step_s", "intra_node_gb_per_s")
+    h100 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 8}, outputs=outputs)
+    l40s = core.evaluate({**job, "gpu": "L40S", "n_gpus": 8}, outputs=outputs)
+    single = core.evaluate({**job, "gpu": "H200-SXM", "n_gpus": 1}, outputs=outputs)
+    latency_s = core.resolve_inputs({})["allreduce_latency_us"] * 1e-6
+    assert h100["tp_allreduce_fixed_s"] == pytest.approx(2 * 80 * latency_s)
+    # 2 x 80 layers x 2 x 7/8 x 8,192 x 2 bytes over 450 GB/s x 0.8
+    assert h100["tp_allreduce_s_per_token"] == pytest.approx(2 * 80 * 2 * 7 / 8 * 8192 * 2 / (450e9 * 0.8))
+    assert l40s["tp_allreduce_s_per_token"] > 10 * h100["tp_allreduce_s_per_token"]
+    assert single["tp_allreduce_fixed_s"] == 0 and single["tp_allreduce_s_per_token"] == 0
+    assert h100["decode_step_s"] > h100["tp_allreduce_fixed_s"] + 64 * h100["tp_allreduce_s_per_token"]
+
+
+def test_serving_batch_is_the_largest_within_the_per_token_target():
+    """Dense model: the step is linear in the batch, so the batch is closed form; a target set to the reported time
+    per token keeps the batch, a slightly tighter one lowers it, and costs per token fall far below batch 1's."""
+    job = {"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 8, "tpot_slo_ms": 50, "ttft_slo_ms": 0}
+    r = core.evaluate(job)
+    assert r["serve_ok"] and 8 < r["serve_batch"] < r["serve_kv_batch"]
+    assert r["tpot_ms"] <= 50
+    same = core.evaluate({**job, "tpot_slo_ms": r["tpot_ms"] + 1e-9})
+    assert same["serve_batch"] == r["serve_batch"]
+    tighter = core.evaluate({**job, "tpot_slo_ms": r["tpot_ms"] * 0.98})
+    assert tighter["serve_batch"] < r["serve_batch"]
+    # Little's law: a replica serves batch / (output tokens x time per token) requests per second
+    assert r["serve_replica_requests_per_s"] == pytest.approx(r["serve_batch"] / (200 * r["tpot_ms"] / 1000))
+    # at batch 1 the same 8 GPUs would cost tens of dollars per million generated tokens; the serving costs (and the
+    # cost per generated token every door shows) use the sustained batch
+    batch_1 = 8 * r["rent_usd_per_gpu_hour"] / (1000 / r["serve_tpot_ms_at_batch_1"] * 3600) * 1e6
+    assert batch_1 > 20 and r["serve_rent_usd_per_mtok_output"] < 2
+    assert r["serve_tokens_per_s"] == pytest.approx(r["serve_replica_output_tokens_per_s"])
+    assert r["decode_usd_per_mtok_rent"] == pytest.approx(8 * r["rent_usd_per_gpu_hour"] / (r["serve_tokens_per_s"] * 3600) * 1e6)
+    assert r["decode_usd_per_mtok_rent"] < batch_1 / 10
+
+
+def test_replicas_and_costs_follow_the_demand():
+    job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "requests_per_s": 2}
+    small = core.evaluate(job)
+    big = core.evaluate({**job, "requests_per_s": 2 * 10 * small["serve_replica_requests_per_s"]})
+    assert small["serve_replicas"] == 1
+    assert big["serve_replicas"] == 20
+    assert big["serve_rent_usd_per_month"] == pytest.approx(20 * small["serve_rent_usd_per_month"])
+    # a monthly token volume in place of a request rate: the same demand
+    volume = core.evaluate({**job, "monthly_mtok": small["serve_mtok_per_month"]})
+    assert volume["serve_demand_requests_per_s"] == pytest.approx(2)
+    # the API bill for the same tokens, and the volume above which one rented replica beats it
+    api = core.evaluate({**job, "api_usd_per_mtok_input": 5.0, "api_usd_per_mtok_output": 5.0})
+    assert api["serve_api_usd_per_month"] == pytest.approx(api["serve_mtok_per_month"] * 5.0)
+    assert api["serve_rent_beats_api_mtok_per_month"] == pytest.approx(api["serve_rent_usd_per_replica_month"] / 5.0)
+
+
+def test_serve_plan_meets_the_targets_and_says_why_others_fail():
+    result = core.serve_plan({"model": "Llama-3-70B", "requests_per_s": 20, "prompt_tokens": 1000, "output_tokens": 200,
+                              "ttft_slo_ms": 1000, "tpot_slo_ms": 40},
+                             gpus=["H100-SXM", "A100-80GB-SXM", "L40S", "RTX-4090", "H200-SXM"])
+    best = result["recommended"]
+    assert best is not None and best.ok
+    assert best.tpot_ms <= 40 and best.ttft_ms <= 1000
+    assert best.replicas * best.requests_per_s_per_replica >= 20
+    acceptable = [o for o in result["options"] if o.ok]
+    assert all(o.tpot_ms <= 40 and o.ttft_ms <= 1000 for o in acceptable)
+    assert best.usd_per_month <= min(o.usd_per_month for o in acceptable) * 1.05 + 1e-9
+    reasons = [r for o in result["options"] for r in o.reasons]
+    assert any(r.startswith("does not fit: weights") for r in reasons)  # 70B in bf16 on one 24 GiB card
+    assert any(r.startswith("too slow per token:") and "> target 40 ms" in r for r in reasons)
+    assert result["choice"] in ("rent", "buy", "api")
+    assert "API" in result["recommendation"] and "million tokens a month" in result["recommendation"]
+    # every format the search tried is one the GPU runs well: no FP8 on an A100
+    assert not any(o.gpu == "A100-80GB-SXM" and o.weights_dtype == "fp8" for o in result["options"])
+
+
+def test_an_api_cheaper_than_any_setup_is_the_answer():
+    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 0.01, "api_model": "groq/llama-3.1-8b-instant"}, gpus=["H100-SXM"])
+    assert result["choice"] == "api"
+    assert result["recommendation"].startswith("Use the API")
+
+
+def test_python_plan_with_task_serve():
+    result = gpu_tco.plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 5}, gpus=["L40S", "RTX-4090"])
+    assert result["task"] == "serve" and result["recommended"] is not None
+    assert result["recommended"]["gpu"] in ("L40S", "RTX-4090")
+    with pytest.raises(core.InputError, match="task"):
+        gpu_tco.plan({"task": "dance", "model": "Llama-3-8B"})
+
+
+def test_command_line_plans_a_serving_scenario():
+    """Real runs: plan --task serve with flags named after the inputs (JSON), the serving example as a scenario, and
+    estimate --mode infer printing latency and cost."""
+    code = ("import sys, json\nfrom gpu_tco.cli import main\n"
+            "for argv in " + json.dumps([
+                ["plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "4", "--prompt-tokens", "500",
+                 "--output-tokens", "100", "--ttft-slo-ms", "800", "--tpot-slo-ms", "30", "--gpus", "L40S,RTX-4090", "--json"],
+                ["plan", "--scenario", str(ROOT / "examples" / "serve-llama3-70b.json"), "--top", "3"],
+                ["estimate", "--mode", "infer", "--model", "Llama-3-70B", "--n-gpus", "8", "--gpu", "H100-SXM"]]) + ":\n"
+            "    print('=====', main(argv), flush=True)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    parts = run.stdout.split("=====")
+    first = json.loads(parts[0])
+    assert first["task"] == "serve" and first["recommended"]["tpot_ms"] <= 30 and first["recommended"]["ttft_ms"] <= 800
+    assert first["recommended"]["gpu"] in ("L40S", "RTX-4090")
+    assert "gpu-tco plan (serving): Llama-3-70B, 20 requests/s" in parts[1]
+    assert "TPOT ms" in parts[1] and "million tokens a month" in parts[1]
+    assert "time to first token (ms)" in parts[2] and "rented: USD per million output tokens" in parts[2]
+    assert "Traceback" not in run.stderr
+
+
+# ---------------------------------------------------------------------------
+# the serving model against published serving measurements (core/data/measurements.csv; docs/calibration.md)
+
+def _serving_rows(*ids):
+    from gpu_tco.core import calibration as cal
+    rows = {m.id: m for m in cal.serving_measurements()}
+    return [rows[i] for i in ids]
+
+
+@pytest.mark.parametrize("row_id, tolerance", [
+    # GPUStack performance lab, vLLM 0.11.0, Qwen3-8B bf16 on one H100 SXM, ShareGPT (233 prompt / 221 output tokens):
+    # mean TPOT 7.28 ms at 1 concurrent request, 7.71 ms at 8 (2025-11)
+    ("gpustack-qwen3-8b-h100-c1-tpot", 0.15), ("gpustack-qwen3-8b-h100-c8-tpot", 0.15),
+    # NVIDIA TensorRT-LLM 1.0 performance overview (2025-09), 1,000/1,000 tokens, offline: Llama 3.1 405B FP8 on
+    # 8x H100 2,919 output tokens/s; Llama 3.3 70B NVFP4 on one B200 7,007; Llama 4 Maverick FP8 on 8x H200 31,782
+    ("trtllm-llama31-405b-8xh100-1000-1000", 0.25), ("trtllm-llama33-70b-b200-fp4-1000-1000", 0.25),
+    ("trtllm-llama4-maverick-8xh200-1000-1000", 0.25),
+])
+def test_serving_estimates_match_published_runs(row_id, tolerance):
+    from gpu_tco.core import calibration as cal
+    (m,) = _serving_rows(row_id)
+    ((_, predicted, error),) = cal.serving_errors(rows=[m])
+    assert abs(error) <= tolerance, f"{row_id}: {predicted:,.4g} against {m.value:,.4g} ({error:+.1%})"
+
+
+def test_family_factors_are_kept_only_when_held_out_sources_confirm_them():
+    """The fit per GPU family is checked by leaving each source out; the catalog (gpus.csv) holds the factors only
+    when that beats the global efficiencies, and holds what the decision says."""
+    from gpu_tco.core import calibration as cal
+    rows = cal.serving_measurements()
+    assert len(rows) >= 15 and len({m.source for m in rows}) >= 3
+    decision = cal.serving_family_decision(rows)
+    with_, without = decision["with"]["serving throughput"]["median"], decision["without"]["serving throughput"]["median"]
+    assert decision["supported"] == (with_ < without)
+    assert set(decision["fitted"]) >= {"decode:hopper", "prefill:hopper"}
+    gpus = core.catalog.tables()["gpus"]
+    for name in gpus.names:
+        for what, column in (("decode", "decode_efficiency_factor"), ("prefill", "prefill_efficiency_factor")):
+            expected = decision["factors"].get(f"{what}:{cal.family(name)}", 0)
+            assert float(gpus.row(name)[column] or 0) == pytest.approx(round(expected, 3)), (name, column)
+    # every serving row is predicted (a finite time or rate) and listed in docs/calibration.md
+    text = cal.DOC_PATH.read_text(encoding="utf-8")
+    for m, predicted, _ in cal.serving_errors(rows=rows):
+        assert predicted > 0 and np.isfinite(predicted) and m.id in text
+
+
+def test_the_api_compared_with_serves_the_model():
+    """Without api_model the answer compares with the cheapest catalog API serving this model (or its architecture)."""
+    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 1}, gpus=["L4"])
+    assert result["api"]["name"] == core.serving.api_for_model("Llama-3-8B")
+    row = core.catalog.tables()["apis"].row(result["api"]["name"])
+    assert core.catalog.tables()["models"].row(row["catalog_model"])["hidden"] == 4096  # an 8B Llama, not a 70B
+    named = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 1, "api_model": "together/Llama-3.1-8B-Instruct-Turbo"},
+                            gpus=["L4"])
+    assert named["api"]["name"] == "together/Llama-3.1-8B-Instruct-Turbo" and named["api"]["usd_per_mtok_output"] == 0.18
+
+
+def test_curves_for_the_charts_come_from_the_same_formulas():
+    """Latency against batch and cost per million tokens against monthly volume, for the form's and the workbook's
+    charts: time per token grows with the batch, throughput too; owned and rented cost per token fall with volume to
+    a full replica's cost per token; the API's price stays flat."""
+    result = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 5}, gpus=["L40S"])
+    option = result["recommended"]
+    curves = core.serve_curves(result["given"], option)
+    lat = curves["latency"]
+    assert lat["batch"][0] == 1 and all(b2 > b1 for b1, b2 in zip(lat["batch"], lat["batch"][1:]))
+    assert all(t2 >= t1 for t1, t2 in zip(lat["tpot_ms"], lat["tpot_ms"][1:]))
+    assert all(x2 > x1 for x1, x2 in zip(lat["output_tokens_per_s"], lat["output_tokens_per_s"][1:]))
+    one = core.evaluate({**core.serve_option_inputs(result["given"], option), "max_num_seqs": 1, "ttft_slo_ms": 0,
+                         "tpot_slo_ms": 0}, outputs=("tpot_ms",))
+    assert lat["tpot_ms"][0] == pytest.approx(one["tpot_ms"])
+    cost = curves["cost"]
+    rent = cost["rent_usd_per_mtok" if option.acquire == "rent" else "buy_usd_per_mtok"]  # the recommended way
+    assert rent[0] > 10 * rent[-1]  # one replica's month spread over 1 Mtok, against full replicas
+    full = option.usd_per_month / option.replicas / (option.requests_per_s_per_replica * 1200 * 3600 *
+                                                     result["inputs"]["hours_per_day"] * result["inputs"]["days_per_month"] / 1e6)
+    assert rent[-1] == pytest.approx(full, rel=0.01)
+    assert len(set(round(x, 12) for x in cost["api_usd_per_mtok"])) == 1

@@ -1,0 +1,120 @@
+"""The workbook of a serving scenario, recalculated by real LibreOffice (the session's batch) and compared with core:
+every serving quantity of the Calc sheet and of each setup on the Serving sheet, and Start's answer with core's sentence."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import rel_equal
+from lo import book
+from openpyxl import load_workbook
+
+from gpu_tco import core
+from gpu_tco.core import read_scenario, serve_plan, split_scenario
+from gpu_tco.core.recommendation import usd_text
+from gpu_tco.core.serving import serve_option_inputs
+from gpu_tco.workbooks import write_workbook
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "serve-llama3-70b.json"
+SERVING_GROUPS = ("serving", "serving cost")
+# a what-if typed on Inputs after the file is written: the demand doubles and the API's prices are typed in
+WHATIF = {"requests_per_s": 40, "api_usd_per_mtok_input": 0.2, "api_usd_per_mtok_output": 0.6}
+
+
+def _example() -> tuple[dict, list[str]]:
+    return split_scenario(read_scenario(EXAMPLE))
+
+
+@book("serving-example")
+def _serving_example(folder: Path):
+    inputs, gpus = _example()
+    return write_workbook(folder / "serve.xlsx", inputs, gpus=gpus), None
+
+
+@book("serving-whatif")
+def _serving_whatif(folder: Path):
+    inputs, gpus = _example()
+    path = write_workbook(folder / "serve.xlsx", inputs, gpus=gpus)
+    wb = load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=7).value: r for r in range(5, ws.max_row + 1)}
+    for name, value in WHATIF.items():
+        ws.cell(row=rows[name], column=2).value = value
+    wb.save(path)
+    return path, None
+
+
+def _serving_rows(out, sheet: str) -> dict:
+    names = {out.cell(sheet, r, 1): r for r in range(2, out.max_row(sheet) + 1)}
+    return {n: r for n, r in names.items() if isinstance(n, str)}
+
+
+def _check(out, inputs: dict, gpus: list[str]) -> dict:
+    """Every serving output of the recalculated workbook against core at the same inputs; returns core's plan."""
+    result = serve_plan(inputs, gpus=gpus)
+    assert not out.errors() or all("Calc" not in e and "Serving" not in e and "Start" not in e for e in out.errors()), out.errors()[:5]
+    # Calc: the scenario on Inputs is the recommended setup
+    scenario = serve_option_inputs(result["given"], result["recommended"])
+    expected = core.evaluate(scenario)
+    checked = 0
+    for r in range(2, out.max_row("Calc") + 1):
+        name = out.cell("Calc", r, 2)
+        if name in core.QUANTITIES and core.QUANTITIES[name].group in SERVING_GROUPS:
+            value, want = out.cell("Calc", r, 3), float(expected[name])
+            if want == want and abs(want) != float("inf"):
+                assert rel_equal(value, want) or abs(float(value) - want) <= 1e-9, (name, value, want)
+                checked += 1
+    assert checked > 60
+    # Serving: each setup's column against core at that setup
+    rows = _serving_rows(out, "Serving")
+    for col, key in ((3, "rent"), (4, "buy")):
+        option = result[f"best_{key}"]
+        want = core.evaluate(serve_option_inputs(result["given"], option))
+        n = 0
+        for name, r in rows.items():
+            if name in core.QUANTITIES:
+                assert rel_equal(out.cell("Serving", r, col), float(want[name])) or \
+                    abs(float(out.cell("Serving", r, col)) - float(want[name])) <= 1e-9, (key, name)
+                n += 1
+        assert n > 50 and out.cell("Serving", rows["serve_replicas"], col) == option.replicas
+        assert rel_equal(out.cell("Serving", rows["serve_option_usd_per_month"], col), option.usd_per_month)
+    return result
+
+
+def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
+    out = recalculated["serving-example"]
+    inputs, gpus = _example()
+    result = _check(out, inputs, gpus)
+    assert out.value("Start", "A7") == result["recommendation"]  # the answer as a live formula, word for word
+    assert out.value("Start", "A4").startswith(f"Serve {inputs['model']} at 20 requests a second")
+    # the table beside it: the setups' latency against the targets, their cost against the API's
+    labels = {out.cell("Start", r, 1): r for r in range(10, 30)}
+    rent, buy = result["best_rent"], result["best_buy"]
+    assert out.cell("Start", labels["setup"], 2) == core.serve_option_text(rent)
+    assert out.cell("Start", labels["setup"], 3) == core.serve_option_text(buy)
+    assert rel_equal(out.cell("Start", labels["time per generated token"], 2), rent.tpot_ms)
+    assert out.cell("Start", labels["time per generated token"], 5) == inputs["tpot_slo_ms"]
+    assert rel_equal(out.cell("Start", labels["cost per month"], 4), result["api"]["usd_per_month"])
+    assert rel_equal(out.cell("Start", labels["beats the API above (million tokens a month)"], 3), buy.beats_api_above_mtok_per_month)
+
+
+def test_serving_workbook_follows_its_inputs(recalculated):
+    """Inputs changed in the file: Start's answer and every serving number follow, as core says for the new inputs
+    at the setups chosen when the file was written."""
+    out = recalculated["serving-whatif"]
+    inputs, gpus = _example()
+    written = serve_plan(inputs, gpus=gpus)
+    changed = {**inputs, **WHATIF}
+    fixed = {}
+    for key in ("rent", "buy"):
+        o = written[f"best_{key}"]
+        fixed[key] = core.evaluate({**serve_option_inputs(written["given"], o), **WHATIF})
+    rows = _serving_rows(out, "Serving")
+    for col, key in ((3, "rent"), (4, "buy")):
+        for name in ("serve_replicas", "serve_option_usd_per_month", "tpot_ms", f"serve_{'own' if key == 'buy' else 'rent'}_beats_api_mtok_per_month"):
+            assert rel_equal(out.cell("Serving", rows[name], col), float(fixed[key][name])), (key, name)
+    text = out.value("Start", "A7")
+    assert "the API at the prices given ($0.2 input, $0.6 output per million tokens)" in text
+    assert f"({changed['requests_per_s']:g} requests/s)" in text
+    month = float(fixed["rent"]["serve_option_usd_per_month"])
+    assert usd_text(month) in text or usd_text(float(fixed["buy"]["serve_option_usd_per_month"])) in text

@@ -1,0 +1,279 @@
+"""The workbook of a serving scenario (task "serve"): Start answers rent, buy or use the API with live formulas.
+
+The serving planner (``core.serve_plan``) chooses the cheapest rented and the cheapest bought setup when the file is
+written; the Serving sheet recomputes each of them with the formula layer's Excel rendering of the serving quantities
+(``QUANTITIES[name].expr.xl``, the expressions the Python values come from), so a change of the demand, the targets,
+a price or the API on Inputs moves replicas, latency, cost per million tokens, the monthly costs and the volumes above
+which each wins.  Inputs, Calc and the catalog sheets are the training workbook's (``workbooks.build``), the Inputs
+sheet's GPU, count, offer and weight format being the recommended setup.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from openpyxl import Workbook
+from openpyxl.styles import Alignment, Font, Protection
+from openpyxl.utils import get_column_letter
+
+from gpu_tco import core
+from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
+from gpu_tco.core import (
+    QUANTITIES,
+    SERVE_RANKING,
+    ancestors,
+    catalog,
+    depending_on,
+    serve_option_inputs,
+    serve_option_text,
+    serve_plan,
+)
+
+from .build import (
+    INPUT_FILL,
+    NOTE_FONT,
+    USD,
+    USD_MILLS,
+    WHOLE,
+    Layout,
+    Scenario,
+    _calc_sheet,
+    _catalog_sheets,
+    _head,
+    _inputs_sheet,
+    _note,
+    _number_format,
+    _plain,
+    _start_ages,
+    _widths,
+    page_setup,
+    resolved_offer_xl,
+)
+from .xlsx import put_text
+
+SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy")
+WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
+# what Start reads of each setup; "{way}" is rent or own
+SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batch", "serve_option_usd_per_month",
+                 "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month")
+TEXT_ROWS = ("words", "lead", "wins")   # a setup in words, the answer when it leads, and when it beats the API
+NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
+MS = '#,##0.0 "ms"'
+
+
+def _way(key: str) -> str:
+    return "own" if key == "buy" else "rent"
+
+
+def money_xl(x: str) -> str:
+    """Dollars as every door prints them (core.recommendation.usd_text): cents below $100."""
+    return f'IF(ABS({x})<100,TEXT({x},"$#,##0.00"),TEXT({x},"$#,##0"))'
+
+
+def _upper_first_xl(x: str) -> str:
+    return f"UPPER(LEFT({x},1))&MID({x},2,1000)"
+
+
+def build_serving_workbook(inputs: Mapping, gpus: list[str] | None = None) -> tuple[Workbook, dict]:
+    """The serving workbook and its {sheet!cell: cached value} map (the training workbook's contract)."""
+    result = serve_plan(dict(inputs), gpus=gpus)
+    setups = {key: result[f"best_{key}"] for key in WAYS if result[f"best_{key}"] is not None}
+    shown = result["recommended"] or next(iter(result["options"]), None)
+    scenario = serve_option_inputs(result["given"], shown) if shown is not None else dict(result["given"])
+    job = Scenario.of({**scenario, "task": "serve"}, [])
+    wb, lay = Workbook(), Layout()
+    start = wb.active
+    start.title = "Start"
+    sheets = {title: wb.create_sheet(title) for title in ("Inputs", "Serving", "Calc")}
+    _inputs_sheet(wb, sheets["Inputs"], job, lay)
+    _calc_sheet(wb, sheets["Calc"], job, lay)
+    cells = _serving_sheet(sheets["Serving"], result, setups, lay)
+    adhoc = job.values.get("model__adhoc")
+    tabs = catalog.tables()
+    _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {})
+    _serve_start(start, tabs, result, setups, cells, lay)
+    wb.calculation.fullCalcOnLoad = True
+    wb.properties.creator = wb.properties.lastModifiedBy = "gpu-tco"
+    return wb, lay.cached
+
+
+def _setup_rows(setups: Mapping) -> tuple[list[str], dict[str, int]]:
+    """The Serving sheet's rows: the setup (its inputs), then the setup's quantities in definition order."""
+    wanted = [n.format(way=_way(k)) for k in setups for n in SETUP_OUTPUTS]
+    moving = set(depending_on(SETUP_INPUTS))
+    per_setup = [n for n in ancestors(wanted) if n in moving]
+    names = ["offer_given", *SETUP_INPUTS, "price_type", *per_setup, *TEXT_ROWS]
+    return per_setup, {name: 2 + i for i, name in enumerate(names)}
+
+
+def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
+    """Serving: one column per setup (the cheapest rented, the cheapest bought) with the serving quantities over
+    that setup; below, the demand and the API in words.  Returns {(key, row name): cell} for Start."""
+    per_setup, rows = _setup_rows(setups)
+    _head(ws, 1, ["quantity", "unit", *(WAYS[k][0] for k in setups)])
+    ws.freeze_panes = "C2"
+    for name, r in rows.items():
+        ws.cell(row=r, column=1, value=name)
+        unit = QUANTITIES[name].unit if name in QUANTITIES else BY_NAME[name].unit if name in BY_NAME else ""
+        ws.cell(row=r, column=2, value="" if unit in ("-", "flag") else unit)
+    cells = {}
+    for j, (key, option) in enumerate(setups.items()):
+        col = get_column_letter(3 + j)
+        cells.update({(key, name): f"Serving!${col}${r}" for name, r in rows.items()})
+        _setup_column(ws, col, key, option, result, per_setup, rows, lay)
+    r = max(rows.values()) + 2
+    ws.cell(row=r, column=1, value="the demand in words")
+    ws.cell(row=r + 1, column=1, value="the API in words")
+    volume = ('TEXT(serve_mtok_per_month,"#,##0")&" million tokens a month ("&TEXT(serve_demand_requests_per_s,"General")'
+              '&" requests/s)"')
+    given = "AND(api_usd_per_mtok_input>0,api_usd_per_mtok_output>0)"
+    api = (f'"the API "&IF({given},"at the prices given",api_model)&" ($"&TEXT(serve_api_usd_per_mtok_input,"General")'
+           f'&" input, $"&TEXT(serve_api_usd_per_mtok_output,"General")&" output per million tokens"'
+           f'&IF({given},"",", prices as of "&INDEX(apis_as_of,MATCH(api_model,apis_name,0)))&") costs "'
+           f'&{money_xl("serve_api_usd_per_month")}&" a month"')
+    for k, formula in ((r, volume), (r + 1, api)):
+        ws.cell(row=k, column=3, value="=" + formula)
+        lay.cached[f"Serving!C{k}"] = ""
+    cells["volume"], cells["api"] = f"Serving!$C${r}", f"Serving!$C${r + 1}"
+    _note(ws, f"A{r + 3}", "Each column is a setup the serving planner chose when this file was written (the yellow cells); "
+                           "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
+                           "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
+    _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
+    ws.protection.sheet = True
+    return cells
+
+
+def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: list[str], rows: Mapping, lay: Layout) -> None:
+    """One setup's column: its inputs (yellow), the resolved offer, and each serving quantity's formula over them."""
+    inputs = serve_option_inputs(result["given"], option)
+    values = core.evaluate(inputs, outputs=per_setup)
+    resolved = core.resolve_inputs(inputs)
+
+    def ref(name: str) -> str:
+        return f"{col}{rows[name]}" if name in rows else name
+    way, word = _way(key), WAYS[key][1]
+    words = (f'IF({ref("serve_replicas")}<>1,{ref("serve_replicas")}&" replicas of ","")&{ref("n_gpus")}&"x "&{ref("gpu")}'
+             f'&" ("&{ref("weights_dtype")}&")"')
+    words = f'"buy "&{words}' if key == "buy" else f'"rent "&{words}&" from "&{ref("offer")}&" ("&{ref("price_type")}&")"'
+    month, above = ref("serve_option_usd_per_month"), ref(f"serve_{way}_beats_api_mtok_per_month")
+    lead = (f'{_upper_first_xl(ref("words"))}&": "&TEXT({ref("tpot_ms")},"0")&" ms per token, first token in "'
+            f'&TEXT({ref("ttft_ms")},"#,##0")&" ms, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
+            f'&" per million input and $"&TEXT({ref(f"serve_{way}_usd_per_mtok_output")},"0.00")&" per million output tokens) for "'
+            f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
+    wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
+            f'"{word} never beats the API at these prices")')
+    formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given")),
+                "price_type": f'=IF({ref("buy")}=1,"",INDEX(offers_price_type,MATCH({ref("offer")},offers_name,0)))',
+                **{name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_setup},
+                "words": "=" + words, "lead": "=" + lead, "wins": "=" + wins}
+    given = {"offer_given": inputs["offer"], "gpu": resolved["gpu"], "n_gpus": int(resolved["n_gpus"]),
+             "weights_dtype": resolved["weights_dtype"], "buy": int(inputs["buy"])}
+    cached = {**{n: _plain(values[n]) for n in per_setup}, "offer": resolved["offer"], "price_type": option.price_type,
+              "words": serve_option_text(option), "lead": "", "wins": ""}
+    for name, r in rows.items():
+        c = ws.cell(row=r, column=ws[f"{col}1"].column)
+        if name in given:
+            put_text(c, given[name])
+            c.fill, c.protection = INPUT_FILL, Protection(locked=False)
+            lay.cached[f"Serving!{col}{r}"] = given[name]  # not a formula: read by Start's cached values only
+        else:
+            c.value = formulas[name]
+            lay.cached[f"Serving!{col}{r}"] = cached[name]
+            if name in QUANTITIES:
+                c.number_format = _number_format(QUANTITIES[name].unit)
+        c.alignment = Alignment(wrap_text=name in TEXT_ROWS, vertical="top")
+
+
+def answer_xl(setups: Mapping, cells: Mapping) -> str:
+    """Start's answer as one formula: core's serving sentence (``serve_sentence``) over the Serving sheet's cells:
+    the cheapest way at the demand leads (rent, buy or the API), then above which volume each setup beats the API."""
+    def c(key, name):
+        return cells[(key, name)]
+    api_month = "serve_api_usd_per_month"
+    month = {k: c(k, "serve_option_usd_per_month") for k in setups}
+
+    def use_api(best: str) -> str:
+        return (f'"Use the API: "&{cells["api"]}&" for "&{cells["volume"]}&", less than the cheapest setup, "&{c(best, "words")}'
+                f'&" at "&{money_xl(month[best])}')
+    if set(setups) == {"rent", "buy"}:
+        r, b = month["rent"], month["buy"]
+        head = (f'IF(AND({r}<={b},{r}<={api_month}),{c("rent", "lead")},IF({b}<={api_month},{c("buy", "lead")},'
+                f'IF({b}<{r},{use_api("buy")},{use_api("rent")})))')
+        wins = (f'{_upper_first_xl(c("rent", "wins"))}&"; "&{c("buy", "wins")}&"; "&IF({b}<{r},"buying costs less than renting",'
+                f'"renting costs less than buying")&" at this demand"')
+    else:
+        (key,) = setups
+        head = f'IF({month[key]}<={api_month},{c(key, "lead")},{use_api(key)})'
+        wins = _upper_first_xl(c(key, "wins"))
+    return f'={head}&". "&{wins}&"."'
+
+
+def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Mapping, lay: Layout) -> None:
+    """Start: the serving question, the answer in one sentence, the setups against the API and the targets, and how
+    old the numbers are."""
+    ws["A1"] = "gpu-tco: serve a model: which GPUs, how many, rent, buy or use an API"
+    ws["A1"].font = Font(bold=True, size=16)
+    ws["A3"] = "The question"
+    ws["A3"].font = Font(bold=True, size=12)
+    values = result["inputs"]
+    _note(ws, "A4", '="Serve "&model&" at "&TEXT(serve_demand_requests_per_s,"General")&" requests a second ("&prompt_tokens'
+                    '&" prompt and "&output_tokens&" generated tokens each, "&hours_per_day&" hours a day), the first token '
+                    'within "&ttft_slo_ms&" ms and "&tpot_slo_ms&" ms per token after it (0 = no target): rent, buy or use an API?"',
+          "E", 34)
+    lay.cached["Start!A4"] = (f"Serve {values['model']} at {result['demand']['requests_per_s']:g} requests a second "
+                              f"({values['prompt_tokens']:g} prompt and {values['output_tokens']:g} generated tokens each, "
+                              f"{values['hours_per_day']:g} hours a day), the first token within {values['ttft_slo_ms']:g} ms and "
+                              f"{values['tpot_slo_ms']:g} ms per token after it (0 = no target): rent, buy or use an API?")
+    ws["A6"] = "The answer"
+    ws["A6"].font = Font(bold=True, size=12)
+    # with no setup meeting the targets the answer is the API, as core words it when the file is written
+    _note(ws, "A7", answer_xl(setups, cells) if setups else result["recommendation"], "E", 90, Font(bold=True, size=12))
+    lay.cached["Start!A7"] = result["recommendation"]
+    _note(ws, "A8", f"How the setups were chosen (when this file was written): {SERVE_RANKING}. The setups are on the "
+                    "Serving sheet; the numbers follow Inputs (demand, targets, prices, the API).", "E", 45, NOTE_FONT)
+    known = {"serve_api_usd_per_mtok_input": result["api"]["usd_per_mtok_input"], "api_model": values["api_model"],
+             "serve_api_usd_per_mtok_output": result["api"]["usd_per_mtok_output"], "serve_api_usd_per_month": result["api"]["usd_per_month"],
+             "ttft_slo_ms": values["ttft_slo_ms"], "tpot_slo_ms": values["tpot_slo_ms"]}
+    r = _serve_table(ws, setups, cells, lay, 10, known)
+    r = _start_ages(ws, tabs, r + 1)
+    _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
+    page_setup(ws, f"A1:E{r}", scale=90)
+
+
+def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known: Mapping) -> int:
+    """From row r: the setups beside the API and the targets (``known``: their values when the file is written);
+    returns the row after the table."""
+    _head(ws, r, ["", *(WAYS[k][0] for k in setups), "the API", "target"], freeze=False)
+    api_col = get_column_letter(2 + len(setups))
+    lines = [("setup", "words", None, None, None), ("GPU", "gpu", None, None, None), ("GPUs per replica", "n_gpus", WHOLE, None, None),
+             ("weight format", "weights_dtype", None, None, None), ("replicas", "serve_replicas", WHOLE, None, None),
+             ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
+             ("time to first token", "ttft_ms", MS, None, "ttft_slo_ms"),
+             ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
+             ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),
+             ("USD per million output tokens", "serve_{way}_usd_per_mtok_output", USD_MILLS, "serve_api_usd_per_mtok_output", None),
+             ("cost per month", "serve_option_usd_per_month", USD, "serve_api_usd_per_month", None),
+             ("beats the API above (million tokens a month)", "serve_{way}_beats_api_mtok_per_month", NEVER, None, None)]
+    for i, (label, name, fmt, api, target) in enumerate(lines, start=r + 1):
+        ws.cell(row=i, column=1, value=label)
+        for j, key in enumerate(setups):
+            c = ws.cell(row=i, column=2 + j, value="=" + cells[(key, name.format(way=_way(key)))])
+            c.alignment = Alignment(horizontal="right", wrap_text=name == "words", vertical="top")
+            if fmt:
+                c.number_format = fmt
+            lay.cached[f"Start!{c.coordinate}"] = lay.cached.get(cells[(key, name.format(way=_way(key)))].replace("$", ""), "")
+        if api:
+            c = ws.cell(row=i, column=2 + len(setups), value=f"={api}")
+            c.number_format = fmt
+            lay.cached[f"Start!{c.coordinate}"] = float(known[api])
+        if target:
+            c = ws.cell(row=i, column=3 + len(setups), value=f"={target}")
+            c.number_format = '[=0]"none";#,##0 "ms"'
+            lay.cached[f"Start!{c.coordinate}"] = float(known[target])
+    ws.row_dimensions[r + 1].height = 45
+    i = r + len(lines) + 1
+    ws.cell(row=i, column=1, value="the API compared with")
+    ws[f"{api_col}{i}"] = "=api_model"
+    lay.cached[f"Start!{api_col}{i}"] = str(known["api_model"])
+    ws[f"{api_col}{i}"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[i].height = 30
+    return i + 1
