@@ -169,11 +169,39 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         ``ranking``, ``task`` ("serve").
     Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
     """
+    job, fixed, base = _serving_job(job, gpus)
+    tabs = catalog.tables()
+    cols = _serve_candidates(base, fixed, gpus, include_buy)
+    options: list[ServeOption] = []
+    if cols["gpu"]:
+        r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
+                      "offer": cols["offer"], "buy": np.array(cols["buy"])}, outputs=SERVE_OUTPUTS)
+        r = {k: np.broadcast_to(np.asarray(v), (len(cols["gpu"]),)).tolist() for k, v in r.items()}
+        options = _serve_options(cols, r, base, tabs["offers"])
+        first = {k: v[0] for k, v in r.items()}
+    else:
+        first = evaluate({**job, **fixed}, outputs=("serve_api_usd_per_month", "serve_api_usd_per_mtok_input",
+                                                    "serve_api_usd_per_mtok_output", "serve_demand_requests_per_s",
+                                                    "serve_mtok_per_month"))
+    api = {"usd_per_month": float(first["serve_api_usd_per_month"]),
+           "usd_per_mtok_input": float(first["serve_api_usd_per_mtok_input"]),
+           "usd_per_mtok_output": float(first["serve_api_usd_per_mtok_output"]), **_api_name(base)}
+    demand = {"requests_per_s": float(first["serve_demand_requests_per_s"]), "mtok_per_month": float(first["serve_mtok_per_month"])}
+    ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
+    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
+    result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
+              "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
+    result["recommendation"] = serve_sentence(result)
+    return result
+
+
+def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
+    """The serving job checked: (job without what the planner chooses, the choices it fixes, resolved inputs); the API
+    compared with defaults to one serving this model (``api_for_model``).  An InputError names the argument otherwise."""
     if job is not None and not isinstance(job, Mapping):
         raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-70B\"}")
-    if isinstance(gpus, str):
-        gpus = [gpus]
-    if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
+    if gpus is not None and not isinstance(gpus, str) and (
+            not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
         raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
     job = dict(job or {})
     job.pop("task", None)
@@ -184,12 +212,17 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         if api is not None:
             job["api_model"] = api
             base = resolve_inputs({**job, **fixed})
+    return job, fixed, base
+
+
+def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) -> dict[str, list]:
+    """Columns of the search: GPU x GPUs per replica x weight format x (each offer of the GPU, or buying)."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     if "gpu" in fixed:
         gpu_names = [gpu_table.canonical(fixed["gpu"], "gpu")]
     elif gpus:
-        gpu_names = list(dict.fromkeys(gpu_table.canonical(g, "gpu") for g in gpus))
+        gpu_names = list(dict.fromkeys(gpu_table.canonical(g, "gpu") for g in ([gpus] if isinstance(gpus, str) else gpus)))
     else:
         gpu_names = list(gpu_table.names)
     n_fixed = int(base["n_gpus"]) if "n_gpus" in fixed else None
@@ -200,7 +233,6 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
     offers = _offers_by_gpu()
-    offer_rows = tabs["offers"].rows
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": []}
     for g in gpu_names:
         row_index = gpu_table.find(g)
@@ -217,57 +249,50 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
                 if include_buy and not rent_only and offer_fixed is None:
                     for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1)):
                         cols[k].append(v)
-    options: list[ServeOption] = []
-    if cols["gpu"]:
-        r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
-                      "offer": cols["offer"], "buy": np.array(cols["buy"])}, outputs=SERVE_OUTPUTS)
-        r = {k: np.broadcast_to(np.asarray(v), (len(cols["gpu"]),)).tolist() for k, v in r.items()}
-        offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
-        for j, gpu in enumerate(cols["gpu"]):
-            buy = bool(cols["buy"][j])
-            failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
-            if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
-                failing = [w for w in failing if w != "no batch meets both targets"]
-            reasons = [_reason(w, r, j, base) for w in failing]
-            cost = float(r["serve_option_usd_per_month"][j])
-            if not failing and not math.isfinite(cost):
-                reasons.append("no price: the cost is not a finite number (check the price inputs)")
-            way = "own" if buy else "rent"
-            offer_row = None if buy else offer_rows[offer_index[cols["offer"][j]]]
-            options.append(ServeOption(
-                gpu=gpu, n_gpus=int(cols["n_gpus"][j]), weights_dtype=cols["weights_dtype"][j], acquire="buy" if buy else "rent",
-                offer="" if buy else cols["offer"][j], price_type="" if buy else str(offer_row["price_type"]),
-                interruptible=bool(not buy and offer_row["interruptible"]), order=j,
-                replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_batch"][j]),
-                ttft_ms=float(r["ttft_ms"][j]), tpot_ms=float(r["tpot_ms"][j]),
-                requests_per_s_per_replica=float(r["serve_replica_requests_per_s"][j]),
-                load_fraction=float(r["serve_load_fraction"][j]), usd_per_month=cost,
-                usd_per_mtok_input=float(r[f"serve_{way}_usd_per_mtok_input"][j]),
-                usd_per_mtok_output=float(r[f"serve_{way}_usd_per_mtok_output"][j]),
-                beats_api_above_mtok_per_month=float(r[f"serve_{way}_beats_api_mtok_per_month"][j]),
-                usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
-                capital_usd=float(r["own_capital_usd"][j]) * int(r["serve_replicas"][j]) if buy else float("nan"),
-                weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
-                ok=not reasons, reasons=tuple(reasons)))
-        api = {"usd_per_month": float(r["serve_api_usd_per_month"][0]),
-               "usd_per_mtok_input": float(r["serve_api_usd_per_mtok_input"][0]),
-               "usd_per_mtok_output": float(r["serve_api_usd_per_mtok_output"][0])}
-        demand = {"requests_per_s": float(r["serve_demand_requests_per_s"][0]), "mtok_per_month": float(r["serve_mtok_per_month"][0])}
-    else:
-        one = evaluate({**job, **fixed}, outputs=("serve_api_usd_per_month", "serve_api_usd_per_mtok_input", "serve_api_usd_per_mtok_output",
-                                                  "serve_demand_requests_per_s", "serve_mtok_per_month"))
-        api = {"usd_per_month": float(one["serve_api_usd_per_month"]), "usd_per_mtok_input": float(one["serve_api_usd_per_mtok_input"]),
-               "usd_per_mtok_output": float(one["serve_api_usd_per_mtok_output"])}
-        demand = {"requests_per_s": float(one["serve_demand_requests_per_s"]), "mtok_per_month": float(one["serve_mtok_per_month"])}
-    api.update(_api_name(base))
-    ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
-    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
+    return cols
+
+
+def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> list[ServeOption]:
+    """One ``ServeOption`` per candidate of the sweep ``r``, with the reasons it is not acceptable."""
+    offer_index = {name: i for i, name in enumerate(offer_table.names)}
+    options = []
+    for j, gpu in enumerate(cols["gpu"]):
+        buy = bool(cols["buy"][j])
+        failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
+        if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
+            failing = [w for w in failing if w != "no batch meets both targets"]
+        reasons = [_reason(w, r, j, base) for w in failing]
+        cost = float(r["serve_option_usd_per_month"][j])
+        if not failing and not math.isfinite(cost):
+            reasons.append("no price: the cost is not a finite number (check the price inputs)")
+        way = "own" if buy else "rent"
+        offer_row = None if buy else offer_table.rows[offer_index[cols["offer"][j]]]
+        options.append(ServeOption(
+            gpu=gpu, n_gpus=int(cols["n_gpus"][j]), weights_dtype=cols["weights_dtype"][j], acquire="buy" if buy else "rent",
+            offer="" if buy else cols["offer"][j], price_type="" if buy else str(offer_row["price_type"]),
+            interruptible=bool(not buy and offer_row["interruptible"]), order=j,
+            replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_batch"][j]),
+            ttft_ms=float(r["ttft_ms"][j]), tpot_ms=float(r["tpot_ms"][j]),
+            requests_per_s_per_replica=float(r["serve_replica_requests_per_s"][j]),
+            load_fraction=float(r["serve_load_fraction"][j]), usd_per_month=cost,
+            usd_per_mtok_input=float(r[f"serve_{way}_usd_per_mtok_input"][j]),
+            usd_per_mtok_output=float(r[f"serve_{way}_usd_per_mtok_output"][j]),
+            beats_api_above_mtok_per_month=float(r[f"serve_{way}_beats_api_mtok_per_month"][j]),
+            usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
+            capital_usd=float(r["own_capital_usd"][j]) * int(r["serve_replicas"][j]) if buy else float("nan"),
+            weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
+            ok=not reasons, reasons=tuple(reasons)))
+    return options
+
+
+def _serve_choice(options: list, api: Mapping) -> dict:
+    """The ranked options' verdict: recommended, best rented and bought, the cheapest way ("rent", "buy" or "api";
+    ties in that order), the volumes above which each beats the API, and the count of each rejection reason."""
     counts: dict[str, int] = {}
     for o in options:
         for reason in o.reasons:
             key = reason.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
-    recommended = options[0] if options and options[0].ok else None
     best_rent = next((o for o in options if o.ok and o.acquire == "rent"), None)
     best_buy = next((o for o in options if o.ok and o.acquire == "buy"), None)
     costs = {"api": api["usd_per_month"]}
@@ -275,17 +300,11 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         costs["rent"] = best_rent.usd_per_month
     if best_buy is not None:
         costs["buy"] = best_buy.usd_per_month
-    choice = min(costs, key=lambda k: (costs[k], ("rent", "buy", "api").index(k)))
-    result = {
-        "task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
-        "options": options, "recommended": recommended, "best_rent": best_rent, "best_buy": best_buy, "api": api,
-        "demand": demand, "choice": choice,
-        "rent_beats_api_mtok_per_month": best_rent.beats_api_above_mtok_per_month if best_rent else None,
-        "buy_beats_api_mtok_per_month": best_buy.beats_api_above_mtok_per_month if best_buy else None,
-        "rejected_counts": counts, "ranking": SERVE_RANKING,
-    }
-    result["recommendation"] = serve_sentence(result)
-    return result
+    return {"recommended": options[0] if options and options[0].ok else None, "best_rent": best_rent, "best_buy": best_buy,
+            "choice": min(costs, key=lambda k: (costs[k], ("rent", "buy", "api").index(k))),
+            "rent_beats_api_mtok_per_month": best_rent.beats_api_above_mtok_per_month if best_rent else None,
+            "buy_beats_api_mtok_per_month": best_buy.beats_api_above_mtok_per_month if best_buy else None,
+            "rejected_counts": counts}
 
 
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True, **scope) -> dict:

@@ -887,6 +887,17 @@ def build_parser() -> argparse.ArgumentParser:
         c = command(name, text)
         c.add_argument("--json", action="store_true", help="machine-readable output")
         _add_input_options(c, _inputs_for(lines, drop={"at_month"}))
+    _catalog_commands(command)
+    ex = command("explain", "formula, Excel formula, source and inputs of a quantity", "QUANTITY [--INPUT VALUE ...] [--json]")
+    ex.add_argument("quantity", help="a quantity name, e.g. peak_train_gib_per_gpu (docs/quantities.md lists them)")
+    ex.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_input_options(ex)
+    _tool_commands(command)
+    return p
+
+
+def _catalog_commands(command) -> None:
+    """The commands that list (and refresh) the catalogs: offers, apis, gpus, models, presets."""
     of = command("offers", "list the cloud offers catalog, or refresh it with today's prices", "[--gpu GPU] [--refresh] [--json]")
     of.add_argument("--refresh", action="store_true",
                     help="fetch today's offers through gpuhunt (pip install 'gpu-tco[live]') into your offers file")
@@ -904,10 +915,10 @@ def build_parser() -> argparse.ArgumentParser:
         c = command(name, f"list the {name} catalog", "[--json]")
         c.add_argument("--json", action="store_true", help="every field and source")
     command("presets", "list the named presets (published articles' scenarios under their own assumptions)", "")
-    ex = command("explain", "formula, Excel formula, source and inputs of a quantity", "QUANTITY [--INPUT VALUE ...] [--json]")
-    ex.add_argument("quantity", help="a quantity name, e.g. peak_train_gib_per_gpu (docs/quantities.md lists them)")
-    ex.add_argument("--json", action="store_true", help="machine-readable output")
-    _add_input_options(ex)
+
+
+def _tool_commands(command) -> None:
+    """The commands that write files or run tools: workbook, addin, form, bench, calibrate, docs."""
     wbp = command("workbook", "write the formula-linked Excel workbook", "--out FILE [--email-draft FILE.eml] [--scenario FILE] [--INPUT VALUE ...]")
     wbp.add_argument("--out", required=True, metavar="FILE", help="target .xlsx file")
     wbp.add_argument("--email-draft", default=None, metavar="FILE.eml",
@@ -931,7 +942,6 @@ def build_parser() -> argparse.ArgumentParser:
                          "function table", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH",
                     help="where to write the quantities reference [docs/quantities.md; installed: quantities.md here]")
-    return p
 
 
 def cmd_addin(ns) -> int:
