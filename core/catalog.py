@@ -43,8 +43,8 @@ OPTIONAL_COLUMNS = {
     "gpus_per_node", "fabric", "fabric_gbps_per_gpu", "max_gpus_per_job", "min_billed_hours",
     # models: mixture-of-experts and latent-attention details (0 = not used)
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
-    # gpus: a card without FP4 tensor cores leaves it empty (0)
-    "fp4_dense_tflops",
+    # gpus: a card without FP4 tensor cores leaves it empty (0); card_share empty: a whole card
+    "fp4_dense_tflops", "card_share",
     # precisions: the FP8 recipe's columns (empty: a 16/32-bit precision; linear_input_bytes empty: activation_bytes;
     # fp8_mfu_factor empty: 1)
     "fp8_linears", "block_scaled", "fp8_weight_copy_bytes", "linear_input_bytes", "fp8_mfu_factor",
@@ -361,7 +361,7 @@ RULES = {
     "gpus": {"memory_gib": "pos", "memory_bandwidth_gbps": "pos", "bf16_dense_tflops": "pos", "fp8_dense_tflops": "nonneg", "fp4_dense_tflops": "nonneg",
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
              "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole",
-             "decode_efficiency_factor": "nonneg", "prefill_efficiency_factor": "nonneg"},
+             "decode_efficiency_factor": "nonneg", "prefill_efficiency_factor": "nonneg", "card_share": "frac"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",

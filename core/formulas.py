@@ -722,157 +722,6 @@ q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpu
   "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------
-# Costs.  Conventions: hours are wall-clock hours of the
-# n_gpus setup, GPU-hours are hours x GPUs; money is USD; a month is
-# days_per_month days.  Capital is counted once: as outlay in cash views,
-# as (capital - residual value) in the TCO, never also as a depreciation line.
-EPOCH = "[cottier2024]; [epoch_costs_code]"
-pct = lambda x: x / 100  # noqa: E731
-
-q = quantities_of("job")
-hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
-job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
-                   IF(I.job_hours > 0, I.job_hours, train_hours))
-job_wall_hours = q(
-    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + restarts x load time + extra hours",
-    job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
-    "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
-
-q = quantities_of("renting")
-rent_usd_per_gpu_hour_list = q(
-    "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
-    IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
-    "offers catalog (provider price pages, dated per row)")
-rent_usd_per_gpu_hour = q(
-    "rent_usd_per_gpu_hour", "USD/GPU-h", "Price per GPU-hour paid: list x (1 - off-peak discount) x (1 + marketplace commission)",
-    rent_usd_per_gpu_hour_list * (1 - pct(I.off_peak_discount_pct)) * (1 + pct(OF("commission_pct"))),
-    "[aimanual_cheap_gpus] (marketplace commission on top of the listed price; 30-40 % lower off-peak)")
-rent_hours_needed = q(
-    "rent_hours_needed", "h", "Hours rented: occupied hours x (1 + spot re-work) on interruptible offers",
-    job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), "interruptions cost the work since the last checkpoint")
-incr = OF("billing_increment_s")
-rent_rounded_hours = q(
-    "rent_rounded_hours", "h", "Rented hours rounded up to the offer's billing increment, and at least its minimum billed hours",
-    MAX(CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, OF("min_billed_hours")),
-    "[aws_per_second]; billing increment and minimum per offer")
-rent_commitment_hours = q(
-    "rent_commitment_hours", "h", "Hours a committed offer bills whatever the use: commitment_months x hours per month "
-    "(0 without a commitment, or when commitment_fully_used is 1: the job then pays only its own hours)",
-    OF("commitment_months") * hours_per_month * (1 - I.commitment_fully_used),
-    "[aws_pricing] (reserved instances and savings plans bill every hour of the term)")
-rent_billed_hours = q(
-    "rent_billed_hours", "h", "Hours billed: the rounded rented hours, or the whole commitment when that is longer",
-    MAX(rent_rounded_hours, rent_commitment_hours))
-rent_instances = q("rent_instances", "instances", "Instances rented: GPUs rounded up to whole instances (8-GPU nodes)",
-                   CEILING(I.n_gpus / OF("gpus_per_instance")), "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
-rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = instances x GPUs per instance x billed hours",
-                          rent_instances * OF("gpus_per_instance") * rent_billed_hours)
-rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours x price paid per GPU-hour",
-                     rent_billed_gpu_hours * rent_usd_per_gpu_hour)
-rent_storage_usd = q(
-    "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x months the job runs, plus storage_pct_of_compute of the compute bill",
-    I.storage_gb * OF("usd_per_gb_month_storage") * rent_rounded_hours / hours_per_month
-    + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; [aimanual_4090_h100] uses 10 % of compute")
-rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer's USD/GB", I.egress_gb * OF("usd_per_gb_egress"),
-                    "[aws_pricing] data transfer out $0.09/GB; several GPU clouds charge none")
-rent_total_usd = q("rent_total_usd", "USD", "Cost of renting the job = compute + storage + egress",
-                   rent_compute_usd + rent_storage_usd + rent_egress_usd)
-q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful work cost when renting, all overheads included",
-  IF(job_hours_base > 0, rent_total_usd / (I.n_gpus * job_hours_base), rent_usd_per_gpu_hour))
-q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
-  rent_usd_per_gpu_hour_list > 0)
-
-q = quantities_of("owning")
-own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
-                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
-                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
-own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = n_gpus x price", I.n_gpus * own_purchase_usd_per_gpu)
-own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
-                           own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
-hw = own_gpu_capital_usd + own_server_capital_usd
-own_network_capital_usd = q(
-    "own_network_capital_usd", "USD", "Cluster networking when there is more than one server: hardware x f / (1 - f)",
-    IF(own_servers > 1, hw * pct(I.cluster_network_pct) / (1 - pct(I.cluster_network_pct)), 0), EPOCH + ": 19 % of the total")
-own_capital_usd = q("own_capital_usd", "USD", "Capital = GPUs + rest of the servers + networking",
-                    hw + own_network_capital_usd)
-own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x labour_usd_per_hour",
-                  I.setup_hours * I.labour_usd_per_hour)
-own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
-                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * server_gpus), I.system_w_per_server),
-                 "[aimanual_4090_h100] (+500 W per workstation); [nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs)")
-own_nameplate_kw = q("own_nameplate_kw", "kW", "Nameplate power = GPUs x TDP + servers x system power",
-                     (I.n_gpus * G("tdp_w") + own_servers * own_system_w) / 1000)
-own_avg_kw = q("own_avg_kw", "kW", "Average IT draw while working = nameplate x load factor",
-               own_nameplate_kw * I.gpu_load_factor, EPOCH + ": 75 % of server TDP during training")
-own_energy_usd_per_gpu_hour = q(
-    "own_energy_usd_per_gpu_hour", "USD/GPU-h", "Electricity per working GPU-hour = average kW x PUE x USD/kWh / n_gpus",
-    own_avg_kw * I.pue * I.usd_per_kwh / I.n_gpus, "[cottier2024] (energy = average power x PUE x electricity price)")
-years = I.months / 12
-own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x hours_per_day / 24",
-                   I.months * hours_per_month * I.hours_per_day / 24)
-own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = hours_per_day / 24", I.hours_per_day / 24)
-own_energy_usd = q("own_energy_usd", "USD", "Electricity over the period = energy per GPU-hour x GPUs x working hours",
-                   own_energy_usd_per_gpu_hour * I.n_gpus * own_hours_used)
-own_fixed_usd_per_month = q(
-    "own_fixed_usd_per_month", "USD/month", "Costs that run whether or not the GPUs work: colocation per kW + rack + maintenance",
-    own_nameplate_kw * I.colo_usd_per_kw_month + I.rack_usd_per_month + own_capital_usd * pct(I.maintenance_pct_per_year) / 12,
-    "[cbre2024] ($184/kW-month); maintenance as a share of capital per year")
-own_fixed_usd = q("own_fixed_usd", "USD", "Fixed running costs over the period", own_fixed_usd_per_month * I.months)
-dep = T("depreciations", "depreciation", "exponential")
-own_value_fraction = q(
-    "own_value_fraction", "fraction", "Share of capital the hardware is still worth after the period",
-    IF(dep, (1 - pct(I.value_loss_pct_per_year)) ** years,
-       MAX(pct(I.residual_pct), 1 - (1 - pct(I.residual_pct)) * years / I.life_years)),
-    EPOCH + " (exponential, ~28 %/year); straight-line to a residual")
-own_residual_usd = q("own_residual_usd", "USD", "Resale value at the end of the period = capital x value fraction",
-                     own_capital_usd * own_value_fraction)
-own_tco_usd = q(
-    "own_tco_usd", "USD", "Total cost of owning over the period = capital + setup + energy + fixed costs - residual value",
-    own_capital_usd + own_setup_usd + own_energy_usd + own_fixed_usd - own_residual_usd,
-    "capital counted once, as capital minus resale value (no separate depreciation line)")
-r = pct(I.discount_rate_pct)
-disc = IF(r > 0, 1 / (1 + r) ** years, 1)  # discount factor at the end of the period
-own_annual_capital_usd = q(
-    "own_annual_capital_usd", "USD/year", "Capital per year: (capital + setup - discounted residual) x capital recovery factor (1/years if r = 0)",
-    (own_capital_usd + own_setup_usd - own_residual_usd * disc) * IF(r > 0, r / (1 - disc), 1 / years),
-    "capital recovery factor r(1+r)^n/((1+r)^n-1) = r/(1-(1+r)^-n)")
-own_tco_pv_usd = q(
-    "own_tco_pv_usd", "USD", "Present value of owning: capital + setup - discounted residual + discounted yearly running costs",
-    own_capital_usd + own_setup_usd - own_residual_usd * disc
-    + (own_energy_usd + own_fixed_usd) / years * IF(r > 0, (1 - disc) / r, years))
-own_usd_per_gpu_hour = q(
-    "own_usd_per_gpu_hour", "USD/GPU-h", "Owned cost per working GPU-hour = (annual capital + yearly running costs) / (GPUs x working hours per year)",
-    (own_annual_capital_usd + (own_energy_usd + own_fixed_usd) / years) / (I.n_gpus * own_hours_used / years),
-    "utilization is in the denominator: an idle owned GPU still costs money ([cottier2024] amortizes over hours used)")
-own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
-                own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
-
-q = quantities_of("break-even")
-rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same working hours per month = GPUs x h/day x days x price paid",
-                       I.n_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
-own_running_usd_per_month = q(
-    "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
-    own_fixed_usd_per_month + I.n_gpus * I.hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
-saving = rent_usd_per_month - own_running_usd_per_month
-payback_months = q(
-    "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
-    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), "payback = capital / (monthly rent avoided - monthly running cost of owning)")
-margin = rent_usd_per_gpu_hour - own_energy_usd_per_gpu_hour
-breakeven_gpu_hours = q(
-    "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting: (capital + setup + fixed - residual) / (rent - energy per GPU-h); -1 = never",
-    IF(margin > 0, (own_capital_usd + own_setup_usd + own_fixed_usd - own_residual_usd) / margin, -1))
-q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gpus); -1 = never",
-  IF(margin > 0, breakeven_gpu_hours / I.n_gpus, -1), "[aimanual_cheap_gpus]: a local 4x RTX 4090 pays back after 700 hours against $10/h")
-q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",
-  IF(margin > 0, breakeven_gpu_hours / (I.n_gpus * I.months * hours_per_month), -1))
-q("verdict_code", "code", "Buying pays back: 1 within a month, 2 in 1-3 months, 3 later within the period, 4 not within the period",
-  IF(OR(payback_months < 0, payback_months > I.months), 4, IF(payback_months <= 1, 1, IF(payback_months <= 3, 2, 3))),
-  "[aimanual_4090_h100] (30 and 90 days)")
-q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + setup + running costs x months",
-  own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
-q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
-
-# ---------------------------------------------------------------------------
 # Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with
 # chunked prefill ([vllm2023], [sarathi2024]).  One replica is n_gpus GPUs in tensor parallel (as for inference
 # above); a deployment runs as many replicas as the demand needs.  In steady state a replica decodes B
@@ -1009,6 +858,170 @@ q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated,
 prefill_share = q("serve_prefill_share", "fraction",
                   "Share of a replica's time spent on prompts = prompt x prefill time / (output x time per token / batch)",
                   p_tok * prefill_s_per_token * b_run / (o_tok * tpot_s))
+
+# ---------------------------------------------------------------------------
+# Costs.  Conventions: hours are wall-clock hours of the
+# n_gpus setup, GPU-hours are hours x GPUs; money is USD; a month is
+# days_per_month days.  Capital is counted once: as outlay in cash views,
+# as (capital - residual value) in the TCO, never also as a depreciation line.
+EPOCH = "[cottier2024]; [epoch_costs_code]"
+pct = lambda x: x / 100  # noqa: E731
+
+q = quantities_of("job")
+hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
+job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
+                   IF(I.job_hours > 0, I.job_hours, train_hours))
+job_wall_hours = q(
+    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + restarts x load time + extra hours",
+    job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
+    "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
+
+q = quantities_of("renting")
+rent_usd_per_gpu_hour_list = q(
+    "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
+    IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
+    "offers catalog (provider price pages, dated per row)")
+rent_usd_per_gpu_hour = q(
+    "rent_usd_per_gpu_hour", "USD/GPU-h", "Price per GPU-hour paid: list x (1 - off-peak discount) x (1 + marketplace commission)",
+    rent_usd_per_gpu_hour_list * (1 - pct(I.off_peak_discount_pct)) * (1 + pct(OF("commission_pct"))),
+    "[aimanual_cheap_gpus] (marketplace commission on top of the listed price; 30-40 % lower off-peak)")
+rent_hours_needed = q(
+    "rent_hours_needed", "h", "Hours rented: occupied hours x (1 + spot re-work) on interruptible offers",
+    job_wall_hours * (1 + OF("interruptible") * pct(I.spot_rework_pct)), "interruptions cost the work since the last checkpoint")
+incr = OF("billing_increment_s")
+rent_rounded_hours = q(
+    "rent_rounded_hours", "h", "Rented hours rounded up to the offer's billing increment, and at least its minimum billed hours",
+    MAX(CEILING(rent_hours_needed * 3600 / incr) * incr / 3600, OF("min_billed_hours")),
+    "[aws_per_second]; billing increment and minimum per offer")
+rent_commitment_hours = q(
+    "rent_commitment_hours", "h", "Hours a committed offer bills whatever the use: commitment_months x hours per month "
+    "(0 without a commitment, or when commitment_fully_used is 1: the job then pays only its own hours)",
+    OF("commitment_months") * hours_per_month * (1 - I.commitment_fully_used),
+    "[aws_pricing] (reserved instances and savings plans bill every hour of the term)")
+rent_billed_hours = q(
+    "rent_billed_hours", "h", "Hours billed: the rounded rented hours, or the whole commitment when that is longer",
+    MAX(rent_rounded_hours, rent_commitment_hours))
+rent_instances = q("rent_instances", "instances", "Instances rented: GPUs rounded up to whole instances (8-GPU nodes)",
+                   CEILING(I.n_gpus / OF("gpus_per_instance")), "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
+rent_billed_gpu_hours = q("rent_billed_gpu_hours", "GPU-h", "GPU-hours billed = instances x GPUs per instance x billed hours",
+                          rent_instances * OF("gpus_per_instance") * rent_billed_hours)
+rent_compute_usd = q("rent_compute_usd", "USD", "Compute bill = billed GPU-hours x price paid per GPU-hour",
+                     rent_billed_gpu_hours * rent_usd_per_gpu_hour)
+rent_storage_usd = q(
+    "rent_storage_usd", "USD", "Storage: GB x USD/GB-month x months the job runs, plus storage_pct_of_compute of the compute bill",
+    I.storage_gb * OF("usd_per_gb_month_storage") * rent_rounded_hours / hours_per_month
+    + pct(I.storage_pct_of_compute) * rent_compute_usd, "provider storage price; [aimanual_4090_h100] uses 10 % of compute")
+rent_egress_usd = q("rent_egress_usd", "USD", "Egress: GB downloaded x the offer's USD/GB", I.egress_gb * OF("usd_per_gb_egress"),
+                    "[aws_pricing] data transfer out $0.09/GB; several GPU clouds charge none")
+rent_total_usd = q("rent_total_usd", "USD", "Cost of renting the job = compute + storage + egress",
+                   rent_compute_usd + rent_storage_usd + rent_egress_usd)
+q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful work cost when renting, all overheads included",
+  IF(job_hours_base > 0, rent_total_usd / (I.n_gpus * job_hours_base), rent_usd_per_gpu_hour))
+q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
+  rent_usd_per_gpu_hour_list > 0)
+
+q = quantities_of("owning")
+own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
+                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
+                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
+# What is bought: a training job's GPUs, or a serving deployment's (its replicas share servers, power and setup).
+own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's (replicas x GPUs per replica) when serving, else n_gpus",
+             IF(T("tasks", "task", "serve"), Ref("serve_gpus"), I.n_gpus))
+own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = GPUs bought x price", own_gpus * own_purchase_usd_per_gpu)
+own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
+                           own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
+hw = own_gpu_capital_usd + own_server_capital_usd
+own_network_capital_usd = q(
+    "own_network_capital_usd", "USD", "Cluster networking when there is more than one server: hardware x f / (1 - f)",
+    IF(own_servers > 1, hw * pct(I.cluster_network_pct) / (1 - pct(I.cluster_network_pct)), 0), EPOCH + ": 19 % of the total")
+own_capital_usd = q("own_capital_usd", "USD", "Capital = GPUs + rest of the servers + networking",
+                    hw + own_network_capital_usd)
+own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x labour_usd_per_hour",
+                  I.setup_hours * I.labour_usd_per_hour)
+own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
+                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * server_gpus), I.system_w_per_server),
+                 "[aimanual_4090_h100] (+500 W per workstation); [nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs)")
+# A data-centre GPU pays its slot's share of the server's power (a server part-filled, or shared with the replicas of
+# a deployment, draws for the slots in use); a MIG slice pays its share of the card's slot; a consumer workstation's
+# 500 W is paid whole however many cards it holds.
+slot_share = q("own_slot_share", "slots", "Server slots one GPU row takes: its card_share for a MIG slice (compute share), else 1",
+               IF(G("card_share") > 0, G("card_share"), 1), "[nvidia_mig] (a slice is k/7 of the card's compute)")
+own_nameplate_kw = q("own_nameplate_kw", "kW",
+                     "Nameplate power = GPUs x TDP + system power: whole workstations (consumer cards), or per server slot used",
+                     (own_gpus * G("tdp_w") + IF(G("consumer"), CEILING(own_gpus / server_gpus) * own_system_w,
+                                                 own_gpus * slot_share * own_system_w / server_gpus)) / 1000,
+                     "[nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs: 575 W of the rest per slot)")
+own_avg_kw = q("own_avg_kw", "kW", "Average IT draw while working = nameplate x load factor",
+               own_nameplate_kw * I.gpu_load_factor, EPOCH + ": 75 % of server TDP during training")
+own_energy_usd_per_gpu_hour = q(
+    "own_energy_usd_per_gpu_hour", "USD/GPU-h", "Electricity per working GPU-hour = average kW x PUE x USD/kWh / n_gpus",
+    own_avg_kw * I.pue * I.usd_per_kwh / own_gpus, "[cottier2024] (energy = average power x PUE x electricity price)")
+years = I.months / 12
+own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x hours_per_day / 24",
+                   I.months * hours_per_month * I.hours_per_day / 24)
+own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = hours_per_day / 24", I.hours_per_day / 24)
+own_energy_usd = q("own_energy_usd", "USD", "Electricity over the period = energy per GPU-hour x GPUs x working hours",
+                   own_energy_usd_per_gpu_hour * own_gpus * own_hours_used)
+own_fixed_usd_per_month = q(
+    "own_fixed_usd_per_month", "USD/month", "Costs that run whether or not the GPUs work: colocation per kW + rack + maintenance",
+    own_nameplate_kw * I.colo_usd_per_kw_month + I.rack_usd_per_month + own_capital_usd * pct(I.maintenance_pct_per_year) / 12,
+    "[cbre2024] ($184/kW-month); maintenance as a share of capital per year")
+own_fixed_usd = q("own_fixed_usd", "USD", "Fixed running costs over the period", own_fixed_usd_per_month * I.months)
+dep = T("depreciations", "depreciation", "exponential")
+own_value_fraction = q(
+    "own_value_fraction", "fraction", "Share of capital the hardware is still worth after the period",
+    IF(dep, (1 - pct(I.value_loss_pct_per_year)) ** years,
+       MAX(pct(I.residual_pct), 1 - (1 - pct(I.residual_pct)) * years / I.life_years)),
+    EPOCH + " (exponential, ~28 %/year); straight-line to a residual")
+own_residual_usd = q("own_residual_usd", "USD", "Resale value at the end of the period = capital x value fraction",
+                     own_capital_usd * own_value_fraction)
+own_tco_usd = q(
+    "own_tco_usd", "USD", "Total cost of owning over the period = capital + setup + energy + fixed costs - residual value",
+    own_capital_usd + own_setup_usd + own_energy_usd + own_fixed_usd - own_residual_usd,
+    "capital counted once, as capital minus resale value (no separate depreciation line)")
+r = pct(I.discount_rate_pct)
+disc = IF(r > 0, 1 / (1 + r) ** years, 1)  # discount factor at the end of the period
+own_annual_capital_usd = q(
+    "own_annual_capital_usd", "USD/year", "Capital per year: (capital + setup - discounted residual) x capital recovery factor (1/years if r = 0)",
+    (own_capital_usd + own_setup_usd - own_residual_usd * disc) * IF(r > 0, r / (1 - disc), 1 / years),
+    "capital recovery factor r(1+r)^n/((1+r)^n-1) = r/(1-(1+r)^-n)")
+own_tco_pv_usd = q(
+    "own_tco_pv_usd", "USD", "Present value of owning: capital + setup - discounted residual + discounted yearly running costs",
+    own_capital_usd + own_setup_usd - own_residual_usd * disc
+    + (own_energy_usd + own_fixed_usd) / years * IF(r > 0, (1 - disc) / r, years))
+own_usd_per_gpu_hour = q(
+    "own_usd_per_gpu_hour", "USD/GPU-h", "Owned cost per working GPU-hour = (annual capital + yearly running costs) / (GPUs x working hours per year)",
+    (own_annual_capital_usd + (own_energy_usd + own_fixed_usd) / years) / (own_gpus * own_hours_used / years),
+    "utilization is in the denominator: an idle owned GPU still costs money ([cottier2024] amortizes over hours used)")
+own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
+                own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
+
+q = quantities_of("break-even")
+rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same GPUs for the working hours per month = GPUs bought x h/day x days x price paid",
+                       own_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
+own_running_usd_per_month = q(
+    "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
+    own_fixed_usd_per_month + own_gpus * I.hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
+saving = rent_usd_per_month - own_running_usd_per_month
+payback_months = q(
+    "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
+    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), "payback = capital / (monthly rent avoided - monthly running cost of owning)")
+margin = rent_usd_per_gpu_hour - own_energy_usd_per_gpu_hour
+breakeven_gpu_hours = q(
+    "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting: (capital + setup + fixed - residual) / (rent - energy per GPU-h); -1 = never",
+    IF(margin > 0, (own_capital_usd + own_setup_usd + own_fixed_usd - own_residual_usd) / margin, -1))
+q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gpus); -1 = never",
+  IF(margin > 0, breakeven_gpu_hours / own_gpus, -1), "[aimanual_cheap_gpus]: a local 4x RTX 4090 pays back after 700 hours against $10/h")
+q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",
+  IF(margin > 0, breakeven_gpu_hours / (own_gpus * I.months * hours_per_month), -1))
+q("verdict_code", "code", "Buying pays back: 1 within a month, 2 in 1-3 months, 3 later within the period, 4 not within the period",
+  IF(OR(payback_months < 0, payback_months > I.months), 4, IF(payback_months <= 1, 1, IF(payback_months <= 3, 2, 3))),
+  "[aimanual_4090_h100] (30 and 90 days)")
+q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + setup + running costs x months",
+  own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
+q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
+
+q = quantities_of("serving")
 rent_replica_month = q("serve_rent_usd_per_replica_month", "USD/month",
                        "Renting one replica for the traffic hours = whole instances x GPUs per instance x price paid x traffic hours",
                        rent_instances * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours)

@@ -204,7 +204,7 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
             not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
         raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
     job = dict(job or {})
-    job.pop("task", None)
+    job["task"] = "serve"  # what is bought is the deployment (own_gpus), whatever task the caller's dict named
     fixed = {k: job.pop(k) for k in CHOSEN if k in job}
     base = resolve_inputs({**job, **fixed})  # checks every value once, with field names in messages
     if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
@@ -279,7 +279,7 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             usd_per_mtok_output=float(r[f"serve_{way}_usd_per_mtok_output"][j]),
             beats_api_above_mtok_per_month=float(r[f"serve_{way}_beats_api_mtok_per_month"][j]),
             usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
-            capital_usd=float(r["own_capital_usd"][j]) * int(r["serve_replicas"][j]) if buy else float("nan"),
+            capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),  # the whole deployment's
             weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
             ok=not reasons, reasons=tuple(reasons)))
     return options
@@ -358,8 +358,8 @@ def _api_name(inputs: Mapping) -> dict:
 def serve_option_inputs(job: Mapping, option: Mapping) -> dict:
     """The inputs of one serving option: the job with its GPU, GPUs per replica, weight format, offer and rent or buy."""
     buy = option["acquire"] == "buy"
-    out = {k: v for k, v in job.items() if k != "task"}
-    out.update(gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
+    out = dict(job)
+    out.update(task="serve", gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
                offer=catalog.AUTO_OFFER if buy else option["offer"], buy=1 if buy else 0)
     return out
 

@@ -54,15 +54,13 @@ def test_rtx4090_serves_a_7b_model_cheaper_per_token_than_an_h100_but_not_twice_
     assert rtx.gpus_total > 2 * h100.gpus_total
 
 
-def test_rtx4090_edge_shrinks_for_a_13b_model_that_outgrows_one_card(rtx4090_vs_h100):
-    ratio_7b = rtx4090_vs_h100["Llama-2-7B"][1].usd_per_month / rtx4090_vs_h100["Llama-2-7B"][0].usd_per_month
+def test_rtx4090_serves_a_13b_model_in_fp8_or_on_two_cards_and_stays_below_twice_as_cheap(rtx4090_vs_h100):
     rtx, h100 = rtx4090_vs_h100["Llama-2-13B"]
     ratio_13b = h100.usd_per_month / rtx.usd_per_month
-    # 13B in bf16 (26 GB) does not fit one 24 GB card: the 4090 needs FP8 or two cards per replica, and its
-    # advantage falls to about even; the claimed "up to 2x" is not reached at either size
+    # 13B in bf16 (26 GB) does not fit one 24 GB card: the 4090 needs FP8 or two cards per replica; owned as one
+    # deployment (replicas share servers), it stays cheaper per token, and the claimed "up to 2x" is not reached
     assert rtx.n_gpus * catalog.gpus().row("RTX-4090")["memory_gib"] >= 24 and (rtx.n_gpus > 1 or rtx.weights_dtype != "bf16")
-    assert ratio_13b < ratio_7b
-    assert 0.8 < ratio_13b < 2.0, ratio_13b
+    assert 1.0 < ratio_13b < 2.0, ratio_13b
 
 
 H100_AND_SLICES = ["H100-SXM"] + [n for n, r in zip(catalog.gpus().names, catalog.gpus().rows)

@@ -236,3 +236,26 @@ def test_curves_for_the_charts_come_from_the_same_formulas():
                                                      result["inputs"]["hours_per_day"] * result["inputs"]["days_per_month"] / 1e6)
     assert rent[-1] == pytest.approx(full, rel=0.01)
     assert len(set(round(x, 12) for x in cost["api_usd_per_mtok"])) == 1
+
+
+def test_an_owned_deployment_is_bought_as_one_fleet_whose_replicas_share_servers():
+    """Owning a deployment of one-GPU replicas costs per GPU what the same GPUs cost bought together: the replicas
+    share servers, power and the one-off setup (a replica does not pay a whole 8-slot server's power)."""
+    job = {"task": "serve", "model": "Llama-3.1-8B", "gpu": "H100-SXM", "n_gpus": 1, "buy": 1, "weights_dtype": "bf16",
+           "requests_per_s": 30, "prompt_tokens": 1000, "output_tokens": 200, "hours_per_day": 24}
+    outs = ("serve_gpus", "own_gpus", "own_capital_usd", "own_usd_per_gpu_hour", "own_nameplate_kw")
+    serve = core.evaluate(job, outputs=outs)
+    fleet = int(serve["serve_gpus"])
+    assert 1 < fleet <= 8 and serve["own_gpus"] == fleet
+    bought_together = core.evaluate({**job, "task": "train", "n_gpus": fleet}, outputs=outs)
+    for name in ("own_capital_usd", "own_usd_per_gpu_hour", "own_nameplate_kw"):
+        assert serve[name] == pytest.approx(bought_together[name], rel=1e-12), name
+    # a full 8-GPU server draws 10.2 kW (NVIDIA DGX H100 datasheet); each GPU pays its slot: 700 W + 575 W
+    assert serve["own_nameplate_kw"] == pytest.approx(fleet * 1.275)
+
+
+def test_a_mig_slice_pays_its_share_of_the_cards_server_slot():
+    """Seven 1g.10gb slices of an H100 draw what the whole card in its server slot draws (700 W + 575 W)."""
+    slice_kw = core.evaluate({"gpu": "H100-SXM MIG 1g.10gb", "n_gpus": 1, "buy": 1}, outputs=("own_nameplate_kw",))["own_nameplate_kw"]
+    card_kw = core.evaluate({"gpu": "H100-SXM", "n_gpus": 1, "buy": 1}, outputs=("own_nameplate_kw",))["own_nameplate_kw"]
+    assert 7 * slice_kw == pytest.approx(card_kw) and card_kw == pytest.approx(1.275)
