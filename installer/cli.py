@@ -412,10 +412,10 @@ def _serve_plan(ns, given: dict) -> int:
                           "rejected_counts": result["rejected_counts"]}, indent=2))
         return 0
     i = result["inputs"]
-    targets = ", ".join(t for t in (f"first token within {i['ttft_slo_ms']:g} ms" if i["ttft_slo_ms"] else "",
-                                    f"{i['tpot_slo_ms']:g} ms per token" if i["tpot_slo_ms"] else "") if t) or "no latency targets"
-    print(f"gpu-tco plan (serving): {i['model']}, {result['demand']['requests_per_s']:g} requests/s of {i['prompt_tokens']:g} prompt + "
-          f"{i['output_tokens']:g} output tokens, {i['hours_per_day']:g} h/day; {targets}")
+    targets = ", ".join(t for t in (f"first token within {number_text(i['ttft_slo_ms'])} ms" if i["ttft_slo_ms"] else "",
+                                    f"{number_text(i['tpot_slo_ms'])} ms per token" if i["tpot_slo_ms"] else "") if t) or "no latency targets"
+    print(f"gpu-tco plan (serving): {i['model']}, {number_text(result['demand']['requests_per_s'])} requests/s of {number_text(i['prompt_tokens'])} prompt + "
+          f"{number_text(i['output_tokens'])} output tokens, {number_text(i['hours_per_day'])} h/day; {targets}")
     print()
     ok = [o for o in result["options"] if o.ok]
     body = [[n + 1, serve_option_text(o).split(" from ")[0].removeprefix("rent ").removeprefix("buy "),
@@ -662,9 +662,10 @@ def cmd_estimate(ns) -> int:
         ]
         print(table(["result", "value"], facts))
         print()
-        print(f"serving {res['serve_demand_requests_per_s']:g} requests/s of {used['prompt_tokens']} prompt + {used['output_tokens']} "
-              f"output tokens on replicas of {used['n_gpus']}x {used['gpu']}, within {used['ttft_slo_ms']:g} ms to the first token "
-              f"and {used['tpot_slo_ms']:g} ms per token (0 = no target):")
+        n = number_text
+        print(f"serving {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+              f"{n(used['output_tokens'])} output tokens on replicas of {n(used['n_gpus'])}x {used['gpu']}, within "
+              f"{n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target):")
         facts = [
             ["meets the targets", bool(res["serve_ok"])], ["batch per replica at full load", res["serve_batch"]],
             ["time to first token (ms)", res["ttft_ms"]], ["time per output token (ms)", res["tpot_ms"]],
