@@ -43,7 +43,7 @@ RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever 
 # before calibration: the GPU catalog's MFU by class, and factors of 1
 PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
-          "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
+          "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu")
@@ -159,8 +159,8 @@ def _train_features(m: Measurement) -> dict:
         feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
     if r["recompute"] != "none":
         feats[f"recompute:{r['recompute']}"] = 1.0
-    if r["offload_optimizer"] or r["offload_params"]:
-        feats["offload_mfu_factor"] = 1.0
+    if r["routed_expert_share"] > 0:
+        feats["moe_train_efficiency"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
         feats["large_cluster_mfu_factor"] = 1.0
     return feats
@@ -234,9 +234,15 @@ def _minimax(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
     return theta
 
 
+def offloaded(m: Measurement) -> bool:
+    """A training row whose states live in CPU memory: its time is compute overlapped with PCIe transfers plus the CPU
+    optimizer step, so it informs ``cpu_optimizer_params_per_s`` (``fit_offload``), not the compute factors."""
+    return m.kind == "training speed" and bool(m.inputs.get("offload_params") or m.inputs.get("offload_optimizer"))
+
+
 def fit_speed(rows: list[Measurement]) -> dict:
     """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}."""
-    rows = [m for m in rows if m.kind != "memory" and in_fit(m)]
+    rows = [m for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m)]
     X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
     y = np.array([_log_ratio(m) for m in rows])
     theta = _minimax(X, y, np.log([PRIORS[n] for n in SPEED_PARAMS]))
@@ -280,10 +286,39 @@ def fit_memory(rows: list[Measurement]) -> dict:
     return params
 
 
+CPU_OPTIMIZER_PRIOR = 1e9  # params/s per GPU process: [zero_offload2021] Figure 7 (CPU-Adam on a 1B-10B model, seconds per step)
+
+
+def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
+    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
+    mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
+    pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
+    return math.log(pred / m.value)
+
+
+def fit_offload(rows: list[Measurement], speed: dict) -> dict:
+    """``cpu_optimizer_params_per_s`` from the offloaded training rows whose CPU step matters (full training): the value
+    making the largest log error smallest (golden-section search over its logarithm), the compute factors as ``speed``."""
+    rows = [m for m in rows if offloaded(m) and in_fit(m) and _evaluate(m)["trainable_params"] > 1e9]
+    if not rows:
+        return {"cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR}
+    worst = lambda x: max(abs(_offload_log_error(m, speed, math.exp(x))) for m in rows)  # noqa: E731
+    lo, hi = math.log(1e7), math.log(1e11)
+    golden = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if worst(a) <= worst(b):
+            hi = b
+        else:
+            lo = a
+    return {"cpu_optimizer_params_per_s": math.exp((lo + hi) / 2)}
+
+
 def fit(rows: list[Measurement] | None = None) -> dict:
-    """Every fitted parameter: the speed factors and the memory terms."""
+    """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms."""
     rows = rows if rows is not None else load_measurements()
-    return {**fit_speed(rows), **fit_memory(rows)}
+    speed = fit_speed(rows)
+    return {**speed, **fit_offload(rows, speed), **fit_memory(rows)}
 
 
 def predict_with(m: Measurement, params: dict) -> float:
@@ -291,6 +326,8 @@ def predict_with(m: Measurement, params: dict) -> float:
     forms it; memory: the engine with the memory terms as inputs)."""
     if m.kind == "memory":
         return _memory_prediction(m, {n: params[n] for n in MEMORY_PRIORS})
+    if offloaded(m):
+        return m.value * math.exp(_offload_log_error(m, params, params["cpu_optimizer_params_per_s"]))
     ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio(m))
     return m.value * ratio if m.quantity != "train_gpu_hours" else m.value / ratio
 
@@ -323,17 +360,19 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 
 # ---------------------------------------------------------------------------
 # where the fitted values live, and writing them there
-ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
+ROUNDING = {"cpu_optimizer_params_per_s": -7, "fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
 SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
-INPUT_PARAMS = ("offload_mfu_factor", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
+INPUT_PARAMS = ("moe_train_efficiency", "cpu_optimizer_params_per_s", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
 
 def informed(rows: list[Measurement] | None = None) -> set:
     """Parameters at least one row of the fit touches (the others keep their prior and are not written)."""
     rows = rows if rows is not None else load_measurements()
-    names = {n for m in rows if m.kind != "memory" and in_fit(m) for n in _features(m)}
+    names = {n for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) for n in _features(m)}
+    if any(offloaded(m) and in_fit(m) for m in rows):
+        names.add("cpu_optimizer_params_per_s")
     return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" for m in rows) else set())
 
 
@@ -458,8 +497,35 @@ def render() -> str:
         "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
         "",
         "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x CPU-offload factor (with offload)",
-        "x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty (several GPUs without NVLink).",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x mixture-of-experts factor",
+        "(`moe_train_efficiency`, models with experts) x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty",
+        "(several GPUs without NVLink).",
+        "",
+        "## Parallelism, mixture-of-experts and CPU offload",
+        "",
+        "n_gpus = tensor x pipeline x context x data parallel; expert parallelism splits the routed experts over GPUs of the",
+        "data x context group, as Megatron-Core does.  States are divided by tensor x pipeline parallel; ZeRO shards them over",
+        "N = n_gpus / (tensor x pipeline); without sharding a GPU keeps 1 - routed share x (1 - 1/EP) of them.  With pipeline",
+        "parallelism the first stage holds min(p, m) micro-batches of its layers' activations (1F1B; Korthikanti et al. 2022),",
+        "and a step idles the bubble (p - 1) / (v m + p - 1) (Narayanan et al. 2021, with v model chunks per GPU of the",
+        "interleaved schedule).  Context parallelism splits the sequence (activations / cp) and sends keys and values round a",
+        "ring (Megatron-Core context parallelism; Liu et al. 2023, Ring Attention).  Communication per micro-batch, each over",
+        "its link: data-parallel gathers and reductions (once per pipeline step with pipelining), tensor-parallel all-reduces,",
+        "point-to-point activations between stages, the context-parallel ring, and four all-to-alls of tokens x top-k x hidden",
+        "per expert layer (dispatch and combine, forward and backward), inside a machine when the expert group fits one.  It",
+        "overlaps compute; only the excess costs time (`comm_slowdown`).",
+        "",
+        "`moe_train_efficiency` is what mixture-of-experts models keep of the dense efficiency besides the all-to-all time:",
+        "grouped expert matrix products on uneven token counts, routing and token permutation, load imbalance (Gale et al.",
+        "2022, MegaBlocks).  The rows that inform it (Megatron Bridge's pre-training table) force-balance the tokens over the",
+        "experts, so a run with real routing imbalance can be slower.",
+        "",
+        "CPU offload has no efficiency factor: a step is the longer of compute and the PCIe transfers (weights in twice, gradients",
+        "out, at `pcie_gb_per_s`; Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity) plus the CPU optimizer",
+        "step (trainable parameters of the GPU's shard / `cpu_optimizer_params_per_s`), which does not overlap.  The CPU speed is",
+        "fitted on the offloaded full-training rows, with the compute factors fitted on the other rows.  On the GPU stay the",
+        "gathered units (current and prefetched), the shards copied in before the gather, and in full training the gradients",
+        "of the largest unit on their way out (`offload_buffers_gib`).",
         "",
         "## The fit",
         "",
@@ -477,10 +543,11 @@ def render() -> str:
         "| parameter | where it lives | prior | fitted | now in the catalog |",
         "|---|---|---:|---:|---:|",
     ]
-    for name in PRIORS | MEMORY_PRIORS:
+    all_priors = PRIORS | {"cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR} | MEMORY_PRIORS
+    for name in all_priors:
         kind = name.split(":", 1)[0]
         home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
-        prior = PRIORS.get(name, MEMORY_PRIORS.get(name))
+        prior = all_priors[name]
         fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
         lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
     lines += ["", "Cards on the same chip as a measured one take its value: "

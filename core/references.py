@@ -285,6 +285,27 @@ _REFS: list[Reference] = [
               "https://modal.com/blog/nvidia-l40s-price-article"),
     Reference("sanskrit_renting", "DS436", "sanskrit-token: RENTING_A_GPU.md (provider pages and APIs read 2026-09-09)", "2026",
               "https://github.com/DS436/sanskrit-token/blob/main/RENTING_A_GPU.md"),
+    # pipeline, context and expert parallelism; CPU offload (their own block)
+    Reference("megatron_cp", "NVIDIA", "Megatron-Core User Guide: context_parallel package (context parallelism)", "2024",
+              "https://docs.nvidia.com/megatron-core/developer-guide/latest/api-guide/context_parallel.html"),
+    Reference("ring_attention2023", "Liu, Zaharia and Abbeel", "Ring Attention with Blockwise Transformers for Near-Infinite Context",
+              "2023", "https://arxiv.org/abs/2310.01889"),
+    Reference("gshard2020", "Lepikhin, Lee, Xu, Chen, Firat, Huang, Krikun, Shazeer and Chen",
+              "GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding", "2020",
+              "https://arxiv.org/abs/2006.16668"),
+    Reference("megatron_moe", "NVIDIA", "Megatron-Core User Guide: Mixture of Experts package (expert parallelism, token dispatcher)",
+              "2024", "https://docs.nvidia.com/megatron-core/developer-guide/latest/api-guide/moe.html"),
+    Reference("megablocks2022", "Gale, Narayanan, Young and Zaharia",
+              "MegaBlocks: Efficient Sparse Training with Mixture-of-Experts", "2022", "https://arxiv.org/abs/2211.15841"),
+    Reference("zero_infinity2021", "Rajbhandari, Ruwase, Rasley, Smith and He",
+              "ZeRO-Infinity: Breaking the GPU Memory Wall for Extreme Scale Deep Learning", "2021", "https://arxiv.org/abs/2104.07857"),
+    Reference("deepspeed_config", "Microsoft DeepSpeed", "DeepSpeed Configuration JSON: ZeRO optimizations (stage 3 and offload options)",
+              "2024", "https://www.deepspeed.ai/docs/config-json/"),
+    Reference("nemo_perf", "NVIDIA NeMo", "Megatron Bridge performance summary (pre-training throughput per GPU, NeMo containers 25.11 and 26.02)",
+              "2026", "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/main/docs/performance-summary-archive.md"),
+    Reference("answerai_fsdp_qlora_bench", "Answer.AI (Whitaker, Hodge et al.)",
+              "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
+              "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
 ]
 
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}
