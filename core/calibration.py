@@ -46,9 +46,9 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
           "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
-MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu")
+MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
 KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
-        "allocator_peak_train_gib": "memory", "peak_train_gib_per_gpu": "memory",
+        "allocator_peak_train_gib": "memory", "peak_train_gib_per_gpu": "memory", "reserved_peak_train_gib": "memory",
         "decode_tokens_per_s_per_seq": "decode speed", "prefill_tokens_per_s": "prefill speed"}
 TOLERANCE = {"training speed": 0.25, "decode speed": 0.25, "prefill speed": 0.25, "memory": 0.12}
 INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "precision", "recompute", "sharding",
@@ -136,6 +136,13 @@ def executed_utilisation(m: Measurement) -> float | None:
 
 
 def in_fit(m: Measurement) -> bool:
+    """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
+    (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
+    reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
+    if m.quantity == "reserved_peak_train_gib":
+        return False
+    if m.kind == "training speed" and f"gpu:{_evaluate(m)['gpu']}" not in PRIORS:
+        return False
     u = executed_utilisation(m)
     return u is None or u <= EXECUTED_LIMIT
 
@@ -277,7 +284,7 @@ def fit_memory(rows: list[Measurement]) -> dict:
     """The memory model's small-scale terms, in two steps so that no two of them trade off against each other:
     first the rows with an unfused loss fix the CUDA context, fragmentation and bytes per logit; then the rows with
     a chunked loss fix how many tokens' logits it holds at once (its working set is tokens x vocabulary x bytes)."""
-    rows = [m for m in rows if m.kind == "memory"]
+    rows = [m for m in rows if m.kind == "memory" and in_fit(m)]
     unfused = [m for m in rows if not m.inputs.get("fused_loss")]
     fused = [m for m in rows if m.inputs.get("fused_loss")]
     params = dict(MEMORY_PRIORS)
@@ -326,6 +333,8 @@ def predict_with(m: Measurement, params: dict) -> float:
     forms it; memory: the engine with the memory terms as inputs)."""
     if m.kind == "memory":
         return _memory_prediction(m, {n: params[n] for n in MEMORY_PRIORS})
+    if m.kind == "training speed":
+        params = {**catalog_values(), **params}  # a GPU the fit has no MFU for keeps its catalog value
     if offloaded(m):
         return m.value * math.exp(_offload_log_error(m, params, params["cpu_optimizer_params_per_s"]))
     ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio(m))
@@ -373,7 +382,7 @@ def informed(rows: list[Measurement] | None = None) -> set:
     names = {n for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) for n in _features(m)}
     if any(offloaded(m) and in_fit(m) for m in rows):
         names.add("cpu_optimizer_params_per_s")
-    return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" for m in rows) else set())
+    return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" and in_fit(m) for m in rows) else set())
 
 
 def rounded(params: dict) -> dict:
@@ -386,12 +395,10 @@ def catalog_values() -> dict:
     from .inputs import DEFAULTS
     tabs = catalog.tables()
     gpus, methods, recomputes = tabs["gpus"], tabs["methods"], tabs["recomputes"]
-    out = {}
+    out = {f"gpu:{row['name']}": float(row["default_mfu"]) for row in gpus.rows}  # every GPU, fitted or not
     for name in PRIORS:
         kind, _, key = name.partition(":")
-        if kind == "gpu":
-            out[name] = float(gpus.row(key)["default_mfu"])
-        elif kind == "method":
+        if kind == "method":
             out[name] = float(methods.row(key)["mfu_factor"])
         elif kind == "recompute":
             out[name] = float(recomputes.row(key)["mfu_factor"])
@@ -458,6 +465,15 @@ def _setup(m: Measurement) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def _why_out(m: Measurement) -> str:
+    """Why a row is not in the fit, in words."""
+    if m.quantity == "reserved_peak_train_gib":
+        return "no: reserved memory (a check)"
+    if m.kind == "training speed" and f"gpu:{_evaluate(m)['gpu']}" not in PRIORS:
+        return "no: no dense row on this GPU (a check)"
+    return f"no: needs {executed_utilisation(m):.0%} of peak"
+
+
 def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
     """One line per measurement: id, source, setup, quantity, measured, modelled, error, in the fit."""
     from .engine import QUANTITIES
@@ -466,7 +482,7 @@ def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
     for m, pred, err in errors(rows=rows):
         unit = QUANTITIES[m.quantity].unit
         out.append([m.id, m.source, _setup(m), m.quantity, f"{m.value:,.4g} {unit}", f"{pred:,.4g} {unit}", _pct(err),
-                    "yes" if in_fit(m) else f"no: needs {executed_utilisation(m):.0%} of peak"])
+                    "yes" if in_fit(m) else _why_out(m)])
     return out
 
 
@@ -563,7 +579,7 @@ def render() -> str:
               + "; ".join(f"{k} {worst[k]:.1%} (tolerance {TOLERANCE[k]:.0%})" for k in kinds) + ".", ""]
     lines += ["## Leave one source out", "",
               "Each source in turn is left out, the parameters refitted on the others, and its rows predicted.  Where a",
-              "source is the only one informing a parameter (for example the offload factor), its rows fall back to the",
+              "source is the only one informing a parameter (for example the mixture-of-experts factor), its rows fall back to the",
               "prior: this is the error to expect for a setup unlike anything measured.", "",
               "| quantity | rows | median error | worst error |", "|---|---:|---:|---:|"]
     lines += [f"| {k} | {loso[k]['rows']} | {loso[k]['median']:.1%} | {loso[k]['worst']:.1%} |" for k in kinds if k in loso]

@@ -350,6 +350,9 @@ q("allocator_peak_train_gib", "GiB/GPU",
   "Allocator peak: the tensors alone at the peak = weights + gradients + optimizer + the largest phase's transients "
   "(what torch.cuda.max_memory_allocated reports, the figure published measurements quote)",
   states_gib + transient_peak_gib, "[pytorch_memory] (memory_allocated counts tensors; memory_reserved adds the cache)")
+q("reserved_peak_train_gib", "GiB/GPU",
+  "Allocator reserved peak: the allocator peak plus its cache and fragmentation (what torch.cuda.max_memory_reserved reports; "
+  "the device total less the CUDA context)", (states_gib + transient_peak_gib) * (1 + frag), "[pytorch_memory] (memory_reserved)")
 peak_train_gib_per_gpu = q(
     "peak_train_gib_per_gpu", "GiB/GPU",
     "Device total per GPU, what must fit (and what nvidia-smi shows) = weights + gradients + optimizer + activations + logits + "
