@@ -21,7 +21,7 @@ from typing import Mapping
 
 import numpy as np
 
-from . import catalog
+from . import catalog, layout
 from .engine import evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
@@ -70,6 +70,8 @@ class Option:
     machines: float = float("nan")    # rented machines, or owned servers
     capital_usd: float = float("nan")  # buying: GPUs + servers + network
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
+    pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
+    expert_parallel: int = 1
     ok: bool = False
     reasons: tuple = ()
     price_source: str = ""
@@ -221,6 +223,9 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
     need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
+    # 1b. pipeline (and expert) parallel degrees where they make a GPU fit or lower its GPU-hours
+    layouts = layout.choose(job, gpu_names, count, tp)
+    need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
 
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
     offers = _offers_by_gpu()
@@ -249,13 +254,19 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": o_offer, "buy": np.array(o_buy)}
         for name, value in given_prices.items():  # a given price is the price of its own GPU only
             sweep[name] = np.where(np.asarray(o_gpu, dtype=object) == price_owner, float(value), 0.0)
-        if "tensor_parallel" in job:
-            # a count the tensor-parallel degree does not divide is not an option
-            keep = np.array(o_n) % int(base["tensor_parallel"]) == 0
+        if layouts:
+            for name in layout.LAYOUT_INPUTS:
+                sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
+        if "tensor_parallel" in job or layouts:
+            # a count the tensor, pipeline and expert degrees do not divide is not an option
+            n_arr, step = np.array(o_n), int(base["tensor_parallel"]) * np.asarray(sweep.get("pipeline_parallel", 1))
+            keep = (n_arr % step == 0) & ((n_arr // step) % np.asarray(sweep.get("expert_parallel", 1)) == 0)
             sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                      for k, v in sweep.items()}
         r = evaluate(sweep, outputs=PLAN_OUTPUTS)
         n_rows = len(r["option_cost_usd"])
+        pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))
+        ep_col = np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,))
         gpu_col = np.asarray(sweep["gpu"], dtype=object)
         n_col = np.asarray(sweep["n_gpus"])
         buy_col = np.asarray(sweep["buy"])
@@ -295,6 +306,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
                 usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
                 capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
                 network_slowdown=float(r["comm_slowdown"][j]),
+                pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
                 ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
@@ -352,6 +364,9 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
     if price_gpu is not None and option["gpu"] != price_gpu:
         for name in PRICE_INPUTS:
             out.pop(name, None)
+    for name in layout.LAYOUT_INPUTS:  # the layout the planner chose for this GPU
+        if int(option.get(name, 1) or 1) > 1:
+            out[name] = int(option[name])
     return out
 
 
