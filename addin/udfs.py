@@ -132,9 +132,15 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 @xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
-def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None):
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per pipeline step (gradient accumulation steps of one data-parallel rank); 0 = 8 x pipeline_parallel [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
     'Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; component picks one part, "all" returns the breakdown table.'
-    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component)
+    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
 
 
 @xw.func(category='GPU TCO')
@@ -184,9 +190,15 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
 @xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation [fraction]. Default 0')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None):
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per pipeline step (gradient accumulation steps of one data-parallel rank); 0 = 8 x pipeline_parallel [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
 
 
 @xw.func(category='GPU TCO')
