@@ -208,7 +208,7 @@ def test_command_line_takes_the_layout_flags():
                         tensor_parallel=8, pipeline_parallel=4, context_parallel=2)
     for name in ("peak_train_gib_per_gpu", "pipeline_bubble_fraction", "cp_comm_bytes_per_step", "train_hours"):
         assert data["quantities"][name] == pytest.approx(ref[name], rel=1e-12), name
-    assert data["quantities"]["data_parallel_size"] == 8
+    assert data["quantities"]["data_parallel_size"] == 2  # 128 / (8 x 4 x 2)
     bad = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--n-gpus", "8", "--pipeline-parallel", "3"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert bad.returncode != 0 and "pipeline_parallel: 3 times tensor_parallel (1) must divide n_gpus (8)" in bad.stderr
