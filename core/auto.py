@@ -36,7 +36,7 @@ AUTO_BASIS = {
     "purchase_usd_per_gpu": "the catalog price of {gpu}",
     "measured_tokens_per_s": "the modelled generation rate",
     "gpus_per_server": "the largest server {gpu} is sold in",
-    "pipeline_microbatches": "8 x pipeline_parallel",
+    "pipeline_microbatches": "8 x pipeline_parallel with pipelining, else 1",
 }
 
 

@@ -190,8 +190,10 @@ dp_size = q("dp_size", "GPUs",
             I.n_gpus / (t * pp), "[megatron_cp] (the distributed optimizer shards over data x context parallel GPUs)")
 q("data_parallel_size", "GPUs", "Data-parallel degree (model replicas) = n_gpus / (tensor x pipeline x context parallel)",
   I.n_gpus / (t * pp * cp), "[narayanan2021] section 2 (n = t x p x d); [megatron_cp]")
-m_pipe = q("pipeline_microbatches_used", "micro-batches", "Micro-batches per pipeline step: pipeline_microbatches, or 8 x pipeline_parallel",
-           IF(I.pipeline_microbatches > 0, I.pipeline_microbatches, 8 * pp), "[narayanan2021] section 2.2")
+m_pipe = q("pipeline_microbatches_used", "micro-batches",
+           "Micro-batches per optimizer step of one data-parallel rank (a pipeline step's micro-batches, gradient accumulation): "
+           "pipeline_microbatches, or 8 x pipeline_parallel with pipelining and 1 without",
+           IF(I.pipeline_microbatches > 0, I.pipeline_microbatches, IF(pp > 1, 8 * pp, 1)), "[narayanan2021] section 2.2")
 expert_share = q(
     "routed_expert_share", "fraction", "Share of the parameters in routed experts (what expert parallelism splits); 0 for a dense model",
     IF(E > 1, moe_layers * E * mlp_params_per_expert / params_total, 0), "[megatron_moe] (expert parallelism)")
@@ -486,10 +488,11 @@ trainable_grad_bytes = trainable_params * grad_bytes_per_param
 dp_comm_bytes = q(
     "dp_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for data parallelism: ZeRO-3/FSDP all-gathers the weights twice (forward, backward) and "
-    "reduce-scatters the gradients; otherwise the gradients are all-reduced (twice their size); ring share (N-1)/N; each GPU "
-    "exchanges its tensor x pipeline share (routed experts: its expert-parallel share); with pipelining once per pipeline step",
-    ring_share * IF(shard("shard_weights"), 2 * weights_bytes_total + trainable_grad_bytes, 2 * trainable_grad_bytes) * ep_keep
-    / (t * pp) / IF(pp > 1, m_pipe, 1),
+    "reduce-scatters the gradients every micro-batch; otherwise the gradients are all-reduced (twice their size) once per "
+    "optimizer step, i.e. over its micro-batches; ring share (N-1)/N; each GPU exchanges its tensor x pipeline share "
+    "(routed experts: its expert-parallel share)",
+    ring_share * IF(shard("shard_weights"), 2 * weights_bytes_total + trainable_grad_bytes, 2 * trainable_grad_bytes / m_pipe)
+    * ep_keep / (t * pp),
     "[nccl_tests] (all-gather and reduce-scatter move (N-1)/N of the data per GPU, all-reduce 2(N-1)/N); [zero2020] section 7 "
     "(ZeRO-3: 1.5x the all-reduce volume); [pytorch_fsdp]")
 tp_comm_bytes = q(
@@ -537,10 +540,10 @@ offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
     "comes in twice (forward, backward) and its gradient shard goes out; with optimizer offload alone the gradients go out "
-    "and the updated 16-bit trainable weights come back",
-    (I.offload_params * 2 * weights_bytes_total / split("shard_weights")
-     + OR(I.offload_optimizer, I.offload_params) * trainable_params
-     * (grad_bytes_per_param + IF(I.offload_params, 0, weight_bytes_per_param)) / split("shard_gradients")) / IF(pp > 1, m_pipe, 1),
+    "and the updated 16-bit trainable weights come back once per optimizer step",
+    I.offload_params * (2 * weights_bytes_total / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
+    + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + weight_bytes_per_param)
+    / split("shard_gradients") / m_pipe,
     "[zero_offload2021] section 4 (gradients to the CPU, parameters back, once per step); [zero_infinity2021] section 5; "
     "[pytorch_fsdp] (CPUOffload)")
 offload_s = q("offload_pcie_s_per_step", "s", "Time of the offload transfers per micro-batch = bytes / pcie_gb_per_s (they overlap compute)",
@@ -548,9 +551,9 @@ offload_s = q("offload_pcie_s_per_step", "s", "Time of the offload transfers per
 cpu_optimizer_s = q(
     "cpu_optimizer_s_per_step", "s",
     "CPU optimizer step per micro-batch when the optimizer is offloaded: the GPU's share of trainable parameters / "
-    "cpu_optimizer_params_per_s (it waits for the gradients and does not overlap compute)",
+    "cpu_optimizer_params_per_s, once per optimizer step (it waits for the gradients and does not overlap compute)",
     OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
-    / IF(pp > 1, m_pipe, 1), "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
+    / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
 comm_slowdown = q(
     "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication / compute, "
     "offload transfers / compute) + CPU optimizer time / compute: traffic overlaps compute and only the part that does not fit "

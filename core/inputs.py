@@ -121,8 +121,9 @@ INPUTS: tuple[Input, ...] = (
        "(n_gpus = tensor x pipeline x context x data parallel)", 1, 1024, kind="integer", group="training",
        source="[narayanan2021] section 2.2 (1F1B schedule)"),
     Input("pipeline_microbatches", "micro-batches", 0,
-          "Micro-batches per pipeline step (gradient accumulation steps of one data-parallel rank); 0 = 8 x pipeline_parallel",
-          kind="integer", minimum=0, maximum=1_000_000, zero_or_min=1, zero_means="8 x pipeline_parallel", group="training",
+          "Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches "
+          "of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without",
+          kind="integer", minimum=0, maximum=1_000_000, zero_or_min=1, zero_means="8 x pipeline_parallel, or 1", group="training",
           source="[narayanan2021] section 2.2: the bubble (p-1)/(m+p-1) is small once m is several times p"),
     _n("pipeline_virtual_stages", "stages/GPU", 1, "Interleaved pipeline: model chunks per GPU (Megatron virtual pipeline); "
        "the bubble shrinks by this factor, point-to-point traffic grows by it", 1, 128, kind="integer", group="training",
@@ -331,7 +332,7 @@ LABELS = {
     "budget_usd": "Budget (0 = none)", "collective_efficiency": "Efficiency of GPU-to-GPU transfers",
     "pcie_gb_per_s": "GPU-to-GPU bandwidth without NVLink", "own_fabric_gbps_per_gpu": "Network between owned servers",
     "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for fewer GPUs",
-    "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per pipeline step (0 = automatic)",
+    "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per optimizer step (0 = automatic)",
     "pipeline_virtual_stages": "Interleaved stages per GPU", "context_parallel": "Context-parallel GPUs",
     "expert_parallel": "Expert-parallel GPUs", "moe_train_efficiency": "Training efficiency kept by MoE models",
     "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
