@@ -36,6 +36,7 @@ from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
 from .inputs import SECTIONS as INPUT_SECTIONS
+from .layout import unit as layout_unit
 from .names import suggest
 from .planner import (
     BOUGHT_OUTPUTS,
@@ -50,6 +51,7 @@ from .planner import (
     option_text,
     plan,
     same_option,
+    tie_round,
     verdict_text,
 )
 from .planner import scope as plan_scope
@@ -93,7 +95,8 @@ __all__ = [
     "inputs_of", "formula_text",
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
-    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
+    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
+    "layout_unit",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     # catalogs

@@ -8,16 +8,38 @@ Every number comes from the formulas (``gpus_needed``, ``train_gpu_hours``); thi
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
 
 from .engine import evaluate, resolve_inputs, row_of
+from .inputs import BY_NAME
+from .validation import check_number
 
 PIPELINE_DEGREES = (1, 2, 4, 8, 16)
 EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 LAYOUT_INPUTS = ("pipeline_parallel", "expert_parallel")
 GIVEN_LAYOUT = ("pipeline_parallel", "expert_parallel", "context_parallel")
+
+
+def degrees(job: Mapping) -> dict[str, int]:
+    """The job's tensor, pipeline, context and expert parallel degrees (checked; 1 where not given)."""
+    names = ("tensor_parallel",) + GIVEN_LAYOUT
+    return {n: int(check_number(BY_NAME[n], job[n])) if n in job else 1 for n in names}
+
+
+def unit(job: Mapping) -> int:
+    """The smallest GPU count the job's layout allows: tensor x pipeline x lcm(context, expert) parallel (n_gpus must be a
+    multiple of tensor x pipeline x context, and n_gpus / (tensor x pipeline) a multiple of expert parallel)."""
+    d = degrees(job)
+    return d["tensor_parallel"] * d["pipeline_parallel"] * math.lcm(d["context_parallel"], d["expert_parallel"])
+
+
+def allows(n, t, pp, cp, ep):
+    """Whether GPU counts ``n`` (numbers or arrays) suit the layout t x pp x cp with expert parallel ep."""
+    n = np.asarray(n)
+    return (n % (t * pp * cp) == 0) & ((n // (t * pp)) % ep == 0)
 
 
 def candidates(layers: int, experts: int) -> list[tuple[int, int]]:

@@ -122,6 +122,15 @@ TIE_DIGITS = 6  # hours and costs are compared rounded to a millionth, as the wo
 # compare doubles approximately, so two options a rounding error apart are a tie in both)
 
 
+def tie_round(x: float) -> float:
+    """``x`` rounded to TIE_DIGITS decimals as a spreadsheet's ROUND does it: on the 15 significant digits the sheet
+    keeps, halves away from zero (Python's round of the binary double would turn 55.7818625 down, ROUND turns it up)."""
+    if not math.isfinite(x) or abs(x) >= 1e15:
+        return x
+    from decimal import ROUND_HALF_UP, Decimal
+    return float(Decimal(f"{x:.15g}").quantize(Decimal(1).scaleb(-TIE_DIGITS), rounding=ROUND_HALF_UP))
+
+
 def rank(options: list, tolerance_pct: float) -> list:
     """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
     ok = [o for o in options if o.ok]
@@ -131,7 +140,7 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o.n_gpus, o.machines, round(o.hours, TIE_DIGITS), round(o.cost_usd, TIE_DIGITS), o.order)
+            return (0, o.n_gpus, o.machines, tie_round(o.hours), tie_round(o.cost_usd), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
@@ -211,7 +220,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     price_owner = gpu_table.canonical(price_gpu if price_gpu is not None else BY_NAME["gpu"].default, "gpu")
-    base = resolve_inputs({**job, "n_gpus": count or tp, "gpu": price_owner})
+    step = layout.unit(job)  # the smallest count the job's parallel layout allows
+    base = resolve_inputs({**job, "n_gpus": count or step, "gpu": price_owner})
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
     gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
     chosen_offer = None
@@ -222,7 +232,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"]
+    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or step}, outputs=("gpus_needed",))["gpus_needed"]
     # 1b. pipeline (and expert) parallel degrees where they make a GPU fit or lower its GPU-hours
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
@@ -257,10 +267,10 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         if layouts:
             for name in layout.LAYOUT_INPUTS:
                 sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
-        if "tensor_parallel" in job or layouts:
-            # a count the tensor, pipeline and expert degrees do not divide is not an option
-            n_arr, step = np.array(o_n), int(base["tensor_parallel"]) * np.asarray(sweep.get("pipeline_parallel", 1))
-            keep = (n_arr % step == 0) & ((n_arr // step) % np.asarray(sweep.get("expert_parallel", 1)) == 0)
+        if step > 1 or layouts:
+            # a count the parallel layout does not divide is not an option
+            keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
+                                 int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
             sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                      for k, v in sweep.items()}
         r = evaluate(sweep, outputs=PLAN_OUTPUTS)

@@ -45,6 +45,7 @@ from gpu_tco.core import (
     headline_xl,
     plan,
     same_option,
+    tie_round,
 )
 from gpu_tco.core import FIRST_INPUTS as FIRST
 from gpu_tco.core import INPUT_SECTIONS as SECTIONS
@@ -207,8 +208,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
         if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
                                                               for p in picks)):
             break
-    step = int(core.resolve_inputs(job)["tensor_parallel"])
-    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
+    step = core.layout_unit(job)  # the smallest count the job's parallel layout allows
+    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"], "n_gpus": step}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
     if need > step:  # the recommended GPU, one step below the smallest count that fits
         picks.append({**picks[0], "n_gpus": need - step})
     else:  # the largest GPU that cannot hold the job alone
@@ -613,7 +614,7 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
         exact = key == "job_machines"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
-        tiers.append([(float(v[key]) if exact else round(float(v[key]), TIE_DIGITS)) if t != "" and t == low else ""
+        tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
                       for v, t in zip(all_vals, prev)])
     last = tiers[-1]
     best = last.index(min(t for t in last if t != ""))
