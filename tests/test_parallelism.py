@@ -247,3 +247,17 @@ def test_the_form_offers_the_layout_fields():
             "cpu_optimizer_params_per_s", "offload_prefetch_layers"} <= shown
     st = model.FormState()
     assert st.set_text("pipeline_parallel", "4") is None and st.values["pipeline_parallel"] == 4
+
+
+def test_planner_and_workbook_keep_a_given_layout():
+    """A layout the job gives is the planner's constraint: every option's count is a multiple of tensor x pipeline x
+    lcm(context, expert) parallel, and a fixed count that the layout does not divide is refused by name."""
+    job = {"model": "Mixtral-8x7B", "method": "full", "sharding": "zero1", "tensor_parallel": 2, "pipeline_parallel": 4,
+           "context_parallel": 2, "expert_parallel": 4}
+    assert core.layout_unit(job) == 32
+    result = core.plan(job, gpus=["H100-SXM", "A100-80GB-SXM"])
+    counts = [o.n_gpus for o in result["options"] if o.n_gpus]
+    assert counts and all(n % 32 == 0 for n in counts)
+    assert all(o.pipeline_parallel == 4 and o.expert_parallel == 4 for o in result["options"] if o.n_gpus)  # the job's own
+    with pytest.raises(core.InputError, match=r"^context_parallel: 2 times tensor_parallel x pipeline_parallel \(8\) must divide n_gpus \(8\)"):
+        core.plan(job, count=8)
