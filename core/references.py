@@ -303,6 +303,9 @@ _REFS: list[Reference] = [
               "2024", "https://www.deepspeed.ai/docs/config-json/"),
     Reference("nemo_perf", "NVIDIA NeMo", "Megatron Bridge performance summary (pre-training throughput per GPU, NeMo containers 25.11 and 26.02)",
               "2026", "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/main/docs/performance-summary-archive.md"),
+    Reference("automodel_perf", "NVIDIA NeMo", "NeMo AutoModel performance summary (pre-training on DGX-H100, BF16; last updated 2025-10-02) "
+              "and its benchmark configurations", "2025-10-02",
+              "https://github.com/NVIDIA-NeMo/Automodel/blob/main/docs/performance-summary.md"),
     Reference("answerai_fsdp_qlora_bench", "Answer.AI (Whitaker, Hodge et al.)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
