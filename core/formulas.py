@@ -518,8 +518,9 @@ cp_comm_bytes = q(
 ep_comm_bytes = q(
     "ep_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for expert parallelism: per expert layer of the stage four all-to-alls (dispatch and "
-    "combine, forward and backward) of its tokens x top_k x hidden, the share (EP-1)/EP leaving the GPU",
-    IF(AND(E > 1, ep > 1), 4 * (ep - 1) / ep * s * b / (t * cp) * k_act * h * e * moe_layers / pp, 0),
+    "combine, forward and backward) of its tokens x top_k x hidden, the share (EP-1)/EP leaving the GPU; the busiest GPU "
+    "receives moe_load_imbalance times the mean",
+    IF(AND(E > 1, ep > 1), 4 * (ep - 1) / ep * s * b / (t * cp) * k_act * h * e * moe_layers / pp * I.moe_load_imbalance, 0),
     "[gshard2020]; [megatron_moe] (token dispatcher: all-to-all before and after the experts)")
 cp_link = q("cp_link_gb_per_s", "GB/s", "Link of the context-parallel ring: inside a machine when tensor x context parallel GPUs fit one",
             IF(t * cp <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_cp] (context-parallel ranks placed next to tensor-parallel ones)")
@@ -533,9 +534,20 @@ comm_s = q(
     + pp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
     + cp_comm_bytes / (cp_link * 1e9 * I.collective_efficiency)
     + ep_comm_bytes / (ep_link * 1e9 * I.collective_efficiency), "[nccl_tests]")
+expert_flop_share = q(
+    "expert_flop_share", "fraction", "Share of the training FLOPs per token in the routed experts (0 for a dense model)",
+    IF(E > 1, IF(is_lora, 4, 6) * moe_layers * k_act * mlp_params_per_expert / flops_per_token_train, 0),
+    "[kaplan2020] (6N per token), N the active expert weights: layers x top-k x one expert's MLP")
+imbalance_stretch = q(
+    "moe_imbalance_stretch", "x",
+    "How much uneven routing stretches a step with expert parallelism = 1 + expert FLOP share x (moe_load_imbalance - 1): "
+    "every GPU waits for the one whose experts got the most tokens",
+    IF(AND(E > 1, ep > 1), 1 + expert_flop_share * (I.moe_load_imbalance - 1), 1),
+    "[switch2021] section 2.2 (expert capacity: tokens above the busiest expert's share wait or are dropped); [megablocks2022]")
 compute_s = q(
-    "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / (t x p x cp) / (dense TFLOPS x MFU)",
-    flops_per_token_train * s * b / (t * pp * cp) / (train_tflops_per_gpu_peak * 1e12 * mfu_effective))
+    "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / (t x p x cp) / (dense TFLOPS x MFU) "
+    "x the MoE imbalance stretch",
+    flops_per_token_train * s * b / (t * pp * cp) / (train_tflops_per_gpu_peak * 1e12 * mfu_effective) * imbalance_stretch)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
@@ -577,10 +589,12 @@ q("cpu_offload_gib_per_machine", "GiB/machine",
 group("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
-    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble))
+    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
+    / imbalance_stretch)
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
-    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble),
+    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)
+    * imbalance_stretch,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 

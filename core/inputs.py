@@ -138,6 +138,10 @@ INPUTS: tuple[Input, ...] = (
        "Efficiency kept in training by mixture-of-experts models: grouped expert matrix products on uneven token counts, routing, "
        "token permutation and load imbalance (all-to-all time is modelled separately)", 0.01, 1, group="training",
        source="fitted on [nemo_perf] (gpt-oss-120b, DeepSeek-V3, Qwen3 pre-training); [megablocks2022] (grouped GEMMs); docs/calibration.md"),
+    _n("moe_load_imbalance", "x", 1.0,
+       "Mixture-of-experts with expert parallelism: tokens the busiest GPU's experts receive / the mean (1 = balanced, as the "
+       "calibration runs force; a token-dropping router caps it at its capacity factor, e.g. 1.25)", 1, 64, group="training",
+       source="[switch2021] section 2.2 (capacity factor 1.0-1.25); [nemo_perf] and [automodel_perf] (routing forced to balance)"),
     _n("cpu_optimizer_params_per_s", "params/s", CALIBRATED.get("cpu_optimizer_params_per_s", 1e9),
        "Parameters per second one GPU's process updates on the CPU when the optimizer is offloaded (CPU Adam)", 1e6, 1e13,
        group="training", source="[zero_offload2021] section 5 (CPU-Adam); fitted on [torchtune_readme] (Llama 3.1 70B, FSDP CPU offload); "
@@ -335,7 +339,7 @@ LABELS = {
     "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per optimizer step (0 = automatic)",
     "pipeline_virtual_stages": "Interleaved stages per GPU", "context_parallel": "Context-parallel GPUs",
     "expert_parallel": "Expert-parallel GPUs", "moe_train_efficiency": "Training efficiency kept by MoE models",
-    "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
+    "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
 ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
@@ -345,7 +349,7 @@ ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "o
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
             "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct",
             "pipeline_parallel", "pipeline_microbatches", "pipeline_virtual_stages", "context_parallel", "expert_parallel",
-            "moe_train_efficiency", "cpu_optimizer_params_per_s", "offload_prefetch_layers"}
+            "moe_train_efficiency", "cpu_optimizer_params_per_s", "offload_prefetch_layers", "moe_load_imbalance"}
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}

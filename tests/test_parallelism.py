@@ -267,3 +267,17 @@ def test_planner_and_workbook_keep_a_given_layout():
     assert all(o.pipeline_parallel == 4 and o.expert_parallel == 4 for o in result["options"] if o.n_gpus)  # the job's own
     with pytest.raises(core.InputError, match=r"^context_parallel: 2 times tensor_parallel x pipeline_parallel \(8\) must divide n_gpus \(8\)"):
         core.plan(job, count=8)
+
+
+def test_load_imbalance_stretches_the_expert_share_of_the_step():
+    """Switch Transformer (Fedus et al. 2021, section 2.2): with expert parallelism every GPU waits for the one whose
+    experts got the most tokens.  Mixtral 8x7B: 32 layers x top-2 x 3 x 4,096 x 14,336 expert weights per token."""
+    job = dict(model="Mixtral-8x7B", method="full", n_gpus=8, expert_parallel=8, sharding="zero1", seq_len=4096, buy=1)
+    balanced, skewed = core.evaluate(job), core.evaluate(job, moe_load_imbalance=1.25)
+    share = 6 * 32 * 2 * 3 * 4096 * 14336 / balanced["flops_per_token_train"]
+    assert balanced["expert_flop_share"] == pytest.approx(share) and balanced["moe_imbalance_stretch"] == 1
+    assert skewed["moe_imbalance_stretch"] == pytest.approx(1 + share * 0.25)
+    assert skewed["ep_comm_bytes_per_step"] == pytest.approx(balanced["ep_comm_bytes_per_step"] * 1.25)
+    assert skewed["compute_s_per_step"] == pytest.approx(balanced["compute_s_per_step"] * (1 + share * 0.25))
+    # without expert parallelism the experts of a layer sit on every GPU: nobody waits for another
+    assert core.evaluate(job, expert_parallel=1, moe_load_imbalance=1.25)["moe_imbalance_stretch"] == 1
