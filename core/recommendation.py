@@ -131,6 +131,13 @@ def compose(result: Mapping) -> Recommendation:
                          f"{inputs['spot_rework_pct']:g} % re-work.")
     if o.network_slowdown > 1.05:
         sentences.append(f"Traffic between the GPUs makes the job {o.network_slowdown:.1f}x longer than its compute alone.")
+    split = []  # a parallel layout the planner chose (core.layout), said in words
+    if o.pipeline_parallel > 1 and "pipeline_parallel" not in result["given"]:
+        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel)")
+    if o.expert_parallel > 1 and "expert_parallel" not in result["given"]:
+        split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
+    if split:
+        sentences.append(f"In this setup {' and '.join(split)}.")
     if o.within_tolerance:
         cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
         if cheapest < o.cost_usd:

@@ -281,3 +281,13 @@ def test_load_imbalance_stretches_the_expert_share_of_the_step():
     assert skewed["compute_s_per_step"] == pytest.approx(balanced["compute_s_per_step"] * (1 + share * 0.25))
     # without expert parallelism the experts of a layer sit on every GPU: nobody waits for another
     assert core.evaluate(job, expert_parallel=1, moe_load_imbalance=1.25)["moe_imbalance_stretch"] == 1
+
+
+def test_the_answer_says_the_layout_the_planner_chose():
+    job = {"model": "Llama-3.1-405B", "method": "full", "sharding": "zero1", "seq_len": 8192, "tokens": 1e10, "tensor_parallel": 8}
+    rec = core.recommend(job, gpus=["H100-SXM"], include_buy=False)
+    p = rec.option.pipeline_parallel
+    assert p > 1 and f"the model is split into {p} pipeline stages (pipeline_parallel)" in " ".join(rec.sentences)
+    # a layout the job gives is the job's: nothing to say
+    given = core.recommend({**job, "pipeline_parallel": 8}, gpus=["H100-SXM"], include_buy=False)
+    assert "pipeline stages" not in " ".join(given.sentences)
