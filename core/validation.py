@@ -98,15 +98,25 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
                  values.get("expert_parallel", 1), model, row)
 
 
+def _divisors(k: int, most: int | None = None) -> str:
+    """The divisors of k (at most ``most``) in words, for "allowed: ..." (the first eight and the largest)."""
+    found = [d for d in range(1, int(k) + 1) if k % d == 0 and (most is None or d <= most)]
+    return ", ".join(map(str, found)) if len(found) <= 9 else ", ".join(map(str, found[:8])) + f", ..., {found[-1]}"
+
+
 def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None) -> None:
     """n_gpus = tensor x pipeline x context x data parallel, expert parallel inside data x context parallel;
     pipeline stages no more than the model's layers, expert-parallel degree a divisor of its experts."""
+    n, t, pp, cp, ep = (int(x) for x in (n, t, pp, cp, ep))
     if n % (t * pp):
-        raise InputError("pipeline_parallel", pp, f"times tensor_parallel ({t}) must divide n_gpus ({n})", row)
+        raise InputError("pipeline_parallel", pp, f"times tensor_parallel ({t}) must divide n_gpus ({n}); "
+                                                  f"allowed: {_divisors(n // t)}", row)
     if n % (t * pp * cp):
-        raise InputError("context_parallel", cp, f"times tensor_parallel x pipeline_parallel ({t * pp}) must divide n_gpus ({n})", row)
+        raise InputError("context_parallel", cp, f"times tensor_parallel x pipeline_parallel ({t * pp}) must divide n_gpus ({n}); "
+                                                 f"allowed: {_divisors(n // (t * pp))}", row)
     if (n // (t * pp)) % ep:
-        raise InputError("expert_parallel", ep, f"must divide n_gpus / (tensor_parallel x pipeline_parallel) ({n // (t * pp)})", row)
+        raise InputError("expert_parallel", ep, f"must divide n_gpus / (tensor_parallel x pipeline_parallel) ({n // (t * pp)}); "
+                                                f"allowed: {_divisors(n // (t * pp))}", row)
     if model is None:
         return
     layers, experts = int(model["layers"]), int(model["experts"])
@@ -115,4 +125,5 @@ def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None) -> None:
     if ep > 1 and experts <= 1:
         raise InputError("expert_parallel", ep, "needs a mixture-of-experts model (this model has no experts); allowed: 1", row)
     if ep > 1 and experts % ep:
-        raise InputError("expert_parallel", ep, f"must divide the model's {experts} experts", row)
+        raise InputError("expert_parallel", ep, f"must divide the model's {experts} experts; allowed: "
+                                                f"{_divisors(experts, n // (t * pp))}", row)

@@ -291,3 +291,24 @@ def test_the_answer_says_the_layout_the_planner_chose():
     # a layout the job gives is the job's: nothing to say
     given = core.recommend({**job, "pipeline_parallel": 8}, gpus=["H100-SXM"], include_buy=False)
     assert "pipeline stages" not in " ".join(given.sentences)
+
+
+def test_workbook_options_carry_the_planners_layout():
+    """The Compare sheet's options are the planner's, each with its pipeline and expert degrees on the Inputs sheet's
+    candidate block, so the workbook recalculates the same setup the planner ranked."""
+    from openpyxl import load_workbook
+
+    from gpu_tco.workbooks.build import LAYOUT_COLS, default_options, write_workbook
+    job = {"model": "Llama-3.1-405B", "method": "full", "sharding": "zero1", "tensor_parallel": 8}
+    options = default_options(job)
+    assert any(o["pipeline_parallel"] > 1 for o in options)
+    planned = core.plan(job)["recommended"]
+    assert (options[0]["gpu"], options[0]["n_gpus"], options[0]["pipeline_parallel"]) == \
+        (planned.gpu, planned.n_gpus, planned.pipeline_parallel)
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_workbook(Path(folder) / "book.xlsx", job)
+        ws = load_workbook(path)["Options"]
+        names = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+        assert all(n in names for n in LAYOUT_COLS)
+        assert ws.cell(row=names["pipeline_parallel"], column=4).value.startswith("=Inputs!")  # option 2: the planner's pick

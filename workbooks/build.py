@@ -204,24 +204,34 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
                 not any(same_option(o, {**p, "acquire": "buy" if p["buy"] else "rent"}) for p in picks):
             seen.add((o["gpu"], o["acquire"]))
             picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
-                          "buy": int(o["acquire"] == "buy")})
+                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS}})
         if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
                                                               for p in picks)):
             break
     step = core.layout_unit(job)  # the smallest count the job's parallel layout allows
-    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"], "n_gpus": step}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
-    if need > step:  # the recommended GPU, one step below the smallest count that fits
+    need = 0
+    if picks:  # the recommended GPU in its layout (the planner's choice when the job gives none)
+        chosen = {**job, **{n: picks[0][n] for n in LAYOUT_COLS if picks[0][n] > 1}}
+        unit = core.layout_unit(chosen)
+        need = int(core.evaluate({**chosen, "gpu": picks[0]["gpu"], "n_gpus": unit}, outputs=("gpus_needed",))["gpus_needed"])
+        need = need if need > unit else 0
+        step = unit if need else step
+    if need:  # the recommended GPU, one step below the smallest count that fits
         picks.append({**picks[0], "n_gpus": need - step})
     else:  # the largest GPU that cannot hold the job alone
         names = list(catalog.tables()["gpus"].names)
         r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER}, outputs=("gpu_memory_gib", "fits_train"))
         small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names) if not r["fits_train"][i]]
         if small:
-            picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0})
+            job_layout = core.resolve_inputs(job)
+            picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0,
+                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}})
     return picks
 
 
-CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
+# an option's parallel layout: the planner's choice for its GPU (core.layout) when the job gives none
+LAYOUT_COLS = ("pipeline_parallel", "expert_parallel")
+CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy", *LAYOUT_COLS)
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
     ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", "0", 7),
     ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
@@ -251,7 +261,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     result = core.evaluate(inputs)
     given_offer = str(inputs.get("offer", catalog.AUTO_OFFER))
     offer_cell = catalog.AUTO_OFFER if given_offer.strip().lower() == catalog.AUTO_OFFER else values["offer"]
-    options = [dict(o) for o in (options if options is not None else default_options(inputs))]
+    options = [{**{n: int(values[n]) for n in LAYOUT_COLS}, **o}  # an option without a layout has the scenario's
+               for o in (options if options is not None else default_options(inputs))]
     wb = Workbook()
     cached: dict[str, object] = {}
     tabs = catalog.tables()
@@ -313,7 +324,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     first_col = CANDIDATE_FIRST_COL
     _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
     ws.cell(row=INPUTS_HEADER_ROW + len(options) + 2, column=first_col,
-            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto).").font = NOTE_FONT
+            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto; pipeline and "
+                  "expert parallel degrees as the planner chose them).").font = NOTE_FONT
     for k, opt in enumerate([{}] + options, start=1):
         r = INPUTS_HEADER_ROW + k
         ws.cell(row=r, column=first_col, value=k)
@@ -329,9 +341,9 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
                 c.protection = Protection(locked=False)
                 inp = core.inputs.BY_NAME[name]
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
-    cand = [get_column_letter(first_col + j) for j in range(5)]
+    cand = [get_column_letter(first_col + j) for j in range(1 + len(CANDIDATE_COLS))]
     _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
-                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
+                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14})
     _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
     # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
     page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
@@ -373,7 +385,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     opt_ws.freeze_panes = "C2"
     all_vals: list[dict] = []
     row_of = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6, **{name: 7 + i for i, name in enumerate(PRICE_INPUTS)}}
-    row_of.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(per_option)})
+    row_of.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(LAYOUT_COLS)})
+    row_of.update({name: 7 + len(PRICE_INPUTS) + len(LAYOUT_COLS) + i for i, name in enumerate(per_option)})
     for name, r in row_of.items():
         opt_ws.cell(row=r, column=1, value=name)
         opt_ws.cell(row=r, column=2, value=QUANTITIES[name].unit if name in QUANTITIES else
@@ -390,6 +403,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
             "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"]), "buy": f"={cand_cell['buy']}",
             **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
+            **{name: f"={cand_cell[name]}" for name in LAYOUT_COLS},
         }
         formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
         if k == 1:
@@ -407,8 +421,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
             cached[f"Options!{c.coordinate}"] = _plain(vals[name])
             if name in QUANTITIES:
                 c.number_format = _number_format(QUANTITIES[name].unit)
-            elif name in ("n_gpus", "buy"):
-                c.number_format = '#,##0 "GPUs"' if name == "n_gpus" else '0;-0;0'
+            elif name in ("n_gpus", "buy", *LAYOUT_COLS):
+                c.number_format = '#,##0 "GPUs"' if name in ("n_gpus", *LAYOUT_COLS) else '0;-0;0'
             elif name in PRICE_INPUTS:
                 c.number_format = '"$"#,##0' if name == "purchase_usd_per_gpu" else '"$"#,##0.00'
         all_vals.append(vals)
