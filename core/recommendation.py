@@ -184,8 +184,8 @@ class FitChange:
 
 def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
-    loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, a shorter sequence or more
-    GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
+    loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, pipeline stages, a shorter
+    sequence or more GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
 
     from .engine import evaluate, resolve_inputs
     base = dict(inputs)
@@ -197,6 +197,12 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                and not (c.get("method") == "qlora" and used["method"] != "lora")]
     tried += singles
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
+    from .engine import row_of
+    n, t, cp, ep = (int(used[k]) for k in ("n_gpus", "tensor_parallel", "context_parallel", "expert_parallel"))
+    for p in (2, 4, 8, 16, 32):  # pipeline stages the GPUs allow: each GPU holds the layers of its stage only
+        if int(used["pipeline_parallel"]) < p <= int(row_of(used, "model")["layers"]) and n % (t * p * cp) == 0 \
+                and (n // (t * p)) % ep == 0:
+            tried.append(({"pipeline_parallel": p}, f"{p} pipeline stages"))
     seq = int(used["seq_len"])
     while seq > 512:
         seq //= 2

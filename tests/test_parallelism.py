@@ -312,3 +312,14 @@ def test_workbook_options_carry_the_planners_layout():
         names = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
         assert all(n in names for n in LAYOUT_COLS)
         assert ws.cell(row=names["pipeline_parallel"], column=4).value.startswith("=Inputs!")  # option 2: the planner's pick
+
+
+def test_what_would_fit_names_pipeline_stages():
+    """Llama 3 70B full training with ZeRO-1 keeps whole bf16 weights and gradients on every GPU (280 GB): on 32 H100s
+    it does not fit; split into stages, each GPU holds its stage's share, and the cheapest change names them."""
+    job = dict(model="Llama-3-70B", method="full", sharding="zero1", n_gpus=32, gpu="H100-SXM", recompute="full")
+    assert not core.evaluate(job)["fits_train"]
+    fix = core.what_would_fit(job)
+    p = fix.changes["pipeline_parallel"]
+    assert fix.text == f"{p} pipeline stages" and core.evaluate(job, pipeline_parallel=p)["fits_train"]
+    assert not core.evaluate(job, pipeline_parallel=4)["fits_train"]
