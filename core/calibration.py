@@ -296,6 +296,10 @@ def fit_memory(rows: list[Measurement]) -> dict:
 CPU_OPTIMIZER_PRIOR = 1e9  # params/s per GPU process: [zero_offload2021] Figure 7 (CPU-Adam on a 1B-10B model, seconds per step)
 
 
+# every fitted parameter with its prior, as the reports list them
+PARAMETER_PRIORS = {**PRIORS, "cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR, **MEMORY_PRIORS}
+
+
 def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
     """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
@@ -562,7 +566,7 @@ def render() -> str:
         "| parameter | where it lives | prior | fitted | now in the catalog |",
         "|---|---|---:|---:|---:|",
     ]
-    all_priors = PRIORS | {"cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR} | MEMORY_PRIORS
+    all_priors = PARAMETER_PRIORS
     for name in all_priors:
         kind = name.split(":", 1)[0]
         home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
