@@ -1,1 +1,1 @@
-"""gpu-tco addin front end (arrives with its own issue; holds no formulas: it calls core)."""
+"""gpu-tco in Excel: worksheet functions (xlwings) and the add-in that installs them; holds no formulas, it calls core."""

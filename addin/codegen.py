@@ -49,13 +49,14 @@ def udf_source(style: str) -> str:
 
 def _default_text(arg: str) -> str:
     from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
+    from gpu_tco.core import number_text
     if arg not in BY_NAME:
         return {"component": "total", "infer_component": "total", "mode": "decode", "offer_or_gpu": "the default GPU",
                 "field": "see function", "quantity": "own_tco_usd", "top": "10"}[arg]
     inp = BY_NAME[arg]
     d = inp.default
-    d = int(d) if isinstance(d, float) and d.is_integer() else d
-    unit = f" {inp.unit}" if inp.unit and inp.unit not in ("-", "name", "flag", "code") and not isinstance(d, str) else ""
+    d = d if isinstance(d, str) else number_text(d, grouped=False)
+    unit = f" {inp.unit}" if inp.unit and inp.unit not in ("-", "name", "flag", "code") and not isinstance(inp.default, str) else ""
     return f"{d}{unit}"
 
 

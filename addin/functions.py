@@ -35,11 +35,12 @@ from gpu_tco.core import (
     PRICE_FLAGS,
     InputError,
     catalog,
+    did_you_mean,
     formula_text,
+    number_text,
     one_line,
     price_gaps,
     row_of,
-    suggest,
 )
 from gpu_tco.core import TRAIN_COMPONENTS as CORE_TRAIN
 from gpu_tco.core import show_value as show
@@ -86,7 +87,7 @@ class Function:
         if arg == "field":
             return SELECTOR_DOCS["gpu_field" if self.args[0] == "gpu" else "model_field"]
         inp = BY_NAME[arg]
-        default = inp.default if not isinstance(inp.default, float) or not inp.default.is_integer() else int(inp.default)
+        default = inp.default if isinstance(inp.default, str) else number_text(inp.default, grouped=False)
         unit = f" [{inp.unit}]" if inp.unit and inp.unit != "-" else ""
         text = f"{inp.description}{unit}. Default {default}"
         if arg == "model":
@@ -164,15 +165,8 @@ def _offer_or_gpu(value) -> dict:
         return spec
     if gpus.find(value) is not None:
         return {"gpu": gpus.canonical(value, "gpu"), "offer": catalog.AUTO_OFFER}
-    raise InputError("offer_or_gpu", value, _hint(str(value), list(offers.names) + list(gpus.names))
+    raise InputError("offer_or_gpu", value, did_you_mean(value, [*offers.names, *gpus.names], before="", after="; ")
                      + "allowed: a Cloud offer or a GPU name", verb="unknown")
-
-
-def _hint(word: str, candidates: list[str]) -> str:
-    """ "(did you mean a, b?); " from close matches (and names the word starts), or "; "."""
-    starts = [c for c in candidates if c.lower().startswith(word.lower())] if word else []
-    close = list(dict.fromkeys(starts[:3] + suggest(word, candidates)))[:3]
-    return f"(did you mean {', '.join(close)}?); " if close else "; "
 
 
 def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
@@ -180,7 +174,7 @@ def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
     if key in table or (allow_all and key == "all"):
         return key
     names = list(table) + (["all"] if allow_all else [])
-    raise InputError(arg, value, _hint(key, names) + "allowed: " + ", ".join(names), verb="unknown")
+    raise InputError(arg, value, did_you_mean(key, names, before="", after="; ") + "allowed: " + ", ".join(names), verb="unknown")
 
 
 def _row_inputs(values: dict) -> dict:
@@ -205,7 +199,7 @@ def _pick(func: Function, values: dict) -> str:
     if "mode" in values:
         mode = "decode" if _blank(values["mode"]) else str(values["mode"]).strip().lower()
         if mode not in TOKEN_MODES:
-            raise InputError("mode", values["mode"], _hint(mode, list(TOKEN_MODES)) + "allowed: " + ", ".join(TOKEN_MODES),
+            raise InputError("mode", values["mode"], did_you_mean(mode, TOKEN_MODES, before="", after="; ") + "allowed: " + ", ".join(TOKEN_MODES),
                              verb="unknown")
         return TOKEN_MODES[mode]
     return func.result
@@ -358,8 +352,7 @@ def call(name: str, *args, raise_errors: bool = False):
 def _call(name, args: tuple, raise_errors: bool):
     if not isinstance(name, str) or name not in FUNCTIONS:
         word = name.strip().upper() if isinstance(name, str) else ""
-        hint = _hint(word, list(FUNCTIONS))[:-2]  # "(did you mean ...?)" or ""
-        return _fail(_error(InputError("function", name, f"is not a gpu-tco function{' ' + hint if hint else ''}; allowed: "
+        return _fail(_error(InputError("function", name, f"is not a gpu-tco function{did_you_mean(word, FUNCTIONS)}; allowed: "
                                        + ", ".join(FUNCTIONS))), raise_errors)
     func = FUNCTIONS[name]
     if len(args) > len(func.args):
@@ -382,7 +375,7 @@ def _call(name, args: tuple, raise_errors: bool):
             if _empty_range(value):
                 raise InputError(arg, None, "is an empty range; select at least one cell")
         if func.special is None and any(_is_range(v) for v in named.values()) \
-                and any(named[a] is not given[a] for a in named):  # pandas or NumPy columns, now plain lists
+                and any(named[a] is not given[a] for a in named):  # NumPy or pandas arguments, which _argument turns into plain lists
             fast = _columns_fast(func, named)
             if fast is not None:
                 return _Plain(fast)
@@ -498,10 +491,44 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     n = int(np.prod(shape))
     out = np.empty(n, dtype=object)
     ok = np.ones(n, dtype=bool)
-    # 1. each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
-    #    cells; numbers are checked by core's vectorised validation in step 2
-    floats: dict[str, np.ndarray] = {}
     cells_of = {arg: column.tolist() for arg, column in flat.items()}  # Python values, converted once
+    # 1. each distinct name checked once (a bad one marks only its cells); numbers in step 2
+    floats = _check_names(func, flat, cells_of, out, ok)
+    wanted, priced = _wanted(func, flat)
+    # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
+    #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
+    while ok.any():
+        idx = np.flatnonzero(ok)
+        every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
+        inputs = _sweep_inputs(flat, floats, cells_of, idx, every_row)
+        try:
+            result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
+        except InputError as err:
+            j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
+            out[j] = _error(err)
+            ok[j] = False
+            continue
+        if not any(k in flat for k in ("component", "infer_component", "mode")):
+            out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
+            if priced:
+                _mark_missing_prices(func.result, inputs, result, idx, out)
+            break
+        for pos, j in enumerate(idx):
+            selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
+            quantity = _pick(func, selectors) if selectors else func.result
+            value = result[quantity]
+            out[j] = _plain(value[pos] if np.ndim(value) else value)
+        break
+    if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
+        raise _CellError(out[0])
+    return out.reshape(shape).tolist()
+
+
+def _check_names(func: Function, flat: dict, cells_of: dict, out: np.ndarray, ok: np.ndarray) -> dict[str, np.ndarray]:
+    """Step 1 of ``_vector``: each distinct name (GPU, model, offer, selector) checked once: a bad one marks only its
+    cells (its message into ``out``, False into ``ok``); numbers are checked by core's vectorised validation in
+    step 2.  Returns the columns of plain numbers and blanks as float arrays (NaN: blank)."""
+    floats: dict[str, np.ndarray] = {}
     for arg, column in flat.items():
         numeric = arg in BY_NAME and BY_NAME[arg].kind != "choice"
         if numeric:
@@ -530,7 +557,11 @@ def _vector(func: Function, named: dict, raise_errors: bool):
                 bad = np.array([v is value or (_hashable(v) and _hashable(value) and v == value) for v in column], dtype=bool)
                 out[bad & ok] = _error(err)
                 ok &= ~bad
-    # only the quantities this function can return are computed
+    return floats
+
+
+def _wanted(func: Function, flat: dict) -> tuple[tuple[str, ...], bool]:
+    """The quantities ``func`` can return for these arguments, and whether its result rests on a price."""
     if "component" in flat:
         wanted = tuple(TRAIN_COMPONENTS.values())
     elif "infer_component" in flat:
@@ -543,62 +574,43 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
         wanted = (*wanted, *PRICE_FLAGS)
-    # 2. the good rows in one vectorised evaluation; a row that fails a cross-check
-    #    (offer versus GPU, tensor_parallel versus n_gpus) is marked and the rest re-run
-    while ok.any():
-        idx = np.flatnonzero(ok)
-        every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
-        inputs = {}
-        for arg in flat:
-            column = flat[arg] if every_row else flat[arg][idx]
-            if arg in ("component", "infer_component", "mode", "top"):
-                continue
-            if arg == "offer_or_gpu":
-                specs = [_offer_or_gpu(v) if not _blank(v) else {} for v in column]
-                if any(specs):
-                    inputs["offer"] = np.array([s.get("offer", catalog.AUTO_OFFER) for s in specs], dtype=object)
-                    default_gpu = core.DEFAULTS["gpu"]
-                    if any("gpu" in s for s in specs) or "gpu" in flat:
-                        inputs["gpu"] = np.array([s.get("gpu", default_gpu) for s in specs], dtype=object)
-                continue
-            default = core.DEFAULTS[arg]
-            if arg in floats:
-                numbers = floats[arg][idx]
-                blank = np.isnan(numbers)
-                if blank.all():
-                    continue
-                inputs[arg] = np.where(blank, float(default), numbers)
-                continue
-            cells = cells_of[arg] if every_row else column.tolist()
-            distinct = _distinct_cells(cells)
-            if all(_blank(v) for v in distinct):
-                continue
-            # per distinct value, not per cell; unhashable cells (architecture fields) taken as they are
-            cleaned = {v: (default if _blank(v) else _clean(v)) for v in distinct if _hashable(v)}
-            values = list(map(cleaned.__getitem__, cells)) if len(cleaned) == len(distinct) else [
-                cleaned[v] if _hashable(v) else v for v in cells]
-            inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
-        try:
-            result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
-        except InputError as err:
-            j = idx[err.row] if err.row is not None and len(idx) > 1 else idx[0]
-            out[j] = _error(err)
-            ok[j] = False
+    return wanted, priced
+
+
+def _sweep_inputs(flat: dict, floats: dict, cells_of: dict, idx: np.ndarray, every_row: bool) -> dict:
+    """core.evaluate's inputs for the rows ``idx`` (``every_row``: all of them): blanks read as the default,
+    each distinct cell cleaned once, an offer_or_gpu cell split into offer and GPU."""
+    inputs = {}
+    for arg in flat:
+        column = flat[arg] if every_row else flat[arg][idx]
+        if arg in ("component", "infer_component", "mode", "top"):
             continue
-        if not any(k in flat for k in ("component", "infer_component", "mode")):
-            out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
-            if priced:
-                _mark_missing_prices(func.result, inputs, result, idx, out)
-            break
-        for pos, j in enumerate(idx):
-            selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
-            quantity = _pick(func, selectors) if selectors else func.result
-            value = result[quantity]
-            out[j] = _plain(value[pos] if np.ndim(value) else value)
-        break
-    if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
-        raise _CellError(out[0])
-    return out.reshape(shape).tolist()
+        if arg == "offer_or_gpu":
+            specs = [_offer_or_gpu(v) if not _blank(v) else {} for v in column]
+            if any(specs):
+                inputs["offer"] = np.array([s.get("offer", catalog.AUTO_OFFER) for s in specs], dtype=object)
+                default_gpu = core.DEFAULTS["gpu"]
+                if any("gpu" in s for s in specs) or "gpu" in flat:
+                    inputs["gpu"] = np.array([s.get("gpu", default_gpu) for s in specs], dtype=object)
+            continue
+        default = core.DEFAULTS[arg]
+        if arg in floats:
+            numbers = floats[arg][idx]
+            blank = np.isnan(numbers)
+            if blank.all():
+                continue
+            inputs[arg] = np.where(blank, float(default), numbers)
+            continue
+        cells = cells_of[arg] if every_row else column.tolist()
+        distinct = _distinct_cells(cells)
+        if all(_blank(v) for v in distinct):
+            continue
+        # per distinct value, not per cell; unhashable cells (architecture fields) taken as they are
+        cleaned = {v: (default if _blank(v) else _clean(v)) for v in distinct if _hashable(v)}
+        values = list(map(cleaned.__getitem__, cells)) if len(cleaned) == len(distinct) else [
+            cleaned[v] if _hashable(v) else v for v in cells]
+        inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
+    return inputs
 
 
 def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray) -> None:
@@ -656,15 +668,15 @@ def _plan(named: dict):
     # the recommended option carries core's answer in words (the same sentences as the command line and the workbook)
     answer = compose(result).text if result["recommended"] is not None else ""
     for i, o in enumerate(options, start=1):
-        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _num(o["hours"]), _num(o["cost_usd"]),
-                     _num(o["outlay_usd"]), _num(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
+        rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
+                     _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
     return rows
 
 
-def _num(x):
+def _cell_number(x):
     return "" if x != x else float(x)  # NaN (an option that never fits) shows as an empty cell
 
 
@@ -703,7 +715,7 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
         return _plain(core.evaluate({"model": key}, outputs=(quantity,))[quantity])
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
-        raise InputError("field", field_name, _hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
+        raise InputError("field", field_name, did_you_mean(name, columns, before="", after="; ") + "allowed: " + ", ".join(columns), verb="unknown")
     return _plain(row.get(name, 0))
 
 
@@ -720,7 +732,7 @@ def _explain(named: dict):
     quantity = named.get("quantity")
     name = "own_tco_usd" if _blank(quantity) else str(quantity).strip()  # no argument: the headline quantity
     if name not in core.QUANTITIES:
-        raise InputError("quantity", quantity, _hint(name, list(core.QUANTITIES)) + "allowed: a quantity of docs/quantities.md",
+        raise InputError("quantity", quantity, did_you_mean(name, core.QUANTITIES, before="", after="; ") + "allowed: a quantity of docs/quantities.md",
                          verb="unknown")
     q = core.QUANTITIES[name]
     text = f"{name} [{q.unit}] = {formula_text(q.expr)}. {q.description}."
@@ -773,7 +785,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank"),
              "gpus_needed", "GPUs"),
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
-             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs") + _LAYOUT, "train_hours", "h"),
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT, "train_hours", "h"),
     Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "

@@ -128,7 +128,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 @xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
@@ -174,7 +174,7 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
 @xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
-@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32. Default bf16_mixed')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None):
@@ -188,17 +188,18 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
-@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation [fraction]. Default 0')
+@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
 @xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
 @xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
 
 
 @xw.func(category='GPU TCO')

@@ -15,7 +15,8 @@ that they import from ``gpu_tco.core`` only and a module inside core can change 
 - planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...
 - catalogs: the ``catalog`` module, prices, presets, Hugging Face configs, today's offers.
 - errors: ``GpuTcoError`` (``InputError``, ``CatalogError``) and the message helpers.
-- helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions, docs.
+- helpers the front ends use: scenario files, the atomic writer, citations, close-match suggestions
+  (``did_you_mean``: one wording for every message) and number display (``number_text``), docs.
 
 The engine imports no front end (no command line, workbook, Excel or Qt code) and needs only NumPy.
 """
@@ -24,14 +25,14 @@ from .architectures import REQUIRED_FIELDS, estimate_architecture, size_in_billi
 from .auto import AUTO_BASIS, AUTO_QUANTITY
 from .auto import in_use as auto_in_use
 from .catalog import user_config_dir
-from .codegen import inputs_of
+from .codegen import depending_on, inputs_of
 from .costs import breakeven_series, sensitivities
 from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
 from .errors import CatalogError, GpuTcoError, InputError, one_line
 from .errors import show as show_value
 from .expr import text as formula_text
 from .files import STALE_SECONDS, TEMP_MARK, same_file, target_problem, write_atomically
-from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS, depending_on
+from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS
 from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
@@ -58,6 +59,7 @@ from .planner import scope as plan_scope
 from .recommendation import Recommendation, headline, headline_xl, recommend, what_would_fit
 from .recommendation import compose as compose_recommendation
 from .references import cite
+from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -108,6 +110,8 @@ __all__ = [
     "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file",
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
+    # one wording of close-match hints and one rule for showing numbers, in every message
+    "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
 ]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import catalog
 from .errors import InputError
-from .names import suggest
+from .text import did_you_mean
 
 REQUIRED_FIELDS = ("layers", "hidden", "ffn", "heads", "vocab")
 TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of")
@@ -40,9 +40,7 @@ def custom_row(spec: Mapping) -> dict:
     allowed = set(numeric) | set(TEXT_FIELDS)
     for key in spec:
         if key not in allowed:
-            close = suggest(str(key), sorted(allowed))
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise InputError(f"model.{key}", spec[key], f"is not an architecture field{hint}")
+            raise InputError(f"model.{key}", spec[key], f"is not an architecture field{did_you_mean(key, sorted(allowed))}")
     for key in REQUIRED_FIELDS:
         if key not in spec:
             raise InputError(f"model.{key}", None, f"is missing; a custom architecture needs {', '.join(REQUIRED_FIELDS)}")

@@ -6,9 +6,9 @@ peak memory, decode and prefill speed), each with the recipe it was measured und
 and date.  ``fit`` derives the defaults the time model uses from them:
 
 - training: the MFU of each measured GPU (gpus.csv ``default_mfu``), the method factor (methods.csv
-  ``mfu_factor``), the recomputation factor (recomputes.csv ``mfu_factor``), the CPU-offload factor and
-  the large-cluster factor, by least squares on the logarithm of measured / modelled speed
-  (the time model is a product of these factors, so the fit is linear in their logarithms);
+  ``mfu_factor``), the recomputation factor (recomputes.csv ``mfu_factor``), the FP8 factor of each
+  recipe (precisions.csv ``fp8_mfu_factor``), the mixture-of-experts factor and the large-cluster factor,
+  by least squares on the logarithm of measured / modelled speed (the time model is a product of these factors, so the fit is linear in their logarithms);
 - decode: ``decode_bandwidth_efficiency`` (geometric mean over the decode rows);
 - prefill: ``prefill_mfu`` and ``moe_prefill_efficiency``.
 
@@ -41,8 +41,9 @@ MEASUREMENTS_PATH = DATA / "measurements.csv"
 EXECUTED_LIMIT = 0.80
 RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever they can
 # before calibration: the GPU catalog's MFU by class, and factors of 1
-PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40,
+PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40, "gpu:GB200": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
+          "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
@@ -83,7 +84,7 @@ class Measurement:
         return self.measured * (self.inputs["n_gpus"] if self.unit == "tokens/s/GPU" else 1)
 
 
-def _number(text: str):
+def _parse_number(text: str):
     try:
         return float(text)
     except ValueError:
@@ -96,10 +97,10 @@ def load_measurements(path=None) -> list[Measurement]:
     rows = []
     with open(path or MEASUREMENTS_PATH, newline="", encoding="utf-8") as fh:
         for line, row in enumerate(csv.DictReader(fh), start=2):
-            inputs = {k: _number(row[k]) for k in INPUT_COLUMNS if row[k] != ""}
+            inputs = {k: _parse_number(row[k]) for k in INPUT_COLUMNS if row[k] != ""}
             for pair in filter(None, row["other_inputs"].split(";")):
                 key, _, value = pair.partition("=")
-                inputs[key.strip()] = _number(value.strip())
+                inputs[key.strip()] = _parse_number(value.strip())
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
             engine.resolve_inputs(inputs)  # an unknown name or a bad value fails here, naming the field
@@ -141,7 +142,8 @@ def in_fit(m: Measurement) -> bool:
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
     if m.quantity == "reserved_peak_train_gib":
         return False
-    if m.kind == "training speed" and f"gpu:{_evaluate(m)['gpu']}" not in PRIORS:
+    gpu = _evaluate(m)["gpu"]
+    if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return False
     u = executed_utilisation(m)
     return u is None or u <= EXECUTED_LIMIT
@@ -161,11 +163,13 @@ IRLS_ITERATIONS = 40
 
 def _train_features(m: Measurement) -> dict:
     r = _evaluate(m)
-    feats = {f"gpu:{r['gpu']}": 1.0}
+    feats = {f"gpu:{CHIP_OF.get(r['gpu'], r['gpu'])}": 1.0}
     if r["method"] != "full":
         feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
     if r["recompute"] != "none":
         feats[f"recompute:{r['recompute']}"] = 1.0
+    if r["fp8_linears_active"]:
+        feats[f"precision:{FP8_RECIPE.get(r['precision'], r['precision'])}"] = 1.0
     if r["routed_expert_share"] > 0:
         feats["moe_train_efficiency"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
@@ -211,7 +215,9 @@ def _features(m: Measurement) -> dict:
         return {"decode_bandwidth_efficiency": 1.0}
     if m.kind == "prefill speed":
         r = _evaluate(m)
-        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["params_active"] < r["params_total"] else {})}
+        # the engine's test for a mixture-of-experts model: more than one expert per layer (a dense model's active
+        # parameters are fewer than its total too: the embedding lookup is not compute)
+        return {"prefill_mfu": 1.0, **({"moe_prefill_efficiency": 1.0} if r["experts_held_per_layer"] > 1 else {})}
     return {}
 
 
@@ -375,7 +381,13 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 # where the fitted values live, and writing them there
 ROUNDING = {"cpu_optimizer_params_per_s": -7, "fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
-SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM",)}
+SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM", "H800-SXM")}
+# a card sold under another name with the same compute chip shares its efficiency (H800: the H100 SXM with NVLink cut
+# to 400 GB/s, which the communication model carries)
+CHIP_OF = {twin: name for name, twins in SAME_CHIP.items() for twin in twins}
+# FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
+# MXFP8 row in the set yet), so it takes the factor of fp8
+FP8_RECIPE = {"mxfp8": "fp8"}
 INPUT_PARAMS = ("moe_train_efficiency", "cpu_optimizer_params_per_s", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
@@ -398,7 +410,7 @@ def catalog_values() -> dict:
     from . import catalog
     from .inputs import DEFAULTS
     tabs = catalog.tables()
-    gpus, methods, recomputes = tabs["gpus"], tabs["methods"], tabs["recomputes"]
+    gpus, methods, recomputes, precisions = tabs["gpus"], tabs["methods"], tabs["recomputes"], tabs["precisions"]
     out = {f"gpu:{row['name']}": float(row["default_mfu"]) for row in gpus.rows}  # every GPU, fitted or not
     for name in PRIORS:
         kind, _, key = name.partition(":")
@@ -406,6 +418,8 @@ def catalog_values() -> dict:
             out[name] = float(methods.row(key)["mfu_factor"])
         elif kind == "recompute":
             out[name] = float(recomputes.row(key)["mfu_factor"])
+        elif kind == "precision":
+            out[name] = float(precisions.row(key)["fp8_mfu_factor"])
     out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
     return out
 
@@ -435,11 +449,14 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     if "qlora" in method:
         method["qlora_nodq"] = method["qlora"]  # the same dequantisation work, a different scale format
     recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
+    precision = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("precision:")}
+    precision.update({twin: precision[name] for twin, name in FP8_RECIPE.items() if name in precision})
     scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
     written = []
     for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
                                     (DATA / "methods.csv", "name", "mfu_factor", method),
                                     (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
+                                    (DATA / "precisions.csv", "name", "fp8_mfu_factor", precision),
                                     (DATA / "calibrated.csv", "name", "value", scalars)):
         if vals:
             _rewrite_csv(path, key, column, vals)
@@ -450,7 +467,8 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
 # ---------------------------------------------------------------------------
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
-PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor"}
+PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor",
+                  "precision": "precisions.csv fp8_mfu_factor"}
 
 
 def _pct(x: float) -> str:
@@ -473,7 +491,8 @@ def _why_out(m: Measurement) -> str:
     """Why a row is not in the fit, in words."""
     if m.quantity == "reserved_peak_train_gib":
         return "no: reserved memory (a check)"
-    if m.kind == "training speed" and f"gpu:{_evaluate(m)['gpu']}" not in PRIORS:
+    gpu = _evaluate(m)["gpu"]
+    if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return "no: no dense row on this GPU (a check)"
     return f"no: needs {executed_utilisation(m):.0%} of peak"
 
@@ -488,6 +507,107 @@ def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
         out.append([m.id, m.source, _setup(m), m.quantity, f"{m.value:,.4g} {unit}", f"{pred:,.4g} {unit}", _pct(err),
                     "yes" if in_fit(m) else _why_out(m)])
     return out
+
+
+def _prose() -> list[str]:
+    """docs/calibration.md's explanation: what the efficiency counts, the parallel layouts, mixture-of-experts models
+    and CPU offload."""
+    return [
+        "## What the efficiency counts",
+        "",
+        "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
+        "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
+        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
+        "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
+        "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
+        "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
+        "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
+        "",
+        "With `mfu` = 0 the model uses the calibrated default:",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
+        "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
+        "rate) x mixture-of-experts factor",
+        "(`moe_train_efficiency`, models with experts) x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty",
+        "(several GPUs without NVLink).",
+        "",
+        "## Parallelism, mixture-of-experts and CPU offload",
+        "",
+        "n_gpus = tensor x pipeline x context x data parallel; expert parallelism splits the routed experts over GPUs of the",
+        "data x context group, as Megatron-Core does.  States are divided by tensor x pipeline parallel; ZeRO shards them over",
+        "N = n_gpus / (tensor x pipeline); without sharding a GPU keeps 1 - routed share x (1 - 1/EP) of them.  With pipeline",
+        "parallelism the first stage holds min(p, m) micro-batches of its layers' activations (1F1B; Korthikanti et al. 2022),",
+        "and a step idles the bubble (p - 1) / (v m + p - 1) (Narayanan et al. 2021, with v model chunks per GPU of the",
+        "interleaved schedule).  Context parallelism splits the sequence (activations / cp) and sends keys and values round a",
+        "ring (Megatron-Core context parallelism; Liu et al. 2023, Ring Attention).  Communication per micro-batch, each over",
+        "its link: data-parallel gathers and reductions (gradients once per optimizer step), tensor-parallel all-reduces,",
+        "point-to-point activations between stages, the context-parallel ring, and four all-to-alls of tokens x top-k x hidden",
+        "per expert layer (dispatch and combine, forward and backward), inside a machine when the expert group fits one.  It",
+        "overlaps compute; only the excess costs time (`comm_slowdown`).",
+        "",
+        "`moe_train_efficiency` is what mixture-of-experts models keep of the dense efficiency besides the all-to-all time:",
+        "grouped expert matrix products on uneven token counts, routing and token permutation (Gale et al. 2022, MegaBlocks).",
+        "The rows that inform it (Megatron Bridge's H100 and GB200 and NeMo AutoModel's H100 pre-training tables)",
+        "force-balance the tokens over the experts; uneven routing is the input `moe_load_imbalance` (1 by default), which stretches the experts'",
+        "share of the step and the all-to-all under expert parallelism (Fedus et al. 2021, Switch Transformer capacity).",
+        "",
+        "CPU offload has no efficiency factor: a step is the longer of compute and the PCIe transfers (weights in twice, gradients",
+        "out, at `pcie_gb_per_s`; Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity) plus the CPU optimizer",
+        "step (trainable parameters of the GPU's shard / `cpu_optimizer_params_per_s`), which does not overlap.  The CPU speed is",
+        "fitted on the offloaded full-training rows, with the compute factors fitted on the other rows.  On the GPU stay the",
+        "gathered units (current and prefetched), the shards copied in before the gather, and in full training the gradients",
+        "of the largest unit on their way out (`offload_buffers_gib`).",
+        "",
+    ]
+
+
+def _prose_fp8_and_fit() -> list[str]:
+    """docs/calibration.md's explanation, continued: FP8 training, the fit and the rule for leaving a row out."""
+    return [
+        "## FP8 training",
+        "",
+        "An FP8 precision (precisions.csv `fp8_linears` = 1) runs the transformer layers' linear matmuls at the GPU's FP8",
+        "rate and everything else (attention scores, norms, embeddings, the output layer, the router) at the BF16 rate, so",
+        "the peak it is measured against is that of the FLOP mix: 1 / (share / FP8 rate + (1 - share) / BF16 rate), the",
+        "share being (6 | 4 for LoRA) x active linear weights / FLOPs per token (72 % for Llama 3 8B at 8,192 tokens).",
+        "Each recipe then has its own efficiency factor against the GPU's BF16 efficiency (`precision:*` below):",
+        "`fp8` is Transformer Engine's per-tensor recipe as Megatron and NeMo run it (fitted on NVIDIA's NeMo 24.07",
+        "DGX-H100 table; NeMo 25.04's GB200 rows then inform the GB200's efficiency), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
+        "benchmark), and `mxfp8` (block-scaled, data-centre Blackwell) takes `fp8`'s factor until a published MXFP8 run is",
+        "in the set.  Memory follows the recipes: Transformer Engine keeps an FP8 copy of each linear weight and of its",
+        "transpose and saves linear inputs in FP8; torchao keeps neither, so its memory is bf16_mixed's, as its published",
+        "peaks are.  GPUs without FP8 tensor cores are refused for these precisions.",
+        "",
+        "## The fit",
+        "",
+        "The time model is a product of these factors, so the fit is linear in their logarithms.  It minimises the",
+        f"sum of the {P_NORM}th powers of the log errors (close to the largest error, while every row counts), because",
+        "what the calibration promises is a bound on every row.  Memory terms are fitted the same way by Gauss-Newton.",
+        "A parameter no row informs keeps its prior.  A maximum-context row (Unsloth) is an upper bound: the device",
+        "total at the longest context that ran is at most the card, so the fit aims at the middle of the allowed band.",
+        "",
+        f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
+        "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
+        "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
+        "what the source states.  Two more kinds of row are checks, not fitted: a training-speed row on a GPU without",
+        "dense rows of its chip in the set (its mixture-of-experts rows would otherwise set that card's MFU: B200), and a",
+        "reserved-memory row (the allocator's cache).  The rows stay in the file and in the table below.",
+        "",
+    ]
+
+
+def _parameter_lines(params: dict, current: dict, used: set) -> list[str]:
+    """The table of fitted parameters: where each lives, its prior, the fit and the catalog's value."""
+    lines = [
+        "| parameter | where it lives | prior | fitted | now in the catalog |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name, prior in PARAMETER_PRIORS.items():
+        kind = name.split(":", 1)[0]
+        home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
+        fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
+        lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
+    return lines + ["", "Cards on the same chip as a measured one take its value (and its rows count as that chip's): "
+                    + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
 
 
 def render() -> str:
@@ -508,73 +628,9 @@ def render() -> str:
         f"({', '.join(f'{sum(m.kind == k for m in rows)} {k}' for k in kinds)}).  Each row names the model, method, GPUs,",
         "sequence, batch, precision, recomputation and loss of its recipe, what was measured, the source's URL and date.",
         "",
-        "## What the efficiency counts",
-        "",
-        "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
-        "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
-        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
-        "A published MFU (torchtitan, LLM Foundry, the Llama 3 paper) can be entered as it is.  A figure that counts",
-        "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
-        "",
-        "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x mixture-of-experts factor",
-        "(`moe_train_efficiency`, models with experts) x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty",
-        "(several GPUs without NVLink).",
-        "",
-        "## Parallelism, mixture-of-experts and CPU offload",
-        "",
-        "n_gpus = tensor x pipeline x context x data parallel; expert parallelism splits the routed experts over GPUs of the",
-        "data x context group, as Megatron-Core does.  States are divided by tensor x pipeline parallel; ZeRO shards them over",
-        "N = n_gpus / (tensor x pipeline); without sharding a GPU keeps 1 - routed share x (1 - 1/EP) of them.  With pipeline",
-        "parallelism the first stage holds min(p, m) micro-batches of its layers' activations (1F1B; Korthikanti et al. 2022),",
-        "and a step idles the bubble (p - 1) / (v m + p - 1) (Narayanan et al. 2021, with v model chunks per GPU of the",
-        "interleaved schedule).  Context parallelism splits the sequence (activations / cp) and sends keys and values round a",
-        "ring (Megatron-Core context parallelism; Liu et al. 2023, Ring Attention).  Communication per micro-batch, each over",
-        "its link: data-parallel gathers and reductions (gradients once per optimizer step), tensor-parallel all-reduces,",
-        "point-to-point activations between stages, the context-parallel ring, and four all-to-alls of tokens x top-k x hidden",
-        "per expert layer (dispatch and combine, forward and backward), inside a machine when the expert group fits one.  It",
-        "overlaps compute; only the excess costs time (`comm_slowdown`).",
-        "",
-        "`moe_train_efficiency` is what mixture-of-experts models keep of the dense efficiency besides the all-to-all time:",
-        "grouped expert matrix products on uneven token counts, routing and token permutation (Gale et al. 2022, MegaBlocks).",
-        "The rows that inform it (Megatron Bridge's and NeMo AutoModel's H100 pre-training tables) force-balance the tokens",
-        "over the experts; uneven routing is the input `moe_load_imbalance` (1 by default), which stretches the experts'",
-        "share of the step and the all-to-all under expert parallelism (Fedus et al. 2021, Switch Transformer capacity).",
-        "",
-        "CPU offload has no efficiency factor: a step is the longer of compute and the PCIe transfers (weights in twice, gradients",
-        "out, at `pcie_gb_per_s`; Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity) plus the CPU optimizer",
-        "step (trainable parameters of the GPU's shard / `cpu_optimizer_params_per_s`), which does not overlap.  The CPU speed is",
-        "fitted on the offloaded full-training rows, with the compute factors fitted on the other rows.  On the GPU stay the",
-        "gathered units (current and prefetched), the shards copied in before the gather, and in full training the gradients",
-        "of the largest unit on their way out (`offload_buffers_gib`).",
-        "",
-        "## The fit",
-        "",
-        "The time model is a product of these factors, so the fit is linear in their logarithms.  It minimises the",
-        f"sum of the {P_NORM}th powers of the log errors (close to the largest error, while every row counts), because",
-        "what the calibration promises is a bound on every row.  Memory terms are fitted the same way by Gauss-Newton.",
-        "A parameter no row informs keeps its prior.  A maximum-context row (Unsloth) is an upper bound: the device",
-        "total at the longest context that ran is at most the card, so the fit aims at the middle of the allowed band.",
-        "",
-        f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
-        "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
-        "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
-        "what the source states.  Two more kinds of row are checks, not fitted: a training-speed row on a GPU without",
-        "dense rows in the set (its mixture-of-experts rows would otherwise set that card's MFU: B200, GB200), and a",
-        "reserved-memory row (the allocator's cache).  The rows stay in the file and in the table below.",
-        "",
-        "| parameter | where it lives | prior | fitted | now in the catalog |",
-        "|---|---|---:|---:|---:|",
     ]
-    all_priors = PARAMETER_PRIORS
-    for name in all_priors:
-        kind = name.split(":", 1)[0]
-        home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
-        prior = all_priors[name]
-        fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
-        lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
-    lines += ["", "Cards on the same chip as a measured one take its value: "
-              + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
+    lines += _prose() + _prose_fp8_and_fit()
+    lines += _parameter_lines(params, current, used)
     lines += ["## Every row (the model as shipped)", "",
               "| id | source | setup | quantity | measured | modelled | error | in the fit |", "|---|---|---|---|---:|---:|---:|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows_table(rows)]

@@ -15,12 +15,14 @@ import os
 import re
 import sys
 from pathlib import Path
+from types import MappingProxyType
 from typing import Mapping
 
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
-from .names import normalize, suggest, words
+from .names import normalize, words
+from .text import did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -42,6 +44,9 @@ OPTIONAL_COLUMNS = {
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
     # gpus: a card without FP4 tensor cores leaves it empty (0)
     "fp4_dense_tflops",
+    # precisions: the FP8 recipe's columns (empty: a 16/32-bit precision; linear_input_bytes empty: activation_bytes;
+    # fp8_mfu_factor empty: 1)
+    "fp8_linears", "block_scaled", "fp8_weight_copy_bytes", "linear_input_bytes", "fp8_mfu_factor",
     # gpus: GPU counts one server holds as sold (empty: "1;2;4;8", PCIe cards) and the largest (0: 8)
     "server_sizes", "server_gpus",
 }
@@ -89,10 +94,6 @@ def as_of_problem(value: str) -> str | None:
             pass
     return f"{show(value)} is not a date; allowed: YYYY, YYYY-MM or YYYY-MM-DD (e.g. 2026-09) or empty"
 
-VERSION = 0  # bumped whenever a table is loaded or changes; caches elsewhere key on it
-
-
-
 def user_config_dir() -> Path:
     """Where users keep their own catalog rows.
 
@@ -126,8 +127,8 @@ class Table:
         self.col: dict[str, list] = {c: [] for c in columns}
         for row in rows:
             self._append(row)
-        # rows from the files (shipped and the user's); rows added at run time, such as the
-        # architecture estimated for a bare parameter count, come after these
+        # rows from the files (shipped and the user's); a row added at run time (Table.add) comes after
+        # these, and an architecture given as a parameter count or as fields never becomes a row
         self.file_rows = len(self.rows)
         self.overrides: dict[str, tuple[str, str]] = {}  # built-in name -> (the user's name for it, file)
         self.user_rows = 0
@@ -152,15 +153,16 @@ class Table:
         self._np_cache.clear()
         self._found.clear()
         self._names = None
-        global VERSION
-        VERSION += 1
         return i
 
     def add(self, row: dict) -> int:
-        """Add (or replace) a row at run time; returns its index."""
+        """Add (or replace) a row; returns its index.  A table of the current snapshot that gains a row
+        gets a new snapshot published (``snapshot()``), so everything derived from the catalogs follows."""
         full = {c: row.get(c, 0 if c in self.numeric else "") for c in self.columns}
         full.update(row)
-        return self._append(full)
+        i = self._append(full)
+        _table_changed(self)
+        return i
 
     # lookups ---------------------------------------------------------------
     @property
@@ -170,6 +172,11 @@ class Table:
         if self._names is None:
             self._names = tuple(self.col["name"])
         return self._names
+
+    def known(self, value) -> int | None:
+        """Row index of a value ``find`` has already matched, without matching it again (the fast path of a
+        sweep's or a form's repeated lookups); None for a value not looked up yet."""
+        return self._found.get(value)
 
     def find(self, value) -> int | None:
         """Row index for a name, alias or close spelling; None if unknown."""
@@ -239,8 +246,7 @@ class Table:
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
         if i is None:
-            close = suggest(str(value), self.names)
-            hint = f"(did you mean {', '.join(close)}?); " if close else ""
+            hint = did_you_mean(value, self.names, before="", after="; ")
             listed = ", ".join(self.names) if len(self.names) <= 12 else f"a name from the {self.name} catalog"
             raise InputError(field, value, f"{hint}allowed: {listed}", verb="unknown")
         return i
@@ -311,9 +317,7 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
         if columns is not None:
             unknown = [h for h in header if h not in columns and h != "notes"]
             if unknown:
-                close = suggest(unknown[0], columns)
-                hint = f" (did you mean {close[0]}?)" if close else ""
-                raise CatalogError(path, 1, unknown[0], f"unknown column{hint}; allowed: {', '.join(columns)}")
+                raise CatalogError(path, 1, unknown[0], f"unknown column{did_you_mean(unknown[0], columns)}; allowed: {', '.join(columns)}")
         for lineno, cells in enumerate(reader, start=2):
             row: dict = {}
             for key, value in cells.items():
@@ -358,6 +362,8 @@ RULES = {
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
+    "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
+                   "fp8_mfu_factor": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
@@ -484,16 +490,79 @@ TABLE_NAMES = (
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers",
 )
 
-_TABLES: dict[str, Table] | None = None
+class Snapshot:
+    """The loaded catalogs as one value: the tables, their version and what is derived from them.
+
+    ``snapshot()`` returns the current one; ``reload()`` replaces it as a whole, and so does a row added to
+    one of its tables (``Table.add``).  Nothing here changes after it is published: a value derived from
+    the tables (the offer maps, the engine's defaults and row tuples) is built on first use and kept in the
+    snapshot it was built from, so a cache can never outlive the catalogs it describes.  This module's
+    reference to the current snapshot is the one piece of module state that changes at run time.
+    """
+
+    __slots__ = ("tables", "version", "memo")
+
+    def __init__(self, tables: Mapping[str, Table], version: int):
+        object.__setattr__(self, "tables", MappingProxyType(dict(tables)))
+        object.__setattr__(self, "version", version)
+        # values derived from these tables, by key, each built on first use (``derived``); a hot path
+        # may read it directly (one dictionary lookup), never store anything but what ``derived`` would
+        object.__setattr__(self, "memo", {})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a catalog snapshot cannot change ({name}); publish a new one")
+
+    def derived(self, key, build):
+        """The value ``build()`` returns for these tables, built once per snapshot and key."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            return self.memo.setdefault(key, build())
+
+    def offer_maps(self):
+        """(gpu row of each offer, reference offer of each GPU) as NumPy arrays; see ``offer_maps``."""
+        try:
+            return self.memo["offer maps"]
+        except KeyError:
+            return self.memo.setdefault("offer maps", _build_offer_maps(self.tables))
+
+    def offer_map_lists(self):
+        """``offer_maps()`` as Python lists."""
+        try:
+            return self.memo["offer map lists"]
+        except KeyError:
+            return self.memo.setdefault("offer map lists", tuple(m.tolist() for m in self.offer_maps()))
 
 
-def tables() -> dict[str, Table]:
-    global _TABLES
-    if _TABLES is None:
-        loaded = {n: load_table(n) for n in TABLE_NAMES}
-        _check_offers(loaded)
-        _TABLES = loaded
-    return _TABLES
+_SNAPSHOT: Snapshot | None = None  # the current snapshot: the only module state that changes after import
+
+
+def snapshot() -> Snapshot:
+    """The current catalogs, loaded from the files on first use."""
+    current = _SNAPSHOT
+    return current if current is not None else _publish(None)
+
+
+def tables() -> Mapping[str, Table]:
+    current = _SNAPSHOT  # snapshot(), inlined: every evaluation asks
+    return (current if current is not None else _publish(None)).tables
+
+
+def _publish(previous: Snapshot | None) -> Snapshot:
+    """Read every catalog and make it the current snapshot (version one past ``previous``)."""
+    global _SNAPSHOT
+    loaded = {n: load_table(n) for n in TABLE_NAMES}
+    _check_offers(loaded)
+    _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
+    return _SNAPSHOT
+
+
+def _table_changed(table: Table) -> None:
+    """A table gained a row: if it belongs to the current snapshot, publish a new one around the same tables."""
+    global _SNAPSHOT
+    current = _SNAPSHOT
+    if current is not None and any(t is table for t in current.tables.values()):
+        _SNAPSHOT = Snapshot(current.tables, current.version + 1)
 
 
 AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see reference_offer_rows)
@@ -509,9 +578,7 @@ def _check_offers(tabs: dict) -> None:
             continue
         j = gpus_.find(row["gpu"]) if row["gpu"] else None
         if j is None:
-            close = suggest(str(row["gpu"]), gpus_.names)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{hint}; it must name a row of gpus.csv")
+            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
         offers.col["gpu"][i] = row["gpu"] = gpus_.rows[j]["name"]
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
             raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
@@ -523,61 +590,54 @@ def _builtin_count(table: Table) -> int:
         return sum(1 for _ in fh) - 1
 
 
-_OFFER_MAPS: dict = {}
-
-
 def offer_maps():
     """(offer_gpu_rows(), reference_offer_rows()) in one call."""
-    return _offer_maps()
+    return snapshot().offer_maps()
 
 
 def offer_gpu_rows():
     """For each offer row, the row of its GPU in the gpus catalog (-1 for the 'none' placeholder)."""
-    return _offer_maps()[0]
+    return snapshot().offer_maps()[0]
 
 
 def reference_offer_rows():
     """For each GPU row, the offer "auto" picks: the cheapest on-demand, uncommitted,
     uninterruptible offer per GPU-hour (the 'none' row if the GPU has no such offer)."""
-    return _offer_maps()[1]
+    return snapshot().offer_maps()[1]
 
 
-def _offer_maps():
-    tabs = tables()
-    key = (VERSION, id(tabs))
-    if _OFFER_MAPS.get("key") != key:
-        import numpy as np
-        offers, gpus_ = tabs["offers"], tabs["gpus"]
-        gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
-        none = offers.names.index("none")
-        ref = np.full(len(gpus_.rows), none, dtype=np.intp)
-        best = np.full(len(gpus_.rows), np.inf)
-        for i, row in enumerate(offers.rows):
-            on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
-            if gpu_row[i] >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
-                    and 0 < row["usd_per_gpu_hour"] < best[gpu_row[i]]:
-                best[gpu_row[i]] = row["usd_per_gpu_hour"]
-                ref[gpu_row[i]] = i
-        _OFFER_MAPS.update(key=key, maps=(gpu_row, ref), lists=(gpu_row.tolist(), ref.tolist()))
-    return _OFFER_MAPS["maps"]
+def _build_offer_maps(tabs: Mapping[str, Table]):
+    import numpy as np
+    offers, gpus_ = tabs["offers"], tabs["gpus"]
+    gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
+    none = offers.names.index("none")
+    ref = np.full(len(gpus_.rows), none, dtype=np.intp)
+    best = np.full(len(gpus_.rows), np.inf)
+    for i, row in enumerate(offers.rows):
+        on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
+        if gpu_row[i] >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
+                and 0 < row["usd_per_gpu_hour"] < best[gpu_row[i]]:
+            best[gpu_row[i]] = row["usd_per_gpu_hour"]
+            ref[gpu_row[i]] = i
+    return gpu_row, ref
 
 
 def offer_map_lists():
     """``offer_maps()`` as Python lists: a scalar call indexes them faster than NumPy arrays."""
-    _offer_maps()
-    return _OFFER_MAPS["lists"]
+    return snapshot().offer_map_lists()
 
 
 def offers() -> Table:
     return tables()["offers"]
 
 
-def reload() -> dict[str, Table]:
-    """Re-read all catalogs (after the user edited their files)."""
-    global _TABLES, VERSION
-    _TABLES = None
-    VERSION += 1  # also when the new tables equal the old ones: caches rebuild from the files read now
-    return tables()
+def reload() -> Mapping[str, Table]:
+    """Re-read all catalogs (after the user edited their files) into a new snapshot, also when the files
+    are unchanged: everything derived is rebuilt from the files read now.  A load that fails leaves no
+    snapshot, so the next use reads the files again and reports the same error."""
+    global _SNAPSHOT
+    previous, _SNAPSHOT = _SNAPSHOT, None
+    return _publish(previous).tables
 
 
 def gpus() -> Table:

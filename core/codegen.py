@@ -9,6 +9,9 @@ function works on floats (MIN/MAX as conditional expressions), the vector one on
 generated for the inputs a sweep gives as arrays: what does not vary is computed once per call,
 the rest per block of rows.  Both come from the same trees as the Excel formulas
 (``expr.Expr.xl``), so they cannot disagree beyond rounding.
+
+The walks over the trees (what a quantity reads, what depends on an input, which subtrees are alike)
+are here too, in one section: the generator is their main user.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .expr import BinOp, Call, Cmp, Const, Lookup, Neg, Ref, vector_function
+from .expr import BinOp, Call, Cmp, Const, Expr, Lookup, Neg, Ref, vector_function
 from .formulas import QUANTITIES
 from .inputs import BY_NAME, INPUTS
 
@@ -174,6 +177,32 @@ class Compiled:
         return {f: cols[f] for f in self.row_fields[table]}
 
 
+def _derive_row(derived: RowDerived, raw) -> tuple:
+    try:
+        return derived.fn(*raw)
+    except (ZeroDivisionError, ValueError, OverflowError):  # NaN, as the vector code gives
+        return (math.nan,) * len(derived.names)
+
+
+# --- walks over the expression trees: what reads what, and which subtrees are alike ----------------------------
+# (Expr.walk and Expr.children, in core.expr, are the trees' own structure; every analysis over them is here.)
+
+def refs(expr: Expr) -> list[str]:
+    """Names (inputs or quantities) an expression reads directly, in order."""
+    seen: dict[str, None] = {}
+    for node in expr.walk():
+        if isinstance(node, Ref):
+            seen.setdefault(node.name)
+        elif isinstance(node, Lookup):
+            seen.setdefault(node.key)
+    return list(seen)
+
+
+def lookups(expr: Expr) -> list[Lookup]:
+    """The catalog lookups an expression makes, in order."""
+    return [n for n in expr.walk() if isinstance(n, Lookup)]
+
+
 def ancestors(outputs) -> list[str]:
     """The quantities ``outputs`` need (themselves included), in definition order."""
     needed: set[str] = set()
@@ -189,11 +218,48 @@ def ancestors(outputs) -> list[str]:
     return [n for n in QUANTITIES if n in needed]
 
 
-def _derive_row(derived: RowDerived, raw) -> tuple:
-    try:
-        return derived.fn(*raw)
-    except (ZeroDivisionError, ValueError, OverflowError):  # NaN, as the vector code gives
-        return (math.nan,) * len(derived.names)
+def depending_on(inputs) -> list[str]:
+    """Quantities whose value changes with any of ``inputs`` (directly or through other
+    quantities), in definition order, so each is computed after what it reads.
+
+    The workbook recomputes exactly these per option (gpu, n_gpus, offer, buy) and per
+    break-even month (at_month); everything else stays a single shared cell.
+    """
+    changed = set(inputs)
+    out = []
+    for name, qty in QUANTITIES.items():
+        if changed.intersection(refs(qty.expr)):
+            changed.add(name)
+            out.append(name)
+    return out
+
+
+def inputs_of(outputs) -> list[str]:
+    """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included."""
+    used: set[str] = set()
+    for name in ancestors(outputs):
+        for node in QUANTITIES[name].expr.walk():
+            if isinstance(node, Ref) and node.name in BY_NAME:
+                used.add(node.name)
+            elif isinstance(node, Lookup):
+                used.add(node.key)
+    return [i.name for i in INPUTS if i.name in used]
+
+
+def _inputs_read(names, table_of: dict) -> dict[str, None]:
+    """The inputs the formulas of ``names`` read by name (those computed per catalog row excepted), in first-use order."""
+    used: dict[str, None] = {}
+    for name in names:
+        if name not in table_of:
+            for node in QUANTITIES[name].expr.walk():
+                if isinstance(node, Ref) and node.name in BY_NAME:
+                    used.setdefault(node.name)
+    return used
+
+
+def _quantities_read(names) -> set[str]:
+    """Every name (quantity or input) the formulas of ``names`` read."""
+    return {n.name for name in names for n in QUANTITIES[name].expr.walk() if isinstance(n, Ref)}
 
 
 def row_derived(names) -> dict[str, str]:
@@ -261,84 +327,114 @@ def _shared_subtrees(names, vector: bool) -> tuple[dict, dict]:
     return memo, {k for k, n in seen.items() if n > 1}
 
 
+# --- the generated code --------------------------------------------------------------------------------------
 def _paren(code: str) -> str:
     return code if _SIMPLE.fullmatch(code) else f"({code})"
 
 
-def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
-          slots: dict | None = None) -> tuple[list[str], list[str]]:
-    """Assignments computing ``names`` in order; catalog fields used are recorded in ``fields``
-    (variable -> Lookup).  Names in ``skip`` are bound elsewhere (unpacked from a row).
+class _Emitter:
+    """Writes the assignments computing some quantities, in order, into two lists of lines: ``once`` and
+    ``per_block``.  Catalog fields used are recorded in ``fields`` (variable -> Lookup).
 
-    Returns (once, per_block).  Without ``moving`` everything is in per_block.  With ``moving``
-    (vector code only: the inputs whose values differ between rows; the quantities computed from
-    them are added to it) what is one
-    value for all rows goes to ``once``, computed once per call, and the rest to per_block, run
-    per block of rows: there a subtree that does not vary is computed once too, and a chain of
-    products and quotients gathers its factors that do not vary into one number first, so
-    x * a / b / c costs one operation per row instead of three."""
-    memo, shared = _shared_subtrees([n for n in names if n not in skip], vector)
-    slots = slots or {}
-    temps: dict = {}
-    once: list[str] = []
-    per_block: list[str] = []
-    moves: dict[int, bool] = {}
+    Without ``moving`` everything goes to per_block.  With ``moving`` (vector code only: the inputs whose
+    values differ between rows; the quantities computed from them are added to it) what is one value for all
+    rows goes to ``once``, computed once per call, and the rest to per_block, run per block of rows: there a
+    subtree that does not vary is computed once too, and a chain of products and quotients gathers its factors
+    that do not vary into one number first, so x * a / b / c costs one operation per row instead of three.
+    Subtrees several formulas spell out alike become temporaries ``_t<n>``, defined just before their first use."""
 
-    def varies(node) -> bool:
-        v = moves.get(id(node))
+    def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None):
+        self.memo, self.shared = _shared_subtrees([n for n in names if n not in skip], vector)
+        self.vector, self.fields, self.moving, self.skip = vector, fields, moving, skip
+        self.temps: dict = {}
+        self.once: list[str] = []
+        self.per_block: list[str] = []
+        self._moves: dict[int, bool] = {}
+
+    def body(self, names, slots: dict | None = None) -> tuple[list[str], list[str]]:
+        """(once, per_block) computing ``names`` (those in ``skip`` are bound elsewhere: unpacked from a row);
+        ``slots``: output -> its index in the result (the scalar code stores it into ``R``, the vector code
+        writes its last operation into ``O[index]``)."""
+        slots = slots or {}
+        for name in names:
+            self.quantity(name, name in self.skip, slots)
+        return self.once, self.per_block
+
+    def quantity(self, name: str, skipped: bool, slots: dict) -> None:
+        expr = QUANTITIES[name].expr
+        moving = self.moving
+        if moving is not None and self.varies(expr):
+            moving.add(name)  # definition order: before any quantity that reads it is rendered
+        if skipped:
+            return
+        if moving is None:  # scalar code: an output also goes straight into the result dict
+            target = f"R[{name!r}] = {name}" if name in slots else name
+            self.per_block.append(f"    {target} = {self.render(expr, False)}")
+        elif name not in moving:
+            self.once.append(f"    {name} = {self.render(expr, True)}")
+        elif name in slots:
+            self.per_block.append(f"    {name} = {self.into(expr, f'O[{slots[name]}]')}")
+        else:
+            self.per_block.append(f"    {name} = {self.render(expr, False)}")
+
+    def varies(self, node) -> bool:
+        """Whether ``node``'s value differs between the rows of a sweep (it reads a moving input)."""
+        v = self._moves.get(id(node))
         if v is None:
             if isinstance(node, Const):
                 v = False
             elif isinstance(node, Ref):
-                v = node.name in moving
+                v = node.name in self.moving
             elif isinstance(node, Lookup):
-                v = node.key in moving
+                v = node.key in self.moving
             else:
-                v = any(varies(c) for c in node.children())
-            moves[id(node)] = v
+                v = any(self.varies(c) for c in node.children())
+            self._moves[id(node)] = v
         return v
 
-    def temp(key, node, fixed: bool) -> str:
-        # shared subtrees become temporaries, defined just before their first use
+    def temp(self, key, node, fixed: bool) -> str:
+        """The temporary holding ``node`` (a shared subtree), defined at its first use."""
         if key is None:
             key = ("id", id(node))
-        if key not in temps:
-            code = own(node, fixed)  # may allocate inner temporaries first
-            temps[key] = f"_t{len(temps)}"
-            (once if fixed else per_block).append(f"    {temps[key]} = {code}")
-        return temps[key]
+        if key not in self.temps:
+            code = self.own(node, fixed)  # may allocate inner temporaries first
+            self.temps[key] = f"_t{len(self.temps)}"
+            (self.once if fixed else self.per_block).append(f"    {self.temps[key]} = {code}")
+        return self.temps[key]
 
-    def render(node, fixed: bool) -> str:
-        """``fixed``: rendering code that runs once per call (all its operands are one value)."""
+    def render(self, node, fixed: bool) -> str:
+        """Code for ``node``; ``fixed``: rendering code that runs once per call (all its operands are one value)."""
         if isinstance(node, Lookup):
-            fields.setdefault(node.var(), node)
+            self.fields.setdefault(node.var(), node)
             return node.var()
         if isinstance(node, (Const, Ref)):
-            return node.render_with(None, vector)
-        key = memo.get(id(node))
-        if moving is not None and not fixed and not varies(node):
-            return temp(key, node, True)  # one value for every row: computed once per call
-        if key in shared:
-            return temp(key, node, fixed)
-        return own(node, fixed)
+            return node.render_with(None, self.vector)
+        key = self.memo.get(id(node))
+        if self.moving is not None and not fixed and not self.varies(node):
+            return self.temp(key, node, True)  # one value for every row: computed once per call
+        if key in self.shared:
+            return self.temp(key, node, fixed)
+        return self.own(node, fixed)
 
-    def own(node, fixed: bool) -> str:
-        if not vector and isinstance(node, Call) and node.fn in ("MIN", "MAX"):
-            return _min_max(node.fn, [render(a, fixed) for a in node.args])
-        if moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
-            steps = _regrouped(node)
+    def own(self, node, fixed: bool) -> str:
+        """Code for ``node`` itself (not through a temporary), its children rendered by ``render``."""
+        if not self.vector and isinstance(node, Call) and node.fn in ("MIN", "MAX"):
+            return _min_max(node.fn, [self.render(a, fixed) for a in node.args])
+        if self.moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
+            steps = self.regrouped(node)
             if steps is not None:
                 return _chain(steps)
-        return node.render_with(lambda c: render(c, fixed), vector)
+        return node.render_with(lambda c: self.render(c, fixed), self.vector)
 
-    def into(node, slot: str) -> str:
+    def into(self, node, slot: str) -> str:
         """Code for an output computed per block whose last operation writes into ``slot`` (the
         block's rows of the result array; None in the first block, which allocates), so the
         result is not copied afterwards.  An IF, a bare name or a shared subtree is copied."""
-        if memo.get(id(node)) in shared or not varies(node):
+        render = self.render
+        if self.memo.get(id(node)) in self.shared or not self.varies(node):
             return render(node, False)
         if isinstance(node, BinOp):
-            steps = _regrouped(node) if node.op in "*/" else None
+            steps = self.regrouped(node) if node.op in "*/" else None
             if steps is not None:
                 *rest, (op, last) = steps
                 return f"{_UFUNCS[op]}({_chain(rest)}, {last}, out={slot})"
@@ -353,53 +449,43 @@ def _body(names, vector: bool, fields: dict, skip=frozenset(), moving=None,
             return f"{vector_function(node.fn)}({args}, out={slot})"
         return render(node, False)
 
-    def _regrouped(node) -> list[tuple[str, str]] | None:
+    def regrouped(self, node) -> list[tuple[str, str]] | None:
         """x * a / b / c with a, b, c one value for all rows: x * _t where _t = a / (b * c) once
         per call.  Returns the steps [("", first), ("*" or "/", operand), ...], or None."""
+        num, den = self._factors(node)
+        fixed_num = [n for n in num if not self.varies(n)]
+        fixed_den = [n for n in den if not self.varies(n)]
+        if len(fixed_num) + len(fixed_den) < 2:
+            return None  # nothing to gather: the tree as written costs as many operations
+        key = ("factor", tuple(_structure(n, True, self.memo) for n in fixed_num),
+               tuple(_structure(n, True, self.memo) for n in fixed_den))
+        if key not in self.temps:
+            top = " * ".join(_paren(self.render(n, True)) for n in fixed_num) or "1"
+            if fixed_den:  # NumPy's division: x / 0 gives inf or nan in the results, as row by row
+                code = f"_np.divide({top}, {' * '.join(_paren(self.render(n, True)) for n in fixed_den)})"
+            else:
+                code = f"_factor({top})"
+            self.temps[key] = f"_t{len(self.temps)}"
+            self.once.append(f"    {self.temps[key]} = {code}")
+        steps = [("*", _paren(self.render(n, False))) for n in num if self.varies(n)] + [("*", self.temps[key])]
+        steps += [("/", _paren(self.render(n, False))) for n in den if self.varies(n)]
+        return [("", steps[0][1])] + steps[1:]
+
+    def _factors(self, node) -> tuple[list, list]:
+        """A varying chain of products and quotients as (numerator factors, denominator factors); a shared
+        subtree inside it stays one factor (its temporary)."""
         num: list = []
         den: list = []
 
         def flatten(n, inverted: bool, top: bool):
-            if isinstance(n, BinOp) and n.op in "*/" and varies(n) and (top or memo.get(id(n)) not in shared):
+            if isinstance(n, BinOp) and n.op in "*/" and self.varies(n) and (top or self.memo.get(id(n)) not in self.shared):
                 flatten(n.a, inverted, False)
                 flatten(n.b, inverted != (n.op == "/"), False)
             else:
                 (den if inverted else num).append(n)
 
         flatten(node, False, True)
-        fixed_num = [n for n in num if not varies(n)]
-        fixed_den = [n for n in den if not varies(n)]
-        if len(fixed_num) + len(fixed_den) < 2:
-            return None  # nothing to gather: the tree as written costs as many operations
-        key = ("factor", tuple(_structure(n, True, memo) for n in fixed_num),
-               tuple(_structure(n, True, memo) for n in fixed_den))
-        if key not in temps:
-            top = " * ".join(_paren(render(n, True)) for n in fixed_num) or "1"
-            if fixed_den:  # NumPy's division: x / 0 gives inf or nan in the results, as row by row
-                code = f"_np.divide({top}, {' * '.join(_paren(render(n, True)) for n in fixed_den)})"
-            else:
-                code = f"_factor({top})"
-            temps[key] = f"_t{len(temps)}"
-            once.append(f"    {temps[key]} = {code}")
-        steps = [("*", _paren(render(n, False))) for n in num if varies(n)] + [("*", temps[key])]
-        steps += [("/", _paren(render(n, False))) for n in den if varies(n)]
-        return [("", steps[0][1])] + steps[1:]
-
-    for name in names:
-        expr = QUANTITIES[name].expr
-        if moving is not None and varies(expr):
-            moving.add(name)  # definition order: before any quantity that reads it is rendered
-        if name not in skip:
-            if moving is None:  # scalar code: an output also goes straight into the result dict
-                target = f"R[{name!r}] = {name}" if name in slots else name
-                per_block.append(f"    {target} = {render(expr, False)}")
-            elif name not in moving:
-                once.append(f"    {name} = {render(expr, True)}")
-            elif name in slots:
-                per_block.append(f"    {name} = {into(expr, f'O[{slots[name]}]')}")
-            else:
-                per_block.append(f"    {name} = {render(expr, False)}")
-    return once, per_block
+        return num, den
 
 
 _UFUNCS = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.divide", "^": "_np.power",
@@ -435,81 +521,85 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
     outputs = QUANTITY_NAMES if outputs is None else tuple(outputs)
     names = ancestors(outputs)
     table_of = row_derived(names)
-
-    derived: dict[str, RowDerived] = {}
-    for table in dict.fromkeys(table_of.values()):
-        mine = [n for n in names if table_of.get(n) == table]
-        raw: dict[str, Lookup] = {}
-        body = _body(mine, False, raw)[1]
-        src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
-        fn = _compile(src, f"<gpu-tco formulas of one {table} row>", "_derive")
-        derived[table] = RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn,
-                                    next(iter(raw.values())).key)
-
-    # vector code: the inputs given as arrays; _body adds every quantity computed from one of them
+    derived = {table: _derive_function(table, [n for n in names if table_of.get(n) == table])
+               for table in dict.fromkeys(table_of.values())}
+    # vector code: the inputs given as arrays; the emitter adds every quantity computed from one of them
     moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
-    once, per_block = _body(names, vector, fields, skip=table_of.keys(), moving=moving,
-                            slots={name: i for i, name in enumerate(outputs)})
-    used_inputs: dict[str, None] = {}
-    for name in names:
-        if name not in table_of:
-            for node in QUANTITIES[name].expr.walk():
-                if isinstance(node, Ref) and node.name in BY_NAME:
-                    used_inputs.setdefault(node.name)
-
-    # per table: the fields the code unpacks, then the row-derived quantities it uses
-    row_fields: dict[str, list[str]] = {}
-    row_keys: dict[str, str] = {}
-    by_row: dict[str, list[str]] = {}
-    entries = [(var, lk.table, lk.key, lk.field) for var, lk in fields.items()]
-    unpacked = set(outputs)  # row-derived quantities the code needs: requested, or used by the rest
-    for name in names:
-        if name not in table_of:
-            unpacked.update(n.name for n in QUANTITIES[name].expr.walk() if isinstance(n, Ref))
-    entries += [(name, table_of[name], derived[table_of[name]].key, name) for name in names
-                if name in table_of and name in unpacked]
-    for var, table, key, field in entries:
-        if row_keys.setdefault(table, key) != key:
-            raise ValueError(f"catalog {table} is looked up by two inputs ({row_keys[table]}, {key})")
-        row_fields.setdefault(table, []).append(field)
-        by_row.setdefault(table, []).append(var)
-
-    keys = list(dict.fromkeys(row_keys.values()))
+    once, per_block = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving).body(
+        names, slots={name: i for i, name in enumerate(outputs)})
+    used_inputs = _inputs_read(names, table_of)
+    rows = _Unpacking.of(names, outputs, table_of, fields, derived)
     if vector:
-        tail = f"    return ({', '.join(outputs)},)"
-        def reads(moves: bool, source: str, indent: str) -> list[str]:
-            lines = [f"{indent}{name} = {source}[{name!r}]" for name in used_inputs if (name in moving) == moves]
-            lines += [f"{indent}{key}__row = {source}[{key + '__row'!r}]" for key in keys if (key in moving) == moves]
-            return lines + [f"{indent}{var} = C[{table + '.' + field!r}][{key}__row]"
-                            for var, table, key, field in entries if (key in moving) == moves]
-        lines = ["def _run(I, C):"] + reads(False, "I", "    ") + once + ["    def _block(V, O):"]
-        lines += reads(True, "V", "        ") + ["    " + line for line in per_block + [tail]]
-        lines += ["    return _block"]
+        lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
     else:
-        # Outputs are stored into R, a copy of a dict of the output names, as they are computed:
-        # for 174 outputs 6 microseconds against 8.5 for returning a tuple and filling the copy
-        # with update(zip(...)), and 9 for a dict display (measured on the project's machine).
-        lines = ["def _run(I, C, R):"]
-        lines += [f"    {name} = I[{name!r}]" for name in used_inputs]
-        lines += [f"    {key}__row = I[{key + '__row'!r}]" for key in keys]
-        # one subscript per catalog row, unpacked into every field the formulas use
-        lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{row_keys[table]}__row]" for table, vars_ in by_row.items()]
-        lines += [f"    R[{name!r}] = {name}" for name in outputs if name in table_of]
-        lines += per_block
+        lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
     source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
     return Compiled(_compile(source, label, "_run"), source, outputs, tuple(used_inputs),
-                    {t: tuple(f) for t, f in row_fields.items()}, row_keys, dict.fromkeys(outputs), derived)
+                    {t: tuple(f) for t, f in rows.fields.items()}, rows.keys, dict.fromkeys(outputs), derived)
 
 
-def inputs_of(outputs) -> list[str]:
-    """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included."""
-    used: set[str] = set()
-    for name in ancestors(outputs):
-        for node in QUANTITIES[name].expr.walk():
-            if isinstance(node, Ref) and node.name in BY_NAME:
-                used.add(node.name)
-            elif isinstance(node, Lookup):
-                used.add(node.key)
-    return [i.name for i in INPUTS if i.name in used]
+def _derive_function(table: str, mine: list[str]) -> RowDerived:
+    """The scalar function computing the quantities ``mine`` of one ``table`` row from its raw fields."""
+    raw: dict[str, Lookup] = {}
+    body = _Emitter(mine, False, raw).body(mine)[1]
+    src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
+    fn = _compile(src, f"<gpu-tco formulas of one {table} row>", "_derive")
+    return RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn, next(iter(raw.values())).key)
+
+
+@dataclass
+class _Unpacking:
+    """What the generated code reads of the catalogs: ``entries`` (variable, table, key input, field) per value
+    it binds, then per table the fields in unpacking order, the choice input naming its row, and the variables."""
+    entries: list[tuple[str, str, str, str]]
+    fields: dict[str, list[str]]
+    keys: dict[str, str]
+    variables: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, names, outputs, table_of: dict, fields: dict, derived: dict) -> _Unpacking:
+        """Per table: the fields the code unpacks, then the row-derived quantities it uses (requested, or read
+        by the rest)."""
+        entries = [(var, lk.table, lk.key, lk.field) for var, lk in fields.items()]
+        unpacked = set(outputs) | _quantities_read([n for n in names if n not in table_of])
+        entries += [(name, table_of[name], derived[table_of[name]].key, name) for name in names
+                    if name in table_of and name in unpacked]
+        rows = cls(entries, {}, {}, {})
+        for var, table, key, field in entries:
+            if rows.keys.setdefault(table, key) != key:
+                raise ValueError(f"catalog {table} is looked up by two inputs ({rows.keys[table]}, {key})")
+            rows.fields.setdefault(table, []).append(field)
+            rows.variables.setdefault(table, []).append(var)
+        return rows
+
+
+def _vector_lines(outputs, used_inputs, rows: _Unpacking, moving: set, once: list[str], per_block: list[str]) -> list[str]:
+    """``_run(I, C)``: reads and computes what is one value for every row, and returns ``_block(V, O)`` for the rest."""
+    keys = list(dict.fromkeys(rows.keys.values()))
+    tail = f"    return ({', '.join(outputs)},)"
+
+    def reads(moves: bool, source: str, indent: str) -> list[str]:
+        lines = [f"{indent}{name} = {source}[{name!r}]" for name in used_inputs if (name in moving) == moves]
+        lines += [f"{indent}{key}__row = {source}[{key + '__row'!r}]" for key in keys if (key in moving) == moves]
+        return lines + [f"{indent}{var} = C[{table + '.' + field!r}][{key}__row]"
+                        for var, table, key, field in rows.entries if (key in moving) == moves]
+    lines = ["def _run(I, C):"] + reads(False, "I", "    ") + once + ["    def _block(V, O):"]
+    lines += reads(True, "V", "        ") + ["    " + line for line in per_block + [tail]]
+    return lines + ["    return _block"]
+
+
+def _scalar_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, per_block: list[str]) -> list[str]:
+    """``_run(I, C, R)``: reads the inputs and catalog rows, and stores each output into ``R``."""
+    keys = list(dict.fromkeys(rows.keys.values()))
+    # Outputs are stored into R, a copy of a dict of the output names, as they are computed:
+    # for 174 outputs 6 microseconds against 8.5 for returning a tuple and filling the copy
+    # with update(zip(...)), and 9 for a dict display (measured on the project's machine).
+    lines = ["def _run(I, C, R):"]
+    lines += [f"    {name} = I[{name!r}]" for name in used_inputs]
+    lines += [f"    {key}__row = I[{key + '__row'!r}]" for key in keys]
+    # one subscript per catalog row, unpacked into every field the formulas use
+    lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{rows.keys[table]}__row]" for table, vars_ in rows.variables.items()]
+    lines += [f"    R[{name!r}] = {name}" for name in outputs if name in table_of]
+    return lines + per_block

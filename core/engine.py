@@ -16,34 +16,27 @@ import numpy as np
 
 from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
-from .codegen import QUANTITY_NAMES, compile_formulas
+from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs
 from .errors import InputError
-from .expr import lookups, refs, text
+from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
 from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
-from .names import suggest
 from .references import cite
+from .text import did_you_mean
 from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
-_CACHE: dict = {}  # keyed on the catalog version: defaults and row tuples follow reloads and user rows
 
 
 def _cached(name, build):
-    """A value built once per catalog version (catalog.VERSION changes whenever a table loads or changes)."""
-    if _CACHE.get("key") != catalog.VERSION:
-        _CACHE.clear()
+    """A value built once per catalog snapshot: defaults and row tuples follow reloads and added rows."""
+    memo = catalog.snapshot().memo  # Snapshot.derived, inlined: every evaluation asks
     try:
-        return _CACHE[name]
+        return memo[name]
     except KeyError:
-        value = build()  # may load the catalogs, which moves the version
-        if _CACHE.get("key") != catalog.VERSION:
-            _CACHE.clear()
-            _CACHE["key"] = catalog.VERSION
-        _CACHE[name] = value
-        return value
+        return memo.setdefault(name, build())
 
 
 # ---------------------------------------------------------------------------
@@ -123,9 +116,7 @@ def _resolved_defaults() -> dict:
 
 
 def _unknown(name) -> InputError:
-    close = suggest(str(name), list(BY_NAME))
-    hint = f" (did you mean {', '.join(close)}?)" if close else ""
-    return InputError(str(name), None, f"is not an input{hint}; see docs/quantities.md")
+    return InputError(str(name), None, f"is not an input{did_you_mean(name, BY_NAME)}; see docs/quantities.md")
 
 
 def _is_array(value) -> bool:
@@ -157,7 +148,7 @@ def _scalar_values(given: Mapping) -> dict:
         inp = BY_NAME[name]
         if inp.kind == "choice":
             table = tabs[inp.table]
-            i = table._found.get(value) if type(value) is str else None
+            i = table.known(value) if type(value) is str else None
             if i is None:
                 i = _resolve_choice(inp, value)
             if isinstance(i, dict):
@@ -222,8 +213,7 @@ def _outputs(outputs) -> tuple[str, ...] | None:
         raise InputError("outputs", outputs, "must be a list of quantity names (docs/quantities.md)") from None
     for name in names:
         if not isinstance(name, str) or name not in QUANTITIES:
-            close = suggest(str(name), list(QUANTITIES)) if isinstance(name, str) else []
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            hint = did_you_mean(name, QUANTITIES) if isinstance(name, str) else ""
             raise InputError("outputs", name, f"is not a quantity{hint}; see docs/quantities.md")
     return names
 
@@ -273,12 +263,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 _CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])
 
 
-# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, and a block's
-# working set (at most about 20 MB with every quantity, measured) is reused by the C allocator from
-# block to block.  The benchmark's 1,000,000-row sweep of every quantity, measured on the project's
-# 2-core machine with results written in place and reused: 4,096 rows 0.26-0.37 s, 8,192 and 16,384
-# rows 0.22-0.24 s, 32,768 rows 0.21 s (with results copied, before: 32,768 and 65,536 rows paid
-# 6,000-14,000 page faults per call, their blocks' memory going back to the operating system).
+# Rows per block of a sweep: each intermediate of a block is 128 KiB of float64, so a block's working
+# set (about 20 MB with every quantity) is small enough for the C allocator to reuse from block to block.
+# Smaller blocks pay the per-block Python overhead more often; much larger ones hand their memory back to
+# the operating system after each block and pay page faults for it again (installer/bench.py times it).
 CHUNK_ROWS = 16_384
 
 
@@ -435,47 +423,70 @@ def _as_array(name: str, value) -> tuple[np.ndarray, object]:
     return arr, index
 
 
-_SPARE: list[np.ndarray] = []  # result arrays of the last large sweep, reused when nobody holds them any more
-_SPARE_LOCK = threading.Lock()  # sweeps may run in several threads (the form computes in one)
+class SweepMemory:
+    """The result arrays of the last large sweep, lent to the next sweep of the same size.
+
+    Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh memory
+    is the dearest part of it: the operating system maps and zeroes every page on first write, which
+    costs about twice all the arithmetic, and whether C's malloc hands back the last call's memory or
+    fresh pages depends on the heap's history.  Reusing the last results' arrays makes a sweep's time
+    depend on the sweep alone.
+
+    An array is lent again only when nothing outside this object refers to it: ``sys.getrefcount`` is 2
+    for an array only this object's list holds (the list and getrefcount's own argument), and a view or
+    slice a caller still holds refers to the array too (NumPy views keep their base alive), so results a
+    caller keeps are never overwritten.  One instance serves the process (``SWEEP_MEMORY``); a lock
+    guards it, since sweeps may run in several threads (the form computes in one).
+    """
+
+    def __init__(self, limit_bytes: int):
+        self.limit_bytes = limit_bytes
+        self._arrays: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def prepare(self, size: int) -> None:
+        """Before a sweep of ``size`` rows: arrays kept for another size would only add to its peak memory."""
+        with self._lock:
+            if self._arrays and self._arrays[0].size != size:
+                self._arrays.clear()
+
+    def take(self, size: int, dtype) -> np.ndarray:
+        """An empty array for one result of a large sweep: a kept array of this size and type that
+        nothing outside refers to any more (its memory is already mapped), else a new one."""
+        dtype = np.dtype(dtype)
+        with self._lock:
+            kept = self._arrays
+            for i in range(len(kept)):  # by index: a loop variable would be one more reference
+                if kept[i].dtype == dtype and kept[i].size == size and sys.getrefcount(kept[i]) == 2:
+                    return kept.pop(i)
+        return np.empty(size, dtype=dtype)
+
+    def keep(self, arrays: list[np.ndarray]) -> None:
+        """Remember a large sweep's result arrays (up to ``limit_bytes``) for the next sweep."""
+        total = 0
+        with self._lock:
+            self._arrays.clear()
+            for arr in arrays:
+                total += arr.nbytes
+                if total > self.limit_bytes:
+                    break
+                self._arrays.append(arr)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._arrays.clear()
+
+
 SPARE_BYTES = 1 << 30
-
-
-def _result_array(size: int, dtype) -> np.ndarray:
-    """An empty array for one result of a large sweep: a previous sweep's array of the same size and
-    type when nothing outside the engine refers to it any more (its memory is already mapped), else
-    a new one.
-
-    Why: a large sweep's results are large (1,000,000 rows x 115 quantities = 0.9 GB), and fresh
-    memory is the dearest part of it: the operating system maps and zeroes every page on first
-    write (measured here: 0.45 s per 0.9 GB, twice all the arithmetic).  Whether C's malloc hands
-    back the last call's memory or fresh pages depends on the heap's history, which made the same
-    sweep take 0.25 s or 0.5 s from one program to the next."""
-    dtype = np.dtype(dtype)
-    with _SPARE_LOCK:
-        for i in range(len(_SPARE)):
-            # 2 references: the list and getrefcount's argument.  Any view or slice a caller still
-            # holds refers to the array itself (NumPy views keep their base alive): not reused then.
-            if _SPARE[i].dtype == dtype and _SPARE[i].size == size and sys.getrefcount(_SPARE[i]) == 2:
-                return _SPARE.pop(i)
-    return np.empty(size, dtype=dtype)
-
-
-def _keep_spares(arrays: list[np.ndarray]) -> None:
-    """Remember a large sweep's result arrays (up to SPARE_BYTES) for the next sweep."""
-    total = 0
-    with _SPARE_LOCK:
-        _SPARE.clear()
-        for arr in arrays:
-            total += arr.nbytes
-            if total > SPARE_BYTES:
-                break
-            _SPARE.append(arr)
+SWEEP_MEMORY = SweepMemory(SPARE_BYTES)
 
 
 def free_sweep_memory() -> None:
     """Let go of the memory kept from the last sweep's results (up to 1 GiB)."""
-    with _SPARE_LOCK:
-        _SPARE.clear()
+    SWEEP_MEMORY.clear()
 
 
 def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
@@ -487,9 +498,7 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
     size = int(np.prod(shape)) if shape else 1
     large = size > CHUNK_ROWS  # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
     if large:
-        with _SPARE_LOCK:
-            if _SPARE and _SPARE[0].size != size:
-                _SPARE.clear()  # arrays kept for another size would only add to this sweep's peak memory
+        SWEEP_MEMORY.prepare(size)
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
@@ -511,14 +520,14 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
-                        out[name] = _result_array(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
+                        out[name] = SWEEP_MEMORY.take(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
                         written.append((i, out[name]))
             for i, arr in written:
                 if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
                     arr[start:stop] = results[i]
                 into[i] = arr[stop:stop + CHUNK_ROWS]
     if large:
-        _keep_spares([arr for _, arr in written])
+        SWEEP_MEMORY.keep([arr for _, arr in written])
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
 
 
@@ -534,8 +543,7 @@ def explain(quantity: str, inputs: Mapping | None = None) -> dict:
     formula reads directly.
     """
     if not isinstance(quantity, str) or quantity not in QUANTITIES:
-        close = suggest(str(quantity), list(QUANTITIES)) if isinstance(quantity, str) else []
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        hint = did_you_mean(quantity, QUANTITIES) if isinstance(quantity, str) else ""
         raise InputError("quantity", quantity, f"is not a quantity{hint}; see docs/quantities.md")
     qty = QUANTITIES[quantity]
     result = evaluate({} if inputs is None else inputs, outputs=[quantity, *(r for r in refs(qty.expr) if r in QUANTITIES)])

@@ -20,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from .text import is_whole_number
+
 # Precedence used for minimal parenthesisation.  Python and Excel order these
 # operators the same way; the one difference (unary minus binds tighter than
 # ^ in Excel, looser in Python) is avoided by always parenthesising the
 # operand of unary minus and the base of a power.
-_PREC = {"cmp": 0, "+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4, "atom": 9}
+_PRECEDENCE = {"cmp": 0, "+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4, "atom": 9}
 _CMP_PY = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 _CMP_XL = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "<>"}
 
@@ -66,8 +68,8 @@ class Expr:
         raise TypeError("a formula has no truth value; use IF(), AND(), OR()")
 
     # rendering -------------------------------------------------------------
-    def prec(self) -> int:
-        return _PREC["atom"]
+    def precedence(self) -> int:
+        return _PRECEDENCE["atom"]
 
     def py(self, vector: bool) -> str:
         return self.render_with(lambda e: e.py(vector), vector)
@@ -100,10 +102,10 @@ class Const(Expr):
 
     def xl(self, ref=None):
         v = float(self.value)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+        return str(int(v)) if is_whole_number(v) else repr(v)  # repr: every digit Excel needs to read it back exactly
 
-    def prec(self):
-        return _PREC["neg"] if float(self.value) < 0 else _PREC["atom"]
+    def precedence(self):
+        return _PRECEDENCE["neg"] if float(self.value) < 0 else _PRECEDENCE["atom"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,16 +151,16 @@ class BinOp(Expr):
     a: Expr
     b: Expr
 
-    def prec(self):
-        return _PREC[self.op]
+    def precedence(self):
+        return _PRECEDENCE[self.op]
 
     def children(self):
         return (self.a, self.b)
 
     def _sides(self, render):
-        p = self.prec()
+        p = self.precedence()
         left, right = render(self.a), render(self.b)
-        lp, rp = self.a.prec(), self.b.prec()
+        lp, rp = self.a.precedence(), self.b.precedence()
         if lp < p or (self.op == "^" and lp <= p):
             left = f"({left})"
         if rp < p or (rp == p and self.op in "-/^"):
@@ -179,8 +181,8 @@ class BinOp(Expr):
 class Neg(Expr):
     a: Expr
 
-    def prec(self):
-        return _PREC["neg"]
+    def precedence(self):
+        return _PRECEDENCE["neg"]
 
     def children(self):
         return (self.a,)
@@ -198,8 +200,8 @@ class Cmp(Expr):
     a: Expr
     b: Expr
 
-    def prec(self):
-        return _PREC["cmp"]
+    def precedence(self):
+        return _PRECEDENCE["cmp"]
 
     def children(self):
         return (self.a, self.b)
@@ -283,21 +285,6 @@ def NOT(x): return _call("NOT", x)
 def IF(cond, then, otherwise): return _call("IF", cond, then, otherwise)
 def EQ(a, b): return Cmp("==", wrap(a), wrap(b))
 def NE(a, b): return Cmp("!=", wrap(a), wrap(b))
-
-
-def refs(expr: Expr) -> list[str]:
-    """Names (inputs or quantities) an expression reads directly, in order."""
-    seen: dict[str, None] = {}
-    for node in expr.walk():
-        if isinstance(node, Ref):
-            seen.setdefault(node.name)
-        elif isinstance(node, Lookup):
-            seen.setdefault(node.key)
-    return list(seen)
-
-
-def lookups(expr: Expr) -> list[Lookup]:
-    return [n for n in expr.walk() if isinstance(n, Lookup)]
 
 
 def text(expr: Expr) -> str:

@@ -5,9 +5,46 @@ the expression (over inputs, earlier quantities and catalog lookups) and
 the source of the formula.  Python values, NumPy sweeps, Excel formulas and
 explanations are all rendered from these expressions (see ``expr.py``).
 
-Notation in comments: P params, L layers, h hidden, a heads, n_kv KV heads,
-d head dim, f FFN size, V vocab, s sequence length, b micro-batch,
-t tensor-parallel size, N data-parallel (sharding) size.
+Symbols.  The formulas read as algebra; each short name below stands for exactly
+one thing, defined once further down (M: a field of the chosen model's row, G: of
+the GPU's row, OF: of the offer's row, T: of another catalog's row, I: an input):
+
+    ========  =================================================  ============  =====================
+    symbol    meaning                                            unit          defined as
+    ========  =================================================  ============  =====================
+    L         layers of the model                                layers        M("layers")
+    h         hidden size (width of the residual stream)         -             M("hidden")
+    f         MLP (feed-forward) width of one expert             -             M("ffn")
+    f_dense   MLP width of the dense layers of a mixture model   -             dense_ffn, else f
+    a         attention (query) heads                            heads         M("heads")
+    n_kv      key/value heads (fewer with grouped queries)       heads         M("kv_heads")
+    d         width of one attention head                        -             M("head_dim")
+    d_v       width of one value head (latent attention)         -             v_head_dim, else d
+    V         vocabulary size                                    tokens        M("vocab")
+    E         routed experts per layer (1: a dense model)        experts       M("experts")
+    k_act     routed experts each token uses                     experts       M("active_experts")
+    S         shared experts every token uses                    experts       M("shared_experts")
+    n_dense   dense layers of a mixture-of-experts model         layers        M("dense_layers")
+    r_q       query low-rank width (latent attention)            -             M("q_lora_rank")
+    r_kv      cached key/value low-rank width (latent attention) -             M("kv_lora_rank")
+    d_rope    rotary key width per head (latent attention)       -             M("qk_rope_dim")
+    t         tensor-parallel degree                             GPUs          I.tensor_parallel
+    N         data-parallel (sharding) degree = n_gpus / t       GPUs          dp_size
+    s         training sequence length                           tokens        I.seq_len
+    b         micro-batch per GPU                                sequences     I.micro_batch
+    e         bytes of one stored activation value               bytes         precision's activation_bytes
+    frag      memory lost to allocator fragmentation, fraction   -             fragmentation_pct / 100
+    ctx       context a served sequence holds                    tokens        I.context_tokens
+    years     the ownership period                               years         I.months / 12
+    r         discount rate per year, as a fraction              1/year        discount_rate_pct / 100
+    ========  =================================================  ============  =====================
+
+The lookups ``prec``, ``opt``, ``shard``, ``rec``, ``wd`` and ``tgt`` read a field of the chosen
+precision, optimizer, sharding, recomputation, inference weight format and LoRA targets rows.
+
+Quantities are registered per group (the section of docs/quantities.md and of the workbook's
+Calc sheet they are listed in): ``q = quantities_of("memory")`` starts a group, and every
+``q(...)`` below it, up to the next such line, belongs to that group.
 """
 from __future__ import annotations
 
@@ -30,19 +67,17 @@ class Quantity:
 
 
 QUANTITIES: dict[str, Quantity] = {}
-_group = "architecture"
 
 
-def group(name: str) -> None:
-    global _group
-    _group = name
-
-
-def q(name: str, unit: str, description: str, expr, source: str = "") -> Ref:
-    if name in QUANTITIES or name in BY_NAME:
-        raise ValueError(f"{name} is defined twice")
-    QUANTITIES[name] = Quantity(name, unit, description, wrap(expr), source, _group)
-    return Ref(name)
+def quantities_of(group: str):
+    """The function that registers the quantities of ``group``: ``q(name, unit, description, expr, source)``
+    adds one to QUANTITIES and returns a reference to it for the formulas below."""
+    def q(name: str, unit: str, description: str, expr, source: str = "") -> Ref:
+        if name in QUANTITIES or name in BY_NAME:
+            raise ValueError(f"{name} is defined twice")
+        QUANTITIES[name] = Quantity(name, unit, description, wrap(expr), source, group)
+        return Ref(name)
+    return q
 
 
 class _Inputs:
@@ -75,7 +110,7 @@ KORTHIKANTI = "[korthikanti2022] section 4"
 ZERO = "[zero2020] sections 3-5"
 
 # ---------------------------------------------------------------------------
-group("architecture")
+q = quantities_of("architecture")
 L, h, f = M("layers"), M("hidden"), M("ffn")
 a, n_kv, d, V = M("heads"), M("kv_heads"), M("head_dim"), M("vocab")
 E, k_act = M("experts"), M("active_experts")
@@ -136,11 +171,29 @@ params_total = q(
     "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
     "(attention + MLP + norms) + h + an image encoder's parameters; checked against the published counts "
     "([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025])")
+embedding_lookup_params = q(
+    "embedding_lookup_params", "params",
+    "Input embedding matrix of an untied model: a table lookup (one row per token read), not a matrix product, so not "
+    "active compute (0 when tied: the one matrix is the output projection, which is a matmul and counts)",
+    V * h * (1 - M("tied_embeddings")), "[gptoss2025] Table 1 (active parameters count the unembedding, not the embedding)")
 params_active = q(
-    "params_active", "params", "Parameters used per text token (MoE: active experts only; no image encoder); compute and decode use this",
-    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params"), "[mixtral2024]: 47B parameters, 13B active per token")
+    "params_active", "params",
+    "Parameters multiplied per text token, as compute counts them: MoE active experts only, no image encoder, no input "
+    "embedding lookup (the output projection counts, tied or not); FLOPs per token and the weights a decode step reads use "
+    "this. OpenAI's convention: gpt-oss-120b 5.13 B active",
+    params_total - moe_layers * (E - k_act) * mlp_params_per_expert - M("encoder_params") - embedding_lookup_params,
+    "[gptoss2025] Table 1 (5.13B active for gpt-oss-120b, counting the unembedding but not the embedding); "
+    "[mixtral2024]: 47B parameters, 13B active per token")
 q("params_total_b", "billion params", "Total parameters in billions", params_total / 1e9)
-q("params_active_b", "billion params", "Active parameters per token in billions", params_active / 1e9)
+q("params_active_b", "billion params",
+  "Active parameters per token in billions, without the input embedding lookup (OpenAI's gpt-oss convention: 5.13 B for "
+  "gpt-oss-120b); the figure Mistral, Meta and Qwen publish adds the embedding (params_active_incl_embedding_b)",
+  params_active / 1e9, "[gptoss2025] Table 1")
+q("params_active_incl_embedding_b", "billion params",
+  "Active parameters per token in billions counting the input embedding matrix too, as Mistral (Mixtral 8x7B: 12.9 B), "
+  "Meta (Llama 4 Maverick: 17 B) and Qwen (Qwen3-30B-A3B: 3.3 B) publish them; DeepSeek-V3's 37 B fits either convention "
+  "(36.6 B without, 37.6 B with)",
+  (params_active + embedding_lookup_params) / 1e9, "[mixtral2024]; [llama4_2025]; [deepseekv3_2024]")
 linear_params = q(
     "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
     moe_layers * (attn_params_per_layer + Ref("experts_held_per_layer") * mlp_params_per_expert)
@@ -148,7 +201,7 @@ linear_params = q(
 q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare parameter count", M("is_estimate"))
 
 # ---------------------------------------------------------------------------
-group("lora")
+q = quantities_of("lora")
 tgt = lambda fld: T("lora_targets", "lora_targets", fld)  # noqa: E731
 is_lora = T("methods", "method", "lora")
 lora_mla_attn_dims = q(
@@ -177,7 +230,7 @@ trainable_params = q(
     IF(is_lora, lora_params, params_total))
 
 # ---------------------------------------------------------------------------
-group("training memory")
+q = quantities_of("training memory")
 prec = lambda fld: T("precisions", "precision", fld)  # noqa: E731
 opt = lambda fld: T("optimizers", "optimizer", fld)  # noqa: E731
 shard = lambda fld: T("shardings", "sharding", fld)  # noqa: E731
@@ -205,13 +258,21 @@ ep_keep = q(
 weight_bytes_per_param = prec("weight_bytes")
 base_bits = T("methods", "method", "base_bits_per_param")
 quantized_base = T("methods", "method", "quantized_base")
+fp8_copy_bytes = q(
+    "fp8_weight_copy_bytes", "bytes",
+    "FP8 copies of the transformer layers' linear weights that an FP8 recipe keeps beside the 16-bit weights: Transformer "
+    "Engine casts each weight once per step and keeps it and its transpose (the backward multiplies by the transpose); "
+    "MXFP8 keeps row-wise and column-wise copies with one scale per 32 values; 0 for 16/32-bit precisions and for QLoRA",
+    IF(quantized_base, 0, linear_params * prec("fp8_weight_copy_bytes")),
+    "[te_fp8] (FP8 weight caching, transposes for the backward); [te_mxfp8] (1-D blocks of 32, row- and column-wise)")
 weights_bytes_total = q(
-    "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters",
+    "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters, plus "
+    "an FP8 recipe's FP8 weight copies",
     IF(quantized_base,
        linear_params * base_bits / 8 + (params_total - linear_params) * 2,
        params_total * weight_bytes_per_param)
-    + lora_params * IF(quantized_base, 2, weight_bytes_per_param),
-    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16")
+    + lora_params * IF(quantized_base, 2, weight_bytes_per_param) + fp8_copy_bytes,
+    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16; [te_fp8]")
 grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
     IF(I.fp32_grads, 4, prec("grad_bytes")), "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes)")
@@ -263,22 +324,28 @@ states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU
 
 # activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
 e = prec("activation_bytes")
+li = q("linear_input_bytes", "bytes/element",
+       "Bytes per element of the activations saved as linear-layer inputs for the weight gradient: the precision's "
+       "activation bytes, or 1 where an FP8 recipe keeps the FP8-cast input (Transformer Engine; MXFP8 adds a scale per 32)",
+       IF(prec("linear_input_bytes") > 0, prec("linear_input_bytes"), e), "[te_fp8]; [te_mxfp8]")
 s, b = I.seq_len, I.micro_batch
 sp_div = IF(I.sequence_parallel, t, 1)
 act_unsplit_bytes_per_layer = q(
     "act_unsplit_bytes_per_layer", "bytes", "Activations per layer outside tensor-parallel regions: norm inputs, QKV and MLP inputs, dropout masks",
-    s * b * h * (e * (M("norms_per_layer") + 2) + 2 * M("dropout")),
-    KORTHIKANTI + ": the '10' in 10 + 24/t (4 norm + 2 QKV-in + 2 MLP-in + 2 dropout masks)")
+    s * b * h * (e * M("norms_per_layer") + 2 * li + 2 * M("dropout")),
+    KORTHIKANTI + ": the '10' in 10 + 24/t (4 norm + 2 QKV-in + 2 MLP-in + 2 dropout masks); QKV and MLP inputs at the "
+    "linear-input width ([te_fp8]: FP8 with an FP8 recipe)")
 attention_score_bytes_per_layer = q(
     "attention_score_bytes_per_layer", "bytes", "Stored s x s attention scores per layer (0 with FlashAttention)",
     IF(I.flash_attention, 0, a * s * s * b * (e + 3 * M("dropout"))),
     KORTHIKANTI + ": 5as^2b = softmax 2 + dropout mask 1 + dropout output 2; [flashattention2022] stores none")
 act_split_bytes_per_layer = q(
     "act_split_bytes_per_layer", "bytes", "Activations per layer inside tensor-parallel regions (before dividing by t): Q, K, V, attention output, MLP intermediates, scores",
-    s * b * e * (2 * q_dim + 2 * kv_dim + (2 + M("gated_mlp")) * f)
+    s * b * (e * (q_dim + 2 * kv_dim + (1 + M("gated_mlp")) * f) + li * (q_dim + f))
     + IF(I.flash_attention, 4 * s * b * a, 0)
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
-    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; [flashattention2022] keeps fp32 softmax statistics")
+    KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
+    "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
     (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp,
@@ -364,7 +431,7 @@ gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib")
 fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
-# smallest GPU count: per-GPU memory is  ctx + (1+frag)*(S_fixed + S_shard/N + max(A, step))  with N the sharding degree
+# smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))
 usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
                (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
 w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
@@ -421,7 +488,7 @@ max_train_seq_len = q(
     "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without FlashAttention)")
 
 # ---------------------------------------------------------------------------
-group("training compute")
+q = quantities_of("training compute")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
@@ -431,17 +498,54 @@ flops_per_token_train = q(
     "LoRA skips the frozen weights' gradient (4N)")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
+active_linear_params = q(
+    "active_linear_params", "params",
+    "Weights of the transformer layers' linear layers used per token (attention projections, active and shared experts, "
+    "dense MLPs): the matmuls an FP8 recipe runs in FP8; embedding, output layer, router, norms and attention stay 16-bit",
+    moe_layers * (attn_params_per_layer + (k_act + S) * mlp_params_per_expert)
+    + n_dense * (attn_params_per_layer + dense_mlp_params),
+    "[te_fp8] (te.Linear / LayerNormLinear / LayerNormMLP run in FP8; the rest of the model in its own precision); "
+    "[torchao_training] (Float8Linear swaps nn.Linear; the output layer is left in bf16)")
+gpu_block_scaled = q(
+    "gpu_block_scaled_fp8", "flag",
+    "1 = the GPU has block-scaled (MX) FP8 tensor cores in a data-centre part: the catalog's GPUs with FP4 tensor cores on "
+    "NVLink or Infinity Fabric (B200, B300, GB200, GB300, MI355X); workstation and GeForce Blackwell cards are left out "
+    "(the MXFP8 training recipes target data-centre Blackwell)",
+    AND(G("fp4_dense_tflops") > 0, G("multi_gpu_fabric")),
+    "[te_mxfp8] (MXFP8: native on Blackwell, SM 10.0); [ocp_mx2023] (the MX formats)")
+precision_supported = q(
+    "train_precision_supported", "flag",
+    "1 = the GPU runs the training precision: every GPU runs 16/32-bit; FP8 needs FP8 tensor cores (Hopper, Ada, "
+    "Blackwell, MI300 and later); MXFP8 needs block-scaled ones (gpu_block_scaled_fp8)",
+    OR(NOT(prec("fp8_linears")), AND(G("fp8_dense_tflops") > 0, OR(NOT(prec("block_scaled")), gpu_block_scaled))),
+    "[te_fp8]; [te_mxfp8]; GPU catalog fp8_dense_tflops")
+fp8_runs = q(
+    "fp8_linears_active", "flag",
+    "1 = the linear layers' matmuls run at the GPU's FP8 rate: an FP8 precision, a GPU that runs it, and weights that are "
+    "not NF4 (QLoRA dequantizes its base to 16 bit for every matmul)",
+    AND(prec("fp8_linears"), precision_supported, NOT(quantized_base)))
+fp8_share = q(
+    "fp8_flops_share", "fraction",
+    "Share of the model FLOPs per token that run in FP8 = (6 full | 4 LoRA) x active linear weights / FLOPs per token "
+    "(0 unless fp8_linears_active): attention scores, the output layer and the rest stay 16-bit",
+    IF(fp8_runs, IF(is_lora, 4, 6) * active_linear_params / flops_per_token_train, 0), "[te_fp8]; [torchao_training]")
 train_tflops_per_gpu_peak = q(
-    "train_tflops_per_gpu_peak", "TFLOPS", "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32)",
-    IF(prec("fp32_compute"), G("tf32_dense_tflops"), G("bf16_dense_tflops")),
-    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A)")
+    "train_tflops_per_gpu_peak", "TFLOPS",
+    "Dense peak per GPU at the training precision (BF16 with FP32 accumulate; TF32 for fp32); with an FP8 recipe the peak "
+    "of the FLOP mix: 1 / (FP8 share / FP8 rate + 16-bit share / BF16 rate)",
+    IF(prec("fp32_compute"), G("tf32_dense_tflops"),
+       1 / (fp8_share / MAX(G("fp8_dense_tflops"), 1e-9) + (1 - fp8_share) / G("bf16_dense_tflops"))),
+    "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A); "
+    "[te_fp8] (FP8 GEMMs at twice the BF16 rate on Hopper)")
 mfu_effective = q(
     "mfu_effective", "fraction",
     "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor "
+    "x FP8 factor (an FP8 recipe: casts and scaling cost time the FP8 peak does not show) "
     "x mixture-of-experts factor x large-cluster factor x PCIe multi-GPU penalty (CPU offload costs time through its "
     "PCIe transfers and the CPU optimizer step, not through this factor)",
     IF(I.mfu > 0, I.mfu,
        G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       * IF(AND(fp8_runs, prec("fp8_mfu_factor") > 0), prec("fp8_mfu_factor"), 1)
        * IF(E > 1, I.moe_train_efficiency, 1)
        * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
        * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
@@ -452,12 +556,12 @@ mfu_effective = q(
 # What connects the GPUs.  Each micro-batch step, data-parallel ranks exchange weights or gradients and
 # tensor-parallel GPUs exchange activations; FSDP prefetch and bucketed gradient reduction overlap this
 # traffic with compute, so a step takes the longer of the two.
-group("owning")
+q = quantities_of("owning")
 server_gpus = q("own_server_gpus", "GPUs", "GPUs per owned server: gpus_per_server, or the GPU's largest server as sold",
                 IF(I.gpus_per_server > 0, I.gpus_per_server, IF(G("server_gpus") > 0, G("server_gpus"), 8)),
                 "GPU catalog server_sizes (8 when a row gives none)")
 own_servers = q("own_servers", "servers", "Servers = n_gpus / GPUs per server, rounded up", CEILING(I.n_gpus / server_gpus))
-group("communication")
+q = quantities_of("communication")
 offer_node_gpus = q(
     "offer_node_gpus", "GPUs", "GPUs one machine of the offer holds, linked by the GPU's own NVLink or PCIe (gpus_per_node; "
     "the instance size when not given)",
@@ -488,10 +592,11 @@ trainable_grad_bytes = trainable_params * grad_bytes_per_param
 dp_comm_bytes = q(
     "dp_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for data parallelism: ZeRO-3/FSDP all-gathers the weights twice (forward, backward) and "
-    "reduce-scatters the gradients every micro-batch; otherwise the gradients are all-reduced (twice their size) once per "
-    "optimizer step, i.e. over its micro-batches; ring share (N-1)/N; each GPU exchanges its tensor x pipeline share "
-    "(routed experts: its expert-parallel share)",
-    ring_share * IF(shard("shard_weights"), 2 * weights_bytes_total + trainable_grad_bytes, 2 * trainable_grad_bytes / m_pipe)
+    "reduce-scatters the gradients every micro-batch (the 16-bit weights: FP8 copies are cast after the gather); otherwise "
+    "the gradients are all-reduced (twice their size) once per optimizer step, i.e. over its micro-batches; ring share "
+    "(N-1)/N; each GPU exchanges its tensor x pipeline share (routed experts: its expert-parallel share)",
+    ring_share * IF(shard("shard_weights"), 2 * (weights_bytes_total - fp8_copy_bytes) + trainable_grad_bytes,
+                    2 * trainable_grad_bytes / m_pipe)
     * ep_keep / (t * pp),
     "[nccl_tests] (all-gather and reduce-scatter move (N-1)/N of the data per GPU, all-reduce 2(N-1)/N); [zero2020] section 7 "
     "(ZeRO-3: 1.5x the all-reduce volume); [pytorch_fsdp]")
@@ -553,7 +658,7 @@ offload_bytes = q(
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
     "comes in twice (forward, backward) and its gradient shard goes out; with optimizer offload alone the gradients go out "
     "and the updated 16-bit trainable weights come back once per optimizer step",
-    I.offload_params * (2 * weights_bytes_total / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
+    I.offload_params * (2 * (weights_bytes_total - fp8_copy_bytes) / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
     + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + weight_bytes_per_param)
     / split("shard_gradients") / m_pipe,
     "[zero_offload2021] section 4 (gradients to the CPU, parameters back, once per step); [zero_infinity2021] section 5; "
@@ -578,15 +683,15 @@ bubble = q(
     (pp - 1) / (I.pipeline_virtual_stages * m_pipe + pp - 1),
     "[narayanan2021] section 2.2.1 (1F1B: bubble time (p-1)/m of the ideal) and 2.2.2 (interleaved: (p-1)/(v m))")
 
-group("training memory")
+q = quantities_of("training memory")
 q("cpu_offload_gib_per_machine", "GiB/machine",
   "CPU memory each machine holds for offloaded states: parameters and gradients (offload_params) and optimizer states with "
   "master weights (either offload), divided over the machines of the job",
-  (I.offload_params * (weights_bytes_total + gradients_bytes_total)
+  (I.offload_params * (weights_bytes_total - fp8_copy_bytes + gradients_bytes_total)
    + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
 
-group("training compute")
+q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
@@ -599,13 +704,14 @@ train_hours = q(
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 
 # ---------------------------------------------------------------------------
-group("inference")
+q = quantities_of("inference")
 wd = lambda fld: T("weight_dtypes", "weights_dtype", fld)  # noqa: E731
 tp_inf = I.n_gpus
+other_bits = IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16)  # embeddings, norms
 infer_weights_bytes = q(
     "infer_weights_bytes", "bytes", "Inference weights: layer linears at the format's bits, embeddings/norms at 16 bit unless the format quantizes them",
     linear_params * wd("bits_per_param") / 8
-    + (params_total - linear_params) * IF(OR(wd("quantizes_embeddings"), wd("bits_per_param") >= 16), wd("bits_per_param"), 16) / 8,
+    + (params_total - linear_params) * other_bits / 8,
     "bits per parameter: [gptq2022], [awq2023] (4.16-4.25 with group scales), [qlora2023] (NF4 4.5, 4.127 with double quantization), [llamacpp_quantize] (Q4_K_M 4.89)")
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
@@ -657,9 +763,17 @@ infer_tflops = q(
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
        IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
+decode_weight_bytes = q(
+    "decode_weight_bytes_per_step", "bytes",
+    "Weights read per decode step, all GPUs: every weight held except the inactive experts (at the format's bits), the "
+    "input embedding table (a lookup reads one row per token) and an image encoder (at their 16-bit or quantized width); "
+    "the output matrix is read whole",
+    infer_weights_bytes - moe_layers * (E - k_act) * mlp_params_per_expert * wd("bits_per_param") / 8
+    - (embedding_lookup_params * (1 - 1 / V) + M("encoder_params")) * other_bits / 8,
+    "[pope2022] section 2: small-batch decoding reads the weights it multiplies; [gptoss2025] Table 1 (the embedding is not active)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes", "Bytes read per decode step per GPU: active weights + the batch's KV cache",
-    infer_weights_bytes * params_active / params_total / tp_inf + kv_cache_gib_per_gpu * GIB,
+    decode_weight_bytes / tp_inf + kv_cache_gib_per_gpu * GIB,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time",
@@ -680,7 +794,7 @@ q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpu
 EPOCH = "[cottier2024]; [epoch_costs_code]"
 pct = lambda x: x / 100  # noqa: E731
 
-group("job")
+q = quantities_of("job")
 hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
 job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
                    IF(I.job_hours > 0, I.job_hours, train_hours))
@@ -689,7 +803,7 @@ job_wall_hours = q(
     job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
     "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
 
-group("renting")
+q = quantities_of("renting")
 rent_usd_per_gpu_hour_list = q(
     "rent_usd_per_gpu_hour_list", "USD/GPU-h", "Listed price per GPU-hour: usd_per_gpu_hour_rented, or the offer's",
     IF(I.usd_per_gpu_hour_rented > 0, I.usd_per_gpu_hour_rented, OF("usd_per_gpu_hour")),
@@ -733,7 +847,7 @@ q("rent_usd_per_useful_gpu_hour", "USD/GPU-h", "What each GPU-hour of useful wor
 q("rent_available", "flag", "1 = a rental price is known (an offer with a price, or usd_per_gpu_hour_rented)",
   rent_usd_per_gpu_hour_list > 0)
 
-group("owning")
+q = quantities_of("owning")
 own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
                              "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
@@ -798,7 +912,7 @@ own_usd_per_gpu_hour = q(
 own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD/GPU-h x GPUs x occupied hours",
                 own_usd_per_gpu_hour * I.n_gpus * job_wall_hours)
 
-group("break-even")
+q = quantities_of("break-even")
 rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same working hours per month = GPUs x h/day x days x price paid",
                        I.n_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
 own_running_usd_per_month = q(
@@ -823,7 +937,7 @@ q("own_cumulative_usd", "USD", "Cash spent owning by month at_month = capital + 
   own_capital_usd + own_setup_usd + own_running_usd_per_month * I.at_month)
 q("rent_cumulative_usd", "USD", "Cash spent renting the same working hours by month at_month", rent_usd_per_month * I.at_month)
 
-group("serving cost")
+q = quantities_of("serving cost")
 serve_tps = q("serve_tokens_per_s", "tokens/s", "Generation throughput used for costs: measured_tokens_per_s, or the modelled decode rate",
               IF(I.measured_tokens_per_s > 0, I.measured_tokens_per_s, Ref("decode_tokens_per_s")))
 prefill_tps = Ref("prefill_tokens_per_s")
@@ -849,7 +963,7 @@ q("selfhost_rent_breakeven_mtok_per_month", "Mtok/month",
   IF(I.api_usd_per_mtok * serve_capacity > rent_usd_per_month, rent_usd_per_month / I.api_usd_per_mtok, -1),
   "against an API's price per million tokens; the rent is paid for hours_per_day x days_per_month whether busy or not")
 
-group("planning")
+q = quantities_of("planning")
 q("option_cost_usd", "USD", "Cost of the job for this option: rented total, or the owned share (owned USD/GPU-h x GPU-hours)",
   IF(I.buy, own_job_usd, rent_total_usd))
 option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or capital + setup when buying",
@@ -868,8 +982,9 @@ offer_allowed = q("option_offer_allowed", "flag",
                   OR(I.buy, I.allow_interruptible, NOT(OF("interruptible"))))
 sells = q("option_offer_sells", "flag", "1 = buying, or the offer sells this many GPUs as one job (offer_max_gpus)",
           OR(I.buy, I.n_gpus <= offer_max_gpus), "offers catalog max_gpus_per_job")
-q("option_ok", "flag", "1 = fits in memory, priced, an allowed offer that sells this many GPUs, meets the deadline and the budget",
-  AND(Ref("fits_train"), priced, offer_allowed, sells, meets, within))
+q("option_ok", "flag", "1 = fits in memory, the GPU runs the training precision, priced, an allowed offer that sells this many GPUs, "
+  "meets the deadline and the budget",
+  AND(Ref("fits_train"), precision_supported, priced, offer_allowed, sells, meets, within))
 
 VERDICTS = {
     1: "buying pays back within 1 month",
@@ -878,7 +993,7 @@ VERDICTS = {
     4: "buying does not pay back within the period",
 }
 
-# names of the memory breakdown components, exactly as the issue fixes them
+# names of the memory breakdown components: what a user passes as component= (breakdown, GPU_MEMORY_TRAIN), so they stay fixed
 TRAIN_COMPONENTS = {
     "weights": "weights_gib", "gradients": "gradients_gib", "optimizer": "optimizer_gib",
     "activations": "activations_gib", "logits": "logits_gib", "kv_cache": None,
@@ -891,21 +1006,3 @@ INFER_COMPONENTS = {
 }
 # not parts of the total: the allocator peak is the tensors alone (the total adds context and cache)
 NOT_ADDITIVE = ("allocator_peak", "total")
-
-
-
-def depending_on(inputs) -> list[str]:
-    """Quantities whose value changes with any of ``inputs`` (directly or through other
-    quantities), in definition order, so each is computed after what it reads.
-
-    The workbook recomputes exactly these per option (gpu, n_gpus, offer, buy) and per
-    break-even month (at_month); everything else stays a single shared cell.
-    """
-    from .expr import refs
-    changed = set(inputs)
-    out = []
-    for name, qty in QUANTITIES.items():
-        if changed.intersection(refs(qty.expr)):
-            changed.add(name)
-            out.append(name)
-    return out

@@ -224,10 +224,23 @@ def _architecture(cfg: dict, where: str) -> dict:
     row = {"layers": L, "hidden": h, "heads": heads, "kv_heads": kv, "head_dim": head_dim, "vocab": vocab,
            "tied_embeddings": int(bool(c.get("tie_word_embeddings", False))), "gated_mlp": 1, "norms_per_layer": 2,
            "max_context": c.get("max_position_embeddings") or 4096, "qkv_bias": int(bool(c.get("attention_bias", False)))}
-    other = 0
     window = c.get("sliding_window") or 0
     sliding = _sliding_fraction(c, L) if window else 0.0
+    other, window, sliding = _family_fields(mtype, c, top, row, need, window, sliding)
+    row["sliding_window"] = window if sliding else 0
+    row["sliding_layer_fraction"] = sliding if window else 0.0
+    if other:
+        row["other_params"] = other
+    return row
 
+
+
+
+def _family_fields(mtype: str, c: dict, top: dict, row: dict, need, window, sliding) -> tuple[float, float, float]:
+    """The fields one family's config.json spells its own way, into ``row``; returns (parameters outside the
+    catalog's per-layer rules, the sliding window, the fraction of layers that slide)."""
+    L, h, heads, head_dim = row["layers"], row["hidden"], row["heads"], row["head_dim"]
+    other = 0
     if mtype in ("llama", "mistral", "mixtral", "qwen2", "qwen3"):
         row["ffn"] = need("intermediate_size")
         if mtype == "qwen2":
@@ -293,12 +306,7 @@ def _architecture(cfg: dict, where: str) -> dict:
         vision = top.get("vision_config")
         if isinstance(vision, dict):
             row["encoder_params"] = _llama4_vision_params(vision, h)
-
-    row["sliding_window"] = window if sliding else 0
-    row["sliding_layer_fraction"] = sliding if window else 0.0
-    if other:
-        row["other_params"] = other
-    return row
+    return other, window, sliding
 
 
 def _sliding_fraction(c: dict, L) -> float:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .text import number_text
+
 
 @dataclass(frozen=True)
 class Input:
@@ -39,18 +41,14 @@ class Input:
         if self.kind == "choice":  # validation.allowed lists the names of small catalogs
             extra = " or a parameter count in billions" if self.accepts_number else ""
             return f"a name from the {self.table} catalog{extra}"
-        lo = "" if self.minimum is None else (f"> {_num(self.minimum)}" if self.min_exclusive else f">= {_num(self.minimum)}")
-        hi = "" if self.maximum is None else f"<= {_num(self.maximum)}"
+        lo = "" if self.minimum is None else (f"> {number_text(self.minimum)}" if self.min_exclusive else f">= {number_text(self.minimum)}")
+        hi = "" if self.maximum is None else f"<= {number_text(self.maximum)}"
         what = "a whole number" if self.kind == "integer" else "a number"
         if self.zero_or_min is not None:
-            lo = f">= {_num(self.zero_or_min)}"
+            lo = f">= {number_text(self.zero_or_min)}"
             what = f"0 ({self.zero_means}) or a whole number" if self.kind == "integer" else f"0 ({self.zero_means}) or a number"
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
-
-
-def _num(x: float) -> str:
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def _n(name, unit, default, description, lo=None, hi=None, excl=False, kind="number", source="", group="general"):
@@ -93,7 +91,8 @@ INPUTS: tuple[Input, ...] = (
        1, 100_000, kind="integer", group="hardware"),
     # training configuration
     _c("method", "methods", "lora", "Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq", group="training"),
-    _c("precision", "precisions", "bf16_mixed", "Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32", group="training"),
+    _c("precision", "precisions", "bf16_mixed", "Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, "
+       "Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell)", group="training"),
     _c("optimizer", "optimizers", "adamw", "Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor", group="training"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
@@ -161,7 +160,8 @@ INPUTS: tuple[Input, ...] = (
     _n("epochs", "epochs", 1, "Passes over the dataset", 0.001, 100_000, group="training"),
     Input("mfu", "fraction", 0,
           "Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; "
-          "recomputation not counted) over the dense peak; 0 = the calibrated default for this GPU, method and recomputation",
+          "recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP "
+          "mix, train_tflops_per_gpu_peak); 0 = the calibrated default for this GPU, method, recomputation and precision",
           minimum=0, maximum=1, zero_or_min=0.01, group="training",
           source="[palm2022] Appendix B (definition); [llama3_2024] 38-43 % on H100 (405B); calibration: docs/calibration.md"),
     _n("large_cluster_mfu_factor", "fraction", CALIBRATED["large_cluster_mfu_factor"],

@@ -26,6 +26,7 @@ from .engine import evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
+from .text import spreadsheet_round
 from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
@@ -33,7 +34,7 @@ COUNT_MULTIPLE = 4
 HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
-REJECTIONS = (("fits_train", "does not fit"), ("option_priced", "no price"),
+REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU lacks the precision"), ("option_priced", "no price"),
               ("option_offer_allowed", "spot not allowed"), ("option_offer_sells", "larger than the offer sells"),
               ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
 # what the planner reports for each option: only these are computed
@@ -108,6 +109,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
         return "no price: " + ("no purchase price in the catalog" if buy else "the offer has no rental price")
     if word == "spot not allowed":
         return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+    if word == "GPU lacks the precision":
+        return f"GPU lacks the precision: no {base['precision']} tensor cores (the precision's FP8 matmuls need them)"
     if word == "larger than the offer sells":
         return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
     detail = {
@@ -127,8 +130,7 @@ def tie_round(x: float) -> float:
     keeps, halves away from zero (Python's round of the binary double would turn 55.7818625 down, ROUND turns it up)."""
     if not math.isfinite(x) or abs(x) >= 1e15:
         return x
-    from decimal import ROUND_HALF_UP, Decimal
-    return float(Decimal(f"{x:.15g}").quantize(Decimal(1).scaleb(-TIE_DIGITS), rounding=ROUND_HALF_UP))
+    return float(spreadsheet_round(x, TIE_DIGITS))
 
 
 def rank(options: list, tolerance_pct: float) -> list:
@@ -196,27 +198,9 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
     the first when it is acceptable, else None.
     """
-    if job is not None and not isinstance(job, Mapping):
-        raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-8B\"}")
-    if isinstance(gpus, str):
-        gpus = [gpus]  # one GPU named
-    if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
-        raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
+    gpus, count, tp = _checked_scope(job, gpus, count)
     job = dict(job or {})
     given_job = dict(job)  # as the caller gave it (a model as fields stays fields)
-    if count is not None:
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer, float)) or not math.isfinite(count) \
-                or count != int(count) or not 1 <= count <= BY_NAME["n_gpus"].maximum:
-            raise InputError("n_gpus", count, f"allowed: {BY_NAME['n_gpus'].allowed()}")
-        count = int(count)
-    for key in ("gpu", "n_gpus", "offer", "buy"):
-        if key in job:
-            raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")
-    # validates the job once, with field names in messages; the GPU count is the planner's to choose, so the
-    # job is checked at a count the tensor-parallel degree divides (the default 8 need not be one)
-    tp = int(check_number(BY_NAME["tensor_parallel"], job["tensor_parallel"])) if "tensor_parallel" in job else 1
-    if count is not None and count % tp:
-        raise InputError("n_gpus", count, f"must be a multiple of tensor_parallel ({tp})")
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     price_owner = gpu_table.canonical(price_gpu if price_gpu is not None else BY_NAME["gpu"].default, "gpu")
@@ -236,10 +220,63 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     # 1b. pipeline (and expert) parallel degrees where they make a GPU fit or lower its GPU-hours
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
-
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
+    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy)
+    # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
+    options: list[Option] = []
+    if candidates["gpu"]:
+        sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
+        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
+    for g in never:
+        options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
+    # 4. the planner's order
+    ranked, near = rank(options, float(base["cost_tolerance_pct"]))
+    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
+    recommended = options[0] if options and options[0].ok else None
+    inputs = {**base, **given_prices}
+    return {"job": {k: inputs[k] for k in BY_NAME if k in job or k in given_prices or k in _JOB_FIELDS}, "inputs": inputs,
+            "options": options, "recommended": recommended, "rejected_counts": _rejected_counts(options), "ranking": RANKING,
+            "price_gpu": price_owner, "given": given_job}
+
+
+def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]:
+    """The planner's arguments checked: (gpus as a list or None, count as an int or None, the job's
+    tensor-parallel degree); an InputError names the argument otherwise."""
+    if job is not None and not isinstance(job, Mapping):
+        raise InputError("job", job, "must be a mapping of input names to values, e.g. {\"model\": \"Llama-3-8B\"}")
+    if isinstance(gpus, str):
+        gpus = [gpus]  # one GPU named
+    if gpus is not None and (not isinstance(gpus, (list, tuple)) or not all(isinstance(g, str) for g in gpus)):
+        raise InputError("gpus", gpus, "must be a list of GPU names, e.g. [\"H100-SXM\", \"L40S\"]")
+    job = job or {}
+    if count is not None:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer, float)) or not math.isfinite(count) \
+                or count != int(count) or not 1 <= count <= BY_NAME["n_gpus"].maximum:
+            raise InputError("n_gpus", count, f"allowed: {BY_NAME['n_gpus'].allowed()}")
+        count = int(count)
+    for key in ("gpu", "n_gpus", "offer", "buy"):
+        if key in job:
+            raise InputError(key, job[key], "is chosen by the planner; restrict GPUs with gpus=[...] instead")
+    # validates the job once, with field names in messages; the GPU count is the planner's to choose, so the
+    # job is checked at a count the tensor-parallel degree divides (the default 8 need not be one)
+    tp = int(check_number(BY_NAME["tensor_parallel"], job["tensor_parallel"])) if "tensor_parallel" in job else 1
+    if count is not None and count % tp:
+        raise InputError("n_gpus", count, f"must be a multiple of tensor_parallel ({tp})")
+    return gpus, count, tp
+
+
+def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int | None,
+                include_buy: bool) -> tuple[dict[str, list], list[str]]:
+    """Every GPU x count x (each offer, or buying whole servers) as columns {gpu, n_gpus, offer, buy}, and the
+    GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none)."""
+    tabs = catalog.tables()
+    gpu_table = tabs["gpus"]
     offers = _offers_by_gpu()
-    o_gpu, o_n, o_offer, o_buy = [], [], [], []
+    columns: dict[str, list] = {"gpu": [], "n_gpus": [], "offer": [], "buy": []}
+
+    def add(gpu: str, n: int, offer_name: str, buy: int) -> None:
+        for key, value in zip(("gpu", "n_gpus", "offer", "buy"), (gpu, n, offer_name, buy)):
+            columns[key].append(value)
     never = []
     for g, k in zip(gpu_names, need):
         k = int(k)
@@ -253,85 +290,95 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         counts = [count] if count is not None else _counts(k)
         for n in counts:
             for off in mine:
-                o_gpu.append(g), o_n.append(n), o_offer.append(tabs["offers"].names[off]), o_buy.append(0)
+                add(g, n, tabs["offers"].names[off], 0)
         if include_buy:
             sizes = catalog.server_sizes(gpu_table.rows[row])
-            bought = [count] if count is not None else sorted({buyable_count(n, sizes) for n in counts})
-            for n in bought:
-                o_gpu.append(g), o_n.append(n), o_offer.append(catalog.AUTO_OFFER), o_buy.append(1)
-    options: list[Option] = []
-    if o_gpu:
-        sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": o_offer, "buy": np.array(o_buy)}
-        for name, value in given_prices.items():  # a given price is the price of its own GPU only
-            sweep[name] = np.where(np.asarray(o_gpu, dtype=object) == price_owner, float(value), 0.0)
-        if layouts:
-            for name in layout.LAYOUT_INPUTS:
-                sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
-        if step > 1 or layouts:
-            # a count the parallel layout does not divide is not an option
-            keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
-                                 int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
-            sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
-                     for k, v in sweep.items()}
-        r = evaluate(sweep, outputs=PLAN_OUTPUTS)
-        n_rows = len(r["option_cost_usd"])
-        pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))
-        ep_col = np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,))
-        gpu_col = np.asarray(sweep["gpu"], dtype=object)
-        n_col = np.asarray(sweep["n_gpus"])
-        buy_col = np.asarray(sweep["buy"])
-        offer_rows = tabs["offers"].rows
-        offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
-        offer_col = np.asarray(sweep["offer"], dtype=object)
-        r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
-        sizes_of: dict[str, tuple[int, ...]] = {}
-        for j in range(n_rows):
-            buy = bool(buy_col[j])
-            offer_name = str(offer_col[j])
-            gpu = str(gpu_col[j])
-            failing = [word for flag, word in REJECTIONS if not r[flag][j]]
-            reasons = [_reason(word, r, j, base, buy) for word in failing]
-            hourly = r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]
-            priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
-            if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
-                reasons.append("no price: the cost is not a finite number (check the price inputs)")
-            sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
-            sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
-            if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
-                reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
-            offer_row = offer_rows[offer_index[offer_name]] if not buy else None
-            given = "purchase_usd_per_gpu" if buy else "usd_per_gpu_hour_rented"
-            if given in given_prices and gpu == price_owner:
-                source = f"{given} as given for {gpu}"
-            else:
-                source = "GPU catalog purchase price" if buy else "offers catalog price"
-            options.append(Option(
-                gpu=gpu, n_gpus=int(n_col[j]), acquire="buy" if buy else "rent",
-                offer="" if buy else offer_name, price_type="" if buy else str(offer_row["price_type"]),
-                interruptible=bool(not buy and offer_row["interruptible"]),
-                commitment_months=0.0 if buy else float(offer_row["commitment_months"]),
-                order=j, fits=bool(r["fits_train"][j]), peak_gib_per_gpu=float(r["peak_train_gib_per_gpu"][j]),
-                hours=float(r["option_hours"][j]), cost_usd=float(r["option_cost_usd"][j]),
-                outlay_usd=float(r["option_outlay_usd"][j]), usd_per_mtok_train=float(r["option_usd_per_mtok_train"][j]),
-                usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
-                capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
-                network_slowdown=float(r["comm_slowdown"][j]),
-                pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
-                ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
-    for g in never:
-        options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
-    ranked, near = rank(options, float(base["cost_tolerance_pct"]))
-    options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
+            for n in [count] if count is not None else sorted({buyable_count(n, sizes) for n in counts}):
+                add(g, n, catalog.AUTO_OFFER, 1)
+    return columns, never
+
+
+def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, price_owner: str, base: Mapping,
+           layouts: Mapping[str, dict], step: int) -> dict:
+    """The inputs of one vectorised evaluation over the candidates: a given price applies to its own GPU only, each
+    GPU takes the parallel layout the planner chose for it (``layouts``), and a count the layout does not divide
+    (``step``: the job's own layout unit) is left out."""
+    o_gpu, o_n = candidates["gpu"], candidates["n_gpus"]
+    sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": candidates["offer"], "buy": np.array(candidates["buy"])}
+    for name, value in given_prices.items():  # a given price is the price of its own GPU only
+        sweep[name] = np.where(np.asarray(o_gpu, dtype=object) == price_owner, float(value), 0.0)
+    if layouts:
+        for name in layout.LAYOUT_INPUTS:
+            sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
+    if step > 1 or layouts:
+        # a count the parallel layout does not divide is not an option
+        keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
+                             int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
+        sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
+                 for k, v in sweep.items()}
+    return sweep
+
+
+def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str) -> list[Option]:
+    """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order."""
+    tabs = catalog.tables()
+    gpu_table = tabs["gpus"]
+    gpu_col = np.asarray(sweep["gpu"], dtype=object)
+    n_col = np.asarray(sweep["n_gpus"])
+    buy_col = np.asarray(sweep["buy"])
+    offer_rows = tabs["offers"].rows
+    offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+    offer_col = np.asarray(sweep["offer"], dtype=object)
+    n_rows = len(r["option_cost_usd"])
+    pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))
+    ep_col = np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,))
+    r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
+    sizes_of: dict[str, tuple[int, ...]] = {}
+    options = []
+    for j in range(n_rows):
+        buy = bool(buy_col[j])
+        offer_name = str(offer_col[j])
+        gpu = str(gpu_col[j])
+        failing = [word for flag, word in REJECTIONS if not r[flag][j]]
+        reasons = [_reason(word, r, j, base, buy) for word in failing]
+        hourly = r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]
+        priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
+        if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
+            reasons.append("no price: the cost is not a finite number (check the price inputs)")
+        sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
+        sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
+        if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
+            reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
+        offer_row = offer_rows[offer_index[offer_name]] if not buy else None
+        given = "purchase_usd_per_gpu" if buy else "usd_per_gpu_hour_rented"
+        if given in given_prices and gpu == price_owner:
+            source = f"{given} as given for {gpu}"
+        else:
+            source = "GPU catalog purchase price" if buy else "offers catalog price"
+        options.append(Option(
+            gpu=gpu, n_gpus=int(n_col[j]), acquire="buy" if buy else "rent",
+            offer="" if buy else offer_name, price_type="" if buy else str(offer_row["price_type"]),
+            interruptible=bool(not buy and offer_row["interruptible"]),
+            commitment_months=0.0 if buy else float(offer_row["commitment_months"]),
+            order=j, fits=bool(r["fits_train"][j]), peak_gib_per_gpu=float(r["peak_train_gib_per_gpu"][j]),
+            hours=float(r["option_hours"][j]), cost_usd=float(r["option_cost_usd"][j]),
+            outlay_usd=float(r["option_outlay_usd"][j]), usd_per_mtok_train=float(r["option_usd_per_mtok_train"][j]),
+            usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
+            capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
+            network_slowdown=float(r["comm_slowdown"][j]),
+            pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
+            ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
+    return options
+
+
+def _rejected_counts(options: list[Option]) -> dict[str, int]:
+    """How many options each kind of reason rejects (the reason's words before its colon)."""
     counts: dict[str, int] = {}
     for o in options:
         for reason in o.reasons:
             key = reason.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
-    recommended = options[0] if options and options[0].ok else None
-    inputs = {**base, **given_prices}
-    return {"job": {k: inputs[k] for k in BY_NAME if k in job or k in given_prices or k in _JOB_FIELDS}, "inputs": inputs,
-            "options": options, "recommended": recommended, "rejected_counts": counts, "ranking": RANKING,
-            "price_gpu": price_owner, "given": given_job}
+    return counts
 
 
 _JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",

@@ -44,7 +44,7 @@ DEFAULT_BILLING_S = 3600
 # catalog GPU whatever the instance; H100, H200 and A100 also depend on memory and form factor (gpu_for)
 SIMPLE_NAMES = {
     "B200": "B200", "GB200": "GB200", "B300": "B300", "GB300": "GB300", "H100NVL": "H100-NVL", "H200NVL": "H200-NVL",
-    "L40S": "L40S", "L40": "L40", "L4": "L4", "A10": "A10", "A10G": "A10", "A40": "A40", "A6000": "RTX-A6000",
+    "L40S": "L40S", "L40": "L40", "L4": "L4", "A10": "A10", "A10G": "A10G", "A40": "A40", "A6000": "RTX-A6000",
     "RTX6000ADA": "RTX-6000-Ada", "RTX4090": "RTX-4090", "RTX5090": "RTX-5090", "RTX3090": "RTX-3090",
     "RTXPRO6000": "RTX-PRO-6000", "MI300X": "MI300X", "MI325X": "MI325X", "MI355X": "MI355X",
 }
@@ -350,8 +350,8 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
             except Exception as err:
                 skipped.append(f"{provider} ({_reason(err)})")
                 continue
-            offers += [Offer(provider=provider, instance=_plain(i.instance_name), region=_plain(i.location),
-                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_plain(i.gpu_name or ""),
+            offers += [Offer(provider=provider, instance=_cell_text(i.instance_name), region=_cell_text(i.location),
+                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_cell_text(i.gpu_name or ""),
                              gpu_memory_gb=float(i.gpu_memory or 0), spot=bool(i.spot)) for i in items]
         if progress:
             progress(len(providers), len(providers), "done")
@@ -362,7 +362,7 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
         quiet.setLevel(level)
 
 
-def _plain(text) -> str:
+def _cell_text(text) -> str:
     """Text a catalog cell can hold: control characters (which a spreadsheet refuses) become spaces."""
     return catalog.CONTROL_CHARACTERS.sub(" ", str(text)).strip()
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from .codegen import depending_on
 from .errors import InputError
-from .formulas import QUANTITIES, depending_on
+from .formulas import QUANTITIES
 
 NEEDS_PURCHASE_PRICE = frozenset(depending_on(("own_purchase_usd_per_gpu",))) | {"own_purchase_usd_per_gpu"}
 NEEDS_RENTAL_PRICE = frozenset(depending_on(("rent_usd_per_gpu_hour_list",))) | {"rent_usd_per_gpu_hour_list"}

@@ -7,10 +7,12 @@ the capital when buying, the network when it slows the job, and where the prices
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from .planner import Option, bought_instead, plan
+from .text import spreadsheet_round
 
 
 @dataclass(frozen=True)
@@ -27,14 +29,24 @@ class Recommendation:
         return " ".join(self.sentences)
 
 
+def _fixed(x: float, digits: int) -> str:
+    """``x`` with ``digits`` decimals and thousands separators, rounded as a spreadsheet's TEXT rounds: half away from
+    zero on the number as written (26.825 -> 26.83; Python's own format rounds the binary value, 26.8249999..., down),
+    so the answer in Python and the workbook's recalculated answer say the same cents (core.text.spreadsheet_round,
+    the rule the planner's ties use too)."""
+    if not math.isfinite(x):
+        return f"{x:,.{digits}f}"
+    return f"{spreadsheet_round(x, digits):,.{digits}f}"
+
+
 def usd_text(usd: float) -> str:
     """Dollars as every door prints them; cents below $100 (a small job is not "$0")."""
-    return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
+    return f"${_fixed(usd, 2)}" if abs(usd) < 100 else f"${_fixed(usd, 0)}"
 
 
 def _hours(hours: float) -> str:
     """Hours; two decimals below one hour."""
-    return f"{hours:,.2f}" if abs(hours) < 1 else f"{hours:,.1f}"
+    return _fixed(hours, 2) if abs(hours) < 1 else _fixed(hours, 1)
 
 
 def _term(months: float) -> str:
@@ -54,9 +66,9 @@ HEADLINE_INPUTS = ("months", "hours_per_day", "commitment_fully_used")
 def buying_instead(payback_months: float, months: float, hours_per_day: float, capital_usd: float) -> str:
     """The sentence on buying the rented GPUs instead (payback against the offer's price; -1 = never)."""
     if 0 < payback_months <= months:
-        how = f"buying them instead pays back in {payback_months:,.1f} months at {hours_per_day:g} hours a day"
+        how = f"buying them instead pays back in {_fixed(payback_months, 1)} months at {hours_per_day:g} hours a day"
     elif payback_months > months:
-        how = (f"buying them instead would pay back only after {payback_months:,.0f} months at {hours_per_day:g} hours a day, "
+        how = (f"buying them instead would pay back only after {_fixed(payback_months, 0)} months at {hours_per_day:g} hours a day, "
                f"beyond the {months:g} months of ownership")
     else:
         how = "buying them instead never pays back: renting costs less than running owned GPUs"

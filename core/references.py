@@ -312,6 +312,36 @@ _REFS: list[Reference] = [
     Reference("answerai_fsdp_qlora_bench", "Answer.AI (Whitaker, Hodge et al.)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
+    # FP8 training, and GPUs sold under other names (H800, A10G)
+    Reference("te_fp8", "NVIDIA", "Transformer Engine user guide: Using FP8 with Transformer Engine", "2024",
+              "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html"),
+    Reference("te_mxfp8", "NVIDIA", "Transformer Engine: low-precision training, MXFP8 (one E8M0 scale per 32 values; native on "
+              "Blackwell, SM 10.0)", "2026", "https://nvidia.github.io/TransformerEngine/features/low_precision_training/mxfp8/mxfp8.html"),
+    Reference("fp8formats2022", "Micikevicius, Stosic, Burgess, Cornea, Dubey, Grisenthwaite, Ha, Heinecke, Judd, Kamalu, Mellempudi, "
+              "Oberman, Shoeybi, Siu and Wu", "FP8 Formats for Deep Learning", "2022", "https://arxiv.org/abs/2209.05433"),
+    Reference("ocp_mx2023", "Rouhani, Zhao, More, Hall, Khodamoradi, Deng et al.", "Microscaling Data Formats for Deep Learning", "2023",
+              "https://arxiv.org/abs/2310.10537"),
+    Reference("torchao_training", "PyTorch (torchao)", "torchao training workflow: float8 and MX e2e training benchmarks with "
+              "torchtitan (Llama 3 8B on 8x H100 and 8x B200)", "2026-03-03",
+              "https://github.com/pytorch/ao/blob/b8708a2dd3a6a5150a198fbf3772ca9e968570ca/docs/source/workflows/training.md"),
+    Reference("pytorch_float8_fsdp2", "PyTorch (IBM and Meta)", "Supercharging Training using float8 and FSDP2", "2024-11-25",
+              "https://pytorch.org/blog/training-using-float8-fsdp2/"),
+    Reference("nemo_perf_2407", "NVIDIA", "NeMo Framework performance summary: pre-training and fine-tuning at FP8 on DGX-H100 "
+              "(container NeMo 24.07)", "2024-09-09",
+              "https://github.com/NVIDIA/NeMo/blob/8e3d65dcfe3504689bfc5b6e67d502780aacad41/docs/source/performance/performance_summary.md"),
+    Reference("nemo_perf_2504", "NVIDIA", "NeMo Framework performance summary (NeMo 25.04): pre-training at FP8 on DGX-GB200", "2025",
+              "https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/archive/25.04-performance-summary.html"),
+    Reference("deepseek_hw2025", "Zhao, Deng, Ruan, Dai, Gao, Li, Zhang, Huang, Zhou, Ma, Liang, He, Wang, Liu and Wei (DeepSeek-AI)",
+              "Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for AI Architectures (ISCA 2025; the H800: "
+              "H100 compute, NVLink cut from 900 to 400 GB/s)", "2025", "https://arxiv.org/abs/2505.09343"),
+    Reference("baseten_a10g", "Baseten", "NVIDIA A10 vs A10G for ML model inference (spec sheet: the A10G has 24 GB GDDR6 at 600 GB/s "
+              "like the A10, less tensor throughput, more FP32)", "2023",
+              "https://www.baseten.co/blog/nvidia-a10-vs-a10g-for-ml-model-inference/"),
+    Reference("aws_g5", "Amazon Web Services", "Amazon EC2 G5 instances (up to 8 NVIDIA A10G Tensor Core GPUs, 24 GB each)", "2021",
+              "https://aws.amazon.com/ec2/instance-types/g5/"),
+    Reference("factualminds_ec2_2026", "FactualMinds", "Amazon EC2 On-Demand Pricing: Instance Families, Regional Multipliers, and the "
+              "Graviton Crossover (2026) (us-east-1, June 2026: g5.xlarge 1.006 USD/h)", "2026-06-17",
+              "https://www.factualminds.com/blog/amazon-ec2-on-demand-pricing-instance-families-2026/"),
 ]
 
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}

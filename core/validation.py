@@ -96,6 +96,54 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         raise InputError("tensor_parallel", t, f"must divide n_gpus ({n})", row)
     check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
                  values.get("expert_parallel", 1), model, row)
+    if "precision__row" in values:
+        problem = precision_problem(values)
+        if problem:
+            raise InputError("precision", values["precision"], problem, row)
+
+
+def _row(values, key: str, table: str) -> dict | None:
+    if values.get(key + "__adhoc") is not None:
+        return values[key + "__adhoc"]
+    i = values.get(key + "__row")
+    return None if i is None or i < 0 else catalog.tables()[table].rows[i]
+
+
+def fp8_gpus(block_scaled: bool) -> list[str]:
+    """The catalog's GPUs that run an FP8 precision (block-scaled MXFP8: data-centre parts with FP4/MX tensor cores)."""
+    gpus = catalog.tables()["gpus"]
+    return [r["name"] for r in gpus.rows if float(r["fp8_dense_tflops"]) > 0
+            and (not block_scaled or (float(r["fp4_dense_tflops"]) > 0 and float(r["multi_gpu_fabric"]) > 0))]
+
+
+def precision_problem(values) -> str | None:
+    """Why the training precision cannot run on the GPU (or with the method), in words; None when it can.
+
+    An FP8 precision on a GPU without FP8 tensor cores (A100, A10, RTX 3090, ...) is refused rather than estimated at
+    the BF16 rate: Transformer Engine and torchao refuse it too, and a silent fallback would quote an FP8 job at a
+    speed no FP8 run has.  Sweeps over GPUs (the planner, compare) keep going and mark such options not acceptable
+    (train_precision_supported)."""
+    prec = _row(values, "precision", "precisions")
+    gpu = _row(values, "gpu", "gpus")
+    if not prec or not float(prec.get("fp8_linears", 0) or 0):
+        return None
+    method = _row(values, "method", "methods")
+    if method and float(method.get("quantized_base", 0) or 0):
+        return (f"runs the linear layers' matmuls in FP8, but {method['name']} keeps its base weights in 4 bits and "
+                "multiplies them in 16 bits; allowed with qlora: bf16_mixed, bf16_pure")
+    if gpu is None:
+        return None
+    block = bool(float(prec.get("block_scaled", 0) or 0))
+    if float(gpu["fp8_dense_tflops"]) > 0 and (not block or (float(gpu["fp4_dense_tflops"]) > 0 and float(gpu["multi_gpu_fabric"]) > 0)):
+        return None
+    names = fp8_gpus(block)
+    listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    if block:
+        other = "fp8 (per-tensor scaling), " if float(gpu["fp8_dense_tflops"]) > 0 else ""
+        return (f"needs a data-centre GPU with block-scaled (MX) FP8 tensor cores, which {gpu['name']} is not; use {other}"
+                f"bf16_mixed or bf16_pure, or one of {listed}")
+    return f"needs FP8 tensor cores, which {gpu['name']} does not have; use bf16_mixed or bf16_pure, or a GPU with them ({listed})"
+
 
 
 def _divisors(k: int, most: int | None = None) -> str:

@@ -197,7 +197,7 @@ def _screenshot(app, window, path: Path, interrupted=()) -> int:
     controller = window.controller
     done = {"answered": False, "problem": ""}
     controller.answered.connect(lambda _a: done.update(answered=True))
-    controller.problem.connect(lambda m: done.update(problem=m))
+    controller.problem.connect(lambda _field, m: done.update(problem=m))
     deadline = QTimer()
     deadline.setSingleShot(True)
     deadline.start(SCREENSHOT_WAIT_MS)

@@ -1,7 +1,7 @@
 """The form's charts (Qt Charts; the only module that uses it, so a later move to Qt Graphs stays here).
 
 Each function takes series computed by core (through gui.model.compute) and returns a QChart;
-none computes a number itself.
+none computes a number itself.  ``ChartViews`` holds the answer panel's three chart views.
 """
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ from PySide6.QtCharts import (
     QBarCategoryAxis,
     QBarSet,
     QChart,
+    QChartView,
     QHorizontalBarSeries,
     QHorizontalStackedBarSeries,
     QLineSeries,
     QValueAxis,
 )
-from PySide6.QtCore import QMargins, Qt
+from PySide6.QtCore import QEvent, QMargins, QObject, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
+BAR_CHART_CHROME_LINES = 7  # a bar chart's title, axis labels and title, and margins, in text lines
+MIN_BARS = 3
 COMPONENT_LABELS = {"weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer",
                     "activations": "Activations", "logits": "Logits", "overhead": "CUDA, cache"}
 
@@ -139,3 +142,53 @@ def cash_chart(cash: dict | None) -> QChart:
 
 
 RENDER_HINT = QPainter.RenderHint.Antialiasing
+
+
+class ChartViews(QObject):
+    """The answer's three charts: job cost and memory per GPU as bars (as many as have room for their labels),
+    owning against renting as cash over time."""
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.cost_view, self.memory_view, self.cash_view = QChartView(), QChartView(), QChartView()
+        for view in self.views():
+            view.setRenderHint(RENDER_HINT)
+        self.bar_series: dict = {}
+        self.bars_shown: dict = {}
+        for view in (self.cost_view, self.memory_view):
+            view.installEventFilter(self)  # resized: as many bars as have room for their labels
+
+    def views(self) -> tuple[QChartView, QChartView, QChartView]:
+        return self.cost_view, self.memory_view, self.cash_view
+
+    def titled(self) -> tuple[tuple[QChartView, str], ...]:
+        return (self.cost_view, "Job cost"), (self.memory_view, "Memory per GPU"), (self.cash_view, "Owning vs renting")
+
+    def show_answer(self, answer: dict) -> None:
+        self.bar_series = {self.cost_view: answer["costs"], self.memory_view: answer["memory"]}
+        self.bars_shown = {}
+        self._fit_bar_charts()
+        self.cash_view.setChart(cash_chart(answer["cash"]))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched in self.bar_series and event.type() == QEvent.Type.Resize:
+            self._fit_bar_charts()
+        return super().eventFilter(watched, event)
+
+    def _fit_bar_charts(self) -> None:
+        """The bar charts with as many of their first bars as have room for their labels (cost: one text
+        line a bar, memory: two), at least MIN_BARS: on a short window Qt would drop every other label."""
+        line = self.cost_view.fontMetrics().height()
+        for view, draw, lines, key in ((self.cost_view, cost_chart, 1, "labels"), (self.memory_view, memory_chart, 2, "setups")):
+            series = self.bar_series.get(view)
+            total = len(series[key]) if series else 0
+            room = view.height() - BAR_CHART_CHROME_LINES * line
+            n = min(total, max(MIN_BARS, room // (lines * line + 4)))
+            if self.bars_shown.get(view) != n:
+                self.bars_shown[view] = n
+                view.setChart(draw(_first(series, n) if series else series))
+
+
+def _first(series: dict, n: int) -> dict:
+    """A chart's series with the first ``n`` entries of every list (also inside nested dicts)."""
+    return {k: _first(v, n) if isinstance(v, dict) else v[:n] if isinstance(v, list) else v for k, v in series.items()}

@@ -51,7 +51,7 @@ class Controller(QObject):
     answered = Signal(object)        # the answer (gui.model.compute's dict)
     field_message = Signal(str, str)  # input name, core's message ("" = fine)
     stale = Signal(bool)             # True: the answer on screen is not for the current inputs
-    problem = Signal(str)            # a message about the inputs taken together ("" = none)
+    problem = Signal(str, str)       # input name ("" = none named), a message about the inputs taken together ("" = none)
     busy = Signal(bool)              # background work running (recompute, export, e-mail)
     loaded = Signal()                # a scenario replaced the state: views re-read every field
     finished = Signal(str, object)   # a background action's name, (result, error)
@@ -154,11 +154,11 @@ class Controller(QObject):
                 self.state.errors[field] = str(error)
                 self._cross = field
                 self.field_message.emit(field, str(error))
-            self.problem.emit(short_message(error))
+            self.problem.emit(field if isinstance(field, str) else "", short_message(error))
             self.stale.emit(self.answer is not None)
             return
         self.answer = result
-        self.problem.emit("")
+        self.problem.emit("", "")
         self.stale.emit(False)
         self.answered.emit(result)
 

@@ -29,6 +29,7 @@ from ..core import (
     check_input,
     evaluate,
     inputs_of,
+    number_text,
     option_inputs,
     option_text,
     plan,
@@ -83,7 +84,7 @@ def value_text(inp: Input, value) -> str:
         return str(value)
     if not math.isfinite(value):
         return str(value)
-    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+    return number_text(value)
 
 
 def field_error(inp: Input, value) -> str | None:

@@ -118,11 +118,20 @@ def _llm_analysis_us() -> float | None:
 
 
 def run() -> dict:
-    import numpy as np
+    """Measure, print each figure against its target, and return {figure: value}."""
+    figures: dict[str, tuple[float, float, str]] = {}  # name -> (value, target, note)
+    _engine_figures(figures)
+    _sweep_figures(figures)
+    _planner_and_excel_figures(figures)
+    _form_figures(figures)
+    _start_figures(figures)
+    _report(figures)
+    return {k: v for k, (v, _, _) in figures.items()}
 
+
+def _engine_figures(figures: dict) -> None:
     from gpu_tco import core
 
-    figures: dict[str, tuple[float, float, str]] = {}  # name -> (value, target, note)
     scalar_us = _median_us(lambda: core.evaluate(SCALAR_CONFIG))
     figures["scalar_evaluate_all_quantities_us"] = (scalar_us, 25.0, f"{len(core.QUANTITIES)} quantities")
     figures["scalar_evaluate_one_quantity_us"] = (
@@ -133,7 +142,8 @@ def run() -> dict:
         ours, 0.0, "llm-analysis not installed (pip install \"gpu-tco[bench]\")" if theirs is None else
         f"llm-analysis 0.2 same question: {theirs:.0f} us, {theirs / ours:.0f}x slower (target >= 10x)")
 
-    rng = np.random.default_rng(0)
+
+def _sweep_figures(figures: dict) -> None:
     # In a fresh process, as the 10,000,000-row figure.  The sweep's results are 0.9 GB; a sweep
     # reuses the arrays of an earlier result nobody holds any more, while memory the operating
     # system has to provide anew costs about 0.45 s per 0.9 GB on this machine: the second figure.
@@ -146,6 +156,13 @@ def run() -> dict:
     figures["sweep_10M_rows_one_quantity_s"] = (big["s"], 3.0, "fresh process")
     figures["sweep_10M_rows_one_quantity_peak_mb"] = (big["peak_mb"], 400.0, "whole process, inputs included")
 
+
+def _planner_and_excel_figures(figures: dict) -> None:
+    import numpy as np
+
+    from gpu_tco import core
+
+    rng = np.random.default_rng(0)
     plans = [0.0] * 101  # a few milliseconds each: many repeats, so the median is not one slow moment's
     core.plan()
     for i in range(101):
@@ -162,6 +179,8 @@ def run() -> dict:
     figures["excel_GPU_TCO_10k_row_range_ms"] = (
         _median_s(lambda: call("GPU_TCO", gpus, counts, None, hours), repeats=61) * 1000, 10.0, "one call")
 
+
+def _form_figures(figures: dict) -> None:
     from .gui import model as form_model  # the form's answer, without Qt
     state = form_model.FormState()
     form_model.compute(state)
@@ -181,6 +200,8 @@ def run() -> dict:
     else:
         print("  (PySide6 not installed: no desktop form figure)")
 
+
+def _start_figures(figures: dict) -> None:
     imports = []
     for _ in range(5):
         out = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); import gpu_tco; gpu_tco.evaluate; print(time.perf_counter()-t)"],
@@ -209,12 +230,15 @@ def run() -> dict:
         else:
             print("  (LibreOffice not installed: no recalculation figure)")
 
+
+def _report(figures: dict) -> None:
+    from gpu_tco import core
+
     print(f"gpu-tco benchmark (gpu-tco {core.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores)")
     for name, (value, target, note) in figures.items():
         verdict = "" if not target else ("ok" if value <= target else "OVER")
         bound = f"target <= {target:g}" if target else ""
         print(f"  {name:42s} {value:10.4g}   {bound:16s} {verdict:4s} {note}".rstrip())
-    return {k: v for k, (v, _, _) in figures.items()}
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import threading  # noqa: E402
 
-from .core import INPUTS, GpuTcoError, InputError, catalog, cite  # noqa: E402
+from .core import INPUTS, GpuTcoError, InputError, catalog, cite, is_whole_number, number_text  # noqa: E402
 
 
 def _parse_value(inp, text: str):
@@ -148,8 +148,10 @@ def _collect_inputs(ns) -> dict:
 def _fmt(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
-    if isinstance(v, (int,)) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
-        return f"{int(v):,}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float) and is_whole_number(v):
+        return number_text(v)
     if isinstance(v, float):
         if abs(v) >= 1e6 or (abs(v) < 1e-3 and v != 0):
             return f"{v:.4g}"

@@ -68,6 +68,14 @@ def random_config(rng: random.Random) -> dict:
         "deadline_hours": rng.choice([0, 10]),
         "budget_usd": rng.choice([0, 1000]),
     })
+    # an FP8 precision runs only on GPUs with FP8 tensor cores and not with QLoRA (refused with a message): keep the
+    # draw where it is valid, so the random scenarios still exercise FP8 on the GPUs that run it
+    prec = catalog.tables()["precisions"].row(cfg["precision"])
+    gpu = catalog.tables()["gpus"].row(cfg["gpu"])
+    method = catalog.tables()["methods"].row(cfg["method"])
+    if prec["fp8_linears"] and (gpu["fp8_dense_tflops"] == 0 or method["quantized_base"]
+                                or (prec["block_scaled"] and not (gpu["fp4_dense_tflops"] > 0 and gpu["multi_gpu_fabric"]))):
+        cfg["precision"] = "bf16_mixed"
     return cfg
 
 

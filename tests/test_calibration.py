@@ -50,18 +50,19 @@ def test_every_row_within_tolerance(m):
 def test_exclusions_follow_the_rule():
     """Rows are left out only by rule: a speed that needs more than 80 % of the dense peak counting the FLOPs the
     recipe executes (torchtune's single-GPU LoRA figures and the RTX A6000 full fine-tune); a training-speed row on a
-    GPU without dense rows (its MFU would be set by mixture-of-experts rows: they are checks); reserved memory (checks)."""
+    GPU without dense rows of its chip (the H800 is the H100's chip; its MFU would be set by mixture-of-experts rows: they are checks); reserved memory (checks)."""
     for m in ROWS:
         u = cal.executed_utilisation(m)
         by_rule = (u is None or u <= cal.EXECUTED_LIMIT) and m.quantity != "reserved_peak_train_gib" \
-            and not (m.kind == "training speed" and f"gpu:{m.inputs['gpu']}" not in cal.PRIORS)
+            and not (m.kind == "training speed" and f"gpu:{cal.CHIP_OF.get(m.inputs['gpu'], m.inputs['gpu'])}" not in cal.PRIORS)
         assert cal.in_fit(m) == by_rule, m.id
     excluded = {m.id for m in ROWS if not cal.in_fit(m) and (cal.executed_utilisation(m) or 0) > cal.EXECUTED_LIMIT}
     assert excluded == {"tt-8b-full-a6000-speed", "tt-8b-lora-4090-speed", "tt-8b-lora-a6000-speed"}
-    assert all(cal.executed_utilisation(m) > 0.85 for m in ROWS if m.id in excluded)
-    # what is kept spans 31-77 % of peak: the rule removes outliers, not the awkward rows
+    # the RTX A6000 full fine-tune sits just above the limit (80.4 %: its FLOPs per token leave the embedding lookup out)
+    assert all(cal.executed_utilisation(m) > cal.EXECUTED_LIMIT for m in ROWS if m.id in excluded)
+    # what is kept spans 36-72 % of peak: the rule removes outliers, not the awkward rows
     kept = [cal.executed_utilisation(m) for m in ROWS if m.quantity == "train_tokens_per_s" and cal.in_fit(m)]
-    assert min(kept) < 0.4 and max(kept) > 0.75
+    assert min(kept) < 0.4 and max(kept) > 0.7
 
 
 def test_catalogs_hold_the_fitted_values():
@@ -93,7 +94,7 @@ def test_the_fit_reduces_the_errors_it_was_asked_to():
     prior = {**cal.PRIORS, **cal.MEMORY_PRIORS}
     before = {m.id: abs(e) for m, _p, e in cal.errors(prior, ROWS) if cal.in_fit(m)}
     after = {m.id: abs(e) for m, _p, e in cal.errors(rows=ROWS) if cal.in_fit(m)}
-    assert before["tt-8b-qlora-4090-speed"] > 0.4 and after["tt-8b-qlora-4090-speed"] < 0.25
+    assert before["tt-8b-qlora-4090-speed"] > 0.35 and after["tt-8b-qlora-4090-speed"] < 0.25
     assert before["tt-8b-qlora-4090-mem"] > 0.15 and after["tt-8b-qlora-4090-mem"] < 0.12
     assert max(after.values()) < max(before.values())
 
@@ -116,17 +117,22 @@ def test_docs_calibration_is_current():
 
 
 def test_mfu_input_is_model_flops_utilisation():
-    """A published MFU goes in as it is: time = model FLOPs / (GPUs x dense peak x MFU), whatever the recomputation
-    (torchtitan reports Llama 3 8B at 58.2 % MFU on 64 A100s, 2,973 tokens/s per GPU)."""
+    """A published MFU goes in once it counts the FLOPs ours counts: time = model FLOPs / (GPUs x dense peak x MFU),
+    whatever the recomputation.  torchtitan reports Llama 3 8B at 58.2 % MFU on 64 A100s, 2,973 tokens/s per GPU:
+    its 2024 count takes 6 x all 8.03 B parameters, the input embedding lookup included, so in ours (6 x 7.50 B, the
+    lookup is not a matrix product) the same run is 58.2 % x ours / theirs."""
     # torchtitan's cluster: servers on InfiniBand (an owned setup), not 64 separate rented machines
-    r = core.evaluate(model="Llama-3-8B", gpu="A100-80GB-SXM", n_gpus=64, seq_len=8192, micro_batch=1, method="full",
-                      recompute="selective", mfu=0.582, tokens=1e9, buy=1)
+    job = dict(model="Llama-3-8B", gpu="A100-80GB-SXM", n_gpus=64, seq_len=8192, micro_batch=1, method="full", tokens=1e9, buy=1)
+    ours = core.evaluate(job, recompute="selective")
+    theirs = ours["flops_per_token_train"] + 6 * ours["embedding_lookup_params"]
+    mfu = 0.582 * ours["flops_per_token_train"] / theirs
+    r = core.evaluate(job, recompute="selective", mfu=mfu)
     assert r["comm_slowdown"] == 1
     assert r["train_tokens_per_s"] / 64 == pytest.approx(2973, rel=0.02)
-    assert r["train_tokens_per_s"] == pytest.approx(64 * 312e12 * 0.582 / r["flops_per_token_train"], rel=1e-12)
+    assert r["train_tokens_per_s"] == pytest.approx(64 * 312e12 * mfu / r["flops_per_token_train"], rel=1e-12)
     # a published MFU already reflects the run's recomputation: with the MFU given, checkpointing changes nothing
     full = core.evaluate(model="Llama-3-8B", gpu="A100-80GB-SXM", n_gpus=64, seq_len=8192, micro_batch=1, method="full",
-                         recompute="full", mfu=0.582, tokens=1e9, buy=1)
+                         recompute="full", mfu=mfu, tokens=1e9, buy=1)
     assert full["train_hours"] == r["train_hours"]
 
 

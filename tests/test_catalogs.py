@@ -71,7 +71,8 @@ def test_model_parameter_counts_match_published_within_1_percent():
         assert models.row(name)["source"], name
     assert core.evaluate(model="Llama-3-8B")["params_total"] == 8_030_261_248  # the published 8.03B (Meta config.json)
     assert core.evaluate(model="Llama-3-70B")["params_total"] == 70_553_706_496
-    assert core.evaluate(model="Mixtral-8x22B")["params_active_b"] == pytest.approx(39, rel=0.01)
+    # Mistral's "39B active" counts the input embedding, as most publishers do
+    assert core.evaluate(model="Mixtral-8x22B")["params_active_incl_embedding_b"] == pytest.approx(39, rel=0.01)
 
 
 def test_bare_parameter_count_gives_an_estimate_that_says_so():
@@ -147,13 +148,14 @@ def test_current_models_total_and_active_parameters(name, total_b, active_text):
     memory, not used per text token, so not in the active count)."""
     r = core.evaluate(model=name)
     assert r["params_total_b"] == pytest.approx(total_b, rel=0.01)
-    # active counts are published rounded ("3.3", "37") and without the router (Qwen3-30B-A3B: 48 x 262,144 router
+    # active counts are published rounded ("3.3", "37"), counting the input embedding (params_active, which compute
+    # uses, leaves the lookup out: see test_gpt_oss_counts_as_openai_publishes_them), and without the router (Qwen3-30B-A3B: 48 x 262,144 router
     # weights = 0.013B; ours counts them, since every token uses the router): within half a unit of the last published
     # digit, or 1 %
     active_b = float(active_text)
     half_unit = 0.5 * 10 ** -(len(active_text.split(".")[1]) if "." in active_text else 0)
     router_b = r["router_params_per_layer"] * (catalog.models().row(name)["layers"] - catalog.models().row(name)["dense_layers"]) / 1e9
-    assert abs(r["params_active_b"] - router_b - active_b) <= max(0.01 * active_b, half_unit + 1e-9)
+    assert abs(r["params_active_incl_embedding_b"] - router_b - active_b) <= max(0.01 * active_b, half_unit + 1e-9)
 
 
 def test_latent_attention_caches_the_compressed_vector():
@@ -174,10 +176,11 @@ def test_moe_with_shared_experts_and_dense_layers():
     Maverick: 24 expert layers (128 routed + 1 shared, 1 active) alternating with 24 dense layers."""
     ds = core.evaluate(model="DeepSeek-V3")
     per_expert = 3 * 7168 * 2048
-    assert ds["params_total"] - ds["params_active"] == 58 * (256 - 8) * per_expert
+    # inactive: 248 routed experts on 58 layers, and the input embedding (a lookup, not a matrix product)
+    assert ds["params_total"] - ds["params_active"] == 58 * (256 - 8) * per_expert + 129280 * 7168
     mv = core.evaluate(model="Llama-4-Maverick")
-    # inactive: 127 routed experts on 24 layers, and the vision encoder (not used for text tokens)
-    assert mv["params_total"] - mv["params_active"] == 24 * (128 - 1) * 3 * 5120 * 8192 + 871_932_416
+    # inactive: 127 routed experts on 24 layers, the vision encoder (not used for text tokens) and the input embedding
+    assert mv["params_total"] - mv["params_active"] == 24 * (128 - 1) * 3 * 5120 * 8192 + 871_932_416 + 202048 * 5120
 
 
 def test_gemma3_kv_cache_counts_its_sliding_layers():
@@ -199,15 +202,31 @@ def test_qwen3_moe_memory_counts_every_expert_and_compute_only_the_active():
 
 @pytest.mark.parametrize("name, total_b, active_b", [("gpt-oss-120b", 116.83, 5.13), ("gpt-oss-20b", 20.91, 3.61)])
 def test_gpt_oss_counts_as_openai_publishes_them(name, total_b, active_b):
-    """OpenAI's gpt-oss model card (2025) Table 1: totals, and active parameters per token counting the
-    unembedding but not the embedding lookup (ours count both matrices, so the embedding is taken out here)."""
-    r = core.evaluate(model=name)
+    """OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025-08-05, https://arxiv.org/abs/2508.10925) Table 1: totals,
+    and active parameters per token counting the unembedding but not the embedding lookup, the convention of
+    params_active.  What is left (under 1 %) is the experts' biases, which the catalog holds in other_params and counts
+    whole (38.6 M of them belong to the inactive experts of the 120b)."""
+    r = core.evaluate(model=name, method="full", seq_len=2048)
     row = catalog.models().row(name)
     assert r["params_total_b"] == pytest.approx(total_b, rel=0.01)
-    assert (r["params_active"] - row["vocab"] * row["hidden"]) / 1e9 == pytest.approx(active_b, rel=0.01)
+    assert r["params_active_b"] == pytest.approx(active_b, rel=0.01)
+    # the embedding lookup is the one difference between the two conventions; the output matrix stays active
+    assert r["params_active_incl_embedding_b"] - r["params_active_b"] == pytest.approx(row["vocab"] * row["hidden"] / 1e9)
+    # compute uses it: 6 x active + attention per training token, 2 x active per generated token
+    assert r["flops_per_token_train"] - 6 * r["params_active"] == pytest.approx(12 * row["layers"] * 2048 * 64 * 64)
     # MXFP4 weights: the 120b fits one 80 GB GPU, as the model card says
     served = core.evaluate(model=name, weights_dtype="mxfp4", n_gpus=1, gpu="H100-SXM", context_tokens=4096)
     assert served["fits_infer"]
+
+
+def test_tied_embeddings_stay_active():
+    """A tied model's one vocabulary matrix is its output projection, a matmul every token: it stays in the active
+    count (Llama 3.2 1B ties them: active = total)."""
+    r = core.evaluate(model="Llama-3.2-1B")
+    assert catalog.models().row("Llama-3.2-1B")["tied_embeddings"] == 1
+    assert r["params_active"] == r["params_total"]
+    untied = core.evaluate(model="Llama-3-8B")
+    assert untied["params_total"] - untied["params_active"] == 128256 * 4096
 
 
 def test_image_encoder_counts_in_memory_not_per_token():

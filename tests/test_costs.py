@@ -343,7 +343,9 @@ def test_planner_recommends_the_cheapest_acceptable_option_and_explains_rejectio
     ok = [o for o in options if o["ok"]]
     rec = result["recommended"]
     # among options within the cost tolerance (5 %) of the cheapest, fewer GPUs, machines and hours win
-    assert rec is ok[0] and rec["cost_usd"] <= min(o["cost_usd"] for o in ok) * 1.05
+    cheapest = min(o["cost_usd"] for o in ok)
+    assert rec is ok[0] and rec["cost_usd"] <= cheapest * 1.05
+    assert all(o["n_gpus"] >= rec["n_gpus"] for o in ok if o["cost_usd"] <= cheapest * 1.05)
     assert all(o["hours"] <= 12 for o in ok)
     slow = [o for o in options if any(r.startswith("too slow") for r in o["reasons"])]
     assert slow and all(o["hours"] > 12 for o in slow)

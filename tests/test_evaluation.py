@@ -239,5 +239,5 @@ def test_a_sweeps_result_memory_is_reused_only_when_nobody_holds_it():
     fresh = {k: v.copy() for k, v in second.items()}
     del second
     engine.free_sweep_memory()
-    assert not engine._SPARE and dropped() is None
+    assert not len(engine.SWEEP_MEMORY) and dropped() is None
     assert all(np.array_equal(v, core.evaluate(later, outputs=asked)[k]) for k, v in fresh.items())

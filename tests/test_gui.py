@@ -114,6 +114,22 @@ def test_answer_is_the_planners(tmp_path):
     assert answer["cash"]["month"][0] == 0 and len(answer["cash"]["own_cumulative_usd"]) == len(answer["cash"]["month"])
 
 
+
+def test_controller_names_the_field_of_a_problem_of_the_inputs_together(qtbot):
+    """The window is told which field a problem is about, with core's message: (field, message), never read out of
+    the message's text; a problem that names no field comes as ("", message), and ("", "") clears it."""
+    c = Controller()
+    problems = []
+    c.problem.connect(lambda field, message: problems.append((field, message)))
+    assert c.edit("tensor_parallel", "3") == ""
+    with qtbot.waitSignal(c.problem, timeout=20_000):
+        c.set_scope(count=4)
+    assert problems[-1] == ("n_gpus", "n_gpus: 4 must be a multiple of tensor_parallel (3)")
+    with qtbot.waitSignal(c.answered, timeout=20_000):
+        c.set_scope(count=6)
+    assert problems[-1] == ("", "")
+    c.wait()
+
 # --- the window ----------------------------------------------------------------------------------
 
 @pytest.mark.slow
@@ -454,7 +470,7 @@ def test_screenshot_of_a_real_x11_window_under_xvfb(tmp_path, size):
 @pytest.mark.slow
 def test_custom_architecture_dialog_feeds_core(qtbot, window):
     from gpu_tco.core.engine import evaluate
-    from gpu_tco.gui.window import ArchitectureDialog
+    from gpu_tco.gui.inputs_panel import ArchitectureDialog
     dialog = ArchitectureDialog(window)
     qtbot.addWidget(dialog)
     type_into(qtbot, dialog.edits["heads"], "0")

@@ -11,7 +11,8 @@ from PySide6.QtCore import QSettings, Qt
 from gpu_tco.core import catalog
 from gpu_tco.core.engine import evaluate
 from gpu_tco.gui.controller import Controller
-from gpu_tco.gui.window import ArchitectureDialog, MainWindow
+from gpu_tco.gui.inputs_panel import ArchitectureDialog
+from gpu_tco.gui.window import MainWindow
 
 pytestmark = pytest.mark.gui
 

@@ -32,7 +32,7 @@ from gpu_tco.core.inputs import INPUTS
 from gpu_tco.core.scenario_files import read_scenario, scenario_text, write_scenario
 from gpu_tco.core.validation import check_number
 from gpu_tco.workbooks import write_workbook
-from gpu_tco.workbooks.email_draft import build_draft, one_line, write_draft
+from gpu_tco.workbooks.email_draft import build_draft, header_line, write_draft
 
 
 def _cli(*args, env=None, cwd=None):
@@ -115,7 +115,7 @@ def test_a_draft_subject_is_one_line_and_reads_back_as_the_literal_name(tiny_boo
     raw = build_draft(tiny_book, subject, "body")
     msg = _parse(raw)
     assert list(msg.keys()) == ["Subject", "X-Unsent", "MIME-Version", "Content-Type"]  # never Bcc, To, Cc
-    assert msg["Subject"] == one_line(subject)
+    assert msg["Subject"] == header_line(subject)
     assert "\n" not in msg["Subject"] and "\r" not in msg["Subject"]
     head = raw.split(b"\r\n\r\n", 1)[0]
     assert all(len(line) <= 998 for line in head.split(b"\r\n"))
@@ -166,7 +166,7 @@ def test_the_command_line_draft_cases_end_in_one_line(tmp_path):
     assert named.returncode == 0, named.stderr
     msg = _parse((tmp_path / "c.eml").read_bytes())
     assert "Bcc" not in msg and "To" not in msg
-    assert msg["Subject"] == "GPU plan: " + one_line(evil) + " lora"
+    assert msg["Subject"] == "GPU plan: " + header_line(evil) + " lora"
     assert "=?utf-8?b?QmNjOiBldmls?=" in msg["Subject"]
 
 

@@ -112,19 +112,20 @@ def test_a_published_run_of_each_regime_within_tolerance(row_id):
 
 
 def test_moe_rows_on_cards_without_a_dense_row_are_checks():
-    """B200 and GB200 have no dense BF16 row in the set, so their MoE rows do not set those cards' MFU; they stay as
-    checks of the catalog's prior MFU (0.40) x the MoE factor fitted on H100.  On GB200 (all-to-all inside the NVLink
-    domain) the model is within 35 %; on 64 B200 it is too fast, by less than 70 %: Megatron Bridge's gpt-oss-120b
-    runs 1.46 times the H100 speed on a card of 2.27 times the dense peak, so MoE keeps less of Blackwell's peak than
-    of Hopper's, which one factor for every GPU does not describe."""
+    """B200 has no dense row in the set, so its MoE rows do not set that card's MFU; they stay checks of the catalog's
+    prior MFU (0.40) x the MoE factor fitted on H100 and GB200.  GB200 has dense rows (NeMo 25.04's FP8 pre-training),
+    so its MoE rows are in the fit like the H100's (all-to-all inside the NVLink domain) and within the tolerance.  On
+    64 B200 the model is too fast, by less than 85 %: Megatron Bridge's gpt-oss-120b runs 1.46 times the H100 speed on
+    a card of 2.27 times the dense peak, so MoE keeps less of Blackwell's peak than of Hopper's, which one factor for
+    every GPU does not describe."""
     for row_id in ("nemo-gptoss120b-gb200-2602", "nemo-dsv3-gb200-2511", "nemo-qwen3-235b-gb200-2511"):
         m = ROWS[row_id]
-        assert not cal.in_fit(m)
-        assert abs(cal.predict(m) / m.value - 1) < 0.35, row_id
+        assert cal.in_fit(m)
+        assert abs(cal.predict(m) / m.value - 1) < cal.TOLERANCE["training speed"], row_id
     for row_id in ("nemo-gptoss120b-b200-2511", "nemo-gptoss120b-b200-2602"):
         m = ROWS[row_id]
         assert not cal.in_fit(m)
-        assert 0 < cal.predict(m) / m.value - 1 < 0.70, row_id
+        assert 0 < cal.predict(m) / m.value - 1 < 0.85, row_id
 
 
 def test_offload_memory_against_the_published_70b_qlora_run():

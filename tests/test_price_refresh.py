@@ -44,7 +44,7 @@ def test_gpu_names_and_instance_facts_map_to_catalog_gpus():
         (_offer("A100", 80, "Standard_NC24ads_A100_v4", "azure", 1), "A100-80GB-PCIe"),
         (_offer("A100", 40, "NVIDIA A100 PCIe 40GB", "runpod", 1), "A100-40GB-PCIe"),
         (_offer("B200", 180), "B200"), (_offer("MI300X", 192), "MI300X"), (_offer("RTX4090", 24, gpus=1), "RTX-4090"),
-        (_offer("A10G", 24, "g5.xlarge", gpus=1), "A10"), (_offer("L40S", 48, gpus=1), "L40S"),
+        (_offer("A10G", 24, "g5.xlarge", gpus=1), "A10G"), (_offer("L40S", 48, gpus=1), "L40S"),
         (_offer("T4", 16, gpus=1), None), (_offer("V100", 32), None),
         (_offer("L4", 48, gpus=1), None),  # memory 100 % off the catalog's L4: not the same GPU
     ]

@@ -83,7 +83,7 @@ _LINE_BREAKERS = re.compile(" *[\x00-\x1f\x7f-\x9f\u2028\u2029][ \x00-\x1f\x7f-\
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no UTF-8 form; shown as U+FFFD
 
 
-def one_line(text: str) -> str:
+def header_line(text: str) -> str:
     """``text`` as one header line: each run of control or line-separator characters (CR, LF, TAB,
     U+0085, U+2028, U+2029, ...) with the spaces around it becomes one space, a lone surrogate
     becomes U+FFFD (the visible replacement character), spaces at the ends are dropped."""
@@ -99,14 +99,14 @@ def _carriable(body: str) -> str:
 def build_draft(workbook: str | os.PathLike, subject: str, body: str) -> bytes:
     """An RFC 5322 draft with the workbook attached: ``X-Unsent: 1``, no From/Date/Message-ID, CRLF line ends.
 
-    The subject is reduced to one line (``one_line``) and folded and encoded by the email package.
+    The subject is reduced to one line (``header_line``) and folded and encoded by the email package.
     A subject that is not plain ASCII, or holds text that looks like an RFC 2047 encoded-word
     (``=?utf-8?b?...?=``), is sent whole as encoded-words (``email.header.Header``): a mail program
     decodes them back to exactly the text given (spaces included; an encoded-word in the name stays
     literal text), never to other headers or other words.
     """
     path = Path(workbook)
-    subject = one_line(subject)
+    subject = header_line(subject)
     msg = EmailMessage(policy=SMTP)
     if "=?" in subject or not subject.isascii():
         folded = Header(subject, "utf-8", header_name="Subject").encode(linesep="\r\n")
@@ -185,7 +185,7 @@ def send(workbook: str | os.PathLike, subject: str, body: str, eml: str | os.Pat
     """
     workbook = Path(workbook).resolve()
     # what a command line, COM or AppleScript can carry: one subject line, no NUL or lone surrogate
-    subject, body = one_line(subject), _carriable(body)
+    subject, body = header_line(subject), _carriable(body)
     if platform.startswith("win"):
         try:
             outlook(workbook, subject, body)

@@ -1,0 +1,56 @@
+"""How messages word two small things the same way everywhere: close-match hints and numbers.
+
+Pure string functions (no catalog, no NumPy), used by input validation, catalog lookups and files,
+the Excel functions, the command line and the form, so one rule and one wording hold for all of them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .names import suggest
+
+WHOLE_NUMBER_LIMIT = 1e15  # from here on a float's digits are no longer all exact: shown in exponent form
+
+
+def close_matches(typed, candidates: Iterable, n: int = 3) -> list[str]:
+    """Up to ``n`` names ``typed`` may have meant: the candidates it starts (a name typed in part, "H100"
+    for H100-SXM), then the most alike (``names.suggest``), each once, most likely first."""
+    candidates = list(dict.fromkeys(map(str, candidates)))
+    word = str(typed).strip().lower()
+    starts = [c for c in candidates if c.lower().startswith(word)] if word else []
+    return list(dict.fromkeys(starts[:n] + suggest(str(typed), candidates, n)))[:n]
+
+
+def did_you_mean(typed, candidates: Iterable, before: str = " ", after: str = "") -> str:
+    """The one wording of a close-match hint: ``"(did you mean A, B?)"`` naming ``close_matches``,
+    between ``before`` and ``after``; "" when nothing is close.
+
+    ``f"is not a quantity{did_you_mean(x, QUANTITIES)}"`` gives "is not a quantity (did you mean y?)";
+    ``did_you_mean(x, names, before="", after="; ")`` leads a list of what is allowed."""
+    close = close_matches(typed, candidates)
+    return f"{before}(did you mean {', '.join(close)}?){after}" if close else ""
+
+
+def is_whole_number(x) -> bool:
+    """Whether a number prints without decimals: whole and below ``WHOLE_NUMBER_LIMIT`` in size."""
+    return float(x).is_integer() and abs(x) < WHOLE_NUMBER_LIMIT
+
+
+def number_text(x, grouped: bool = True) -> str:
+    """A number as messages, fields and tables show it: a whole number below 1e15 without decimals (with
+    thousands separators when ``grouped``: 4,096), anything else in shortest form (0.5, 1e+15, inf)."""
+    if isinstance(x, bool):
+        return str(int(x))
+    if is_whole_number(x):
+        return f"{int(x):,}" if grouped else str(int(x))
+    return f"{x:g}"
+
+
+def spreadsheet_round(x: float, digits: int):
+    """``x`` rounded to ``digits`` decimals as a spreadsheet rounds (ROUND, and TEXT when it shows a number): on the
+    15 significant digits the sheet keeps, halves away from zero.  Python's round and format work on the binary
+    double instead (26.825 is 26.8249999... there and goes down; the sheet shows 26.83).  A decimal.Decimal, so
+    that a caller can compare it (the planner's ties) or print it (the answer's dollars and hours) without a second
+    rounding."""
+    from decimal import ROUND_HALF_UP, Decimal
+    return Decimal(f"{float(x):.15g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
