@@ -115,7 +115,7 @@ def test_moe_rows_on_cards_without_a_dense_row_are_checks():
     """B200 has no dense row in the set, so its MoE rows do not set that card's MFU; they stay checks of the catalog's
     prior MFU (0.40) x the MoE factor fitted on H100 and GB200.  GB200 has dense rows (NeMo 25.04's FP8 pre-training),
     so its MoE rows are in the fit like the H100's (all-to-all inside the NVLink domain) and within the tolerance.  On
-    64 B200 the model is too fast, by less than 90 % (82 % at the last refit): Megatron Bridge's gpt-oss-120b runs 1.46 times the H100 speed on
+    64 B200 the model is too fast, by less than 90 % (83 % at the last refit): Megatron Bridge's gpt-oss-120b runs 1.46 times the H100 speed on
     a card of 2.27 times the dense peak, so MoE keeps less of Blackwell's peak than of Hopper's, which one factor for
     every GPU does not describe."""
     for row_id in ("nemo-gptoss120b-gb200-2602", "nemo-dsv3-gb200-2511", "nemo-qwen3-235b-gb200-2511"):
