@@ -771,6 +771,8 @@ def _explain(named: dict):
 
 
 _TRAIN = ("model", "method", "seq_len", "micro_batch", "n_gpus", "sharding", "optimizer", "precision", "recompute", "lora_rank")
+# how the GPUs split the work (appended last: sheets written before keep their meaning)
+_LAYOUT = ("tensor_parallel", "pipeline_parallel", "pipeline_microbatches", "context_parallel", "expert_parallel", "offload_params")
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("GPU_TCO", "Total cost of owning n_gpus of a GPU over months at hours_per_day: capital, setup, energy, colocation "
              "and upkeep, less resale value (USD).",
@@ -802,7 +804,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
               "context_tokens", "weights_dtype"), "selfhost_breakeven_mtok_per_month", "Mtok/month"),
     Function("GPU_MEMORY_TRAIN", "Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; "
              "component picks one part, \"all\" returns the breakdown table.",
-             _TRAIN + ("component",), "peak_train_gib_per_gpu", "GiB/GPU"),
+             _TRAIN + ("component",) + _LAYOUT, "peak_train_gib_per_gpu", "GiB/GPU"),
     Function("GPU_MEMORY_INFER", "Inference memory per GPU (GiB): weights, KV cache of the batch, workspace and overhead; "
              "component picks one part, \"all\" returns the breakdown table.",
              ("model", "context_tokens", "batch", "weights_dtype", "kv_dtype", "n_gpus", "infer_component"),
@@ -814,7 +816,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank"),
              "gpus_needed", "GPUs"),
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
-             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision"), "train_hours", "h"),
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT, "train_hours", "h"),
     Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "

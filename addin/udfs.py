@@ -132,9 +132,15 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
 @xw.arg('component', ndim=2, doc='total (default; the device total that must fit), weights, gradients, optimizer, activations, logits, overhead, allocator_peak (what PyTorch reports); or all for a table')
-def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None):
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
     'Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; component picks one part, "all" returns the breakdown table.'
-    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component)
+    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
 
 
 @xw.func(category='GPU TCO')
@@ -185,9 +191,15 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
 @xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None):
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
 
 
 @xw.func(category='GPU TCO')

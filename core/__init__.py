@@ -38,6 +38,7 @@ from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
 from .inputs import SECTIONS as INPUT_SECTIONS
+from .layout import unit as layout_unit
 from .names import suggest
 from .planner import (
     BOUGHT_OUTPUTS,
@@ -51,6 +52,7 @@ from .planner import (
     option_inputs,
     option_text,
     same_option,
+    tie_round,
     verdict_text,
 )
 from .planner import scope as plan_scope
@@ -69,7 +71,7 @@ from .serving import (
     serve_plan,
     serve_sentence,
 )
-from .text import close_matches, did_you_mean, is_whole_number, number_text
+from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -111,7 +113,8 @@ __all__ = [
     "inputs_of", "formula_text",
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
-    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS",
+    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
+    "layout_unit",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
@@ -125,7 +128,7 @@ __all__ = [
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
-    "did_you_mean", "close_matches", "number_text", "is_whole_number",
+    "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
     "SERVE_CHOSEN", "ancestors",
 ]

@@ -38,6 +38,7 @@ AUTO_BASIS = {
     "gpus_per_server": "the largest server {gpu} is sold in",
     "api_usd_per_mtok_input": "the price of the API compared with (api_model)",
     "api_usd_per_mtok_output": "the price of the API compared with (api_model)",
+    "pipeline_microbatches": "8 x pipeline_parallel with pipelining, else 1",
 }
 
 

@@ -6,9 +6,9 @@ peak memory, decode and prefill speed), each with the recipe it was measured und
 and date.  ``fit`` derives the defaults the time model uses from them:
 
 - training: the MFU of each measured GPU (gpus.csv ``default_mfu``), the method factor (methods.csv
-  ``mfu_factor``), the recomputation factor (recomputes.csv ``mfu_factor``), the CPU-offload factor and
-  the large-cluster factor, by least squares on the logarithm of measured / modelled speed
-  (the time model is a product of these factors, so the fit is linear in their logarithms);
+  ``mfu_factor``), the recomputation factor (recomputes.csv ``mfu_factor``), the FP8 factor of each
+  recipe (precisions.csv ``fp8_mfu_factor``), the mixture-of-experts factor and the large-cluster factor,
+  by least squares on the logarithm of measured / modelled speed (the time model is a product of these factors, so the fit is linear in their logarithms);
 - decode: ``decode_bandwidth_efficiency`` (geometric mean over the decode rows);
 - prefill: ``prefill_mfu`` and ``moe_prefill_efficiency``.
 
@@ -44,12 +44,12 @@ RIDGE = 1e-6  # weight of the priors in the fit: tiny, the data decide wherever 
 PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40, "gpu:H100-SXM": 0.40, "gpu:GB200": 0.40,
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
           "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
-          "offload_mfu_factor": 1.0, "large_cluster_mfu_factor": 1.0,
+          "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
-MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu")
+MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
 KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
-        "allocator_peak_train_gib": "memory", "peak_train_gib_per_gpu": "memory",
+        "allocator_peak_train_gib": "memory", "peak_train_gib_per_gpu": "memory", "reserved_peak_train_gib": "memory",
         "decode_tokens_per_s_per_seq": "decode speed", "prefill_tokens_per_s": "prefill speed"}
 TOLERANCE = {"training speed": 0.25, "decode speed": 0.25, "prefill speed": 0.25, "memory": 0.12}
 INPUT_COLUMNS = ("model", "method", "gpu", "n_gpus", "seq_len", "micro_batch", "precision", "recompute", "sharding",
@@ -180,6 +180,14 @@ def executed_utilisation(m: Measurement) -> float | None:
 
 
 def in_fit(m: Measurement) -> bool:
+    """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
+    (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
+    reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
+    if m.quantity == "reserved_peak_train_gib":
+        return False
+    gpu = _evaluate(m)["gpu"]
+    if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
+        return False
     u = executed_utilisation(m)
     return u is None or u <= EXECUTED_LIMIT
 
@@ -198,15 +206,15 @@ IRLS_ITERATIONS = 40
 
 def _train_features(m: Measurement) -> dict:
     r = _evaluate(m)
-    feats = {f"gpu:{r['gpu']}": 1.0}
+    feats = {f"gpu:{CHIP_OF.get(r['gpu'], r['gpu'])}": 1.0}
     if r["method"] != "full":
         feats[f"method:{'qlora' if r['method'].startswith('qlora') else r['method']}"] = 1.0
     if r["recompute"] != "none":
         feats[f"recompute:{r['recompute']}"] = 1.0
     if r["fp8_linears_active"]:
         feats[f"precision:{FP8_RECIPE.get(r['precision'], r['precision'])}"] = 1.0
-    if r["offload_optimizer"] or r["offload_params"]:
-        feats["offload_mfu_factor"] = 1.0
+    if r["routed_expert_share"] > 0:
+        feats["moe_train_efficiency"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
         feats["large_cluster_mfu_factor"] = 1.0
     return feats
@@ -282,9 +290,15 @@ def _minimax(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
     return theta
 
 
+def offloaded(m: Measurement) -> bool:
+    """A training row whose states live in CPU memory: its time is compute overlapped with PCIe transfers plus the CPU
+    optimizer step, so it informs ``cpu_optimizer_params_per_s`` (``fit_offload``), not the compute factors."""
+    return m.kind == "training speed" and bool(m.inputs.get("offload_params") or m.inputs.get("offload_optimizer"))
+
+
 def fit_speed(rows: list[Measurement]) -> dict:
     """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}."""
-    rows = [m for m in rows if m.kind != "memory" and in_fit(m)]
+    rows = [m for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m)]
     X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
     y = np.array([_log_ratio(m) for m in rows])
     theta = _minimax(X, y, np.log([PRIORS[n] for n in SPEED_PARAMS]))
@@ -319,7 +333,7 @@ def fit_memory(rows: list[Measurement]) -> dict:
     """The memory model's small-scale terms, in two steps so that no two of them trade off against each other:
     first the rows with an unfused loss fix the CUDA context, fragmentation and bytes per logit; then the rows with
     a chunked loss fix how many tokens' logits it holds at once (its working set is tokens x vocabulary x bytes)."""
-    rows = [m for m in rows if m.kind == "memory"]
+    rows = [m for m in rows if m.kind == "memory" and in_fit(m)]
     unfused = [m for m in rows if not m.inputs.get("fused_loss")]
     fused = [m for m in rows if m.inputs.get("fused_loss")]
     params = dict(MEMORY_PRIORS)
@@ -328,10 +342,43 @@ def fit_memory(rows: list[Measurement]) -> dict:
     return params
 
 
+CPU_OPTIMIZER_PRIOR = 1e9  # params/s per GPU process: [zero_offload2021] Figure 7 (CPU-Adam on a 1B-10B model, seconds per step)
+
+
+# every fitted parameter with its prior, as the reports list them
+PARAMETER_PRIORS = {**PRIORS, "cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR, **MEMORY_PRIORS}
+
+
+def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
+    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
+    mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
+    pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
+    return math.log(pred / m.value)
+
+
+def fit_offload(rows: list[Measurement], speed: dict) -> dict:
+    """``cpu_optimizer_params_per_s`` from the offloaded training rows whose CPU step matters (full training): the value
+    making the largest log error smallest (golden-section search over its logarithm), the compute factors as ``speed``."""
+    rows = [m for m in rows if offloaded(m) and in_fit(m) and _evaluate(m)["trainable_params"] > 1e9]
+    if not rows:
+        return {"cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR}
+    worst = lambda x: max(abs(_offload_log_error(m, speed, math.exp(x))) for m in rows)  # noqa: E731
+    lo, hi = math.log(1e7), math.log(1e11)
+    golden = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if worst(a) <= worst(b):
+            hi = b
+        else:
+            lo = a
+    return {"cpu_optimizer_params_per_s": math.exp((lo + hi) / 2)}
+
+
 def fit(rows: list[Measurement] | None = None) -> dict:
-    """Every fitted parameter: the speed factors and the memory terms."""
+    """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms."""
     rows = rows if rows is not None else load_measurements()
-    return {**fit_speed(rows), **fit_memory(rows)}
+    speed = fit_speed(rows)
+    return {**speed, **fit_offload(rows, speed), **fit_memory(rows)}
 
 
 def predict_with(m: Measurement, params: dict) -> float:
@@ -339,6 +386,10 @@ def predict_with(m: Measurement, params: dict) -> float:
     forms it; memory: the engine with the memory terms as inputs)."""
     if m.kind == "memory":
         return _memory_prediction(m, {n: params[n] for n in MEMORY_PRIORS})
+    if m.kind == "training speed":
+        params = {**catalog_values(), **params}  # a GPU the fit has no MFU for keeps its catalog value
+    if offloaded(m):
+        return m.value * math.exp(_offload_log_error(m, params, params["cpu_optimizer_params_per_s"]))
     ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio(m))
     return m.value * ratio if m.quantity != "train_gpu_hours" else m.value / ratio
 
@@ -371,21 +422,26 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 
 # ---------------------------------------------------------------------------
 # where the fitted values live, and writing them there
-ROUNDING = {"fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
+ROUNDING = {"cpu_optimizer_params_per_s": -7, "fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
 SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM", "H800-SXM")}
+# a card sold under another name with the same compute chip shares its efficiency (H800: the H100 SXM with NVLink cut
+# to 400 GB/s, which the communication model carries)
+CHIP_OF = {twin: name for name, twins in SAME_CHIP.items() for twin in twins}
 # FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
 # MXFP8 row in the set yet), so it takes the factor of fp8
 FP8_RECIPE = {"mxfp8": "fp8"}
-INPUT_PARAMS = ("offload_mfu_factor", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
+INPUT_PARAMS = ("moe_train_efficiency", "cpu_optimizer_params_per_s", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
 
 def informed(rows: list[Measurement] | None = None) -> set:
     """Parameters at least one row of the fit touches (the others keep their prior and are not written)."""
     rows = rows if rows is not None else load_measurements()
-    names = {n for m in rows if m.kind != "memory" and in_fit(m) for n in _features(m)}
-    return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" for m in rows) else set())
+    names = {n for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) for n in _features(m)}
+    if any(offloaded(m) and in_fit(m) for m in rows):
+        names.add("cpu_optimizer_params_per_s")
+    return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" and in_fit(m) for m in rows) else set())
 
 
 def rounded(params: dict) -> dict:
@@ -398,12 +454,10 @@ def catalog_values() -> dict:
     from .inputs import DEFAULTS
     tabs = catalog.tables()
     gpus, methods, recomputes, precisions = tabs["gpus"], tabs["methods"], tabs["recomputes"], tabs["precisions"]
-    out = {}
+    out = {f"gpu:{row['name']}": float(row["default_mfu"]) for row in gpus.rows}  # every GPU, fitted or not
     for name in PRIORS:
         kind, _, key = name.partition(":")
-        if kind == "gpu":
-            out[name] = float(gpus.row(key)["default_mfu"])
-        elif kind == "method":
+        if kind == "method":
             out[name] = float(methods.row(key)["mfu_factor"])
         elif kind == "recompute":
             out[name] = float(recomputes.row(key)["mfu_factor"])
@@ -476,6 +530,16 @@ def _setup(m: Measurement) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def _why_out(m: Measurement) -> str:
+    """Why a row is not in the fit, in words."""
+    if m.quantity == "reserved_peak_train_gib":
+        return "no: reserved memory (a check)"
+    gpu = _evaluate(m)["gpu"]
+    if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
+        return "no: no dense row on this GPU (a check)"
+    return f"no: needs {executed_utilisation(m):.0%} of peak"
+
+
 def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
     """One line per measurement: id, source, setup, quantity, measured, modelled, error, in the fit."""
     from .engine import QUANTITIES
@@ -484,8 +548,113 @@ def rows_table(rows: list[Measurement] | None = None) -> list[list[str]]:
     for m, pred, err in errors(rows=rows):
         unit = QUANTITIES[m.quantity].unit
         out.append([m.id, m.source, _setup(m), m.quantity, f"{m.value:,.4g} {unit}", f"{pred:,.4g} {unit}", _pct(err),
-                    "yes" if in_fit(m) else f"no: needs {executed_utilisation(m):.0%} of peak"])
+                    "yes" if in_fit(m) else _why_out(m)])
     return out
+
+
+def _prose() -> list[str]:
+    """docs/calibration.md's explanation: what the efficiency counts, the parallel layouts, mixture-of-experts models
+    and CPU offload."""
+    return [
+        "## What the efficiency counts",
+        "",
+        "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
+        "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
+        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
+        "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
+        "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
+        "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
+        "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
+        "",
+        "With `mfu` = 0 the model uses the calibrated default:",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
+        "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
+        "rate) x mixture-of-experts factor",
+        "(`moe_train_efficiency`, models with experts) x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty",
+        "(several GPUs without NVLink).",
+        "",
+        "## Parallelism, mixture-of-experts and CPU offload",
+        "",
+        "n_gpus = tensor x pipeline x context x data parallel; expert parallelism splits the routed experts over GPUs of the",
+        "data x context group, as Megatron-Core does.  States are divided by tensor x pipeline parallel; ZeRO shards them over",
+        "N = n_gpus / (tensor x pipeline); without sharding a GPU keeps 1 - routed share x (1 - 1/EP) of them.  With pipeline",
+        "parallelism the first stage holds min(p, m) micro-batches of its layers' activations (1F1B; Korthikanti et al. 2022),",
+        "and a step idles the bubble (p - 1) / (v m + p - 1) (Narayanan et al. 2021, with v model chunks per GPU of the",
+        "interleaved schedule).  Context parallelism splits the sequence (activations / cp) and sends keys and values round a",
+        "ring (Megatron-Core context parallelism; Liu et al. 2023, Ring Attention).  Communication per micro-batch, each over",
+        "its link: data-parallel gathers and reductions (gradients once per optimizer step), tensor-parallel all-reduces,",
+        "point-to-point activations between stages, the context-parallel ring, and four all-to-alls of tokens x top-k x hidden",
+        "per expert layer (dispatch and combine, forward and backward), inside a machine when the expert group fits one.  It",
+        "overlaps compute; only the excess costs time (`comm_slowdown`).",
+        "",
+        "`moe_train_efficiency` is what mixture-of-experts models keep of the dense efficiency besides the all-to-all time:",
+        "grouped expert matrix products on uneven token counts, routing and token permutation (Gale et al. 2022, MegaBlocks).",
+        "The rows that inform it (Megatron Bridge's H100 and GB200 and NeMo AutoModel's H100 pre-training tables; DeepSeek-V3",
+        "on H800) balance the tokens over the experts (forced, or without an auxiliary loss); uneven routing is the input `moe_load_imbalance` (1 by default), which stretches the experts'",
+        "share of the step and the all-to-all under expert parallelism (Fedus et al. 2021, Switch Transformer capacity).",
+        "",
+        "CPU offload has no efficiency factor: a step is the longer of compute and the PCIe transfers (weights in twice, gradients",
+        "out, at `pcie_gb_per_s`; Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity) plus the CPU optimizer",
+        "step (trainable parameters of the GPU's shard / `cpu_optimizer_params_per_s`), which does not overlap.  The CPU speed is",
+        "fitted on the offloaded full-training rows, with the compute factors fitted on the other rows.  On the GPU stay the",
+        "gathered units (current and prefetched), the shards copied in before the gather, and in full training the gradients",
+        "of the largest unit on their way out (`offload_buffers_gib`).",
+        "",
+    ]
+
+
+def _prose_fp8_and_fit() -> list[str]:
+    """docs/calibration.md's explanation, continued: FP8 training, the fit and the rule for leaving a row out."""
+    return [
+        "## FP8 training",
+        "",
+        "An FP8 precision (precisions.csv `fp8_linears` = 1) runs the transformer layers' linear matmuls at the GPU's FP8",
+        "rate and everything else (attention scores, norms, embeddings, the output layer, the router) at the BF16 rate, so",
+        "the peak it is measured against is that of the FLOP mix: 1 / (share / FP8 rate + (1 - share) / BF16 rate), the",
+        "share being (6 | 4 for LoRA) x active linear weights / FLOPs per token (72 % for Llama 3 8B at 8,192 tokens).",
+        "Each recipe then has its own efficiency factor against the GPU's BF16 efficiency (`precision:*` below):",
+        "`fp8` is Transformer Engine's per-tensor recipe as Megatron and NeMo run it (fitted on NVIDIA's NeMo 24.07",
+        "DGX-H100 table; NeMo 25.04's GB200 rows then inform the GB200's efficiency), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
+        "benchmark), and `mxfp8` (block-scaled, data-centre Blackwell) takes `fp8`'s factor until a published MXFP8 run is",
+        "in the set.  Memory follows the recipes: Transformer Engine keeps an FP8 copy of each linear weight and of its",
+        "transpose and saves linear inputs in FP8; torchao keeps neither, so its memory is bf16_mixed's, as its published",
+        "peaks are.  GPUs without FP8 tensor cores are refused for these precisions.  Runs laid out with pipeline,",
+        "context and expert parallelism across nodes are in the set with their layouts: NeMo's Llama 3 70B (TP 4, PP 4,",
+        "CP 2, 5 model chunks per GPU on 64 H100) and DeepSeek-V3's pre-training (PP 16, EP 64, ZeRO-1 on 2,048 H800,",
+        "GPU-hours for 14.8T tokens; the H800 is the H100's chip with NVLink cut to 400 GB/s, so its rows inform the",
+        "H100's efficiency and the communication model carries the slower links).",
+        "",
+        "## The fit",
+        "",
+        "The time model is a product of these factors, so the fit is linear in their logarithms.  It minimises the",
+        f"sum of the {P_NORM}th powers of the log errors (close to the largest error, while every row counts), because",
+        "what the calibration promises is a bound on every row.  Memory terms are fitted the same way by Gauss-Newton.",
+        "A parameter no row informs keeps its prior.  A maximum-context row (Unsloth) is an upper bound: the device",
+        "total at the longest context that ran is at most the card, so the fit aims at the middle of the allowed band.",
+        "",
+        f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
+        "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
+        "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
+        "what the source states.  Two more kinds of row are checks, not fitted: a training-speed row on a GPU without",
+        "dense rows of its chip in the set (its mixture-of-experts rows would otherwise set that card's MFU: B200), and a",
+        "reserved-memory row (the allocator's cache).  The rows stay in the file and in the table below.",
+        "",
+    ]
+
+
+def _parameter_lines(params: dict, current: dict, used: set) -> list[str]:
+    """The table of fitted parameters: where each lives, its prior, the fit and the catalog's value."""
+    lines = [
+        "| parameter | where it lives | prior | fitted | now in the catalog |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name, prior in PARAMETER_PRIORS.items():
+        kind = name.split(":", 1)[0]
+        home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
+        fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
+        lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
+    return lines + ["", "Cards on the same chip as a measured one take its value (and its rows count as that chip's): "
+                    + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
 
 
 def render() -> str:
@@ -506,61 +675,9 @@ def render() -> str:
         f"({', '.join(f'{sum(m.kind == k for m in rows)} {k}' for k in kinds)}).  Each row names the model, method, GPUs,",
         "sequence, batch, precision, recomputation and loss of its recipe, what was measured, the source's URL and date.",
         "",
-        "## What the efficiency counts",
-        "",
-        "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
-        "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
-        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
-        "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
-        "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
-        "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
-        "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
-        "",
-        "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
-        "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
-        "rate) x CPU-offload factor (with offload)",
-        "x large-cluster factor (512 GPUs or more) x PCIe multi-GPU penalty (several GPUs without NVLink).",
-        "",
-        "## FP8 training",
-        "",
-        "An FP8 precision (precisions.csv `fp8_linears` = 1) runs the transformer layers' linear matmuls at the GPU's FP8",
-        "rate and everything else (attention scores, norms, embeddings, the output layer, the router) at the BF16 rate, so",
-        "the peak it is measured against is that of the FLOP mix: 1 / (share / FP8 rate + (1 - share) / BF16 rate), the",
-        "share being (6 | 4 for LoRA) x active linear weights / FLOPs per token (72 % for Llama 3 8B at 8,192 tokens).",
-        "Each recipe then has its own efficiency factor against the GPU's BF16 efficiency (`precision:*` below):",
-        "`fp8` is Transformer Engine's per-tensor recipe as Megatron and NeMo run it (fitted on NVIDIA's NeMo 24.07",
-        "DGX-H100 table; NeMo 25.04's GB200 rows then inform the GB200's efficiency), `fp8_torchao` is torchao float8 with FSDP2 and torch.compile (fitted on torchao's torchtitan",
-        "benchmark), and `mxfp8` (block-scaled, data-centre Blackwell) takes `fp8`'s factor until a published MXFP8 run is",
-        "in the set.  Memory follows the recipes: Transformer Engine keeps an FP8 copy of each linear weight and of its",
-        "transpose and saves linear inputs in FP8; torchao keeps neither, so its memory is bf16_mixed's, as its published",
-        "peaks are.  GPUs without FP8 tensor cores are refused for these precisions.  Runs laid out with pipeline or",
-        "context parallelism across nodes (NeMo's Llama 3 70B) wait for those degrees to be inputs.",
-        "",
-        "## The fit",
-        "",
-        "The time model is a product of these factors, so the fit is linear in their logarithms.  It minimises the",
-        f"sum of the {P_NORM}th powers of the log errors (close to the largest error, while every row counts), because",
-        "what the calibration promises is a bound on every row.  Memory terms are fitted the same way by Gauss-Newton.",
-        "A parameter no row informs keeps its prior.  A maximum-context row (Unsloth) is an upper bound: the device",
-        "total at the longest context that ran is at most the card, so the fit aims at the middle of the allowed band.",
-        "",
-        f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
-        "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
-        "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
-        "what the source states.  The rows stay in the file and in the table below.",
-        "",
-        "| parameter | where it lives | prior | fitted | now in the catalog |",
-        "|---|---|---:|---:|---:|",
     ]
-    for name in PRIORS | MEMORY_PRIORS:
-        kind = name.split(":", 1)[0]
-        home = PARAMETER_HOME.get(kind, "input default (data/calibrated.csv)")
-        prior = PRIORS.get(name, MEMORY_PRIORS.get(name))
-        fitted = f"{params[name]:.4g}" if name in used else "(no rows: prior kept)"
-        lines.append(f"| `{name}` | {home} | {prior:g} | {fitted} | {current[name]:g} |")
-    lines += ["", "Cards on the same chip as a measured one take its value: "
-              + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
+    lines += _prose() + _prose_fp8_and_fit()
+    lines += _parameter_lines(params, current, used)
     lines += ["## Every row (the model as shipped)", "",
               "| id | source | setup | quantity | measured | modelled | error | in the fit |", "|---|---|---|---|---:|---:|---:|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows_table(rows)]
@@ -572,7 +689,7 @@ def render() -> str:
               + "; ".join(f"{k} {worst[k]:.1%} (tolerance {TOLERANCE[k]:.0%})" for k in kinds) + ".", ""]
     lines += ["## Leave one source out", "",
               "Each source in turn is left out, the parameters refitted on the others, and its rows predicted.  Where a",
-              "source is the only one informing a parameter (for example the offload factor), its rows fall back to the",
+              "source is the only one informing a parameter (for example the mixture-of-experts factor), its rows fall back to the",
               "prior: this is the error to expect for a setup unlike anything measured.", "",
               "| quantity | rows | median error | worst error |", "|---|---:|---:|---:|"]
     lines += [f"| {k} | {loso[k]['rows']} | {loso[k]['median']:.1%} | {loso[k]['worst']:.1%} |" for k in kinds if k in loso]

@@ -186,7 +186,7 @@ def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
     offers.link(values, "gpu" in given)
-    cross_check(values)
+    cross_check(values, model=row_of(values, "model"))
     return values
 
 
@@ -305,10 +305,13 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     offers.link_vector(values, shape, "gpu" in given)
     n = np.broadcast_to(np.asarray(values["n_gpus"]), shape)
     tp = np.broadcast_to(np.asarray(values["tensor_parallel"]), shape)
-    bad = np.flatnonzero(np.mod(n, tp) != 0)
+    layout = [np.broadcast_to(np.asarray(values[k]), shape) for k in ("pipeline_parallel", "context_parallel", "expert_parallel")]
+    pp_, cp_, ep_ = layout
+    bad = np.flatnonzero((np.mod(n, tp) != 0) | (np.mod(n, tp * pp_ * cp_) != 0) | (np.mod(n // (tp * pp_), ep_) != 0))
     if bad.size:
         j = int(bad[0])
-        cross_check({"n_gpus": int(n.flat[j]), "tensor_parallel": int(tp.flat[j])}, row=j)
+        cross_check({"n_gpus": int(n.flat[j]), "tensor_parallel": int(tp.flat[j]), "pipeline_parallel": int(pp_.flat[j]),
+                     "context_parallel": int(cp_.flat[j]), "expert_parallel": int(ep_.flat[j])}, row=j)
     varying = frozenset(k[:-5] if k.endswith("__row") else k for k, v in values.items()
                         if isinstance(v, np.ndarray) and v.ndim)
     compiled = compile_formulas(True, wanted, varying)

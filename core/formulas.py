@@ -236,7 +236,24 @@ opt = lambda fld: T("optimizers", "optimizer", fld)  # noqa: E731
 shard = lambda fld: T("shardings", "sharding", fld)  # noqa: E731
 rec = lambda fld: T("recomputes", "recompute", fld)  # noqa: E731
 t = I.tensor_parallel
-dp_size = q("dp_size", "GPUs", "Data-parallel (sharding) degree N = n_gpus / tensor_parallel", I.n_gpus / t)
+pp, cp, ep = I.pipeline_parallel, I.context_parallel, I.expert_parallel
+dp_size = q("dp_size", "GPUs",
+            "Sharding degree N = n_gpus / (tensor_parallel x pipeline_parallel): the GPUs that hold the same layers; "
+            "context-parallel GPUs count here (they hold the same weights and average their gradients)",
+            I.n_gpus / (t * pp), "[megatron_cp] (the distributed optimizer shards over data x context parallel GPUs)")
+q("data_parallel_size", "GPUs", "Data-parallel degree (model replicas) = n_gpus / (tensor x pipeline x context parallel)",
+  I.n_gpus / (t * pp * cp), "[narayanan2021] section 2 (n = t x p x d); [megatron_cp]")
+m_pipe = q("pipeline_microbatches_used", "micro-batches",
+           "Micro-batches per optimizer step of one data-parallel rank (a pipeline step's micro-batches, gradient accumulation): "
+           "pipeline_microbatches, or 8 x pipeline_parallel with pipelining and 1 without",
+           IF(I.pipeline_microbatches > 0, I.pipeline_microbatches, IF(pp > 1, 8 * pp, 1)), "[narayanan2021] section 2.2")
+expert_share = q(
+    "routed_expert_share", "fraction", "Share of the parameters in routed experts (what expert parallelism splits); 0 for a dense model",
+    IF(E > 1, moe_layers * E * mlp_params_per_expert / params_total, 0), "[megatron_moe] (expert parallelism)")
+ep_keep = q(
+    "expert_parallel_keep", "fraction",
+    "Share of the unsharded states one GPU keeps under expert parallelism = 1 - routed share x (1 - 1/expert_parallel)",
+    1 - expert_share * (1 - 1 / ep), "[megatron_moe]: each GPU of an expert-parallel group holds experts / EP")
 
 weight_bytes_per_param = prec("weight_bytes")
 base_bits = T("methods", "method", "base_bits_per_param")
@@ -290,16 +307,19 @@ optimizer_bytes_total = q(
 optimizer_off_gpu = q(
     "optimizer_off_gpu", "bool", "Optimizer states are not in GPU memory: offloaded to the CPU, or a paged optimizer (moved out when the GPU is full)",
     OR(I.offload_optimizer, I.offload_params, opt("paged")), "[zero_offload2021]; [bnb_paged]")
+# every state is split by tensor x pipeline parallel; a sharded state by N as well (routed experts: over the N / EP
+# expert-data ranks of an expert-parallel group of EP, so N in all); an unsharded one keeps expert_parallel_keep
+split = lambda flag: t * pp * IF(shard(flag), dp_size, 1 / ep_keep)  # noqa: E731
 weights_gib = q(
     "weights_gib", "GiB/GPU", "Training weights per GPU (0 when parameters are offloaded to the CPU; the gathered layers count as transients)",
-    (1 - I.offload_params) * weights_bytes_total / t / IF(shard("shard_weights"), dp_size, 1) / GIB, ZERO + "; [pytorch_fsdp] (CPU offload)")
+    (1 - I.offload_params) * weights_bytes_total / split("shard_weights") / GIB, ZERO + "; [pytorch_fsdp] (CPU offload); [megatron_moe]")
 gradients_gib = q(
     "gradients_gib", "GiB/GPU", "Gradients per GPU (0 when parameters are offloaded to the CPU)",
-    (1 - I.offload_params) * gradients_bytes_total / t / IF(shard("shard_gradients"), dp_size, 1) / GIB, ZERO)
+    (1 - I.offload_params) * gradients_bytes_total / split("shard_gradients") / GIB, ZERO + "; [megatron_moe]")
 optimizer_gib = q(
     "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU or paged)",
-    IF(optimizer_off_gpu, 0, optimizer_bytes_total / t / IF(shard("shard_optimizer"), dp_size, 1) / GIB),
-    ZERO + "; [zero_offload2021]")
+    IF(optimizer_off_gpu, 0, optimizer_bytes_total / split("shard_optimizer") / GIB),
+    ZERO + "; [zero_offload2021]; [megatron_moe]")
 states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU", weights_gib + gradients_gib + optimizer_gib)
 
 # activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
@@ -327,16 +347,21 @@ act_split_bytes_per_layer = q(
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
 act_bytes_per_layer = q(
-    "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU",
-    act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t,
-    KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h)")
+    "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
+    (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp,
+    KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h); [megatron_cp] (s / cp tokens per GPU)")
+layers_in_flight = q(
+    "activation_layers_per_gpu", "layers",
+    "Layers whose activations one GPU holds: all layers without pipelining; with pipeline parallelism the first stage's "
+    "layers / p times the micro-batches in flight under 1F1B, min(p, micro-batches)",
+    L * MIN(pp, m_pipe) / pp, KORTHIKANTI + " section 4.2.3 (the first stage holds p micro-batches); [narayanan2021] section 2.2.1")
 act_checkpoint_bytes = q(
     "act_checkpoint_bytes", "bytes", "Full recomputation: each layer's stored input (e*s*b*h per layer)",
-    L * e * s * b * h / sp_div, KORTHIKANTI + " section 4.2.3: 2sbhL")
+    layers_in_flight * e * s * b * h / sp_div / cp, KORTHIKANTI + " section 4.2.3: 2sbhL")
 activations_gib = q(
     "activations_gib", "GiB/GPU", "Activations kept for the backward pass (full recompute: checkpoints + one live layer)",
-    IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, L * act_bytes_per_layer) / GIB, KORTHIKANTI)
-logit_tokens = IF(I.fused_loss, MIN(s * b, I.fused_loss_chunk_tokens), s * b)
+    IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, layers_in_flight * act_bytes_per_layer) / GIB, KORTHIKANTI)
+logit_tokens = IF(I.fused_loss, MIN(s * b / cp, I.fused_loss_chunk_tokens), s * b / cp)
 logits_gib = q(
     "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps fused_loss_chunk_tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
@@ -352,12 +377,25 @@ gathered_layers_gib = q(
     "gathered_layers_gib", "GiB/GPU",
     "Full weights ZeRO-3/FSDP gathers at once: the current unit and the next (a layer, or the embedding/output matrix "
     "when larger), plus the largest unit's unsharded gradients before they are reduced (full training); 0 without weight sharding",
-    MAX(shard("shard_weights"), I.offload_params)
+    shard("shard_weights")
     * (unit_bytes + MAX(unit_bytes, vocab_matrix_bytes) + NOT(is_lora) * largest_unit_params * grad_bytes_per_param) / t / GIB,
     "[pytorch_fsdp] (one unit per layer; embeddings and output sharded as units of their own, as [torchtune_memory] recommends)")
+offload_buffers_gib = q(
+    "offload_buffers_gib", "GiB/GPU",
+    "What stays on the GPU with parameters offloaded to the CPU: offload_prefetch_layers units gathered at once (the one computed "
+    "and the ones prefetched; the embedding or output matrix is a unit when larger than a layer), the copies of their shards "
+    "brought in from the CPU before the gather, and in full training the unsharded gradients of the largest unit on their "
+    "way out; 0 without parameter offload",
+    I.offload_params * ((I.offload_prefetch_layers - 1) * unit_bytes + MAX(unit_bytes, vocab_matrix_bytes)
+                        + I.offload_prefetch_layers * unit_bytes / IF(shard("shard_weights"), dp_size, 1)
+                        + NOT(is_lora) * largest_unit_params * grad_bytes_per_param) / t / GIB,
+    "[zero_infinity2021] section 5 (parameters fetched ahead of use, gradients streamed out in buckets); [pytorch_fsdp] "
+    "(CPUOffload: the shard is copied to the GPU, then all-gathered); [deepspeed_config] (stage3_prefetch_bucket_size, "
+    "reduce_bucket_size)")
 zero3_prefetch_gib = q(
-    "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch)",
-    IF(OR(dp_size > 1, I.offload_params), gathered_layers_gib, 0),
+    "zero3_prefetch_gib", "GiB/GPU", "ZeRO-3/FSDP: two layers' full weights gathered at once (current + prefetch); with parameter "
+    "offload the buffers that stay on the GPU (offload_buffers_gib)",
+    IF(I.offload_params, offload_buffers_gib, IF(dp_size > 1, gathered_layers_gib, 0)),
     "[pytorch_fsdp] (forward and backward prefetch); [deepspeed_memory]")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
@@ -381,6 +419,9 @@ q("allocator_peak_train_gib", "GiB/GPU",
   "Allocator peak: the tensors alone at the peak = weights + gradients + optimizer + the largest phase's transients "
   "(what torch.cuda.max_memory_allocated reports, the figure published measurements quote)",
   states_gib + transient_peak_gib, "[pytorch_memory] (memory_allocated counts tensors; memory_reserved adds the cache)")
+q("reserved_peak_train_gib", "GiB/GPU",
+  "Allocator reserved peak: the allocator peak plus its cache and fragmentation (what torch.cuda.max_memory_reserved reports; "
+  "the device total less the CUDA context)", (states_gib + transient_peak_gib) * (1 + frag), "[pytorch_memory] (memory_reserved)")
 peak_train_gib_per_gpu = q(
     "peak_train_gib_per_gpu", "GiB/GPU",
     "Device total per GPU, what must fit (and what nvidia-smi shows) = weights + gradients + optimizer + activations + logits + "
@@ -393,23 +434,23 @@ q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not 
 # smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))
 usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
                (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
-w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
-         (1 - I.offload_params) * weights_bytes_total / t / GIB)
-g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
-         (1 - I.offload_params) * gradients_bytes_total / t / GIB)
-o_tp = q("optimizer_tp_gib", "GiB/GPU", "Optimizer states per GPU at tensor-parallel degree t, before ZeRO sharding (0 when offloaded)",
-         IF(optimizer_off_gpu, 0, optimizer_bytes_total / t / GIB))
+w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
+         (1 - I.offload_params) * weights_bytes_total / (t * pp) / GIB)
+g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
+         (1 - I.offload_params) * gradients_bytes_total / (t * pp) / GIB)
+o_tp = q("optimizer_tp_gib", "GiB/GPU", "Optimizer states per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
+         IF(optimizer_off_gpu, 0, optimizer_bytes_total / (t * pp) / GIB))
 sharded_states_tp_gib = q(
     "sharded_states_tp_gib", "GiB/GPU", "States that ZeRO divides by N, at tensor-parallel degree t (before sharding)",
     w_tp * shard("shard_weights") + g_tp * shard("shard_gradients") + o_tp * shard("shard_optimizer"))
 fixed_states_tp_gib = q(
-    "fixed_states_tp_gib", "GiB/GPU", "States every data-parallel GPU keeps whole",
-    w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer")))
+    "fixed_states_tp_gib", "GiB/GPU", "States every data-parallel GPU keeps whole (routed experts: its expert-parallel share)",
+    (w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer"))) * ep_keep)
 # from N = 2 on, ZeRO-3 gathers layers: count that when solving for N >= 2
 step_any_n = step_temp_tp_gib
 room_fb = q("room_forward_backward_gib", "GiB/GPU",
             "Memory left for sharded states during forward/backward from 2 ranks on (usable - whole states - activations, logits, gathered layers)",
-            usable_gib - fixed_states_tp_gib - (activations_gib + logits_gib + gathered_layers_gib))
+            usable_gib - fixed_states_tp_gib - (activations_gib + logits_gib + IF(I.offload_params, offload_buffers_gib, gathered_layers_gib)))
 room_step = q("room_step_gib", "GiB/GPU", "Memory left for sharded states during the optimizer step (usable - whole states - unsharded step temporary)",
               usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer")))
 # one data-parallel rank: nothing to gather, no prefetch
@@ -422,9 +463,11 @@ can_fit = q(
 dp_needed = q("dp_needed", "GPUs", "Smallest sharding degree N >= 2 whose share of the sharded states fits both phases",
               MAX(2, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
                   CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9))))
+n_unit = MAX(cp, ep)  # N is a multiple of the context- and expert-parallel degrees (powers of two in practice)
 gpus_needed = q(
-    "gpus_needed", "GPUs", "Smallest GPU count that fits (t x smallest N); 0 = no count of this GPU fits this configuration",
-    IF(fits_at_one_rank, t, IF(can_fit, dp_needed * t, 0)),
+    "gpus_needed", "GPUs", "Smallest GPU count that fits (t x p x smallest N, N a multiple of the context- and expert-parallel "
+    "degrees); 0 = no count of this GPU fits this configuration",
+    t * pp * IF(AND(fits_at_one_rank, n_unit <= 1), 1, IF(can_fit, CEILING(MAX(IF(fits_at_one_rank, 1, dp_needed), n_unit) / n_unit) * n_unit, 0)),
     "solves ctx + (1+frag)(S_fixed + S_shard/N + max(A, step)) <= memory for N (ZeRO-3 prefetch counted from N = 2); " + ZERO)
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
@@ -432,9 +475,9 @@ budget_tokens_gib = q(
     usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
-               attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / GIB * IF(rec("checkpoint_layers"), 1, L))
+               attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / cp / GIB * IF(rec("checkpoint_layers"), 1, layers_in_flight))
 lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows linearly with the sequence length, per token (activations, unfused logits)",
-                  (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / GIB))
+                  (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
 quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
                     scores_gib / (s * s))
 max_train_seq_len = q(
@@ -498,14 +541,16 @@ mfu_effective = q(
     "mfu_effective", "fraction",
     "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor "
     "x FP8 factor (an FP8 recipe: casts and scaling cost time the FP8 peak does not show) "
-    "x CPU-offload factor x large-cluster factor x PCIe multi-GPU penalty",
+    "x mixture-of-experts factor x large-cluster factor x PCIe multi-GPU penalty (CPU offload costs time through its "
+    "PCIe transfers and the CPU optimizer step, not through this factor)",
     IF(I.mfu > 0, I.mfu,
        G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
        * IF(AND(fp8_runs, prec("fp8_mfu_factor") > 0), prec("fp8_mfu_factor"), 1)
-       * IF(OR(I.offload_optimizer, I.offload_params), I.offload_mfu_factor, 1)
+       * IF(E > 1, I.moe_train_efficiency, 1)
        * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
        * IF(AND(I.n_gpus > 1, G("multi_gpu_fabric") < 1), I.pcie_multi_gpu_efficiency, 1)),
-    "fitted on the calibration set (docs/calibration.md: [torchtitan_perf], [llmfoundry_bench], [torchtune_readme], [llama2_2023]); "
+    "fitted on the calibration set (docs/calibration.md: [torchtitan_perf], [llmfoundry_bench], [torchtune_readme], [llama2_2023], "
+    "[llama3_2024], [nemo_perf]); "
     "PCIe scaling: gpu-tco assumption")
 
 # What connects the GPUs.  Each micro-batch step, data-parallel ranks exchange weights or gradients and
@@ -547,44 +592,114 @@ trainable_grad_bytes = trainable_params * grad_bytes_per_param
 dp_comm_bytes = q(
     "dp_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for data parallelism: ZeRO-3/FSDP all-gathers the weights twice (forward, backward) and "
-    "reduce-scatters the gradients; otherwise the gradients are all-reduced (twice their size); ring share (N-1)/N",
+    "reduce-scatters the gradients every micro-batch (the 16-bit weights: FP8 copies are cast after the gather); otherwise "
+    "the gradients are all-reduced (twice their size) once per optimizer step, i.e. over its micro-batches; ring share "
+    "(N-1)/N; each GPU exchanges its tensor x pipeline share (routed experts: its expert-parallel share)",
     ring_share * IF(shard("shard_weights"), 2 * (weights_bytes_total - fp8_copy_bytes) + trainable_grad_bytes,
-                    2 * trainable_grad_bytes) / t,
+                    2 * trainable_grad_bytes / m_pipe)
+    * ep_keep / (t * pp),
     "[nccl_tests] (all-gather and reduce-scatter move (N-1)/N of the data per GPU, all-reduce 2(N-1)/N); [zero2020] section 7 "
     "(ZeRO-3: 1.5x the all-reduce volume); [pytorch_fsdp]")
 tp_comm_bytes = q(
     "tp_comm_bytes_per_step", "bytes/GPU",
     "Bytes each GPU sends per micro-batch for tensor parallelism: 4 all-reduces of the layer's activations per layer "
     "(2 forward, 2 backward), 2(t-1)/t each",
-    IF(t > 1, 8 * (t - 1) / t * s * b * h * e * L, 0), "[megatron2019] section 3 (two all-reduces forward and two backward per layer)")
+    IF(t > 1, 8 * (t - 1) / t * s * b * h * e * L / (pp * cp), 0),
+    "[megatron2019] section 3 (two all-reduces forward and two backward per layer); a stage holds layers / p, a GPU s / cp tokens")
+node_gpus = q("node_gpus", "GPUs", "GPUs one machine of the job holds (owned servers, or the offer's machine)",
+              IF(I.buy, server_gpus, offer_node_gpus))
+pp_comm_bytes = q(
+    "pp_comm_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU sends per micro-batch between pipeline stages: the stage's output activations forward and their gradients "
+    "backward (s x b x h each, split over the tensor-parallel GPUs), once per model chunk of an interleaved schedule",
+    IF(pp > 1, 2 * I.pipeline_virtual_stages * s * b * h * e / (t * cp), 0),
+    "[narayanan2021] sections 2.2 and 4.1 (point-to-point between stages, scattered over the tensor-parallel ranks)")
+cp_comm_bytes = q(
+    "cp_comm_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU sends per micro-batch for context parallelism: keys and values of its sequence part go round the ring in the "
+    "forward pass and again, with their gradients, in the backward pass: 4 x (cp-1)/cp x s x b x KV width per layer of the stage",
+    IF(cp > 1, 4 * (cp - 1) / cp * s * b * IF(mla, a * d, kv_dim) * e / t * L / pp, 0),
+    "[megatron_cp] (all-gather of K and V forward, reduce-scatter of their gradients backward); [ring_attention2023]")
+ep_comm_bytes = q(
+    "ep_comm_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU sends per micro-batch for expert parallelism: per expert layer of the stage four all-to-alls (dispatch and "
+    "combine, forward and backward) of its tokens x top_k x hidden, the share (EP-1)/EP leaving the GPU; the busiest GPU "
+    "receives moe_load_imbalance times the mean",
+    IF(AND(E > 1, ep > 1), 4 * (ep - 1) / ep * s * b / (t * cp) * k_act * h * e * moe_layers / pp * I.moe_load_imbalance, 0),
+    "[gshard2020]; [megatron_moe] (token dispatcher: all-to-all before and after the experts)")
+cp_link = q("cp_link_gb_per_s", "GB/s", "Link of the context-parallel ring: inside a machine when tensor x context parallel GPUs fit one",
+            IF(t * cp <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_cp] (context-parallel ranks placed next to tensor-parallel ones)")
+ep_link = q("ep_link_gb_per_s", "GB/s", "Link of the expert all-to-all: inside a machine when tensor x context x expert parallel GPUs fit one",
+            IF(t * cp * ep <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_moe] (expert groups inside a node where they fit)")
 comm_s = q(
     "comm_s_per_step", "s", "Communication time per micro-batch: data-parallel bytes over the slowest link + tensor-parallel bytes "
     "inside the machine, at collective_efficiency",
     dp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
-    + tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency), "[nccl_tests]")
+    + tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency)
+    + pp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
+    + cp_comm_bytes / (cp_link * 1e9 * I.collective_efficiency)
+    + ep_comm_bytes / (ep_link * 1e9 * I.collective_efficiency), "[nccl_tests]")
+expert_flop_share = q(
+    "expert_flop_share", "fraction", "Share of the training FLOPs per token in the routed experts (0 for a dense model)",
+    IF(E > 1, IF(is_lora, 4, 6) * moe_layers * k_act * mlp_params_per_expert / flops_per_token_train, 0),
+    "[kaplan2020] (6N per token), N the active expert weights: layers x top-k x one expert's MLP")
+imbalance_stretch = q(
+    "moe_imbalance_stretch", "x",
+    "How much uneven routing stretches a step with expert parallelism = 1 + expert FLOP share x (moe_load_imbalance - 1): "
+    "every GPU waits for the one whose experts got the most tokens",
+    IF(AND(E > 1, ep > 1), 1 + expert_flop_share * (I.moe_load_imbalance - 1), 1),
+    "[switch2021] section 2.2 (expert capacity: tokens above the busiest expert's share wait or are dropped); [megablocks2022]")
 compute_s = q(
-    "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / t / (dense TFLOPS x MFU)",
-    flops_per_token_train * s * b / t / (train_tflops_per_gpu_peak * 1e12 * mfu_effective))
+    "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / (t x p x cp) / (dense TFLOPS x MFU) "
+    "x the MoE imbalance stretch",
+    flops_per_token_train * s * b / (t * pp * cp) / (train_tflops_per_gpu_peak * 1e12 * mfu_effective) * imbalance_stretch)
+offload_bytes = q(
+    "offload_pcie_bytes_per_step", "bytes/GPU",
+    "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
+    "comes in twice (forward, backward) and its gradient shard goes out; with optimizer offload alone the gradients go out "
+    "and the updated 16-bit trainable weights come back once per optimizer step",
+    I.offload_params * (2 * (weights_bytes_total - fp8_copy_bytes) / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
+    + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + weight_bytes_per_param)
+    / split("shard_gradients") / m_pipe,
+    "[zero_offload2021] section 4 (gradients to the CPU, parameters back, once per step); [zero_infinity2021] section 5; "
+    "[pytorch_fsdp] (CPUOffload)")
+offload_s = q("offload_pcie_s_per_step", "s", "Time of the offload transfers per micro-batch = bytes / pcie_gb_per_s (they overlap compute)",
+              offload_bytes / (I.pcie_gb_per_s * 1e9), "[pcie4_spec]")
+cpu_optimizer_s = q(
+    "cpu_optimizer_s_per_step", "s",
+    "CPU optimizer step per micro-batch when the optimizer is offloaded: the GPU's share of trainable parameters / "
+    "cpu_optimizer_params_per_s, once per optimizer step (it waits for the gradients and does not overlap compute)",
+    OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
+    / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
 comm_slowdown = q(
-    "comm_slowdown", "x", "How much communication stretches the step = max(1, communication time / compute time): traffic "
-    "overlaps compute and only the part that does not fit behind it costs time",
-    MAX(1, comm_s / compute_s), "[pytorch_fsdp] (prefetch overlaps all-gathers with compute)")
+    "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication / compute, "
+    "offload transfers / compute) + CPU optimizer time / compute: traffic overlaps compute and only the part that does not fit "
+    "behind it costs time; the CPU optimizer step does not overlap",
+    MAX(1, comm_s / compute_s, offload_s / compute_s) + cpu_optimizer_s / compute_s,
+    "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute)")
+bubble = q(
+    "pipeline_bubble_fraction", "fraction",
+    "Share of a pipeline step the GPUs idle (the bubble) = (p-1) / (v x m + p - 1) with p stages, m micro-batches, v model chunks per GPU",
+    (pp - 1) / (I.pipeline_virtual_stages * m_pipe + pp - 1),
+    "[narayanan2021] section 2.2.1 (1F1B: bubble time (p-1)/m of the ideal) and 2.2.2 (interleaved: (p-1)/(v m))")
 
 q = quantities_of("training memory")
 q("cpu_offload_gib_per_machine", "GiB/machine",
   "CPU memory each machine holds for offloaded states: parameters and gradients (offload_params) and optimizer states with "
   "master weights (either offload), divided over the machines of the job",
-  (I.offload_params * (weights_bytes_total + gradients_bytes_total)
+  (I.offload_params * (weights_bytes_total - fp8_copy_bytes + gradients_bytes_total)
    + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
 
 q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
-    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown)
+    I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
+    / imbalance_stretch)
 train_hours = q(
-    "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown",
-    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown,
+    "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
+    train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)
+    * imbalance_stretch,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 

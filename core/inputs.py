@@ -115,6 +115,40 @@ INPUTS: tuple[Input, ...] = (
        1, 64, group="training",
        source="[hf_llama] loss path; calibrated on [unsloth_llama31] (maximum contexts of Llama 3.1 8B QLoRA with Hugging Face + FlashAttention 2)"),
     _n("tensor_parallel", "GPUs", 1, "Tensor-parallel degree t (must divide n_gpus)", 1, 1024, kind="integer", group="training"),
+    # pipeline, context and expert parallelism: n_gpus = tensor x pipeline x context x data (experts split inside data)
+    _n("pipeline_parallel", "GPUs", 1, "Pipeline-parallel degree: the layers are split into this many stages, one per GPU group "
+       "(n_gpus = tensor x pipeline x context x data parallel)", 1, 1024, kind="integer", group="training",
+       source="[narayanan2021] section 2.2 (1F1B schedule)"),
+    Input("pipeline_microbatches", "micro-batches", 0,
+          "Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches "
+          "of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without",
+          kind="integer", minimum=0, maximum=1_000_000, zero_or_min=1, zero_means="8 x pipeline_parallel, or 1", group="training",
+          source="[narayanan2021] section 2.2: the bubble (p-1)/(m+p-1) is small once m is several times p"),
+    _n("pipeline_virtual_stages", "stages/GPU", 1, "Interleaved pipeline: model chunks per GPU (Megatron virtual pipeline); "
+       "the bubble shrinks by this factor, point-to-point traffic grows by it", 1, 128, kind="integer", group="training",
+       source="[narayanan2021] section 2.2.2 (interleaved schedule)"),
+    _n("context_parallel", "GPUs", 1, "Context-parallel degree: each sequence is split into this many parts on different GPUs "
+       "(ring attention exchanges keys and values)", 1, 1024, kind="integer", group="training",
+       source="[megatron_cp] (context parallelism); [ring_attention2023]"),
+    _n("expert_parallel", "GPUs", 1, "Expert-parallel degree (mixture-of-experts models): the experts are split over this many "
+       "data-parallel GPUs, tokens travel to their experts by all-to-all", 1, 4096, kind="integer", group="training",
+       source="[gshard2020]; [megatron_moe] (expert parallelism inside data parallelism)"),
+    _n("moe_train_efficiency", "fraction", CALIBRATED.get("moe_train_efficiency", 1.0),
+       "Efficiency kept in training by mixture-of-experts models: grouped expert matrix products on uneven token counts, routing, "
+       "token permutation and load imbalance (all-to-all time is modelled separately)", 0.01, 1, group="training",
+       source="fitted on [nemo_perf] (gpt-oss-120b, DeepSeek-V3, Qwen3 pre-training); [megablocks2022] (grouped GEMMs); docs/calibration.md"),
+    _n("moe_load_imbalance", "x", 1.0,
+       "Mixture-of-experts with expert parallelism: tokens the busiest GPU's experts receive / the mean (1 = balanced, as the "
+       "calibration runs force; a token-dropping router caps it at its capacity factor, e.g. 1.25)", 1, 64, group="training",
+       source="[switch2021] section 2.2 (capacity factor 1.0-1.25); [nemo_perf] and [automodel_perf] (routing forced to balance)"),
+    _n("cpu_optimizer_params_per_s", "params/s", CALIBRATED.get("cpu_optimizer_params_per_s", 1e9),
+       "Parameters per second one GPU's process updates on the CPU when the optimizer is offloaded (CPU Adam)", 1e6, 1e13,
+       group="training", source="[zero_offload2021] section 5 (CPU-Adam); fitted on [torchtune_readme] (Llama 3.1 70B, FSDP CPU offload); "
+       "docs/calibration.md"),
+    _n("offload_prefetch_layers", "layers", 2,
+       "Parameter offload: layers whose 16-bit weights sit on the GPU at once (the one computed and the one prefetched)",
+       1, 64, kind="integer", group="training",
+       source="[pytorch_fsdp] (forward and backward prefetch); [zero_infinity2021] section 5 (prefetching)"),
     _f("sequence_parallel", 0, "1 = Megatron sequence parallelism (norm/dropout activations split by t)", group="training",
        source="[korthikanti2022] section 4.2.2"),
     _n("seq_len", "tokens", 4096, "Training sequence length s", 1, 10_000_000, kind="integer", group="training"),
@@ -130,8 +164,6 @@ INPUTS: tuple[Input, ...] = (
           "mix, train_tflops_per_gpu_peak); 0 = the calibrated default for this GPU, method, recomputation and precision",
           minimum=0, maximum=1, zero_or_min=0.01, group="training",
           source="[palm2022] Appendix B (definition); [llama3_2024] 38-43 % on H100 (405B); calibration: docs/calibration.md"),
-    _n("offload_mfu_factor", "fraction", CALIBRATED["offload_mfu_factor"], "Efficiency kept when states live in CPU memory (offload_optimizer or offload_params)",
-       0.01, 1, group="training", source="fitted on [torchtune_readme] (Llama 3.1 70B, FSDP CPU offload, 8 A100); docs/calibration.md"),
     _n("large_cluster_mfu_factor", "fraction", CALIBRATED["large_cluster_mfu_factor"],
        "Efficiency kept on clusters of 512 GPUs or more (collectives across many nodes, stragglers, restarts)", 0.01, 1,
        group="training", source="fitted on [llama2_2023] Table 2 (GPU-hours on 2,048 A100) against 8-64 GPU runs; docs/calibration.md"),
@@ -298,7 +330,7 @@ LABELS = {
     "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
     "precision": "Number precision", "optimizer": "Optimizer", "sharding": "State sharding (ZeRO / FSDP)",
     "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
-    "optimizer_in_backward": "Optimizer step in the backward pass", "offload_mfu_factor": "Efficiency kept with CPU offload",
+    "optimizer_in_backward": "Optimizer step in the backward pass",
     "large_cluster_mfu_factor": "Efficiency kept on 512+ GPUs", "moe_prefill_efficiency": "Prefill efficiency kept by MoE models", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
     "flash_attention": "FlashAttention", "fused_loss": "Chunked (fused) loss", "logits_bytes_per_element": "Bytes per logit",
     "tensor_parallel": "Tensor-parallel GPUs", "sequence_parallel": "Sequence parallelism", "seq_len": "Sequence length",
@@ -335,15 +367,21 @@ LABELS = {
     "max_num_seqs": "Most sequences in one batch", "allreduce_latency_us": "Latency of one all-reduce",
     "api_usd_per_mtok_input": "API price per million input tokens (0 = the API's)",
     "api_usd_per_mtok_output": "API price per million output tokens (0 = the API's)",
+    "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per optimizer step (0 = automatic)",
+    "pipeline_virtual_stages": "Interleaved stages per GPU", "context_parallel": "Context-parallel GPUs",
+    "expert_parallel": "Expert-parallel GPUs", "moe_train_efficiency": "Training efficiency kept by MoE models",
+    "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "offload_mfu_factor", "large_cluster_mfu_factor",
+ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
             "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct",
-            "max_num_seqs", "allreduce_latency_us"}
+            "max_num_seqs", "allreduce_latency_us",
+            "pipeline_parallel", "pipeline_microbatches", "pipeline_virtual_stages", "context_parallel", "expert_parallel",
+            "moe_train_efficiency", "cpu_optimizer_params_per_s", "offload_prefetch_layers", "moe_load_imbalance"}
 
 # the API a serving job is compared with: a row of the API price catalog (data/apis.csv)
 INPUTS += (

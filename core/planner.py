@@ -21,11 +21,12 @@ from typing import Mapping
 
 import numpy as np
 
-from . import catalog
+from . import catalog, layout
 from .engine import check_input, evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
+from .text import spreadsheet_round
 from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
@@ -70,6 +71,8 @@ class Option:
     machines: float = float("nan")    # rented machines, or owned servers
     capital_usd: float = float("nan")  # buying: GPUs + servers + network
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
+    pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
+    expert_parallel: int = 1
     ok: bool = False
     reasons: tuple = ()
     price_source: str = ""
@@ -122,6 +125,14 @@ TIE_DIGITS = 6  # hours and costs are compared rounded to a millionth, as the wo
 # compare doubles approximately, so two options a rounding error apart are a tie in both)
 
 
+def tie_round(x: float) -> float:
+    """``x`` rounded to TIE_DIGITS decimals as a spreadsheet's ROUND does it: on the 15 significant digits the sheet
+    keeps, halves away from zero (Python's round of the binary double would turn 55.7818625 down, ROUND turns it up)."""
+    if not math.isfinite(x) or abs(x) >= 1e15:
+        return x
+    return float(spreadsheet_round(x, TIE_DIGITS))
+
+
 def rank(options: list, tolerance_pct: float) -> list:
     """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
     ok = [o for o in options if o.ok]
@@ -131,7 +142,7 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o.n_gpus, o.machines, round(o.hours, TIE_DIGITS), round(o.cost_usd, TIE_DIGITS), o.order)
+            return (0, o.n_gpus, o.machines, tie_round(o.hours), tie_round(o.cost_usd), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
@@ -196,7 +207,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     price_owner = gpu_table.canonical(price_gpu if price_gpu is not None else BY_NAME["gpu"].default, "gpu")
-    base = resolve_inputs({**job, "n_gpus": count or tp, "gpu": price_owner})
+    step = layout.unit(job)  # the smallest count the job's parallel layout allows
+    base = resolve_inputs({**job, "n_gpus": count or step, "gpu": price_owner})
     gpu_names = [gpu_table.canonical(g, "gpu") for g in gpus] if gpus else list(gpu_table.names)
     gpu_names = list(dict.fromkeys(gpu_names))  # a GPU named twice is one GPU
     # a MIG slice serves a model on its own (no NVLink, no peer-to-peer between slices): training is planned on
@@ -212,13 +224,16 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
-    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or tp}, outputs=("gpus_needed",))["gpus_needed"] if gpu_names else []
+    need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or step}, outputs=("gpus_needed",))["gpus_needed"] if gpu_names else []
+    # 1b. pipeline (and expert) parallel degrees where they make a GPU fit or lower its GPU-hours
+    layouts = layout.choose(job, gpu_names, count, tp)
+    need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
     candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []
     if candidates["gpu"]:
-        sweep = _sweep(job, candidates, given_prices, price_owner, base)
+        sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
         options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
@@ -294,16 +309,22 @@ def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int
     return columns, never
 
 
-def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, price_owner: str, base: Mapping) -> dict:
-    """The inputs of one vectorised evaluation over the candidates: a given price applies to its own GPU only,
-    and a count the tensor-parallel degree does not divide is left out."""
+def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, price_owner: str, base: Mapping,
+           layouts: Mapping[str, dict], step: int) -> dict:
+    """The inputs of one vectorised evaluation over the candidates: a given price applies to its own GPU only, each
+    GPU takes the parallel layout the planner chose for it (``layouts``), and a count the layout does not divide
+    (``step``: the job's own layout unit) is left out."""
     o_gpu, o_n = candidates["gpu"], candidates["n_gpus"]
     sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": candidates["offer"], "buy": np.array(candidates["buy"])}
     for name, value in given_prices.items():  # a given price is the price of its own GPU only
         sweep[name] = np.where(np.asarray(o_gpu, dtype=object) == price_owner, float(value), 0.0)
-    if "tensor_parallel" in job:
-        # a count the tensor-parallel degree does not divide is not an option
-        keep = np.array(o_n) % int(base["tensor_parallel"]) == 0
+    if layouts:
+        for name in layout.LAYOUT_INPUTS:
+            sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
+    if step > 1 or layouts:
+        # a count the parallel layout does not divide is not an option
+        keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
+                             int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
         sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                  for k, v in sweep.items()}
     return sweep
@@ -320,6 +341,8 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
     offer_col = np.asarray(sweep["offer"], dtype=object)
     n_rows = len(r["option_cost_usd"])
+    pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))
+    ep_col = np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,))
     r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
     sizes_of: dict[str, tuple[int, ...]] = {}
     options = []
@@ -354,6 +377,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
             network_slowdown=float(r["comm_slowdown"][j]),
+            pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
             ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
 
@@ -408,6 +432,9 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
     if price_gpu is not None and option["gpu"] != price_gpu:
         for name in PRICE_INPUTS:
             out.pop(name, None)
+    for name in layout.LAYOUT_INPUTS:  # the layout the planner chose for this GPU
+        if int(option.get(name, 1) or 1) > 1:
+            out[name] = int(option[name])
     return out
 
 

@@ -7,10 +7,12 @@ the capital when buying, the network when it slows the job, and where the prices
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from .planner import Option, bought_instead, plan
+from .text import spreadsheet_round
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,11 @@ class Recommendation:
 def _fixed(x: float, digits: int) -> str:
     """``x`` with ``digits`` decimals and thousands separators, rounded as a spreadsheet's TEXT rounds: half away from
     zero on the number as written (26.825 -> 26.83; Python's own format rounds the binary value, 26.8249999..., down),
-    so the answer in Python and the workbook's recalculated answer say the same cents."""
-    from decimal import ROUND_HALF_UP, Decimal
-    return f"{Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):,.{digits}f}"
+    so the answer in Python and the workbook's recalculated answer say the same cents (core.text.spreadsheet_round,
+    the rule the planner's ties use too)."""
+    if not math.isfinite(x):
+        return f"{x:,.{digits}f}"
+    return f"{spreadsheet_round(x, digits):,.{digits}f}"
 
 
 def usd_text(usd: float) -> str:
@@ -139,6 +143,13 @@ def compose(result: Mapping) -> Recommendation:
                          f"{inputs['spot_rework_pct']:g} % re-work.")
     if o.network_slowdown > 1.05:
         sentences.append(f"Traffic between the GPUs makes the job {o.network_slowdown:.1f}x longer than its compute alone.")
+    split = []  # a parallel layout the planner chose (core.layout), said in words
+    if o.pipeline_parallel > 1 and "pipeline_parallel" not in result["given"]:
+        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel)")
+    if o.expert_parallel > 1 and "expert_parallel" not in result["given"]:
+        split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
+    if split:
+        sentences.append(f"In this setup {' and '.join(split)}.")
     if o.within_tolerance:
         cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
         if cheapest < o.cost_usd:
@@ -185,8 +196,8 @@ class FitChange:
 
 def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
-    loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, a shorter sequence or more
-    GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
+    loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, pipeline stages, a shorter
+    sequence or more GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
 
     from .engine import evaluate, resolve_inputs
     base = dict(inputs)
@@ -198,6 +209,12 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                and not (c.get("method") == "qlora" and used["method"] != "lora")]
     tried += singles
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
+    from .engine import row_of
+    n, t, cp, ep = (int(used[k]) for k in ("n_gpus", "tensor_parallel", "context_parallel", "expert_parallel"))
+    for p in (2, 4, 8, 16, 32):  # pipeline stages the GPUs allow: each GPU holds the layers of its stage only
+        if int(used["pipeline_parallel"]) < p <= int(row_of(used, "model")["layers"]) and n % (t * p * cp) == 0 \
+                and (n // (t * p)) % ep == 0:
+            tried.append(({"pipeline_parallel": p}, f"{p} pipeline stages"))
     seq = int(used["seq_len"])
     while seq > 512:
         seq //= 2

@@ -44,3 +44,13 @@ def number_text(x, grouped: bool = True) -> str:
     if is_whole_number(x):
         return f"{int(x):,}" if grouped else str(int(x))
     return f"{x:g}"
+
+
+def spreadsheet_round(x: float, digits: int):
+    """``x`` rounded to ``digits`` decimals as a spreadsheet rounds (ROUND, and TEXT when it shows a number): on the
+    15 significant digits the sheet keeps, halves away from zero.  Python's round and format work on the binary
+    double instead (26.825 is 26.8249999... there and goes down; the sheet shows 26.83).  A decimal.Decimal, so
+    that a caller can compare it (the planner's ties) or print it (the answer's dollars and hours) without a second
+    rounding."""
+    from decimal import ROUND_HALF_UP, Decimal
+    return Decimal(f"{float(x):.15g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)

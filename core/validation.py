@@ -89,11 +89,13 @@ def check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
     return x
 
 
-def cross_check(values, row=None) -> None:
-    """Checks that involve two inputs."""
+def cross_check(values, row=None, model: dict | None = None) -> None:
+    """Checks that involve two inputs (and, given the model's row, the model's layers and experts)."""
     n, t = values["n_gpus"], values["tensor_parallel"]
     if n % t:
         raise InputError("tensor_parallel", t, f"must divide n_gpus ({n})", row)
+    check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
+                 values.get("expert_parallel", 1), model, row)
     if "precision__row" in values:
         problem = precision_problem(values)
         if problem:
@@ -141,3 +143,35 @@ def precision_problem(values) -> str | None:
         return (f"needs a data-centre GPU with block-scaled (MX) FP8 tensor cores, which {gpu['name']} is not; use {other}"
                 f"bf16_mixed or bf16_pure, or one of {listed}")
     return f"needs FP8 tensor cores, which {gpu['name']} does not have; use bf16_mixed or bf16_pure, or a GPU with them ({listed})"
+
+
+
+def _divisors(k: int, most: int | None = None) -> str:
+    """The divisors of k (at most ``most``) in words, for "allowed: ..." (the first eight and the largest)."""
+    found = [d for d in range(1, int(k) + 1) if k % d == 0 and (most is None or d <= most)]
+    return ", ".join(map(str, found)) if len(found) <= 9 else ", ".join(map(str, found[:8])) + f", ..., {found[-1]}"
+
+
+def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None) -> None:
+    """n_gpus = tensor x pipeline x context x data parallel, expert parallel inside data x context parallel;
+    pipeline stages no more than the model's layers, expert-parallel degree a divisor of its experts."""
+    n, t, pp, cp, ep = (int(x) for x in (n, t, pp, cp, ep))
+    if n % (t * pp):
+        raise InputError("pipeline_parallel", pp, f"times tensor_parallel ({t}) must divide n_gpus ({n}); "
+                                                  f"allowed: {_divisors(n // t)}", row)
+    if n % (t * pp * cp):
+        raise InputError("context_parallel", cp, f"times tensor_parallel x pipeline_parallel ({t * pp}) must divide n_gpus ({n}); "
+                                                 f"allowed: {_divisors(n // (t * pp))}", row)
+    if (n // (t * pp)) % ep:
+        raise InputError("expert_parallel", ep, f"must divide n_gpus / (tensor_parallel x pipeline_parallel) ({n // (t * pp)}); "
+                                                f"allowed: {_divisors(n // (t * pp))}", row)
+    if model is None:
+        return
+    layers, experts = int(model["layers"]), int(model["experts"])
+    if pp > layers:
+        raise InputError("pipeline_parallel", pp, f"is more than the model's {layers} layers; allowed: 1 to {layers}", row)
+    if ep > 1 and experts <= 1:
+        raise InputError("expert_parallel", ep, "needs a mixture-of-experts model (this model has no experts); allowed: 1", row)
+    if ep > 1 and experts % ep:
+        raise InputError("expert_parallel", ep, f"must divide the model's {experts} experts; allowed: "
+                                                f"{_divisors(experts, n // (t * pp))}", row)

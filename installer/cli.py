@@ -752,7 +752,7 @@ def cmd_calibrate(ns) -> int:
     print()
     print(table(["parameter", "prior", "fitted", "in the catalog"],
                 [[n, f"{p:g}", f"{fitted[n]:.4g}" if n in used else "(no rows)", f"{current[n]:g}"]
-                 for n, p in {**cal.PRIORS, **cal.MEMORY_PRIORS}.items()], align=["<", ">", ">", ">"]))
+                 for n, p in cal.PARAMETER_PRIORS.items()], align=["<", ">", ">", ">"]))
     loso = cal.leave_one_source_out(rows)
     print("\nLeave one source out (refit without the source, predict its rows):")
     print(table(["quantity", "rows", "median error", "worst error"],

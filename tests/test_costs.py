@@ -342,7 +342,7 @@ def test_planner_recommends_the_cheapest_acceptable_option_and_explains_rejectio
     options = result["options"]
     ok = [o for o in options if o["ok"]]
     rec = result["recommended"]
-    # the ranking rule: within cost_tolerance_pct (5 %) of the cheapest acceptable job cost, fewer GPUs win
+    # among options within the cost tolerance (5 %) of the cheapest, fewer GPUs, machines and hours win
     cheapest = min(o["cost_usd"] for o in ok)
     assert rec is ok[0] and rec["cost_usd"] <= cheapest * 1.05
     assert all(o["n_gpus"] >= rec["n_gpus"] for o in ok if o["cost_usd"] <= cheapest * 1.05)
@@ -456,7 +456,8 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
                              "purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "measured_tokens_per_s": "serve_tokens_per_s",
                              "gpus_per_server": "own_server_gpus",
                              "api_usd_per_mtok_input": "serve_api_usd_per_mtok_input",
-                             "api_usd_per_mtok_output": "serve_api_usd_per_mtok_output"}
+                             "api_usd_per_mtok_output": "serve_api_usd_per_mtok_output",
+                             "pipeline_microbatches": "pipeline_microbatches_used"}
     assert set(AUTO_BASIS) == set(AUTO_QUANTITY) and all(BY_NAME[n].default == 0 for n in AUTO_QUANTITY)
     job = {"gpu": "H100-SXM", "n_gpus": 8, "offer": "AWS p5.48xlarge", "purchase_usd_per_gpu": 30_000}
     used = in_use(job)

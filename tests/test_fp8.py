@@ -40,8 +40,8 @@ TORCHAO = dict(gpu="H100-SXM", buy=1, model="Llama-3-8B", method="full", n_gpus=
 
 
 def test_the_set_holds_published_fp8_runs_of_two_recipes():
-    assert {m.source for m in FP8_ROWS} == {"nemo_perf_2407", "nemo_perf_2504", "torchao_training"}
-    assert {m.inputs["gpu"] for m in FP8_ROWS} == {"H100-SXM", "GB200"}
+    assert {m.source for m in FP8_ROWS} == {"nemo_perf_2407", "nemo_perf_2504", "torchao_training", "deepseekv3_2024"}
+    assert {m.inputs["gpu"] for m in FP8_ROWS} == {"H100-SXM", "GB200", "H800-SXM"}
     assert {m.inputs["precision"] for m in FP8_ROWS} == {"fp8", "fp8_torchao"}
     assert {m.inputs["method"] for m in FP8_ROWS} == {"full", "lora"}
     assert ROWS["nemo-l3-8b-fp8"].measured == 12273 and ROWS["nemo-l2-70b-lora-fp8"].measured == 2621
@@ -49,14 +49,14 @@ def test_the_set_holds_published_fp8_runs_of_two_recipes():
 
 @pytest.mark.parametrize("m", FP8_ROWS, ids=[m.id for m in FP8_ROWS])
 def test_fp8_speeds_within_tolerance_of_their_published_rows(m):
-    """Every published FP8 run within the training tolerance (25 %); the nearest 16-bit setting misses it by a
-    third or more on the pre-training rows, the gap the FP8 precision closes."""
+    """Every published FP8 run within the training tolerance (25 %); the nearest 16-bit setting misses it by
+    more than that tolerance on the pre-training rows, the gap the FP8 precision closes."""
     assert cal.in_fit(m)
     error = cal.predict(m) / m.value - 1
     assert abs(error) <= cal.TOLERANCE["training speed"], f"{m.id}: {error:+.1%}"
     if m.inputs["method"] == "full" and m.source == "nemo_perf_2407":
         as_bf16 = cal._evaluate(m, precision="bf16_mixed")["train_tokens_per_s"]
-        assert as_bf16 / m.value - 1 < -0.30
+        assert as_bf16 / m.value - 1 < -cal.TOLERANCE["training speed"]
 
 
 def test_the_speedup_is_on_the_linear_layers_only():
@@ -188,3 +188,27 @@ def test_fp8_from_the_command_line_python_excel_and_the_form():
     assert {"fp8", "fp8_torchao", "mxfp8"} <= set(core.catalog.tables()["precisions"].names)
     state = form.FormState()
     assert state.set_text("precision", "fp8") is None and state.values["precision"] == "fp8"
+
+
+def test_fp8_runs_with_pipeline_context_and_expert_parallelism():
+    """The two published FP8 runs that need every parallel degree: NVIDIA's NeMo 24.07 DGX-H100 table, Llama 3 70B on
+    64 H100 with TP 4, PP 4, CP 2 and 5 model chunks per GPU, 1,524 tokens/s per GPU (2024-09-09,
+    https://github.com/NVIDIA/NeMo/blob/8e3d65dcfe3504689bfc5b6e67d502780aacad41/docs/source/performance/performance_summary.md);
+    DeepSeek-AI, "DeepSeek-V3 Technical Report" (arXiv 2412.19437, 2024-12, Table 1 and section 3): 2,664K H800
+    GPU-hours for 14.8T tokens on 2,048 H800 with PP 16, EP 64 and ZeRO-1 in FP8.  Both run at their layouts (data
+    parallel 2 and 128), are in the fit, and land within the training tolerance; the H800 row informs the H100's
+    efficiency (one chip) while its NVLink of 400 GB/s is its own."""
+    nemo, deepseek = ROWS["nemo-l3-70b-fp8"], ROWS["deepseek-v3-pretrain"]
+    assert nemo.measured == 1524 and deepseek.measured == 2664000
+    r = cal._evaluate(nemo)
+    assert (r["tensor_parallel"], r["pipeline_parallel"], r["context_parallel"], r["data_parallel_size"]) == (4, 4, 2, 2)
+    d = cal._evaluate(deepseek)
+    assert (d["pipeline_parallel"], d["expert_parallel"], d["data_parallel_size"]) == (16, 64, 128)
+    assert d["fp8_linears_active"] and d["pipeline_bubble_fraction"] > 0
+    for m in (nemo, deepseek):
+        assert cal.in_fit(m)
+        assert abs(cal.predict(m) / m.value - 1) <= cal.TOLERANCE["training speed"], m.id
+    assert cal._train_features(deepseek).get("gpu:H100-SXM") == 1.0
+    gpus = core.catalog.tables()["gpus"]
+    assert gpus.row("H800-SXM")["default_mfu"] == gpus.row("H100-SXM")["default_mfu"]
+    assert gpus.row("H800-SXM")["nvlink_gbps"] == 400

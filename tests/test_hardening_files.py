@@ -463,6 +463,7 @@ def _extremes(inp) -> list[float]:
 
 
 NUMERIC = [i for i in INPUTS if _extremes(i)]
+LAYOUT = ("pipeline_parallel", "context_parallel", "expert_parallel")  # with tensor_parallel: n_gpus = t x p x cp x d
 BASES = [{}, {"buy": 1}, {"gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "model": "Llama-3-8B", "offer": "none"},
          {"model": "Mixtral-8x7B", "gpu": "H100-SXM", "n_gpus": 8, "tensor_parallel": 8, "method": "full"}]
 # documented sentinels: -1 = never (payback, break-even), 4 = does not pay back (verdict_code); both finite
@@ -479,8 +480,9 @@ def test_each_input_at_its_extremes_gives_only_finite_results():
         for name in names:
             default = base.get(name, core.DEFAULTS[name])
             column = [v if n == name else default for n, v in rows]
-            if name == "n_gpus":  # tensor_parallel must divide n_gpus: its rows use as many GPUs
-                column = [v if n in ("n_gpus", "tensor_parallel") else default for n, v in rows]
+            if name == "n_gpus":  # the parallel degrees must divide n_gpus: their rows use as many GPUs (times the base's t)
+                column = [v if n in ("n_gpus", "tensor_parallel") else v * base.get("tensor_parallel", 1) if n in LAYOUT
+                          else default for n, v in rows]
             sweep[name] = column
         result = core.evaluate(sweep)
         for name, value in result.items():
@@ -494,7 +496,7 @@ def test_random_mixes_of_extremes_give_only_finite_results():
     rng = np.random.default_rng(29)
     n = 8000
     sweep = {i.name: rng.choice(np.array(_extremes(i) + [float(i.default)] * 2), n)
-             for i in NUMERIC if i.name not in ("tensor_parallel",)}
+             for i in NUMERIC if i.name not in ("tensor_parallel", *LAYOUT)}
     sweep["buy"] = rng.integers(0, 2, n)
     sweep["gpu"] = list(rng.choice(np.array(catalog.gpus().names[:20], dtype=object), n))
     sweep["model"] = list(rng.choice(np.array(["Llama-3-8B", "Llama-3-70B", "Mixtral-8x7B"], dtype=object), n))

@@ -47,6 +47,9 @@ EDGE_CASES = [
     {"gpu": "RTX-4090", "n_gpus": 4096, "buy": 1, "budget_usd": 1000, "deadline_hours": 1},
     {"offer": "AWS p5.48xlarge spot", "n_gpus": 5, "discount_rate_pct": 8, "months": 60},
     {"gpu": "MI325X", "buy": 1},  # no purchase price, no offer
+    # every parallel degree at once on a mixture of experts, with the optimizer in CPU memory
+    {"model": "Mixtral-8x7B", "method": "full", "n_gpus": 64, "tensor_parallel": 2, "pipeline_parallel": 4, "context_parallel": 2,
+     "expert_parallel": 4, "pipeline_virtual_stages": 2, "sharding": "zero1", "offload_optimizer": 1, "buy": 1},
 ]
 
 

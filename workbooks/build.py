@@ -46,6 +46,7 @@ from gpu_tco.core import (
     headline_xl,
     plan,
     same_option,
+    tie_round,
 )
 from gpu_tco.core import FIRST_INPUTS as FIRST
 from gpu_tco.core import INPUT_SECTIONS as SECTIONS
@@ -223,24 +224,34 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
                 not any(same_option(o, {**p, "acquire": "buy" if p["buy"] else "rent"}) for p in picks):
             seen.add((o["gpu"], o["acquire"]))
             picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
-                          "buy": int(o["acquire"] == "buy")})
+                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS}})
         if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
                                                               for p in picks)):
             break
-    step = int(core.resolve_inputs(job)["tensor_parallel"])
-    need = int(core.evaluate({**job, "gpu": picks[0]["gpu"]}, outputs=("gpus_needed",))["gpus_needed"]) if picks else 0
-    if need > step:  # the recommended GPU, one step below the smallest count that fits
+    step = core.layout_unit(job)  # the smallest count the job's parallel layout allows
+    need = 0
+    if picks:  # the recommended GPU in its layout (the planner's choice when the job gives none)
+        chosen = {**job, **{n: picks[0][n] for n in LAYOUT_COLS if picks[0][n] > 1}}
+        unit = core.layout_unit(chosen)
+        need = int(core.evaluate({**chosen, "gpu": picks[0]["gpu"], "n_gpus": unit}, outputs=("gpus_needed",))["gpus_needed"])
+        need = need if need > unit else 0
+        step = unit if need else step
+    if need:  # the recommended GPU, one step below the smallest count that fits
         picks.append({**picks[0], "n_gpus": need - step})
     else:  # the largest GPU that cannot hold the job alone
         names = list(catalog.tables()["gpus"].names)
         r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER}, outputs=("gpu_memory_gib", "fits_train"))
         small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names) if not r["fits_train"][i]]
         if small:
-            picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0})
+            job_layout = core.resolve_inputs(job)
+            picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0,
+                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}})
     return picks
 
 
-CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy")
+# an option's parallel layout: the planner's choice for its GPU (core.layout) when the job gives none
+LAYOUT_COLS = ("pipeline_parallel", "expert_parallel")
+CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy", *LAYOUT_COLS)
 COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
     ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7),
     ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
@@ -279,7 +290,8 @@ class Scenario:
         result = core.evaluate(inputs)
         given_offer = str(inputs.get("offer", catalog.AUTO_OFFER))
         offer_cell = catalog.AUTO_OFFER if given_offer.strip().lower() == catalog.AUTO_OFFER else values["offer"]
-        options = [dict(o) for o in (options if options is not None else default_options(inputs))]
+        options = [{**{n: int(values[n]) for n in LAYOUT_COLS}, **o}  # an option without a layout has the scenario's
+                   for o in (options if options is not None else default_options(inputs))]
         return cls(inputs, values, result, offer_cell, options)
 
 
@@ -381,9 +393,9 @@ def _inputs_sheet(wb: Workbook, ws, job: Scenario, lay: Layout) -> None:
     last_input_row = max(r for _, heading_row, rows in layout for r in [heading_row, *(row for _, row in rows)])
     if job.values.get("task") != "serve":  # a serving workbook's setups are on its Serving sheet
         _candidate_block(ws, job, lay)
-    cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(5)]
+    cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(1 + len(CANDIDATE_COLS))]
     _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
-                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6})
+                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14})
     _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
     # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
     page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
@@ -428,7 +440,8 @@ def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
     first_col = CANDIDATE_FIRST_COL
     _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
     ws.cell(row=INPUTS_HEADER_ROW + len(job.options) + 2, column=first_col,
-            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto).").font = NOTE_FONT
+            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto; pipeline and "
+                  "expert parallel degrees as the planner chose them).").font = NOTE_FONT
     for k, opt in enumerate([{}] + job.options, start=1):
         r = INPUTS_HEADER_ROW + k
         ws.cell(row=r, column=first_col, value=k)
@@ -483,7 +496,8 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     _head(ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
     ws.freeze_panes = "C2"
     rows = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6, **{name: 7 + i for i, name in enumerate(PRICE_INPUTS)}}
-    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(per_option)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(LAYOUT_COLS)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + len(LAYOUT_COLS) + i for i, name in enumerate(per_option)})
     lay.option_rows = rows
     for name, r in rows.items():
         ws.cell(row=r, column=1, value=name)
@@ -522,6 +536,7 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
         "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
         "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"]), "buy": f"={cand_cell['buy']}",
         **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
+        **{name: f"={cand_cell[name]}" for name in LAYOUT_COLS},
     }
     formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
     for name, formula in formulas.items():
@@ -529,8 +544,8 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
         lay.cached[f"Options!{c.coordinate}"] = _plain(vals[name])
         if name in QUANTITIES:
             c.number_format = _number_format(QUANTITIES[name].unit)
-        elif name in ("n_gpus", "buy"):
-            c.number_format = GPUS if name == "n_gpus" else FLAG
+        elif name in ("n_gpus", "buy", *LAYOUT_COLS):
+            c.number_format = GPUS if name in ("n_gpus", *LAYOUT_COLS) else FLAG
         elif name in PRICE_INPUTS:
             c.number_format = USD if name == "purchase_usd_per_gpu" else USD_CENTS
 
@@ -726,7 +741,7 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
         exact = key == "job_machines"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
-        tiers.append([(float(v[key]) if exact else round(float(v[key]), TIE_DIGITS)) if t != "" and t == low else ""
+        tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
                       for v, t in zip(all_vals, prev)])
     last = tiers[-1]
     best = last.index(min(t for t in last if t != ""))

@@ -1,0 +1,85 @@
+"""The planner's choice of pipeline- and expert-parallel degrees for each GPU type.
+
+A job that names none of ``pipeline_parallel``, ``expert_parallel`` and ``context_parallel`` lets the planner try
+pipeline stages (and, for a mixture-of-experts model, expert-parallel degrees) on each GPU: a degree is taken
+where the job does not fit without it, or where it lowers the GPU-hours (pipeline point-to-point traffic instead of
+data-parallel gathers over a slow network between machines, expert parallelism instead of replicated experts).
+Every number comes from the formulas (``gpus_needed``, ``train_gpu_hours``); this module only enumerates.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from .engine import evaluate, resolve_inputs, row_of
+from .inputs import BY_NAME
+from .validation import check_number
+
+PIPELINE_DEGREES = (1, 2, 4, 8, 16)
+EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
+LAYOUT_INPUTS = ("pipeline_parallel", "expert_parallel")
+GIVEN_LAYOUT = ("pipeline_parallel", "expert_parallel", "context_parallel")
+
+
+def degrees(job: Mapping) -> dict[str, int]:
+    """The job's tensor, pipeline, context and expert parallel degrees (checked; 1 where not given)."""
+    names = ("tensor_parallel",) + GIVEN_LAYOUT
+    return {n: int(check_number(BY_NAME[n], job[n])) if n in job else 1 for n in names}
+
+
+def unit(job: Mapping) -> int:
+    """The smallest GPU count the job's layout allows: tensor x pipeline x lcm(context, expert) parallel (n_gpus must be a
+    multiple of tensor x pipeline x context, and n_gpus / (tensor x pipeline) a multiple of expert parallel)."""
+    d = degrees(job)
+    return d["tensor_parallel"] * d["pipeline_parallel"] * math.lcm(d["context_parallel"], d["expert_parallel"])
+
+
+def allows(n, t, pp, cp, ep):
+    """Whether GPU counts ``n`` (numbers or arrays) suit the layout t x pp x cp with expert parallel ep."""
+    n = np.asarray(n)
+    return (n % (t * pp * cp) == 0) & ((n // (t * pp)) % ep == 0)
+
+
+def candidates(layers: int, experts: int) -> list[tuple[int, int]]:
+    """(pipeline, expert) degrees to try: pipeline stages up to the layers, expert degrees that divide the experts."""
+    eps = [e for e in EXPERT_DEGREES if e <= experts and experts % e == 0] if experts > 1 else [1]
+    return [(p, e) for p in PIPELINE_DEGREES if p <= layers for e in eps]
+
+
+def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
+    """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
+
+    The best layout fits (``gpus_needed`` > 0; with a fixed ``count``, that count is a valid and large enough layout) and
+    has the fewest GPU-hours at its own smallest count (or at ``count``); ties go to fewer pipeline stages, then fewer
+    expert-parallel GPUs.  A job that gives a layout input keeps it: {}."""
+    if any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
+        return {}
+    model = row_of(resolve_inputs({k: v for k, v in job.items() if k == "model"}), "model")
+    cands = candidates(int(model["layers"]), int(model["experts"]))
+    if len(cands) == 1:
+        return {}
+    g_col = [g for g in gpu_names for _ in cands]
+    p_col = np.array([p for _ in gpu_names for p, _e in cands])
+    e_col = np.array([e for _ in gpu_names for _p, e in cands])
+    unit = tp * p_col * e_col  # the smallest count each layout allows
+    need = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": unit, "pipeline_parallel": p_col, "expert_parallel": e_col},
+                               outputs=("gpus_needed",))["gpus_needed"], dtype=float)
+    valid = need > 0
+    if count is None:
+        n = np.where(valid, np.ceil(need / unit) * unit, unit)
+    else:  # a fixed count: layouts it does not divide, or does not hold, are out (evaluated at their own unit)
+        valid &= (count % (tp * p_col) == 0) & ((count // (tp * p_col)) % e_col == 0) & (need <= count)
+        n = np.where(valid, count, unit)
+    hours = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
+                                 "expert_parallel": e_col, "buy": 1}, outputs=("train_gpu_hours",))["train_gpu_hours"], dtype=float)
+    out = {}
+    for i, g in enumerate(gpu_names):
+        rows = [j for j in range(i * len(cands), (i + 1) * len(cands)) if valid[j]]
+        if not rows:
+            continue
+        best = min(rows, key=lambda j: (round(hours[j], 9), p_col[j], e_col[j]))
+        if (p_col[best], e_col[best]) != (1, 1):
+            out[g] = {"pipeline_parallel": int(p_col[best]), "expert_parallel": int(e_col[best]), "gpus_needed": int(n[best])}
+    return out
