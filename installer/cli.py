@@ -59,6 +59,7 @@ import argparse  # noqa: E402 - after the Ctrl-C handler
 import errno  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import subprocess  # noqa: E402
 import threading  # noqa: E402
 
 from .core import INPUTS, GpuTcoError, InputError, catalog, cite, is_whole_number, number_text  # noqa: E402
@@ -729,11 +730,38 @@ def cmd_bench(ns) -> int:
     return 0
 
 
+def _calibrate_to_fixed_point(rounds: int = 30) -> int:
+    """``calibrate --write`` until the written catalogs stop changing: each round is a new process, because the fit
+    reads the network slowdown and the defaults at the values the catalogs hold when the process starts."""
+    from .core import calibration as cal
+
+    def files() -> dict:
+        return {p: p.read_bytes() for p in sorted(cal.DATA.glob("*.csv"))}
+    before = files()
+    for done in range(1, rounds + 1):
+        run = subprocess.run([sys.executable, "-m", "gpu_tco", "calibrate", "--write", "--once"], capture_output=True, text=True)
+        if run.returncode:
+            sys.stderr.write(run.stderr or run.stdout)
+            return run.returncode
+        after = files()
+        changed = [p.name for p in after if after[p] != before.get(p)]
+        if not changed:
+            print(f"calibrate --write: the fitted values hold still after {done} round{'' if done == 1 else 's'}")
+            print("Run `gpu-tco docs` to refresh docs/calibration.md.")
+            return 0
+        print(f"round {done}: wrote {', '.join(changed)}")
+        before = after
+    print(f"calibrate --write: still moving after {rounds} rounds (see the last files written)", file=sys.stderr)
+    return 1
+
+
 def cmd_calibrate(ns) -> int:
     """The calibration set against the model: every row, the fitted values, leave-one-source-out errors."""
     from .core import calibration as cal
 
     rows = cal.load_measurements()
+    if ns.write and not ns.once:
+        return _calibrate_to_fixed_point()
     if ns.write:
         params = cal.fit(rows)
         for path in cal.apply(params, rows):
@@ -938,7 +966,9 @@ def _tool_commands(command) -> None:
     fm.add_argument("--size", default=None, metavar="WxH", help="window size in pixels, e.g. 1280x800")
     command("bench", "print the speed figures", "")
     cal = command("calibrate", "compare the model with the published measurements it is calibrated on", "[--write]")
-    cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs")
+    cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs (repeated until "
+                     "they hold still: the fit reads the network slowdown at the catalogs' current values)")
+    cal.add_argument("--once", action="store_true", help=argparse.SUPPRESS)  # one round of --write (a fresh process each)
     dc = command("docs", "regenerate docs/quantities.md, docs/calibration.md, docs/form.png, the add-in module and the README's "
                          "function table", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH",
