@@ -1040,8 +1040,9 @@ own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of on
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
                              "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
 # What is bought: a training job's GPUs, or a serving deployment's (its replicas share servers, power and setup).
-own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's (replicas x GPUs per replica) when serving, else n_gpus",
-             IF(T("tasks", "task", "serve"), Ref("serve_gpus"), I.n_gpus))
+own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's (replicas x GPUs per replica) when serving, else n_gpus "
+             "(one replica's when no replica serves the demand)",
+             IF(AND(T("tasks", "task", "serve"), Ref("serve_gpus") > 0), Ref("serve_gpus"), I.n_gpus))
 own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = GPUs bought x price", own_gpus * own_purchase_usd_per_gpu)
 own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
                            own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")

@@ -28,8 +28,8 @@ def valid_value(inp):
         hi = 131072  # keep sizes realistic; the bounds themselves are tested below
     if inp.name in ("micro_batch", "batch", "n_gpus"):
         hi = 4096
-    if inp.name == "tensor_parallel":
-        return st.just(1)
+    if inp.name in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel"):
+        return st.just(1)  # degrees must divide n_gpus (and experts): their messages are tested in test_parallelism.py
     if inp.zero_or_min is not None:
         if inp.kind == "integer":
             return st.one_of(st.just(0), st.integers(int(math.ceil(inp.zero_or_min)), int(hi)))
@@ -40,10 +40,17 @@ def valid_value(inp):
 
 
 def _consistent_offer(cfg: dict) -> dict:
-    """An explicit offer rents one GPU: keep the pair consistent (a mismatch is an error, tested below)."""
+    """An explicit offer rents one GPU: keep the pair consistent (a mismatch is an error, tested below); an FP8
+    precision runs only where the GPU and the method allow it (refused with a message: tests/test_fp8.py)."""
     offer = cfg.get("offer")
     if offer not in (None, "auto", "none"):
         cfg["gpu"] = catalog.tables()["offers"].row(offer)["gpu"]
+    if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
+        # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
+        supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
+        qlora = "method" in cfg and catalog.tables()["methods"].row(cfg["method"])["quantized_base"]
+        if qlora or not supported["train_precision_supported"][0]:
+            cfg["precision"] = "bf16_mixed"
     return cfg
 
 

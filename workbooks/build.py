@@ -238,12 +238,15 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
         step = unit if need else step
     if need:  # the recommended GPU, one step below the smallest count that fits
         picks.append({**picks[0], "n_gpus": need - step})
-    else:  # the largest GPU that cannot hold the job alone
-        names = list(catalog.tables()["gpus"].names)
-        r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER}, outputs=("gpu_memory_gib", "fits_train"))
-        small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names) if not r["fits_train"][i]]
+    else:  # the largest whole GPU that runs the job's precision but cannot hold the job alone
+        gpus = catalog.tables()["gpus"]
+        names = [g for g, row in zip(gpus.names, gpus.rows) if not catalog.mig_profile(row)]
+        r = core.evaluate({**job, "gpu": names, "n_gpus": step, "offer": catalog.AUTO_OFFER},
+                          outputs=("gpu_memory_gib", "fits_train", "train_precision_supported"))
+        small = [(r["gpu_memory_gib"][i], g) for i, g in enumerate(names)
+                 if not r["fits_train"][i] and r["train_precision_supported"][i]]
         if small:
-            job_layout = core.resolve_inputs(job)
+            job_layout = core.resolve_inputs({**job, "gpu": max(small)[1]})
             picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0,
                           **{n: int(job_layout[n]) for n in LAYOUT_COLS}})
     return picks
