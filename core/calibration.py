@@ -468,6 +468,7 @@ def catalog_values() -> dict:
 
 
 def _rewrite_csv(path: Path, key_column: str, value_column: str, values: dict) -> None:
+    """Write ``values`` (by the row's ``key_column``) into ``value_column`` of a catalog file; "" leaves it empty."""
     from .files import write_atomically
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
@@ -475,7 +476,7 @@ def _rewrite_csv(path: Path, key_column: str, value_column: str, values: dict) -
     k, v = head.index(key_column), head.index(value_column)
     for row in rows[1:]:
         if row[k] in values:
-            row[v] = f"{values[row[k]]:g}"
+            row[v] = values[row[k]] if values[row[k]] == "" else f"{values[row[k]]:g}"
     import io
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows(rows)
@@ -896,26 +897,9 @@ def apply_serving(decision: dict) -> list[Path]:
         for name in gpus.names[: gpus.file_rows]:
             factor = decision["factors"].get(f"{what}:{family(name)}")
             values[name] = round(factor, 3) if factor is not None else ""
-        _rewrite_csv_text(DATA / "gpus.csv", "name", column, values)
+        _rewrite_csv(DATA / "gpus.csv", "name", column, values)
         written.append(DATA / "gpus.csv")
     return sorted(set(written))
-
-
-def _rewrite_csv_text(path: Path, key_column: str, value_column: str, values: dict) -> None:
-    """As _rewrite_csv, an empty text for "no value"."""
-    import io
-
-    from .files import write_atomically
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    head = rows[0]
-    k, v = head.index(key_column), head.index(value_column)
-    for row in rows[1:]:
-        if row[k] in values:
-            row[v] = values[row[k]] if values[row[k]] == "" else f"{values[row[k]]:g}"
-    text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerows(rows)
-    write_atomically(path, text.getvalue().encode("utf-8"))
 
 
 def render_serving() -> list[str]:

@@ -47,8 +47,38 @@ RANKING = ("acceptable options first (option_ok); among those within cost_tolera
            "first (GPU catalog order, count, offer catalog order, renting before buying)")
 
 
+class Record:
+    """An option record that reads like a mapping too (``option["gpu"]``, ``get``, ``keys``, ``items``), equal field by
+    field with a NaN (no number) equal to a NaN; ``as_dict`` gives plain values (``reasons`` as a list)."""
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def get(self, key, default=None):
+        return getattr(self, key, default)
+
+    def keys(self):
+        return self.__dataclass_fields__.keys()
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(a == b or (a != a and b != b) for a, b in ((getattr(self, k), getattr(other, k)) for k in self.keys()))
+
+    __hash__ = None
+
+    def items(self):
+        return self.as_dict().items()
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["reasons"] = list(self.reasons)
+        return d
+
+
 @dataclass(eq=False, slots=True)  # not frozen: a frozen dataclass's __init__ costs 4 us per option, the planner makes hundreds
-class Option:
+class Option(Record):
     """One way to run the job: a GPU type, a count, rented through an offer or bought, with its numbers.
 
     Money in USD, time in hours, memory in GiB per GPU.  ``reasons`` says why an option is not acceptable;
@@ -78,29 +108,6 @@ class Option:
     price_source: str = ""
     within_tolerance: bool = False
 
-    def __getitem__(self, key):
-        return getattr(self, key)
-
-    def get(self, key, default=None):
-        return getattr(self, key, default)
-
-    def keys(self):
-        return self.__dataclass_fields__.keys()
-
-    def __eq__(self, other):  # field by field, a NaN (no number) equal to a NaN
-        if not isinstance(other, Option):
-            return NotImplemented
-        return all(a == b or (a != a and b != b) for a, b in ((getattr(self, k), getattr(other, k)) for k in self.keys()))
-
-    __hash__ = None
-
-    def items(self):
-        return self.as_dict().items()
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["reasons"] = list(self.reasons)
-        return d
 
 
 def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:

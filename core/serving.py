@@ -22,7 +22,7 @@ says above which monthly volume renting and owning beat the API.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -31,7 +31,7 @@ from . import catalog, planner
 from .engine import check_input, evaluate, resolve_inputs
 from .errors import InputError
 from .inputs import BY_NAME
-from .planner import _offers_by_gpu
+from .planner import Record, _offers_by_gpu
 from .recommendation import usd_text
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -58,7 +58,7 @@ CHOSEN = ("gpu", "n_gpus", "offer", "buy", "weights_dtype")
 
 
 @dataclass(eq=False)
-class ServeOption:
+class ServeOption(Record):
     """One way to serve the demand: ``replicas`` copies of ``n_gpus`` GPUs (tensor parallel) in ``weights_dtype``,
     rented through ``offer`` or bought.  Money in USD, latency in milliseconds, tokens in millions (Mtok).
     ``reasons`` says why an option is not acceptable.  Reads like a mapping too (``option["gpu"]``)."""
@@ -88,22 +88,6 @@ class ServeOption:
     reasons: tuple = ()
     within_tolerance: bool = False
 
-    def __getitem__(self, key):
-        return getattr(self, key)
-
-    def get(self, key, default=None):
-        return getattr(self, key, default)
-
-    def keys(self):
-        return self.__dataclass_fields__.keys()
-
-    def items(self):
-        return self.as_dict().items()
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["reasons"] = list(self.reasons)
-        return d
 
 
 def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
