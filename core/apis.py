@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import catalog
 from .errors import GpuTcoError
-from .files import read_regular_file, write_atomically
+from .files import read_regular_file
 from .names import normalize
 
 COLUMNS = ["name", "aliases", "provider", "model", "catalog_model", "price_key", "usd_per_mtok_input",
@@ -228,22 +228,13 @@ def update(providers, what: str, as_of: str | None = None, out: str | Path | Non
             else:
                 rows[i] = {**rows[i], **{k: v for k, v in r.items() if v != ""}}
     new, updated, changed, missing = updated_rows(rows, providers, as_of, what)
-    old = path.read_bytes() if path.is_file() else None
+    def check_elsewhere(written: Path) -> None:  # a file elsewhere is not read by the catalogs: its rows as a user file's
+        for line, row in enumerate(catalog._parse_file(written, "apis", COLUMNS)[0], start=2):
+            catalog._check_row("apis", row, written, line)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, csv_text(new).encode("utf-8"))
+        catalog.install_user_file(path, csv_text(new).encode("utf-8"), check_elsewhere if out else None)
     except OSError as err:
         raise UpdateError(f"apis --update: cannot write {path} ({err.strerror or err})") from None
-    try:
-        if out:  # a file elsewhere is not read by the catalogs: check its rows as a user file's
-            for line, row in enumerate(catalog._parse_file(path, "apis", COLUMNS)[0], start=2):
-                catalog._check_row("apis", row, path, line)
-        catalog.reload()
-    except GpuTcoError as err:  # a row the catalog refuses: the old file comes back whole
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomically(path, old)
-        catalog.reload()
+    except GpuTcoError as err:
         raise UpdateError(f"apis --update: the updated file was refused ({err}); the old file is kept") from None
     return UpdateResult(path=path, as_of=as_of, updated=updated, changed=changed, missing=missing)

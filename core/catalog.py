@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from .errors import CatalogError, InputError, show
+from .errors import CatalogError, GpuTcoError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
 from .names import normalize, words
@@ -706,6 +706,28 @@ def reload() -> Mapping[str, Table]:
     global _SNAPSHOT
     previous, _SNAPSHOT = _SNAPSHOT, None
     return _publish(previous).tables
+
+
+def install_user_file(path: Path, data: bytes, check=None) -> None:
+    """Write a user catalog file (atomically) and reload the catalogs from it; when a row is refused, the old file
+    comes back whole (or the new one goes), the catalogs are reloaded as they were and the error is raised.
+    ``check(path)`` checks a file first (one the catalogs do not read).  Raises OSError when the file cannot be
+    written, GpuTcoError when it is refused."""
+    from .files import write_atomically
+    old = path.read_bytes() if path.is_file() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, data)
+    try:
+        if check is not None:
+            check(path)
+        reload()  # every front end reads the new rows from here on
+    except GpuTcoError:
+        if old is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_atomically(path, old)
+        reload()
+        raise
 
 
 def gpus() -> Table:

@@ -26,7 +26,6 @@ from typing import Callable
 
 from . import catalog
 from .errors import GpuTcoError
-from .files import write_atomically
 from .names import normalize
 
 SOURCE = "gpuhunt catalog (dstack, https://github.com/dstackai/gpuhunt)"
@@ -282,20 +281,11 @@ def write_offers(rows: list[dict], unmapped: list[dict], as_of: str, user_dir: P
         writer.writerow(complete_row(r, writer.fieldnames))
     for r in fresh:
         writer.writerow(r)
-    old = path.read_bytes() if path.is_file() else None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, out.getvalue().encode("utf-8"))
+        catalog.install_user_file(path, out.getvalue().encode("utf-8"))
     except OSError as err:
         raise RefreshError(f"offers --refresh: cannot write {path} ({err.strerror or err})") from None
-    try:
-        catalog.reload()  # every front end reads the new rows from here on
-    except GpuTcoError as err:  # a row the catalog refuses: the old file comes back whole
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomically(path, old)
-        catalog.reload()
+    except GpuTcoError as err:
         raise RefreshError(f"offers --refresh: the refreshed offers file was refused ({err}); the old file is kept") from None
     return RefreshResult(path=path, as_of=as_of, rows=fresh, added=len(fresh) - replaced, replaced=replaced,
                          kept_builtin=len(builtin) - replaced - replaced_own, kept_own=len(own), unmapped=unmapped,
