@@ -426,12 +426,18 @@ class InputsPanel(QScrollArea):
         self.setWidget(inner)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        widths = []
-        for task in (*model.TASKS, controller.state.task()):  # as wide as the wider mode needs, the current mode last
+        self.mode_widths: dict[str, int] = {}
+        for task in model.TASKS:  # each mode as wide as its fields need
             self.set_mode(task)
-            self.column.activate()
-            widths.append(inner.minimumSizeHint().width())
-        self.setMinimumWidth(max(widths) + self.verticalScrollBar().sizeHint().width() + 8)
+            self.mode_widths[task] = self._needed_width()
+        self.set_mode(controller.state.task())
+
+    def _needed_width(self) -> int:
+        """The width the shown fields need (each box's layout brought up to date first: Qt would do it later)."""
+        for box in self.boxes.values():
+            box.layout().activate()
+        self.column.activate()
+        return self.widget().minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 8
 
     def _add_section(self, section: str, inputs) -> None:
         if section == "advanced":
@@ -476,6 +482,8 @@ class InputsPanel(QScrollArea):
         shown = model.SHOWN[task]
         for name, field in self.fields.items():
             field.set_shown(name in shown)
+        if task in getattr(self, "mode_widths", {}):
+            self.setMinimumWidth(self.mode_widths[task])
         moved = set(model.SERVE_JOB_INPUTS) if task == "serve" else set()
         for section, box in self.boxes.items():
             if section != "advanced":

@@ -765,3 +765,19 @@ def test_serving_field_errors_reach_the_field(qtbot, window):
     assert not label.isVisible() and answer["plan"]["demand"]["requests_per_s"] == 40
     type_into(qtbot, window.fields["tpot_slo_ms"].editor, "fast")
     assert messages[-1][0] == "tpot_slo_ms" and messages[-1][1].startswith('tpot_slo_ms: "fast"')
+
+
+def test_serving_mode_is_not_clipped_at_1024x700(qtbot, window):
+    """The serving job's longer labels widen the inputs panel: every field's label and unit whole at 1024x700."""
+    window.resize(1024, 700)
+    answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 700
+    panel = window.inputs_panel
+    clipped = [lab.text() for lab in panel.findChildren(QLabel)
+               if lab.isVisible() and not lab.wordWrap() and lab.text() and lab.width() < lab.sizeHint().width() - 1]
+    assert not clipped
+    viewport = panel.viewport().width()
+    for name in model.SERVE_JOB_INPUTS:  # the unit column inside the panel, not under its right edge
+        unit = panel.fields[name].unit
+        assert unit.mapTo(panel.widget(), unit.rect().topRight()).x() <= viewport, name
