@@ -92,12 +92,34 @@ def check_target(path: str | os.PathLike) -> Path:
     return target
 
 
+def _save_to(wb: Workbook, buffer) -> None:
+    """``wb.save(buffer)``.  openpyxl streams each sheet through a temporary file; when that write fails (a full disk),
+    the abandoned sheet writer reports the same error again when it is collected ("Exception ignored in ..."), so the
+    error is raised once, without the traceback that keeps the writer alive, and the second report is dropped."""
+    import gc
+    import sys
+    failed = None
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None
+    try:
+        try:
+            wb.save(buffer)
+        except OSError as err:
+            failed = OSError(err.errno, err.strerror)
+        if failed is not None:
+            gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    if failed is not None:
+        raise failed
+
+
 def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) -> Path:
     """Save ``wb`` with the cached formula values so that ``target`` is always either the old or the
     new complete file: the file is built in memory, then written by ``gpu_tco.core.files.write_atomically``
     (the one writer and the one rule for temporaries, see there)."""
     buffer = io.BytesIO()
-    wb.save(buffer)
+    _save_to(wb, buffer)
     data = _with_cached_values(buffer.getvalue(), wb, cached)
     try:
         write_atomically(target, data)
