@@ -284,7 +284,8 @@ class HardwareBox(QGroupBox):
         self.gpu_list.setMaximumHeight(110)
         self.gpu_list.setEnabled(False)
         grid.addWidget(self.gpu_list, 2, 0, 1, 3)
-        grid.addWidget(QLabel(n_inp.label), 3, 0)
+        self.count_label = QLabel(n_inp.label)  # "GPUs per replica" when serving (set_mode)
+        grid.addWidget(self.count_label, 3, 0)
         self.auto_count, self.fixed_count = self._either("Smallest that fits, and more", "Exactly:")
         self.count = QSpinBox()
         self.count.setObjectName("field_n_gpus")
@@ -484,6 +485,8 @@ class InputsPanel(QScrollArea):
             field.set_shown(name in shown)
         if task in getattr(self, "mode_widths", {}):
             self.setMinimumWidth(self.mode_widths[task])
+        if hasattr(self, "hardware"):
+            self.hardware.count_label.setText("GPUs per replica (tensor parallel)" if task == "serve" else BY_NAME["n_gpus"].label)
         moved = set(model.SERVE_JOB_INPUTS) if task == "serve" else set()
         for section, box in self.boxes.items():
             if section != "advanced":

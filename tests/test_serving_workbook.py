@@ -44,6 +44,21 @@ def _serving_whatif(folder: Path):
     return path, None
 
 
+# the other branches of Start's sentence: the API wins at a small demand; renting only (no bought setup)
+VARIANTS = {"serving-api-wins": {"requests_per_s": 0.05}, "serving-rent-only": {"buy": 0}}
+
+
+def _variant(name: str):
+    def build(folder: Path):
+        inputs, gpus = _example()
+        return write_workbook(folder / "serve.xlsx", {**inputs, **VARIANTS[name]}, gpus=gpus), None
+    return build
+
+
+for _name in VARIANTS:
+    book(_name)(_variant(_name))
+
+
 def _serving_rows(out, sheet: str) -> dict:
     names = {out.cell(sheet, r, 1): r for r in range(2, out.max_row(sheet) + 1)}
     return {n: r for n, r in names.items() if isinstance(n, str)}
@@ -118,3 +133,13 @@ def test_serving_workbook_follows_its_inputs(recalculated):
     assert f"({changed['requests_per_s']:g} requests/s)" in text
     month = float(fixed["rent"]["serve_option_usd_per_month"])
     assert usd_text(month) in text or usd_text(float(fixed["buy"]["serve_option_usd_per_month"])) in text
+
+
+def test_serving_workbook_sentence_when_the_api_wins_and_when_only_renting_is_weighed(recalculated):
+    inputs, gpus = _example()
+    for name, change in VARIANTS.items():
+        result = serve_plan({**inputs, **change}, gpus=gpus)
+        out = recalculated[name]
+        assert out.value("Start", "A7") == result["recommendation"], name
+    assert recalculated["serving-api-wins"].value("Start", "A7").startswith("Use the API: ")
+    assert out.cell("Start", 10, 3) == "the API"  # one setup column, then the API's

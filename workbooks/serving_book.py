@@ -48,7 +48,7 @@ from .build import (
     page_setup,
     resolved_offer_xl,
 )
-from .xlsx import put_text
+from .xlsx import not_in_default_print, put_text
 
 SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy")
 WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
@@ -138,6 +138,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
     _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
+    not_in_default_print(ws, 2 + len(setups), title_rows="1:1")  # printed: Start and Inputs, as the training workbook
     ws.protection.sheet = True
     return cells
 
