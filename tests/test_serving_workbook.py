@@ -143,3 +143,30 @@ def test_serving_workbook_sentence_when_the_api_wins_and_when_only_renting_is_we
         assert out.value("Start", "A7") == result["recommendation"] and not out.errors(), name
     assert recalculated["serving-api-wins"].value("Start", "A7").startswith("Use the API: ")
     assert out.cell("Start", 10, 3) == "the API"  # one setup column, then the API's
+
+
+def test_serving_workbook_formulas_are_portable_and_name_only_what_exists(tmp_path):
+    """Functions Excel 2010+ and LibreOffice both compute (the training workbook's, and UPPER, LEFT and MID for the
+    sentence's first letter); every name a formula reads is a defined name or a cell; no external link."""
+    import re
+
+    from openpyxl.formula import Tokenizer
+    cell = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
+    inputs, gpus = _example()
+    wb = load_workbook(write_workbook(tmp_path / "serve.xlsx", inputs, gpus=gpus))
+    names = set(wb.defined_names.keys())
+    allowed = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "ISNUMBER", "CHOOSE",
+               "COUNTIF", "TEXT", "ROUND", "ABS", "UPPER", "LEFT", "MID"}
+    formulas = 0
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("="):
+                    tokens = Tokenizer(c.value).items
+                    funcs = {t.value.rstrip("(").upper() for t in tokens if t.type == "FUNC" and t.subtype == "OPEN"}
+                    assert funcs <= allowed, (ws.title, c.coordinate, funcs - allowed)
+                    operands = {t.value for t in tokens if t.type == "OPERAND" and t.subtype == "RANGE"}
+                    assert all(o in names or cell.match(o) for o in operands), (ws.title, c.coordinate)
+                    assert "[" not in c.value
+                    formulas += 1
+    assert formulas > 400 and len(wb["Start"]["A7"].value) < 8192  # Excel's longest formula
