@@ -142,6 +142,12 @@ class FormState:
         """The job's kind as the form shows it: "serve" or "train" (a rejected value leaves the last valid one)."""
         return "serve" if self.values.get("task") == "serve" else "train"
 
+    def blocking(self) -> dict:
+        """The errors that hold the answer back: those of the fields the current task shows (and of the planner's
+        scope); a rejected value of a field the other task reads stays marked there, and its default is used."""
+        hidden = SHOWN["train" if self.task() == "serve" else "serve"] - SHOWN[self.task()]
+        return {k: v for k, v in self.errors.items() if k not in hidden}
+
     def job(self) -> dict:
         """The valid inputs the user set (typed, chosen or opened), in the order they were first set."""
         return {k: v for k, v in self.values.items() if k not in self.errors}

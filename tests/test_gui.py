@@ -781,3 +781,18 @@ def test_serving_mode_is_not_clipped_at_1024x700(qtbot, window):
     for name in model.SERVE_JOB_INPUTS:  # the unit column inside the panel, not under its right edge
         unit = panel.fields[name].unit
         assert unit.mapTo(panel.widget(), unit.rect().topRight()).x() <= viewport, name
+
+
+def test_a_rejected_training_field_does_not_hold_back_the_serving_answer(qtbot, window):
+    seq = window.fields["seq_len"].editor
+    type_into(qtbot, seq, "4k tokens")
+    assert window.stale_banner.isVisible()
+    answer = answer_after(qtbot, window, lambda: window.findChild(QRadioButton, "task_serve").click())
+    assert answer["task"] == "serve" and not window.stale_banner.isVisible()  # seq_len is not a serving input
+    assert "seq_len" in window.controller.state.errors and not seq.isVisibleTo(window)
+    window.findChild(QRadioButton, "task_train").click()
+    qtbot.wait(2 * 150)
+    message = window.findChild(QLabel, "message_seq_len")
+    assert message.isVisible() and message.text().startswith('seq_len: "4k tokens"') and window.stale_banner.isVisible()
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
+    assert answer.get("task") != "serve" and not message.isVisible()
