@@ -171,7 +171,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     cached = {**{n: _plain(values[n]) for n in per_setup}, "offer": resolved["offer"], "price_type": option.price_type,
               "words": serve_option_text(option), "lead": "", "wins": ""}
     for name, r in rows.items():
-        c = ws.cell(row=r, column=ws[f"{col}1"].column)
+        c = ws[f"{col}{r}"]
         if name in given:
             put_text(c, given[name])
             c.fill, c.protection = INPUT_FILL, Protection(locked=False)
