@@ -192,6 +192,7 @@ def latency_chart(latency: dict | None) -> QChart:
     chart = _chart("Latency by batch" + (f": {latency['label']}" if latency else ""))
     if not latency:
         return chart
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
     top = max(max(latency["tpot_ms"]), max(latency["ttft_ms"]))
     lines = [("tpot_ms", "Time per generated token"), ("ttft_ms", "Time to first token")]
     for key, name in lines:
