@@ -111,6 +111,10 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert out.cell("Start", labels["time per generated token"], 5) == inputs["tpot_slo_ms"]
     assert rel_equal(out.cell("Start", labels["cost per month"], 4), result["api"]["usd_per_month"])
     assert rel_equal(out.cell("Start", labels["beats the API above (million tokens a month)"], 3), buy.beats_api_above_mtok_per_month)
+    assert [out.cell("Start", labels["rent or buy"], c) for c in (2, 3)] == ["rent", "buy"]
+    assert [out.cell("Start", labels["cloud offer"], c) for c in (2, 3)] == [rent.offer, "-"]
+    assert [out.cell("Start", labels["meets both targets"], c) for c in (2, 3)] == ["yes", "yes"]
+    assert out.cell("Start", labels["API prices as of"], 4) == result["api"]["as_of"]
 
 
 def test_serving_workbook_follows_its_inputs(recalculated):
