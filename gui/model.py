@@ -417,6 +417,8 @@ def volume_series(result: Mapping) -> dict:
         cost = serve_curves(result["given"], option, volumes_mtok=volumes)["cost"]
         lines.append({"label": f"{word} {option.n_gpus}x {option.gpu} ({option.weights_dtype})", "usd_per_mtok": cost[key]})
         api = cost["api_usd_per_mtok"]
+    if api is None and result["options"]:  # no setup meets the targets: the API alone (its price is the same for any)
+        api = serve_curves(result["given"], result["options"][0], volumes_mtok=volumes)["cost"]["api_usd_per_mtok"]
     if api is not None:
         lines.append({"label": f"API {result['api']['name']}", "usd_per_mtok": api})
     return {"mtok_per_month": volumes, "lines": lines, "demand_mtok_per_month": float(demand)}

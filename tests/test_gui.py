@@ -796,3 +796,19 @@ def test_a_rejected_training_field_does_not_hold_back_the_serving_answer(qtbot, 
     assert message.isVisible() and message.text().startswith('seq_len: "4k tokens"') and window.stale_banner.isVisible()
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
     assert answer.get("task") != "serve" and not message.isVisible()
+
+
+def test_serving_answer_when_no_setup_meets_the_targets():
+    """A per-token target no GPU meets: core's sentence says use the API, the table lists every setup and why,
+    and the cost chart still has the API's line."""
+    from gpu_tco.core import serve_plan
+    state = model.FormState()
+    assert state.set_value("task", "serve") is None and state.set_value("tpot_slo_ms", 1) is None
+    answer = model.compute(state)
+    expected = serve_plan({"task": "serve", "tpot_slo_ms": 1})
+    assert answer["headline"] == expected["recommendation"] and answer["headline"].startswith("Use the API: no setup meets")
+    assert answer["recommended"] is None
+    headers, rows = model.results_table(answer["options"], include_rejected=True)
+    assert len(rows) == len(expected["options"]) and all(r[headers.index("Why not")] for r in rows)
+    (api,) = answer["volume"]["lines"]
+    assert api["label"] == f"API {expected['api']['name']}" and len(api["usd_per_mtok"]) == model.VOLUME_POINTS
