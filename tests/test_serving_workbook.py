@@ -174,3 +174,11 @@ def test_serving_workbook_formulas_are_portable_and_name_only_what_exists(tmp_pa
                     assert "[" not in c.value
                     formulas += 1
     assert formulas > 400 and len(wb["Start"]["A7"].value) < 8192  # Excel's longest formula
+
+
+def test_serving_workbook_when_no_setup_meets_the_targets(tmp_path):
+    """Nothing to rent or buy: Start says use the API in core's words (text: no setup's cells to compute it from)."""
+    job = {"task": "serve", "tpot_slo_ms": 1}
+    wb = load_workbook(write_workbook(tmp_path / "none.xlsx", job))
+    assert wb["Start"]["A7"].value == serve_plan(job)["recommendation"]
+    assert [c.value for c in wb["Start"][10]][1:3] == ["the API", "target"]
