@@ -22,7 +22,8 @@ from .functions import FUNCTIONS, call
 DEMO_INPUTS = [("gpu", "H100-SXM"), ("n_gpus", 8), ("model", "Llama-3-70B"), ("method", "lora"), ("tokens", 1e8),
                ("months", 36), ("hours_per_day", 12), ("usd_per_kwh", 0.15), ("usd_per_gpu_hour_rented", 2.99),
                ("context_tokens", 8192), ("batch", 16), ("offer", "Lambda 8x H100 SXM"), ("job_hours", 24),
-               ("api_usd_per_mtok", 0.60)]
+               ("api_usd_per_mtok", 0.60), ("requests_per_s", 20), ("prompt_tokens", 1000), ("output_tokens", 200),
+               ("ttft_slo_ms", 2000), ("tpot_slo_ms", 50)]
 # function -> the inputs passed, in its argument order (None = left empty: the default)
 EXAMPLES = {
     "GPU_TCO": ["gpu", "n_gpus", "months", "hours_per_day", "usd_per_kwh"],
@@ -41,6 +42,7 @@ EXAMPLES = {
     "GPU_SPEC": ["gpu"],
     "MODEL_SPEC": ["model"],
     "GPU_EXPLAIN": [],
+    "GPU_SERVE_PLAN": ["model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms"],
 }
 
 

@@ -32,6 +32,8 @@ LONG_COLUMN_CHARS = 16
 # quantities whose -1 means "never"
 NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month",
                        "serve_rent_beats_api_mtok_per_month", "serve_own_beats_api_mtok_per_month")
+# units counted in whole things (a serving setup's replicas, the requests a replica decodes at once)
+WHOLE_UNITS = ("replicas", "sequences")
 # the options table's columns that are quantities (header -> key of the planner's option)
 COLUMN_KEYS = {"GiB per GPU": "peak_gib_per_gpu", "Hours": "hours", "USD per GPU-hour": "usd_per_gpu_hour",
                "Job cost (USD)": "cost_usd", "Cash needed (USD)": "outlay_usd", "USD per million tokens": "usd_per_mtok_train"}
@@ -263,6 +265,8 @@ def _number(value: float, unit: str) -> str:
         return "-"
     if unit == "USD":
         return f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
+    if unit in WHOLE_UNITS:
+        return f"{value:,.0f}"
     return f"{value:,.1f}"
 
 

@@ -154,9 +154,10 @@ def _log_axis(title: str, low: float, high: float) -> QLogValueAxis:
 def volume_chart(volume: dict | None) -> QChart:
     """Cost per million tokens (USD, log scale) against monthly tokens (millions, log scale): the cheapest rented and
     bought setups, whose replicas follow the volume, and the API; the demand marked."""
-    chart = _chart("Cost per million tokens by monthly volume, prompt and generated (log scales)")
+    chart = _chart("USD per million tokens (prompt + generated) by volume")
     if not volume:
         return chart
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)  # one line each: whole names (at the bottom Qt cuts them)
     x = volume["mtok_per_month"]
     values = [v for line in volume["lines"] for v in line["usd_per_mtok"] if v > 0]
     if not values:
@@ -170,13 +171,13 @@ def volume_chart(volume: dict | None) -> QChart:
                 series.append(float(v), float(usd))
         chart.addSeries(series)
     demand = QLineSeries()
-    demand.setName(f"The demand ({volume['demand_mtok_per_month']:,.0f} Mtok/month)")
+    demand.setName(f"Demand ({volume['demand_mtok_per_month']:,.0f} Mtok/month)")
     demand.setPen(QPen(Qt.GlobalColor.gray, 1, Qt.PenStyle.DashLine))
     demand.append(volume["demand_mtok_per_month"], low)
     demand.append(volume["demand_mtok_per_month"], high)
     chart.addSeries(demand)
-    ax = _log_axis("Tokens per month, millions (prompt + generated)", min(x), max(x))
-    ay = _log_axis("USD per million tokens", low, high)
+    ax = _log_axis("Million tokens a month (log)", min(x), max(x))
+    ay = _log_axis("USD/Mtok (log)", low, high)
     chart.addAxis(ax, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(ay, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():
@@ -191,6 +192,7 @@ def latency_chart(latency: dict | None) -> QChart:
     chart = _chart("Latency by batch" + (f": {latency['label']}" if latency else ""))
     if not latency:
         return chart
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
     top = max(max(latency["tpot_ms"]), max(latency["ttft_ms"]))
     lines = [("tpot_ms", "Time per generated token"), ("ttft_ms", "Time to first token")]
     for key, name in lines:
@@ -218,10 +220,10 @@ def latency_chart(latency: dict | None) -> QChart:
         mark.append(float(latency["serving_batch"]), top)
         chart.addSeries(mark)
     x = QValueAxis()
-    x.setTitleText("Requests decoded at once (batch)")
+    x.setTitleText("Batch (requests at once)")
     x.setRange(1, right if right > 1 else 2)
     x.setLabelFormat("%d")
-    y = _value_axis("Milliseconds", top)
+    y = _value_axis("ms", top)
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():

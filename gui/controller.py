@@ -110,7 +110,7 @@ class Controller(QObject):
 
     def _after_edit(self, name: str, message: str) -> None:
         self.field_message.emit(name, message)
-        if self.state.errors:
+        if self.state.blocking():
             self.stale.emit(self.answer is not None)
             self._timer.stop()
         else:
@@ -122,7 +122,7 @@ class Controller(QObject):
     # --- the answer ----------------------------------------------------------------------
     def recompute(self) -> None:
         """Compute the answer for the current state on a worker thread."""
-        if self.state.errors:
+        if self.state.blocking():
             self.stale.emit(self.answer is not None)
             return
         snapshot = copy.deepcopy(self.state)

@@ -284,7 +284,8 @@ class HardwareBox(QGroupBox):
         self.gpu_list.setMaximumHeight(110)
         self.gpu_list.setEnabled(False)
         grid.addWidget(self.gpu_list, 2, 0, 1, 3)
-        grid.addWidget(QLabel(n_inp.label), 3, 0)
+        self.count_label = QLabel(n_inp.label)  # "GPUs per replica" when serving (set_mode)
+        grid.addWidget(self.count_label, 3, 0)
         self.auto_count, self.fixed_count = self._either("Smallest that fits, and more", "Exactly:")
         self.count = QSpinBox()
         self.count.setObjectName("field_n_gpus")
@@ -426,12 +427,18 @@ class InputsPanel(QScrollArea):
         self.setWidget(inner)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        widths = []
-        for task in (*model.TASKS, controller.state.task()):  # as wide as the wider mode needs, the current mode last
+        self.mode_widths: dict[str, int] = {}
+        for task in model.TASKS:  # each mode as wide as its fields need
             self.set_mode(task)
-            self.column.activate()
-            widths.append(inner.minimumSizeHint().width())
-        self.setMinimumWidth(max(widths) + self.verticalScrollBar().sizeHint().width() + 8)
+            self.mode_widths[task] = self._needed_width()
+        self.set_mode(controller.state.task())
+
+    def _needed_width(self) -> int:
+        """The width the shown fields need (each box's layout brought up to date first: Qt would do it later)."""
+        for box in self.boxes.values():
+            box.layout().activate()
+        self.column.activate()
+        return self.widget().minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 8
 
     def _add_section(self, section: str, inputs) -> None:
         if section == "advanced":
@@ -476,6 +483,10 @@ class InputsPanel(QScrollArea):
         shown = model.SHOWN[task]
         for name, field in self.fields.items():
             field.set_shown(name in shown)
+        if task in getattr(self, "mode_widths", {}):
+            self.setMinimumWidth(self.mode_widths[task])
+        if hasattr(self, "hardware"):
+            self.hardware.count_label.setText("GPUs per replica (tensor parallel)" if task == "serve" else BY_NAME["n_gpus"].label)
         moved = set(model.SERVE_JOB_INPUTS) if task == "serve" else set()
         for section, box in self.boxes.items():
             if section != "advanced":

@@ -142,6 +142,12 @@ class FormState:
         """The job's kind as the form shows it: "serve" or "train" (a rejected value leaves the last valid one)."""
         return "serve" if self.values.get("task") == "serve" else "train"
 
+    def blocking(self) -> dict:
+        """The errors that hold the answer back: those of the fields the current task shows (and of the planner's
+        scope); a rejected value of a field the other task reads stays marked there, and its default is used."""
+        hidden = SHOWN["train" if self.task() == "serve" else "serve"] - SHOWN[self.task()]
+        return {k: v for k, v in self.errors.items() if k not in hidden}
+
     def job(self) -> dict:
         """The valid inputs the user set (typed, chosen or opened), in the order they were first set."""
         return {k: v for k, v in self.values.items() if k not in self.errors}
@@ -411,6 +417,8 @@ def volume_series(result: Mapping) -> dict:
         cost = serve_curves(result["given"], option, volumes_mtok=volumes)["cost"]
         lines.append({"label": f"{word} {option.n_gpus}x {option.gpu} ({option.weights_dtype})", "usd_per_mtok": cost[key]})
         api = cost["api_usd_per_mtok"]
+    if api is None and result["options"]:  # no setup meets the targets: the API alone (its price is the same for any)
+        api = serve_curves(result["given"], result["options"][0], volumes_mtok=volumes)["cost"]["api_usd_per_mtok"]
     if api is not None:
         lines.append({"label": f"API {result['api']['name']}", "usd_per_mtok": api})
     return {"mtok_per_month": volumes, "lines": lines, "demand_mtok_per_month": float(demand)}

@@ -104,7 +104,7 @@ class MainWindow(QMainWindow):
 
     def _stale(self, stale: bool) -> None:
         self.stale_banner.setVisible(stale)
-        errors = self.controller.state.errors
+        errors = self.controller.state.blocking()
         if self.controller.answer is None and errors:  # nothing is being computed: say what stands in the way
             labels = [self.inputs_panel.label(n) for n in errors]
             self.headline.setText(f"No answer yet: fix the field{'s' if len(labels) > 1 else ''} marked in red "

@@ -765,3 +765,50 @@ def test_serving_field_errors_reach_the_field(qtbot, window):
     assert not label.isVisible() and answer["plan"]["demand"]["requests_per_s"] == 40
     type_into(qtbot, window.fields["tpot_slo_ms"].editor, "fast")
     assert messages[-1][0] == "tpot_slo_ms" and messages[-1][1].startswith('tpot_slo_ms: "fast"')
+
+
+def test_serving_mode_is_not_clipped_at_1024x700(qtbot, window):
+    """The serving job's longer labels widen the inputs panel: every field's label and unit whole at 1024x700."""
+    window.resize(1024, 700)
+    answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 700
+    panel = window.inputs_panel
+    clipped = [lab.text() for lab in panel.findChildren(QLabel)
+               if lab.isVisible() and not lab.wordWrap() and lab.text() and lab.width() < lab.sizeHint().width() - 1]
+    assert not clipped
+    viewport = panel.viewport().width()
+    for name in model.SERVE_JOB_INPUTS:  # the unit column inside the panel, not under its right edge
+        unit = panel.fields[name].unit
+        assert unit.mapTo(panel.widget(), unit.rect().topRight()).x() <= viewport, name
+
+
+def test_a_rejected_training_field_does_not_hold_back_the_serving_answer(qtbot, window):
+    seq = window.fields["seq_len"].editor
+    type_into(qtbot, seq, "4k tokens")
+    assert window.stale_banner.isVisible()
+    answer = answer_after(qtbot, window, lambda: window.findChild(QRadioButton, "task_serve").click())
+    assert answer["task"] == "serve" and not window.stale_banner.isVisible()  # seq_len is not a serving input
+    assert "seq_len" in window.controller.state.errors and not seq.isVisibleTo(window)
+    window.findChild(QRadioButton, "task_train").click()
+    qtbot.wait(2 * 150)
+    message = window.findChild(QLabel, "message_seq_len")
+    assert message.isVisible() and message.text().startswith('seq_len: "4k tokens"') and window.stale_banner.isVisible()
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
+    assert answer.get("task") != "serve" and not message.isVisible()
+
+
+def test_serving_answer_when_no_setup_meets_the_targets():
+    """A per-token target no GPU meets: core's sentence says use the API, the table lists every setup and why,
+    and the cost chart still has the API's line."""
+    from gpu_tco.core import serve_plan
+    state = model.FormState()
+    assert state.set_value("task", "serve") is None and state.set_value("tpot_slo_ms", 1) is None
+    answer = model.compute(state)
+    expected = serve_plan({"task": "serve", "tpot_slo_ms": 1})
+    assert answer["headline"] == expected["recommendation"] and answer["headline"].startswith("Use the API: no setup meets")
+    assert answer["recommended"] is None
+    headers, rows = model.results_table(answer["options"], include_rejected=True)
+    assert len(rows) == len(expected["options"]) and all(r[headers.index("Why not")] for r in rows)
+    (api,) = answer["volume"]["lines"]
+    assert api["label"] == f"API {expected['api']['name']}" and len(api["usd_per_mtok"]) == model.VOLUME_POINTS

@@ -48,7 +48,7 @@ from .build import (
     page_setup,
     resolved_offer_xl,
 )
-from .xlsx import put_text
+from .xlsx import not_in_default_print, put_text
 
 SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy")
 WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
@@ -138,6 +138,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
     _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
+    not_in_default_print(ws, 2 + len(setups), title_rows="1:1")  # printed: Start and Inputs, as the training workbook
     ws.protection.sheet = True
     return cells
 
@@ -170,7 +171,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     cached = {**{n: _plain(values[n]) for n in per_setup}, "offer": resolved["offer"], "price_type": option.price_type,
               "words": serve_option_text(option), "lead": "", "wins": ""}
     for name, r in rows.items():
-        c = ws.cell(row=r, column=ws[f"{col}1"].column)
+        c = ws[f"{col}{r}"]
         if name in given:
             put_text(c, given[name])
             c.fill, c.protection = INPUT_FILL, Protection(locked=False)
@@ -232,7 +233,7 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
                     "Serving sheet; the numbers follow Inputs (demand, targets, prices, the API).", "E", 45, NOTE_FONT)
     known = {"serve_api_usd_per_mtok_input": result["api"]["usd_per_mtok_input"], "api_model": values["api_model"],
              "serve_api_usd_per_mtok_output": result["api"]["usd_per_mtok_output"], "serve_api_usd_per_month": result["api"]["usd_per_month"],
-             "ttft_slo_ms": values["ttft_slo_ms"], "tpot_slo_ms": values["tpot_slo_ms"]}
+             "ttft_slo_ms": values["ttft_slo_ms"], "tpot_slo_ms": values["tpot_slo_ms"], "as_of": result["api"]["as_of"]}
     r = _serve_table(ws, setups, cells, lay, 10, known)
     r = _start_ages(ws, tabs, r + 1)
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
@@ -244,23 +245,27 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
     returns the row after the table."""
     _head(ws, r, ["", *(WAYS[k][0] for k in setups), "the API", "target"], freeze=False)
     api_col = get_column_letter(2 + len(setups))
-    lines = [("setup", "words", None, None, None), ("GPU", "gpu", None, None, None), ("GPUs per replica", "n_gpus", WHOLE, None, None),
+    lines = [("setup", "words", None, None, None), ("rent or buy", "acquire", None, None, None),
+             ("cloud offer", "offer_shown", None, None, None), ("GPU", "gpu", None, None, None),
+             ("GPUs per replica", "n_gpus", WHOLE, None, None),
              ("weight format", "weights_dtype", None, None, None), ("replicas", "serve_replicas", WHOLE, None, None),
              ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
              ("time to first token", "ttft_ms", MS, None, "ttft_slo_ms"),
              ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
+             ("meets both targets", "meets", None, None, None),
              ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),
              ("USD per million output tokens", "serve_{way}_usd_per_mtok_output", USD_MILLS, "serve_api_usd_per_mtok_output", None),
              ("cost per month", "serve_option_usd_per_month", USD, "serve_api_usd_per_month", None),
              ("beats the API above (million tokens a month)", "serve_{way}_beats_api_mtok_per_month", NEVER, None, None)]
     for i, (label, name, fmt, api, target) in enumerate(lines, start=r + 1):
         ws.cell(row=i, column=1, value=label)
-        for j, key in enumerate(setups):
-            c = ws.cell(row=i, column=2 + j, value="=" + cells[(key, name.format(way=_way(key)))])
-            c.alignment = Alignment(horizontal="right", wrap_text=name == "words", vertical="top")
+        for j, (key, option) in enumerate(setups.items()):
+            formula, value = _table_cell(name, key, option, cells, lay)
+            c = ws.cell(row=i, column=2 + j, value=formula)
+            c.alignment = Alignment(horizontal="right", wrap_text=name in ("words", "offer_shown"), vertical="top")
             if fmt:
                 c.number_format = fmt
-            lay.cached[f"Start!{c.coordinate}"] = lay.cached.get(cells[(key, name.format(way=_way(key)))].replace("$", ""), "")
+            lay.cached[f"Start!{c.coordinate}"] = value
         if api:
             c = ws.cell(row=i, column=2 + len(setups), value=f"={api}")
             c.number_format = fmt
@@ -276,4 +281,22 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
     lay.cached[f"Start!{api_col}{i}"] = str(known["api_model"])
     ws[f"{api_col}{i}"].alignment = Alignment(wrap_text=True, vertical="top")
     ws.row_dimensions[i].height = 30
-    return i + 1
+    ws.cell(row=i + 1, column=1, value="API prices as of")
+    given = "AND(api_usd_per_mtok_input>0,api_usd_per_mtok_output>0)"
+    ws[f"{api_col}{i + 1}"] = f'=IF({given},"the prices given on Inputs",INDEX(apis_as_of,MATCH(api_model,apis_name,0)))'
+    lay.cached[f"Start!{api_col}{i + 1}"] = known["as_of"] or "the prices given on Inputs"
+    return i + 2
+
+
+def _table_cell(name: str, key: str, option, cells: Mapping, lay: Layout) -> tuple[str, object]:
+    """A setup's cell of Start's table: (formula over the Serving sheet, the value it shows when written)."""
+    def c(row):
+        return cells[(key, row)]
+    if name == "acquire":
+        return f'=IF({c("buy")}=1,"buy","rent")', key
+    if name == "offer_shown":
+        return f'=IF({c("buy")}=1,"-",{c("offer")})', option.offer or "-"
+    if name == "meets":
+        return f'=IF({c("serve_ok")},"yes","no")', "yes" if option.ok else "no"
+    ref = c(name.format(way=_way(key)))
+    return "=" + ref, lay.cached.get(ref.replace("$", ""), "")
