@@ -203,8 +203,10 @@ def lookups(expr: Expr) -> list[Lookup]:
     return [n for n in expr.walk() if isinstance(n, Lookup)]
 
 
-def ancestors(outputs) -> list[str]:
-    """The quantities ``outputs`` need (themselves included), in definition order."""
+def ancestors(outputs, task: str | None = None) -> list[str]:
+    """The quantities ``outputs`` need (themselves included), in definition order.  With ``task`` ("train" or
+    "serve"), a branch the task never takes is not followed (``_reads``): what a training answer shows does not
+    need the serving demand that sizes an owned serving deployment."""
     needed: set[str] = set()
     stack = list(outputs)
     while stack:
@@ -212,10 +214,38 @@ def ancestors(outputs) -> list[str]:
         if name in needed:
             continue
         needed.add(name)
-        for node in QUANTITIES[name].expr.walk():
+        for node in _reads(QUANTITIES[name].expr, task):
             if isinstance(node, Ref) and node.name in QUANTITIES and node.name not in needed:
                 stack.append(node.name)
     return [n for n in QUANTITIES if n in needed]
+
+
+def _task_flag(expr: Expr, task: str | None) -> bool | None:
+    """The value of a condition that only the task decides (the tasks catalog's ``serve`` flag, and AND/OR/NOT of
+    it), else None."""
+    if task is None:
+        return None
+    if isinstance(expr, Lookup) and expr.table == "tasks" and expr.key == "task" and expr.field == "serve":
+        return task == "serve"
+    if isinstance(expr, Call) and expr.fn in ("AND", "OR", "NOT"):
+        known = [_task_flag(a, task) for a in expr.args]
+        if expr.fn == "NOT":
+            return None if known[0] is None else not known[0]
+        if expr.fn == "AND" and False in known or expr.fn == "OR" and True in known:
+            return expr.fn == "OR"
+    return None
+
+
+def _reads(expr: Expr, task: str | None):
+    """Every node of ``expr``, leaving out the branch of an IF that ``task`` never takes."""
+    yield expr
+    if isinstance(expr, Call) and expr.fn == "IF":
+        known = _task_flag(expr.args[0], task)
+        if known is not None:
+            yield from _reads(expr.args[1] if known else expr.args[2], task)
+            return
+    for child in expr.children():
+        yield from _reads(child, task)
 
 
 def depending_on(inputs) -> list[str]:
@@ -234,11 +264,13 @@ def depending_on(inputs) -> list[str]:
     return out
 
 
-def inputs_of(outputs) -> list[str]:
-    """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included."""
+def inputs_of(outputs, task: str | None = "train") -> list[str]:
+    """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included, for a job of ``task``
+    (default "train": a serving output reads its demand directly, so the serving doors need no other; None: every
+    branch)."""
     used: set[str] = set()
-    for name in ancestors(outputs):
-        for node in QUANTITIES[name].expr.walk():
+    for name in ancestors(outputs, task):
+        for node in _reads(QUANTITIES[name].expr, task):
             if isinstance(node, Ref) and node.name in BY_NAME:
                 used.add(node.name)
             elif isinstance(node, Lookup):
