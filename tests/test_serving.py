@@ -263,3 +263,15 @@ def test_a_mig_slice_pays_its_share_of_the_cards_server_slot():
     slice_kw = core.evaluate({"gpu": "H100-SXM MIG 1g.10gb", "n_gpus": 1, "buy": 1}, outputs=("own_nameplate_kw",))["own_nameplate_kw"]
     card_kw = core.evaluate({"gpu": "H100-SXM", "n_gpus": 1, "buy": 1}, outputs=("own_nameplate_kw",))["own_nameplate_kw"]
     assert 7 * slice_kw == pytest.approx(card_kw) and card_kw == pytest.approx(1.275)
+
+
+def test_a_training_answer_does_not_list_the_serving_demand_that_sizes_an_owned_deployment():
+    """The owned cost per GPU-hour reads the deployment's GPUs when serving (own_gpus): the inputs a door lists for
+    a training job leave that branch out, a serving job's include it, and the generated code follows both."""
+    from gpu_tco.core.codegen import inputs_of
+    assert "requests_per_s" not in inputs_of(["own_usd_per_gpu_hour"])
+    assert {"requests_per_s", "prompt_tokens"} <= set(inputs_of(["own_usd_per_gpu_hour"], task="serve"))
+    assert "requests_per_s" in inputs_of(["own_usd_per_gpu_hour"], task=None)
+    serve = {"task": "serve", "model": "Llama-3.1-8B", "gpu": "H100-SXM", "n_gpus": 1, "buy": 1}
+    low, high = (core.evaluate({**serve, "requests_per_s": rps}, outputs=("own_gpus",))["own_gpus"] for rps in (1, 200))
+    assert high > low >= 1
