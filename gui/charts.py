@@ -55,11 +55,12 @@ def _category_axis(labels: list[str]) -> QBarCategoryAxis:
 
 
 def money_scale(top: float) -> tuple[float, str]:
-    """(divisor, unit) so that money axes read 250 thousand USD rather than 2.5e+05."""
+    """(divisor, unit) so that money axes read 250 (1,000 USD) rather than 2.5e+05; the unit short enough to stand
+    whole beside a chart squeezed by a long answer at 1024 x 700."""
     if top >= 1e7:
         return 1e6, "million USD"
     if top >= 1e4:
-        return 1e3, "thousand USD"
+        return 1e3, "1,000 USD"
     return 1.0, "USD"
 
 
