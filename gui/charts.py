@@ -135,12 +135,17 @@ def cash_chart(cash: dict | None) -> QChart:
     x.setRange(0, max(cash["month"]) or 1)
     x.setLabelFormat("%d")
     y = _value_axis(unit, top)  # the title says what accumulates
+    _attach_axes(chart, x, y)
+    return chart
+
+
+def _attach_axes(chart: QChart, x, y) -> None:
+    """The x axis at the bottom and the y axis at the left, for every series of the chart."""
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
     for s in chart.series():
         s.attachAxis(x)
         s.attachAxis(y)
-    return chart
 
 
 def _log_axis(title: str, low: float, high: float) -> QLogValueAxis:
@@ -179,11 +184,7 @@ def volume_chart(volume: dict | None) -> QChart:
     chart.addSeries(demand)
     ax = _log_axis("Million tokens a month (log)", min(x), max(x))
     ay = _log_axis("USD/Mtok (log)", low, high)
-    chart.addAxis(ax, Qt.AlignmentFlag.AlignBottom)
-    chart.addAxis(ay, Qt.AlignmentFlag.AlignLeft)
-    for s in chart.series():
-        s.attachAxis(ax)
-        s.attachAxis(ay)
+    _attach_axes(chart, ax, ay)
     return chart
 
 
@@ -225,11 +226,7 @@ def latency_chart(latency: dict | None) -> QChart:
     x.setRange(1, right if right > 1 else 2)
     x.setLabelFormat("%d")
     y = _value_axis("ms", top)
-    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
-    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
-    for s in chart.series():
-        s.attachAxis(x)
-        s.attachAxis(y)
+    _attach_axes(chart, x, y)
     return chart
 
 
