@@ -101,6 +101,7 @@ COLUMN_CELLS = st.one_of(st.sampled_from(["H100-SXM", "RTX-4090", " L40S ", "h10
                          st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5000), st.none(), st.booleans())
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(COLUMN_CELLS, COLUMN_CELLS, COLUMN_CELLS), min_size=2, max_size=12))
 def test_column_fast_path_equals_the_cell_by_cell_path(rows):
@@ -142,6 +143,7 @@ _cell = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.
                   st.text(max_size=12), st.booleans(), st.sampled_from(["H100", "all", "fp8", "qlora", "", " "]))
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=150, deadline=None)
 @given(name=st.sampled_from(sorted(FUNCTIONS)), args=st.lists(st.one_of(_cell, st.lists(st.lists(_cell, min_size=1, max_size=3),
                                                                                          min_size=1, max_size=3)), max_size=6))

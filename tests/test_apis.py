@@ -118,6 +118,7 @@ def _cli(*args, config: Path):
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_apis_json_and_the_update_from_genai_prices_data_in_one_run(tmp_path):
     """`gpu-tco apis --json`, `--update FILE` (a changed price, a model the data no longer lists) and the listing
     afterwards, run for real; the update writes the user's apis.csv, which the catalog then reads."""

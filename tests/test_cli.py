@@ -41,6 +41,7 @@ def test_main_job_prints_the_comparison(tmp_path):
     assert "8x H100-SXM full does not fit; it fits with" in text
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_main_job_json_matches_core():
     from gpu_tco import core
 
@@ -107,6 +108,7 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_catalog_listings():
     gpus = gpu_tco("gpus")
     assert gpus.returncode == 0 and "RTX-4090" in gpus.stdout and "165.2" in gpus.stdout
@@ -279,6 +281,7 @@ def test_ctrl_c_exits_130_with_one_line():
     assert err.strip() == "gpu-tco: interrupted"
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_presets_wrap_whole_pairs_and_help_says_auto():
     """`presets` wraps its rows between name=value pairs (nothing is cut), and --help shows "default: auto"
     for every input whose 0 means automatic (core.auto), a number for the others."""
@@ -307,6 +310,7 @@ def test_presets_wrap_whole_pairs_and_help_says_auto():
     assert text.split("--seq-len V ")[1].split(" --")[0].endswith("[4096]")
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_main_job_and_e_mail_draft_of_a_serving_scenario_say_the_serving_answer(tmp_path):
     """`gpu-tco --scenario serve.json` answers the serving question (core's sentence) and writes the serving workbook;
     `gpu-tco workbook --email-draft` drafts the same answer."""

@@ -21,6 +21,7 @@ from gpu_tco.core.expr import Ref
 NAMES = list(core.QUANTITIES)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_pruned_scalar_evaluation_equals_the_full_path_on_random_inputs():
     rng = random.Random(16)
     for i in range(40):
@@ -54,6 +55,7 @@ def _random_sweep(rng: np.random.Generator, n: int) -> dict:
     }
 
 
+@pytest.mark.slow  # over 0.45 s
 @pytest.mark.parametrize("chunk", [1, 7, 64])
 def test_chunked_sweeps_equal_the_unchunked_path(monkeypatch, chunk):
     rng = np.random.default_rng(chunk)
@@ -179,6 +181,7 @@ def test_equal_subtrees_are_computed_once_but_never_a_guarded_division_in_scalar
     assert core.evaluate(usd_per_gpu_hour_rented=0.01, purchase_usd_per_gpu=1e6)["breakeven_hours"] == -1
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
     """The vector code is generated for the inputs a call gives as arrays: what does not vary is
     computed once, products gather their fixed factors, results are written in place from the

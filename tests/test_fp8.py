@@ -162,6 +162,7 @@ def test_a10g_is_its_own_card():
     assert SIMPLE_NAMES["A10G"] == "A10G"
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_fp8_from_the_command_line_python_excel_and_the_form():
     """One catalog row, every door: the CLI (a real subprocess), the Python API, an Excel function, the form's
     choices (the precisions catalog)."""

@@ -189,6 +189,7 @@ def test_invalid_value_is_marked_at_its_field_and_fixing_clears_it(qtbot, window
     assert answer["recommended"]["n_gpus"] == 6
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_explanations_come_from_core(qtbot, window):
     window.figures.selectRow(2)  # job cost, rented
     text = window.explanation.toPlainText()
@@ -330,6 +331,7 @@ def test_draft_parses_back_with_the_workbook_attached(workbook, tmp_path):
     assert "Inputs" in openpyxl.load_workbook(copy).sheetnames
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_platform_dispatch_picks_the_mail_program(workbook, tmp_path):
     """The outside programs (Outlook, osascript, xdg-email, the default opener) are replaced here only:
     they cannot run on this machine."""
@@ -691,6 +693,7 @@ def _visible(w, name: str) -> bool:
     return w.fields[name].editor.isVisibleTo(w)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
     from gpu_tco.core import serve_plan
     serve = window.findChild(QRadioButton, "task_serve")
@@ -710,6 +713,7 @@ def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
     assert window.inputs_panel.job_grid.indexOf(window.fields["hours_per_day"].editor) < 0  # back in its own box
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtbot, window):
     from gpu_tco.core import serve_plan, split_scenario
     answer = answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))
@@ -751,6 +755,7 @@ def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtb
     assert "tpot_ms" in window.explanation.toPlainText() and "Formula" in window.explanation.toPlainText()
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_serving_field_errors_reach_the_field(qtbot, window):
     messages = []
     window.controller.field_message.connect(lambda field, message: messages.append((field, message)))
@@ -767,6 +772,7 @@ def test_serving_field_errors_reach_the_field(qtbot, window):
     assert messages[-1][0] == "tpot_slo_ms" and messages[-1][1].startswith('tpot_slo_ms: "fast"')
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_serving_mode_is_not_clipped_at_1024x700(qtbot, window):
     """The serving job's longer labels widen the inputs panel: every field's label and unit whole at 1024x700."""
     window.resize(1024, 700)
@@ -783,6 +789,7 @@ def test_serving_mode_is_not_clipped_at_1024x700(qtbot, window):
         assert unit.mapTo(panel.widget(), unit.rect().topRight()).x() <= viewport, name
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_a_rejected_training_field_does_not_hold_back_the_serving_answer(qtbot, window):
     seq = window.fields["seq_len"].editor
     type_into(qtbot, seq, "4k tokens")

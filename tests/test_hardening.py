@@ -195,6 +195,7 @@ def test_a_read_only_target_is_refused_and_left_untouched(tmp_path):
     assert target.read_bytes() == b"old"
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_stale_temporaries_are_removed_and_fresh_ones_kept(tmp_path):
     from gpu_tco.workbooks import write_workbook
     from gpu_tco.workbooks.xlsx import TEMP_MARK
@@ -259,6 +260,7 @@ def _user_catalog(tmp_path, table, rows):
             writer.writerow({c: row.get(c, "") for c in cols})
 
 
+@pytest.mark.slow  # over 0.45 s
 @pytest.mark.parametrize("table, base, change, message", [
     ("gpus", "L40S", {"bf16_dense_tflops": 0}, "gpus.csv, row 2, column bf16_dense_tflops: 0 is not allowed for My-Row; allowed: a number from 0.000001 to 1e15"),
     ("gpus", "L40S", {"memory_bandwidth_gbps": 5e-324}, "column memory_bandwidth_gbps: 4.94066e-324 is not allowed"),
@@ -427,6 +429,7 @@ def test_custom_architectures_are_checked_like_catalog_rows(field, value):
         core.evaluate(model=spec)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_a_full_disk_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     """A full disk cannot be made here without mount privileges: the real writer gets ENOSPC from os.write."""
     import errno

@@ -170,6 +170,7 @@ def test_the_command_line_draft_cases_end_in_one_line(tmp_path):
     assert "=?utf-8?b?QmNjOiBldmls?=" in msg["Subject"]
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_every_writer_removes_its_own_stale_temporaries_by_one_rule(tmp_path):
     book = tmp_path / "plan.xlsx"
     book.write_bytes(TINY_XLSX)
@@ -633,6 +634,7 @@ def _texts(value):
             yield from _texts(v)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_a_saved_scenario_with_a_del_character_reopens_and_is_judged_at_the_field(tmp_path):
     data = {"model": {"name": "My\x7fModel", "layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000}}
     path = write_scenario(tmp_path / "s.toml", data)

@@ -214,6 +214,7 @@ def test_planner_pipelines_a_job_that_needs_it_and_leaves_a_small_one_alone():
 # ---------------------------------------------------------------------------
 # every door: command line, Excel functions, the form
 
+@pytest.mark.slow  # over 0.45 s
 def test_command_line_takes_the_layout_flags():
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--model", "Llama-3.1-405B", "--gpu", "H100-SXM",
                           "--n-gpus", "128", "--method", "full", "--sharding", "zero1", "--tensor-parallel", "8",
@@ -294,6 +295,7 @@ def test_the_answer_says_the_layout_the_planner_chose():
     assert "pipeline stages" not in " ".join(given.sentences)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_workbook_options_carry_the_planners_layout():
     """The Compare sheet's options are the planner's, each with its pipeline and expert degrees on the Inputs sheet's
     candidate block, so the workbook recalculates the same setup the planner ranked."""

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DSV3_H200 = {"model": "DeepSeek-V3", "gpu": "H200-SXM", "n_gpus": 8, "weights_dtype": "fp8", "kv_dtype": "fp8"}
 
 
+@pytest.mark.slow  # over 0.45 s
 @pytest.mark.parametrize("batch", [1, 4, 32, 256])
 def test_distinct_experts_read_match_routing_by_sampling(batch):
     """Each token picks 8 different experts of 256 (DeepSeek-V3); the distinct experts a batch touches, averaged over
@@ -184,6 +185,7 @@ def test_serving_estimates_match_published_runs(row_id, tolerance):
     assert abs(error) <= tolerance, f"{row_id}: {predicted:,.4g} against {m.value:,.4g} ({error:+.1%})"
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_family_factors_are_kept_only_when_held_out_sources_confirm_them():
     """The fit per GPU family is checked by leaving each source out; the catalog (gpus.csv) holds the factors only
     when that beats the global efficiencies, and holds what the decision says."""

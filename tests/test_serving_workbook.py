@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers import rel_equal
 from lo import book
 from openpyxl import load_workbook
@@ -149,6 +150,7 @@ def test_serving_workbook_sentence_when_the_api_wins_and_when_only_renting_is_we
     assert out.cell("Start", 10, 3) == "the API"  # one setup column, then the API's
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_serving_workbook_formulas_are_portable_and_name_only_what_exists(tmp_path):
     """Functions Excel 2010+ and LibreOffice both compute (the training workbook's, and UPPER, LEFT and MID for the
     sentence's first letter); every name a formula reads is a defined name or a cell; no external link."""
@@ -176,6 +178,7 @@ def test_serving_workbook_formulas_are_portable_and_name_only_what_exists(tmp_pa
     assert formulas > 400 and len(wb["Start"]["A7"].value) < 8192  # Excel's longest formula
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_serving_workbook_when_no_setup_meets_the_targets(tmp_path):
     """Nothing to rent or buy: Start says use the API in core's words (text: no setup's cells to compute it from)."""
     job = {"task": "serve", "tpot_slo_ms": 1}

@@ -5,6 +5,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER_OF = {"gpu_tco": "installer", "gpu_tco.core": "core", "gpu_tco.addin": "addin", "gpu_tco.gui": "gui",
              "gpu_tco.workbooks": "workbooks"}
@@ -63,6 +65,7 @@ def test_no_import_cycles_inside_core():
     assert not cycles, cycles[0]
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_qt_is_imported_only_by_the_desktop_form():
     for package in FOLDER_OF:
         if package == "gpu_tco.gui":
@@ -237,6 +240,7 @@ def _unit_files():
                 yield path.relative_to(ROOT).as_posix(), source
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_no_function_is_longer_than_a_reader_can_hold():
     long = [(path, name, n) for path, source in _unit_files() for name, n in _function_lengths(source).items()
             if n > MAX_FUNCTION_LINES and (path, name) not in LONG_FUNCTIONS]
@@ -244,6 +248,7 @@ def test_no_function_is_longer_than_a_reader_can_hold():
                                f"LONG_FUNCTIONS saying why)" for p, name, n in long)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_the_long_function_allowances_are_still_needed():
     lengths = {(path, name): n for path, source in _unit_files() for name, n in _function_lengths(source).items()}
     stale = [key for key in LONG_FUNCTIONS if lengths.get(key, 0) <= MAX_FUNCTION_LINES]
@@ -275,6 +280,7 @@ def _strings(tree: ast.AST) -> list[tuple[int, str]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_the_catalog_snapshot_is_the_only_module_state_rebound_at_run_time():
     """No function rebinds a module-level name (a ``global`` statement) except the catalog's, which rebinds
     its one reference to the current snapshot; caches live in that snapshot, not in module dictionaries."""
@@ -294,6 +300,7 @@ def test_the_catalog_snapshot_is_the_only_module_state_rebound_at_run_time():
     assert ("core/catalog.py", "_SNAPSHOT") in {(f, n) for f, _, n in found}  # the check sees a global statement
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_close_match_hints_and_whole_numbers_are_worded_in_one_place():
     """ "did you mean" is written only by core.text.did_you_mean, and the rule "a whole number below 1e15 shows
     without decimals" lives only in core.text.is_whole_number; nothing else calls difflib's close matches."""

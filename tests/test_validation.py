@@ -167,6 +167,7 @@ def test_memory_grows_with_sequence_and_batch(cfg, model):
         assert longer > base and wider > base
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=200, deadline=None)
 @given(train_cfg.filter(lambda c: c["sharding"] != "none"), st.sampled_from(["Llama-3-8B", "Llama-3-70B", "Mixtral-8x7B"]))
 def test_memory_falls_with_more_gpus_under_sharding(cfg, model):
@@ -177,6 +178,7 @@ def test_memory_falls_with_more_gpus_under_sharding(cfg, model):
         assert more < fewer
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=100, deadline=None)
 @given(train_cfg.filter(lambda c: c["sharding"] == "zero3"), st.sampled_from(["RTX-4090", "A100-40GB-SXM", "H100-SXM"]),
        st.sampled_from(["Llama-3-8B", "Llama-2-13B", "Llama-3-70B"]))

@@ -230,6 +230,7 @@ def test_a_user_added_gpu_row_flows_through(recalculated):
     assert _recalc_calc(out)["gpu_memory_gib"] == 48
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_formulas_use_only_portable_functions_and_names():
     wb, _ = build_workbook()
     names = set(wb.defined_names.keys())
@@ -369,6 +370,7 @@ def _width(ws, letter: str) -> float:
     return ws.column_dimensions[letter].width or 8.43  # Excel's default column width
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_print_setup_is_readable_on_every_sheet():
     """Report sheets print at 70 % or more, or as wide as the page when their printed columns are no wider
     than 70 % allows (about 200 character widths on landscape A4); the other sheets fit the page width and
