@@ -96,6 +96,10 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         raise InputError("tensor_parallel", t, f"must divide n_gpus ({n})", row)
     check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
                  values.get("expert_parallel", 1), model, row)
+    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values else None
+    if gpu is not None and n > 1 and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
+        raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "
+                                      "between slices); allowed: 1 (more slices serve as more replicas)", row)
     if "precision__row" in values:
         problem = precision_problem(values)
         if problem:

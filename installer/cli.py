@@ -667,18 +667,22 @@ def cmd_estimate(ns) -> int:
         print(f"serving {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
               f"{n(used['output_tokens'])} output tokens on replicas of {n(used['n_gpus'])}x {used['gpu']}, within "
               f"{n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target):")
-        facts = [
-            ["meets the targets", bool(res["serve_ok"])], ["batch per replica at full load", res["serve_batch"]],
-            ["time to first token (ms)", res["ttft_ms"]], ["time per output token (ms)", res["tpot_ms"]],
-            ["requests/s per replica", res["serve_replica_requests_per_s"]], ["replicas", res["serve_replicas"]],
-            ["rented: USD per million input tokens", res["serve_rent_usd_per_mtok_input"]],
-            ["rented: USD per million output tokens", res["serve_rent_usd_per_mtok_output"]],
-            ["owned: USD per million input tokens", res["serve_own_usd_per_mtok_input"]],
-            ["owned: USD per million output tokens", res["serve_own_usd_per_mtok_output"]],
-            ["rented: USD per month", res["serve_rent_usd_per_month"]], ["owned: USD per month", res["serve_own_usd_per_month"]],
-            ["API: USD per month for the same tokens", res["serve_api_usd_per_month"]],
-        ]
+        shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+                 ("time to first token (ms)", "ttft_ms"), ("time per output token (ms)", "tpot_ms"),
+                 ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
+                 ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
+                 ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
+                 ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
+                 ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
+                 ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
+                 ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
+        from .core import NO_PRICE, price_gaps
+        missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
+        facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+        notes = list(dict.fromkeys(missing.values()))
     print(table(["result", "value"], facts))
+    for note in notes if ns.mode == "infer" else ():
+        print(note)
     print()
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")

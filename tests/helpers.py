@@ -73,6 +73,8 @@ def random_config(rng: random.Random) -> dict:
     prec = catalog.tables()["precisions"].row(cfg["precision"])
     gpu = catalog.tables()["gpus"].row(cfg["gpu"])
     method = catalog.tables()["methods"].row(cfg["method"])
+    if catalog.mig_profile(gpu):  # a MIG slice runs a job on one slice
+        cfg.update(n_gpus=1, tensor_parallel=1)
     if prec["fp8_linears"] and (gpu["fp8_dense_tflops"] == 0 or method["quantized_base"]
                                 or (prec["block_scaled"] and not (gpu["fp4_dense_tflops"] > 0 and gpu["multi_gpu_fabric"]))):
         cfg["precision"] = "bf16_mixed"

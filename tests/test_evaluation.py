@@ -189,9 +189,10 @@ def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
     value), against scalar calls row by row."""
     monkeypatch.setattr(engine, "CHUNK_ROWS", 4)
     rng = random.Random(161)
-    # inputs that must change together: an offer belongs to its GPU, tp divides n_gpus, FP8 needs a GPU that has it
-    # and a base it can multiply (QLoRA's NF4 is multiplied in 16 bit)
-    linked = {"gpu": {"offer", "precision"}, "offer": {"gpu"}, "n_gpus": {"tensor_parallel"}, "tensor_parallel": {"n_gpus"},
+    # inputs that must change together: an offer belongs to its GPU, tp divides n_gpus, a MIG slice runs one GPU, FP8
+    # needs a GPU that has it and a base it can multiply (QLoRA's NF4 is multiplied in 16 bit)
+    linked = {"gpu": {"offer", "precision", "n_gpus"}, "offer": {"gpu"}, "n_gpus": {"tensor_parallel", "gpu"},
+              "tensor_parallel": {"n_gpus"},
               "precision": {"gpu", "method"}, "method": {"precision"}}
     for _ in range(12):
         rows = [random_config(rng) for _ in range(25)]

@@ -82,3 +82,11 @@ def test_a_user_mig_row_that_would_span_slices_or_name_no_card_is_refused(tmp_pa
     finally:
         monkeypatch.undo()
         catalog.reload()
+
+
+def test_a_job_on_more_than_one_slice_is_refused_naming_the_count():
+    """A MIG instance has no NVLink and no peer-to-peer access: a job runs on one slice, more slices are replicas."""
+    from gpu_tco.core import InputError
+    with pytest.raises(InputError, match=r"^n_gpus: 2 is more than one slice of H100-SXM MIG 1g\.10gb: .*allowed: 1"):
+        core.evaluate({"gpu": "H100-SXM MIG 1g.10gb", "n_gpus": 2})
+    assert core.evaluate({"gpu": "H100-SXM MIG 1g.10gb", "n_gpus": 1}, outputs=("gpu_memory_gib",))["gpu_memory_gib"] == 10

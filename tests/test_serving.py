@@ -277,3 +277,14 @@ def test_a_training_answer_does_not_list_the_serving_demand_that_sizes_an_owned_
     serve = {"task": "serve", "model": "Llama-3.1-8B", "gpu": "H100-SXM", "n_gpus": 1, "buy": 1}
     low, high = (core.evaluate({**serve, "requests_per_s": rps}, outputs=("own_gpus",))["own_gpus"] for rps in (1, 200))
     assert high > low >= 1
+
+
+@pytest.mark.slow  # a command-line run
+def test_estimate_for_inference_says_no_price_where_a_gpu_has_none_never_zero():
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--gpu", "H800-SXM", "--n-gpus", "8",
+                          "--model", "Llama-3-70B"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[1].strip() for line in out.stdout.splitlines()
+            if line.startswith(("rented:", "owned:"))}
+    assert rows and set(rows.values()) == {"no price"}, rows
+    assert "no rental offer with a price for H800-SXM" in out.stdout

@@ -45,6 +45,8 @@ def _consistent_offer(cfg: dict) -> dict:
     offer = cfg.get("offer")
     if offer not in (None, "auto", "none"):
         cfg["gpu"] = catalog.tables()["offers"].row(offer)["gpu"]
+    if catalog.mig_profile(catalog.tables()["gpus"].row(cfg.get("gpu", "H100-SXM"))):
+        cfg["n_gpus"] = 1  # a MIG slice runs a job on one slice (more is refused: tested in test_mig.py)
     if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
         # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
         supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
