@@ -674,6 +674,43 @@ def reference_offer_rows():
     return snapshot().offer_maps()[1]
 
 
+def offer_max_gpus(row: Mapping) -> float:
+    """The largest job an offer sells, as the formula offer_max_gpus reads it: max_gpus_per_job, else no limit when it
+    names a network between machines, else one machine (gpus_per_node, or the instance)."""
+    if row["max_gpus_per_job"] > 0:
+        return float(row["max_gpus_per_job"])
+    if row["fabric_gbps_per_gpu"] > 0:
+        return float("inf")
+    return float(row["gpus_per_node"] if row["gpus_per_node"] > 0 else row["gpus_per_instance"])
+
+
+def sized_reference_offers():
+    """For each GPU row, the offers "auto" may pick as (largest job sold, offer row), cheapest first: on-demand,
+    uncommitted, uninterruptible, priced.  ``auto_offer_row`` reads it."""
+    return snapshot().derived("sized reference offers", lambda: _build_sized_offers(tables()))
+
+
+def _build_sized_offers(tabs: Mapping[str, Table]) -> dict:
+    offers, gpus_ = tabs["offers"], tabs["gpus"]
+    out: dict[int, list] = {}
+    for i, row in enumerate(offers.rows):
+        g = gpus_.find(row["gpu"]) if row["gpu"] and row["gpu"] != "-" else None
+        on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
+        if g is not None and on_demand and not row["interruptible"] and not row["commitment_months"] and row["usd_per_gpu_hour"] > 0:
+            out.setdefault(g, []).append((row["usd_per_gpu_hour"], i, offer_max_gpus(row)))
+    return {g: [(most, i) for _, i, most in sorted(v, key=lambda t: (t[0], t[1]))] for g, v in out.items()}
+
+
+def auto_offer_row(gpu_row: int, n_gpus: float, reference: int) -> int:
+    """The offer "auto" picks for ``n_gpus`` of one GPU: its cheapest on-demand offer that sells that many GPUs as
+    one job, so a job across machines runs on a network an offer sells; ``reference`` (the cheapest on-demand offer)
+    when none does (the job is then not sold, option_offer_sells)."""
+    for most, i in sized_reference_offers().get(gpu_row, ()):
+        if most >= n_gpus:
+            return i
+    return reference
+
+
 def _build_offer_maps(tabs: Mapping[str, Table]):
     import numpy as np
     offers, gpus_ = tabs["offers"], tabs["gpus"]

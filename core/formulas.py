@@ -428,12 +428,18 @@ peak_train_gib_per_gpu = q(
     "overhead = allocator peak x (1 + fragmentation) + CUDA context",
     states_gib + activations_gib + logits_gib + overhead_train_gib)
 gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets, per row)")
-fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
+fit_limit_gib = q("fit_limit_gib", "GiB/GPU", "Most a setup may use per GPU = GPU memory x (1 - memory_margin_pct): the margin "
+                  "covers the estimate's error and what allocators and libraries add at run time",
+                  gpu_memory_gib * (1 - I.memory_margin_pct / 100))
+fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory less the margin (fit_limit_gib)",
+               peak_train_gib_per_gpu <= fit_limit_gib)
+q("train_memory_tight", "flag", "1 = fits, but the peak is above 90 % of the GPU's memory: little room for a longer batch or "
+  "another library's workspace", AND(fits_train, peak_train_gib_per_gpu > 0.9 * gpu_memory_gib))
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
 # smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))
-usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (GPU memory - CUDA context) / (1 + fragmentation)",
-               (gpu_memory_gib - I.cuda_context_gib) / (1 + frag))
+usable_gib = q("usable_train_gib", "GiB/GPU", "Memory available to tensors: (fit limit - CUDA context) / (1 + fragmentation)",
+               (fit_limit_gib - I.cuda_context_gib) / (1 + frag))
 w_tp = q("weights_tp_gib", "GiB/GPU", "Weights per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
          (1 - I.offload_params) * weights_bytes_total / (t * pp) / GIB)
 g_tp = q("gradients_tp_gib", "GiB/GPU", "Gradients per GPU at tensor x pipeline parallel degree, before ZeRO sharding (0 when offloaded)",
@@ -580,9 +586,9 @@ intra_gb_per_s = q(
     "GPU catalog nvlink_gbps (both directions, [nvidia_h100]); [pcie4_spec]")
 inter_gb_per_s = q(
     "inter_node_gb_per_s", "GB/s",
-    "Bandwidth per GPU between machines = Gbit/s per GPU / 8 (owned: own_fabric_gbps_per_gpu; rented: the offer's fabric, "
-    "1 Gbit/s when it names none: separate machines over the internet)",
-    IF(I.buy, I.own_fabric_gbps_per_gpu, IF(OF("fabric_gbps_per_gpu") > 0, OF("fabric_gbps_per_gpu"), 1)) / 8,
+    "Bandwidth per GPU between machines = Gbit/s per GPU / 8 (owned: own_fabric_gbps_per_gpu; rented: the offer's fabric; an "
+    "offer that names none sells one machine (offer_max_gpus): a larger job on it is not sold, and is timed as on an owned cluster)",
+    IF(I.buy, I.own_fabric_gbps_per_gpu, IF(OF("fabric_gbps_per_gpu") > 0, OF("fabric_gbps_per_gpu"), I.own_fabric_gbps_per_gpu)) / 8,
     "offers catalog (provider network pages); [nvidia_dgx_h100]")
 dp_link_gb_per_s = q(
     "dp_link_gb_per_s", "GB/s", "Slowest link of the data-parallel ring: between machines when the job spans several, else inside one",
@@ -1073,9 +1079,12 @@ own_energy_usd_per_gpu_hour = q(
     "own_energy_usd_per_gpu_hour", "USD/GPU-h", "Electricity per working GPU-hour = average kW x PUE x USD/kWh / n_gpus",
     own_avg_kw * I.pue * I.usd_per_kwh / own_gpus, "[cottier2024] (energy = average power x PUE x electricity price)")
 years = I.months / 12
-own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x hours_per_day / 24",
-                   I.months * hours_per_month * I.hours_per_day / 24)
-own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = hours_per_day / 24", I.hours_per_day / 24)
+own_hours_per_day = q(
+    "own_hours_per_day", "h/day", "Hours per day owned GPUs work over the period: owned_busy_hours_per_day when given, else hours_per_day",
+    IF(I.owned_busy_hours_per_day > 0, I.owned_busy_hours_per_day, I.hours_per_day))
+own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x own_hours_per_day / 24",
+                   I.months * hours_per_month * own_hours_per_day / 24)
+own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = own_hours_per_day / 24", own_hours_per_day / 24)
 own_energy_usd = q("own_energy_usd", "USD", "Electricity over the period = energy per GPU-hour x GPUs x working hours",
                    own_energy_usd_per_gpu_hour * own_gpus * own_hours_used)
 own_fixed_usd_per_month = q(
@@ -1114,10 +1123,10 @@ own_job_usd = q("own_job_usd", "USD", "Share of owning this job uses = owned USD
 
 q = quantities_of("break-even")
 rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same GPUs for the working hours per month = GPUs bought x h/day x days x price paid",
-                       own_gpus * I.hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
+                       own_gpus * own_hours_per_day * I.days_per_month * rent_usd_per_gpu_hour)
 own_running_usd_per_month = q(
     "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
-    own_fixed_usd_per_month + own_gpus * I.hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
+    own_fixed_usd_per_month + own_gpus * own_hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
 saving = rent_usd_per_month - own_running_usd_per_month
 payback_months = q(
     "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
@@ -1130,6 +1139,12 @@ q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gp
   IF(margin > 0, breakeven_gpu_hours / own_gpus, -1), "[aimanual_cheap_gpus]: a local 4x RTX 4090 pays back after 700 hours against $10/h")
 q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",
   IF(margin > 0, breakeven_gpu_hours / (own_gpus * I.months * hours_per_month), -1))
+q("breakeven_hours_per_day", "h/day",
+  "Daily use over the months of ownership at which buying the GPUs costs what renting them through the offer does = "
+  "break-even GPU-hours / (GPUs x months x days per month); above 24: never within the period; -1 = never (renting costs "
+  "less than the electricity of owned GPUs)",
+  IF(margin > 0, breakeven_gpu_hours / (own_gpus * I.months * I.days_per_month), -1),
+  "owning's cost (capital + setup + fixed - resale) against the rent avoided less energy per GPU-hour")
 q("verdict_code", "code", "Buying pays back: 1 within a month, 2 in 1-3 months, 3 later within the period, 4 not within the period",
   IF(OR(payback_months < 0, payback_months > I.months), 4, IF(payback_months <= 1, 1, IF(payback_months <= 3, 2, 3))),
   "[aimanual_4090_h100] (30 and 90 days)")
@@ -1220,6 +1235,8 @@ q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens pro
 meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",
           OR(EQ(I.deadline_hours, 0), option_hours <= I.deadline_hours))
 within = q("option_within_budget", "flag", "1 = no budget, or the outlay fits it", OR(EQ(I.budget_usd, 0), option_outlay <= I.budget_usd))
+within_capital = q("option_within_capital_budget", "flag", "1 = renting, no capital budget, or the purchase's capital fits it",
+                   OR(NOT(I.buy), EQ(I.capital_budget_usd, 0), own_capital_usd <= I.capital_budget_usd))
 priced = q("option_priced", "flag", "1 = the option has a price (rental price known, or a purchase price when buying)",
            IF(I.buy, own_purchase_usd_per_gpu > 0, rent_usd_per_gpu_hour_list > 0))
 offer_allowed = q("option_offer_allowed", "flag",
@@ -1228,8 +1245,8 @@ offer_allowed = q("option_offer_allowed", "flag",
 sells = q("option_offer_sells", "flag", "1 = buying, or the offer sells this many GPUs as one job (offer_max_gpus)",
           OR(I.buy, I.n_gpus <= offer_max_gpus), "offers catalog max_gpus_per_job")
 q("option_ok", "flag", "1 = fits in memory, the GPU runs the training precision, priced, an allowed offer that sells this many GPUs, "
-  "meets the deadline and the budget",
-  AND(Ref("fits_train"), precision_supported, priced, offer_allowed, sells, meets, within))
+  "meets the deadline, the budget and the capital budget",
+  AND(Ref("fits_train"), precision_supported, priced, offer_allowed, sells, meets, within, within_capital))
 
 VERDICTS = {
     1: "buying pays back within 1 month",

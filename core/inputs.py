@@ -287,8 +287,23 @@ INPUTS: tuple[Input, ...] = (
     _n("deadline_hours", "h", 0, "Latest acceptable wall-clock hours for the job; 0 = no deadline", 0, 1e9, group="planning"),
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
     _n("cost_tolerance_pct", "%", 5,
-       "Options costing at most this much more than the cheapest count as equal: among them fewer GPUs, then fewer machines, "
-       "then fewer hours win", 0, 1000, group="planning", source="gpu-tco assumption"),
+       "Options costing at most this much more than the cheapest count as equal: among them fewer machines, then fewer hours, "
+       "then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
+    _n("owned_busy_hours_per_day", "h/day", 0,
+       "Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: "
+       "rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, "
+       "their cost per working hour at this use", 0, 24, group="planning",
+       source="gpu-tco rule: a purchase pays only for the hours it works"),
+    _f("consider_buying", 0,
+       "1 = rank buying the GPUs beside renting even for a one-off job (at hours_per_day of use over the months of ownership); "
+       "0 = buying is ranked only when owned_busy_hours_per_day is above 0", group="planning"),
+    _n("capital_budget_usd", "USD", 0, "Most capital a purchase may take (GPUs, servers, network); 0 = no limit", 0, 1e15,
+       group="planning"),
+    _n("memory_margin_pct", "%", 5,
+       "Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is "
+       "an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % "
+       "of the memory the answer says tight", 0, 50, group="planning",
+       source="gpu-tco assumption: the estimate's error against measured peaks is a few per cent (docs/calibration.md)"),
     # serving: the demand and the latency targets of a deployment (the serving planner, core/serving.py)
     Input("task", "-", "train", "What the job is: train (training or fine-tuning) or serve (a deployment answering requests)",
           "choice", table="tasks", group="job"),
@@ -359,7 +374,9 @@ LABELS = {
     "buy": "Buy (1) or rent (0)", "allow_interruptible": "Allow interruptible (spot) offers", "deadline_hours": "Deadline (0 = none)",
     "budget_usd": "Budget (0 = none)", "collective_efficiency": "Efficiency of GPU-to-GPU transfers",
     "pcie_gb_per_s": "GPU-to-GPU bandwidth without NVLink", "own_fabric_gbps_per_gpu": "Network between owned servers",
-    "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for fewer GPUs",
+    "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for the practical choice",
+    "owned_busy_hours_per_day": "Hours a day bought GPUs stay busy (0 = one job)", "consider_buying": "Rank buying for a one-off job",
+    "capital_budget_usd": "Capital budget (0 = none)", "memory_margin_pct": "Memory kept free",
     # serving
     "task": "Task (train or serve)", "requests_per_s": "Requests per second", "monthly_mtok": "Tokens per month (0 = from requests)",
     "prompt_tokens": "Prompt tokens per request", "output_tokens": "Generated tokens per request",

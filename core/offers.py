@@ -25,6 +25,9 @@ def link(values: dict, gpu_given: bool) -> None:
     tabs = catalog.tables()
     if off < 0:
         off = reference[gpu_row]
+        n = values.get("n_gpus", 1)
+        if gpu_row >= 0 and n > 1:
+            off = catalog.auto_offer_row(gpu_row, n, off)
     elif gpu_of_offer[off] >= 0 and gpu_of_offer[off] != gpu_row:
         if gpu_given:
             raise mismatch(off, gpu_row)
@@ -36,10 +39,12 @@ def link(values: dict, gpu_given: bool) -> None:
 def link_vector(values: dict, shape, gpu_given: bool) -> None:
     """The same for arrays of rows; the first mismatching row raises, naming its row.  Rows that
     are one value for the whole sweep stay scalars (the generated code then reads one catalog row)."""
-    if np.ndim(values["offer__row"]) == 0 and np.ndim(values["gpu__row"]) == 0:
+    if np.ndim(values["offer__row"]) == 0 and np.ndim(values["gpu__row"]) == 0 \
+            and (np.ndim(values.get("n_gpus", 1)) == 0 or int(values["offer__row"]) >= 0):
         one = {"offer__row": int(values["offer__row"]), "gpu__row": int(values["gpu__row"]),
-               "offer": values.get("offer"), "gpu": values.get("gpu")}
+               "offer": values.get("offer"), "gpu": values.get("gpu"), "n_gpus": float(np.asarray(values.get("n_gpus", 1)))}
         link(one, gpu_given)
+        one.pop("n_gpus")
         values.update(one)
         return
     off = np.broadcast_to(np.asarray(values["offer__row"]), shape).copy()
@@ -47,6 +52,10 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
     gpu_of_offer = catalog.offer_gpu_rows()
     auto = off < 0
     off[auto] = catalog.reference_offer_rows()[gpu_row[auto]]
+    # a job of several GPUs: the cheapest offer that sells that many as one job (catalog.auto_offer_row)
+    n = np.broadcast_to(np.asarray(values.get("n_gpus", 1)), shape)
+    for j in np.flatnonzero((auto & (n > 1) & (gpu_row >= 0)).ravel()):
+        off.flat[j] = catalog.auto_offer_row(int(gpu_row.flat[j]), float(n.flat[j]), int(off.flat[j]))
     explicit_gpu = np.where(auto, -1, gpu_of_offer[off])
     bad = (explicit_gpu >= 0) & (explicit_gpu != gpu_row)
     if bad.any():
