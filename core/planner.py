@@ -6,9 +6,12 @@ workbook and the Excel functions show the same values.
 
 The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
 (``option_ok``: fits in memory, has a price, an allowed offer that sells this many GPUs,
-meets the deadline and the budget) come first.  Among those costing at most
-``cost_tolerance_pct`` more than the cheapest, fewer GPUs win, then fewer machines, then
-fewer hours (nobody buys 32 cards to save a dollar); the rest follow by cost.  Ties go to
+meets the deadline, the budget and the capital budget) come first.  Among those costing at most
+``cost_tolerance_pct`` more than the cheapest, fewer machines win, then fewer hours, then fewer
+GPUs (a job that ends in 7 hours on one machine beats one of 18 hours at the same price; nobody
+spreads a job over 32 cards to save a dollar); the rest follow by cost.  A job is one job unless it
+says otherwise: purchases are ranked only when the GPUs stay busy after it
+(``owned_busy_hours_per_day`` > 0) or the job asks for them (``consider_buying`` = 1).  Ties go to
 the option listed first (GPU catalog order, count, offer catalog order, renting first).
 Interruptible (spot) offers are listed but only eligible with ``allow_interruptible`` = 1.
 The main job, GPU_PLAN and the workbook's Compare sheet all name ``plan(job)["recommended"]``.
@@ -36,15 +39,18 @@ HISTORICAL = "historical"
 # Compare sheet shows the first failing word
 REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU lacks the precision"), ("option_priced", "no price"),
               ("option_offer_allowed", "spot not allowed"), ("option_offer_sells", "larger than the offer sells"),
-              ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"))
+              ("option_meets_deadline", "too slow"), ("option_within_budget", "over budget"),
+              ("option_within_capital_budget", "over the capital budget"))
 # what the planner reports for each option: only these are computed
 PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
                 "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok", "job_machines",
-                "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown",
+                "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
+                "fit_limit_gib", "own_hours_per_day",
                 *(flag for flag, _ in REJECTIONS))
-RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer GPUs, "
-           "then fewer machines, then fewer hours; then the rest by job cost (option_cost_usd); ties go to the option listed "
-           "first (GPU catalog order, count, offer catalog order, renting before buying)")
+RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer machines, "
+           "then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
+           "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
+           "owned_busy_hours_per_day > 0 or consider_buying = 1")
 
 
 class Record:
@@ -100,6 +106,8 @@ class Option(Record):
     usd_per_gpu_hour: float = float("nan")
     machines: float = float("nan")    # rented machines, or owned servers
     capital_usd: float = float("nan")  # buying: GPUs + servers + network
+    tight: bool = False               # fits, but the peak is above 90 % of the GPU's memory (train_memory_tight)
+    own_hours_per_day: float = float("nan")  # buying: the daily use its cost assumes
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
     pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
     expert_parallel: int = 1
@@ -118,10 +126,13 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
         return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
     if word == "GPU lacks the precision":
         return f"GPU lacks the precision: no {base['precision']} tensor cores (the precision's FP8 matmuls need them)"
+    if word == "over the capital budget":
+        return f"over the capital budget: ${r['own_capital_usd'][j]:,.0f} of capital > ${base['capital_budget_usd']:,.0f}"
     if word == "larger than the offer sells":
         return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
     detail = {
-        "does not fit": lambda: f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['gpu_memory_gib'][j]:.0f} GiB",
+        "does not fit": lambda: (f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['fit_limit_gib'][j]:.1f} GiB "
+                                 f"({100 - base['memory_margin_pct']:g} % of {r['gpu_memory_gib'][j]:.0f} GiB)"),
         "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
         "over budget": lambda: f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
     }[word]()
@@ -149,7 +160,7 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o.n_gpus, o.machines, tie_round(o.hours), tie_round(o.cost_usd), o.order)
+            return (0, o.machines, tie_round(o.hours), o.n_gpus, tie_round(o.cost_usd), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
@@ -187,16 +198,23 @@ def _offers_by_gpu() -> dict[int, list[int]]:
 
 PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")
 # inputs the planner reads itself (no formula does): every door that plans takes them
-PLANNER_INPUTS = ("cost_tolerance_pct",)
+PLANNER_INPUTS = ("cost_tolerance_pct", "consider_buying")
 
 
-def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,
+def ranks_purchases(inputs: Mapping) -> bool:
+    """Whether a training job's purchases are ranked: the GPUs stay busy after the job (owned_busy_hours_per_day > 0)
+    or the job asks for them (consider_buying = 1).  A one-off job ranks rentals only."""
+    return float(inputs["owned_busy_hours_per_day"]) > 0 or bool(inputs["consider_buying"])
+
+
+def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool | None = None,
          count: int | None = None, offer: str | None = None, price_gpu: str | None = None) -> dict:
     """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
 
     The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
     GPU count; default the smallest that fits, then doublings), ``offer`` (one rental offer;
-    default every priced offer of each GPU) and ``include_buy``.  A purchase or rental price in
+    default every priced offer of each GPU) and ``include_buy`` (default: ``ranks_purchases`` of the job: a one-off job
+    ranks rentals only).  A purchase or rental price in
     the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
     the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
     Buying counts are whole servers (GPU catalog server_sizes).
@@ -229,6 +247,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             raise InputError("offer", offer, "must be an offer name (gpu-tco offers lists them) or auto")
         chosen_offer = tabs["offers"].resolve(offer, "offer")
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
+    if include_buy is None:
+        include_buy = ranks_purchases(base)
 
     # 1. the smallest count of each GPU that fits (one vectorised call)
     need = evaluate({**job, "gpu": gpu_names, "n_gpus": count or step}, outputs=("gpus_needed",))["gpus_needed"] if gpu_names else []
@@ -383,7 +403,8 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             outlay_usd=float(r["option_outlay_usd"][j]), usd_per_mtok_train=float(r["option_usd_per_mtok_train"][j]),
             usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
-            network_slowdown=float(r["comm_slowdown"][j]),
+            network_slowdown=float(r["comm_slowdown"][j]), tight=bool(r["train_memory_tight"][j]),
+            own_hours_per_day=float(r["own_hours_per_day"][j]) if buy else float("nan"),
             pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
             ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
@@ -400,7 +421,7 @@ def _rejected_counts(options: list[Option]) -> dict[str, int]:
 
 
 _JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
-               "allow_interruptible")
+               "allow_interruptible", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd", "memory_margin_pct")
 
 
 def same_option(a: Mapping | None, b: Mapping | None) -> bool:
@@ -445,12 +466,14 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
     return out
 
 
-BOUGHT_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd")
+BOUGHT_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd", "breakeven_hours_per_day",
+                  "own_hours_per_day")
 
 
 def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) -> dict:
     """The option's GPUs bought instead of rented through THAT offer: payback (months, -1 = never) against the offer's
-    price, verdict, capital and the job's owned share (USD)."""
+    price at own_hours_per_day of use, verdict, capital, the job's owned share (USD) and the daily use over the months
+    of ownership at which buying pays back (breakeven_hours_per_day, h/day; above 24 or -1: never)."""
     return evaluate({**option_inputs(job, option, price_gpu), "buy": 1}, outputs=BOUGHT_OUTPUTS)
 
 

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .planner import Option, bought_instead, plan
+from .planner import Option, bought_instead, option_text, plan, ranks_purchases
 from .text import spreadsheet_round
 
 
@@ -59,20 +59,28 @@ def _term(months: float) -> str:
 # tests recalculate workbooks in LibreOffice and compare the two texts.  Number formats: money "#,##0",
 # hours "#,##0.0" (Python: ,.0f and ,.1f).
 HEADLINE_FIELDS = ("acquire", "n_gpus", "gpu", "offer", "price_type", "cost_usd", "hours", "capital_usd", "payback_months",
-                   "commitment_months")
-HEADLINE_INPUTS = ("months", "hours_per_day", "commitment_fully_used")
+                   "commitment_months", "breakeven_hours_per_day", "own_hours_per_day")
+HEADLINE_INPUTS = ("months", "commitment_fully_used")
 
 
-def buying_instead(payback_months: float, months: float, hours_per_day: float, capital_usd: float) -> str:
-    """The sentence on buying the rented GPUs instead (payback against the offer's price; -1 = never)."""
+def buying_instead(breakeven_hours_per_day: float, months: float, capital_usd: float) -> str:
+    """The one line on buying the rented GPUs instead: its capital, and the daily use over the months of ownership at
+    which it pays back against this rental (breakeven_hours_per_day; above 24 or -1: never)."""
+    head = f"Buying these GPUs instead takes {usd_text(capital_usd)} of capital and "
+    if 0 < breakeven_hours_per_day <= 24:
+        return (head + f"pays back against this rental only if they stay busy {_fixed(breakeven_hours_per_day, 1)} hours a day "
+                f"or more over {months:g} months of ownership.")
+    return head + f"does not pay back against this rental within {months:g} months of ownership, even busy 24 hours a day."
+
+
+def payback_at_use(payback_months: float, months: float, hours_per_day: float) -> str:
+    """Buying against renting at an assumed daily use (payback in months; -1 = never)."""
     if 0 < payback_months <= months:
-        how = f"buying them instead pays back in {_fixed(payback_months, 1)} months at {hours_per_day:g} hours a day"
-    elif payback_months > months:
-        how = (f"buying them instead would pay back only after {_fixed(payback_months, 0)} months at {hours_per_day:g} hours a day, "
-               f"beyond the {months:g} months of ownership")
-    else:
-        how = "buying them instead never pays back: renting costs less than running owned GPUs"
-    return f"At this offer's price, {how} ({usd_text(capital_usd)} of capital)."
+        return f"at {hours_per_day:g} hours a day it pays back in {_fixed(payback_months, 1)} months"
+    if payback_months > months:
+        return (f"at {hours_per_day:g} hours a day it would pay back only after {_fixed(payback_months, 0)} months, beyond the "
+                f"{months:g} months of ownership")
+    return f"at {hours_per_day:g} hours a day it never pays back: renting costs less than running owned GPUs"
 
 
 def no_purchase_price(gpu: str) -> str:
@@ -83,8 +91,8 @@ def headline(f: Mapping, inputs: Mapping) -> str:
     """The answer in one or two sentences, from an option's fields (HEADLINE_FIELDS) and inputs (HEADLINE_INPUTS)."""
     n, gpu, cost, hours = int(f["n_gpus"]), f["gpu"], f["cost_usd"], f["hours"]
     if f["acquire"] == "buy":
-        return (f"Buy {n}x {gpu} ({usd_text(f['capital_usd'])} of capital): the job's share of owning is {usd_text(cost)} "
-                f"and it takes {_hours(hours)} hours.")
+        return (f"Buy {n}x {gpu} ({usd_text(f['capital_usd'])} of capital, busy {f['own_hours_per_day']:g} hours a day over "
+                f"{inputs['months']:g} months): the job's share of owning is {usd_text(cost)} and it takes {_hours(hours)} hours.")
     text = f"Rent {n}x {gpu} from {f['offer']} ({f['price_type']}): "
     if f["commitment_months"] > 0 and not inputs["commitment_fully_used"]:
         text += f"{usd_text(cost)} for the whole {_term(f['commitment_months'])} commitment; the job takes {_hours(hours)} hours of it."
@@ -92,7 +100,7 @@ def headline(f: Mapping, inputs: Mapping) -> str:
         text += f"{usd_text(cost)} and {_hours(hours)} hours."
     if not f["capital_usd"] > 0:  # no purchase price in the catalog (nan or 0): nothing to weigh
         return text + " " + no_purchase_price(gpu)
-    return text + " " + buying_instead(f["payback_months"], inputs["months"], inputs["hours_per_day"], f["capital_usd"])
+    return text + " " + buying_instead(f["breakeven_hours_per_day"], inputs["months"], f["capital_usd"])
 
 
 def headline_xl(field) -> str:
@@ -102,16 +110,16 @@ def headline_xl(field) -> str:
         return f'IF(ABS({x})<100,TEXT({x},"$#,##0.00"),TEXT({x},"$#,##0"))'
     h = field("hours")
     hours = f'IF(ABS({h})<1,TEXT({h},"#,##0.00"),TEXT({h},"#,##0.0"))'
-    pay, m, cm, cap = field("payback_months"), "months", field("commitment_months"), field("capital_usd")
-    buy_text = (f'"Buy "&{field("n_gpus")}&"x "&{field("gpu")}&" ("&{money(cap)}&" of capital): the job' + "'" +
+    be, m, cm, cap = field("breakeven_hours_per_day"), "months", field("commitment_months"), field("capital_usd")
+    buy_text = (f'"Buy "&{field("n_gpus")}&"x "&{field("gpu")}&" ("&{money(cap)}&" of capital, busy "&{field("own_hours_per_day")}'
+                f'&" hours a day over "&{m}&" months): the job' + "'" +
                 f's share of owning is "&{money(field("cost_usd"))}&" and it takes "&{hours}&" hours."')
     term = f'IF(FLOOR({cm},12)={cm},{cm}/12&"-year",{cm}&"-month")'
-    how = (f'IF(AND({pay}>0,{pay}<={m}),"buying them instead pays back in "&TEXT({pay},"#,##0.0")&" months at "'
-           f'&hours_per_day&" hours a day",IF({pay}>{m},"buying them instead would pay back only after "&TEXT({pay},"#,##0")'
-           f'&" months at "&hours_per_day&" hours a day, beyond the "&{m}&" months of ownership",'
-           f'"buying them instead never pays back: renting costs less than running owned GPUs"))')
-    buying = (f'IF(IF(ISNUMBER({cap}),{cap},0)>0," At this offer' + "'" + f's price, "&{how}&" ("&{money(cap)}'
-              f'&" of capital).'+ '"' + f'," There is no purchase price for "&{field("gpu")}&" to weigh buying against.")')
+    how = (f'IF(AND({be}>0,{be}<=24),"pays back against this rental only if they stay busy "&TEXT({be},"#,##0.0")'
+           f'&" hours a day or more over "&{m}&" months of ownership.","does not pay back against this rental within "&{m}'
+           f'&" months of ownership, even busy 24 hours a day.")')
+    buying = (f'IF(IF(ISNUMBER({cap}),{cap},0)>0," Buying these GPUs instead takes "&{money(cap)}&" of capital and "&{how},'
+              f'" There is no purchase price for "&{field("gpu")}&" to weigh buying against.")')
     rent_text = (f'"Rent "&{field("n_gpus")}&"x "&{field("gpu")}&" from "&{field("offer")}&" ("&{field("price_type")}&"): "'
                  f'&IF(AND({cm}>0,commitment_fully_used=0),{money(field("cost_usd"))}&" for the whole "&{term}'
                  f'&" commitment; the job takes "&{hours}&" hours of it.",{money(field("cost_usd"))}&" and "&{hours}&" hours.")'
@@ -119,11 +127,13 @@ def headline_xl(field) -> str:
     return f'IF({field("acquire")}="buy",{buy_text},{rent_text})'
 
 
-def option_fields(o: Option, payback_months: float, capital_usd: float) -> dict:
+def option_fields(o: Option, payback_months: float, capital_usd: float, breakeven_hours_per_day: float = float("nan"),
+                  own_hours_per_day: float = float("nan")) -> dict:
     """An option's HEADLINE_FIELDS."""
     return {"acquire": o.acquire, "n_gpus": o.n_gpus, "gpu": o.gpu, "offer": o.offer, "price_type": o.price_type,
             "cost_usd": o.cost_usd, "hours": o.hours, "capital_usd": capital_usd, "payback_months": payback_months,
-            "commitment_months": o.commitment_months}
+            "commitment_months": o.commitment_months, "breakeven_hours_per_day": breakeven_hours_per_day,
+            "own_hours_per_day": own_hours_per_day}
 
 
 def compose(result: Mapping) -> Recommendation:
@@ -133,11 +143,30 @@ def compose(result: Mapping) -> Recommendation:
     if o is None:
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
         return Recommendation(None, (f"No option meets every requirement (rejected: {counts}).",), plan=dict(result))
-    payback, capital = float("nan"), o.capital_usd
-    if o.acquire == "rent":  # buying the same GPUs instead, against THIS offer's price
-        bought = bought_instead(result["given"], o, result["price_gpu"])
-        payback, capital = float(bought["payback_months"]), float(bought["own_capital_usd"])
-    sentences = [headline(option_fields(o, payback, capital), inputs)]
+    # buying the same GPUs instead, against THIS offer's price (a purchase: against the offer the rental rule picks
+    # for its GPU and count, the cheapest on-demand offer that sells that size)
+    bought = bought_instead(result["given"], o, result["price_gpu"])
+    payback, capital = float(bought["payback_months"]), float(bought["own_capital_usd"])
+    breakeven, use = float(bought["breakeven_hours_per_day"]), float(bought["own_hours_per_day"])
+    ranked = ranks_purchases(inputs)
+    sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
+    if o.acquire == "buy":
+        rentals = [x for x in result["options"] if x.ok and x.acquire == "rent"]
+        offer = rental_offer_text(result, o)
+        best = (f" The best rental: {option_text(rentals[0])}, {usd_text(rentals[0].cost_usd)} and {_hours(rentals[0].hours)} hours."
+                if rentals else " No rental offer is acceptable for this job.")
+        if offer:
+            sentences.append(f"Against renting the same GPUs from {offer}: {payback_at_use(payback, inputs['months'], use)}; "
+                             + (f"it pays back from {_fixed(breakeven, 1)} hours a day." if 0 < breakeven <= 24
+                                else "it pays back at no daily use within the period.") + best)
+        else:
+            sentences.append(f"No offer rents {o.n_gpus}x {o.gpu} as one job: there is no rental of the same GPUs to weigh "
+                             "it against." + best)
+    elif ranked and capital > 0:
+        sentences.append(f"Buying was weighed: {payback_at_use(payback, inputs['months'], use)}.")
+    elif not ranked:
+        sentences.append("Ranked as a one-off job: rentals only (owned_busy_hours_per_day above 0 or consider_buying 1 "
+                         "ranks purchases).")
     if o.interruptible:
         sentences.append(f"The provider can stop an interruptible offer at any time; the hours include "
                          f"{inputs['spot_rework_pct']:g} % re-work.")
@@ -150,13 +179,30 @@ def compose(result: Mapping) -> Recommendation:
         split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
     if split:
         sentences.append(f"In this setup {' and '.join(split)}.")
+    if o.tight:
+        sentences.append(f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is above 90 % of the "
+                         "GPU's memory; a longer batch or another library's workspace may not fit.")
     if o.within_tolerance:
         cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
         if cheapest < o.cost_usd:
-            sentences.append(f"A setup with more GPUs or machines costs at most {inputs['cost_tolerance_pct']:g} % less "
-                             f"({usd_text(cheapest)}); fewer GPUs win within that margin.")
+            sentences.append(f"A setup costing at most {inputs['cost_tolerance_pct']:g} % less ({usd_text(cheapest)}) takes "
+                             "more machines, more hours or more GPUs; within that margin fewer machines, then fewer hours, "
+                             "then fewer GPUs win.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def rental_offer_text(result: Mapping, o: Option) -> str:
+    """The offer a purchase's payback is weighed against: the rental rule's offer for its GPU and count ("" when no
+    priced offer sells that many GPUs as one job)."""
+    from .engine import resolve_inputs
+    from .planner import option_inputs
+    from .engine import evaluate
+    inputs = {**option_inputs(result["given"], o, result["price_gpu"]), "buy": 0}
+    if not evaluate(inputs, outputs=("option_offer_sells", "option_priced"))["option_priced"] or \
+            not evaluate(inputs, outputs=("option_offer_sells",))["option_offer_sells"]:
+        return ""
+    return resolve_inputs(inputs)["offer"]
 
 
 def recommend(job: Mapping | None = None, **scope) -> Recommendation:

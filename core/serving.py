@@ -291,7 +291,7 @@ def _serve_choice(options: list, api: Mapping) -> dict:
             "rejected_counts": counts}
 
 
-def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True, **scope) -> dict:
+def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool | None = None, **scope) -> dict:
     """Plan ``job``: a serving deployment when its ``task`` is "serve" (``serve_plan``: ``gpus`` and
     ``include_buy`` apply), else a training job (``planner.plan``, with its scope: count, offer, price_gpu)."""
     if isinstance(job, Mapping) and "task" in job and check_input("task", job["task"]) == "serve":
@@ -306,7 +306,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         if unknown:
             name = sorted(unknown)[0]
             raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
-        return serve_plan(job, gpus=gpus, include_buy=include_buy)
+        return serve_plan(job, gpus=gpus, include_buy=True if include_buy is None else include_buy)
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
 

@@ -265,11 +265,11 @@ COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for t
     ("own: TCO over the period", "own_tco_usd", USD, 14), ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
     ("cost of this option", "option_cost_usd", USD, 13), ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 13),
     ("", "recommended", None, 13), ("ranked cost", "ranked", USD, 12),
-    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest GPUs, machines, hours, cost
-    ("near: GPUs", "tier_gpus", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12),
-    ("then hours", "tier_hours", TENTHS, 12), ("then cost", "tier_cost", USD, 12),
+    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
+    ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
+    ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
-TIERS = ("tier_gpus", "tier_machines", "tier_hours", "tier_cost")
+TIERS = ("tier_machines", "tier_hours", "tier_gpus", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
 
 
@@ -676,14 +676,14 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
            for key in ("option_cost_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
-        # them the fewest GPUs, then machines, then hours, then cost; the first listed on a tie (one row only)
-        "tier_gpus": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),{opt_cell("n_gpus")},""),"")',
-                      tiers[0]),
-        "tier_machines": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
-                          f'{opt_cell("job_machines")},""),"")', tiers[1]),
+        # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
+        "tier_machines": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
+                          f'{opt_cell("job_machines")},""),"")', tiers[0]),
         "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
-                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[2]),
-        "tier_cost": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
+                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[1]),
+        "tier_gpus": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
+                      f'{opt_cell("n_gpus")},""),"")', tiers[2]),
+        "tier_cost": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
                       f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tiers[3]),
         "recommended": (f'=IF(ISNUMBER({letter["tier_cost"]}{r}),IF({k}=MATCH(MIN({col_range["tier_cost"]}),'
                         f'{col_range["tier_cost"]},0),"recommended",""),"")',
@@ -739,11 +739,11 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     if not costs:
         return None, [("", "", "", "")] * len(all_vals)
     limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    tiers = [[float(v["n_gpus"]) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
-    for key in ("job_machines", "option_hours", "option_cost_usd"):
+    tiers = [[float(v["job_machines"]) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
+    for key in ("option_hours", "n_gpus", "option_cost_usd"):
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
-        exact = key == "job_machines"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
+        exact = key == "n_gpus"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
         tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
                       for v, t in zip(all_vals, prev)])
     last = tiers[-1]
@@ -963,7 +963,7 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
     lay.cached["Start!A8"] = _spot_text(best, values)
     _note(ws, "A9", "The recommended option fits in GPU memory, has a price, is sold at that size, meets the deadline and "
                     "budget (Inputs) and is not an interruptible offer unless you allow those; among those costing at most "
-                    "cost_tolerance_pct more than the cheapest, the fewest GPUs, then machines, then hours win. Compare shows "
+                    "cost_tolerance_pct more than the cheapest, the fewest machines, then hours, then GPUs win. Compare shows "
                     "the others and why.", "D", 30, NOTE_FONT)
     if not job.result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
         from gpu_tco.core import what_would_fit
