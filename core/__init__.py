@@ -51,6 +51,7 @@ from .planner import (
     bought_instead,
     option_inputs,
     option_text,
+    ranks_purchases,
     same_option,
     tie_round,
     verdict_text,
@@ -82,6 +83,7 @@ _ON_FIRST_USE = {
     "QUANTITIES_DOC_PATH": ("docs", "DOC_PATH"),
     "write_quantities_doc": ("docs", "write"),
     "NO_PRICE": ("prices", "NO_PRICE"),
+    "NO_OFFER": ("prices", "NO_OFFER"),
     "PRICE_FLAGS": ("prices", "PRICE_FLAGS"),
     "NEEDS_PURCHASE_PRICE": ("prices", "NEEDS_PURCHASE_PRICE"),
     "NEEDS_RENTAL_PRICE": ("prices", "NEEDS_RENTAL_PRICE"),
@@ -114,12 +116,12 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
-    "layout_unit",
+    "layout_unit", "ranks_purchases",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
-    "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
+    "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",

@@ -19,6 +19,7 @@ NEEDS_RENTAL_PRICE = frozenset(depending_on(("rent_usd_per_gpu_hour_list",))) | 
 _BY_BUY_FLAG = frozenset(n for n, q in QUANTITIES.items() if q.group == "planning")
 PRICE_FLAGS = ("own_purchase_usd_per_gpu", "rent_usd_per_gpu_hour_list")
 NO_PRICE = "no price"
+NO_OFFER = "no offer"  # a rental column where no offer rents the setup (never $0)
 
 
 def purchase_text(gpu: str) -> str:

@@ -35,22 +35,42 @@ CANDIDATE_SETUPS = (
 )
 METHODS = ("qlora", "lora", "full")
 COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib_per_gpu", "gpu_memory_gib", "gpus_needed",
-                   "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
-                   "own_capital_usd", "payback_months", "verdict_code")
+                   "train_hours", "job_wall_hours", "option_hours", "mfu_effective", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
+                   "own_capital_usd", "payback_months", "verdict_code", "option_priced", "train_memory_tight", "fit_limit_gib",
+                   "breakeven_hours_per_day", "own_purchase_usd_per_gpu")
+
+
+def setup_offer(job: dict, gpu: str, n_gpus: int) -> str:
+    """The offer a setup is rented through: the one the recommendation rule picks for that GPU and count
+    (``planner.plan`` over its offers, renting only), else "auto" (the cheapest on-demand offer that sells that size)."""
+    from .planner import plan
+    try:
+        best = plan(job, gpus=[gpu], count=n_gpus, include_buy=False)["recommended"]
+    except Exception:  # noqa: BLE001 - a count the job's layout does not allow: priced at the automatic offer
+        best = None
+    if best is not None:
+        return best.offer
+    return resolve_inputs({"gpu": gpu, "n_gpus": n_gpus, "offer": job.get("offer", "auto")})["offer"]
 
 
 def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, picks: dict | None = None) -> list[dict]:
-    """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost
-    rented (the GPU's offer, "auto" unless the job names one) and owned (the owned share).
-    ``recommended`` is "rent" or "buy" on the row that is the planner's recommendation for its
-    method (``picks``, default ``recommendations(job, methods)``); a recommendation that is none of
-    these setups gets a row of its own, priced by its own offer, in the same sweep."""
+    """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost rented (through the offer
+    the recommendation rule picks for that setup, ``setup_offer``, or the job's own offer) and owned (the owned share).
+    ``recommended`` is "rent" or "buy" on the row that is the planner's recommendation for its method (``picks``,
+    default ``recommendations(job, methods)``); a recommendation that is none of these setups gets a row of its own.
+    ``acquire`` says how a row's hours (``job_hours``: option_hours) are reached: a row marked "buy" states the
+    purchase's hours, any other the rental's, so a row and the recommendation's sentence state the same figures."""
     base = dict(DEFAULT_JOB)
     base.update(job or {})
     picks = recommendations(job, methods) if picks is None else picks
-    offer = base.get("offer", "auto")
-    # (gpu, count, method, offer) per row; the offer each row rents is the engine's own resolution of "auto"
-    rows = [(g, n, m, resolve_inputs({"gpu": g, "offer": offer})["offer"]) for (g, n) in setups for m in methods]
+    named = base.get("offer", "auto")
+    plan_job = {k: v for k, v in base.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+
+    def offer_of(g, n, m):
+        if str(named).strip().lower() != "auto":
+            return resolve_inputs({"gpu": g, "offer": named})["offer"]
+        return setup_offer({**plan_job, "method": m}, g, n)
+    rows = [(g, n, m, offer_of(g, n, m)) for (g, n) in setups for m in methods]
     marks = [""] * len(rows)
     for m in methods:
         pick = picks.get(m)
@@ -62,8 +82,7 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
             marks[mine[0][0]] = mine[0][1]
         else:
             rent = pick["acquire"] == "rent"
-            rows.append((pick["gpu"], int(pick["n_gpus"]), m,
-                         pick["offer"] if rent else resolve_inputs({"gpu": pick["gpu"], "offer": "auto"})["offer"]))
+            rows.append((pick["gpu"], int(pick["n_gpus"]), m, pick["offer"] if rent else offer_of(pick["gpu"], int(pick["n_gpus"]), m)))
             marks.append(pick["acquire"])
     sweep = dict(base)
     sweep.update({
@@ -79,22 +98,28 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
     for i, ((g, n, m, o), how) in enumerate(zip(rows, marks)):
         rent, own = float(res["option_cost_usd"][i]), float(res["option_cost_usd"][k + i])
         rent_ok, own_ok = bool(res["option_ok"][i]), bool(res["option_ok"][k + i])  # option_ok includes fits_train
+        side = k + i if how == "buy" else i  # the row's hours: of its own acquisition
+        rent_priced, own_priced = bool(res["option_priced"][i]), bool(res["option_priced"][k + i])
         out.append({
             "gpu": g, "n_gpus": n, "method": m,
+            "acquire": "buy" if how == "buy" else "rent",
             "fits": bool(res["fits_train"][i]),
+            "tight": bool(res["train_memory_tight"][i]),
             "peak_gib_per_gpu": float(res["peak_train_gib_per_gpu"][i]),
             "gpu_memory_gib": float(res["gpu_memory_gib"][i]),
+            "fit_limit_gib": float(res["fit_limit_gib"][i]),
             "gpus_needed": int(res["gpus_needed"][i]),
-            "train_hours": float(res["train_hours"][i]),
-            "job_hours": float(res["job_wall_hours"][i]),
+            "train_hours": float(res["train_hours"][side]),
+            "job_hours": float(res["option_hours"][side]),
             "mfu": float(res["mfu_effective"][i]),
-            "offer": o,
+            "offer": o, "rent_priced": rent_priced, "own_priced": own_priced,
             "rent_usd": rent if rent_ok else float("nan"),
-            "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]),
+            "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]) if rent_priced else float("nan"),
             "own_usd": own if own_ok else float("nan"),  # the job's owned share, when acceptable
-            "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]),
-            "capital_usd": float(res["own_capital_usd"][k + i]),
-            "payback_months": float(res["payback_months"][k + i]),
+            "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]) if own_priced else float("nan"),
+            "capital_usd": float(res["own_capital_usd"][k + i]) if own_priced else float("nan"),
+            "payback_months": float(res["payback_months"][k + i]) if own_priced and rent_priced else float("nan"),
+            "breakeven_hours_per_day": float(res["breakeven_hours_per_day"][k + i]) if own_priced and rent_priced else float("nan"),
             "verdict_code": int(res["verdict_code"][k + i]),
             "recommended": how,
         })

@@ -225,7 +225,7 @@ def _money(v) -> str:
 
 def cmd_main(ns) -> int:
     from .core import COMPARED_METHODS as METHODS
-    from .core import DEFAULT_JOB, check_input, resolve_inputs, worded_recommendations
+    from .core import DEFAULT_JOB, NO_OFFER, NO_PRICE, check_input, resolve_inputs, worded_recommendations
     from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
@@ -257,13 +257,16 @@ def cmd_main(ns) -> int:
         for r in rows:
             need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
             star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
-            body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], "yes" if r["fits"] else "NO",
+            fits = ("tight" if r["tight"] else "yes") if r["fits"] else "NO"
+            rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
+            own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
+            body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
                          f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
                          f"{r['job_hours']:.1f}" if r["fits"] else "-",
-                         _money(r["rent_usd"]), f"{r['rent_usd_per_gpu_hour']:.2f}",
-                         _money(r["own_usd"]), _money(r["capital_usd"]), star])
-        print(table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD", "USD/GPU-h",
-                     "own USD", "capital USD", "pick"], body))
+                         rent, f"{r['rent_usd_per_gpu_hour']:.2f}" if r["rent_priced"] else NO_OFFER,
+                         own, _money(r["capital_usd"]) if r["own_priced"] else NO_PRICE, star])
+        print(table(["setup", "method", "fits", "peak / GPU GiB", "GPUs needed", "job hours", "rent USD",
+                     "rent USD/GPU-h", "own USD (job's share)", "capital USD", "pick"], body))
         print()
         from .core import what_would_fit
         for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
@@ -278,16 +281,25 @@ def cmd_main(ns) -> int:
                 continue
             print(f"Recommended for {m}: {worded[m].text}")
         print()
-        print(f"Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
-              f"count and cloud offer or buying (gpu-tco plan lists them); within {a['cost_tolerance_pct']:g} % of the "
-              "cheapest, fewer GPUs, then fewer machines, then fewer hours win. The table shows the usual setups.")
+        from .core import ranks_purchases
+        if ranks_purchases(a):
+            how = (f"renting through every cloud offer or buying (bought GPUs busy {a['owned_busy_hours_per_day'] or a['hours_per_day']:g} "
+                   f"hours a day over {a['months']:g} months)")
+        else:
+            how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
+                   "after it, or --consider-buying 1, ranks purchases too)")
+        print(f"Recommended = the cheapest option that fits (peak at most {100 - a['memory_margin_pct']:g} % of the GPU's memory; "
+              f"tight: above 90 %), has a price, meets the deadline and budget, over every GPU, count and {how}; within "
+              f"{a['cost_tolerance_pct']:g} % of the cheapest, fewer machines, then fewer hours, then fewer GPUs win. "
+              "The table shows the usual setups.")
         if not a["allow_interruptible"]:
             print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
                   "--allow-interruptible 1 includes them.")
         print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
               f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
-        print("Rent = the GPU's cheapest on-demand offer (column USD/GPU-h; `gpu-tco offers`), billed per increment, "
-              f"plus {a['storage_gb']:g} GB storage; a row marked <- is the recommendation, priced by its own offer.")
+        print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
+              f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
+              "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
         print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
               f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
               f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "
