@@ -49,6 +49,8 @@ from .planner import (
     TIE_DIGITS,
     Option,
     bought_instead,
+    check_offer_sells,
+    cluster_network,
     option_inputs,
     option_text,
     ranks_purchases,
@@ -116,7 +118,7 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
-    "layout_unit", "ranks_purchases",
+    "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",

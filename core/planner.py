@@ -488,3 +488,47 @@ def option_text(option: Mapping) -> str:
 def verdict_text(code: float) -> str:
     """The words for a ``verdict_code`` (1-4)."""
     return VERDICTS[int(code)]
+
+
+NETWORK_OUTPUTS = ("job_machines", "offer_max_gpus", "inter_node_gb_per_s", "option_offer_sells")
+
+
+def cluster_network(job: Mapping) -> str:
+    """Which network joins the machines of a job that spans more than one ("" for a job in one machine), in words.
+
+    Owned GPUs: the owned cluster's own_fabric_gbps_per_gpu.  Renting with no offer named ("auto"): the cheapest
+    on-demand offer that sells that many GPUs as one job (core.catalog.auto_offer_row) and its fabric; when none does,
+    the job is timed on an owned cluster's network and is not sold (option_offer_sells).  A named offer that cannot
+    sell the size raises InputError naming the largest job it sells (``check_offer_sells``)."""
+    from .engine import resolve_inputs
+    check_offer_sells(job)
+    r = evaluate(job, outputs=NETWORK_OUTPUTS)
+    if not r["job_machines"] > 1:
+        return ""
+    used = resolve_inputs(job)
+    gbit = float(r["inter_node_gb_per_s"]) * 8
+    n, gpu = int(used["n_gpus"]), used["gpu"]
+    if used["buy"]:
+        return (f"The {r['job_machines']:,.0f} machines are joined by an owned cluster's network: {gbit:,.0f} Gbit/s per GPU "
+                "(own_fabric_gbps_per_gpu).")
+    if r["option_offer_sells"]:
+        auto = str(job.get("offer", catalog.AUTO_OFFER)).strip().lower() == catalog.AUTO_OFFER
+        why = f" (the cheapest on-demand offer that sells {n} GPUs as one job)" if auto else " (the offer named)"
+        return (f"The {r['job_machines']:,.0f} machines are joined by {used['offer']}'s network: {gbit:,.0f} Gbit/s per GPU"
+                f"{why}.")
+    return (f"No on-demand offer sells {n}x {gpu} as one job (the cheapest, {used['offer']}, sells at most "
+            f"{r['offer_max_gpus']:,.0f}): the hours are those of an owned cluster's network, {gbit:,.0f} Gbit/s per GPU "
+            "(own_fabric_gbps_per_gpu), and no rental sells it.")
+
+
+def check_offer_sells(job: Mapping) -> None:
+    """A named offer (not "auto") that cannot sell the job's GPU count as one job is refused: InputError naming the
+    largest job it sells, as the planner rejects the option ("larger than the offer sells")."""
+    offer = job.get("offer", catalog.AUTO_OFFER)
+    if not isinstance(offer, str) or offer.strip().lower() == catalog.AUTO_OFFER or job.get("buy"):
+        return
+    r = evaluate(job, outputs=("option_offer_sells", "offer_max_gpus"))
+    if np.ndim(r["option_offer_sells"]) == 0 and not r["option_offer_sells"]:
+        raise InputError("offer", offer, f"sells at most {r['offer_max_gpus']:,.0f} GPUs in one job, fewer than n_gpus "
+                                         f"({int(np.asarray(job.get('n_gpus', 0)))}); choose fewer GPUs, another offer "
+                                         "(gpu-tco offers) or offer auto")

@@ -629,6 +629,8 @@ def cmd_estimate(ns) -> int:
     given = _collect_inputs(ns)
     res = evaluate(given)
     resolved = resolve_inputs(given)
+    from .core import cluster_network
+    network = cluster_network(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
     model_name = model_row["name"]
@@ -637,6 +639,7 @@ def cmd_estimate(ns) -> int:
         "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",
         "model_source": f"{cite(model_row['source'], short=True)}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
         "model_is_estimate": bool(res["model_is_estimate"]),
+        "network": network,
     }
     if ns.json:
         print(json.dumps({"quantities": {k: _jsonable(v) for k, v in res.items()},
@@ -653,8 +656,10 @@ def cmd_estimate(ns) -> int:
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
+        fits = ("tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes") if res["fits_train"] else \
+            f"no (more than {100 - used['memory_margin_pct']:g} % of the memory)"
         facts = [
-            ["fits", res["fits_train"]], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
+            ["fits", fits], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
             ["longest sequence that fits", res["max_train_seq_len"]],
             ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
             ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", res["train_tokens_per_s"]],
@@ -695,6 +700,8 @@ def cmd_estimate(ns) -> int:
     print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
         print(note)
+    if network:
+        print(network)
     print()
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
@@ -708,11 +715,17 @@ def cmd_catalog(ns) -> int:
         return 0
     if ns.command == "gpus":
         cols = ["name", "memory_gib", "memory_bandwidth_gbps", "bf16_dense_tflops", "fp8_dense_tflops", "tdp_w", "purchase_usd", "as_of"]
-        heads = ["GPU", "GiB", "GB/s", "BF16 dense TFLOPS", "FP8 dense TFLOPS", "TDP W", "USD (0=unknown)", "as of"]
+        heads = ["GPU", "GiB", "GB/s", "BF16 dense TFLOPS", "FP8 dense TFLOPS", "TDP W", "purchase USD per GPU", "as of"]
     else:
         cols = ["name", "params_published_b", "layers", "hidden", "heads", "kv_heads", "vocab", "experts", "max_context", "as_of"]
         heads = ["model", "params (B)", "layers", "hidden", "heads", "KV heads", "vocab", "experts", "context", "as of"]
-    print(table(heads, [[_safe(str(r[c])) if isinstance(r[c], str) else r[c] for c in cols] for r in tab.rows]))
+    from .core import NO_PRICE
+
+    def cell(r, c):  # a missing purchase price reads "no price", never 0
+        if c == "purchase_usd" and not r[c] > 0:
+            return NO_PRICE
+        return _safe(str(r[c])) if isinstance(r[c], str) else r[c]
+    print(table(heads, [[cell(r, c) for c in cols] for r in tab.rows]))
     print(f"\n{len(tab.rows)} rows from {', '.join(tab.files)}; every row's source: --json")
     for builtin, (typed, file) in tab.overrides.items():
         print(f"Your row {typed!r} in {file} overrides the built-in {builtin}.")
