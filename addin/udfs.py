@@ -184,6 +184,30 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 
 @xw.func(category='GPU TCO')
 @xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
+@xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
+@xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
+@xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
+@xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
+@xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
+@xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
+@xw.arg('memory_margin_pct', ndim=2, doc="Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % of the memory the answer")
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+def GPU_TRAIN_FIT(model=None, gpu=None, n_gpus=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, memory_margin_pct=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+    "Whether a training job fits on n_gpus: 0 = does not fit (peak above the GPU's memory less memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory)."
+    return _call('GPU_TRAIN_FIT', model, gpu, n_gpus, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank, memory_margin_pct, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('tokens', ndim=2, doc='Training tokens per epoch (dataset size) [tokens]. Default 100000000')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
@@ -228,9 +252,13 @@ def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None,
 @xw.arg('allow_interruptible', ndim=2, doc='1 = interruptible (spot) offers may be recommended; 0 = they are listed but not recommended, since the provider can stop them at any time [flag]. Default 0')
 @xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
 @xw.arg('months', ndim=2, doc='Period of ownership (and of the rent comparison) [months]. Default 36')
-def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None):
+@xw.arg('owned_busy_hours_per_day', ndim=2, doc='Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, their cost per working')
+@xw.arg('consider_buying', ndim=2, doc='1 = rank buying the GPUs beside renting even for a one-off job (at hours_per_day of use over the months of ownership); 0 = buying is ranked only when owned_busy_hours_per_day is above 0 [flag]. Default 0')
+@xw.arg('capital_budget_usd', ndim=2, doc='Most capital a purchase may take (GPUs, servers, network); 0 = no limit [USD]. Default 0')
+@xw.arg('memory_margin_pct', ndim=2, doc="Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % of the memory the answer")
+def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, owned_busy_hours_per_day=None, consider_buying=None, capital_budget_usd=None, memory_margin_pct=None):
     'Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first (a table that spills on Excel 365).'
-    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months)
+    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, owned_busy_hours_per_day, consider_buying, capital_budget_usd, memory_margin_pct)
 
 
 @xw.func(category='GPU TCO')

@@ -435,6 +435,8 @@ fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory 
                peak_train_gib_per_gpu <= fit_limit_gib)
 q("train_memory_tight", "flag", "1 = fits, but the peak is above 90 % of the GPU's memory: little room for a longer batch or "
   "another library's workspace", AND(fits_train, peak_train_gib_per_gpu > 0.9 * gpu_memory_gib))
+q("train_fit_code", "code", "Whether training fits: 0 = does not fit (peak above the fit limit), 1 = fits, 2 = fits but tight "
+  "(peak above 90 % of the GPU's memory)", IF(NOT(fits_train), 0, IF(peak_train_gib_per_gpu > 0.9 * gpu_memory_gib, 2, 1)))
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
 # smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))

@@ -396,7 +396,7 @@ ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "o
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",
             "days_per_month", "at_month", "storage_pct_of_compute", "cluster_network_pct", "buy",
             "collective_efficiency", "pcie_gb_per_s", "own_fabric_gbps_per_gpu", "commitment_fully_used", "cost_tolerance_pct",
-            "max_num_seqs", "allreduce_latency_us",
+            "max_num_seqs", "allreduce_latency_us", "consider_buying", "memory_margin_pct",
             "pipeline_parallel", "pipeline_microbatches", "pipeline_virtual_stages", "context_parallel", "expert_parallel",
             "moe_train_efficiency", "cpu_optimizer_params_per_s", "offload_prefetch_layers", "moe_load_imbalance"}
 
