@@ -59,10 +59,11 @@ SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
 TRAIN_ANSWER = list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS) + list(SERVING_OUTPUTS)
 # the inputs the shown answers depend on (from the expression trees), in declaration order: a training job's and a
 # serving deployment's (the serving planner chooses the weight format as it chooses the GPU)
+# plus the planner's own switch for ranking purchases of a one-off job (no formula reads it)
 FORM_INPUTS: tuple[Input, ...] = tuple(
-    BY_NAME[n] for n in inputs_of(TRAIN_ANSWER + list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS)
+    BY_NAME[n] for n in inputs_of(TRAIN_ANSWER + list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS) + (BY_NAME["consider_buying"],)
 TASKS = ("train", "serve")
-SHOWN = {"train": frozenset(n for n in inputs_of(TRAIN_ANSWER) if n not in SCOPE_INPUTS),
+SHOWN = {"train": frozenset(n for n in inputs_of(TRAIN_ANSWER) if n not in SCOPE_INPUTS) | {"consider_buying"},
          "serve": frozenset(n for n in inputs_of(list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS and n not in SERVE_CHOSEN)}
 # a serving job's own questions, shown in the job's box in serving mode (the demand, the targets, the API)
 SERVE_JOB_INPUTS = ("requests_per_s", "monthly_mtok", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms",
@@ -260,6 +261,10 @@ def compute(state: FormState) -> dict:
             Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
             Figure("Payback of buying", payback, "months", "payback_months", bought_in),
+            # a one-off job: the daily use over the months of ownership at which buying would pay back
+            Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
+                   "breakeven_hours_per_day", bought_in,
+                   "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
             Figure("Serving: generated tokens per second", float(rented["decode_tokens_per_s"]), "tokens/s",
@@ -282,7 +287,8 @@ def compute(state: FormState) -> dict:
         if rec is not None:
             worded = compose(result)
             answer["recommendation"] = worded
-            answer["headline"] = (f"Recommended: {worded.text} It fits ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
+            how = "It fits, tightly" if rec["tight"] else "It fits"
+            answer["headline"] = (f"Recommended: {worded.text} {how} ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
                                   "per GPU).")
         answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
     answer["memory"] = _memory_series(job, options)
