@@ -1083,7 +1083,8 @@ own_energy_usd_per_gpu_hour = q(
 years = I.months / 12
 own_hours_per_day = q(
     "own_hours_per_day", "h/day", "Hours per day owned GPUs work over the period: owned_busy_hours_per_day when given, else hours_per_day",
-    IF(I.owned_busy_hours_per_day > 0, I.owned_busy_hours_per_day, I.hours_per_day))
+    # written as "<= 0" so core.auto does not read it as an automatic input: 0 means a one-off job, not "auto"
+    IF(I.owned_busy_hours_per_day <= 0, I.hours_per_day, I.owned_busy_hours_per_day))
 own_hours_used = q("own_hours_used", "h", "Working hours over the period = months x hours_per_month x own_hours_per_day / 24",
                    I.months * hours_per_month * own_hours_per_day / 24)
 own_utilization = q("own_utilization", "fraction", "Share of the period the GPUs work = own_hours_per_day / 24", own_hours_per_day / 24)

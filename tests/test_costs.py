@@ -342,10 +342,13 @@ def test_planner_recommends_the_cheapest_acceptable_option_and_explains_rejectio
     options = result["options"]
     ok = [o for o in options if o["ok"]]
     rec = result["recommended"]
-    # among options within the cost tolerance (5 %) of the cheapest, fewer GPUs, machines and hours win
+    # among options within the cost tolerance (5 %) of the cheapest, fewer machines, then hours, then GPUs win
     cheapest = min(o["cost_usd"] for o in ok)
     assert rec is ok[0] and rec["cost_usd"] <= cheapest * 1.05
-    assert all(o["n_gpus"] >= rec["n_gpus"] for o in ok if o["cost_usd"] <= cheapest * 1.05)
+    near = [o for o in ok if o["cost_usd"] <= cheapest * 1.05]
+    assert all((o["machines"], o["hours"]) >= (rec["machines"], rec["hours"]) for o in near)
+    # a one-off job ranks rentals only
+    assert all(o["acquire"] == "rent" for o in options)
     assert all(o["hours"] <= 12 for o in ok)
     slow = [o for o in options if any(r.startswith("too slow") for r in o["reasons"])]
     assert slow and all(o["hours"] > 12 for o in slow)

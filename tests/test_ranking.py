@@ -122,7 +122,7 @@ def test_interruptible_offers_are_listed_but_recommended_only_when_allowed():
     assert any(o["ok"] for o in relaxed["options"] if o["interruptible"])
 
 
-def test_the_ranking_rule_prefers_fewer_gpus_within_the_cost_tolerance():
+def test_the_ranking_rule_prefers_fewer_machines_then_hours_then_gpus_within_the_cost_tolerance():
     job = {"model": "Llama-3-70B", "method": "qlora", "tokens": 1e8}
     result = core.plan(job, gpus=["RTX-4090"])
     options = result["options"]
@@ -130,23 +130,36 @@ def test_the_ranking_rule_prefers_fewer_gpus_within_the_cost_tolerance():
     cheapest = min(o.cost_usd for o in ok)
     near = [o for o in ok if o.cost_usd <= cheapest * 1.05]
     assert [o for o in options if o.within_tolerance] == near == options[:len(near)]
-    # among the near-cheapest, the fewest GPUs, then machines, then hours lead; the rest follow by cost
-    assert [(o.n_gpus, o.machines, o.hours) for o in near] == sorted((o.n_gpus, o.machines, o.hours) for o in near)
+    # among the near-cheapest, the fewest machines, then hours, then GPUs lead; the rest follow by cost
+    assert [(o.machines, o.hours, o.n_gpus) for o in near] == sorted((o.machines, o.hours, o.n_gpus) for o in near)
     rest = ok[len(near):]
     assert all(a.cost_usd <= b.cost_usd for a, b in zip(rest, rest[1:]))
     assert all(not o.ok for o in options[len(ok):])
     rec = result["recommended"]
-    assert rec.n_gpus == min(o.n_gpus for o in near)
+    assert rec.machines == min(o.machines for o in near)
     # with no tolerance the cheapest wins outright
     strict = core.plan({**job, "cost_tolerance_pct": 0}, gpus=["RTX-4090"])["recommended"]
     assert strict.cost_usd == cheapest
-    assert "fewer GPUs" in RANKING
+    assert "fewer machines, then fewer hours, then fewer GPUs" in RANKING
+
+
+def test_the_default_lora_tie_goes_to_the_shorter_job_on_one_machine():
+    """70B LoRA: 8 H100s in one machine and 3 H100s cost the same at one offer (the same GPU-hours); the job that ends
+    in a third of the time on one machine wins, and the answer says a cheaper setup within the tolerance exists."""
+    job = {"model": "Llama-3-70B", "method": "lora"}
+    result = core.plan(job, gpus=["H100-SXM"])
+    rec = result["recommended"]
+    same_offer = [o for o in result["options"] if o.ok and o.offer == rec.offer and o.within_tolerance]
+    assert rec.n_gpus == 8 and rec.machines == 1
+    three = next(o for o in same_offer if o.n_gpus == 3)
+    assert three.cost_usd == pytest.approx(rec.cost_usd, rel=0.01) and three.hours > 2.5 * rec.hours
 
 
 def test_buying_is_whole_servers():
     assert [buyable_count(n, (4, 8)) for n in (1, 3, 4, 5, 8, 9, 20)] == [4, 4, 4, 8, 8, 16, 24]
     assert buyable_count(8, (72,)) == 72 and buyable_count(100, (72,)) == 144
-    options = core.plan({"model": "Llama-3-70B", "method": "lora"}, gpus=["H100-SXM", "GB200", "RTX-4090"])["options"]
+    options = core.plan({"model": "Llama-3-70B", "method": "lora", "consider_buying": 1},
+                        gpus=["H100-SXM", "GB200", "RTX-4090"])["options"]
     bought = {(o.gpu, o.n_gpus) for o in options if o.acquire == "buy"}
     assert all(n in (4, 8) or n % 8 == 0 for g, n in bought if g == "H100-SXM")
     assert all(n % 72 == 0 for g, n in bought if g == "GB200")
@@ -154,7 +167,8 @@ def test_buying_is_whole_servers():
 
 def test_a_given_purchase_price_belongs_to_its_gpu():
     """A purchase price in a job prices the job's GPU only: the planner prices every other type from the catalog."""
-    result = core.plan({"model": "Llama-3-70B", "method": "lora", "purchase_usd_per_gpu": 1300}, price_gpu="RTX-4090")
+    result = core.plan({"model": "Llama-3-70B", "method": "lora", "purchase_usd_per_gpu": 1300, "consider_buying": 1},
+                       price_gpu="RTX-4090")
     buys = [o for o in result["options"] if o.acquire == "buy" and o.ok]
     for o in buys:
         own = core.evaluate({"model": "Llama-3-70B", "method": "lora", "gpu": o.gpu, "n_gpus": o.n_gpus, "buy": 1},
@@ -181,15 +195,22 @@ def test_a_commitment_costs_its_whole_term():
 
 
 def test_the_network_between_machines_sets_the_hours():
-    """32 H100s: 4 AWS p5 instances on EFA (400 Gbit/s per GPU) against 32 single-GPU machines without a cluster
-    network: the same compute, but the FSDP traffic of a 70B full fine-tune cannot hide behind compute over 1 Gbit/s."""
+    """32 H100s: 4 AWS p5 instances on EFA (400 Gbit/s per GPU) against owned servers on a 10 Gbit/s network: the
+    same compute, but the FSDP traffic of a 70B full fine-tune cannot hide behind compute over the slow link.  An offer
+    of single machines (no network between them) does not sell 32 GPUs as one job: it is not sold, and its hours are
+    those of an owned cluster, never of a link nobody chose."""
     job = {"model": "Llama-3-70B", "method": "full", "gpu": "H100-SXM", "n_gpus": 32}
     fast = core.evaluate({**job, "offer": "AWS p5.48xlarge"})
-    slow = core.evaluate({**job, "offer": "AWS p5.4xlarge"})
+    slow = core.evaluate({**job, "buy": 1, "own_fabric_gbps_per_gpu": 10})
     assert fast["compute_s_per_step"] == slow["compute_s_per_step"]
-    assert fast["dp_link_gb_per_s"] == 50 and slow["job_machines"] == 32
-    assert slow["train_hours"] > 20 * fast["train_hours"]
-    assert not slow["option_offer_sells"] and fast["option_offer_sells"]
+    assert fast["dp_link_gb_per_s"] == 50 and slow["dp_link_gb_per_s"] == 1.25
+    assert slow["train_hours"] > 5 * fast["train_hours"]
+    single = core.evaluate({**job, "offer": "AWS p5.4xlarge"})
+    owned = core.evaluate({**job, "buy": 1})
+    assert not single["option_offer_sells"] and fast["option_offer_sells"] and single["job_machines"] == 32
+    assert single["inter_node_gb_per_s"] == owned["inter_node_gb_per_s"] == 400 / 8
+    with pytest.raises(core.InputError, match=r"offer: .*sells at most 1 GPUs in one job, fewer than n_gpus \(32\)"):
+        core.check_offer_sells({**job, "offer": "AWS p5.4xlarge"})
     # inside one 8-GPU machine NVLink carries it: the network costs nothing
     assert core.evaluate({**job, "n_gpus": 8, "offer": "AWS p5.48xlarge"})["comm_slowdown"] == 1
 
