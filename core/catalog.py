@@ -711,6 +711,21 @@ def auto_offer_row(gpu_row: int, n_gpus: float, reference: int) -> int:
     return reference
 
 
+AUTO_OFFER_STEPS = 4  # the workbook's GPUs sheet holds this many size steps of "auto" per GPU
+
+
+def auto_offer_steps(gpu_row: int) -> tuple[list[tuple[int, int]], float]:
+    """The offers "auto" picks for one GPU as the job grows: [(from this many GPUs, offer row), ...] in increasing
+    size (the first from 1 GPU), and the largest job any of them sells.  ``auto_offer_row(g, n)`` is the last step
+    whose start is at most n, or the first step when no offer sells n GPUs (what the workbook computes in Excel)."""
+    steps, most = [], 0.0
+    for sold, i in sized_reference_offers().get(gpu_row, ()):
+        if sold > most:
+            steps.append((int(most) + 1, i))
+            most = sold
+    return steps, most
+
+
 def _build_offer_maps(tabs: Mapping[str, Table]):
     import numpy as np
     offers, gpus_ = tabs["offers"], tabs["gpus"]

@@ -80,6 +80,8 @@ GIB_TENTHS = '0.0 "GiB"'
 HOURS_TENTHS = '#,##0.0 "h"'
 GPUS = '#,##0 "GPUs"'
 MONTHS_OR_NEVER = '[<0]"never";[>=1200]"> 100 years";0.0 "months"'  # payback_months is -1 for never
+# breakeven_hours_per_day: -1 for never; above 24 hours a day it does not pay back within the period
+HOURS_A_DAY_OR_NEVER = '[<0]"never";[>24]"not in the period";0.0 "h/day"'
 WHOLE = "0"
 TENTHS = "0.0"
 FLAG = '0;-0;0'
@@ -195,17 +197,21 @@ def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> 
         ws[cell].font = font
 
 
-def resolved_offer_xl(gpu: str, offer: str) -> str:
-    """Excel text of the offer actually used: "auto" becomes the GPU's reference offer
-    (GPUs sheet, column auto_offer, computed by core.catalog.reference_offer_rows), or
-    "none" for a GPU without one (a row the user added)."""
-    auto = f"INDEX(gpus_auto_offer,MATCH({gpu},gpus_name,0))"
+def resolved_offer_xl(gpu: str, offer: str, n_gpus: str = "1") -> str:
+    """Excel text of the offer actually used: "auto" becomes the GPU's cheapest on-demand offer that sells ``n_gpus``
+    as one job (GPUs sheet: auto_offer from 1 GPU, auto_offer_K from auto_offer_K_from GPUs, computed by
+    core.catalog.auto_offer_steps; auto_offer when none sells that many), or "none" for a GPU without one."""
+    row = f"MATCH({gpu},gpus_name,0)"
+    auto = f"INDEX(gpus_auto_offer,{row})"
+    for k in range(2, catalog.AUTO_OFFER_STEPS + 1):
+        start = f"INDEX(gpus_auto_offer_{k}_from,{row})"
+        auto = f"IF(AND({start}>0,{n_gpus}>={start},{n_gpus}<=INDEX(gpus_auto_offer_sells,{row})),INDEX(gpus_auto_offer_{k},{row}),{auto})"
     return f'IF({offer}="{catalog.AUTO_OFFER}",IF({auto}="","none",{auto}),{offer})'
 
 
 def _scenario_ref(name: str) -> str:
     """A name of the scenario on Inputs as Excel text: the defined name, with offer "auto" resolved."""
-    return resolved_offer_xl("gpu", "offer") if name == "offer" else name
+    return resolved_offer_xl("gpu", "offer", "n_gpus") if name == "offer" else name
 
 
 def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict]:
@@ -263,6 +269,7 @@ COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for t
     ("job hours", "option_hours", HOURS_TENTHS, 11), ("rent: job cost", "rent_total_usd", USD, 13),
     ("own: job's share", "own_job_usd", USD, 13), ("own: capital", "own_capital_usd", USD, 14),
     ("own: TCO over the period", "own_tco_usd", USD, 14), ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
+    ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
     ("cost of this option", "option_cost_usd", USD, 13), ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 13),
     ("", "recommended", None, 13), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
@@ -421,7 +428,7 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
         in_use.number_format = _input_format(inp)
         lay.cached[f"Inputs!{in_use.coordinate}"] = _plain(job.result[AUTO_QUANTITY[inp.name]])
     elif inp.name == "offer":
-        in_use.value = "=" + resolved_offer_xl("gpu", "offer")
+        in_use.value = "=" + resolved_offer_xl("gpu", "offer", "n_gpus")
         lay.cached[f"Inputs!{in_use.coordinate}"] = str(values["offer"])
     ws.cell(row=r, column=4, value="" if inp.unit in ("-", "flag") else inp.unit)
     allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
@@ -537,7 +544,7 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
     formulas = {
         "label": f'="{k}. "&{col}3&" x"&{col}4&IF({col}6=1," buy"," rent")',
         "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
-        "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"]), "buy": f"={cand_cell['buy']}",
+        "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"], f"{col}4"), "buy": f"={cand_cell['buy']}",
         **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
         **{name: f"={cand_cell[name]}" for name in LAYOUT_COLS},
     }
@@ -672,7 +679,7 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         # no purchase price in the catalog: owning has no cost to show, and the option none (not $0)
         **{key: (f'=IF({opt_cell("own_purchase_usd_per_gpu")}>0,{opt_cell(key)},"{NO_PRICE}")',
                  v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
-           for key in ("own_job_usd", "own_capital_usd", "own_tco_usd", "payback_months")},
+           for key in ("own_job_usd", "own_capital_usd", "own_tco_usd", "payback_months", "breakeven_hours_per_day")},
         **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
            for key in ("option_cost_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
@@ -827,7 +834,7 @@ def _breakeven_note(ws, job: Scenario, lay: Layout, months: int) -> None:
     values, rec_range = job.values, lay.recommended_range
     tail = (f" Months 0 to {months} (the period when generated; regenerate for a longer one). Renting covers the same "
             "working hours (hours_per_day) at the rental price paid.")
-    how = f'IF(buy=1,"bought","rented from "&{resolved_offer_xl("gpu", "offer")})'
+    how = f'IF(buy=1,"bought","rented from "&{resolved_offer_xl("gpu", "offer", "n_gpus")})'
     formula = (f'="This sheet shows the scenario on Inputs ("&n_gpus&"x "&gpu&", "&{how}&"). "&'
                f'IF(COUNTIF({rec_range},"recommended")=0,"No option is recommended (see Compare).",'
                f'IF(MATCH("recommended",{rec_range},0)=1,"It is the recommended option.",'
@@ -858,7 +865,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
         else:
             origin_col, sheet = small_col, small
             small_col += len(table.columns) + 1
-        cols = list(table.columns) + (["auto_offer"] if tname == "gpus" else [])
+        cols = list(table.columns) + (AUTO_COLUMNS if tname == "gpus" else [])
         rows = list(table.rows) + list(extra.get(tname, []))
         last = len(rows) + 1 + SPARE_ROWS
         for j, col in enumerate(cols):
@@ -867,11 +874,13 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
             for i, row in enumerate(rows, start=2):
                 if col == "auto_offer":  # the offer "auto" picks for this GPU (core.catalog.reference_offer_rows)
                     value = tabs["offers"].names[int(auto_offer[i - 2])]
+                elif col in AUTO_COLUMNS:  # the offers "auto" picks for larger jobs (core.catalog.auto_offer_steps)
+                    value = _auto_step(i - 2, col) if i - 2 < len(table.rows) else ""
                 else:
                     value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
                 put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
-            if col in ("name", "auto_offer", "price_type") or col in table.numeric or (tname, col) == ("apis", "as_of"):
+            if col in ("name", "price_type", *AUTO_COLUMNS) or col in table.numeric or (tname, col) == ("apis", "as_of"):
                 # price_type and the API's date: read by the Start answers
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
@@ -881,6 +890,22 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
             sheet.freeze_panes = "B2"
             not_in_default_print(sheet, len(cols), title_rows="1:1")
     not_in_default_print(small, max(small_col - 1, 1), title_rows="1:1")
+
+
+AUTO_COLUMNS = ["auto_offer", *[c for k in range(2, catalog.AUTO_OFFER_STEPS + 1)
+                                 for c in (f"auto_offer_{k}", f"auto_offer_{k}_from")], "auto_offer_sells"]
+
+
+def _auto_step(gpu_row: int, col: str):
+    """A GPU's size step of the offer "auto" (AUTO_COLUMNS): the offer's name, the GPU count it starts at (0: no such
+    step), or the largest job any of its offers sells (1e9: no limit)."""
+    steps, most = catalog.auto_offer_steps(gpu_row)
+    if col == "auto_offer_sells":
+        return float(min(most, 1e9))
+    k = int(col.split("_")[2]) - 1
+    if k >= len(steps):
+        return 0 if col.endswith("_from") else ""
+    return steps[k][0] if col.endswith("_from") else catalog.offers().names[steps[k][1]]
 
 
 NOTHING_ACCEPTABLE = "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
@@ -894,7 +919,10 @@ def _answer_text(v: Mapping | None, values: Mapping) -> str:
     fields = {"acquire": "buy" if v["buy"] else "rent", "n_gpus": v["n_gpus"], "gpu": v["gpu"], "offer": v["offer"],
               "price_type": offer["price_type"], "cost_usd": v["option_cost_usd"], "hours": v["option_hours"],
               "capital_usd": v["own_capital_usd"] if v["own_purchase_usd_per_gpu"] > 0 else float("nan"),
-              "payback_months": v["payback_months"], "commitment_months": offer["commitment_months"]}
+              "payback_months": v["payback_months"], "commitment_months": offer["commitment_months"],
+              "breakeven_hours_per_day": v["breakeven_hours_per_day"],
+              "own_hours_per_day": float(core.evaluate({k: values[k] for k in ("owned_busy_hours_per_day", "hours_per_day")},
+                                                       outputs=("own_hours_per_day",))["own_hours_per_day"])}
     return headline(fields, values)
 
 
@@ -904,7 +932,8 @@ def _answer_xl(pick, rec_range: str) -> str:
     fields = {"acquire": pick("acquire"), "n_gpus": pick("n_gpus"), "gpu": pick("gpu"), "offer": pick("offer_shown"),
               "price_type": f"INDEX(offers_price_type,{offer_row})", "cost_usd": pick("option_cost_usd"),
               "hours": pick("option_hours"), "capital_usd": pick("own_capital_usd"), "payback_months": pick("payback_months"),
-              "commitment_months": f"INDEX(offers_commitment_months,{offer_row})"}
+              "commitment_months": f"INDEX(offers_commitment_months,{offer_row})",
+              "breakeven_hours_per_day": pick("breakeven_hours_per_day"), "own_hours_per_day": "own_hours_per_day"}
     return f'=IF(COUNTIF({rec_range},"recommended")=0,"{NOTHING_ACCEPTABLE}",{headline_xl(fields.__getitem__)})'
 
 

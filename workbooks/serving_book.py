@@ -162,7 +162,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
             f'"{word} never beats the API at these prices")')
-    formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given")),
+    formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given"), ref("n_gpus")),
                 "price_type": f'=IF({ref("buy")}=1,"",INDEX(offers_price_type,MATCH({ref("offer")},offers_name,0)))',
                 **{name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_setup},
                 "words": "=" + words, "lead": "=" + lead, "wins": "=" + wins}
