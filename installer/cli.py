@@ -376,10 +376,15 @@ def cmd_plan(ns) -> int:
     ok = [o for o in result["options"] if o["ok"]]
     shown = ok[: ns.top]
     body = [[i + 1, f"{o['n_gpus']}x {o['gpu']}", "buy" if o["acquire"] == "buy" else o["offer"],
-             f"{o['peak_gib_per_gpu']:.1f}", f"{o['hours']:.1f}", f"{o['usd_per_gpu_hour']:.2f}", _money(o["cost_usd"]),
+             f"{o['peak_gib_per_gpu']:.1f}" + (" tight" if o["tight"] else ""), f"{o['hours']:.1f}",
+             f"{o['usd_per_gpu_hour']:.2f}", _money(o["cost_usd"]),
              f"{o['usd_per_mtok_train']:.2f}", _money(o["outlay_usd"])] for i, o in enumerate(shown)]
     if body:
         print(table(["#", "setup", "rent offer / buy", "peak GiB/GPU", "hours", "USD/GPU-h", "job cost", "USD/Mtok", "cash needed"], body))
+        from .core import ranks_purchases
+        if not ranks_purchases(result["inputs"]):
+            print("A one-off job: rentals only (--owned-busy-hours-per-day H for GPUs that stay busy after it, or "
+                  "--consider-buying 1, ranks purchases too).")
     rec = result["recommended"]
     print()
     if rec:

@@ -35,6 +35,15 @@ def random_job(rng: random.Random) -> dict:
         job["deadline_hours"] = rng.choice([2, 10, 50])
     if rng.random() < 0.3:
         job["budget_usd"] = rng.choice([200, 2000, 50000])
+    # a one-off job unless it says the GPUs stay busy after it, or asks for purchases
+    if rng.random() < 0.5:
+        job["owned_busy_hours_per_day"] = rng.choice([8, 16, 24])
+    elif rng.random() < 0.3:
+        job["consider_buying"] = 1
+    if rng.random() < 0.3:
+        job["capital_budget_usd"] = rng.choice([20_000, 400_000])
+    if rng.random() < 0.3:
+        job["memory_margin_pct"] = rng.choice([0, 10])
     return job
 
 
@@ -76,7 +85,7 @@ def _workbook_pick(result) -> dict | None:
 
 
 def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(recalculated):
-    seen_spot, seen_none, seen_buy = False, False, False
+    seen_spot, seen_none, seen_buy, seen_one_off = False, False, False, False
     for i, job in enumerate(JOBS):
         result = recalculated[f"rank-{i:02d}"]
         planned = core.plan(job)["recommended"]
@@ -84,7 +93,8 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
         assert same_option(main, planned), (job, main, planned)
         top = call("GPU_PLAN", job["model"], job["method"], job["tokens"], None, job["seq_len"], job["micro_batch"],
                    job.get("deadline_hours"), job.get("budget_usd"), 1, job["allow_interruptible"],
-                   job["hours_per_day"], job["months"])
+                   job["hours_per_day"], job["months"], job.get("owned_busy_hours_per_day"), job.get("consider_buying"),
+                   job.get("capital_budget_usd"), job.get("memory_margin_pct"))
         head = top[0]
         row = dict(zip(head, top[1]))
         if planned is None:
@@ -104,10 +114,33 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
         verb = "Rent" if planned["acquire"] == "rent" else "Buy"
         assert answer.startswith(f"{verb} {planned['n_gpus']}x {planned['gpu']}"), answer
         assert answer == result.meta["answer"][job["method"]][0], (job, answer)
+        # the buyer's terms: a one-off job is answered with a rental and one line on buying (capital, break-even use);
+        # a purchase names its capital, the daily use it assumes and how it weighs against renting
+        one_off = not job.get("owned_busy_hours_per_day") and not job.get("consider_buying")
+        words = " ".join(result.meta["answer"][job["method"]])
+        if one_off:
+            assert planned["acquire"] == "rent", job
+            assert "Buying these GPUs instead takes $" in words or "no purchase price" in words, words
+            assert "Ranked as a one-off job" in words
+        if planned["acquire"] == "buy":
+            use = job.get("owned_busy_hours_per_day") or job["hours_per_day"]
+            assert f"of capital, busy {use:g} hours a day over {job['months']:g} months" in answer, answer
+            assert "Against renting the same GPUs from" in words or "no rental of the same GPUs" in words, words
+            if job.get("capital_budget_usd"):
+                assert planned["capital_usd"] <= job["capital_budget_usd"]
+        # practical ties: nothing within the tolerance takes fewer machines, or as many and fewer hours
+        near = [o for o in core.plan(job)["options"] if o.within_tolerance]
+        assert all((o.machines, core.tie_round(o.hours)) >= (planned["machines"], core.tie_round(planned["hours"]))
+                   for o in near), job
+        # fits means within the memory less the margin
+        margin = job.get("memory_margin_pct", 5)
+        assert planned["peak_gib_per_gpu"] <= core.evaluate({"gpu": planned["gpu"]}, outputs=("gpu_memory_gib",))[
+            "gpu_memory_gib"] * (1 - margin / 100) + 1e-9
         seen_spot |= planned["interruptible"]
         seen_buy |= planned["acquire"] == "buy"
-    # the random jobs exercise "nothing acceptable", a spot pick and a purchase
-    assert seen_none and seen_spot and seen_buy
+        seen_one_off |= one_off
+    # the random jobs exercise "nothing acceptable", a spot pick, a purchase and a one-off job
+    assert seen_none and seen_spot and seen_buy and seen_one_off
 
 
 def test_interruptible_offers_are_listed_but_recommended_only_when_allowed():
