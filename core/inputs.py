@@ -289,10 +289,10 @@ INPUTS: tuple[Input, ...] = (
     _n("cost_tolerance_pct", "%", 5,
        "Options costing at most this much more than the cheapest count as equal: among them fewer machines, then fewer hours, "
        "then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
-    _n("owned_busy_hours_per_day", "h/day", 0,
+    _z("owned_busy_hours_per_day", "h/day", 0,
        "Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: "
        "rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, "
-       "their cost per working hour at this use", 0, 24, group="planning",
+       "their cost per working hour at this use", 0.01, 24, "a one-off job", group="planning",
        source="gpu-tco rule: a purchase pays only for the hours it works"),
     _f("consider_buying", 0,
        "1 = rank buying the GPUs beside renting even for a one-off job (at hours_per_day of use over the months of ownership); "

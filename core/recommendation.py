@@ -195,9 +195,8 @@ def compose(result: Mapping) -> Recommendation:
 def rental_offer_text(result: Mapping, o: Option) -> str:
     """The offer a purchase's payback is weighed against: the rental rule's offer for its GPU and count ("" when no
     priced offer sells that many GPUs as one job)."""
-    from .engine import resolve_inputs
+    from .engine import evaluate, resolve_inputs
     from .planner import option_inputs
-    from .engine import evaluate
     inputs = {**option_inputs(result["given"], o, result["price_gpu"]), "buy": 0}
     if not evaluate(inputs, outputs=("option_offer_sells", "option_priced"))["option_priced"] or \
             not evaluate(inputs, outputs=("option_offer_sells",))["option_offer_sells"]:

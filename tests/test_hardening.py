@@ -88,7 +88,7 @@ def test_planner_never_recommends_what_it_cannot_price(monkeypatch):
     row.update(name="My-GPU", aliases="", purchase_usd=1e308)
     try:
         catalog.gpus().add(row)
-        result = core.plan({"method": "qlora", "hours_per_day": 24}, gpus=["My-GPU"])
+        result = core.plan({"method": "qlora", "owned_busy_hours_per_day": 24}, gpus=["My-GPU"])
         bought = [o for o in result["options"] if o["acquire"] == "buy"]
         assert bought and not any(o["ok"] for o in bought)
         assert all(any("not a finite number" in r for r in o["reasons"]) for o in bought)
