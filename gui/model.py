@@ -336,9 +336,13 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
     for rank, o in enumerate(options, start=1):
         if not o["ok"] and not include_rejected:
             continue
+        # a missing price reads "no price", never 0
+        unpriced = any(r.startswith("no price") for r in o["reasons"])
+        price = (lambda x: NO_PRICE) if unpriced else (lambda x: x)  # noqa: E731
         rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
-                     o["cost_usd"], o["outlay_usd"], o["peak_gib_per_gpu"], o["usd_per_gpu_hour"], o["usd_per_mtok_train"],
-                     "yes" if o["ok"] else "no", o["offer"] or "-", "; ".join(o["reasons"])])
+                     price(o["cost_usd"]), price(o["outlay_usd"]), o["peak_gib_per_gpu"], price(o["usd_per_gpu_hour"]),
+                     price(o["usd_per_mtok_train"]), ("yes, tight" if o["tight"] else "yes") if o["ok"] else "no",
+                     o["offer"] or "-", "; ".join(o["reasons"])])
     return headers, rows
 
 
