@@ -47,7 +47,7 @@ def test_purchases_are_ranked_when_the_gpus_stay_busy_or_are_asked_for_within_th
     assert any(o.acquire == "buy" for o in busy["options"])
     rec = core.recommend({**LORA_70B, "method": "full", "owned_busy_hours_per_day": 20})
     if rec.option.acquire == "buy":
-        assert f"of capital, busy 20 hours a day over 36 months" in rec.text
+        assert "of capital, busy 20 hours a day over 36 months" in rec.text
         assert "The best rental: rent " in rec.text
     asked = core.plan({**LORA_70B, "consider_buying": 1}, gpus=["H100-SXM"])
     assert any(o.acquire == "buy" and o.own_hours_per_day == 12 for o in asked["options"])
