@@ -81,7 +81,7 @@ HOURS_TENTHS = '#,##0.0 "h"'
 GPUS = '#,##0 "GPUs"'
 MONTHS_OR_NEVER = '[<0]"never";[>=1200]"> 100 years";0.0 "months"'  # payback_months is -1 for never
 # breakeven_hours_per_day: -1 for never; above 24 hours a day it does not pay back within the period
-HOURS_A_DAY_OR_NEVER = '[<0]"never";[>24]"not in the period";0.0 "h/day"'
+HOURS_A_DAY_OR_NEVER = '[<0]"never";[>24]"> 24 h/day";0.0 "h/day"'
 WHOLE = "0"
 TENTHS = "0.0"
 FLAG = '0;-0;0'
@@ -524,6 +524,7 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
             vals.update({n: chosen[n] for n in CANDIDATE_COLS})
         vals["label"] = f"{k}. {vals['gpu']} x{int(vals['n_gpus'])} {'buy' if vals['buy'] else 'rent'}"
         vals["cost_tolerance_pct"] = job.values["cost_tolerance_pct"]
+        vals["buy_ranked"] = core.ranks_purchases(job.values)
         _option_column(ws, k, per_option, vals, lay)
         lay.option_values.append(vals)
     _widths(ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
@@ -595,9 +596,16 @@ def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, l
     dv.add(cell)
 
 
+# a purchase in a one-off job: listed, not ranked (core.planner.ranks_purchases)
+BUY_NOT_RANKED = "buying not ranked: a one-off job"
+
+
 def _status(v: Mapping) -> str:
-    """Why an option is not acceptable: the first failing check of core.planner.REJECTIONS."""
-    return "ok" if v["option_ok"] else next((word for flag, word in REJECTIONS if not v[flag]), "ok")
+    """Why an option is not acceptable: the first failing check of core.planner.REJECTIONS, or a purchase in a one-off
+    job (owned_busy_hours_per_day 0 and consider_buying 0: the planner ranks rentals only)."""
+    if v["option_ok"]:
+        return BUY_NOT_RANKED if v["buy"] and not v["buy_ranked"] else "ok"
+    return next((word for flag, word in REJECTIONS if not v[flag]), "ok")
 
 
 def _status_xl(cell) -> str:
@@ -605,7 +613,8 @@ def _status_xl(cell) -> str:
     text = '"ok"'
     for flag, word in reversed(REJECTIONS):
         text = f'IF(NOT({cell(flag)}),"{word}",{text})'
-    return f'=IF({cell("option_ok")},"ok",{text})'
+    one_off = f'AND({cell("buy")}=1,owned_busy_hours_per_day<=0,consider_buying=0)'
+    return f'=IF({cell("option_ok")},IF({one_off},"{BUY_NOT_RANKED}","ok"),{text})'
 
 
 def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
@@ -624,7 +633,7 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
     _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
     ws.row_dimensions[head_row].height = 45
     letter = lay.compare_cols = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
-    ranked = [v["option_cost_usd"] if v["option_ok"] else None for v in all_vals]
+    ranked = [v["option_cost_usd"] if _status(v) == "ok" else None for v in all_vals]
     lay.best, tier_values = _recommended_row(all_vals, ranked)
     for k, v in enumerate(all_vals, start=1):
         r = first + k - 1
@@ -675,7 +684,7 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         # no rental price (no offer for this GPU): say so rather than show $0
         "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                            v["rent_total_usd"] if v["rent_available"] else "no price"),
-        "ranked": (f'=IF({opt_cell("option_ok")},{opt_cell("option_cost_usd")},"")', "" if ranked is None else ranked),
+        "ranked": (f'=IF({letter["status"]}{r}="ok",{opt_cell("option_cost_usd")},"")', "" if ranked is None else ranked),
         # no purchase price in the catalog: owning has no cost to show, and the option none (not $0)
         **{key: (f'=IF({opt_cell("own_purchase_usd_per_gpu")}>0,{opt_cell(key)},"{NO_PRICE}")',
                  v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
