@@ -170,7 +170,9 @@ def test_compare_options_and_break_even_follow_changed_inputs(recalculated):
     # full 8B training: 30.7 GiB/GPU on 8 RTX 4090s (24 GiB) and 141 GiB on one H100 do not fit; 4 L40S do (tight)
     assert not got[1]["fits_train"] and got[2]["fits_train"] and not got[3]["fits_train"]
     status_col = [key for _, key, _, _ in COMPARE_COLUMNS].index("status") + 1
-    assert [out.cell("Compare", r, status_col) for r in range(5, 9)] == ["ok", "does not fit", "ok", "does not fit"]
+    # option 3 buys the L40S: a one-off job lists a purchase but ranks rentals only
+    assert [out.cell("Compare", r, status_col) for r in range(5, 9)] == ["ok", "does not fit", "buying not ranked: a one-off job",
+                                                                         "does not fit"]
     series = breakeven_series(change)
     for m, (own, rent) in enumerate(zip(series["own_cumulative_usd"], series["rent_cumulative_usd"])):
         assert out.cell("Break-even", 7 + m, 1) == m
