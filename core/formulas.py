@@ -962,11 +962,70 @@ replica_rps = q("serve_replica_requests_per_s", "requests/s",
                 "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
                 IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")
 q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", replica_rps * o_tok)
-replicas = q("serve_replicas", "replicas", "Replicas the demand needs = demand / one replica's requests per second, rounded up (0 = none serves it)",
-             IF(replica_rps > 0, CEILING(serve_rps / replica_rps), 0))
+replicas_for_load = q(
+    "serve_replicas_for_load", "replicas",
+    "Replicas that carry the demand at the target utilization = demand / (one replica's requests per second x "
+    "target_utilization), rounded up (0 = none serves it)",
+    IF(replica_rps > 0, CEILING(serve_rps / (replica_rps * I.target_utilization)), 0),
+    "[kingman1961] (a queue's wait grows as load / (1 - load): capacity is planned below full load)")
+replicas = q("serve_replicas", "replicas", "Replicas of the deployment = those carrying the demand at the target utilization "
+             "+ spare_replicas (0 = none serves it)",
+             IF(replica_rps > 0, replicas_for_load + I.spare_replicas, 0), "[sre_book2016] chapter 18 (N + 1, N + 2 redundancy)")
 q("serve_gpus", "GPUs", "GPUs of the deployment = replicas x n_gpus", replicas * I.n_gpus)
-q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses", IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
-q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one", AND(Ref("serve_fits"), serve_batch >= 1))
+load = q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses (all replicas running)",
+         IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
+q("serve_load_after_failure", "fraction", "Share of the capacity the demand uses with one replica down (> 1: the rest cannot "
+  "carry it; 1e9 with a single replica: nothing is left)",
+  IF(replicas > 1, serve_rps / ((replicas - 1) * replica_rps), 1e9))
+q("serve_single_failure_stops", "flag", "1 = one failed replica stops or overloads the service: a single replica, or the "
+  "others cannot carry the demand", OR(replicas <= 1, serve_rps > (replicas - 1) * replica_rps),
+  "[sre_book2016] chapter 18 (N + 1: the service survives one failure)")
+# Whole servers: a bought deployment is ordered as servers (the GPU's server_sizes: 4- or 8-GPU boards, 72-GPU
+# racks), the replicas packed into them; renting follows the offers' instance sizes (serve_rent_usd_per_month).
+server_gpus_serve = server_gpus
+replicas_per_server = q("serve_replicas_per_server", "replicas", "Replicas one owned server holds = GPUs per server / "
+                        "GPUs per replica, rounded down (0: a replica is larger than the server)",
+                        FLOOR(server_gpus_serve / I.n_gpus))
+serve_servers = q("serve_servers", "servers", "Servers bought for the deployment = replicas / replicas per server, rounded up "
+                  "(a replica larger than a server: its GPUs / GPUs per server, rounded up)",
+                  IF(replicas_per_server >= 1, CEILING(replicas / MAX(1, replicas_per_server)),
+                     CEILING(replicas * I.n_gpus / server_gpus_serve)), "GPU catalog server_sizes (what vendors sell)")
+q("serve_idle_gpus", "GPUs", "GPUs bought with the servers that no replica uses", serve_servers * server_gpus_serve - replicas * I.n_gpus)
+
+# The wait before the first token at the planned load, on top of the service time (ttft_ms).  Requests arrive as a
+# Poisson stream (open loop) spread evenly over the replicas; two queues in a row:
+#   - a free sequence slot: a replica is c = serve_batch servers, each holding a request for output x time per token;
+#     the M/M/c wait in Sakasegawa's closed form  Wq = S x rho^(sqrt(2(c+1)) - 1) / (c (1 - rho))  (exact for c = 1);
+#   - the prefill of the prompts ahead: the replica's prefill work as one server with a fixed service time
+#     D = prompt x prefill time per token, M/D/1 (Pollaczek-Khinchine)  Wq = rho_p x D / (2 (1 - rho_p)).
+# A load of 1 or more has no steady state: the wait is then 1e9 s (no target is met).
+arrivals = q("serve_replica_arrivals_per_s", "requests/s", "Requests per second reaching one replica = demand / replicas",
+             IF(replicas > 0, serve_rps / replicas, 0))
+slot_s = q("serve_slot_hold_s", "s", "Time a request holds its sequence slot = output tokens x time per token", o_tok * tpot_s)
+slots = MAX(1, serve_batch)
+q("serve_slot_wait_ms", "ms", "Mean wait for a free sequence slot at the planned load, M/M/c with c = the serving batch "
+  "(Sakasegawa's approximation), milliseconds",
+  IF(load < 1, slot_s * load ** (SQRT(2 * (slots + 1)) - 1) / (slots * (1 - load)), NO_TARGET_S) * 1000,
+  "[sakasegawa1977] (Lq = rho^sqrt(2(c+1)) / (1 - rho) for M/M/c)")
+prefill_service_s = q("serve_prefill_service_s", "s", "Prefill work of one prompt on a replica = prompt x prefill time per token",
+                      p_tok * prefill_s_per_token)
+prefill_load = q("serve_prefill_load", "fraction", "Share of a replica's time its prompts' prefill takes = arrivals x prefill work",
+                 arrivals * prefill_service_s)
+q("serve_prefill_wait_ms", "ms", "Mean wait for the prefill of the prompts ahead at the planned load, M/D/1 "
+  "(Pollaczek-Khinchine), milliseconds",
+  IF(prefill_load < 1, prefill_load * prefill_service_s / (2 * (1 - prefill_load)), NO_TARGET_S) * 1000,
+  "[kleinrock1975] chapter 5 (Pollaczek-Khinchine mean-value formula, deterministic service)")
+queue_wait_ms = q("ttft_queue_wait_ms", "ms", "Wait before a request's prefill starts at the planned load (open loop, Poisson "
+                  "arrivals): a free sequence slot + the prefill of the prompts ahead, milliseconds",
+                  Ref("serve_slot_wait_ms") + Ref("serve_prefill_wait_ms"),
+                  "[sakasegawa1977] (M/M/c); [kleinrock1975] chapter 5 (M/D/1)")
+ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the planned load = service time (ttft_ms) + "
+                 "queueing wait, milliseconds", Ref("ttft_ms") + queue_wait_ms)
+q("serve_meets_ttft_at_load", "flag", "1 = the first token, queueing included, meets its target at the planned load (no target: 1)",
+  ttft_load_ms / 1000 <= ttft_target_s)
+q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one, and the first token meets its target "
+  "with the queueing wait at the planned load",
+  AND(Ref("serve_fits"), serve_batch >= 1, Ref("serve_meets_ttft_at_load")))
 in_mtok = q("serve_input_mtok_per_month", "Mtok/month", "Prompt tokens per month, millions", serve_rps * p_tok * 3600 * traffic_hours / 1e6)
 out_mtok = q("serve_output_mtok_per_month", "Mtok/month", "Generated tokens per month, millions", serve_rps * o_tok * 3600 * traffic_hours / 1e6)
 q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated, millions", in_mtok + out_mtok)
@@ -1040,9 +1099,10 @@ own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of on
                              IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
                              "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
 # What is bought: a training job's GPUs, or a serving deployment's (its replicas share servers, power and setup).
-own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's (replicas x GPUs per replica) when serving, else n_gpus "
-             "(one replica's when no replica serves the demand)",
-             IF(AND(T("tasks", "task", "serve"), Ref("serve_gpus") > 0), Ref("serve_gpus"), I.n_gpus))
+own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's whole servers (servers x GPUs per server) when serving, else "
+             "n_gpus (one replica's when no replica serves the demand)",
+             IF(AND(T("tasks", "task", "serve"), Ref("serve_gpus") > 0), Ref("serve_servers") * server_gpus, I.n_gpus),
+             "GPU catalog server_sizes (servers are sold whole)")
 own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = GPUs bought x price", own_gpus * own_purchase_usd_per_gpu)
 own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
                            own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
@@ -1149,7 +1209,8 @@ rent_month = q("serve_rent_usd_per_month", "USD/month",
                "per instance x price paid x traffic hours",
                CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
                "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
-own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = replicas x one replica's owned cost", replicas * own_replica_month)
+own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = GPUs bought (whole servers) x owned USD/GPU-h x "
+              "traffic hours", own_gpus * own_usd_per_gpu_hour * traffic_hours)
 for way, month in (("rent", rent_month), ("own", own_month)):
     q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "
       "= monthly cost x prefill share / prompt Mtok", IF(in_mtok > 0, month * prefill_share / in_mtok, 0))
