@@ -1210,7 +1210,7 @@ rent_month = q("serve_rent_usd_per_month", "USD/month",
                CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
                "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
 own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = GPUs bought (whole servers) x owned USD/GPU-h x "
-              "traffic hours", own_gpus * own_usd_per_gpu_hour * traffic_hours)
+              "traffic hours", Ref("serve_servers") * server_gpus * own_usd_per_gpu_hour * traffic_hours)
 for way, month in (("rent", rent_month), ("own", own_month)):
     q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "
       "= monthly cost x prefill share / prompt Mtok", IF(in_mtok > 0, month * prefill_share / in_mtok, 0))

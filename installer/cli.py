@@ -420,12 +420,13 @@ def _serve_plan(ns, given: dict) -> int:
     print()
     ok = [o for o in result["options"] if o.ok]
     body = [[n + 1, serve_option_text(o).split(" from ")[0].removeprefix("rent ").removeprefix("buy "),
-             "buy" if o.acquire == "buy" else o.offer, o.batch, f"{o.ttft_ms:,.0f}", f"{o.tpot_ms:.1f}", o.gpus_total,
+             "buy" if o.acquire == "buy" else o.offer, o.batch, f"{o.ttft_at_load_ms:,.0f}", f"{o.tpot_ms:.1f}",
+             f"{o.load_fraction:.0%}", o.gpus_bought if o.acquire == "buy" else o.gpus_total,
              f"{o.usd_per_mtok_input:.3f}", f"{o.usd_per_mtok_output:.3f}", _money(o.usd_per_month)]
             for n, o in enumerate(ok[: ns.top])]
     if body:
-        print(table(["#", "setup (replicas x GPUs, weights)", "rent offer / buy", "batch", "TTFT ms", "TPOT ms", "GPUs",
-                     "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
+        print(table(["#", "setup (replicas x GPUs, weights)", "rent offer / buy", "batch", "TTFT ms (queued)", "TPOT ms",
+                     "load", "GPUs", "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
         print()
     print(result["recommendation"])
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
@@ -436,7 +437,8 @@ def _serve_plan(ns, given: dict) -> int:
                for o in result["options"] if not o.ok]
         print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
     else:
-        print("Rejected options and why: --all. Latencies at full load (the batch each replica runs); costs for the traffic hours.")
+        print("Rejected options and why: --all. Per-token time at full load (the batch each replica runs); first token with its "
+              "queueing wait at the planned load; costs for the traffic hours; bought setups are whole servers.")
     return 0
 
 
@@ -611,6 +613,38 @@ def cmd_apis(ns) -> int:
 MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
 
 
+DEMAND_INPUTS = ("requests_per_s", "monthly_mtok")
+
+
+def serving_demand_given(given: dict) -> bool:
+    """Whether the user gave a serving demand (a request rate or a monthly volume): only then is a serving cost shown."""
+    return any(k in given for k in DEMAND_INPUTS)
+
+
+def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
+    """One line: what `gpu-tco plan --task serve` recommends for the same inputs, and what it chose differently from this
+    estimate (GPU, GPUs per replica, weight format, batch, rent or buy)."""
+    from .core import SERVE_CHOSEN, serve_option_text, serve_plan
+    job = {k: v for k, v in given.items() if k not in SERVE_CHOSEN}
+    job["task"] = "serve"
+    plan = serve_plan(job, gpus=getattr(ns, "scenario_gpus", None))
+    rec = plan["recommended"]
+    if rec is None:
+        return "gpu-tco plan on the same demand finds no setup meeting the targets: " + plan["recommendation"]
+    diffs = []
+    if rec.gpu != used["gpu"]:
+        diffs.append(f"GPU {rec.gpu} instead of {used['gpu']}")
+    if rec.n_gpus != int(used["n_gpus"]):
+        diffs.append(f"{rec.n_gpus} GPUs per replica instead of {int(used['n_gpus'])}")
+    if rec.weights_dtype != used["weights_dtype"]:
+        diffs.append(f"weights {rec.weights_dtype} instead of {used['weights_dtype']}")
+    if rec.batch != int(res["serve_batch"]):
+        diffs.append(f"batch {rec.batch} instead of {int(res['serve_batch'])}")
+    what = "; it chooses " + ", ".join(diffs) if diffs else "; the same GPU, GPUs per replica, format and batch"
+    return (f"gpu-tco plan on the same demand recommends: {serve_option_text(rec)} at {_money(rec.usd_per_month)} a month"
+            f"{what} (this estimate keeps the GPU, count, format and offer given, or their defaults).")
+
+
 def cmd_estimate(ns) -> int:
     from .core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
 
@@ -664,12 +698,25 @@ def cmd_estimate(ns) -> int:
         print(table(["result", "value"], facts))
         print()
         n = number_text
-        print(f"serving {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
-              f"{n(used['output_tokens'])} output tokens on replicas of {n(used['n_gpus'])}x {used['gpu']}, within "
-              f"{n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target):")
+        if not serving_demand_given(given):
+            print(table(["result", "value"], facts))
+            print()
+            print("Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
+                  "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand.")
+            print()
+            print(f"GPU data: {assumptions['gpu_source']}")
+            print(f"Model data: {assumptions['model_source']}")
+            return 0
+        print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+              f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
+              f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
+              f"planned at {used['target_utilization']:g} utilization with {n(used['spare_replicas'])} spare:")
         shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
-                 ("time to first token (ms)", "ttft_ms"), ("time per output token (ms)", "tpot_ms"),
+                 ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
+                 ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
                  ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
+                 ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
+                 ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
                  ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
                  ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
                  ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
@@ -680,6 +727,7 @@ def cmd_estimate(ns) -> int:
         missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
         facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
         notes = list(dict.fromkeys(missing.values()))
+        notes.append(_plan_differs(ns, given, used, res))
     print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
         print(note)
