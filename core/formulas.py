@@ -1229,12 +1229,29 @@ api_month = q("serve_api_usd_per_month", "USD/month", "The API for the same toke
               in_mtok * api_in + out_mtok * api_out)
 replica_mtok = q("serve_replica_mtok_per_month", "Mtok/month", "Tokens (prompt and generated) one replica serves per month at full load",
                  replica_rps * (p_tok + o_tok) * 3600 * traffic_hours / 1e6)
+# Above which volume a deployment beats the API, planned as the planner plans it: n replicas carrying the volume at the
+# target utilization (each at most replica Mtok x target_utilization) plus the spares, each costing c a month.  n
+# carrying replicas beat the API at their fullest when (n + spares) x c <= n x m x U x price, i.e. from
+# n* = max(1, ceiling(spares x c / (m x U x price - c))); the volume is then the larger of (n* - 1) x m x U and
+# (n* + spares) x c / price.  Owning buys at least one whole server.
+replica_mtok_at_target = q("serve_replica_mtok_at_target", "Mtok/month", "Tokens one replica serves per month at the target "
+                           "utilization = full-load tokens x target_utilization", replica_mtok * I.target_utilization)
 for way, per_replica in (("rent", rent_replica_month), ("own", own_replica_month)):
+    word = "renting" if way == "rent" else "owning"
+    margin_api = replica_mtok_at_target * api_blend - per_replica
+    n_star = q(f"serve_{way}_beats_api_replicas", "replicas",
+               f"Fewest carrying replicas at which {word} can beat the API = max(1, spares x replica cost / (replica Mtok at "
+               "the target x API price - replica cost)), rounded up; 0 = never",
+               IF(margin_api > 0, MAX(1, CEILING(I.spare_replicas * per_replica / margin_api)), 0))
+    volume = MAX((n_star - 1) * replica_mtok_at_target, (n_star + I.spare_replicas) * per_replica / api_blend)
+    if way == "own":
+        volume = MAX(volume, server_gpus * own_usd_per_gpu_hour * traffic_hours / api_blend)
     q(f"serve_{way}_beats_api_mtok_per_month", "Mtok/month",
-      f"Monthly tokens above which {'renting' if way == 'rent' else 'owning'} beats the API = one replica's monthly cost / API price; "
-      "-1 = never (a fully used replica costs more per token than the API)",
-      IF(AND(replica_mtok > 0, per_replica < replica_mtok * api_blend), per_replica / api_blend, -1),
-      "one replica's cost is paid whatever its load; the API is paid per token")
+      f"Monthly tokens above which {word} beats the API, with replicas at the target utilization plus the spares"
+      + (" and at least one whole server" if way == "own" else "") + "; -1 = never (a replica at the target utilization "
+      "costs more per token than the API)",
+      IF(AND(replica_mtok > 0, margin_api > 0), volume, -1),
+      "replicas are paid whatever their load; the API is paid per token")
 q("serve_best_code", "code", "Cheapest way at the demand: 1 rent, 2 buy, 3 the API (1 or 2 only when the setup meets the targets)",
   IF(OR(NOT(Ref("serve_ok")), AND(api_month <= rent_month, api_month <= own_month)), 3, IF(own_month < rent_month, 2, 1)))
 q("serve_option_usd_per_month", "USD/month", "Monthly cost of this serving option: rented or owned deployment", IF(I.buy, own_month, rent_month))

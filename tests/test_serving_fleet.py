@@ -140,3 +140,20 @@ def test_command_line_and_excel_show_servers_load_and_queueing():
         assert field in head
     first = dict(zip(head, rows[1]))
     assert first["ttft_at_load_ms"] >= first["ttft_ms"] and first["load_fraction"] < 0.8
+
+
+@pytest.mark.parametrize("way, buy", [("rent", 0), ("own", 1)])
+def test_the_volume_above_which_a_fleet_beats_the_api_is_where_its_cost_crosses_the_apis(example, way, buy):
+    """Just above the stated volume the deployment (replicas at the target utilization, the spare, whole servers when
+    bought) costs no more than the API for the same tokens; just below, it costs more."""
+    option = example["best_rent" if way == "rent" else "best_buy"]
+    inputs = core.serve_option_inputs(example["given"], option)
+    above = core.evaluate(inputs, outputs=(f"serve_{way}_beats_api_mtok_per_month",))[f"serve_{way}_beats_api_mtok_per_month"]
+    assert above > 0
+    names = (f"serve_{way}_usd_per_month", "serve_api_usd_per_month")
+    over = core.evaluate({**inputs, "monthly_mtok": above * 1.001, "requests_per_s": 1}, outputs=names)
+    under = core.evaluate({**inputs, "monthly_mtok": above * 0.999, "requests_per_s": 1}, outputs=names)
+    # owned, the GPU-hour cost is the planned deployment's: a smaller fleet spreads its one-off setup over fewer GPUs
+    slack = 1.0 if way == "rent" else 1.03
+    assert over[f"serve_{way}_usd_per_month"] <= over["serve_api_usd_per_month"] * slack
+    assert under[f"serve_{way}_usd_per_month"] * slack > under["serve_api_usd_per_month"]
