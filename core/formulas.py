@@ -1023,9 +1023,13 @@ ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the 
                  "queueing wait, milliseconds", Ref("ttft_ms") + queue_wait_ms)
 q("serve_meets_ttft_at_load", "flag", "1 = the first token, queueing included, meets its target at the planned load (no target: 1)",
   ttft_load_ms / 1000 <= ttft_target_s)
-q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one, and the first token meets its target "
-  "with the queueing wait at the planned load",
-  AND(Ref("serve_fits"), serve_batch >= 1, Ref("serve_meets_ttft_at_load")))
+weights_allowed = q("serve_weights_allowed", "flag", "1 = the weight format has at least min_weight_bits bits per weight (whole "
+                    "bits: AWQ's 4.25 counts as 4); formats below 8 bits cost accuracy (weight_dtypes accuracy_effect)",
+                    FLOOR(wd("bits_per_param")) >= I.min_weight_bits,
+                    "[awq2023]; [gptq2022]; [llamacpp_perplexity]; [nvidia_llama33_70b_fp4] (accuracy of 4-bit formats)")
+q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one, the first token meets its target "
+  "with the queueing wait at the planned load, and the weight format is one the user accepts",
+  AND(Ref("serve_fits"), serve_batch >= 1, Ref("serve_meets_ttft_at_load"), weights_allowed))
 in_mtok = q("serve_input_mtok_per_month", "Mtok/month", "Prompt tokens per month, millions", serve_rps * p_tok * 3600 * traffic_hours / 1e6)
 out_mtok = q("serve_output_mtok_per_month", "Mtok/month", "Generated tokens per month, millions", serve_rps * o_tok * 3600 * traffic_hours / 1e6)
 q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated, millions", in_mtok + out_mtok)

@@ -36,7 +36,7 @@ from .recommendation import usd_text
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
-SERVE_REJECTIONS = (("serve_fits", "does not fit"), ("serve_meets_ttft", "first token too slow"),
+SERVE_REJECTIONS = (("serve_weights_allowed", "weights below the lowest bit width accepted"), ("serve_fits", "does not fit"), ("serve_meets_ttft", "first token too slow"),
                     ("serve_meets_tpot", "too slow per token"),
                     ("serve_meets_ttft_at_load", "first token too slow at the planned load"),
                     ("serve_ok", "no batch meets both targets"),
@@ -53,7 +53,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "own_capital_usd", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "offer_max_gpus",
                  "serve_servers", "own_server_gpus", "own_gpus", "serve_idle_gpus", "serve_replicas_for_load",
                  "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
-                 "serve_load_after_failure", "serve_single_failure_stops",
+                 "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
                  "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
@@ -118,9 +118,9 @@ def accuracy_effect(dtype: str) -> str:
     return str(table.rows[table.find(dtype)].get("accuracy_effect") or "")
 
 
-def _formats(gpu_row: Mapping, wanted: str | None, min_bits: float = 8) -> list[str]:
-    """Weight formats the GPU runs well: bf16; fp8 with FP8 tensor cores; int4 AWQ; NVFP4 with FP4 tensor cores; those
-    below ``min_bits`` bits (their whole bits: AWQ's 4.25 counts as 4) only when the user allows them."""
+def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
+    """Weight formats the GPU runs well: bf16; fp8 with FP8 tensor cores; int4 AWQ; NVFP4 with FP4 tensor cores (those
+    below min_weight_bits are listed, rejected with the reason: ``serve_weights_allowed``)."""
     if wanted is not None:
         return [wanted]
     out = ["bf16"]
@@ -129,7 +129,7 @@ def _formats(gpu_row: Mapping, wanted: str | None, min_bits: float = 8) -> list[
     out.append("int4_awq")
     if float(gpu_row.get("fp4_dense_tflops") or 0) > 0:
         out.append("nvfp4")
-    return [f for f in out if math.floor(weight_bits(f)) >= min_bits]
+    return out  # formats below min_weight_bits are rejected by the formula layer (serve_weights_allowed), with the reason
 
 
 def _server_sizes(gpu_row: Mapping, n: int, fixed: int | None) -> list[int]:
@@ -151,7 +151,14 @@ def _degrees(gpu_row: Mapping, fixed: int | None) -> list[int]:
     return [d for d in TP_DEGREES if d <= max(top, 1)]
 
 
+def cols_dtype(r: Mapping, j: int) -> str:
+    return str(r["weights_dtype"][j])
+
+
 def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
+    if word == "weights below the lowest bit width accepted":
+        return (f"weights below the lowest bit width accepted: {cols_dtype(r, j)} has fewer than {base['min_weight_bits']:g} bits "
+                f"(min_weight_bits = 4 allows 4-bit formats, at the accuracy cost the answer names)")
     if word == "does not fit":
         return (f"does not fit: weights {r['infer_weights_gib'][j]:.1f} GiB/GPU leave no room for one request's KV cache "
                 f"in {r['gpu_memory_gib'][j]:.0f} GiB")
@@ -262,7 +269,6 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
     offers = _offers_by_gpu()
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
     server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
-    min_bits = float(base["min_weight_bits"])
     for g in gpu_names:
         row_index = gpu_table.find(g)
         row = gpu_table.rows[row_index]
@@ -270,7 +276,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         if offer_fixed is not None:
             mine = [offer_fixed] if catalog.offer_gpu_rows()[offer_fixed] == row_index else []
         for n in _degrees(row, n_fixed):
-            for fmt in _formats(row, dtype_fixed, min_bits):
+            for fmt in _formats(row, dtype_fixed):
                 if not buy_only:
                     for off in mine:
                         for k, v in zip(cols, (g, n, fmt, tabs["offers"].names[off], 0, server_fixed or 0)):
@@ -289,11 +295,13 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
     for j, gpu in enumerate(cols["gpu"]):
         buy = bool(cols["buy"][j])
         failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
+        if "weights below the lowest bit width accepted" in failing:
+            failing = ["weights below the lowest bit width accepted"]  # the user's rule: the rest does not matter
         if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
             failing = [w for w in failing if w not in ("no batch meets both targets", "first token too slow at the planned load")]
         if "first token too slow at the planned load" in failing:
             failing = [w for w in failing if w != "no batch meets both targets"]
-        reasons = [_reason(w, r, j, base) for w in failing]
+        reasons = [_reason(w, {**r, "weights_dtype": cols["weights_dtype"]}, j, base) for w in failing]
         cost = float(r["serve_option_usd_per_month"][j])
         if not failing and not math.isfinite(cost):
             reasons.append("no price: the cost is not a finite number (check the price inputs)")

@@ -108,7 +108,13 @@ def test_the_answer_says_when_one_failure_stops_the_service():
 def test_formats_below_8_bits_only_when_allowed_and_named_with_their_accuracy_cost():
     job = {**EXAMPLE, "task": "serve"}
     default = core.serve_plan(dict(job), gpus=["H100-SXM", "B200"])
-    assert all(o.weights_bits >= 8 for o in default["options"])
+    assert all(o.weights_bits >= 8 for o in default["options"] if o.ok)
+    low = [o for o in default["options"] if o.weights_bits < 8]
+    assert low and all(o.reasons == (o.reasons[0],) and o.reasons[0].startswith("weights below the lowest bit width accepted")
+                       for o in low)
+    # a format named in the job but below the bits accepted: rejected with the reason, never chosen silently
+    fixed = core.serve_plan({**job, "weights_dtype": "nvfp4"}, gpus=["B200"])
+    assert fixed["recommended"] is None and "weights below the lowest bit width accepted" in fixed["rejected_counts"]
     allowed = core.serve_plan({**job, "min_weight_bits": 4}, gpus=["H100-SXM", "B200"])
     formats = {o.weights_dtype for o in allowed["options"]}
     assert {"int4_awq", "nvfp4"} <= formats
