@@ -679,9 +679,9 @@ def _plan(named: dict):
 
 
 SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas", "ttft_ms", "tpot_ms",
-              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons", "recommendation",
+              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons",
               "servers", "server_gpus", "load_fraction", "ttft_queue_wait_ms", "ttft_at_load_ms", "spare_replicas",
-              "single_failure_stops", "accuracy_effect")
+              "single_failure_stops", "accuracy_effect", "recommendation")
 
 
 def _serve_plan(named: dict):
@@ -703,10 +703,10 @@ def _serve_plan(named: dict):
         rows.append([i, o.gpu, o.n_gpus, o.weights_dtype, o.acquire, o.offer, o.replicas, _cell_number(o.ttft_ms),
                      _cell_number(o.tpot_ms), _cell_number(o.usd_per_mtok_input), _cell_number(o.usd_per_mtok_output),
                      _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons),
-                     result["recommendation"] if o is result["recommended"] else "",
                      o.servers, o.server_gpus, _cell_number(o.load_fraction), _cell_number(o.ttft_queue_wait_ms),
                      _cell_number(o.ttft_at_load_ms), o.spare_replicas, o.single_failure_stops,
-                     o.accuracy_effect if o.weights_bits < 8 else ""])
+                     o.accuracy_effect if o.weights_bits < 8 else "",
+                     result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
     return rows

@@ -1099,9 +1099,15 @@ q("rent_available", "flag", "1 = a rental price is known (an offer with a price,
   rent_usd_per_gpu_hour_list > 0)
 
 q = quantities_of("owning")
-own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
-                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
-                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
+# A MIG slice is bought as part of its card: the card's price over the slices one card splits into (7 of 1g, 3 of 2g,
+# 2 of 3g, 1 of 4g or 7g), so a card holding fewer slices than its compute share suggests is still paid whole.
+card_share = G("card_share")
+slices_per_card = FLOOR(1 / card_share + 1e-6)
+own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's "
+                             "(a MIG slice: the card's price / the slices one card splits into)",
+                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu,
+                                IF(card_share > 0, G("purchase_usd") / card_share / MAX(1, slices_per_card), G("purchase_usd"))),
+                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row); [nvidia_mig] (slices per card)")
 # What is bought: a training job's GPUs, or a serving deployment's (its replicas share servers, power and setup).
 own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's whole servers (servers x GPUs per server) when serving, else "
              "n_gpus (one replica's when no replica serves the demand)",

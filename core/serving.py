@@ -134,11 +134,15 @@ def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
 
 def _server_sizes(gpu_row: Mapping, n: int, fixed: int | None) -> list[int]:
     """Servers a replica of ``n`` GPUs can be bought in: the catalog's server_sizes holding at least one replica (or the
-    size the job fixes with gpus_per_server); none for a MIG slice (a slice is not sold on its own)."""
-    if "MIG" in str(gpu_row["name"]).upper():
-        return []
+    size the job fixes with gpus_per_server).  A MIG slice is not sold on its own: its server is the card's, holding
+    cards x the slices one card splits into (7 of 1g, 3 of 2g, 2 of 3g, 1 of 7g)."""
     if fixed:
         return [fixed] if fixed >= n else []
+    mig = catalog.mig_profile(gpu_row)
+    if mig is not None:
+        card = catalog.tables()["gpus"].row(mig[0])
+        per_card = max(1, math.floor(1 / float(gpu_row.get("card_share") or 1) + 1e-6))
+        return [size * per_card for size in catalog.server_sizes(card) if size * per_card >= n]
     return [size for size in catalog.server_sizes(gpu_row) if size >= n]
 
 
