@@ -638,11 +638,46 @@ def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
         diffs.append(f"{rec.n_gpus} GPUs per replica instead of {int(used['n_gpus'])}")
     if rec.weights_dtype != used["weights_dtype"]:
         diffs.append(f"weights {rec.weights_dtype} instead of {used['weights_dtype']}")
+    if rec.acquire == "rent" and rec.offer != used["offer"]:
+        diffs.append(f"the offer {rec.offer} instead of {used['offer']}")
+    elif rec.acquire == "buy" and int(used["buy"]) == 0:
+        diffs.append("buying instead of renting")
     if rec.batch != int(res["serve_batch"]):
         diffs.append(f"batch {rec.batch} instead of {int(res['serve_batch'])}")
     what = "; it chooses " + ", ".join(diffs) if diffs else "; the same GPU, GPUs per replica, format and batch"
     return (f"gpu-tco plan on the same demand recommends: {serve_option_text(rec)} at {_money(rec.usd_per_month)} a month"
             f"{what} (this estimate keeps the GPU, count, format and offer given, or their defaults).")
+
+
+def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, list]:
+    """estimate --mode infer's serving block: (the table's rows, the notes below it) for the demand given; no rows and
+    a note saying so when no demand was given (a serving cost is shown only for a demand the user gave)."""
+    n = number_text
+    if not serving_demand_given(given):
+        return [], ["Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
+                    "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
+    print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+          f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
+          f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
+          f"planned at {used['target_utilization']:g} utilization with {n(used['spare_replicas'])} spare:")
+    shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+             ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
+             ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
+             ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
+             ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
+             ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
+             ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
+             ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
+             ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
+             ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
+             ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
+             ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
+    from .core import NO_PRICE, price_gaps
+    missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
+    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+    notes = list(dict.fromkeys(missing.values()))
+    notes.append(_plan_differs(ns, given, used, res))
+    return facts, notes
 
 
 def cmd_estimate(ns) -> int:
@@ -697,38 +732,9 @@ def cmd_estimate(ns) -> int:
         ]
         print(table(["result", "value"], facts))
         print()
-        n = number_text
-        if not serving_demand_given(given):
-            print(table(["result", "value"], facts))
-            print()
-            print("Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
-                  "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand.")
-            print()
-            print(f"GPU data: {assumptions['gpu_source']}")
-            print(f"Model data: {assumptions['model_source']}")
-            return 0
-        print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
-              f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
-              f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
-              f"planned at {used['target_utilization']:g} utilization with {n(used['spare_replicas'])} spare:")
-        shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
-                 ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
-                 ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
-                 ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
-                 ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
-                 ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
-                 ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
-                 ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
-                 ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
-                 ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
-                 ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
-                 ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
-        from .core import NO_PRICE, price_gaps
-        missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
-        facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
-        notes = list(dict.fromkeys(missing.values()))
-        notes.append(_plan_differs(ns, given, used, res))
-    print(table(["result", "value"], facts))
+        facts, notes = _estimate_serving(ns, given, used, res)
+    if facts:
+        print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
         print(note)
     print()

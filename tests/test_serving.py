@@ -294,7 +294,7 @@ def test_a_training_answer_does_not_list_the_serving_demand_that_sizes_an_owned_
 @pytest.mark.slow  # a command-line run
 def test_estimate_for_inference_says_no_price_where_a_gpu_has_none_never_zero():
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--gpu", "H800-SXM", "--n-gpus", "8",
-                          "--model", "Llama-3-70B"], capture_output=True, text=True, timeout=120)
+                          "--model", "Llama-3-70B", "--requests-per-s", "10"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[1].strip() for line in out.stdout.splitlines()
             if line.startswith(("rented:", "owned:"))}
