@@ -312,7 +312,8 @@ INPUTS: tuple[Input, ...] = (
        kind="integer", group="serving", source="[vllm_engine_args] (max_num_seqs, default 256)"),
     _n("target_utilization", "fraction", 0.8,
        "Share of the replicas' capacity the demand may use (the rest is headroom for bursts: a queue's wait grows as "
-       "load / (1 - load), 4x the service time at 0.8, 19x at 0.95)", 0.05, 0.99, group="serving",
+       "load / (1 - load), 4x the service time at 0.8, 19x at 0.95: Kingman 1961; headroom as in Google's Site "
+       "Reliability Engineering, 2016)", 0.05, 0.99, group="serving",
        source="[kingman1961] (waiting time grows as load / (1 - load)); [sre_book2016] chapter 21 (capacity planned with "
               "headroom, N+1 or N+2); gpu-tco assumption: 0.8"),
     _n("spare_replicas", "replicas", 1,
