@@ -172,7 +172,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
         return f"too slow per token: {r['serve_tpot_ms_at_batch_1'][j]:,.1f} ms alone > target {base['tpot_slo_ms']:g} ms"
     if word == "first token too slow at the planned load":
         return (f"first token too slow at the planned load: {r['serve_ttft_at_load_ms'][j]:,.0f} ms with "
-                f"{r['ttft_queue_wait_ms'][j]:,.0f} ms of queueing > target {base['ttft_slo_ms']:g} ms")
+                f"{r['ttft_queue_wait_ms'][j]:,.0f} ms of queueing > target {base['ttft_slo_ms']:g} ms (a lower "
+                f"target_utilization than {base['target_utilization']:g} plans more replicas and less queueing)")
     if word == "no batch meets both targets":
         return "no batch meets both targets together"
     if word == "no price":

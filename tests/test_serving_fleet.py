@@ -37,8 +37,12 @@ def test_bought_fleets_are_whole_servers_of_the_catalogs_sizes(example):
                              outputs=("own_gpu_capital_usd",))
         assert o.capital_usd >= same["own_gpu_capital_usd"]  # the cards of whole servers, and the rest of them
     # a 72-GPU rack is never bought for a replica of a few GPUs
-    rack = core.serve_plan(dict(EXAMPLE), gpus=["GB200"])
-    assert all(o.gpus_bought % 72 == 0 for o in rack["options"] if o.acquire == "buy" and o.ok)
+    rack = core.serve_plan(dict(EXAMPLE), gpus=["GB200", "B200"])
+    racks = [o for o in rack["options"] if o.acquire == "buy" and o.ok and o.gpu == "GB200"]
+    assert racks and all(o.gpus_bought % 72 == 0 and o.servers >= 1 for o in racks)
+    best = rack["recommended"]
+    assert best.gpu == "B200" and best.acquire == "buy" and best.server_gpus in (4, 8)
+    assert min(o.usd_per_month for o in racks) > 5 * best.usd_per_month
 
 
 def test_capacity_is_planned_at_the_target_utilization_with_a_spare(example):
