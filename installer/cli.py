@@ -694,6 +694,8 @@ def cmd_estimate(ns) -> int:
         "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",
         "model_source": f"{cite(model_row['source'], short=True)}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
         "model_is_estimate": bool(res["model_is_estimate"]),
+        # the serving quantities (serve_*) are for this demand: the user's, or the default one when none was given
+        "serving_demand": "given" if serving_demand_given(given) else "default (not given: requests_per_s or monthly_mtok)",
     }
     if ns.json:
         print(json.dumps({"quantities": {k: _jsonable(v) for k, v in res.items()},

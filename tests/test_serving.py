@@ -167,6 +167,10 @@ def test_command_line_plans_a_serving_scenario():
     assert "gpu-tco plan on the same demand recommends: " in parts[2] and "instead of" in parts[2]
     # no demand given: no serving cost, and the output says why
     assert "no demand given" in parts[3] and "USD per month" not in parts[3]
+    # the JSON output labels the demand its serving quantities are for
+    labelled = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--model", "Llama-3-8B", "--json"],
+                              capture_output=True, text=True, timeout=120)
+    assert json.loads(labelled.stdout)["assumptions"]["serving_demand"].startswith("default (not given")
     assert "Traceback" not in run.stderr
 
 
