@@ -317,8 +317,8 @@ INPUTS: tuple[Input, ...] = (
        source="[kingman1961] (waiting time grows as load / (1 - load)); [sre_book2016] chapter 21 (capacity planned with "
               "headroom, N+1 or N+2); gpu-tco assumption: 0.8"),
     _n("spare_replicas", "replicas", 1,
-       "Replicas kept beyond what the demand needs at the target utilization, so that one failure (a GPU, a server "
-       "update) leaves the demand served; 0 = none", 0, 1000, kind="integer", group="serving",
+       "Replicas kept beyond what the demand needs at the target utilization, so that one failed or restarting replica "
+       "(a GPU, a driver or engine update) leaves the demand served; 0 = none (the answer says what one server's failure does)", 0, 1000, kind="integer", group="serving",
        source="[sre_book2016] chapter 21 (N+1 / N+2 redundancy for production services)"),
     _n("min_weight_bits", "bits", 8,
        "Lowest weight bit width the planner may choose (8 = bf16, fp8 and int8 only; 4 allows 4-bit formats such as "

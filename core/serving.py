@@ -54,6 +54,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_servers", "own_server_gpus", "own_gpus", "serve_idle_gpus", "serve_replicas_for_load",
                  "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
                  "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
+                 "serve_load_after_server_failure",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
                  "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
@@ -97,6 +98,7 @@ class ServeOption(Record):
     ttft_queue_wait_ms: float = float("nan")  # wait for a slot and for the prefill ahead at the planned load
     ttft_at_load_ms: float = float("nan")     # ttft_ms + ttft_queue_wait_ms
     load_after_failure: float = float("nan")  # demand / capacity with one replica down
+    load_after_server_failure: float = float("nan")  # buying: demand / capacity with one server down (1e9: one server)
     single_failure_stops: bool = False        # one failed replica stops or overloads the service
     weights_bits: float = float("nan")
     accuracy_effect: str = ""         # the weight format's published accuracy effect (weight_dtypes catalog)
@@ -331,6 +333,7 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             spare_replicas=max(0, int(r["serve_replicas"][j]) - int(r["serve_replicas_for_load"][j])),
             ttft_queue_wait_ms=float(r["ttft_queue_wait_ms"][j]), ttft_at_load_ms=float(r["serve_ttft_at_load_ms"][j]),
             load_after_failure=float(r["serve_load_after_failure"][j]),
+            load_after_server_failure=float(r["serve_load_after_server_failure"][j]) if buy else float("nan"),
             single_failure_stops=bool(r["serve_single_failure_stops"][j]),
             weights_bits=weight_bits(cols["weights_dtype"][j]), accuracy_effect=accuracy_effect(cols["weights_dtype"][j]),
             ok=not reasons, reasons=tuple(reasons)))
@@ -502,6 +505,11 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
                      "(spare_replicas = 1 keeps it up)")
     else:
         notes.append(f"one failed replica leaves the rest at {o['load_after_failure']:.0%} load")
+    if o["acquire"] == "buy" and int(_get(o, "servers", 0) or 0) > 0:
+        after = float(_get(o, "load_after_server_failure", float("nan")))
+        notes.append("one server failure stops the service: every replica is in one server" if o["servers"] <= 1 else
+                     f"one server failure overloads the service: the rest would run at {after:.0%}" if after > 1 else
+                     f"one failed server leaves the rest at {after:.0%} load")
     if o["acquire"] == "buy" and int(_get(o, "gpus_bought", 0) or 0) > o["gpus_total"]:
         notes.append(f"{o['gpus_bought'] - o['gpus_total']} of the {o['gpus_bought']} GPUs bought are free for other work")
     if o["weights_bits"] < 8:

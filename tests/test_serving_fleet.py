@@ -167,3 +167,17 @@ def test_the_volume_above_which_a_fleet_beats_the_api_is_where_its_cost_crosses_
     slack = 1.0 if way == "rent" else 1.03
     assert over[f"serve_{way}_usd_per_month"] <= over["serve_api_usd_per_month"] * slack
     assert under[f"serve_{way}_usd_per_month"] * slack > under["serve_api_usd_per_month"]
+
+
+def test_a_bought_fleet_says_what_one_server_failure_does():
+    """Replicas packed into one server fail together: the answer says so, and with several servers it gives the load
+    the others carry when one goes (its replicas lost at once)."""
+    whole = core.serve_plan({**EXAMPLE, "task": "serve"}, gpus=["B200"])
+    one = next(o for o in whole["options"] if o.ok and o.acquire == "buy" and o.servers == 1)
+    assert "one server failure stops the service" in core.serve_option_notes(one, whole["inputs"])
+    many = core.serve_plan({**EXAMPLE, "task": "serve", "requests_per_s": 200, "gpus_per_server": 4}, gpus=["B200"])
+    fleet = next(o for o in many["options"] if o.ok and o.acquire == "buy" and o.servers > 2)
+    per_server = fleet.server_gpus // fleet.n_gpus
+    expected = many["demand"]["requests_per_s"] / ((fleet.replicas - per_server) * fleet.requests_per_s_per_replica)
+    assert fleet.load_after_server_failure == pytest.approx(expected)
+    assert f"{expected:.0%}" in core.serve_option_notes(fleet, many["inputs"])

@@ -56,7 +56,8 @@ WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buyi
 SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batch", "serve_option_usd_per_month",
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
                  "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
-                 "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd")
+                 "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
+                 "serve_load_after_server_failure")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -175,7 +176,11 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
              f'M/D/1 for the prefill ahead); "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
              f'"one failure stops the service: a single replica","one failure overloads the service: the other replicas would run at "'
              f'&TEXT({after},"0%")&" (spare_replicas = 1 keeps it up)"),"one failed replica leaves the rest at "&TEXT({after},"0%")&" load")'
-             + (f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
+             + (f'&IF({ref("serve_servers")}<=1,"; one server failure stops the service: every replica is in one server",'
+                f'IF({ref("serve_load_after_server_failure")}>1,"; one server failure overloads the service: the rest would run at "'
+                f'&TEXT({ref("serve_load_after_server_failure")},"0%"),"; one failed server leaves the rest at "'
+                f'&TEXT({ref("serve_load_after_server_failure")},"0%")&" load"))'
+                f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
                 f'&" GPUs bought are free for other work","")' if key == "buy" else "")
              + f'&IF({bits}<8,"; weights in "&{ref("weights_dtype")}&" ("&{bits}&" bits): accuracy "'
                f'&INDEX(weight_dtypes_accuracy_effect,MATCH({ref("weights_dtype")},weight_dtypes_name,0)),"")&"."')
