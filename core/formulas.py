@@ -962,11 +962,49 @@ replica_rps = q("serve_replica_requests_per_s", "requests/s",
                 "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
                 IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")
 q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", replica_rps * o_tok)
+# The queues before the first token (below: serve_slot_wait_ms, serve_prefill_wait_ms), as functions of a replica's load.
+slot_s = q("serve_slot_hold_s", "s", "Time a request holds its sequence slot = output tokens x time per token", o_tok * tpot_s)
+slots = MAX(1, serve_batch)
+prefill_service_s = q("serve_prefill_service_s", "s", "Prefill work of one prompt on a replica = prompt x prefill time per token",
+                      p_tok * prefill_s_per_token)
+
+
+def _slot_wait_s(u):
+    """Mean wait for a free sequence slot at load ``u``: M/M/c, Sakasegawa's closed form (1e9 s at u >= 1)."""
+    return IF(u < 1, slot_s * u ** (SQRT(2 * (slots + 1)) - 1) / (slots * (1 - u)), NO_TARGET_S)
+
+
+def _prefill_wait_s(rho):
+    """Mean wait for the prefill ahead at prefill load ``rho``: M/D/1, Pollaczek-Khinchine (1e9 s at rho >= 1)."""
+    return IF(rho < 1, rho * prefill_service_s / (2 * (1 - rho)), NO_TARGET_S)
+
+
+def _wait_at_s(u):
+    """The whole queueing wait of a replica run at load ``u`` (its arrivals u x requests/s at full load)."""
+    return _slot_wait_s(u) + _prefill_wait_s(u * replica_rps * prefill_service_s)
+
+
+# The utilization planned: the target, or lower when the queueing wait at the target would push the first token past
+# its target (a smaller batch queues longer): the first of target x 1, 3/4, 1/2, 1/4 whose wait fits.
+wait_budget_s = q("serve_queue_budget_s", "s", "Queueing the first-token target leaves = target - service time (ttft_ms)",
+                  ttft_target_s - Ref("ttft_ms") / 1000)
+UTILIZATION_STEPS = (1, 0.75, 0.5, 0.25)
+waits = {step: q(f"serve_queue_wait_s_at_{round(step * 100)}pct", "s",
+                 f"Queueing wait of a replica run at {round(step * 100)} % of target_utilization (slot + prefill)",
+                 _wait_at_s(I.target_utilization * step), "[sakasegawa1977]; [kleinrock1975] chapter 5")
+         for step in UTILIZATION_STEPS}
+planned_u = I.target_utilization
+for _step in reversed(UTILIZATION_STEPS):
+    planned_u = IF(waits[_step] <= wait_budget_s, I.target_utilization * _step, planned_u)
+planned_u = q("serve_planned_utilization", "fraction",
+              "Utilization the replicas are planned at: target_utilization, or the first of 3/4, 1/2 and 1/4 of it at which the "
+              "queueing wait keeps the first token within its target (the target when none does)",
+              planned_u, "[kingman1961]; [sakasegawa1977]; [kleinrock1975] chapter 5")
 replicas_for_load = q(
     "serve_replicas_for_load", "replicas",
-    "Replicas that carry the demand at the target utilization = demand / (one replica's requests per second x "
-    "target_utilization), rounded up (0 = none serves it)",
-    IF(replica_rps > 0, CEILING(serve_rps / (replica_rps * I.target_utilization)), 0),
+    "Replicas that carry the demand at the planned utilization = demand / (one replica's requests per second x "
+    "serve_planned_utilization), rounded up (0 = none serves it)",
+    IF(replica_rps > 0, CEILING(serve_rps / (replica_rps * planned_u)), 0),
     "[kingman1961] (a queue's wait grows as load / (1 - load): capacity is planned below full load)")
 replicas = q("serve_replicas", "replicas", "Replicas of the deployment = those carrying the demand at the target utilization "
              "+ spare_replicas (0 = none serves it)",
@@ -1005,19 +1043,15 @@ q("serve_load_after_server_failure", "fraction", "Owned: share of the capacity t
 # A load of 1 or more has no steady state: the wait is then 1e9 s (no target is met).
 arrivals = q("serve_replica_arrivals_per_s", "requests/s", "Requests per second reaching one replica = demand / replicas",
              IF(replicas > 0, serve_rps / replicas, 0))
-slot_s = q("serve_slot_hold_s", "s", "Time a request holds its sequence slot = output tokens x time per token", o_tok * tpot_s)
-slots = MAX(1, serve_batch)
 q("serve_slot_wait_ms", "ms", "Mean wait for a free sequence slot at the planned load, M/M/c with c = the serving batch "
   "(Sakasegawa's approximation), milliseconds",
-  IF(load < 1, slot_s * load ** (SQRT(2 * (slots + 1)) - 1) / (slots * (1 - load)), NO_TARGET_S) * 1000,
+  _slot_wait_s(load) * 1000,
   "[sakasegawa1977] (Lq = rho^sqrt(2(c+1)) / (1 - rho) for M/M/c)")
-prefill_service_s = q("serve_prefill_service_s", "s", "Prefill work of one prompt on a replica = prompt x prefill time per token",
-                      p_tok * prefill_s_per_token)
 prefill_load = q("serve_prefill_load", "fraction", "Share of a replica's time its prompts' prefill takes = arrivals x prefill work",
                  arrivals * prefill_service_s)
 q("serve_prefill_wait_ms", "ms", "Mean wait for the prefill of the prompts ahead at the planned load, M/D/1 "
   "(Pollaczek-Khinchine), milliseconds",
-  IF(prefill_load < 1, prefill_load * prefill_service_s / (2 * (1 - prefill_load)), NO_TARGET_S) * 1000,
+  _prefill_wait_s(prefill_load) * 1000,
   "[kleinrock1975] chapter 5 (Pollaczek-Khinchine mean-value formula, deterministic service)")
 queue_wait_ms = q("ttft_queue_wait_ms", "ms", "Wait before a request's prefill starts at the planned load (open loop, Poisson "
                   "arrivals): a free sequence slot + the prefill of the prompts ahead, milliseconds",

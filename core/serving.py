@@ -54,7 +54,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_servers", "own_server_gpus", "own_gpus", "serve_idle_gpus", "serve_replicas_for_load",
                  "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
                  "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
-                 "serve_load_after_server_failure",
+                 "serve_load_after_server_failure", "serve_planned_utilization",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
                  "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
@@ -95,6 +95,7 @@ class ServeOption(Record):
     server_gpus: int = 0              # buying: GPUs per server (the catalog's server size)
     gpus_bought: int = 0              # buying: servers x GPUs per server (some may be idle)
     spare_replicas: int = 0           # replicas beyond those carrying the demand at the target utilization
+    planned_utilization: float = float("nan")  # the target, or lower where queueing would break the first-token target
     ttft_queue_wait_ms: float = float("nan")  # wait for a slot and for the prefill ahead at the planned load
     ttft_at_load_ms: float = float("nan")     # ttft_ms + ttft_queue_wait_ms
     load_after_failure: float = float("nan")  # demand / capacity with one replica down
@@ -331,6 +332,7 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             servers=int(r["serve_servers"][j]) if buy else 0, server_gpus=int(r["own_server_gpus"][j]) if buy else 0,
             gpus_bought=int(r["own_gpus"][j]) if buy else 0,
             spare_replicas=max(0, int(r["serve_replicas"][j]) - int(r["serve_replicas_for_load"][j])),
+            planned_utilization=float(r["serve_planned_utilization"][j]),
             ttft_queue_wait_ms=float(r["ttft_queue_wait_ms"][j]), ttft_at_load_ms=float(r["serve_ttft_at_load_ms"][j]),
             load_after_failure=float(r["serve_load_after_failure"][j]),
             load_after_server_failure=float(r["serve_load_after_server_failure"][j]) if buy else float("nan"),
@@ -495,7 +497,10 @@ def serve_option_text(o: Mapping) -> str:
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
-    notes = [f"planned at {o['load_fraction']:.0%} load (target utilization {float(inputs['target_utilization']):.0%}, "
+    target = float(inputs["target_utilization"])
+    planned = float(_get(o, "planned_utilization", target))
+    lowered = f", lowered to {planned:.0%} for the first-token target" if planned < target else ""
+    notes = [f"planned at {o['load_fraction']:.0%} load (target utilization {target:.0%}{lowered}, "
              f"{o['spare_replicas']} spare {'replica' if o['spare_replicas'] == 1 else 'replicas'}); first token in "
              f"{o['ttft_at_load_ms']:,.0f} ms with {o['ttft_queue_wait_ms']:,.0f} ms of queueing (Poisson arrivals: M/M/c for a "
              f"sequence slot, M/D/1 for the prefill ahead)"]

@@ -181,3 +181,21 @@ def test_a_bought_fleet_says_what_one_server_failure_does():
     expected = many["demand"]["requests_per_s"] / ((fleet.replicas - per_server) * fleet.requests_per_s_per_replica)
     assert fleet.load_after_server_failure == pytest.approx(expected)
     assert f"{expected:.0%}" in core.serve_option_notes(fleet, many["inputs"])
+
+
+def test_replicas_are_added_when_queueing_at_the_target_would_break_the_first_token_target():
+    """A replica with a small batch queues long at 80 % load (a slot is held for output x time per token): the planner
+    plans it at 3/4, 1/2 or 1/4 of the target utilization, whichever first keeps the first token within its target."""
+    job = {**EXAMPLE, "task": "serve", "gpu": "L40S", "n_gpus": 4, "weights_dtype": "fp8", "offer": "auto", "buy": 0}
+    names = ("serve_planned_utilization", "serve_queue_wait_s_at_100pct", "serve_queue_budget_s", "serve_meets_ttft_at_load",
+             "serve_load_fraction", "serve_replicas", "serve_replicas_for_load", "serve_ttft_at_load_ms", "serve_batch")
+    r = core.evaluate(job, outputs=names)
+    assert r["serve_queue_wait_s_at_100pct"] > r["serve_queue_budget_s"] > 0  # at the target, the queue breaks it
+    assert any(r["serve_planned_utilization"] == pytest.approx(u) for u in (0.6, 0.4, 0.2))
+    assert r["serve_meets_ttft_at_load"] and r["serve_ttft_at_load_ms"] <= EXAMPLE["ttft_slo_ms"]
+    at_target = core.evaluate({**job, "ttft_slo_ms": 0}, outputs=("serve_replicas",))  # no target: planned at 0.8
+    assert r["serve_replicas"] > at_target["serve_replicas"]
+    plan = core.serve_plan({**EXAMPLE, "gpu": "L40S", "n_gpus": 4, "weights_dtype": "fp8"}, gpus=["L40S"])
+    option = next(o for o in plan["options"] if o.ok)
+    assert option.planned_utilization < 0.8
+    assert f"lowered to {option.planned_utilization:.0%} for the first-token target" in core.serve_option_notes(option, plan["inputs"])

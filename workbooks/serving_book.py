@@ -57,7 +57,7 @@ SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batc
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
                  "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
-                 "serve_load_after_server_failure")
+                 "serve_load_after_server_failure", "serve_planned_utilization")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -170,7 +170,9 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'"{word} never beats the API at these prices")')
     spare, after = ref("spare_replicas"), ref("serve_load_after_failure")
     bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
+    planned = ref("serve_planned_utilization")
     notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'
+             f'&IF({planned}<target_utilization,", lowered to "&TEXT({planned},"0%")&" for the first-token target","")'
              f'&", "&{spare}&" spare "&IF({spare}=1,"replica","replicas")&"); first token in "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")'
              f'&" ms with "&TEXT({ref("ttft_queue_wait_ms")},"#,##0")&" ms of queueing (Poisson arrivals: M/M/c for a sequence slot, '
              f'M/D/1 for the prefill ahead); "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
