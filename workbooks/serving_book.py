@@ -277,8 +277,12 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
              ("cloud offer", "offer_shown", None, None, None), ("GPU", "gpu", None, None, None),
              ("GPUs per replica", "n_gpus", WHOLE, None, None),
              ("weight format", "weights_dtype", None, None, None), ("replicas", "serve_replicas", WHOLE, None, None),
+             ("servers bought (whole servers)", "servers_shown", WHOLE, None, None),
+             ("load of the replicas", "serve_load_fraction", "0%", None, None),
              ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
-             ("time to first token", "ttft_ms", MS, None, "ttft_slo_ms"),
+             ("time to first token, service", "ttft_ms", MS, None, None),
+             ("queueing wait at the planned load", "ttft_queue_wait_ms", MS, None, None),
+             ("time to first token at the planned load", "serve_ttft_at_load_ms", MS, None, "ttft_slo_ms"),
              ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
              ("meets both targets", "meets", None, None, None),
              ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),
@@ -324,6 +328,8 @@ def _table_cell(name: str, key: str, option, cells: Mapping, lay: Layout) -> tup
         return f'=IF({c("buy")}=1,"buy","rent")', key
     if name == "offer_shown":
         return f'=IF({c("buy")}=1,"-",{c("offer")})', option.offer or "-"
+    if name == "servers_shown":
+        return f'=IF({c("buy")}=1,{c("serve_servers")},"-")', option.servers if option.acquire == "buy" else "-"
     if name == "meets":
         return f'=IF({c("serve_ok")},"yes","no")', "yes" if option.ok else "no"
     ref = c(name.format(way=_way(key)))
