@@ -1031,7 +1031,8 @@ serve_servers = q("serve_servers", "servers", "Servers bought for the deployment
 q("serve_idle_gpus", "GPUs", "GPUs bought with the servers that no replica uses", serve_servers * server_gpus_serve - replicas * I.n_gpus)
 q("serve_load_after_server_failure", "fraction", "Owned: share of the capacity the demand uses with one server down (its "
   "replicas, as many as a server holds, lost together); 1e9 when all replicas share one server",
-  IF(serve_servers > 1, serve_rps / ((replicas - MIN(replicas, MAX(1, replicas_per_server))) * replica_rps), 1e9),
+  IF(AND(serve_servers > 1, replicas > MAX(1, replicas_per_server)),
+     serve_rps / ((replicas - MAX(1, replicas_per_server)) * replica_rps), 1e9),
   "a server (power supply, board, NVSwitch) fails as one: [sre_book2016] chapter 18 (failure domains)")
 
 # The wait before the first token at the planned load, on top of the service time (ttft_ms).  Requests arrive as a
