@@ -199,3 +199,21 @@ def test_replicas_are_added_when_queueing_at_the_target_would_break_the_first_to
     option = next(o for o in plan["options"] if o.ok)
     assert option.planned_utilization < 0.8
     assert f"lowered to {option.planned_utilization:.0%} for the first-token target" in core.serve_option_notes(option, plan["inputs"])
+
+
+def test_excel_function_takes_the_utilization_the_spares_and_the_weight_bits():
+    """GPU_SERVE_PLAN(..., top, target_utilization, spare_replicas, min_weight_bits): the one-cell answer is core's for
+    those inputs, and the table's setups respect them."""
+    from gpu_tco.addin.functions import call
+    args = ("Llama-3-70B", 20, 1000, 200, 2000, 50, None, 24, None)
+    answer = call("GPU_SERVE_PLAN", *args, None, 0.5, 0, 4)
+    expected = core.serve_plan({"model": "Llama-3-70B", "requests_per_s": 20, "prompt_tokens": 1000, "output_tokens": 200,
+                                "ttft_slo_ms": 2000, "tpot_slo_ms": 50, "hours_per_day": 24, "target_utilization": 0.5,
+                                "spare_replicas": 0, "min_weight_bits": 4})
+    assert answer == expected["recommendation"]
+    rows = call("GPU_SERVE_PLAN", *args, 5, 0.5, 0, 4)
+    table = [dict(zip(rows[0], row)) for row in rows[1:]]
+    assert table and all(r["load_fraction"] <= 0.5 + 1e-9 and r["spare_replicas"] == 0 for r in table)
+    assert all(r["accuracy_effect"] for r in table if r["weights_dtype"] in ("int4_awq", "nvfp4"))
+    bad = call("GPU_SERVE_PLAN", *args, None, 1.5)
+    assert isinstance(bad, str) and "target_utilization" in bad
