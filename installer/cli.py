@@ -635,7 +635,7 @@ def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
     if rec.gpu != used["gpu"]:
         diffs.append(f"GPU {rec.gpu} instead of {used['gpu']}")
     if rec.n_gpus != int(used["n_gpus"]):
-        diffs.append(f"{rec.n_gpus} GPUs per replica instead of {int(used['n_gpus'])}")
+        diffs.append(f"{rec.n_gpus} {'GPU' if rec.n_gpus == 1 else 'GPUs'} per replica instead of {int(used['n_gpus'])}")
     if rec.weights_dtype != used["weights_dtype"]:
         diffs.append(f"weights {rec.weights_dtype} instead of {used['weights_dtype']}")
     if rec.acquire == "rent" and rec.offer != used["offer"]:
@@ -659,8 +659,9 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
           f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
           f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
-          f"planned at {used['target_utilization']:g} utilization with {n(used['spare_replicas'])} spare:")
+          f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
     shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+             ("utilization planned", "serve_planned_utilization"),
              ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
              ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
              ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
@@ -672,7 +673,9 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
              ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
              ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
              ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
-    from .core import NO_PRICE, price_gaps
+    from .core import NO_PRICE, evaluate, price_gaps
+    if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
+        res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
     missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
     facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
     notes = list(dict.fromkeys(missing.values()))
