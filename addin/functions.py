@@ -679,7 +679,9 @@ def _plan(named: dict):
 
 
 SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas", "ttft_ms", "tpot_ms",
-              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons", "recommendation")
+              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons",
+              "servers", "server_gpus", "load_fraction", "ttft_queue_wait_ms", "ttft_at_load_ms", "spare_replicas",
+              "single_failure_stops", "accuracy_effect", "recommendation")
 
 
 def _serve_plan(named: dict):
@@ -701,6 +703,9 @@ def _serve_plan(named: dict):
         rows.append([i, o.gpu, o.n_gpus, o.weights_dtype, o.acquire, o.offer, o.replicas, _cell_number(o.ttft_ms),
                      _cell_number(o.tpot_ms), _cell_number(o.usd_per_mtok_input), _cell_number(o.usd_per_mtok_output),
                      _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons),
+                     o.servers, o.server_gpus, _cell_number(o.load_fraction), _cell_number(o.ttft_queue_wait_ms),
+                     _cell_number(o.ttft_at_load_ms), o.spare_replicas, o.single_failure_stops,
+                     o.accuracy_effect if o.weights_bits < 8 else "",
                      result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
@@ -829,9 +834,11 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
               "allow_interruptible", "hours_per_day", "months", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd",
               "memory_margin_pct"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
-             "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, latency, USD per Mtok) as a table.",
+             "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token "
+             "with queueing, USD per Mtok) as a table.",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
-              "hours_per_day", "gpu", "serve_top"), special=_serve_plan),
+              "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits"),
+             special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
     Function("MODEL_SPEC", "A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / "

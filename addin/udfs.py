@@ -272,9 +272,12 @@ def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, mi
 @xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('top', ndim=2, doc='empty (default): the answer in one cell (rent, buy or use the API); a number: a table of that many acceptable setups (0 = all, rejected ones included)')
-def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None):
-    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, latency, USD per Mtok) as a table.'
-    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top)
+@xw.arg('target_utilization', ndim=2, doc="Share of the replicas' capacity the demand may use (the rest is headroom for bursts: a queue's wait grows as load / (1 - load), 4x the service time at 0.8, 19x at 0.95: Kingman 1961; headroom as in Google's Site Reliability Engineering, 2016) [fraction]. ")
+@xw.arg('spare_replicas', ndim=2, doc="Replicas kept beyond what the demand needs at the target utilization, so that one failed or restarting replica (a GPU, a driver or engine update) leaves the demand served; 0 = none (the answer says what one server's failure does) [replicas]. Default 1")
+@xw.arg('min_weight_bits', ndim=2, doc='Lowest weight bit width the planner may choose (8 = bf16, fp8 and int8 only; 4 allows 4-bit formats such as nvfp4 and AWQ, whose accuracy cost the answer names) [bits]. Default 8')
+def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, target_utilization=None, spare_replicas=None, min_weight_bits=None):
+    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token with queueing, USD per Mtok) as a table.'
+    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, target_utilization, spare_replicas, min_weight_bits)
 
 
 @xw.func(category='GPU TCO')

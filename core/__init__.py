@@ -105,6 +105,8 @@ _ON_FIRST_USE = {
     "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
     # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
+    "serve_option_notes": ("serving", "serve_option_notes"),
+    "weight_accuracy_effect": ("serving", "accuracy_effect"),
     "ancestors": ("codegen", "ancestors"),
 }
 
@@ -134,7 +136,7 @@ __all__ = [
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
-    "SERVE_CHOSEN", "ancestors",
+    "SERVE_CHOSEN", "serve_option_notes", "weight_accuracy_effect", "ancestors",
 ]
 
 

@@ -29,13 +29,13 @@ DATA_DIR = Path(__file__).with_name("data")
 # Columns holding text; every other column is a number.
 TEXT_COLUMNS = {
     "name", "aliases", "vendor", "form_factor", "interconnect", "purchase_basis", "server_sizes",
-    "source", "as_of", "family", "description",
+    "source", "as_of", "family", "description", "accuracy_effect",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
     "model", "catalog_model", "price_key",  # apis
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
-    "aliases", "source", "as_of", "description", "purchase_basis", "notes",
+    "aliases", "source", "as_of", "description", "purchase_basis", "notes", "accuracy_effect",
     # offers: a user row needs gpu, gpus_per_instance, usd_per_gpu_hour and billing_increment_s
     "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",

@@ -970,11 +970,113 @@ replica_rps = q("serve_replica_requests_per_s", "requests/s",
                 "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
                 IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")
 q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", replica_rps * o_tok)
-replicas = q("serve_replicas", "replicas", "Replicas the demand needs = demand / one replica's requests per second, rounded up (0 = none serves it)",
-             IF(replica_rps > 0, CEILING(serve_rps / replica_rps), 0))
+# The queues before the first token (below: serve_slot_wait_ms, serve_prefill_wait_ms), as functions of a replica's load.
+slot_s = q("serve_slot_hold_s", "s", "Time a request holds its sequence slot = output tokens x time per token", o_tok * tpot_s)
+slots = MAX(1, serve_batch)
+prefill_service_s = q("serve_prefill_service_s", "s", "Prefill work of one prompt on a replica = prompt x prefill time per token",
+                      p_tok * prefill_s_per_token)
+
+
+def _slot_wait_s(u):
+    """Mean wait for a free sequence slot at load ``u``: M/M/c, Sakasegawa's closed form (1e9 s at u >= 1)."""
+    return IF(u < 1, slot_s * u ** (SQRT(2 * (slots + 1)) - 1) / (slots * (1 - u)), NO_TARGET_S)
+
+
+def _prefill_wait_s(rho):
+    """Mean wait for the prefill ahead at prefill load ``rho``: M/D/1, Pollaczek-Khinchine (1e9 s at rho >= 1)."""
+    return IF(rho < 1, rho * prefill_service_s / (2 * (1 - rho)), NO_TARGET_S)
+
+
+def _wait_at_s(u):
+    """The whole queueing wait of a replica run at load ``u`` (its arrivals u x requests/s at full load)."""
+    return _slot_wait_s(u) + _prefill_wait_s(u * replica_rps * prefill_service_s)
+
+
+# The utilization planned: the target, or lower when the queueing wait at the target would push the first token past
+# its target (a smaller batch queues longer): the first of target x 1, 3/4, 1/2, 1/4 whose wait fits.
+wait_budget_s = q("serve_queue_budget_s", "s", "Queueing the first-token target leaves = target - service time (ttft_ms)",
+                  ttft_target_s - Ref("ttft_ms") / 1000)
+UTILIZATION_STEPS = (1, 0.75, 0.5, 0.25)
+waits = {step: q(f"serve_queue_wait_s_at_{round(step * 100)}pct", "s",
+                 f"Queueing wait of a replica run at {round(step * 100)} % of target_utilization (slot + prefill)",
+                 _wait_at_s(I.target_utilization * step), "[sakasegawa1977]; [kleinrock1975] chapter 5")
+         for step in UTILIZATION_STEPS}
+planned_u = I.target_utilization
+for _step in reversed(UTILIZATION_STEPS):
+    planned_u = IF(waits[_step] <= wait_budget_s, I.target_utilization * _step, planned_u)
+planned_u = q("serve_planned_utilization", "fraction",
+              "Utilization the replicas are planned at: target_utilization, or the first of 3/4, 1/2 and 1/4 of it at which the "
+              "queueing wait keeps the first token within its target (the target when none does)",
+              planned_u, "[kingman1961]; [sakasegawa1977]; [kleinrock1975] chapter 5")
+replicas_for_load = q(
+    "serve_replicas_for_load", "replicas",
+    "Replicas that carry the demand at the planned utilization = demand / (one replica's requests per second x "
+    "serve_planned_utilization), rounded up (0 = none serves it)",
+    IF(replica_rps > 0, CEILING(serve_rps / (replica_rps * planned_u)), 0),
+    "[kingman1961] (a queue's wait grows as load / (1 - load): capacity is planned below full load)")
+replicas = q("serve_replicas", "replicas", "Replicas of the deployment = those carrying the demand at the target utilization "
+             "+ spare_replicas (0 = none serves it)",
+             IF(replica_rps > 0, replicas_for_load + I.spare_replicas, 0), "[sre_book2016] chapter 18 (N + 1, N + 2 redundancy)")
 q("serve_gpus", "GPUs", "GPUs of the deployment = replicas x n_gpus", replicas * I.n_gpus)
-q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses", IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
-q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one", AND(Ref("serve_fits"), serve_batch >= 1))
+load = q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses (all replicas running)",
+         IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
+q("serve_load_after_failure", "fraction", "Share of the capacity the demand uses with one replica down (> 1: the rest cannot "
+  "carry it; 1e9 with a single replica: nothing is left)",
+  IF(replicas > 1, serve_rps / ((replicas - 1) * replica_rps), 1e9))
+q("serve_single_failure_stops", "flag", "1 = one failed replica stops or overloads the service: a single replica, or the "
+  "others cannot carry the demand", OR(replicas <= 1, serve_rps > (replicas - 1) * replica_rps),
+  "[sre_book2016] chapter 18 (N + 1: the service survives one failure)")
+# Whole servers: a bought deployment is ordered as servers (the GPU's server_sizes: 4- or 8-GPU boards, 72-GPU
+# racks), the replicas packed into them; renting follows the offers' instance sizes (serve_rent_usd_per_month).
+server_gpus_serve = server_gpus
+replicas_per_server = q("serve_replicas_per_server", "replicas", "Replicas one owned server holds = GPUs per server / "
+                        "GPUs per replica, rounded down (0: a replica is larger than the server)",
+                        FLOOR(server_gpus_serve / I.n_gpus))
+serve_servers = q("serve_servers", "servers", "Servers bought for the deployment = replicas / replicas per server, rounded up "
+                  "(a replica larger than a server: its GPUs / GPUs per server, rounded up)",
+                  IF(replicas_per_server >= 1, CEILING(replicas / MAX(1, replicas_per_server)),
+                     CEILING(replicas * I.n_gpus / server_gpus_serve)), "GPU catalog server_sizes (what vendors sell)")
+q("serve_idle_gpus", "GPUs", "GPUs bought with the servers that no replica uses", serve_servers * server_gpus_serve - replicas * I.n_gpus)
+q("serve_load_after_server_failure", "fraction", "Owned: share of the capacity the demand uses with one server down (its "
+  "replicas, as many as a server holds, lost together); 1e9 when all replicas share one server",
+  IF(AND(serve_servers > 1, replicas > MAX(1, replicas_per_server)),
+     serve_rps / ((replicas - MAX(1, replicas_per_server)) * replica_rps), 1e9),
+  "a server (power supply, board, NVSwitch) fails as one: [sre_book2016] chapter 18 (failure domains)")
+
+# The wait before the first token at the planned load, on top of the service time (ttft_ms).  Requests arrive as a
+# Poisson stream (open loop) spread evenly over the replicas; two queues in a row:
+#   - a free sequence slot: a replica is c = serve_batch servers, each holding a request for output x time per token;
+#     the M/M/c wait in Sakasegawa's closed form  Wq = S x rho^(sqrt(2(c+1)) - 1) / (c (1 - rho))  (exact for c = 1);
+#   - the prefill of the prompts ahead: the replica's prefill work as one server with a fixed service time
+#     D = prompt x prefill time per token, M/D/1 (Pollaczek-Khinchine)  Wq = rho_p x D / (2 (1 - rho_p)).
+# A load of 1 or more has no steady state: the wait is then 1e9 s (no target is met).
+arrivals = q("serve_replica_arrivals_per_s", "requests/s", "Requests per second reaching one replica = demand / replicas",
+             IF(replicas > 0, serve_rps / replicas, 0))
+q("serve_slot_wait_ms", "ms", "Mean wait for a free sequence slot at the planned load, M/M/c with c = the serving batch "
+  "(Sakasegawa's approximation), milliseconds",
+  _slot_wait_s(load) * 1000,
+  "[sakasegawa1977] (Lq = rho^sqrt(2(c+1)) / (1 - rho) for M/M/c)")
+prefill_load = q("serve_prefill_load", "fraction", "Share of a replica's time its prompts' prefill takes = arrivals x prefill work",
+                 arrivals * prefill_service_s)
+q("serve_prefill_wait_ms", "ms", "Mean wait for the prefill of the prompts ahead at the planned load, M/D/1 "
+  "(Pollaczek-Khinchine), milliseconds",
+  _prefill_wait_s(prefill_load) * 1000,
+  "[kleinrock1975] chapter 5 (Pollaczek-Khinchine mean-value formula, deterministic service)")
+queue_wait_ms = q("ttft_queue_wait_ms", "ms", "Wait before a request's prefill starts at the planned load (open loop, Poisson "
+                  "arrivals): a free sequence slot + the prefill of the prompts ahead, milliseconds",
+                  Ref("serve_slot_wait_ms") + Ref("serve_prefill_wait_ms"),
+                  "[sakasegawa1977] (M/M/c); [kleinrock1975] chapter 5 (M/D/1)")
+ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the planned load = service time (ttft_ms) + "
+                 "queueing wait, milliseconds", Ref("ttft_ms") + queue_wait_ms)
+q("serve_meets_ttft_at_load", "flag", "1 = the first token, queueing included, meets its target at the planned load (no target: 1)",
+  ttft_load_ms / 1000 <= ttft_target_s)
+weights_allowed = q("serve_weights_allowed", "flag", "1 = the weight format has at least min_weight_bits bits per weight (whole "
+                    "bits: AWQ's 4.25 counts as 4); formats below 8 bits cost accuracy (weight_dtypes accuracy_effect)",
+                    FLOOR(wd("bits_per_param")) >= I.min_weight_bits,
+                    "[awq2023]; [gptq2022]; [llamacpp_perplexity]; [nvidia_llama33_70b_fp4] (accuracy of 4-bit formats)")
+q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one, the first token meets its target "
+  "with the queueing wait at the planned load, and the weight format is one the user accepts",
+  AND(Ref("serve_fits"), serve_batch >= 1, Ref("serve_meets_ttft_at_load"), weights_allowed))
 in_mtok = q("serve_input_mtok_per_month", "Mtok/month", "Prompt tokens per month, millions", serve_rps * p_tok * 3600 * traffic_hours / 1e6)
 out_mtok = q("serve_output_mtok_per_month", "Mtok/month", "Generated tokens per month, millions", serve_rps * o_tok * 3600 * traffic_hours / 1e6)
 q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated, millions", in_mtok + out_mtok)
@@ -1044,13 +1146,20 @@ q("rent_available", "flag", "1 = a rental price is known (an offer with a price,
   rent_usd_per_gpu_hour_list > 0)
 
 q = quantities_of("owning")
-own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's",
-                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu, G("purchase_usd")),
-                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row)")
+# A MIG slice is bought as part of its card: the card's price over the slices one card splits into (7 of 1g, 3 of 2g,
+# 2 of 3g, 1 of 4g or 7g), so a card holding fewer slices than its compute share suggests is still paid whole.
+card_share = G("card_share")
+slices_per_card = FLOOR(1 / card_share + 1e-6)
+own_purchase_usd_per_gpu = q("own_purchase_usd_per_gpu", "USD/GPU", "Price of one GPU: purchase_usd_per_gpu, or the catalog's "
+                             "(a MIG slice: the card's price / the slices one card splits into)",
+                             IF(I.purchase_usd_per_gpu > 0, I.purchase_usd_per_gpu,
+                                IF(card_share > 0, G("purchase_usd") / card_share / MAX(1, slices_per_card), G("purchase_usd"))),
+                             "GPU catalog purchase_usd ([epoch_hardware], vendor MSRP; basis per row); [nvidia_mig] (slices per card)")
 # What is bought: a training job's GPUs, or a serving deployment's (its replicas share servers, power and setup).
-own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's (replicas x GPUs per replica) when serving, else n_gpus "
-             "(one replica's when no replica serves the demand)",
-             IF(AND(T("tasks", "task", "serve"), Ref("serve_gpus") > 0), Ref("serve_gpus"), I.n_gpus))
+own_gpus = q("own_gpus", "GPUs", "GPUs bought: the deployment's whole servers (servers x GPUs per server) when serving, else "
+             "n_gpus (one replica's when no replica serves the demand)",
+             IF(AND(T("tasks", "task", "serve"), Ref("serve_gpus") > 0), Ref("serve_servers") * server_gpus, I.n_gpus),
+             "GPU catalog server_sizes (servers are sold whole)")
 own_gpu_capital_usd = q("own_gpu_capital_usd", "USD", "GPU cards = GPUs bought x price", own_gpus * own_purchase_usd_per_gpu)
 own_server_capital_usd = q("own_server_capital_usd", "USD", "Rest of the servers = GPU cards x server_overhead_pct + other_hardware_usd",
                            own_gpu_capital_usd * pct(I.server_overhead_pct) + I.other_hardware_usd, EPOCH + ": server = 1.54-1.69 x GPUs")
@@ -1167,7 +1276,8 @@ rent_month = q("serve_rent_usd_per_month", "USD/month",
                "per instance x price paid x traffic hours",
                CEILING(replicas * I.n_gpus / OF("gpus_per_instance")) * OF("gpus_per_instance") * rent_usd_per_gpu_hour * traffic_hours,
                "[aws_pricing]: p5.48xlarge rents 8 GPUs as one instance")
-own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = replicas x one replica's owned cost", replicas * own_replica_month)
+own_month = q("serve_own_usd_per_month", "USD/month", "Owning the deployment = GPUs bought (whole servers) x owned USD/GPU-h x "
+              "traffic hours", Ref("serve_servers") * server_gpus * own_usd_per_gpu_hour * traffic_hours)
 for way, month in (("rent", rent_month), ("own", own_month)):
     q(f"serve_{way}_usd_per_mtok_input", "USD/Mtok", f"{'Rented' if way == 'rent' else 'Owned'}: USD per million prompt tokens "
       "= monthly cost x prefill share / prompt Mtok", IF(in_mtok > 0, month * prefill_share / in_mtok, 0))
@@ -1186,12 +1296,29 @@ api_month = q("serve_api_usd_per_month", "USD/month", "The API for the same toke
               in_mtok * api_in + out_mtok * api_out)
 replica_mtok = q("serve_replica_mtok_per_month", "Mtok/month", "Tokens (prompt and generated) one replica serves per month at full load",
                  replica_rps * (p_tok + o_tok) * 3600 * traffic_hours / 1e6)
+# Above which volume a deployment beats the API, planned as the planner plans it: n replicas carrying the volume at the
+# target utilization (each at most replica Mtok x target_utilization) plus the spares, each costing c a month.  n
+# carrying replicas beat the API at their fullest when (n + spares) x c <= n x m x U x price, i.e. from
+# n* = max(1, ceiling(spares x c / (m x U x price - c))); the volume is then the larger of (n* - 1) x m x U and
+# (n* + spares) x c / price.  Owning buys at least one whole server.
+replica_mtok_at_target = q("serve_replica_mtok_at_target", "Mtok/month", "Tokens one replica serves per month at the target "
+                           "utilization = full-load tokens x target_utilization", replica_mtok * I.target_utilization)
 for way, per_replica in (("rent", rent_replica_month), ("own", own_replica_month)):
+    word = "renting" if way == "rent" else "owning"
+    margin_api = replica_mtok_at_target * api_blend - per_replica
+    n_star = q(f"serve_{way}_beats_api_replicas", "replicas",
+               f"Fewest carrying replicas at which {word} can beat the API = max(1, spares x replica cost / (replica Mtok at "
+               "the target x API price - replica cost)), rounded up; 0 = never",
+               IF(margin_api > 0, MAX(1, CEILING(I.spare_replicas * per_replica / margin_api)), 0))
+    volume = MAX((n_star - 1) * replica_mtok_at_target, (n_star + I.spare_replicas) * per_replica / api_blend)
+    if way == "own":
+        volume = MAX(volume, server_gpus * own_usd_per_gpu_hour * traffic_hours / api_blend)
     q(f"serve_{way}_beats_api_mtok_per_month", "Mtok/month",
-      f"Monthly tokens above which {'renting' if way == 'rent' else 'owning'} beats the API = one replica's monthly cost / API price; "
-      "-1 = never (a fully used replica costs more per token than the API)",
-      IF(AND(replica_mtok > 0, per_replica < replica_mtok * api_blend), per_replica / api_blend, -1),
-      "one replica's cost is paid whatever its load; the API is paid per token")
+      f"Monthly tokens above which {word} beats the API, with replicas at the target utilization plus the spares"
+      + (" and at least one whole server" if way == "own" else "") + "; -1 = never (a replica at the target utilization "
+      "costs more per token than the API)",
+      IF(AND(replica_mtok > 0, margin_api > 0), volume, -1),
+      "replicas are paid whatever their load; the API is paid per token")
 q("serve_best_code", "code", "Cheapest way at the demand: 1 rent, 2 buy, 3 the API (1 or 2 only when the setup meets the targets)",
   IF(OR(NOT(Ref("serve_ok")), AND(api_month <= rent_month, api_month <= own_month)), 3, IF(own_month < rent_month, 2, 1)))
 q("serve_option_usd_per_month", "USD/month", "Monthly cost of this serving option: rented or owned deployment", IF(I.buy, own_month, rent_month))

@@ -325,6 +325,20 @@ INPUTS: tuple[Input, ...] = (
        0.000001, 1e6, "the api_model's price", group="serving"),
     _n("max_num_seqs", "sequences", 256, "Most sequences a serving engine runs in one batch (vLLM max_num_seqs)", 1, 1_000_000,
        kind="integer", group="serving", source="[vllm_engine_args] (max_num_seqs, default 256)"),
+    _n("target_utilization", "fraction", 0.8,
+       "Share of the replicas' capacity the demand may use (the rest is headroom for bursts: a queue's wait grows as "
+       "load / (1 - load), 4x the service time at 0.8, 19x at 0.95: Kingman 1961; headroom as in Google's Site "
+       "Reliability Engineering, 2016)", 0.05, 0.99, group="serving",
+       source="[kingman1961] (waiting time grows as load / (1 - load)); [sre_book2016] chapter 21 (capacity planned with "
+              "headroom, N+1 or N+2); gpu-tco assumption: 0.8"),
+    _n("spare_replicas", "replicas", 1,
+       "Replicas kept beyond what the demand needs at the target utilization, so that one failed or restarting replica "
+       "(a GPU, a driver or engine update) leaves the demand served; 0 = none (the answer says what one server's failure does)", 0, 1000, kind="integer", group="serving",
+       source="[sre_book2016] chapter 21 (N+1 / N+2 redundancy for production services)"),
+    _n("min_weight_bits", "bits", 8,
+       "Lowest weight bit width the planner may choose (8 = bf16, fp8 and int8 only; 4 allows 4-bit formats such as "
+       "nvfp4 and AWQ, whose accuracy cost the answer names)", 1, 32, group="serving",
+       source="weight formats' published accuracy effects (weight_dtypes catalog: accuracy_effect)"),
     _n("allreduce_latency_us", "us", 10, "Fixed latency of one small all-reduce between tensor-parallel GPUs (kernel launch and "
        "synchronisation), paid twice per layer per decode step", 0, 1e6, group="overheads",
        source="[nccl_tests] (small-message all-reduce latency on one NVLink machine: 10-20 us); gpu-tco assumption"),
@@ -381,7 +395,8 @@ LABELS = {
     "task": "Task (train or serve)", "requests_per_s": "Requests per second", "monthly_mtok": "Tokens per month (0 = from requests)",
     "prompt_tokens": "Prompt tokens per request", "output_tokens": "Generated tokens per request",
     "ttft_slo_ms": "Target time to first token (0 = none)", "tpot_slo_ms": "Target time per generated token (0 = none)",
-    "max_num_seqs": "Most sequences in one batch", "allreduce_latency_us": "Latency of one all-reduce",
+    "max_num_seqs": "Most sequences in one batch", "target_utilization": "Target utilization of the replicas",
+    "spare_replicas": "Spare replicas", "min_weight_bits": "Lowest weight bit width accepted", "allreduce_latency_us": "Latency of one all-reduce",
     "api_usd_per_mtok_input": "API price per million input tokens (0 = the API's)",
     "api_usd_per_mtok_output": "API price per million output tokens (0 = the API's)",
     "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per optimizer step (0 = automatic)",

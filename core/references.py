@@ -80,6 +80,27 @@ _REFS: list[Reference] = [
     Reference("gptoss2025", "OpenAI", "gpt-oss-120b & gpt-oss-20b Model Card", "2025", "https://arxiv.org/abs/2508.10925"),
     Reference("awq2023", "Lin, Tang, Tang, Yang, Dang, Gan and Han", "AWQ: Activation-aware Weight Quantization for LLM Compression and Acceleration",
               "2023", "https://arxiv.org/abs/2306.00978"),
+    Reference("llamacpp_perplexity", "ggml-org (Gaessler et al.)", "llama.cpp perplexity tool README: LLaMA 3 8B quantization "
+              "scoreboard (WikiText-2 perplexity and KL divergence against FP16) and Llama 2 70B scoreboard", "2024",
+              "https://github.com/ggml-org/llama.cpp/blob/master/tools/perplexity/README.md"),
+    Reference("neuralmagic_fp8_405b", "Neural Magic (Red Hat)", "Meta-Llama-3.1-405B-Instruct-FP8-dynamic model card (99.97 % "
+              "average recovery on the Open LLM benchmarks v1)", "2024",
+              "https://huggingface.co/neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8-dynamic"),
+    Reference("nvidia_llama33_70b_fp8", "NVIDIA", "Llama-3.3-70B-Instruct-FP8 model card (TensorRT Model Optimizer)", "2025",
+              "https://huggingface.co/nvidia/Llama-3.3-70B-Instruct-FP8"),
+    Reference("nvidia_llama33_70b_fp4", "NVIDIA", "Llama-3.3-70B-Instruct-FP4 model card (NVFP4, TensorRT Model Optimizer; "
+              "evaluation: MMLU, GSM8K_COT, ARC Challenge, IFEVAL in BF16 and FP4)", "2025",
+              "https://huggingface.co/nvidia/Llama-3.3-70B-Instruct-FP4"),
+    # queueing: the wait of a request before its first token, and the headroom capacity keeps
+    Reference("kingman1961", "Kingman, J. F. C.", "The single server queue in heavy traffic", "1961",
+              "https://doi.org/10.1017/S0305004100036094"),
+    Reference("sakasegawa1977", "Sakasegawa, H.", "An approximation formula Lq = alpha rho^beta / (1 - rho)", "1977",
+              "https://doi.org/10.1007/BF02532775"),
+    Reference("kleinrock1975", "Kleinrock, L.", "Queueing Systems, Volume 1: Theory (chapter 5: the M/G/1 queue and the "
+              "Pollaczek-Khinchine mean-value formula)", "1975", "https://www.wiley.com/en-us/Queueing+Systems%2C+Volume+1%3A+Theory-p-9780471491101"),
+    Reference("sre_book2016", "Beyer, Jones, Petoff and Murphy (Google)", "Site Reliability Engineering: How Google Runs Production "
+              "Systems (chapter 18: intent-based capacity planning, N + 2 redundancy; chapter 21: handling overload)", "2016",
+              "https://sre.google/sre-book/table-of-contents/"),
     Reference("llamacpp_quantize", "ggml-org", "llama.cpp quantize tool README (bits per weight of the k-quant formats)", "2025",
               "https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/README.md"),
     Reference("vllm_fp8", "vLLM project", "FP8 W8A8 and quantized KV cache (FP8) documentation", "2025",

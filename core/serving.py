@@ -36,8 +36,10 @@ from .recommendation import usd_text
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
-SERVE_REJECTIONS = (("serve_fits", "does not fit"), ("serve_meets_ttft", "first token too slow"),
-                    ("serve_meets_tpot", "too slow per token"), ("serve_ok", "no batch meets both targets"),
+SERVE_REJECTIONS = (("serve_weights_allowed", "weights below the lowest bit width accepted"), ("serve_fits", "does not fit"), ("serve_meets_ttft", "first token too slow"),
+                    ("serve_meets_tpot", "too slow per token"),
+                    ("serve_meets_ttft_at_load", "first token too slow at the planned load"),
+                    ("serve_ok", "no batch meets both targets"),
                     ("option_priced", "no price"), ("option_offer_allowed", "spot not allowed"),
                     ("option_offer_sells", "larger than the offer sells"))
 SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_per_s", "serve_replicas", "serve_gpus",
@@ -49,12 +51,17 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_tpot_ms_at_batch_1", "serve_ttft_ms_at_batch_1", "infer_weights_gib", "gpu_memory_gib",
                  "serve_rent_usd_per_replica_month", "serve_own_usd_per_replica_month", "serve_replica_mtok_per_month",
                  "own_capital_usd", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "offer_max_gpus",
+                 "serve_servers", "own_server_gpus", "own_gpus", "serve_idle_gpus", "serve_replicas_for_load",
+                 "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
+                 "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
+                 "serve_load_after_server_failure", "serve_planned_utilization",
                  *(flag for flag, _ in SERVE_REJECTIONS))
-SERVE_RANKING = ("options that fit, meet both latency targets and have a price first; among those within cost_tolerance_pct "
-                 "of the cheapest monthly cost, fewer GPUs in all, then the lower monthly cost; then the rest by monthly cost; "
-                 "ties go to the option listed first (GPU catalog order, GPUs per replica, weight format, offer, renting first)")
+SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
+                 "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
+                 "(bought: the whole servers' GPUs), then the lower monthly cost; then the rest by monthly cost; ties go to the "
+                 "option listed first (GPU catalog order, GPUs per replica, weight format, offer, renting first, smaller servers first)")
 # inputs that name what the planner chooses: a job may fix them to narrow the search
-CHOSEN = ("gpu", "n_gpus", "offer", "buy", "weights_dtype")
+CHOSEN = ("gpu", "n_gpus", "offer", "buy", "weights_dtype", "gpus_per_server")
 
 
 @dataclass(eq=False)
@@ -73,7 +80,7 @@ class ServeOption(Record):
     replicas: int = 0
     gpus_total: int = 0
     batch: int = 0                    # sequences one replica decodes at once at full load
-    ttft_ms: float = float("nan")     # time to the first token at full load
+    ttft_ms: float = float("nan")     # time to the first token: service time (prefill and the steps it shares)
     tpot_ms: float = float("nan")     # time per output token at full load
     requests_per_s_per_replica: float = float("nan")
     load_fraction: float = float("nan")  # share of the deployment's capacity the demand uses
@@ -84,14 +91,39 @@ class ServeOption(Record):
     usd_per_gpu_hour: float = float("nan")
     capital_usd: float = float("nan")  # buying: GPUs, servers and network of all replicas
     weights_gib_per_gpu: float = float("nan")
+    servers: int = 0                  # buying: whole servers ordered (0 when renting)
+    server_gpus: int = 0              # buying: GPUs per server (the catalog's server size)
+    gpus_bought: int = 0              # buying: servers x GPUs per server (some may be idle)
+    spare_replicas: int = 0           # replicas beyond those carrying the demand at the target utilization
+    planned_utilization: float = float("nan")  # the target, or lower where queueing would break the first-token target
+    ttft_queue_wait_ms: float = float("nan")  # wait for a slot and for the prefill ahead at the planned load
+    ttft_at_load_ms: float = float("nan")     # ttft_ms + ttft_queue_wait_ms
+    load_after_failure: float = float("nan")  # demand / capacity with one replica down
+    load_after_server_failure: float = float("nan")  # buying: demand / capacity with one server down (1e9: one server)
+    single_failure_stops: bool = False        # one failed replica stops or overloads the service
+    weights_bits: float = float("nan")
+    accuracy_effect: str = ""         # the weight format's published accuracy effect (weight_dtypes catalog)
     ok: bool = False
     reasons: tuple = ()
     within_tolerance: bool = False
 
 
 
+def weight_bits(dtype: str) -> float:
+    """Bits per weight of a weight format (weight_dtypes catalog bits_per_param: 4.25 for int4_awq, 16 for bf16)."""
+    table = catalog.tables()["weight_dtypes"]
+    return float(table.rows[table.find(dtype)]["bits_per_param"])
+
+
+def accuracy_effect(dtype: str) -> str:
+    """The published accuracy effect of a weight format (weight_dtypes catalog accuracy_effect, sources cited in it)."""
+    table = catalog.tables()["weight_dtypes"]
+    return str(table.rows[table.find(dtype)].get("accuracy_effect") or "")
+
+
 def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
-    """Weight formats the GPU runs well: bf16; fp8 with FP8 tensor cores; int4 AWQ; NVFP4 with FP4 tensor cores."""
+    """Weight formats the GPU runs well: bf16; fp8 with FP8 tensor cores; int4 AWQ; NVFP4 with FP4 tensor cores (those
+    below min_weight_bits are listed, rejected with the reason: ``serve_weights_allowed``)."""
     if wanted is not None:
         return [wanted]
     out = ["bf16"]
@@ -100,7 +132,21 @@ def _formats(gpu_row: Mapping, wanted: str | None) -> list[str]:
     out.append("int4_awq")
     if float(gpu_row.get("fp4_dense_tflops") or 0) > 0:
         out.append("nvfp4")
-    return out
+    return out  # formats below min_weight_bits are rejected by the formula layer (serve_weights_allowed), with the reason
+
+
+def _server_sizes(gpu_row: Mapping, n: int, fixed: int | None) -> list[int]:
+    """Servers a replica of ``n`` GPUs can be bought in: the catalog's server_sizes holding at least one replica (or the
+    size the job fixes with gpus_per_server).  A MIG slice is not sold on its own: its server is the card's, holding
+    cards x the slices one card splits into (7 of 1g, 3 of 2g, 2 of 3g, 1 of 7g)."""
+    if fixed:
+        return [fixed] if fixed >= n else []
+    mig = catalog.mig_profile(gpu_row)
+    if mig is not None:
+        card = catalog.tables()["gpus"].row(mig[0])
+        per_card = max(1, math.floor(1 / float(gpu_row.get("card_share") or 1) + 1e-6))
+        return [size * per_card for size in catalog.server_sizes(card) if size * per_card >= n]
+    return [size for size in catalog.server_sizes(gpu_row) if size >= n]
 
 
 def _degrees(gpu_row: Mapping, fixed: int | None) -> list[int]:
@@ -112,7 +158,14 @@ def _degrees(gpu_row: Mapping, fixed: int | None) -> list[int]:
     return [d for d in TP_DEGREES if d <= max(top, 1)]
 
 
+def cols_dtype(r: Mapping, j: int) -> str:
+    return str(r["weights_dtype"][j])
+
+
 def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
+    if word == "weights below the lowest bit width accepted":
+        return (f"weights below the lowest bit width accepted: {cols_dtype(r, j)} has fewer than {base['min_weight_bits']:g} bits "
+                f"(min_weight_bits = 4 allows 4-bit formats, at the accuracy cost the answer names)")
     if word == "does not fit":
         return (f"does not fit: weights {r['infer_weights_gib'][j]:.1f} GiB/GPU leave no room for one request's KV cache "
                 f"in {r['gpu_memory_gib'][j]:.0f} GiB")
@@ -120,6 +173,10 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
         return f"first token too slow: {r['serve_ttft_ms_at_batch_1'][j]:,.0f} ms alone > target {base['ttft_slo_ms']:g} ms"
     if word == "too slow per token":
         return f"too slow per token: {r['serve_tpot_ms_at_batch_1'][j]:,.1f} ms alone > target {base['tpot_slo_ms']:g} ms"
+    if word == "first token too slow at the planned load":
+        return (f"first token too slow at the planned load: {r['serve_ttft_at_load_ms'][j]:,.0f} ms with "
+                f"{r['ttft_queue_wait_ms'][j]:,.0f} ms of queueing > target {base['ttft_slo_ms']:g} ms (a lower "
+                f"target_utilization than {base['target_utilization']:g} plans more replicas and less queueing)")
     if word == "no batch meets both targets":
         return "no batch meets both targets together"
     if word == "no price":
@@ -159,7 +216,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     options: list[ServeOption] = []
     if cols["gpu"]:
         r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
-                      "offer": cols["offer"], "buy": np.array(cols["buy"])}, outputs=SERVE_OUTPUTS)
+                      "offer": cols["offer"], "buy": np.array(cols["buy"]),
+                      "gpus_per_server": np.array(cols["gpus_per_server"])}, outputs=SERVE_OUTPUTS)
         r = {k: np.broadcast_to(np.asarray(v), (len(cols["gpu"]),)).tolist() for k, v in r.items()}
         options = _serve_options(cols, r, base, tabs["offers"])
         first = {k: v[0] for k, v in r.items()}
@@ -217,7 +275,8 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
     offers = _offers_by_gpu()
-    cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": []}
+    cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
+    server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
     for g in gpu_names:
         row_index = gpu_table.find(g)
         row = gpu_table.rows[row_index]
@@ -228,11 +287,12 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
             for fmt in _formats(row, dtype_fixed):
                 if not buy_only:
                     for off in mine:
-                        for k, v in zip(cols, (g, n, fmt, tabs["offers"].names[off], 0)):
+                        for k, v in zip(cols, (g, n, fmt, tabs["offers"].names[off], 0, server_fixed or 0)):
                             cols[k].append(v)
                 if include_buy and not rent_only and offer_fixed is None:
-                    for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1)):
-                        cols[k].append(v)
+                    for size in _server_sizes(row, n, server_fixed):
+                        for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1, size)):
+                            cols[k].append(v)
     return cols
 
 
@@ -243,9 +303,13 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
     for j, gpu in enumerate(cols["gpu"]):
         buy = bool(cols["buy"][j])
         failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
+        if "weights below the lowest bit width accepted" in failing:
+            failing = ["weights below the lowest bit width accepted"]  # the user's rule: the rest does not matter
         if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
+            failing = [w for w in failing if w not in ("no batch meets both targets", "first token too slow at the planned load")]
+        if "first token too slow at the planned load" in failing:
             failing = [w for w in failing if w != "no batch meets both targets"]
-        reasons = [_reason(w, r, j, base) for w in failing]
+        reasons = [_reason(w, {**r, "weights_dtype": cols["weights_dtype"]}, j, base) for w in failing]
         cost = float(r["serve_option_usd_per_month"][j])
         if not failing and not math.isfinite(cost):
             reasons.append("no price: the cost is not a finite number (check the price inputs)")
@@ -265,6 +329,15 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),  # the whole deployment's
             weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
+            servers=int(r["serve_servers"][j]) if buy else 0, server_gpus=int(r["own_server_gpus"][j]) if buy else 0,
+            gpus_bought=int(r["own_gpus"][j]) if buy else 0,
+            spare_replicas=max(0, int(r["serve_replicas"][j]) - int(r["serve_replicas_for_load"][j])),
+            planned_utilization=float(r["serve_planned_utilization"][j]),
+            ttft_queue_wait_ms=float(r["ttft_queue_wait_ms"][j]), ttft_at_load_ms=float(r["serve_ttft_at_load_ms"][j]),
+            load_after_failure=float(r["serve_load_after_failure"][j]),
+            load_after_server_failure=float(r["serve_load_after_server_failure"][j]) if buy else float("nan"),
+            single_failure_stops=bool(r["serve_single_failure_stops"][j]),
+            weights_bits=weight_bits(cols["weights_dtype"][j]), accuracy_effect=accuracy_effect(cols["weights_dtype"][j]),
             ok=not reasons, reasons=tuple(reasons)))
     return options
 
@@ -345,7 +418,16 @@ def serve_option_inputs(job: Mapping, option: Mapping) -> dict:
     out = dict(job)
     out.update(task="serve", gpu=option["gpu"], n_gpus=option["n_gpus"], weights_dtype=option["weights_dtype"],
                offer=catalog.AUTO_OFFER if buy else option["offer"], buy=1 if buy else 0)
+    if buy and int(_get(option, "server_gpus", 0) or 0) > 0:
+        out["gpus_per_server"] = int(_get(option, "server_gpus", 0))
     return out
+
+
+def _get(option, key, default=None):
+    try:
+        return option[key]
+    except (KeyError, IndexError, TypeError):
+        return default
 
 
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -394,7 +476,7 @@ def _rank(options: list, tolerance_pct: float):
 
     def key(o):
         if id(o) in near:
-            return (0, o.gpus_total, round(o.usd_per_month, 6), o.order)
+            return (0, o.gpus_bought if o.acquire == "buy" else o.gpus_total, round(o.usd_per_month, 6), o.order)
         return (1 if o.ok else 2, o.usd_per_month if o.ok and math.isfinite(o.usd_per_month) else 0.0, 0, o.order)
     return sorted(options, key=key), near
 
@@ -405,8 +487,39 @@ def serve_option_text(o: Mapping) -> str:
     if o["replicas"] != 1:
         setup = f"{o['replicas']} replicas of {setup}"
     if o["acquire"] == "buy":
+        servers, size = int(_get(o, "servers", 0) or 0), int(_get(o, "server_gpus", 0) or 0)
+        if servers > 0 and size > 0:
+            return f"buy {servers} {'server' if servers == 1 else 'servers'} of {size}x {o['gpu']} holding {setup}"
         return f"buy {setup}"
     return f"rent {setup} from {o['offer']} ({o['price_type']})"
+
+
+def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
+    """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
+    queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
+    target = float(inputs["target_utilization"])
+    planned = float(_get(o, "planned_utilization", target))
+    lowered = f", lowered to {planned:.0%} for the first-token target" if planned < target else ""
+    notes = [f"planned at {o['load_fraction']:.0%} load (target utilization {target:.0%}{lowered}, "
+             f"{o['spare_replicas']} spare {'replica' if o['spare_replicas'] == 1 else 'replicas'}); first token in "
+             f"{o['ttft_at_load_ms']:,.0f} ms with {o['ttft_queue_wait_ms']:,.0f} ms of queueing (Poisson arrivals: M/M/c for a "
+             f"sequence slot, M/D/1 for the prefill ahead)"]
+    if o["single_failure_stops"]:
+        notes.append("one failure stops the service: a single replica" if o["replicas"] <= 1 else
+                     f"one failure overloads the service: the other replicas would run at {o['load_after_failure']:.0%} "
+                     "(spare_replicas = 1 keeps it up)")
+    else:
+        notes.append(f"one failed replica leaves the rest at {o['load_after_failure']:.0%} load")
+    if o["acquire"] == "buy" and int(_get(o, "servers", 0) or 0) > 0:
+        after = float(_get(o, "load_after_server_failure", float("nan")))
+        notes.append("one server failure stops the service: every replica is in one server" if o["servers"] <= 1 else
+                     f"one server failure overloads the service: the rest would run at {after:.0%}" if after > 1 else
+                     f"one failed server leaves the rest at {after:.0%} load")
+    if o["acquire"] == "buy" and int(_get(o, "gpus_bought", 0) or 0) > o["gpus_total"]:
+        notes.append(f"{o['gpus_bought'] - o['gpus_total']} of the {o['gpus_bought']} GPUs bought are free for other work")
+    if o["weights_bits"] < 8:
+        notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
+    return "; ".join(notes)
 
 
 def _upper_first(text: str) -> str:
@@ -434,8 +547,9 @@ def serve_sentence(result: Mapping) -> str:
         best = min((o for o in (rent, buy) if o is not None), key=lambda o: o.usd_per_month)
         head += f", less than the cheapest setup, {serve_option_text(best)} at {usd_text(best.usd_per_month)}"
     else:
-        head = (f"{_upper_first(serve_option_text(lead))}: {lead.tpot_ms:.0f} ms per token, first token in {lead.ttft_ms:,.0f} ms, "
-                f"{usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
+        capital = f" ({usd_text(lead.capital_usd)} of capital)" if lead.acquire == "buy" and math.isfinite(lead.capital_usd) else ""
+        head = (f"{_upper_first(serve_option_text(lead))}{capital}: {lead.tpot_ms:.0f} ms per token, first token in "
+                f"{lead.ttft_at_load_ms:,.0f} ms at the planned load, {usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
                 f"${lead.usd_per_mtok_output:.2f} per million output tokens) for {volume}; {api_text}")
     wins = []
     for word, o in (("renting", rent), ("buying", buy)):
@@ -446,4 +560,7 @@ def serve_sentence(result: Mapping) -> str:
     if rent is not None and buy is not None:
         cheaper, dearer = ("buying", "renting") if buy.usd_per_month < rent.usd_per_month else ("renting", "buying")
         wins.append(f"{cheaper} costs less than {dearer} at this demand")
-    return head + ". " + _upper_first("; ".join(wins)) + "."
+    text = head + ". " + _upper_first("; ".join(wins)) + "."
+    if lead is not None:
+        text += " " + _upper_first(serve_option_notes(lead, result["inputs"])) + "."
+    return text

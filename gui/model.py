@@ -366,10 +366,16 @@ def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
 
 # --- serving mode: the serving planner's answer (core.serve_plan) and its charts' series -------------------------
 # the key figures of a serving setup: (label, quantity, unit); "{way}" is rent or own, by how the setup is had
-SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"), ("Time per generated token", "tpot_ms", "ms"),
+SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"),
+                 ("Queueing wait before the first token at the planned load", "ttft_queue_wait_ms", "ms"),
+                 ("Time to first token at the planned load", "serve_ttft_at_load_ms", "ms"),
+                 ("Time per generated token", "tpot_ms", "ms"),
                  ("Requests at once per replica", "serve_batch", "sequences"),
                  ("Requests per second per replica", "serve_replica_requests_per_s", "requests/s"),
-                 ("Replicas", "serve_replicas", "replicas"), ("Tokens per month", "serve_mtok_per_month", "Mtok/month"),
+                 ("Replicas (spares included)", "serve_replicas", "replicas"),
+                 ("Load of the replicas", "serve_load_fraction", "fraction"),
+                 ("Load with one replica down", "serve_load_after_failure", "fraction"),
+                 ("Servers bought (whole servers)", "serve_servers", "servers"), ("Tokens per month", "serve_mtok_per_month", "Mtok/month"),
                  ("Monthly cost of the setup", "serve_option_usd_per_month", "USD"),
                  ("Cost per million input tokens", "serve_{way}_usd_per_mtok_input", "USD"),
                  ("Cost per million output tokens", "serve_{way}_usd_per_mtok_output", "USD"),
@@ -447,10 +453,13 @@ def latency_series(result: Mapping, option: ServeOption) -> dict:
             "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
 
 
-SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Rent or buy", "First token (ms)", "Per token (ms)", "Monthly cost (USD)",
-                       "USD per million input tokens", "USD per million output tokens", "Acceptable", "Cloud offer", "Why not")
+SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Servers bought", "Rent or buy", "First token, queued (ms)", "Per token (ms)",
+                       "Load", "Monthly cost (USD)", "USD per million input tokens", "USD per million output tokens",
+                       "Acceptable", "Cloud offer", "Why not")
 # the serving table's columns that are quantities (header -> quantity; "{way}" is rent or own)
-SERVE_COLUMN_QUANTITIES = {"Replicas": "serve_replicas", "First token (ms)": "ttft_ms", "Per token (ms)": "tpot_ms",
+SERVE_COLUMN_QUANTITIES = {"Replicas": "serve_replicas",
+                           "First token, queued (ms)": "serve_ttft_at_load_ms", "Per token (ms)": "tpot_ms",
+                           "Load": "serve_load_fraction",
                            "Monthly cost (USD)": "serve_option_usd_per_month",
                            "USD per million input tokens": "serve_{way}_usd_per_mtok_input",
                            "USD per million output tokens": "serve_{way}_usd_per_mtok_output"}
@@ -462,7 +471,8 @@ def serve_table(options: list[ServeOption], include_rejected: bool) -> tuple[lis
     for rank, o in enumerate(options, start=1):
         if not o.ok and not include_rejected:
             continue
-        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.replicas, o.acquire, o.ttft_ms, o.tpot_ms,
-                     o.usd_per_month, o.usd_per_mtok_input, o.usd_per_mtok_output, "yes" if o.ok else "no", o.offer or "-",
+        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.replicas,
+                     f"{o.servers} x {o.server_gpus} GPUs" if o.acquire == "buy" else "-", o.acquire, o.ttft_at_load_ms,
+                     o.tpot_ms, o.load_fraction, o.usd_per_month, o.usd_per_mtok_input, o.usd_per_mtok_output, "yes" if o.ok else "no", o.offer or "-",
                      "; ".join(o.reasons)])
     return list(SERVE_TABLE_HEADERS), rows

@@ -437,12 +437,13 @@ def _serve_plan(ns, given: dict) -> int:
     print()
     ok = [o for o in result["options"] if o.ok]
     body = [[n + 1, serve_option_text(o).split(" from ")[0].removeprefix("rent ").removeprefix("buy "),
-             "buy" if o.acquire == "buy" else o.offer, o.batch, f"{o.ttft_ms:,.0f}", f"{o.tpot_ms:.1f}", o.gpus_total,
+             "buy" if o.acquire == "buy" else o.offer, o.batch, f"{o.ttft_at_load_ms:,.0f}", f"{o.tpot_ms:.1f}",
+             f"{o.load_fraction:.0%}", o.gpus_bought if o.acquire == "buy" else o.gpus_total,
              f"{o.usd_per_mtok_input:.3f}", f"{o.usd_per_mtok_output:.3f}", _money(o.usd_per_month)]
             for n, o in enumerate(ok[: ns.top])]
     if body:
-        print(table(["#", "setup (replicas x GPUs, weights)", "rent offer / buy", "batch", "TTFT ms", "TPOT ms", "GPUs",
-                     "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
+        print(table(["#", "setup (replicas x GPUs, weights)", "rent offer / buy", "batch", "TTFT ms (queued)", "TPOT ms",
+                     "load", "GPUs", "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
         print()
     print(result["recommendation"])
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
@@ -453,7 +454,8 @@ def _serve_plan(ns, given: dict) -> int:
                for o in result["options"] if not o.ok]
         print(table(["setup", "rent offer / buy", "why not"], rej, align=["<", "<", "<"]))
     else:
-        print("Rejected options and why: --all. Latencies at full load (the batch each replica runs); costs for the traffic hours.")
+        print("Rejected options and why: --all. Per-token time at full load (the batch each replica runs); first token with its "
+              "queueing wait at the planned load; costs for the traffic hours; bought setups are whole servers.")
     return 0
 
 
@@ -628,6 +630,76 @@ def cmd_apis(ns) -> int:
 MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
 
 
+DEMAND_INPUTS = ("requests_per_s", "monthly_mtok")
+
+
+def serving_demand_given(given: dict) -> bool:
+    """Whether the user gave a serving demand (a request rate or a monthly volume): only then is a serving cost shown."""
+    return any(k in given for k in DEMAND_INPUTS)
+
+
+def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
+    """One line: what `gpu-tco plan --task serve` recommends for the same inputs, and what it chose differently from this
+    estimate (GPU, GPUs per replica, weight format, batch, rent or buy)."""
+    from .core import SERVE_CHOSEN, serve_option_text, serve_plan
+    job = {k: v for k, v in given.items() if k not in SERVE_CHOSEN}
+    job["task"] = "serve"
+    plan = serve_plan(job, gpus=getattr(ns, "scenario_gpus", None))
+    rec = plan["recommended"]
+    if rec is None:
+        return "gpu-tco plan on the same demand finds no setup meeting the targets: " + plan["recommendation"]
+    diffs = []
+    if rec.gpu != used["gpu"]:
+        diffs.append(f"GPU {rec.gpu} instead of {used['gpu']}")
+    if rec.n_gpus != int(used["n_gpus"]):
+        diffs.append(f"{rec.n_gpus} {'GPU' if rec.n_gpus == 1 else 'GPUs'} per replica instead of {int(used['n_gpus'])}")
+    if rec.weights_dtype != used["weights_dtype"]:
+        diffs.append(f"weights {rec.weights_dtype} instead of {used['weights_dtype']}")
+    if rec.acquire == "rent" and rec.offer != used["offer"]:
+        diffs.append(f"the offer {rec.offer} instead of {used['offer']}")
+    elif rec.acquire == "buy" and int(used["buy"]) == 0:
+        diffs.append("buying instead of renting")
+    if rec.batch != int(res["serve_batch"]):
+        diffs.append(f"batch {rec.batch} instead of {int(res['serve_batch'])}")
+    what = "; it chooses " + ", ".join(diffs) if diffs else "; the same GPU, GPUs per replica, format and batch"
+    return (f"gpu-tco plan on the same demand recommends: {serve_option_text(rec)} at {_money(rec.usd_per_month)} a month"
+            f"{what} (this estimate keeps the GPU, count, format and offer given, or their defaults).")
+
+
+def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, list]:
+    """estimate --mode infer's serving block: (the table's rows, the notes below it) for the demand given; no rows and
+    a note saying so when no demand was given (a serving cost is shown only for a demand the user gave)."""
+    n = number_text
+    if not serving_demand_given(given):
+        return [], ["Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
+                    "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
+    print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+          f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
+          f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
+          f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
+    shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+             ("utilization planned", "serve_planned_utilization"),
+             ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
+             ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
+             ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
+             ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
+             ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
+             ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
+             ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
+             ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
+             ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
+             ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
+             ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
+    from .core import NO_PRICE, evaluate, price_gaps
+    if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
+        res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
+    missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
+    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+    notes = list(dict.fromkeys(missing.values()))
+    notes.append(_plan_differs(ns, given, used, res))
+    return facts, notes
+
+
 def cmd_estimate(ns) -> int:
     from .core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
 
@@ -645,6 +717,8 @@ def cmd_estimate(ns) -> int:
         "model_source": f"{cite(model_row['source'], short=True)}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
         "model_is_estimate": bool(res["model_is_estimate"]),
         "network": network,
+        # the serving quantities (serve_*) are for this demand: the user's, or the default one when none was given
+        "serving_demand": "given" if serving_demand_given(given) else "default (not given: requests_per_s or monthly_mtok)",
     }
     if ns.json:
         print(json.dumps({"quantities": {k: _jsonable(v) for k, v in res.items()},
@@ -685,24 +759,9 @@ def cmd_estimate(ns) -> int:
         ]
         print(table(["result", "value"], facts))
         print()
-        n = number_text
-        print(f"serving {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
-              f"{n(used['output_tokens'])} output tokens on replicas of {n(used['n_gpus'])}x {used['gpu']}, within "
-              f"{n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target):")
-        shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
-                 ("time to first token (ms)", "ttft_ms"), ("time per output token (ms)", "tpot_ms"),
-                 ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
-                 ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
-                 ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
-                 ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
-                 ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
-                 ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
-                 ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
-        from .core import NO_PRICE, price_gaps
-        missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
-        facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
-        notes = list(dict.fromkeys(missing.values()))
-    print(table(["result", "value"], facts))
+        facts, notes = _estimate_serving(ns, given, used, res)
+    if facts:
+        print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
         print(note)
     if network:

@@ -714,6 +714,28 @@ def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
 
 
 @pytest.mark.slow  # over 0.45 s
+def test_serving_mode_plans_headroom_spares_and_weight_bits_from_its_fields(qtbot, window):
+    """The form's serving mode shows the target utilization, the spare replicas and the lowest weight bits; the key
+    figures carry the queueing wait, the load and the servers bought; a changed field gives core's new answer."""
+    from gpu_tco.core import serve_plan, split_scenario
+    answer = answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))
+    for name in ("target_utilization", "spare_replicas", "min_weight_bits"):
+        assert _visible(window, name), name
+    figures = {f.quantity: f.value for f in answer["figures"]}
+    rec = answer["recommended"]
+    assert figures["ttft_queue_wait_ms"] == pytest.approx(rec.ttft_queue_wait_ms) and rec.ttft_queue_wait_ms > 0
+    assert figures["serve_ttft_at_load_ms"] == pytest.approx(rec.ttft_at_load_ms)
+    assert figures["serve_load_fraction"] == pytest.approx(rec.load_fraction) and rec.load_fraction < 0.8
+    headers, rows = window.current_rows()
+    assert "First token, queued (ms)" in headers and "Load" in headers and "Servers bought" in headers
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, window.fields["spare_replicas"].editor, "0"))
+    inputs, gpus = split_scenario(read_scenario(SERVE_EXAMPLE))
+    expected = serve_plan({**inputs, "spare_replicas": 0}, gpus=gpus)
+    assert window.headline.text() == expected["recommendation"]
+    assert answer["recommended"].spare_replicas == 0
+
+
+@pytest.mark.slow  # over 0.45 s
 def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtbot, window):
     from gpu_tco.core import serve_plan, split_scenario
     answer = answer_after(qtbot, window, lambda: window.open_file(str(SERVE_EXAMPLE)))

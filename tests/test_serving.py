@@ -91,17 +91,20 @@ def test_serving_batch_is_the_largest_within_the_per_token_target():
 def test_replicas_and_costs_follow_the_demand():
     job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "requests_per_s": 2}
     small = core.evaluate(job)
-    big = core.evaluate({**job, "requests_per_s": 2 * 10 * small["serve_replica_requests_per_s"]})
-    assert small["serve_replicas"] == 1
-    assert big["serve_replicas"] == 20
-    assert big["serve_rent_usd_per_month"] == pytest.approx(20 * small["serve_rent_usd_per_month"])
+    # replicas carry the demand at the target utilization (0.8), plus one spare
+    big = core.evaluate({**job, "requests_per_s": 19.5 * 0.8 * small["serve_replica_requests_per_s"]})
+    assert small["serve_replicas"] == math.ceil(2 / (0.8 * small["serve_replica_requests_per_s"])) + 1 == 2
+    assert big["serve_replicas"] == 20 + 1
+    assert big["serve_load_fraction"] == pytest.approx(19.5 * 0.8 / 21)
+    assert big["serve_rent_usd_per_month"] == pytest.approx(21 / 2 * small["serve_rent_usd_per_month"])
     # a monthly token volume in place of a request rate: the same demand
     volume = core.evaluate({**job, "monthly_mtok": small["serve_mtok_per_month"]})
     assert volume["serve_demand_requests_per_s"] == pytest.approx(2)
     # the API bill for the same tokens, and the volume above which one rented replica beats it
     api = core.evaluate({**job, "api_usd_per_mtok_input": 5.0, "api_usd_per_mtok_output": 5.0})
     assert api["serve_api_usd_per_month"] == pytest.approx(api["serve_mtok_per_month"] * 5.0)
-    assert api["serve_rent_beats_api_mtok_per_month"] == pytest.approx(api["serve_rent_usd_per_replica_month"] / 5.0)
+    # with an API this dear, one carrying replica and the spare beat it: (1 + 1) x a replica's cost / price
+    assert api["serve_rent_beats_api_mtok_per_month"] == pytest.approx(2 * api["serve_rent_usd_per_replica_month"] / 5.0)
 
 
 def test_serve_plan_meets_the_targets_and_says_why_others_fail():
@@ -146,6 +149,8 @@ def test_command_line_plans_a_serving_scenario():
                 ["plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "4", "--prompt-tokens", "500",
                  "--output-tokens", "100", "--ttft-slo-ms", "800", "--tpot-slo-ms", "30", "--gpus", "L40S,RTX-4090", "--json"],
                 ["plan", "--scenario", str(ROOT / "examples" / "serve-llama3-70b.json"), "--top", "3"],
+                ["estimate", "--mode", "infer", "--model", "Llama-3-70B", "--n-gpus", "8", "--gpu", "H100-SXM",
+                 "--requests-per-s", "5"],
                 ["estimate", "--mode", "infer", "--model", "Llama-3-70B", "--n-gpus", "8", "--gpu", "H100-SXM"]]) + ":\n"
             "    print('=====', main(argv), flush=True)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -156,7 +161,16 @@ def test_command_line_plans_a_serving_scenario():
     assert first["recommended"]["gpu"] in ("L40S", "RTX-4090")
     assert "gpu-tco plan (serving): Llama-3-70B, 20 requests/s" in parts[1]
     assert "TPOT ms" in parts[1] and "million tokens a month" in parts[1]
-    assert "time to first token (ms)" in parts[2] and "rented: USD per million output tokens" in parts[2]
+    assert "time to first token at the planned load (ms)" in parts[2] and "rented: USD per million output tokens" in parts[2]
+    # the demand given is named, and plan's different answer says what it chose differently
+    assert "serving the demand given, 5 requests/s" in parts[2]
+    assert "gpu-tco plan on the same demand recommends: " in parts[2] and "instead of" in parts[2]
+    # no demand given: no serving cost, and the output says why
+    assert "no demand given" in parts[3] and "USD per month" not in parts[3]
+    # the JSON output labels the demand its serving quantities are for
+    labelled = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--model", "Llama-3-8B", "--json"],
+                              capture_output=True, text=True, timeout=120)
+    assert json.loads(labelled.stdout)["assumptions"]["serving_demand"].startswith("default (not given")
     assert "Traceback" not in run.stderr
 
 
@@ -238,21 +252,23 @@ def test_curves_for_the_charts_come_from_the_same_formulas():
     replica_mtok = (option.requests_per_s_per_replica * 1200 * 3600 * result["inputs"]["hours_per_day"]
                     * result["inputs"]["days_per_month"] / 1e6)  # a full replica's tokens per month
     volume = cost["mtok_per_month"][-1]
-    full = option.usd_per_month / option.replicas * math.ceil(volume / replica_mtok) / volume  # whole replicas
+    # whole replicas carrying the volume at the target utilization (0.8), plus the spare one
+    full = option.usd_per_month / option.replicas * (math.ceil(volume / (0.8 * replica_mtok)) + 1) / volume
     # owned, a larger fleet spreads its one-off setup over more GPUs: a little cheaper per token at full volume
     assert rent[-1] == pytest.approx(full, rel=1e-9 if option.acquire == "rent" else 0.03)
     assert len(set(round(x, 12) for x in cost["api_usd_per_mtok"])) == 1
 
 
 def test_an_owned_deployment_is_bought_as_one_fleet_whose_replicas_share_servers():
-    """Owning a deployment of one-GPU replicas costs per GPU what the same GPUs cost bought together: the replicas
-    share servers, power and the one-off setup (a replica does not pay a whole 8-slot server's power)."""
+    """Owning a deployment of one-GPU replicas costs what the same whole servers cost bought together: the replicas
+    share servers, power and the one-off setup, and the servers are bought whole (8 GPUs for an H100 HGX board)."""
     job = {"task": "serve", "model": "Llama-3.1-8B", "gpu": "H100-SXM", "n_gpus": 1, "buy": 1, "weights_dtype": "bf16",
            "requests_per_s": 30, "prompt_tokens": 1000, "output_tokens": 200, "hours_per_day": 24}
-    outs = ("serve_gpus", "own_gpus", "own_capital_usd", "own_usd_per_gpu_hour", "own_nameplate_kw")
+    outs = ("serve_gpus", "own_gpus", "own_capital_usd", "own_usd_per_gpu_hour", "own_nameplate_kw", "serve_servers")
     serve = core.evaluate(job, outputs=outs)
-    fleet = int(serve["serve_gpus"])
-    assert 1 < fleet <= 8 and serve["own_gpus"] == fleet
+    assert 1 < serve["serve_gpus"] <= 8 and serve["serve_servers"] == 1
+    fleet = int(serve["own_gpus"])
+    assert fleet == 8  # one whole server, some of its GPUs free
     bought_together = core.evaluate({**job, "task": "train", "n_gpus": fleet}, outputs=outs)
     for name in ("own_capital_usd", "own_usd_per_gpu_hour", "own_nameplate_kw"):
         assert serve[name] == pytest.approx(bought_together[name], rel=1e-12), name
@@ -282,7 +298,7 @@ def test_a_training_answer_does_not_list_the_serving_demand_that_sizes_an_owned_
 @pytest.mark.slow  # a command-line run
 def test_estimate_for_inference_says_no_price_where_a_gpu_has_none_never_zero():
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--gpu", "H800-SXM", "--n-gpus", "8",
-                          "--model", "Llama-3-70B"], capture_output=True, text=True, timeout=120)
+                          "--model", "Llama-3-70B", "--requests-per-s", "10"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[1].strip() for line in out.stdout.splitlines()
             if line.startswith(("rented:", "owned:"))}

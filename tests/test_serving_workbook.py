@@ -104,7 +104,7 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert out.value("Start", "A7") == result["recommendation"]  # the answer as a live formula, word for word
     assert out.value("Start", "A4").startswith(f"Serve {inputs['model']} at 20 requests a second")
     # the table beside it: the setups' latency against the targets, their cost against the API's
-    labels = {out.cell("Start", r, 1): r for r in range(10, 30)}
+    labels = {out.cell("Start", r, 1): r for r in range(10, 40)}
     rent, buy = result["best_rent"], result["best_buy"]
     assert out.cell("Start", labels["setup"], 2) == core.serve_option_text(rent)
     assert out.cell("Start", labels["setup"], 3) == core.serve_option_text(buy)
@@ -115,6 +115,11 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert [out.cell("Start", labels["rent or buy"], c) for c in (2, 3)] == ["rent", "buy"]
     assert [out.cell("Start", labels["cloud offer"], c) for c in (2, 3)] == [rent.offer, "-"]
     assert [out.cell("Start", labels["meets both targets"], c) for c in (2, 3)] == ["yes", "yes"]
+    # the fleet as ordered and as loaded: whole servers when bought, the load, the first token with its queueing
+    assert [out.cell("Start", labels["servers bought (whole servers)"], c) for c in (2, 3)] == ["-", buy.servers]
+    assert rel_equal(out.cell("Start", labels["load of the replicas"], 3), buy.load_fraction)
+    assert rel_equal(out.cell("Start", labels["time to first token at the planned load"], 2), rent.ttft_at_load_ms)
+    assert out.cell("Start", labels["time to first token at the planned load"], 5) == inputs["ttft_slo_ms"]
     assert out.cell("Start", labels["API prices as of"], 4) == result["api"]["as_of"]
 
 

@@ -50,12 +50,15 @@ from .build import (
 )
 from .xlsx import not_in_default_print, put_text
 
-SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy")
+SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy", "gpus_per_server")
 WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
 # what Start reads of each setup; "{way}" is rent or own
 SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batch", "serve_option_usd_per_month",
-                 "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month")
-TEXT_ROWS = ("words", "lead", "wins")   # a setup in words, the answer when it leads, and when it beats the API
+                 "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
+                 "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
+                 "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
+                 "serve_load_after_server_failure", "serve_planned_utilization")
+TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
 
@@ -154,22 +157,44 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     way, word = _way(key), WAYS[key][1]
     words = (f'IF({ref("serve_replicas")}<>1,{ref("serve_replicas")}&" replicas of ","")&{ref("n_gpus")}&"x "&{ref("gpu")}'
              f'&" ("&{ref("weights_dtype")}&")"')
-    words = f'"buy "&{words}' if key == "buy" else f'"rent "&{words}&" from "&{ref("offer")}&" ("&{ref("price_type")}&")"'
+    servers = (f'{ref("serve_servers")}&IF({ref("serve_servers")}=1," server of "," servers of ")&{ref("own_server_gpus")}'
+               f'&"x "&{ref("gpu")}&" holding "') if "own_server_gpus" in rows else '""'
+    words = f'"buy "&{servers}&{words}' if key == "buy" else f'"rent "&{words}&" from "&{ref("offer")}&" ("&{ref("price_type")}&")"'
     month, above = ref("serve_option_usd_per_month"), ref(f"serve_{way}_beats_api_mtok_per_month")
-    lead = (f'{_upper_first_xl(ref("words"))}&": "&TEXT({ref("tpot_ms")},"0")&" ms per token, first token in "'
-            f'&TEXT({ref("ttft_ms")},"#,##0")&" ms, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
+    capital = f'&" ("&{money_xl(ref("own_capital_usd"))}&" of capital)"' if key == "buy" else ""
+    lead = (f'{_upper_first_xl(ref("words"))}{capital}&": "&TEXT({ref("tpot_ms")},"0")&" ms per token, first token in "'
+            f'&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")&" ms at the planned load, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
             f'&" per million input and $"&TEXT({ref(f"serve_{way}_usd_per_mtok_output")},"0.00")&" per million output tokens) for "'
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
             f'"{word} never beats the API at these prices")')
-    formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given"), ref("n_gpus")),
+    spare, after = ref("spare_replicas"), ref("serve_load_after_failure")
+    bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
+    planned = ref("serve_planned_utilization")
+    notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'
+             f'&IF({planned}<target_utilization,", lowered to "&TEXT({planned},"0%")&" for the first-token target","")'
+             f'&", "&{spare}&" spare "&IF({spare}=1,"replica","replicas")&"); first token in "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")'
+             f'&" ms with "&TEXT({ref("ttft_queue_wait_ms")},"#,##0")&" ms of queueing (Poisson arrivals: M/M/c for a sequence slot, '
+             f'M/D/1 for the prefill ahead); "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
+             f'"one failure stops the service: a single replica","one failure overloads the service: the other replicas would run at "'
+             f'&TEXT({after},"0%")&" (spare_replicas = 1 keeps it up)"),"one failed replica leaves the rest at "&TEXT({after},"0%")&" load")'
+             + (f'&IF({ref("serve_servers")}<=1,"; one server failure stops the service: every replica is in one server",'
+                f'IF({ref("serve_load_after_server_failure")}>1,"; one server failure overloads the service: the rest would run at "'
+                f'&TEXT({ref("serve_load_after_server_failure")},"0%"),"; one failed server leaves the rest at "'
+                f'&TEXT({ref("serve_load_after_server_failure")},"0%")&" load"))'
+                f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
+                f'&" GPUs bought are free for other work","")' if key == "buy" else "")
+             + f'&IF({bits}<8,"; weights in "&{ref("weights_dtype")}&" ("&{bits}&" bits): accuracy "'
+               f'&INDEX(weight_dtypes_accuracy_effect,MATCH({ref("weights_dtype")},weight_dtypes_name,0)),"")&"."')
+    formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given"), ref("n_gpus")), "notes": "=" + notes,
                 "price_type": f'=IF({ref("buy")}=1,"",INDEX(offers_price_type,MATCH({ref("offer")},offers_name,0)))',
                 **{name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_setup},
                 "words": "=" + words, "lead": "=" + lead, "wins": "=" + wins}
     given = {"offer_given": inputs["offer"], "gpu": resolved["gpu"], "n_gpus": int(resolved["n_gpus"]),
-             "weights_dtype": resolved["weights_dtype"], "buy": int(inputs["buy"])}
+             "weights_dtype": resolved["weights_dtype"], "buy": int(inputs["buy"]),
+             "gpus_per_server": int(resolved["gpus_per_server"])}
     cached = {**{n: _plain(values[n]) for n in per_setup}, "offer": resolved["offer"], "price_type": option.price_type,
-              "words": serve_option_text(option), "lead": "", "wins": ""}
+              "words": serve_option_text(option), "lead": "", "wins": "", "notes": ""}
     for name, r in rows.items():
         c = ws[f"{col}{r}"]
         if name in given:
@@ -199,13 +224,16 @@ def answer_xl(setups: Mapping, cells: Mapping) -> str:
         r, b = month["rent"], month["buy"]
         head = (f'IF(AND({r}<={b},{r}<={api_month}),{c("rent", "lead")},IF({b}<={api_month},{c("buy", "lead")},'
                 f'IF({b}<{r},{use_api("buy")},{use_api("rent")})))')
+        # the leading setup's notes (load, queueing, one failure, weight format), as the sentence ends
+        notes = (f'IF(AND({r}<={b},{r}<={api_month})," "&{c("rent", "notes")},IF({b}<={api_month}," "&{c("buy", "notes")},""))')
         wins = (f'{_upper_first_xl(c("rent", "wins"))}&"; "&{c("buy", "wins")}&"; "&IF({b}<{r},"buying costs less than renting",'
                 f'"renting costs less than buying")&" at this demand"')
     else:
         (key,) = setups
         head = f'IF({month[key]}<={api_month},{c(key, "lead")},{use_api(key)})'
         wins = _upper_first_xl(c(key, "wins"))
-    return f'={head}&". "&{wins}&"."'
+        notes = f'IF({month[key]}<={api_month}," "&{c(key, "notes")},"")'
+    return f'={head}&". "&{wins}&"."&{notes}'
 
 
 def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Mapping, lay: Layout) -> None:
@@ -249,8 +277,12 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
              ("cloud offer", "offer_shown", None, None, None), ("GPU", "gpu", None, None, None),
              ("GPUs per replica", "n_gpus", WHOLE, None, None),
              ("weight format", "weights_dtype", None, None, None), ("replicas", "serve_replicas", WHOLE, None, None),
+             ("servers bought (whole servers)", "servers_shown", WHOLE, None, None),
+             ("load of the replicas", "serve_load_fraction", "0%", None, None),
              ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
-             ("time to first token", "ttft_ms", MS, None, "ttft_slo_ms"),
+             ("time to first token, service", "ttft_ms", MS, None, None),
+             ("queueing wait at the planned load", "ttft_queue_wait_ms", MS, None, None),
+             ("time to first token at the planned load", "serve_ttft_at_load_ms", MS, None, "ttft_slo_ms"),
              ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
              ("meets both targets", "meets", None, None, None),
              ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),
@@ -296,6 +328,8 @@ def _table_cell(name: str, key: str, option, cells: Mapping, lay: Layout) -> tup
         return f'=IF({c("buy")}=1,"buy","rent")', key
     if name == "offer_shown":
         return f'=IF({c("buy")}=1,"-",{c("offer")})', option.offer or "-"
+    if name == "servers_shown":
+        return f'=IF({c("buy")}=1,{c("serve_servers")},"-")', option.servers if option.acquire == "buy" else "-"
     if name == "meets":
         return f'=IF({c("serve_ok")},"yes","no")', "yes" if option.ok else "no"
     ref = c(name.format(way=_way(key)))
