@@ -26,13 +26,9 @@ from gpu_tco.core.costs import breakeven_series
 from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
-from gpu_tco.workbooks.build import (
-    CANDIDATE_FIRST_COL,
-    COMPARE_COLUMNS,
-    INPUT_NAME_COL,
-    INPUTS_HEADER_ROW,
-    save_atomically,
-)
+from gpu_tco.workbooks.build import COMPARE_COLUMNS
+from gpu_tco.workbooks.common import CANDIDATE_FIRST_COL, INPUT_NAME_COL, INPUTS_HEADER_ROW
+from gpu_tco.workbooks.xlsx import save_atomically
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
@@ -426,7 +422,7 @@ def test_auto_inputs_show_the_value_in_use_and_sensitivities_raise_it(recalculat
     """Inputs left at 0 ("automatic") show core's value in use on the Inputs sheet (a live formula that
     LibreOffice recalculates to core's value), and Start's sensitivities show the value the answer used."""
     from gpu_tco.core.auto import AUTO_QUANTITY, in_use
-    from gpu_tco.workbooks.build import INPUT_IN_USE_COL
+    from gpu_tco.workbooks.common import INPUT_IN_USE_COL
     book = recalculated["printed"]
     wb = load_workbook(book.path)
     rows = _input_rows(wb["Inputs"])

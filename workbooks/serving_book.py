@@ -4,7 +4,7 @@ The serving planner (``core.serve_plan``) chooses the cheapest rented and the ch
 written; the Serving sheet recomputes each of them with the formula layer's Excel rendering of the serving quantities
 (``QUANTITIES[name].expr.xl``, the expressions the Python values come from), so a change of the demand, the targets,
 a price or the API on Inputs moves replicas, latency, cost per million tokens, the monthly costs and the volumes above
-which each wins.  Inputs, Calc and the catalog sheets are the training workbook's (``workbooks.build``), the Inputs
+which each wins.  Inputs, Calc and the catalog sheets are built as the training workbook builds them (``workbooks.common``), the Inputs
 sheet's GPU, count, offer and weight format being the recommended setup.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gpu_tco.core import (
     serve_plan,
 )
 
-from .build import (
+from .common import (
     INPUT_FILL,
     NOTE_FONT,
     USD,
