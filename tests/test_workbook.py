@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import random_config, rel_equal, same_cell
-from lo import book, render_pages
+from lo import book, pdf_pages, print_problems, render_pages, sheet_of
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
 from openpyxl.utils import get_column_letter
@@ -27,7 +27,7 @@ from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
 from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
 from gpu_tco.workbooks.build import COMPARE_COLUMNS
-from gpu_tco.workbooks.common import CANDIDATE_FIRST_COL, INPUT_NAME_COL, INPUTS_HEADER_ROW
+from gpu_tco.workbooks.common import CANDIDATE_FIRST_COL, INPUT_NAME_COL, INPUTS_HEADER_ROW, task_inputs
 from gpu_tco.workbooks.xlsx import save_atomically
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
@@ -299,7 +299,8 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
     assert first == ["gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "purchase_usd_per_gpu"]
     headings = [ws.cell(row=r, column=1).value for r in range(INPUTS_HEADER_ROW + 1, ws.max_row + 1)
                 if ws.cell(row=r, column=1).value and not ws.cell(row=r, column=INPUT_NAME_COL).value]
-    assert headings == ["Change these first", "The job", "Hardware", "Renting", "Owning", "Serving (inference)", "Advanced"]
+    assert headings == ["Change these first", "The job", "Renting", "Owning", "Advanced",
+                        "Not used by this training job (not printed; kept for a what-if)"]
     validated = {cell for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges for cell in [rng.coord]}
     for inp in INPUTS:
         r = rows[inp.name]
@@ -310,6 +311,21 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
             assert "#,##0" in value_format or "%" in value_format or "$" in value_format, (inp.name, value_format)
         assert inp.unit in ("-", "flag") or ws.cell(row=r, column=4).value == inp.unit
     assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
+
+
+@pytest.mark.parametrize("task", ["train", "serve"])
+def test_inputs_print_only_what_the_task_uses(task):
+    """The printed part of Inputs ends above the heading of the inputs the task does not use: a serving report
+    lists no training method, LoRA rank, training tokens or job hours, a training report no request rate."""
+    ws = build_workbook({"task": task})[0]["Inputs"]
+    last = int(re.search(r"\$?F\$?(\d+)$", ws.print_area).group(1))
+    rows = _input_rows(ws)
+    printed = {name for name, r in rows.items() if r <= last}
+    assert ws.cell(row=last + 1, column=1).value.startswith("Not used by")
+    assert printed == task_inputs(task) and set(rows) == {i.name for i in INPUTS}
+    never = {"train": {"requests_per_s", "ttft_slo_ms", "api_model", "kv_dtype"},
+             "serve": {"method", "lora_rank", "tokens", "job_hours", "optimizer", "epochs"}}[task]
+    assert not printed & never and {"gpu", "n_gpus", "months", "task"} <= printed
 
 
 @pytest.mark.slow
@@ -356,7 +372,8 @@ def test_first_page_of_every_sheet_renders_readably(recalculated):
     assert "The answer" in start and "The assumptions that move the answer most" in start and "months old" in start
     compare = next(pg for pg in pages if pg.strip() and "Compare" in pg.splitlines()[0])
     labels = [x for x in (load_workbook(path, data_only=True)["Compare"].cell(row=r, column=1).value for r in range(5, 18)) if x]
-    assert all(label in compare for label in labels), labels  # every option row is on the first printed page
+    # every option row is on the first printed page (a long name wraps: its GPU is on the row's first line)
+    assert all(label.split(" x")[0] in compare for label in labels), labels
 
 
 REPORT_SHEETS = ("Start", "Inputs", "Compare", "Break-even")  # what printing the workbook prints
@@ -378,7 +395,8 @@ def test_print_setup_is_readable_on_every_sheet():
     for ws in wb.worksheets:
         assert ws.print_area, ws.title
         assert ws.oddHeader.center.text == "&A", ws.title
-        assert ws.print_title_rows or ws.title == "Start", ws.title  # table headers repeat on every page
+        # table headers repeat on every page; Compare's table fits its first page, and its chart pages hold only a chart
+        assert ws.print_title_rows or ws.title in ("Start", "Compare"), ws.title
         fit = ws.sheet_properties.pageSetUpPr.fitToPage
         area = ws.print_area.split("!")[1].replace("$", "")
         if ws.title in REPORT_SHEETS:
@@ -396,26 +414,45 @@ def test_print_setup_is_readable_on_every_sheet():
 
 
 def test_printed_workbook_is_a_short_report_with_whole_charts(recalculated):
-    """LibreOffice's PDF of the default workbook: only the report sheets, at most 25 pages, each Compare
-    chart on a page of its own (a row break before each) and no header word wider than its column."""
-    import subprocess
+    """LibreOffice's PDF of the default workbook: only the report sheets, at most 12 pages, no text past the page's
+    edge or drawn over other text (no clipped cell), Compare's title whole and its deciding columns on the table's
+    page, each Compare chart on a page of its own (a row break before each) without a table header on it, and no
+    header word wider than its column."""
     pdf = recalculated["printed"].pdf
-    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split("\f")
-    heads = [next((line.split() for line in page.splitlines() if line.strip()), []) for page in pages]
-    sheets = [h[1] for h in heads if len(h) > 1]
-    assert 4 <= len(sheets) <= 25, len(sheets)
+    assert print_problems(pdf) == []
+    pages = [lines for _, _, lines in pdf_pages(pdf)]
+    sheets = [sheet_of(pg) for pg in pages]
+    assert 4 <= len(pages) <= 12, sheets
     assert set(sheets) == set(REPORT_SHEETS), sorted(set(sheets))
+    assert sheets.count("Start") == 1 and sheets.count("Break-even") == 1, sheets
+    compare = [" ".join(line.text for line in pg) for pg in pages if sheet_of(pg) == "Compare"]
+    assert len(compare) == 3 and "Compare options for this job" in compare[0]  # the table, then one page per chart
+    for header in ("option", "rent or", "job hours", "cost of this", "cash", "needed", "status"):
+        assert header in compare[0], header
+    assert all("rent or" not in page and "cash" not in page for page in compare[1:])  # no header band over a chart
     wb = load_workbook(recalculated["printed"].path)
-    compare = wb["Compare"]
-    anchors = sorted(ch.anchor._from.row + 1 for ch in compare._charts)  # 1-based first row of each chart
-    breaks = {b.id for b in compare.row_breaks.brk}
+    compare_ws = wb["Compare"]
+    anchors = sorted(ch.anchor._from.row + 1 for ch in compare_ws._charts)  # 1-based first row of each chart
+    breaks = {b.id for b in compare_ws.row_breaks.brk}
     assert len(anchors) == 2 and all(row - 1 in breaks for row in anchors), (anchors, breaks)
-    for ws in (compare, wb["Inputs"]):
+    for ws in (compare_ws, wb["Inputs"]):
         head = next(r for r in range(1, 8) if ws.cell(row=r, column=1).fill.fgColor.rgb.endswith("1F4E78"))
         for c in ws[head]:
             if c.value and c.column <= 6 or ws.title == "Compare" and c.value:  # printed headers; bold text: a word needs about 1.15 character widths a letter plus the cell's padding
                 word = max(str(c.value).split(), key=len)
                 assert len(word) * 1.15 + 1 <= _width(ws, c.column_letter), (ws.title, c.value)
+
+
+def test_row_heights_hold_their_wrapped_text():
+    """Every printed row with wrapped text is as high as its text needs at the column's width (the answer on
+    Start included), measured as fit_heights measures; the measure counts words, not characters."""
+    from gpu_tco.workbooks.common import text_height, text_lines
+    assert text_lines("a " * 30, 20) == 3 and text_lines("word", 20) == 1 and text_lines("x" * 45, 20) == 3
+    wb, cached = build_workbook()
+    start = wb["Start"]
+    answer = cached["Start!A7"]
+    width = sum(_width(start, col) for col in "ABCD")
+    assert len(answer) > width and start.row_dimensions[7].height >= text_height(answer, width, start["A7"].font) > 40
 
 
 def test_auto_inputs_show_the_value_in_use_and_sensitivities_raise_it(recalculated):

@@ -72,6 +72,7 @@ from .common import (
     _scenario_ref,
     _start_ages,
     _widths,
+    fit_heights,
     input_rows,
     resolved_offer_xl,
 )
@@ -130,16 +131,19 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     return picks
 
 
-COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
-    ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
-    ("status", "status", None, 14),
-    ("peak memory per GPU", "peak_train_gib_per_gpu", GIB_TENTHS, 11), ("GPU memory", "gpu_memory_gib", GIB, 9),
-    ("job hours", "option_hours", HOURS_TENTHS, 11), ("rent: job cost", "rent_total_usd", USD, 13),
-    ("own: job's share", "own_job_usd", USD, 13), ("own: capital", "own_capital_usd", USD, 14),
-    ("own: TCO over the period", "own_tco_usd", USD, 14), ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
-    ("cost of this option", "option_cost_usd", USD, 13), ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 13),
-    ("", "recommended", None, 13), ("ranked cost", "ranked", USD, 12),
+# (header, quantity or special, number format or None for the quantity's unit, width).  Printed: "option" to
+# "recommended", one page wide, the deciding columns first (the setup, rent or buy, hours, cost, cash needed); the
+# GPU and its count (both in the option's name) and the ranking's helpers stay on screen, right of the printed part.
+COMPARE_COLUMNS = [
+    ("option", "label", None, 22), ("rent or buy", "acquire", None, 6), ("job hours", "option_hours", HOURS_TENTHS, 9),
+    ("cost of this option", "option_cost_usd", USD, 11), ("cash needed", "option_outlay_usd", USD, 11),
+    ("status", "status", None, 12), ("peak memory per GPU", "peak_train_gib_per_gpu", GIB_TENTHS, 9),
+    ("GPU memory", "gpu_memory_gib", GIB, 8), ("offer", "offer_shown", None, 21), ("spot (may stop)", "spot", None, 7),
+    ("rent: job cost", "rent_total_usd", USD, 11), ("own: job's share", "own_job_usd", USD, 11),
+    ("own: capital", "own_capital_usd", USD, 11), ("own: TCO over the period", "own_tco_usd", USD, 11),
+    ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
+    ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 10), ("", "recommended", None, 12),
+    ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest GPUs, machines, hours, cost
     ("near: GPUs", "tier_gpus", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12),
     ("then hours", "tier_hours", TENTHS, 12), ("then cost", "tier_cost", USD, 12),
@@ -277,10 +281,9 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
                     "change options 2+ on Inputs, columns I-M). Red: does not fit in GPU memory. Green: recommended "
                     "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                     "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
-    _note(ws, "A2", compare_note, "J", 32, NOTE_FONT)
-    _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
-    ws.row_dimensions[head_row].height = 45
     letter = lay.compare_cols = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
+    _note(ws, "A2", compare_note, letter["recommended"], 32, NOTE_FONT)
+    _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
     ranked = [v["option_cost_usd"] if v["option_ok"] else None for v in all_vals]
     lay.best, tier_values = _recommended_row(all_vals, ranked)
     for k, v in enumerate(all_vals, start=1):
@@ -294,9 +297,11 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
             if fmt:
                 c.number_format = fmt
             if key in ("acquire", "n_gpus", "spot"):
-                c.alignment = Alignment(horizontal="center")
+                c.alignment = Alignment(horizontal="center", vertical="top")
             elif isinstance(value, str) and value == NO_PRICE:
-                c.alignment = Alignment(horizontal="right")
+                c.alignment = Alignment(horizontal="right", vertical="top")
+            else:  # names wrap within their column: the table stays one page wide
+                c.alignment = Alignment(wrap_text=key in ("label", "offer_shown", "status"), vertical="top")
         for key in ("status", "recommended", *TIERS):
             lay.cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
@@ -309,6 +314,7 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
     for key in ("ranked", *TIERS):  # helpers for the recommendation
         ws.column_dimensions[letter[key]].hidden = True
     ws.freeze_panes = f"B{first}"
+    fit_heights(ws, lay.cached)
     _compare_charts(ws, opt_ws, lay)
 
 
@@ -338,7 +344,7 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
                  v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
            for key in ("own_job_usd", "own_capital_usd", "own_tco_usd", "payback_months")},
         **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
-           for key in ("option_cost_usd", "option_usd_per_mtok_train")},
+           for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
         # them the fewest GPUs, then machines, then hours, then cost; the first listed on a tie (one row only)
         "tier_gpus": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),{opt_cell("n_gpus")},""),"")',
@@ -391,9 +397,8 @@ def _compare_charts(ws, opt_ws, lay: Layout) -> None:
     ws.add_chart(memory, f"A{memory_row}")
     ws.row_breaks.append(Break(id=cost_row - 1))
     ws.row_breaks.append(Break(id=memory_row - 1))
-    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", title_rows=f"{COMPARE_HEAD_ROW}:{COMPARE_HEAD_ROW}")
-    ws.print_title_cols = "A:A"  # the option's name on the pages with the table's further columns
-    ws.row_dimensions[2].height = 45  # the note above the table: three lines at these column widths
+    # one page wide; no repeated header rows: the table fits its first page, and the chart pages hold only the chart
+    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", fit_width=True)
 
 
 def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, list[tuple]]:
@@ -482,7 +487,10 @@ def _breakeven_sheet(ws, job: Scenario, lay: Layout) -> None:
     ws.add_chart(chart, "E6")
     _widths(ws, {"A": 24, "B": 22, "C": 22, "D": 3})
     ws.freeze_panes = f"A{first}"
-    page_setup(ws, f"A1:L{max(last, 28)}", scale=75, title_rows=f"{head}:{head}")
+    fit_heights(ws, lay.cached)
+    # one page: the table of months beside its chart (a few dozen rows; a longer period shrinks rather than splits)
+    page_setup(ws, f"A1:L{max(last, 28)}", title_rows=f"{head}:{head}", fit_width=True)
+    ws.page_setup.fitToHeight = 1
     ws.protection.sheet = True
 
 
@@ -567,8 +575,9 @@ def _start_sheet(ws, tabs: Mapping, job: Scenario, lay: Layout) -> None:
                        "sheets (GPUs, Models, Cloud, Tables) are left out: to print one, clear its print area (Excel: Page "
                        "Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) and print that "
                        "sheet; it fits the page width.", "D", 48, NOTE_FONT)
-    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})  # fits one landscape page at 90 %
-    page_setup(ws, f"A1:D{i}", scale=90)
+    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})
+    fit_heights(ws, lay.cached)
+    page_setup(ws, f"A1:D{i}", fit_width=True)
 
 
 def _start_answer(ws, job: Scenario, lay: Layout) -> None:

@@ -24,10 +24,13 @@ from gpu_tco.core import (
     AUTO_QUANTITY,
     INPUTS,
     INPUTS_BY_NAME,
+    PLAN_OUTPUTS,
     QUANTITIES,
+    SERVE_OUTPUTS,
     __version__,
     catalog,
     cite,
+    inputs_of,
 )
 from gpu_tco.core import FIRST_INPUTS as FIRST
 from gpu_tco.core import INPUT_SECTIONS as SECTIONS
@@ -87,29 +90,50 @@ INPUT_NAME_COL = 7         # column of the input names (what the formulas use; r
 CANDIDATE_FIRST_COL = 9    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column I
 SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
 SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
-                  "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced"}
+                  "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced",
+                  "unused": "Not used by {task} (not printed; kept for a what-if)"}
 
 
-def input_sections() -> list[tuple[str, list[str]]]:
-    """The Inputs sheet's sections in order: the inputs changed first, then one section per
-    core.inputs section (the same grouping the form and the command line use)."""
+# what the printed report of each task reads: the planner's and the serving planner's outputs, and for training the
+# Compare, Start and Break-even figures beyond them (their inputs are the ones printed)
+TASK_OUTPUTS = {
+    "train": (*PLAN_OUTPUTS, "rent_total_usd", "own_job_usd", "own_tco_usd", "payback_months", "verdict_code",
+              "own_cumulative_usd", "rent_cumulative_usd", "job_wall_hours", "allocator_peak_train_gib",
+              "weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"),
+    "serve": tuple(SERVE_OUTPUTS),
+}
+TASK_WORDS = {"train": "this training job", "serve": "this serving deployment"}
+
+
+def task_inputs(task: str) -> set[str]:
+    """The inputs a report of ``task`` ("train" or "serve") depends on: the ones its printed Inputs sheet lists."""
+    used = set(inputs_of(TASK_OUTPUTS[task], task))
+    return used | {"task"} | ({"cost_tolerance_pct"} if task == "train" else set())
+
+
+def input_sections(task: str = "train") -> list[tuple[str, list[str]]]:
+    """The Inputs sheet's sections in order: the inputs changed first, then one section per core.inputs section
+    (the same grouping the form and the command line use) with the inputs ``task`` uses, then ("unused", the
+    rest): kept below the printed part so a what-if can still change them."""
+    used = task_inputs(task)
     first = [n for n in FIRST]
     rest = [i for i in INPUTS if i.name not in first]
-    return [("first", first)] + [(s, [i.name for i in rest if i.section == s]) for s in SECTIONS]
+    sections = [("first", first)] + [(s, [i.name for i in rest if i.section == s and i.name in used]) for s in SECTIONS]
+    return [x for x in sections if x[1]] + [("unused", [i.name for i in rest if i.name not in used])]
 
 
-def input_layout() -> list[tuple[str, int, list[tuple[str, int]]]]:
+def input_layout(task: str = "train") -> list[tuple[str, int, list[tuple[str, int]]]]:
     """The Inputs sheet's rows: per section (section, heading row, [(input, row), ...])."""
     layout, r = [], INPUTS_HEADER_ROW + 1
-    for section, names in input_sections():
+    for section, names in input_sections(task):
         layout.append((section, r, [(name, r + 1 + k) for k, name in enumerate(names)]))
         r += 1 + len(names)
     return layout
 
 
-def input_rows() -> dict[str, int]:
+def input_rows(task: str = "train") -> dict[str, int]:
     """The row of each input on the Inputs sheet."""
-    return {name: row for _, _, rows in input_layout() for name, row in rows}
+    return {name: row for _, _, rows in input_layout(task) for name, row in rows}
 
 
 def _input_format(inp) -> str:
@@ -144,18 +168,70 @@ def _widths(ws, widths: Mapping[str, float]) -> None:
         ws.column_dimensions[col].width = width
 
 
-def _fit_rows(ws, first_row: int, last_row: int, wrapped_cols: tuple[str, ...]) -> None:
-    """Row heights for wrapped text (spreadsheets do not always re-measure rows of a generated file):
-    about one line per column width of characters, 15 points a line."""
-    import math
-    for r in range(first_row, last_row + 1):
-        lines = 1
-        for col in wrapped_cols:
-            value = ws[f"{col}{r}"].value
-            if isinstance(value, str) and not value.startswith("="):
-                width = ws.column_dimensions[col].width or 10
-                lines = max(lines, math.ceil(len(value) * 1.1 / width))
-        ws.row_dimensions[r].height = 15 * lines  # explicit: the reader's program need not measure every row
+# How much text a printed cell holds.  A column width is in widths of the digit 0 of the default font; wrapped
+# text of the default 11 pt font sets about 1.1 characters per width unit in Excel (Calibri) and in LibreOffice where
+# Calibri is missing (DejaVu Sans, measured on its PDF); 1.12 (0.95 bold) leaves a little room for the wider fonts.  A line takes
+# 1.2 times the font size, and a row 4 points more for the cell's padding.
+CHARS_PER_WIDTH = 1.12
+BOLD_CHARS_PER_WIDTH = 0.95
+LINE_PITCH = 1.2
+ROW_PADDING_PT = 4.0
+
+
+def text_lines(text: str, width: float, size: float = 11, bold: bool = False) -> int:
+    """The lines ``text`` wraps to in a cell ``width`` units wide (word by word, as spreadsheets wrap)."""
+    per_line = max(1, int(width * (BOLD_CHARS_PER_WIDTH if bold else CHARS_PER_WIDTH) * 11 / size))
+    lines = 0
+    for paragraph in str(text).split("\n"):
+        lines += 1
+        used = 0
+        for word in paragraph.split():
+            if used and used + 1 + len(word) > per_line:
+                lines += 1
+                used = 0
+            used += (1 if used else 0) + len(word)
+            while used > per_line:  # a word longer than the line breaks inside
+                lines += 1
+                used -= per_line
+    return max(lines, 1)
+
+
+def printed_width(ws, first_col: int, last_col: int) -> float:
+    """Width units of columns first_col..last_col (hidden ones print nothing)."""
+    total = 0.0
+    for j in range(first_col, last_col + 1):
+        dim = ws.column_dimensions[get_column_letter(j)]
+        total += 0 if dim.hidden else (dim.width or 8.43)  # 8.43: the spreadsheets' default width
+    return total
+
+
+def text_height(text: str, width: float, font=None) -> float:
+    """Points a row needs to show ``text`` whole in a wrapped cell ``width`` units wide."""
+    size = float(font.sz or 11) if font is not None else 11.0
+    bold = bool(font is not None and font.b)
+    return text_lines(text, width, size, bold) * LINE_PITCH * size + ROW_PADDING_PT
+
+
+def fit_heights(ws, cached: Mapping[str, object], first_row: int = 1) -> None:
+    """Each row holding wrapped text as high as its longest text needs (merged cells: their whole width), so
+    nothing prints clipped; a formula's text is the value it shows when the file is written (``cached``).
+    Spreadsheets do not re-measure the rows of a generated file, so the heights are written out."""
+    spans = {(m.min_row, m.min_col): (m.min_col, m.max_col) for m in ws.merged_cells.ranges}
+    for row in ws.iter_rows(min_row=first_row):
+        need = 0.0
+        for c in row:
+            if c.value is None or not (c.alignment is not None and c.alignment.wrap_text) or \
+                    ws.column_dimensions[c.column_letter].hidden:
+                continue
+            text = c.value
+            if isinstance(text, str) and text.startswith("="):
+                text = cached.get(f"{ws.title}!{c.coordinate}")
+            if not isinstance(text, str) or not text:
+                continue
+            first, last = spans.get((c.row, c.column), (c.column, c.column))
+            need = max(need, text_height(text, printed_width(ws, first, last), c.font))
+        if need:
+            ws.row_dimensions[row[0].row].height = max(need, 15.0)
 
 
 def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> None:
@@ -259,26 +335,29 @@ def _inputs_sheet(wb: Workbook, ws, job: Scenario, lay: Layout) -> None:
     ws["A1"].font = Font(bold=True, size=14)
     _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
                     "(the same names as gpu-tco's command line and scenario files). Where 0 means automatic, "
-                    "the column in use shows the value the formulas use (Calc sheet).", "F", 30, NOTE_FONT)
-    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "what it means (and its source)",
+                    "the column in use shows the value the formulas use (Calc sheet).", "E", 30, NOTE_FONT)
+    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "what it means (and its source)", "allowed values",
                                   "name in formulas"])
-    layout = input_layout()
+    task = "serve" if job.values.get("task") == "serve" else "train"
+    layout = input_layout(task)
     for section, heading_row, rows in layout:
-        heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
+        heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section].format(task=TASK_WORDS[task]))
         for j in range(1, 8):
             ws.cell(row=heading_row, column=j).fill = SECTION_FILL
         heading.font = Font(bold=True)
         for name, r in rows:
             _input_row(wb, ws, INPUTS_BY_NAME[name], r, job, lay)
-    last_input_row = max(r for _, heading_row, rows in layout for r in [heading_row, *(row for _, row in rows)])
-    if job.values.get("task") != "serve":  # a serving workbook's setups are on its Serving sheet
+    # printed: the task's inputs, down to the heading of the ones it does not use
+    last_printed_row = layout[-1][1] - 1
+    if task != "serve":  # a serving workbook's setups are on its Serving sheet
         _candidate_block(ws, job, lay)
     cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(1 + len(CANDIDATE_COLS))]
-    _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
+    _widths(ws, {"A": 26, "B": 15, "C": 15, "D": 13, "E": 90, "F": 40, "G": 24, "H": 3,
                  cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14})
-    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
-    # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
-    page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
+    fit_heights(ws, lay.cached)
+    # printed: the columns a reader needs (label to meaning), as wide as the page; what is allowed (also in each value's
+    # comment and checked when typed), the names and the options stay on screen
+    page_setup(ws, f"A1:E{last_printed_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
     ws.protection.sheet = True
 
 
@@ -304,10 +383,10 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
     allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
     if inp.name == "offer":
         allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
-    ws.cell(row=r, column=5, value=allowed)
+    ws.cell(row=r, column=6, value=allowed)
     ws.cell(row=r, column=INPUT_NAME_COL, value=inp.name).font = NOTE_FONT
     source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
-    ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
+    ws.cell(row=r, column=5, value=inp.description + (f". Source: {source}" if source else ""))
     for j in (1, 3, 4, 5, 6, 7):
         ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 6), vertical="top")
     cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
@@ -356,7 +435,7 @@ def _calc_sheet(wb: Workbook, calc, job: Scenario, lay: Layout) -> None:
     for row in calc.iter_rows(min_row=2, min_col=1, max_col=6):
         for c in row:  # every cell of a row at the top, next to its wrapped description
             c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
-    _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
+    fit_heights(calc, lay.cached, 2)
     not_in_default_print(calc, 6, title_rows="1:1")
     calc.protection.sheet = True
 

@@ -45,6 +45,7 @@ from .common import (
     _plain,
     _start_ages,
     _widths,
+    fit_heights,
     page_setup,
     resolved_offer_xl,
 )
@@ -138,6 +139,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
     _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
+    fit_heights(ws, lay.cached)
     not_in_default_print(ws, 2 + len(setups), title_rows="1:1")  # printed: Start and Inputs, as the training workbook
     ws.protection.sheet = True
     return cells
@@ -237,7 +239,8 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
     r = _serve_table(ws, setups, cells, lay, 10, known)
     r = _start_ages(ws, tabs, r + 1)
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
-    page_setup(ws, f"A1:E{r}", scale=90)
+    fit_heights(ws, lay.cached)
+    page_setup(ws, f"A1:E{r}", fit_width=True)
 
 
 def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known: Mapping) -> int:
