@@ -318,7 +318,7 @@ def test_inputs_print_only_what_the_task_uses(task):
     """The printed part of Inputs ends above the heading of the inputs the task does not use: a serving report
     lists no training method, LoRA rank, training tokens or job hours, a training report no request rate."""
     ws = build_workbook({"task": task})[0]["Inputs"]
-    last = int(re.search(r"\$?F\$?(\d+)$", ws.print_area).group(1))
+    last = int(re.search(r"\$?E\$?(\d+)$", ws.print_area).group(1))
     rows = _input_rows(ws)
     printed = {name for name, r in rows.items() if r <= last}
     assert ws.cell(row=last + 1, column=1).value.startswith("Not used by")
