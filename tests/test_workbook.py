@@ -508,3 +508,30 @@ def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
     wb = load_workbook(path)
     for title in ("Start", "Inputs", "Compare", "Break-even", "Options", "Calc"):
         assert wb[title].print_area, title
+
+
+def test_start_states_one_setup_and_labels_the_scenario_apart():
+    """Start's figures are the recommended option's (the setup its answer names, at the cost the answer says); the
+    scenario on Inputs, another setup in the default job, stands in its own column labelled as that scenario."""
+    from gpu_tco.core.recommendation import usd_text
+    wb, cached = build_workbook()
+    ws = wb["Start"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value}
+    head = rows["setup"] - 1
+    assert [c.value for c in ws[head]][1:3] == ["recommended option", "the scenario on Inputs (another setup)"]
+
+    def shown(label, col):
+        return cached[f"Start!{col}{rows[label]}"]
+    answer = cached["Start!A7"]
+    recommended, scenario = shown("setup", "B"), shown("setup", "C")
+    gpu, count = recommended.split(". ")[1].split(" x")
+    assert answer.startswith(f"Rent {count.split()[0]}x {gpu} ") and usd_text(shown("cost of this option", "B")) in answer
+    assert recommended != scenario and scenario.startswith("1. ")  # option 1 on Compare is the scenario
+    assert shown("cost of this option", "C") == pytest.approx(core.evaluate()["option_cost_usd"])
+    assert shown("hours the job takes", "B") != shown("hours the job takes", "C")
+    # the same job with the recommended option on Inputs: one column, and a line saying so
+    pick = core.plan({})["options"][0]
+    same = build_workbook({"gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": pick["offer"]})[0]["Start"]
+    texts = [c.value for row in same.iter_rows() for c in row if isinstance(c.value, str)]
+    assert "recommended option" in texts and not any(t.startswith("the scenario on Inputs (another") for t in texts)
+    assert "The scenario on Inputs is the recommended option (Compare, option 1)." in texts

@@ -639,35 +639,56 @@ def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
     return r
 
 
+# Start's figures, each read from Compare: (label, Compare column key)
+START_FIGURES = (("rent or buy", "acquire"), ("offer", "offer_shown"), ("peak memory per GPU (device total, must fit)", "peak_train_gib_per_gpu"),
+                 ("memory of one GPU", "gpu_memory_gib"), ("hours the job takes", "option_hours"),
+                 ("cost of this option", "option_cost_usd"), ("cash needed", "option_outlay_usd"),
+                 ("rent: cost of the job", "rent_total_usd"), ("own: total cost over the period", "own_tco_usd"),
+                 ("buying pays back after", "payback_months"), ("status", "status"))
+
+
 def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
-    """From row r: the scenario on Inputs in key numbers, and the recommended option; returns the row for the
-    printing note."""
-    values, result = job.values, job.result
-    ws.cell(row=r, column=1, value="The scenario on Inputs").font = Font(bold=True, size=12)
-    c = ws.cell(row=r + 1, column=1, value='=model&", "&method&", "&n_gpus&" x "&gpu')
-    lay.cached[f"Start!{c.coordinate}"] = f"{values['model']}, {values['method']}, {int(values['n_gpus'])} x {values['gpu']}"
-    rows = [("peak memory per GPU (device total, must fit)", "=peak_train_gib_per_gpu", GIB_TENTHS, result["peak_train_gib_per_gpu"]),
-            ("of which tensors (PyTorch allocator peak)", "=allocator_peak_train_gib", GIB_TENTHS, result["allocator_peak_train_gib"]),
-            ("memory of one GPU", "=gpu_memory_gib", GIB, result["gpu_memory_gib"]),
-            ("fits in memory", '=IF(fits_train,"yes","no")', None, "yes" if result["fits_train"] else "no"),
-            ("hours the GPUs are occupied", "=job_wall_hours", HOURS_TENTHS, result["job_wall_hours"]),
-            ("rent: cost of the job", "=rent_total_usd", USD, result["rent_total_usd"]),
-            ("own: total cost over the period", "=own_tco_usd", USD, result["own_tco_usd"]),
-            ("own: cost per working GPU-hour", "=own_usd_per_gpu_hour", USD_CENTS, result["own_usd_per_gpu_hour"]),
-            ("buying pays back after", "=payback_months", _number_format("months"), result["payback_months"])]
-    for i, (label, formula, fmt, value) in enumerate(rows, start=r + 2):
-        ws.cell(row=i, column=1, value=label)
-        c = ws.cell(row=i, column=2, value=formula)
-        c.alignment = Alignment(horizontal="right")
-        if fmt:
-            c.number_format = fmt
-        lay.cached[f"Start!{c.coordinate}"] = _plain(value)
-    i = r + 2 + len(rows)
-    ws.cell(row=i, column=1, value="recommended option (Compare)").font = Font(bold=True)
-    c = ws.cell(row=i, column=2, value=f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"none acceptable",'
-                                          f'{lay.pick("label")})')
-    c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
-    lay.cached[f"Start!{c.coordinate}"] = lay.best_label
+    """From row r: the recommended option's figures (the setup the answer names), and beside them, labelled as that
+    scenario, the figures of the scenario on Inputs where it is another setup; every figure read from Compare, so
+    both columns stand on the same basis.  Returns the row for the printing note."""
+    first, best = lay.compare_first, lay.best
+    fmt = {key: f for _, key, f, _ in COMPARE_COLUMNS}
+    scenario_differs = best != 0
+    ws.cell(row=r, column=1, value="The figures of the recommended option").font = Font(bold=True, size=12)
+    heads = ["", "recommended option"] + (["the scenario on Inputs (another setup)"] if scenario_differs else [])
+    _head(ws, r + 1, heads, freeze=False)
+    label = ws.cell(row=r + 2, column=1, value="setup")
+    label.font = Font(bold=True)
+    columns = [(2, None)] + ([(3, first)] if scenario_differs else [])
+    for col, row in columns:
+        c = ws.cell(row=r + 2, column=col)
+        if row is None:
+            c.value = f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"none acceptable",{lay.pick("label")})'
+            lay.cached[f"Start!{c.coordinate}"] = lay.best_label
+        else:
+            c.value = f"=Compare!${lay.compare_cols['label']}${row}"
+            lay.cached[f"Start!{c.coordinate}"] = lay.option_values[0]["label"]
+        c.font, c.alignment = Font(bold=True), Alignment(horizontal="right", wrap_text=True, vertical="top")
+    for i, (text, key) in enumerate(START_FIGURES, start=r + 3):
+        ws.cell(row=i, column=1, value=text)
+        for col, row in columns:
+            c = ws.cell(row=i, column=col)
+            if row is None:
+                c.value = f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"-",{lay.pick(key)})'
+                shown = lay.cached.get(f"Compare!{lay.compare_cols[key]}{first + best}", "") if best is not None else "-"
+            else:
+                c.value = f"=Compare!${lay.compare_cols[key]}${row}"
+                shown = lay.cached.get(f"Compare!{lay.compare_cols[key]}{row}", "")
+            lay.cached[f"Start!{c.coordinate}"] = shown
+            c.alignment = Alignment(horizontal="right", wrap_text=key == "offer_shown", vertical="top")
+            if fmt.get(key):
+                c.number_format = fmt[key]
+    i = r + 3 + len(START_FIGURES)
+    if not scenario_differs:
+        _note(ws, f"A{i}", "The scenario on Inputs is the recommended option (Compare, option 1).", "D", 16, NOTE_FONT)
+    else:
+        _note(ws, f"A{i}", "The scenario on Inputs is option 1 on Compare; the answer above is the recommended option. To "
+                           "make the scenario the recommended one, set gpu, n_gpus, offer and buy on Inputs to it.", "D", 30, NOTE_FONT)
     return i + 2
 
 
