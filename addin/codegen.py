@@ -127,7 +127,7 @@ README_START, README_END = "<!-- excel-functions:start -->", "<!-- excel-functio
 
 
 def write_generated(readme: Path | None = None) -> list[Path]:
-    """Regenerate addin/udfs.py and the README's function table (between its markers)."""
+    """Regenerate addin/udfs.py and the function table of ``readme`` (docs/excel.md; between its markers)."""
     written = []
     if UDFS_PATH.read_text(encoding="utf-8") != classic_module():
         UDFS_PATH.write_text(classic_module(), encoding="utf-8")

@@ -46,6 +46,9 @@ from .xlsx import (
     put_text,
 )
 
+# the default workbook prints as a short report: its PDF (LibreOffice, A4) has at most this many pages (a test
+# holds it; README and docs/workbook.md state it through `gpu-tco docs`)
+PRINTED_PAGES_AT_MOST = 12
 SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
 CATALOG_SHEETS = {"gpus": "GPUs", "models": "Models", "offers": "Cloud"}
 
