@@ -71,7 +71,7 @@ def _default_text(arg: str) -> str:
 
 
 def function_table_markdown() -> str:
-    """The README's table of Excel functions, generated so it cannot drift from the code."""
+    """The table of Excel functions in docs/excel.md, generated so it cannot drift from the code."""
     from .demo import DEMO_INPUTS, EXAMPLES
     from .functions import FUNCTIONS
     values = dict(DEMO_INPUTS)
