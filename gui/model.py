@@ -317,8 +317,10 @@ def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
 
 
 # what decides first (setup, rent or buy, hours, cost, cash), the long texts (offer, reasons) last
-TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "GiB per GPU",
-                 "USD per GPU-hour", "USD per million tokens", "Acceptable", "Cloud offer", "Why not")
+# the deciding columns first (the setup, rent or buy, hours, cost, cash needed), then the offer that tells two rows of
+# one setup apart, the other figures, and the reasons last
+TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "Cloud offer", "GiB per GPU",
+                 "USD per GPU-hour", "USD per million tokens", "Acceptable", "Why not")
 
 
 def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str], list[list]]:
@@ -331,8 +333,8 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
         if not o["ok"] and not include_rejected:
             continue
         rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
-                     o["cost_usd"], o["outlay_usd"], o["peak_gib_per_gpu"], o["usd_per_gpu_hour"], o["usd_per_mtok_train"],
-                     "yes" if o["ok"] else "no", o["offer"] or "-", "; ".join(o["reasons"])])
+                     o["cost_usd"], o["outlay_usd"], o["offer"] or "-", o["peak_gib_per_gpu"], o["usd_per_gpu_hour"],
+                     o["usd_per_mtok_train"], "yes" if o["ok"] else "no", "; ".join(o["reasons"])])
     return headers, rows
 
 
@@ -437,8 +439,10 @@ def latency_series(result: Mapping, option: ServeOption) -> dict:
             "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
 
 
-SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Rent or buy", "First token (ms)", "Per token (ms)", "Monthly cost (USD)",
-                       "USD per million input tokens", "USD per million output tokens", "Acceptable", "Cloud offer", "Why not")
+# the deciding columns first (the setup, rent or buy, the costs), then the offer, the latencies, and the reasons last
+SERVE_TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Monthly cost (USD)", "USD per million input tokens",
+                       "USD per million output tokens", "Cloud offer", "First token (ms)", "Per token (ms)", "Replicas",
+                       "Acceptable", "Why not")
 # the serving table's columns that are quantities (header -> quantity; "{way}" is rent or own)
 SERVE_COLUMN_QUANTITIES = {"Replicas": "serve_replicas", "First token (ms)": "ttft_ms", "Per token (ms)": "tpot_ms",
                            "Monthly cost (USD)": "serve_option_usd_per_month",
@@ -452,7 +456,7 @@ def serve_table(options: list[ServeOption], include_rejected: bool) -> tuple[lis
     for rank, o in enumerate(options, start=1):
         if not o.ok and not include_rejected:
             continue
-        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.replicas, o.acquire, o.ttft_ms, o.tpot_ms,
-                     o.usd_per_month, o.usd_per_mtok_input, o.usd_per_mtok_output, "yes" if o.ok else "no", o.offer or "-",
+        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.acquire, o.usd_per_month, o.usd_per_mtok_input,
+                     o.usd_per_mtok_output, o.offer or "-", o.ttft_ms, o.tpot_ms, o.replicas, "yes" if o.ok else "no",
                      "; ".join(o.reasons)])
     return list(SERVE_TABLE_HEADERS), rows

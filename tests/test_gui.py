@@ -538,10 +538,47 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     assert window.figures.item(row, 1).text() == "never"
 
 
+def _deciding_columns_in_view(w, deciding: tuple[str, ...]) -> None:
+    """The ranked table's headers whole on their lines (elided ones only among the long-text columns), the offer
+    before the reasons, and the ``deciding`` columns within the table's view without scrolling."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpu_tco.gui.answer_panel import header_name
+    header = w.table.horizontalHeader()
+    names = [header_name(w.table_model, c) for c in range(w.table_model.columnCount())]
+    fm = QFontMetrics(header.font())
+    for c, name in enumerate(names):
+        if not w.table.isColumnHidden(c):
+            widest = max(fm.horizontalAdvance(line) for line in w.table_model.horizontalHeaderItem(c).text().split("\n"))
+            assert widest <= header.sectionSize(c) or name in ("Cloud offer", "Why not", "Setup"), name
+    assert names.index("Cloud offer") < names.index("Why not")
+    for name in deciding:
+        c = names.index(name)
+        assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
+def test_serving_form_shows_its_deciding_and_cost_columns(qtbot, tmp_path, size):
+    """Serving mode: the setup, rent or buy and the monthly cost in view at 1024 x 700; the costs per million input
+    and output tokens too from 1280 x 800.  The screenshots go to test-artifacts/ for a person to look at."""
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        w.findChild(QRadioButton, "task_serve").click()
+    qtbot.wait(50)
+    costs = ("USD per million input tokens", "USD per million output tokens") if size[0] >= 1280 else ()
+    _deciding_columns_in_view(w, ("Setup", "Rent or buy", "Monthly cost (USD)", *costs))
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert w.grab().save(str(ARTIFACTS / f"form-serve-{size[0]}x{size[1]}.png"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
 def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
-    """Geometry and font metrics, not pixels: the table's deciding columns in view at 1280 wide and more,
+    """Geometry and font metrics, not pixels: the table's deciding columns in view at every size (1024 x 700 too),
     header texts and chart labels and axis titles no wider than the room Qt gives them, placeholders of
     automatic inputs whole.  The screenshots go to test-artifacts/ for a person to look at."""
     from PySide6.QtGui import QFontMetrics
@@ -553,15 +590,7 @@ def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
         pass
     qtbot.wait(50)
     ARTIFACTS.mkdir(exist_ok=True)
-    header = w.table.horizontalHeader()
-    names = [w.table_model.horizontalHeaderItem(c).text() for c in range(w.table_model.columnCount())]
-    fm = QFontMetrics(header.font())
-    for c, name in enumerate(names):  # header texts whole (elided ones only among the long-text columns)
-        assert fm.horizontalAdvance(name) <= header.sectionSize(c) or name in ("Cloud offer", "Why not"), name
-    if size[0] >= 1280:
-        for name in ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"):
-            c = names.index(name)
-            assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
+    _deciding_columns_in_view(w, ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"))
     from gpu_tco.core.auto import AUTO_QUANTITY
     shown = [n for n in AUTO_QUANTITY if n in w.fields]
     assert {"mfu", "job_hours", "usd_per_gpu_hour_rented", "purchase_usd_per_gpu"} <= set(shown)
