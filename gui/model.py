@@ -52,7 +52,8 @@ from ..core import price_gaps as gaps
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
 CASH_OUTPUTS = ("own_cumulative_usd", "rent_cumulative_usd")
 # serving the model on the same GPUs against an API's price (the serving section of the form)
-SERVING_OUTPUTS = ("decode_tokens_per_s", "decode_usd_per_mtok_rent", "decode_usd_per_mtok_own",
+# every one on the basis the costs use: the batch one replica sustains within the latency targets (serve_tokens_per_s)
+SERVING_OUTPUTS = ("serve_tokens_per_s", "serve_batch", "decode_usd_per_mtok_rent", "decode_usd_per_mtok_own",
                    "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
 SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
@@ -262,8 +263,8 @@ def compute(state: FormState) -> dict:
             Figure("Payback of buying", payback, "months", "payback_months", bought_in),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
-            Figure("Serving: generated tokens per second", float(rented["decode_tokens_per_s"]), "tokens/s",
-                   "decode_tokens_per_s", rented_in),
+            Figure(f"Serving: generated tokens per second ({serving_basis(rented)})", float(rented["serve_tokens_per_s"]),
+                   "tokens/s", "serve_tokens_per_s", rented_in),
             Figure("Serving: cost per million tokens, rented", float(rented["decode_usd_per_mtok_rent"]), "USD",
                    "decode_usd_per_mtok_rent", rented_in),
             Figure("Serving: cost per million tokens, owned", float(rented["decode_usd_per_mtok_own"]), "USD",
@@ -319,6 +320,12 @@ def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
 # what decides first (setup, rent or buy, hours, cost, cash), the long texts (offer, reasons) last
 # the deciding columns first (the setup, rent or buy, hours, cost, cash needed), then the offer that tells two rows of
 # one setup apart, the other figures, and the reasons last
+def serving_basis(values) -> str:
+    """The basis of the training form's serving figures in words: the requests one replica decodes at once."""
+    batch = int(float(values["serve_batch"]))
+    return f"{batch:,} requests at once" if batch >= 1 else "one request at a time: no batch meets the targets"
+
+
 TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "Cloud offer", "GiB per GPU",
                  "USD per GPU-hour", "USD per million tokens", "Acceptable", "Why not")
 

@@ -82,7 +82,9 @@ def test_every_field_comes_from_core_declarations():
                  "allow_interruptible", "usd_per_kwh", "pue", "hours_per_day", "months", "purchase_usd_per_gpu", "depreciation"):
         assert name in shown
     assert not {"gpu", "n_gpus", "offer", "buy", "at_month"} & set(shown)  # the hardware box's controls; the chart sweeps months
-    assert {"context_tokens", "batch", "weights_dtype", "api_usd_per_mtok", "rent_utilization_pct"} <= set(shown)  # serving
+    # serving on the same GPUs, at the batch a replica sustains within the targets (not a batch typed in)
+    assert {"weights_dtype", "api_usd_per_mtok", "rent_utilization_pct", "ttft_slo_ms", "tpot_slo_ms"} <= model.SHOWN["train"]
+    assert "batch" not in model.SHOWN["train"]
     assert model.sections()[-1][0] == "advanced"
 
 
@@ -520,12 +522,10 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     monthly volume above which renting (or owning) beats the API, "never" when it does not."""
     from gpu_tco.core.engine import evaluate
     from gpu_tco.core.planner import option_inputs
-    batch = window.findChild(QLineEdit, "field_batch")
     api = window.findChild(QLineEdit, "field_api_usd_per_mtok")
-    answer_after(qtbot, window, lambda: type_into(qtbot, batch, "64"))
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "10"))
     rec = answer["recommended"]
-    core_values = evaluate(option_inputs({"batch": 64, "api_usd_per_mtok": 10}, rec),
+    core_values = evaluate(option_inputs({"api_usd_per_mtok": 10}, rec),
                            outputs=("decode_usd_per_mtok_rent", "selfhost_rent_breakeven_mtok_per_month"))
     figures = {f.label: f for f in answer["figures"]}
     assert figures["Serving: cost per million tokens, rented"].value == pytest.approx(float(core_values["decode_usd_per_mtok_rent"]))
@@ -848,3 +848,24 @@ def test_serving_answer_when_no_setup_meets_the_targets():
     assert len(rows) == len(expected["options"]) and all(r[headers.index("Why not")] for r in rows)
     (api,) = answer["volume"]["lines"]
     assert api["label"] == f"API {expected['api']['name']}" and len(api["usd_per_mtok"]) == model.VOLUME_POINTS
+
+
+def test_training_forms_serving_figures_stand_on_the_batch_the_replica_runs():
+    """The training form's serving figures share one basis, stated in the label: the tokens per second of the batch
+    one replica sustains, which the costs per million tokens divide by; no break-even beyond the setup's capacity."""
+    from gpu_tco import core
+    from gpu_tco.core import evaluate
+    answer = model.compute(model.FormState())
+    figures = {f.label.split(" (")[0]: f for f in answer["figures"]}
+    speed = figures["Serving: generated tokens per second"]
+    assert "requests at once" in speed.label and speed.quantity == "serve_tokens_per_s"
+    values = evaluate(speed.inputs, outputs=("serve_tokens_per_s", "serve_batch", "decode_usd_per_mtok_rent",
+                                             "rent_usd_per_gpu_hour", "serve_capacity_mtok_per_month"))
+    assert f"{int(values['serve_batch']):,} requests at once" in speed.label and values["serve_batch"] > 1
+    rented = figures["Serving: cost per million tokens, rented"].value
+    util = speed.inputs.get("rent_utilization_pct", core.DEFAULTS["rent_utilization_pct"]) / 100
+    per_hour = speed.inputs["n_gpus"] * float(values["rent_usd_per_gpu_hour"])
+    assert rented == pytest.approx(per_hour / (speed.value * 3600 * util) * 1e6)  # the same tokens per second
+    for label in ("Renting beats the API above", "Owning beats the API above"):
+        volume = figures[label].value
+        assert volume == -1 or volume <= float(values["serve_capacity_mtok_per_month"]), (label, volume)
