@@ -29,7 +29,7 @@ from .controller import Controller
 # the ranked table's long texts, elided (the whole text is in the cell's tooltip and in Copy results)
 LONG_COLUMNS = ("Cloud offer", "Why not")
 LONG_COLUMN_CHARS = 16
-SETUP_COLUMN_CHARS = 11  # a setup's name: "8x A100-80GB-SXM (fp8)" elides rather than pushing the costs out of view
+SETUP_COLUMN_CHARS = 11  # in a narrow table a setup's name elides rather than pushing the costs out of view
 HEADER_LINE_CHARS = 9    # a header is wrapped to lines about this long (at most three), so a column is as narrow as its numbers
 
 
@@ -119,10 +119,15 @@ class OptionsTab(QWidget):
         """The long texts (offer, reasons) at most LONG_COLUMN_CHARS wide and the setup SETUP_COLUMN_CHARS (elided; the
         whole text is in the cell's tooltip and in Copy results)."""
         header = self.table.horizontalHeader()
-        for name in (*LONG_COLUMNS, "Setup"):
-            widest = self.table.fontMetrics().horizontalAdvance("M" * (SETUP_COLUMN_CHARS if name == "Setup" else LONG_COLUMN_CHARS))
+        for name in LONG_COLUMNS:
+            widest = self.table.fontMetrics().horizontalAdvance("M" * LONG_COLUMN_CHARS)
             if name in headers and header.sectionSize(headers.index(name)) > widest:
                 header.resizeSection(headers.index(name), widest)
+        # the setup elided only where the table is narrower than its columns (a small window)
+        if "Setup" in headers and header.length() > self.table.viewport().width():
+            widest = self.table.fontMetrics().horizontalAdvance("M" * SETUP_COLUMN_CHARS)
+            if header.sectionSize(headers.index("Setup")) > widest:
+                header.resizeSection(headers.index("Setup"), widest)
 
     def current_rows(self) -> tuple[list[str], list[list]]:
         """The table as shown (sort order included), as values."""

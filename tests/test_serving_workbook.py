@@ -195,6 +195,6 @@ def test_printed_serving_workbook_fits_the_page(recalculated):
     assert print_problems(pdf) == []
     pages = [lines for _, _, lines in pdf_pages(pdf)]
     sheets = [sheet_of(pg) for pg in pages]
-    assert sheets.count("Start") <= 2 and set(sheets) == {"Start", "Inputs"} and len(pages) <= 8, sheets
+    assert sheets.count("Start") == 1 and set(sheets) == {"Start", "Inputs"} and len(pages) <= 6, sheets
     text = " ".join(line.text for pg in pages for line in pg)
     assert "The answer" in text and "LoRA rank" not in text and "Training tokens" not in text

@@ -241,6 +241,7 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
     fit_heights(ws, lay.cached)
     page_setup(ws, f"A1:E{r}", fit_width=True)
+    ws.page_setup.fitToHeight = 1  # one page: the answer, the setups against the API, and how old the numbers are
 
 
 def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known: Mapping) -> int:
