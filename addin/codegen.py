@@ -71,7 +71,7 @@ def _default_text(arg: str) -> str:
 
 
 def function_table_markdown() -> str:
-    """The README's table of Excel functions, generated so it cannot drift from the code."""
+    """The table of Excel functions in docs/excel.md, generated so it cannot drift from the code."""
     from .demo import DEMO_INPUTS, EXAMPLES
     from .functions import FUNCTIONS
     values = dict(DEMO_INPUTS)
@@ -127,7 +127,7 @@ README_START, README_END = "<!-- excel-functions:start -->", "<!-- excel-functio
 
 
 def write_generated(readme: Path | None = None) -> list[Path]:
-    """Regenerate addin/udfs.py and the README's function table (between its markers)."""
+    """Regenerate addin/udfs.py and the function table of ``readme`` (docs/excel.md; between its markers)."""
     written = []
     if UDFS_PATH.read_text(encoding="utf-8") != classic_module():
         UDFS_PATH.write_text(classic_module(), encoding="utf-8")

@@ -67,7 +67,7 @@ def build_demo() -> tuple[Workbook, dict]:
     ws.title = "Functions"
     ws["A1"] = "gpu-tco Excel functions: examples"
     ws["A1"].font = Font(bold=True, size=14)
-    ws["A2"] = ("Needs the gpu-tco add-in (README: Excel functions). Change the yellow inputs; the examples follow. "
+    ws["A2"] = ("Needs the gpu-tco add-in (docs/excel.md). Change the yellow inputs; the examples follow. "
                 "Values shown before the add-in runs were computed by gpu-tco when this file was generated.")
     cached: dict[str, object] = {}
     for j, head in enumerate(["input", "value"], start=1):

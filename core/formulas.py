@@ -1342,11 +1342,13 @@ q("prefill_usd_per_mtok_rent", "USD/Mtok", "Rented: USD per million prompt token
 serve_capacity = q("serve_capacity_mtok_per_month", "Mtok/month", "Million tokens the setup (owned or rented) generates per month at hours_per_day",
                    serve_tps * 3600 * I.hours_per_day * I.days_per_month / 1e6)
 energy_per_mtok = I.n_gpus * own_energy_usd_per_gpu_hour / (serve_tps * 3600) * 1e6
+owned_breakeven = ((own_capital_usd + own_setup_usd - own_residual_usd) / I.months + own_fixed_usd_per_month) / \
+    (I.api_usd_per_mtok - energy_per_mtok)
 q("selfhost_breakeven_mtok_per_month", "Mtok/month",
-  "Monthly generated tokens above which owning beats the API: (spread capital + fixed per month) / (API price - energy per Mtok); -1 = never",
-  IF(I.api_usd_per_mtok > energy_per_mtok,
-     ((own_capital_usd + own_setup_usd - own_residual_usd) / I.months + own_fixed_usd_per_month) / (I.api_usd_per_mtok - energy_per_mtok), -1),
-  "against an API's price per million tokens")
+  "Monthly generated tokens above which owning beats the API: (spread capital + fixed per month) / (API price - energy per Mtok); "
+  "-1 = never (the API is cheaper per token, or the volume is more than the setup generates: serve_capacity_mtok_per_month)",
+  IF(AND(I.api_usd_per_mtok > energy_per_mtok, owned_breakeven <= serve_capacity), owned_breakeven, -1),
+  "against an API's price per million tokens; a break-even beyond what the setup can serve is none")
 q("selfhost_rent_breakeven_mtok_per_month", "Mtok/month",
   "Monthly generated tokens above which renting the GPUs for the working hours beats the API: rent per month / API price; "
   "-1 = never (even fully used, the rented GPUs cost more per token than the API)",

@@ -26,9 +26,28 @@ from ..core import GpuTcoError, explain, option_inputs, serve_option_inputs
 from . import charts, model
 from .controller import Controller
 
-# the ranked table's long texts, shown last and elided
+# the ranked table's long texts, elided (the whole text is in the cell's tooltip and in Copy results)
 LONG_COLUMNS = ("Cloud offer", "Why not")
 LONG_COLUMN_CHARS = 16
+SETUP_COLUMN_CHARS = 11  # in a narrow table a setup's name elides rather than pushing the costs out of view
+HEADER_LINE_CHARS = 9    # a header is wrapped to lines about this long (at most three), so a column is as narrow as its numbers
+
+
+def wrapped_header(header: str) -> str:
+    """A header as the table shows it: word-wrapped to lines of about HEADER_LINE_CHARS, at most three."""
+    width = max(HEADER_LINE_CHARS, -(-len(header) // 3) + 3)
+    lines: list[str] = []
+    for word in header.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def header_name(table_model, column: int) -> str:
+    """A column's name (its header on one line)."""
+    return table_model.horizontalHeaderItem(column).text().replace("\n", " ")
 # quantities whose -1 means "never"
 NEVER_WHEN_NEGATIVE = ("payback_months", "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month",
                        "serve_rent_beats_api_mtok_per_month", "serve_own_beats_api_mtok_per_month")
@@ -58,10 +77,12 @@ class OptionsTab(QWidget):
         self.table.setObjectName("options_table")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
+        # a click on a header still sorts; no room kept beside every header for the arrow, so the deciding columns fit
+        self.table.horizontalHeader().setSortIndicatorShown(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
-        self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        self.table.verticalHeader().setToolTip("Rank: the planner's order")
         layout.addWidget(self.table)
 
     def show_options(self, options: list[dict]) -> None:
@@ -74,7 +95,7 @@ class OptionsTab(QWidget):
         headers, rows = model.results_table(self.options, rejected)
         self.shown_options = [o for o in self.options if o["ok"] or rejected]
         self.table_model.clear()
-        self.table_model.setHorizontalHeaderLabels(headers)
+        self.table_model.setHorizontalHeaderLabels([wrapped_header(h) for h in headers])
         for row, option in zip(rows, self.shown_options):
             items = []
             for value in row:
@@ -86,30 +107,38 @@ class OptionsTab(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 items.append(item)
             self.table_model.appendRow(items)
+        # the rank as the row's number (it follows the row when the table is sorted), not a column of its own
+        self.table_model.setVerticalHeaderLabels([str(row[0]) for row in rows])
+        self.table.setColumnHidden(0, True)
         self.table.resizeColumnsToContents()
         self._arrange_columns(headers)
         self.table.scrollTo(self.proxy.index(0, 0))  # the first columns in view, whatever the table showed before
         self.proxy.sort(-1)  # the planner's order until the user sorts by a column
 
     def _arrange_columns(self, headers: list[str]) -> None:
-        """The long texts (offer, reasons; last in the table) at most LONG_COLUMN_CHARS wide (elided; the
+        """The long texts (offer, reasons) at most LONG_COLUMN_CHARS wide and the setup SETUP_COLUMN_CHARS (elided; the
         whole text is in the cell's tooltip and in Copy results)."""
         header = self.table.horizontalHeader()
-        widest = self.table.fontMetrics().horizontalAdvance("M" * LONG_COLUMN_CHARS)
         for name in LONG_COLUMNS:
+            widest = self.table.fontMetrics().horizontalAdvance("M" * LONG_COLUMN_CHARS)
             if name in headers and header.sectionSize(headers.index(name)) > widest:
                 header.resizeSection(headers.index(name), widest)
+        # the setup elided only where the table is narrower than its columns (a small window)
+        if "Setup" in headers and header.length() > self.table.viewport().width():
+            widest = self.table.fontMetrics().horizontalAdvance("M" * SETUP_COLUMN_CHARS)
+            if header.sectionSize(headers.index("Setup")) > widest:
+                header.resizeSection(headers.index("Setup"), widest)
 
     def current_rows(self) -> tuple[list[str], list[list]]:
         """The table as shown (sort order included), as values."""
-        headers = [self.table_model.horizontalHeaderItem(c).text() for c in range(self.table_model.columnCount())]
+        headers = [header_name(self.table_model, c) for c in range(self.table_model.columnCount())]
         rows = [[self.proxy.index(r, c).data(Qt.ItemDataRole.UserRole) for c in range(self.proxy.columnCount())]
                 for r in range(self.proxy.rowCount())]
         return headers, rows
 
     def option_at(self, index) -> tuple[str | None, dict | None]:
         """The column's quantity key (None for a text column) and the option of a table cell."""
-        header = self.table_model.horizontalHeaderItem(index.column()).text()
+        header = header_name(self.table_model, index.column())
         order = self.proxy.index(index.row(), 0).data(Qt.ItemDataRole.UserRole + 1)
         return COLUMN_KEYS.get(header), next((o for o in self.options if o["order"] == order), None)
 
@@ -171,7 +200,8 @@ class AnswerPanel(QWidget):
     def _figures_table(self) -> QTableWidget:
         figures = QTableWidget(0, 3)
         figures.setObjectName("figures")
-        figures.setHorizontalHeaderLabels(["Key figure (select one to see how it is computed)", "Value", "Unit"])
+        figures.setHorizontalHeaderLabels(["Key figure", "Value", "Unit"])
+        figures.horizontalHeaderItem(0).setToolTip("Select a key figure to see how it is computed")
         figures.verticalHeader().hide()
         figures.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         figures.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -237,7 +267,7 @@ class AnswerPanel(QWidget):
 
     def _explain_serving_cell(self, index) -> None:
         """A serving table's number: its quantity at the setup's inputs (the planner's own)."""
-        header = self.options_tab.table_model.horizontalHeaderItem(index.column()).text()
+        header = header_name(self.options_tab.table_model, index.column())
         order = self.options_tab.proxy.index(index.row(), 0).data(Qt.ItemDataRole.UserRole + 1)
         option = next((o for o in self.options_tab.options if o["order"] == order), None)
         if header not in model.SERVE_COLUMN_QUANTITIES or option is None:

@@ -52,7 +52,8 @@ from ..core import price_gaps as gaps
 HEADLINE_OUTPUTS = BOUGHT_OUTPUTS
 CASH_OUTPUTS = ("own_cumulative_usd", "rent_cumulative_usd")
 # serving the model on the same GPUs against an API's price (the serving section of the form)
-SERVING_OUTPUTS = ("decode_tokens_per_s", "decode_usd_per_mtok_rent", "decode_usd_per_mtok_own",
+# every one on the basis the costs use: the batch one replica sustains within the latency targets (serve_tokens_per_s)
+SERVING_OUTPUTS = ("serve_tokens_per_s", "serve_batch", "decode_usd_per_mtok_rent", "decode_usd_per_mtok_own",
                    "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month")
 # chosen by the form's hardware controls (GPU list, count, offer) or swept by a chart, not typed
 SCOPE_INPUTS = ("gpu", "n_gpus", "offer", "buy", "at_month")
@@ -267,8 +268,8 @@ def compute(state: FormState) -> dict:
                    "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
-            Figure("Serving: generated tokens per second", float(rented["decode_tokens_per_s"]), "tokens/s",
-                   "decode_tokens_per_s", rented_in),
+            Figure(f"Serving: generated tokens per second ({serving_basis(rented)})", float(rented["serve_tokens_per_s"]),
+                   "tokens/s", "serve_tokens_per_s", rented_in),
             Figure("Serving: cost per million tokens, rented", float(rented["decode_usd_per_mtok_rent"]), "USD",
                    "decode_usd_per_mtok_rent", rented_in),
             Figure("Serving: cost per million tokens, owned", float(rented["decode_usd_per_mtok_own"]), "USD",
@@ -323,8 +324,16 @@ def _memory_series(job: Mapping, options: list[dict]) -> dict | None:
 
 
 # what decides first (setup, rent or buy, hours, cost, cash), the long texts (offer, reasons) last
-TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "GiB per GPU",
-                 "USD per GPU-hour", "USD per million tokens", "Acceptable", "Cloud offer", "Why not")
+# the deciding columns first (the setup, rent or buy, hours, cost, cash needed), then the offer that tells two rows of
+# one setup apart, the other figures, and the reasons last
+def serving_basis(values) -> str:
+    """The basis of the training form's serving figures in words: the requests one replica decodes at once."""
+    batch = int(float(values["serve_batch"]))
+    return f"{batch:,} requests at once" if batch >= 1 else "one request at a time: no batch meets the targets"
+
+
+TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)", "Cloud offer", "GiB per GPU",
+                 "USD per GPU-hour", "USD per million tokens", "Acceptable", "Why not")
 
 
 def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str], list[list]]:
@@ -340,9 +349,9 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
         unpriced = any(r.startswith("no price") for r in o["reasons"])
         price = (lambda x: NO_PRICE) if unpriced else (lambda x: x)  # noqa: E731
         rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
-                     price(o["cost_usd"]), price(o["outlay_usd"]), o["peak_gib_per_gpu"], price(o["usd_per_gpu_hour"]),
-                     price(o["usd_per_mtok_train"]), ("yes, tight" if o["tight"] else "yes") if o["ok"] else "no",
-                     o["offer"] or "-", "; ".join(o["reasons"])])
+                     price(o["cost_usd"]), price(o["outlay_usd"]), o["offer"] or "-", o["peak_gib_per_gpu"],
+                     price(o["usd_per_gpu_hour"]), price(o["usd_per_mtok_train"]),
+                     ("yes, tight" if o["tight"] else "yes") if o["ok"] else "no", "; ".join(o["reasons"])])
     return headers, rows
 
 
@@ -453,9 +462,10 @@ def latency_series(result: Mapping, option: ServeOption) -> dict:
             "tpot_slo_ms": float(targets["tpot_slo_ms"]), "ttft_slo_ms": float(targets["ttft_slo_ms"])}
 
 
-SERVE_TABLE_HEADERS = ("Rank", "Setup", "Replicas", "Servers bought", "Rent or buy", "First token, queued (ms)", "Per token (ms)",
-                       "Load", "Monthly cost (USD)", "USD per million input tokens", "USD per million output tokens",
-                       "Acceptable", "Cloud offer", "Why not")
+# the deciding columns first (the setup, rent or buy, the costs), then the offer, the fleet, the latencies, the reasons last
+SERVE_TABLE_HEADERS = ("Rank", "Setup", "Rent or buy", "Monthly cost (USD)", "USD per million input tokens",
+                       "USD per million output tokens", "Cloud offer", "First token, queued (ms)", "Per token (ms)",
+                       "Replicas", "Servers bought", "Load", "Acceptable", "Why not")
 # the serving table's columns that are quantities (header -> quantity; "{way}" is rent or own)
 SERVE_COLUMN_QUANTITIES = {"Replicas": "serve_replicas",
                            "First token, queued (ms)": "serve_ttft_at_load_ms", "Per token (ms)": "tpot_ms",
@@ -471,8 +481,9 @@ def serve_table(options: list[ServeOption], include_rejected: bool) -> tuple[lis
     for rank, o in enumerate(options, start=1):
         if not o.ok and not include_rejected:
             continue
-        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.replicas,
-                     f"{o.servers} x {o.server_gpus} GPUs" if o.acquire == "buy" else "-", o.acquire, o.ttft_at_load_ms,
-                     o.tpot_ms, o.load_fraction, o.usd_per_month, o.usd_per_mtok_input, o.usd_per_mtok_output, "yes" if o.ok else "no", o.offer or "-",
+        rows.append([rank, f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.acquire, o.usd_per_month, o.usd_per_mtok_input,
+                     o.usd_per_mtok_output, o.offer or "-", o.ttft_at_load_ms, o.tpot_ms, o.replicas,
+                     f"{o.servers} x {o.server_gpus} GPUs" if o.acquire == "buy" else "-", o.load_fraction,
+                     "yes" if o.ok else "no",
                      "; ".join(o.reasons)])
     return list(SERVE_TABLE_HEADERS), rows

@@ -897,7 +897,8 @@ def cmd_calibrate(ns) -> int:
 
 def cmd_docs(ns) -> int:
     """Regenerate what is generated from the declarations: docs/quantities.md, docs/calibration.md, the classic
-    add-in module (addin/udfs.py) and the README's table of Excel functions."""
+    add-in module (addin/udfs.py), the table of Excel functions in docs/excel.md and the figures README.md and
+    docs/*.md state (gpu_tco.figures)."""
     from .addin.codegen import write_generated
     from .core import QUANTITIES_DOC_PATH as DOC_PATH
     from .core import write_calibration_doc as write_doc
@@ -912,7 +913,10 @@ def cmd_docs(ns) -> int:
         return 0
     print(f"wrote {write(ns.out)}")
     print(f"wrote {write_doc()}")
-    for path in write_generated(checkout / "README.md"):
+    for path in write_generated(checkout / "docs" / "excel.md"):
+        print(f"wrote {path}")
+    from .figures import refresh  # after docs/calibration.md: README's error bands are read from it
+    for path in refresh():
         print(f"wrote {path}")
     return _form_picture(DOC_PATH.parent / FORM_PICTURE)
 
@@ -1062,8 +1066,8 @@ def _tool_commands(command) -> None:
     cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs (repeated until "
                      "they hold still: the fit reads the network slowdown at the catalogs' current values)")
     cal.add_argument("--once", action="store_true", help=argparse.SUPPRESS)  # one round of --write (a fresh process each)
-    dc = command("docs", "regenerate docs/quantities.md, docs/calibration.md, docs/form.png, the add-in module and the README's "
-                         "function table", "[--out PATH]")
+    dc = command("docs", "regenerate docs/quantities.md, docs/calibration.md, docs/form.png, the add-in module, docs/excel.md's "
+                         "function table and the figures README and docs state", "[--out PATH]")
     dc.add_argument("--out", default=None, metavar="PATH",
                     help="where to write the quantities reference [docs/quantities.md; installed: quantities.md here]")
 

@@ -83,6 +83,53 @@ def render_pages(pdf: Path, outdir: Path, wanted: dict[str, str], dpi: int = 90)
     return found
 
 
+@dataclass
+class PrintedLine:
+    """A line of text as a PDF page draws it: its box in points (origin top left) and its words."""
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+
+def pdf_pages(pdf: Path) -> list[tuple[float, float, list[PrintedLine]]]:
+    """Each page of ``pdf`` as (width, height, its lines), read with pdftotext -bbox-layout."""
+    from html import unescape
+    xml = subprocess.run([_tool("pdftotext"), "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = []
+    for n, (w, h, body) in enumerate(re.findall(r'<page width="([-\d.]+)" height="([-\d.]+)">(.*?)</page>', xml, re.S), start=1):
+        lines = []
+        for attrs, inner in re.findall(r"<line ([^>]*)>(.*?)</line>", body, re.S):
+            x0, y0, x1, y1 = (float(v) for v in re.findall(r'="(-?[\d.]+)"', attrs))
+            lines.append(PrintedLine(n, x0, y0, x1, y1, " ".join(unescape(x) for x in re.findall(r"<word [^>]*>(.*?)</word>", inner))))
+        pages.append((float(w), float(h), lines))
+    return pages
+
+
+def sheet_of(lines: list[PrintedLine]) -> str:
+    """The sheet a printed page belongs to: the middle of its page header ("gpu-tco", the sheet, "page n of N")."""
+    top = min(line.y0 for line in lines)
+    head = sorted((line for line in lines if line.y0 < top + 4), key=lambda line: line.x0)
+    return head[1].text if len(head) == 3 else ""
+
+
+def print_problems(pdf: Path, margin_pt: float = 14.0) -> list[str]:
+    """Text that does not print whole: a line past the page's edge (a sheet wider than the page), and two lines
+    drawn over each other (a wrapped cell taller than its row runs into the next row, or a note into a table)."""
+    found = []
+    for w, h, lines in pdf_pages(pdf):
+        for i, a in enumerate(lines):
+            if a.x1 > w - margin_pt or a.x0 < margin_pt or a.y1 > h - margin_pt:
+                found.append(f"page {a.page}: off the page: {a.text[:60]!r}")
+            for b in lines[i + 1:]:
+                overlap_y = min(a.y1, b.y1) - max(a.y0, b.y0)
+                if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and overlap_y > 0.25 * min(a.y1 - a.y0, b.y1 - b.y0):
+                    found.append(f"page {a.page}: drawn over each other: {a.text[:50]!r} / {b.text[:50]!r}")
+    return found
+
+
 # ---------------------------------------------------------------------------
 # the session batch
 

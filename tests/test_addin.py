@@ -367,9 +367,9 @@ def test_classic_module_is_the_generated_file():
     assert "exec(" not in classic_module()
 
 
-def test_readme_function_table_is_generated_from_the_code():
+def test_excel_docs_function_table_is_generated_from_the_code():
     from gpu_tco.addin.codegen import function_table_markdown
-    assert function_table_markdown() in (ROOT / "README.md").read_text()
+    assert function_table_markdown() in (ROOT / "docs" / "excel.md").read_text()
 
 
 @pytest.mark.slow

@@ -144,22 +144,27 @@ import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMAND_LINE_DOC = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
 
 
-def _block(heading: str, fence: str = "```") -> str:
-    section = README[README.index(heading):]
+def _block(heading: str, fence: str = "```", text: str = COMMAND_LINE_DOC) -> str:
+    section = text[text.index(heading):]
     start = section.index(fence) + len(fence)
     return section[start:section.index("```", start)].strip("\n")
 
 
 @pytest.mark.slow
 def test_readme_usage_commands_run_as_written(tmp_path):
-    """Every line of README's Usage block, run by a shell in a folder holding examples/ (exit 0)."""
+    """Every line of the Usage block of docs/command-line.md and of README's command-line example, run by a shell in
+    a folder holding examples/ (exit 0)."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "GPU_TCO_CONFIG_DIR": str(tmp_path / "config")}
     lines = [line for line in _block("## Usage").splitlines() if line.strip()]
     assert len(lines) >= 15
+    readme = [line for line in _block("**Command line**", text=README).splitlines() if line.strip()]
+    assert len(readme) >= 3
+    lines += readme
 
     def run(line):
         return line, subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
@@ -174,11 +179,19 @@ def test_readme_usage_commands_run_as_written(tmp_path):
     assert len(targets) == len(set(targets)), targets  # two examples never write (and overwrite) one file
 
 
-def test_readme_python_block_runs(tmp_path):
+def test_command_line_docs_python_block_runs(tmp_path):
     code = _block("From Python", "```python")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert 'gpu: unknown "H1000"' in out.stdout
+
+
+def test_readme_python_example_runs(tmp_path):
+    code = _block("**Python**", "```python", text=README)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[:2]
+    assert first.split()[1] in ("True", "False") and second.split()[0] in ("rent", "buy")
 
 
 @pytest.mark.slow

@@ -473,3 +473,18 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
     assert used["mfu"]["text"].endswith("calibrated for H100-SXM")
     raised = {m["input"]: m["value"] for m in sensitivities(job, top=20)}
     assert raised["mfu"] == pytest.approx(used["mfu"]["value"]) and raised["usd_per_gpu_hour_rented"] > 0
+
+
+def test_owning_beats_an_api_only_within_what_the_setup_can_serve():
+    """The volume above which owning beats an API is a volume the setup can generate (serve_capacity_mtok_per_month),
+    or -1 (never): 3 H100s serving Llama 3 70B at about 1,100 million tokens a month cannot reach a break-even of
+    about 9,000; a dearer API brings the break-even within the capacity."""
+    from gpu_tco.core import evaluate
+    outputs = ("selfhost_breakeven_mtok_per_month", "serve_capacity_mtok_per_month")
+    setup = {"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 3, "offer": "vast.ai H100-SXM"}
+    for api in (0.5, 2.0, 10.0, 40.0, 200.0):
+        r = evaluate({**setup, "api_usd_per_mtok": api}, outputs=outputs)
+        volume, capacity = float(r["selfhost_breakeven_mtok_per_month"]), float(r["serve_capacity_mtok_per_month"])
+        assert volume == -1 or 0 < volume <= capacity, (api, volume, capacity)
+    assert evaluate({**setup, "api_usd_per_mtok": 2.0}, outputs=outputs)["selfhost_breakeven_mtok_per_month"] == -1
+    assert evaluate({**setup, "api_usd_per_mtok": 200.0}, outputs=outputs)["selfhost_breakeven_mtok_per_month"] > 0

@@ -102,3 +102,70 @@ def test_form_picture_shows_todays_answer(qtbot, tmp_path, monkeypatch):
     shown = picture.text(ANSWER_KEY)
     assert shown.startswith("Recommended:")
     assert shown == w.answer_text(), "docs/form.png is stale: run `gpu-tco docs`"
+
+
+# --- README and docs/: short, linked, and every figure from its source ------------------------------------------
+
+from gpu_tco import figures  # noqa: E402
+
+README_MAX_LINES = 300
+# docs/*.md that other parts of the project write (training frameworks, buying, model architectures, benchmarks):
+# README links them by name; a link to one of these may point to a file not written yet
+PLANNED_DOCS = {"docs/buying.md", "docs/training.md", "docs/models.md", "docs/benchmarks.md"}
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# a count of catalog rows, measurements, sources, pages or sizes written outside the figure markers
+BARE_FIGURE = re.compile(r"\b\d[\d,.]*\s+(?:dated\s+|published\s+|whole\s+|cloud\s+)*"
+                         r"(?:GPU types|offers|measurements|sources|models|pages|KB|MB|tests|rows)\b(?!/)")
+
+
+def test_readme_is_a_short_page_with_the_quick_start_and_a_door_each():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    quick = text[text.index("## Quick start"):]
+    block = quick[quick.index("```\n") + 4:quick.index("\n```", quick.index("```\n") + 4)].splitlines()
+    assert block == ["python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/gpu-tco",
+                     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && CI=\"${CI:-}\" .venv/bin/python -m pytest -q"]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "/^## Quick start/" in ci and "sed -n 2p" in ci  # .ci/run runs the block's second line
+    for door in ("**Command line**", "**Python**", "**Excel**", "**The desktop form**", "**The workbook**", "**E-mail**"):
+        assert door in text, door
+    limits = text[text.index("## Limitations"):text.index("## Documentation")]
+    assert "not model" in limits and "median error" in limits and "<!-- figure: training_median -->" in limits
+
+
+def test_every_link_of_readme_and_docs_resolves_and_every_doc_is_linked():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    linked = set()
+    for path in figures.hand_written():
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            resolved = (path.parent / target).resolve().relative_to(ROOT).as_posix()
+            linked.add(resolved)
+            assert (ROOT / resolved).exists() or resolved in PLANNED_DOCS, f"{path.name}: {target}"
+    written = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
+    assert written <= {t for t in LINK.findall(readme)}, written - set(LINK.findall(readme))
+
+
+def test_figures_in_readme_and_docs_are_their_sources():
+    """Every marked figure shows what its source gives today (`gpu-tco docs` rewrites them)."""
+    values = figures.figures()
+    assert figures.stale(values) == []
+    from gpu_tco.core import catalog
+    assert values["offers"] == f"{len([r for r in catalog.tables()['offers'].rows if r['name'] != 'none']):,}"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in figures.hand_written())
+    assert {m.group(1) for m in figures.FIGURE.finditer(text)} == set(values)  # no figure computed for nothing
+
+
+def test_no_count_is_stated_outside_the_figure_markers():
+    found = []
+    for path in figures.hand_written():
+        for i, line in enumerate(figures.FIGURE.sub("", path.read_text(encoding="utf-8")).splitlines(), start=1):
+            found += [f"{path.name}:{i}: {m.group(0)}" for m in BARE_FIGURE.finditer(line)]
+    assert not found, found
+
+
+def test_figure_markers_are_filled_and_checked():
+    text = "a <!-- figure: offers -->1<!-- /figure --> b"
+    assert figures.fill(text, {"offers": "104"}) == "a <!-- figure: offers -->104<!-- /figure --> b"
+    assert BARE_FIGURE.search("a catalog of 103 cloud offers") and not BARE_FIGURE.search("800 KB/token")

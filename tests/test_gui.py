@@ -82,7 +82,9 @@ def test_every_field_comes_from_core_declarations():
                  "allow_interruptible", "usd_per_kwh", "pue", "hours_per_day", "months", "purchase_usd_per_gpu", "depreciation"):
         assert name in shown
     assert not {"gpu", "n_gpus", "offer", "buy", "at_month"} & set(shown)  # the hardware box's controls; the chart sweeps months
-    assert {"context_tokens", "batch", "weights_dtype", "api_usd_per_mtok", "rent_utilization_pct"} <= set(shown)  # serving
+    # serving on the same GPUs, at the batch a replica sustains within the targets (not a batch typed in)
+    assert {"weights_dtype", "api_usd_per_mtok", "rent_utilization_pct", "ttft_slo_ms", "tpot_slo_ms"} <= model.SHOWN["train"]
+    assert "batch" not in model.SHOWN["train"]
     assert model.sections()[-1][0] == "advanced"
 
 
@@ -520,12 +522,10 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     monthly volume above which renting (or owning) beats the API, "never" when it does not."""
     from gpu_tco.core.engine import evaluate
     from gpu_tco.core.planner import option_inputs
-    batch = window.findChild(QLineEdit, "field_batch")
     api = window.findChild(QLineEdit, "field_api_usd_per_mtok")
-    answer_after(qtbot, window, lambda: type_into(qtbot, batch, "64"))
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "10"))
     rec = answer["recommended"]
-    core_values = evaluate(option_inputs({"batch": 64, "api_usd_per_mtok": 10}, rec),
+    core_values = evaluate(option_inputs({"api_usd_per_mtok": 10}, rec),
                            outputs=("decode_usd_per_mtok_rent", "selfhost_rent_breakeven_mtok_per_month"))
     figures = {f.label: f for f in answer["figures"]}
     assert figures["Serving: cost per million tokens, rented"].value == pytest.approx(float(core_values["decode_usd_per_mtok_rent"]))
@@ -538,10 +538,47 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     assert window.figures.item(row, 1).text() == "never"
 
 
+def _deciding_columns_in_view(w, deciding: tuple[str, ...]) -> None:
+    """The ranked table's headers whole on their lines (elided ones only among the long-text columns), the offer
+    before the reasons, and the ``deciding`` columns within the table's view without scrolling."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpu_tco.gui.answer_panel import header_name
+    header = w.table.horizontalHeader()
+    names = [header_name(w.table_model, c) for c in range(w.table_model.columnCount())]
+    fm = QFontMetrics(header.font())
+    for c, name in enumerate(names):
+        if not w.table.isColumnHidden(c):
+            widest = max(fm.horizontalAdvance(line) for line in w.table_model.horizontalHeaderItem(c).text().split("\n"))
+            assert widest <= header.sectionSize(c) or name in ("Cloud offer", "Why not", "Setup"), name
+    assert names.index("Cloud offer") < names.index("Why not")
+    for name in deciding:
+        c = names.index(name)
+        assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
+def test_serving_form_shows_its_deciding_and_cost_columns(qtbot, tmp_path, size):
+    """Serving mode: the setup, rent or buy and the monthly cost in view at 1024 x 700; the costs per million input
+    and output tokens too from 1280 x 800.  The screenshots go to test-artifacts/ for a person to look at."""
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        w.findChild(QRadioButton, "task_serve").click()
+    qtbot.wait(50)
+    costs = ("USD per million input tokens", "USD per million output tokens") if size[0] >= 1280 else ()
+    _deciding_columns_in_view(w, ("Setup", "Rent or buy", "Monthly cost (USD)", *costs))
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert w.grab().save(str(ARTIFACTS / f"form-serve-{size[0]}x{size[1]}.png"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
 def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
-    """Geometry and font metrics, not pixels: the table's deciding columns in view at 1280 wide and more,
+    """Geometry and font metrics, not pixels: the table's deciding columns in view at every size (1024 x 700 too),
     header texts and chart labels and axis titles no wider than the room Qt gives them, placeholders of
     automatic inputs whole.  The screenshots go to test-artifacts/ for a person to look at."""
     from PySide6.QtGui import QFontMetrics
@@ -553,15 +590,7 @@ def test_form_reads_whole_at_common_screen_sizes(qtbot, tmp_path, size):
         pass
     qtbot.wait(50)
     ARTIFACTS.mkdir(exist_ok=True)
-    header = w.table.horizontalHeader()
-    names = [w.table_model.horizontalHeaderItem(c).text() for c in range(w.table_model.columnCount())]
-    fm = QFontMetrics(header.font())
-    for c, name in enumerate(names):  # header texts whole (elided ones only among the long-text columns)
-        assert fm.horizontalAdvance(name) <= header.sectionSize(c) or name in ("Cloud offer", "Why not"), name
-    if size[0] >= 1280:
-        for name in ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"):
-            c = names.index(name)
-            assert 0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= w.table.viewport().width(), name
+    _deciding_columns_in_view(w, ("Setup", "Rent or buy", "Hours", "Job cost (USD)", "Cash needed (USD)"))
     from gpu_tco.core.auto import AUTO_QUANTITY
     shown = [n for n in AUTO_QUANTITY if n in w.fields]
     assert {"mfu", "job_hours", "usd_per_gpu_hour_rented", "purchase_usd_per_gpu"} <= set(shown)
@@ -841,3 +870,24 @@ def test_serving_answer_when_no_setup_meets_the_targets():
     assert len(rows) == len(expected["options"]) and all(r[headers.index("Why not")] for r in rows)
     (api,) = answer["volume"]["lines"]
     assert api["label"] == f"API {expected['api']['name']}" and len(api["usd_per_mtok"]) == model.VOLUME_POINTS
+
+
+def test_training_forms_serving_figures_stand_on_the_batch_the_replica_runs():
+    """The training form's serving figures share one basis, stated in the label: the tokens per second of the batch
+    one replica sustains, which the costs per million tokens divide by; no break-even beyond the setup's capacity."""
+    from gpu_tco import core
+    from gpu_tco.core import evaluate
+    answer = model.compute(model.FormState())
+    figures = {f.label.split(" (")[0]: f for f in answer["figures"]}
+    speed = figures["Serving: generated tokens per second"]
+    assert "requests at once" in speed.label and speed.quantity == "serve_tokens_per_s"
+    values = evaluate(speed.inputs, outputs=("serve_tokens_per_s", "serve_batch", "decode_usd_per_mtok_rent",
+                                             "rent_usd_per_gpu_hour", "serve_capacity_mtok_per_month"))
+    assert f"{int(values['serve_batch']):,} requests at once" in speed.label and values["serve_batch"] > 1
+    rented = figures["Serving: cost per million tokens, rented"].value
+    util = speed.inputs.get("rent_utilization_pct", core.DEFAULTS["rent_utilization_pct"]) / 100
+    per_hour = speed.inputs["n_gpus"] * float(values["rent_usd_per_gpu_hour"])
+    assert rented == pytest.approx(per_hour / (speed.value * 3600 * util) * 1e6)  # the same tokens per second
+    for label in ("Renting beats the API above", "Owning beats the API above"):
+        volume = figures[label].value
+        assert volume == -1 or volume <= float(values["serve_capacity_mtok_per_month"]), (label, volume)

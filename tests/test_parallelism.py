@@ -301,7 +301,8 @@ def test_workbook_options_carry_the_planners_layout():
     candidate block, so the workbook recalculates the same setup the planner ranked."""
     from openpyxl import load_workbook
 
-    from gpu_tco.workbooks.build import LAYOUT_COLS, default_options, write_workbook
+    from gpu_tco.workbooks.build import default_options, write_workbook
+    from gpu_tco.workbooks.common import LAYOUT_COLS
     job = {"model": "Llama-3.1-405B", "method": "full", "sharding": "zero1", "tensor_parallel": 8}
     options = default_options(job)
     assert any(o["pipeline_parallel"] > 1 for o in options)

@@ -26,7 +26,7 @@ def _example() -> tuple[dict, list[str]]:
     return split_scenario(read_scenario(EXAMPLE))
 
 
-@book("serving-example")
+@book("serving-example", pdf=True)
 def _serving_example(folder: Path):
     inputs, gpus = _example()
     return write_workbook(folder / "serve.xlsx", inputs, gpus=gpus), None
@@ -190,3 +190,16 @@ def test_serving_workbook_when_no_setup_meets_the_targets(tmp_path):
     wb = load_workbook(write_workbook(tmp_path / "none.xlsx", job))
     assert wb["Start"]["A7"].value == serve_plan(job)["recommendation"]
     assert [c.value for c in wb["Start"][10]][1:3] == ["the API", "target"]
+
+
+def test_printed_serving_workbook_fits_the_page(recalculated):
+    """LibreOffice's PDF of the serving workbook: Start on one page, nothing past the page's edge or drawn over
+    other text, and its Inputs without the training job's fields."""
+    from lo import pdf_pages, print_problems, sheet_of
+    pdf = recalculated["serving-example"].pdf
+    assert print_problems(pdf) == []
+    pages = [lines for _, _, lines in pdf_pages(pdf)]
+    sheets = [sheet_of(pg) for pg in pages]
+    assert sheets.count("Start") == 1 and set(sheets) == {"Start", "Inputs"} and len(pages) <= 6, sheets
+    text = " ".join(line.text for pg in pages for line in pg)
+    assert "The answer" in text and "LoRA rank" not in text and "Training tokens" not in text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import random_config, rel_equal, same_cell
-from lo import book, render_pages
+from lo import book, pdf_pages, print_problems, render_pages, sheet_of
 from openpyxl import load_workbook
 from openpyxl.formula import Tokenizer
 from openpyxl.utils import get_column_letter
@@ -25,14 +25,10 @@ from gpu_tco.core import catalog
 from gpu_tco.core.costs import breakeven_series
 from gpu_tco.core.formulas import QUANTITIES
 from gpu_tco.core.inputs import INPUTS
-from gpu_tco.workbooks import WorkbookError, build_workbook, write_workbook
-from gpu_tco.workbooks.build import (
-    CANDIDATE_FIRST_COL,
-    COMPARE_COLUMNS,
-    INPUT_NAME_COL,
-    INPUTS_HEADER_ROW,
-    save_atomically,
-)
+from gpu_tco.workbooks import PRINTED_PAGES_AT_MOST, WorkbookError, build_workbook, write_workbook
+from gpu_tco.workbooks.build import COMPARE_COLUMNS
+from gpu_tco.workbooks.common import CANDIDATE_FIRST_COL, INPUT_NAME_COL, INPUTS_HEADER_ROW, task_inputs
+from gpu_tco.workbooks.xlsx import save_atomically
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
@@ -306,7 +302,8 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
     assert first == ["gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "purchase_usd_per_gpu"]
     headings = [ws.cell(row=r, column=1).value for r in range(INPUTS_HEADER_ROW + 1, ws.max_row + 1)
                 if ws.cell(row=r, column=1).value and not ws.cell(row=r, column=INPUT_NAME_COL).value]
-    assert headings == ["Change these first", "The job", "Hardware", "Renting", "Owning", "Serving (inference)", "Advanced"]
+    assert headings == ["Change these first", "The job", "Renting", "Owning", "Advanced",
+                        "Not used by this training job (not printed; kept for a what-if)"]
     validated = {cell for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges for cell in [rng.coord]}
     for inp in INPUTS:
         r = rows[inp.name]
@@ -317,6 +314,21 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation()
             assert "#,##0" in value_format or "%" in value_format or "$" in value_format, (inp.name, value_format)
         assert inp.unit in ("-", "flag") or ws.cell(row=r, column=4).value == inp.unit
     assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
+
+
+@pytest.mark.parametrize("task", ["train", "serve"])
+def test_inputs_print_only_what_the_task_uses(task):
+    """The printed part of Inputs ends above the heading of the inputs the task does not use: a serving report
+    lists no training method, LoRA rank, training tokens or job hours, a training report no request rate."""
+    ws = build_workbook({"task": task})[0]["Inputs"]
+    last = int(re.search(r"\$?E\$?(\d+)$", ws.print_area).group(1))
+    rows = _input_rows(ws)
+    printed = {name for name, r in rows.items() if r <= last}
+    assert ws.cell(row=last + 1, column=1).value.startswith("Not used by")
+    assert printed == task_inputs(task) and set(rows) == {i.name for i in INPUTS}
+    never = {"train": {"requests_per_s", "ttft_slo_ms", "api_model", "kv_dtype"},
+             "serve": {"method", "lora_rank", "tokens", "job_hours", "optimizer", "epochs"}}[task]
+    assert not printed & never and {"gpu", "n_gpus", "months", "task"} <= printed
 
 
 @pytest.mark.slow
@@ -363,7 +375,8 @@ def test_first_page_of_every_sheet_renders_readably(recalculated):
     assert "The answer" in start and "The assumptions that move the answer most" in start and "months old" in start
     compare = next(pg for pg in pages if pg.strip() and "Compare" in pg.splitlines()[0])
     labels = [x for x in (load_workbook(path, data_only=True)["Compare"].cell(row=r, column=1).value for r in range(5, 18)) if x]
-    assert all(label in compare for label in labels), labels  # every option row is on the first printed page
+    # every option row is on the first printed page (a long name wraps: its GPU is on the row's first line)
+    assert all(label.split(" x")[0] in compare for label in labels), labels
 
 
 REPORT_SHEETS = ("Start", "Inputs", "Compare", "Break-even")  # what printing the workbook prints
@@ -385,7 +398,8 @@ def test_print_setup_is_readable_on_every_sheet():
     for ws in wb.worksheets:
         assert ws.print_area, ws.title
         assert ws.oddHeader.center.text == "&A", ws.title
-        assert ws.print_title_rows or ws.title == "Start", ws.title  # table headers repeat on every page
+        # table headers repeat on every page; Compare's table fits its first page, and its chart pages hold only a chart
+        assert ws.print_title_rows or ws.title in ("Start", "Compare"), ws.title
         fit = ws.sheet_properties.pageSetUpPr.fitToPage
         area = ws.print_area.split("!")[1].replace("$", "")
         if ws.title in REPORT_SHEETS:
@@ -403,21 +417,29 @@ def test_print_setup_is_readable_on_every_sheet():
 
 
 def test_printed_workbook_is_a_short_report_with_whole_charts(recalculated):
-    """LibreOffice's PDF of the default workbook: only the report sheets, at most 25 pages, each Compare
-    chart on a page of its own (a row break before each) and no header word wider than its column."""
-    import subprocess
+    """LibreOffice's PDF of the default workbook: only the report sheets, at most PRINTED_PAGES_AT_MOST pages, no text past the page's
+    edge or drawn over other text (no clipped cell), Compare's title whole and its deciding columns on the table's
+    page, each Compare chart on a page of its own (a row break before each) without a table header on it, and no
+    header word wider than its column."""
     pdf = recalculated["printed"].pdf
-    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split("\f")
-    heads = [next((line.split() for line in page.splitlines() if line.strip()), []) for page in pages]
-    sheets = [h[1] for h in heads if len(h) > 1]
-    assert 4 <= len(sheets) <= 25, len(sheets)
+    assert print_problems(pdf) == []
+    pages = [lines for _, _, lines in pdf_pages(pdf)]
+    sheets = [sheet_of(pg) for pg in pages]
+    assert 4 <= len(pages) <= PRINTED_PAGES_AT_MOST, sheets
     assert set(sheets) == set(REPORT_SHEETS), sorted(set(sheets))
+    assert sheets.count("Start") <= 2 and sheets.count("Break-even") == 1, sheets
+    compare = [" ".join(line.text for line in pg) for pg in pages if sheet_of(pg) == "Compare"]
+    assert len(compare) == 3 and "Compare options for this job" in compare[0]  # the table, then one page per chart
+    words = compare[0].split()  # a header wraps within its column: its words, each on the table's page
+    for header in ("option", "rent or buy", "job hours", "cost of this option", "cash needed", "status"):
+        assert all(word in words for word in header.split()), header
+    assert all("cash" not in page.split() and "needed" not in page.split() for page in compare[1:])  # no header band over a chart
     wb = load_workbook(recalculated["printed"].path)
-    compare = wb["Compare"]
-    anchors = sorted(ch.anchor._from.row + 1 for ch in compare._charts)  # 1-based first row of each chart
-    breaks = {b.id for b in compare.row_breaks.brk}
+    compare_ws = wb["Compare"]
+    anchors = sorted(ch.anchor._from.row + 1 for ch in compare_ws._charts)  # 1-based first row of each chart
+    breaks = {b.id for b in compare_ws.row_breaks.brk}
     assert len(anchors) == 2 and all(row - 1 in breaks for row in anchors), (anchors, breaks)
-    for ws in (compare, wb["Inputs"]):
+    for ws in (compare_ws, wb["Inputs"]):
         head = next(r for r in range(1, 8) if ws.cell(row=r, column=1).fill.fgColor.rgb.endswith("1F4E78"))
         for c in ws[head]:
             if c.value and c.column <= 6 or ws.title == "Compare" and c.value:  # printed headers; bold text: a word needs about 1.15 character widths a letter plus the cell's padding
@@ -425,11 +447,23 @@ def test_printed_workbook_is_a_short_report_with_whole_charts(recalculated):
                 assert len(word) * 1.15 + 1 <= _width(ws, c.column_letter), (ws.title, c.value)
 
 
+def test_row_heights_hold_their_wrapped_text():
+    """Every printed row with wrapped text is as high as its text needs at the column's width (the answer on
+    Start included), measured as fit_heights measures; the measure counts words, not characters."""
+    from gpu_tco.workbooks.common import text_height, text_lines
+    assert text_lines("a " * 30, 20) == 3 and text_lines("word", 20) == 1 and text_lines("x" * 45, 20) == 3
+    wb, cached = build_workbook()
+    start = wb["Start"]
+    answer = cached["Start!A7"]
+    width = sum(_width(start, col) for col in "ABCD")
+    assert len(answer) > width and start.row_dimensions[7].height >= text_height(answer, width, start["A7"].font) > 40
+
+
 def test_auto_inputs_show_the_value_in_use_and_sensitivities_raise_it(recalculated):
     """Inputs left at 0 ("automatic") show core's value in use on the Inputs sheet (a live formula that
     LibreOffice recalculates to core's value), and Start's sensitivities show the value the answer used."""
     from gpu_tco.core.auto import AUTO_QUANTITY, in_use
-    from gpu_tco.workbooks.build import INPUT_IN_USE_COL
+    from gpu_tco.workbooks.common import INPUT_IN_USE_COL
     book = recalculated["printed"]
     wb = load_workbook(book.path)
     rows = _input_rows(wb["Inputs"])
@@ -478,3 +512,30 @@ def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
     wb = load_workbook(path)
     for title in ("Start", "Inputs", "Compare", "Break-even", "Options", "Calc"):
         assert wb[title].print_area, title
+
+
+def test_start_states_one_setup_and_labels_the_scenario_apart():
+    """Start's figures are the recommended option's (the setup its answer names, at the cost the answer says); the
+    scenario on Inputs, another setup in the default job, stands in its own column labelled as that scenario."""
+    from gpu_tco.core.recommendation import usd_text
+    wb, cached = build_workbook()
+    ws = wb["Start"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value}
+    head = rows["setup"] - 1
+    assert [c.value for c in ws[head]][1:3] == ["recommended option", "the scenario on Inputs (another setup)"]
+
+    def shown(label, col):
+        return cached[f"Start!{col}{rows[label]}"]
+    answer = cached["Start!A7"]
+    recommended, scenario = shown("setup", "B"), shown("setup", "C")
+    gpu, count = recommended.split(". ")[1].split(" x")
+    assert answer.startswith(f"Rent {count.split()[0]}x {gpu} ") and usd_text(shown("cost of this option", "B")) in answer
+    assert recommended != scenario and scenario.startswith("1. ")  # option 1 on Compare is the scenario
+    assert shown("cost of this option", "C") == pytest.approx(core.evaluate()["option_cost_usd"])
+    assert shown("hours the job takes", "B") != shown("hours the job takes", "C")
+    # the same job with the recommended option on Inputs: one column, and a line saying so
+    pick = core.plan({})["options"][0]
+    same = build_workbook({"gpu": pick["gpu"], "n_gpus": pick["n_gpus"], "offer": pick["offer"]})[0]["Start"]
+    texts = [c.value for row in same.iter_rows() for c in row if isinstance(c.value, str)]
+    assert "recommended option" in texts and not any(t.startswith("the scenario on Inputs (another") for t in texts)
+    assert "The scenario on Inputs is the recommended option (Compare, option 1)." in texts

@@ -9,38 +9,30 @@ preview panes, phones) show numbers; Excel recalculates on open.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
-from openpyxl.comments import Comment
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font, PatternFill, Protection
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
-from openpyxl.workbook.defined_name import DefinedName
-from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.pagebreak import Break
 
 from gpu_tco import core
 from gpu_tco.core import (
     AUTO_BASIS,
     AUTO_QUANTITY,
-    INPUTS,
+    INPUTS_BY_NAME,
     NO_PRICE,
     PRICE_INPUTS,
     QUANTITIES,
     REJECTIONS,
     TIE_DIGITS,
     VERDICTS,
-    __version__,
     catalog,
-    cite,
     depending_on,
     headline,
     headline_xl,
@@ -48,170 +40,52 @@ from gpu_tco.core import (
     same_option,
     tie_round,
 )
-from gpu_tco.core import FIRST_INPUTS as FIRST
-from gpu_tco.core import INPUT_SECTIONS as SECTIONS
-from gpu_tco.core import formula_text as expr_text
 from gpu_tco.core import plan_scope as scope
 
+from .common import (
+    CANDIDATE_COLS,
+    CANDIDATE_FIRST_COL,
+    COMPARE_HEAD_ROW,
+    FLAG,
+    GIB,
+    GIB_TENTHS,
+    GPUS,
+    HOURS_A_DAY_OR_NEVER,
+    HOURS_TENTHS,
+    INPUTS_HEADER_ROW,
+    LAYOUT_COLS,
+    MONTHS_OR_NEVER,
+    TENTHS,
+    USD,
+    USD_CENTS,
+    USD_MILLS,
+    WHOLE,
+    Layout,
+    Scenario,
+    _calc_sheet,
+    _catalog_sheets,
+    _head,
+    _input_format,
+    _inputs_sheet,
+    _note,
+    _number_format,
+    _plain,
+    _scenario_ref,
+    _start_ages,
+    _widths,
+    fit_heights,
+    input_rows,
+    resolved_offer_xl,
+)
 from .xlsx import (
     BAD_FILL,
     GOOD_FILL,
-    HEAD_FILL,
-    HEAD_FONT,
-    INPUT_FILL,
     NOTE_FONT,
     check_target,
     not_in_default_print,
     page_setup,
-    put_text,
     save_atomically,
 )
-
-SPARE_ROWS = 50  # empty catalog rows inside the named ranges: a user's own GPU or offer can be added and selected
-CATALOG_SHEETS = {"gpus": "GPUs", "models": "Models", "offers": "Cloud"}
-
-
-# Excel number formats, one name each (what a reader sees in the cell)
-USD = '"$"#,##0'                    # whole dollars
-USD_CENTS = '"$"#,##0.00'           # a price per GPU-hour
-USD_MILLS = '"$"#,##0.000'          # a price per million tokens
-GIB = '0 "GiB"'
-GIB_TENTHS = '0.0 "GiB"'
-HOURS_TENTHS = '#,##0.0 "h"'
-GPUS = '#,##0 "GPUs"'
-MONTHS_OR_NEVER = '[<0]"never";[>=1200]"> 100 years";0.0 "months"'  # payback_months is -1 for never
-# breakeven_hours_per_day: -1 for never; above 24 hours a day it does not pay back within the period
-HOURS_A_DAY_OR_NEVER = '[<0]"never";[>24]"> 24 h/day";0.0 "h/day"'
-WHOLE = "0"
-TENTHS = "0.0"
-FLAG = '0;-0;0'
-PERCENT = "0%"
-PERCENT_TENTHS = "0.0%"
-TEXT = "@"
-NUMBER = "#,##0.##"
-PERCENT_NUMBER = '#,##0.##" %"'    # an input given in percent (50 means 50 %)
-
-
-def _number_format(unit: str) -> str:
-    """Excel number format showing the unit: "$"#,##0 for USD, 0.0 "GiB/GPU" for memory..."""
-    if unit == "USD":
-        return USD
-    if unit.startswith("USD/"):
-        return USD_MILLS + ' "' + unit[3:] + '"'
-    if unit in ("flag", "bool", "code", "-"):
-        return WHOLE
-    if unit in ("params", "bytes", "FLOP", "FLOP/token", "tokens") or unit.startswith("bytes"):
-        return '0.00E+00 "' + unit + '"'  # 1e9..1e25: scientific keeps the column narrow
-    if unit in ("fraction",):
-        return PERCENT_TENTHS
-    if unit == "months":
-        return MONTHS_OR_NEVER
-    return '#,##0.00 "' + unit + '"'
-
-
-INPUTS_HEADER_ROW = 4      # the Inputs sheet's table header; sections and inputs follow below it
-INPUT_IN_USE_COL = 3       # column of the value in use for inputs whose 0 means "automatic" (core.auto)
-INPUT_NAME_COL = 7         # column of the input names (what the formulas use; right of the printed columns)
-CANDIDATE_FIRST_COL = 9    # the candidate options block (option, gpu, n_gpus, offer, buy) starts in column I
-SECTION_FILL = PatternFill("solid", fgColor="DDEBF7")
-SECTION_TITLES = {"first": "Change these first", "the job": "The job", "hardware": "Hardware", "renting": "Renting",
-                  "owning": "Owning", "serving": "Serving (inference)", "advanced": "Advanced"}
-
-
-def input_sections() -> list[tuple[str, list[str]]]:
-    """The Inputs sheet's sections in order: the inputs changed first, then one section per
-    core.inputs section (the same grouping the form and the command line use)."""
-    first = [n for n in FIRST]
-    rest = [i for i in INPUTS if i.name not in first]
-    return [("first", first)] + [(s, [i.name for i in rest if i.section == s]) for s in SECTIONS]
-
-
-def input_layout() -> list[tuple[str, int, list[tuple[str, int]]]]:
-    """The Inputs sheet's rows: per section (section, heading row, [(input, row), ...])."""
-    layout, r = [], INPUTS_HEADER_ROW + 1
-    for section, names in input_sections():
-        layout.append((section, r, [(name, r + 1 + k) for k, name in enumerate(names)]))
-        r += 1 + len(names)
-    return layout
-
-
-def input_rows() -> dict[str, int]:
-    """The row of each input on the Inputs sheet."""
-    return {name: row for _, _, rows in input_layout() for name, row in rows}
-
-
-def _input_format(inp) -> str:
-    """A number format with thousands separators and the unit, as a reader expects to see the value."""
-    unit = inp.unit
-    if inp.kind == "choice":
-        return TEXT
-    if inp.kind == "flag":
-        return FLAG
-    if unit == "fraction":
-        return PERCENT
-    if unit == "USD":
-        return USD
-    if unit.startswith("USD/"):
-        return USD_CENTS
-    if unit in ("%", "%/year"):
-        return PERCENT_NUMBER
-    return NUMBER
-
-
-def _head(ws, row: int, labels: list[str], first_col: int = 1, freeze: bool = True) -> None:
-    for j, label in enumerate(labels, start=first_col):
-        c = ws.cell(row=row, column=j, value=label)
-        c.fill, c.font = HEAD_FILL, HEAD_FONT
-        c.alignment = Alignment(wrap_text=True, vertical="top")
-    if freeze:
-        ws.freeze_panes = ws.cell(row=row + 1, column=first_col)
-
-
-def _widths(ws, widths: Mapping[str, float]) -> None:
-    for col, width in widths.items():
-        ws.column_dimensions[col].width = width
-
-
-def _fit_rows(ws, first_row: int, last_row: int, wrapped_cols: tuple[str, ...]) -> None:
-    """Row heights for wrapped text (spreadsheets do not always re-measure rows of a generated file):
-    about one line per column width of characters, 15 points a line."""
-    import math
-    for r in range(first_row, last_row + 1):
-        lines = 1
-        for col in wrapped_cols:
-            value = ws[f"{col}{r}"].value
-            if isinstance(value, str) and not value.startswith("="):
-                width = ws.column_dimensions[col].width or 10
-                lines = max(lines, math.ceil(len(value) * 1.1 / width))
-        ws.row_dimensions[r].height = 15 * lines  # explicit: the reader's program need not measure every row
-
-
-def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> None:
-    """A long line of text, wrapped across columns A..last_col (merged), so it prints within the page."""
-    ws[cell] = text
-    row = ws[cell].row
-    ws.merge_cells(f"{cell}:{last_col}{row}")
-    ws[cell].alignment = Alignment(wrap_text=True, vertical="top")
-    ws.row_dimensions[row].height = height
-    if font is not None:
-        ws[cell].font = font
-
-
-def resolved_offer_xl(gpu: str, offer: str, n_gpus: str = "1") -> str:
-    """Excel text of the offer actually used: "auto" becomes the GPU's cheapest on-demand offer that sells ``n_gpus``
-    as one job (GPUs sheet: auto_offer from 1 GPU, auto_offer_K from auto_offer_K_from GPUs, computed by
-    core.catalog.auto_offer_steps; auto_offer when none sells that many), or "none" for a GPU without one."""
-    row = f"MATCH({gpu},gpus_name,0)"
-    auto = f"INDEX(gpus_auto_offer,{row})"
-    for k in range(2, catalog.AUTO_OFFER_STEPS + 1):
-        start = f"INDEX(gpus_auto_offer_{k}_from,{row})"
-        auto = f"IF(AND({start}>0,{n_gpus}>={start},{n_gpus}<=INDEX(gpus_auto_offer_sells,{row})),INDEX(gpus_auto_offer_{k},{row}),{auto})"
-    return f'IF({offer}="{catalog.AUTO_OFFER}",IF({auto}="","none",{auto}),{offer})'
-
-
-def _scenario_ref(name: str) -> str:
-    """A name of the scenario on Inputs as Excel text: the defined name, with offer "auto" resolved."""
-    return resolved_offer_xl("gpu", "offer", "n_gpus") if name == "offer" else name
 
 
 def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict]:
@@ -258,93 +132,26 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     return picks
 
 
-# an option's parallel layout: the planner's choice for its GPU (core.layout) when the job gives none
-LAYOUT_COLS = ("pipeline_parallel", "expert_parallel")
-CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy", *LAYOUT_COLS)
-COMPARE_COLUMNS = [  # (header, quantity or special, number format or None for the quantity's unit, width)
-    ("option", "label", None, 26), ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7),
-    ("rent or buy", "acquire", None, 8), ("offer", "offer_shown", None, 27), ("interruptible (spot)", "spot", None, 16),
-    ("status", "status", None, 14),
-    ("peak memory per GPU", "peak_train_gib_per_gpu", GIB_TENTHS, 11), ("GPU memory", "gpu_memory_gib", GIB, 9),
-    ("job hours", "option_hours", HOURS_TENTHS, 11), ("rent: job cost", "rent_total_usd", USD, 13),
-    ("own: job's share", "own_job_usd", USD, 13), ("own: capital", "own_capital_usd", USD, 14),
-    ("own: TCO over the period", "own_tco_usd", USD, 14), ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
+# (header, quantity or special, number format or None for the quantity's unit, width).  Printed: "option" to
+# "recommended", one page wide, the deciding columns first (the setup, rent or buy, hours, cost, cash needed); the
+# GPU and its count (both in the option's name) and the ranking's helpers stay on screen, right of the printed part.
+COMPARE_COLUMNS = [
+    ("option", "label", None, 22), ("rent or buy", "acquire", None, 6), ("job hours", "option_hours", HOURS_TENTHS, 9),
+    ("cost of this option", "option_cost_usd", USD, 11), ("cash needed", "option_outlay_usd", USD, 11),
+    ("status", "status", None, 12), ("peak memory per GPU", "peak_train_gib_per_gpu", GIB_TENTHS, 9),
+    ("GPU memory", "gpu_memory_gib", GIB, 8), ("offer", "offer_shown", None, 21), ("spot (may stop)", "spot", None, 7),
+    ("rent: job cost", "rent_total_usd", USD, 11), ("own: job's share", "own_job_usd", USD, 11),
+    ("own: capital", "own_capital_usd", USD, 11), ("own: TCO over the period", "own_tco_usd", USD, 11),
+    ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
     ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
-    ("cost of this option", "option_cost_usd", USD, 13), ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 13),
-    ("", "recommended", None, 13), ("ranked cost", "ranked", USD, 12),
+    ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 10), ("", "recommended", None, 12),
+    ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
     ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
 TIERS = ("tier_machines", "tier_hours", "tier_gpus", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
-
-
-COMPARE_HEAD_ROW = 4  # the Compare sheet's table header; one row per option below it
-
-
-@dataclass
-class Scenario:
-    """What the workbook is about: the inputs as given, resolved (canonical names, offer "auto" resolved) and
-    evaluated, the offer as the Inputs sheet shows it ("auto" or a name), and the Compare sheet's options."""
-    inputs: dict
-    values: dict
-    result: dict
-    offer_cell: str
-    options: list[dict]
-
-    @classmethod
-    def of(cls, inputs: Mapping | None, options: list[Mapping] | None) -> Scenario:
-        inputs = dict(inputs or {})
-        values = core.resolve_inputs(inputs)  # canonical names; offer "auto" resolved; validates
-        result = core.evaluate(inputs)
-        given_offer = str(inputs.get("offer", catalog.AUTO_OFFER))
-        offer_cell = catalog.AUTO_OFFER if given_offer.strip().lower() == catalog.AUTO_OFFER else values["offer"]
-        options = [{**{n: int(values[n]) for n in LAYOUT_COLS}, **o}  # an option without a layout has the scenario's
-                   for o in (options if options is not None else default_options(inputs))]
-        return cls(inputs, values, result, offer_cell, options)
-
-
-@dataclass
-class Layout:
-    """Where each sheet puts what the others read, and the value each formula cell shows before a recalculation.
-
-    ``option_rows``: the Options sheet's row of each name (option k in column 2 + k); ``option_values``: each
-    option's values as that column computes them; ``compare_cols``: the Compare sheet's column letter of each
-    COMPARE_COLUMNS key, its options in rows ``compare_first`` to ``compare_last``; ``best``: the index of the
-    recommended option (None: none acceptable); ``cached``: {"Sheet!A1": value} for formula cells."""
-    cached: dict[str, object] = field(default_factory=dict)
-    option_rows: dict[str, int] = field(default_factory=dict)
-    option_values: list[dict] = field(default_factory=list)
-    compare_cols: dict[str, str] = field(default_factory=dict)
-    compare_first: int = COMPARE_HEAD_ROW + 1
-    compare_last: int = COMPARE_HEAD_ROW
-    best: int | None = None
-
-    def option_cell(self, k: int, name: str) -> str:
-        """Option k's cell of ``name`` on the Options sheet."""
-        return f"Options!${get_column_letter(2 + k)}${self.option_rows[name]}"
-
-    def compare_range(self, key: str) -> str:
-        """The Compare sheet's column of ``key`` over the options' rows (absolute, without the sheet)."""
-        col = self.compare_cols[key]
-        return f"${col}${self.compare_first}:${col}${self.compare_last}"
-
-    @property
-    def recommended_range(self) -> str:
-        return f"Compare!{self.compare_range('recommended')}"
-
-    def pick(self, key: str) -> str:
-        """Excel text of the recommended option's cell of ``key`` on Compare."""
-        return f'INDEX(Compare!{self.compare_range(key)},MATCH("recommended",{self.recommended_range},0))'
-
-    @property
-    def best_values(self) -> dict | None:
-        return self.option_values[self.best] if self.best is not None else None
-
-    @property
-    def best_label(self) -> str:
-        return self.option_values[self.best]["label"] if self.best is not None else "none acceptable"
 
 
 def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None = None,
@@ -359,7 +166,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
         from .serving_book import build_serving_workbook
         return build_serving_workbook(inputs, gpus)
-    job = Scenario.of(inputs, options)
+    job = Scenario.of(inputs, options if options is not None else default_options(inputs))
     wb = Workbook()
     lay = Layout()
     tabs = catalog.tables()
@@ -380,115 +187,6 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     wb.properties.creator = "gpu-tco"
     wb.properties.lastModifiedBy = "gpu-tco"
     return wb, lay.cached
-
-
-def _inputs_sheet(wb: Workbook, ws, job: Scenario, lay: Layout) -> None:
-    """Inputs: sections a reader knows, the inputs changed first at the top; the Compare sheet's candidate
-    options to their right."""
-    ws["A1"] = "Inputs: change the yellow cells"
-    ws["A1"].font = Font(bold=True, size=14)
-    _note(ws, "A2", "Every other number in this workbook follows these cells. The name column is what the formulas use "
-                    "(the same names as gpu-tco's command line and scenario files). Where 0 means automatic, "
-                    "the column in use shows the value the formulas use (Calc sheet).", "F", 30, NOTE_FONT)
-    _head(ws, INPUTS_HEADER_ROW, ["input", "value", "in use", "unit", "allowed values", "what it means (and its source)",
-                                  "name in formulas"])
-    layout = input_layout()
-    for section, heading_row, rows in layout:
-        heading = ws.cell(row=heading_row, column=1, value=SECTION_TITLES[section])
-        for j in range(1, 8):
-            ws.cell(row=heading_row, column=j).fill = SECTION_FILL
-        heading.font = Font(bold=True)
-        for name, r in rows:
-            _input_row(wb, ws, core.inputs.BY_NAME[name], r, job, lay)
-    last_input_row = max(r for _, heading_row, rows in layout for r in [heading_row, *(row for _, row in rows)])
-    if job.values.get("task") != "serve":  # a serving workbook's setups are on its Serving sheet
-        _candidate_block(ws, job, lay)
-    cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(1 + len(CANDIDATE_COLS))]
-    _widths(ws, {"A": 30, "B": 16, "C": 18, "D": 10, "E": 24, "F": 48, "G": 24, "H": 3,
-                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14})
-    _fit_rows(ws, INPUTS_HEADER_ROW + 1, last_input_row, ("A", "C", "E", "F"))
-    # printed: the columns a reader needs (label to meaning), as wide as the page; the names and options stay on screen
-    page_setup(ws, f"A1:F{last_input_row}", title_rows=f"{INPUTS_HEADER_ROW}:{INPUTS_HEADER_ROW}", fit_width=True)
-    ws.protection.sheet = True
-
-
-def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> None:
-    """One input's row: label, value (a named, validated yellow cell), value in use, unit, what is allowed, meaning."""
-    values = job.values
-    ws.cell(row=r, column=1, value=inp.label)
-    v = job.offer_cell if inp.name == "offer" else values[inp.name]
-    cell = put_text(ws.cell(row=r, column=2), v if inp.kind == "choice" else float(v))
-    cell.fill = INPUT_FILL
-    cell.protection = Protection(locked=False)
-    cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
-    cell.number_format = _input_format(inp)
-    in_use = ws.cell(row=r, column=INPUT_IN_USE_COL)
-    if inp.name in AUTO_QUANTITY:  # the value the formulas use: the input above 0, else the automatic one
-        in_use.value = f"={AUTO_QUANTITY[inp.name]}"
-        in_use.number_format = _input_format(inp)
-        lay.cached[f"Inputs!{in_use.coordinate}"] = _plain(job.result[AUTO_QUANTITY[inp.name]])
-    elif inp.name == "offer":
-        in_use.value = "=" + resolved_offer_xl("gpu", "offer", "n_gpus")
-        lay.cached[f"Inputs!{in_use.coordinate}"] = str(values["offer"])
-    ws.cell(row=r, column=4, value="" if inp.unit in ("-", "flag") else inp.unit)
-    allowed = inp.allowed() if inp.kind != "choice" else f"a name from the {CATALOG_SHEETS.get(inp.table, 'Tables')} sheet"
-    if inp.name == "offer":
-        allowed += ', or "auto" (the GPU\'s cheapest on-demand offer)'
-    ws.cell(row=r, column=5, value=allowed)
-    ws.cell(row=r, column=INPUT_NAME_COL, value=inp.name).font = NOTE_FONT
-    source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
-    ws.cell(row=r, column=6, value=inp.description + (f". Source: {source}" if source else ""))
-    for j in (1, 3, 4, 5, 6, 7):
-        ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 6), vertical="top")
-    cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
-    wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
-    _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
-
-
-def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
-    """The candidate options (the Compare sheet's rows) beside the inputs: option 1 is the scenario on the left."""
-    first_col = CANDIDATE_FIRST_COL
-    _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
-    ws.cell(row=INPUTS_HEADER_ROW + len(job.options) + 2, column=first_col,
-            value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto; pipeline and "
-                  "expert parallel degrees as the planner chose them).").font = NOTE_FONT
-    for k, opt in enumerate([{}] + job.options, start=1):
-        r = INPUTS_HEADER_ROW + k
-        ws.cell(row=r, column=first_col, value=k)
-        for j, name in enumerate(CANDIDATE_COLS, start=first_col + 1):
-            c = ws.cell(row=r, column=j)
-            if k == 1:
-                c.value = f"={name}"  # the scenario: follows the inputs on the left
-                lay.cached[f"Inputs!{c.coordinate}"] = job.offer_cell if name == "offer" else job.values[name]
-                c.font = NOTE_FONT
-            else:
-                put_text(c, opt[name] if name in ("gpu", "offer") else int(opt[name]))
-                c.fill = INPUT_FILL
-                c.protection = Protection(locked=False)
-                inp = core.inputs.BY_NAME[name]
-                _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
-
-
-def _calc_sheet(wb: Workbook, calc, job: Scenario, lay: Layout) -> None:
-    """Calc: every quantity, a named live formula with its cached value."""
-    _head(calc, 1, ["group", "quantity", "value", "unit", "description", "formula"])
-    for i, (name, q) in enumerate(QUANTITIES.items(), start=2):
-        calc.cell(row=i, column=1, value=q.group)
-        calc.cell(row=i, column=2, value=name)
-        c = calc.cell(row=i, column=3, value="=" + q.expr.xl(_scenario_ref))
-        c.number_format = _number_format(q.unit)
-        calc.cell(row=i, column=4, value=q.unit)
-        calc.cell(row=i, column=5, value=q.description)
-        calc.cell(row=i, column=6, value=expr_text(q.expr))
-        wb.defined_names[name] = DefinedName(name, attr_text=f"Calc!$C${i}")
-        lay.cached[f"Calc!C{i}"] = _plain(job.result[name])
-    _widths(calc, {"A": 16, "B": 32, "C": 26, "D": 12, "E": 46, "F": 46})
-    for row in calc.iter_rows(min_row=2, min_col=1, max_col=6):
-        for c in row:  # every cell of a row at the top, next to its wrapped description
-            c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
-    _fit_rows(calc, 2, len(QUANTITIES) + 1, ("E", "F"))
-    not_in_default_print(calc, 6, title_rows="1:1")
-    calc.protection.sheet = True
 
 
 def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
@@ -512,7 +210,7 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     for name, r in rows.items():
         ws.cell(row=r, column=1, value=name)
         ws.cell(row=r, column=2, value=QUANTITIES[name].unit if name in QUANTITIES else
-                core.inputs.BY_NAME[name].unit if name in core.inputs.BY_NAME else "")
+                INPUTS_BY_NAME[name].unit if name in INPUTS_BY_NAME else "")
     for k in range(1, len(options) + 2):
         if k == 1:
             vals = {**job.result, **{n: job.values[n] for n in (*CANDIDATE_COLS, *PRICE_INPUTS)}}
@@ -561,41 +259,6 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
             c.number_format = USD if name == "purchase_usd_per_gpu" else USD_CENTS
 
 
-def _plain(v):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (str, np.str_)):
-        return str(v)
-    return float(v)
-
-
-BY_NAME_ZERO_OR_MIN = {i.name: i.zero_or_min for i in INPUTS}
-
-
-def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, lo, hi) -> None:
-    """Data validation for an input cell: catalog list, 0/1 flag or numeric range."""
-    if name == "offer":
-        ref = cell.coordinate
-        dv = DataValidation(type="custom", formula1=f'OR({ref}="{catalog.AUTO_OFFER}",ISNUMBER(MATCH({ref},offers_name,0)))')
-    elif kind == "choice":
-        dv = DataValidation(type="list", formula1=f"{table}_name", allow_blank=False)
-    elif kind == "flag":
-        dv = DataValidation(type="list", formula1='"0,1"')
-    elif BY_NAME_ZERO_OR_MIN.get(name) is not None:  # 0 (automatic) or at least the least value the input takes
-        ref, least = cell.coordinate, BY_NAME_ZERO_OR_MIN[name]
-        whole = f",INT({ref})={ref}" if kind == "integer" else ""
-        dv = DataValidation(type="custom", formula1=f"AND(ISNUMBER({ref}),OR({ref}=0,AND({ref}>={least!r},{ref}<={float(hi)!r})){whole})")
-    else:
-        lo = lo if lo is not None else -1e300
-        hi = hi if hi is not None else 1e300
-        dv = DataValidation(type="whole" if kind == "integer" else "decimal", operator="between",
-                            formula1=repr(float(lo)), formula2=repr(float(hi)))
-    dv.error = f"{name}: allowed {allowed or core.inputs.BY_NAME[name].allowed()}"
-    dv.errorTitle, dv.showErrorMessage = "gpu-tco", True
-    ws.add_data_validation(dv)
-    dv.add(cell)
-
-
 # a purchase in a one-off job: listed, not ranked (core.planner.ranks_purchases)
 BUY_NOT_RANKED = "buying not ranked: a one-off job"
 
@@ -629,10 +292,9 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
                     "change options 2+ on Inputs, columns I-M). Red: does not fit in GPU memory. Green: recommended "
                     "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
                     "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
-    _note(ws, "A2", compare_note, "J", 32, NOTE_FONT)
-    _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
-    ws.row_dimensions[head_row].height = 45
     letter = lay.compare_cols = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
+    _note(ws, "A2", compare_note, letter["recommended"], 32, NOTE_FONT)
+    _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])
     ranked = [v["option_cost_usd"] if _status(v) == "ok" else None for v in all_vals]
     lay.best, tier_values = _recommended_row(all_vals, ranked)
     for k, v in enumerate(all_vals, start=1):
@@ -646,9 +308,11 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
             if fmt:
                 c.number_format = fmt
             if key in ("acquire", "n_gpus", "spot"):
-                c.alignment = Alignment(horizontal="center")
+                c.alignment = Alignment(horizontal="center", vertical="top")
             elif isinstance(value, str) and value == NO_PRICE:
-                c.alignment = Alignment(horizontal="right")
+                c.alignment = Alignment(horizontal="right", vertical="top")
+            else:  # names wrap within their column: the table stays one page wide
+                c.alignment = Alignment(wrap_text=key in ("label", "offer_shown", "status"), vertical="top")
         for key in ("status", "recommended", *TIERS):
             lay.cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
@@ -661,6 +325,7 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
     for key in ("ranked", *TIERS):  # helpers for the recommendation
         ws.column_dimensions[letter[key]].hidden = True
     ws.freeze_panes = f"B{first}"
+    fit_heights(ws, lay.cached)
     _compare_charts(ws, opt_ws, lay)
 
 
@@ -690,7 +355,7 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
                  v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
            for key in ("own_job_usd", "own_capital_usd", "own_tco_usd", "payback_months", "breakeven_hours_per_day")},
         **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
-           for key in ("option_cost_usd", "option_usd_per_mtok_train")},
+           for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
         # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
         "tier_machines": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
@@ -743,9 +408,8 @@ def _compare_charts(ws, opt_ws, lay: Layout) -> None:
     ws.add_chart(memory, f"A{memory_row}")
     ws.row_breaks.append(Break(id=cost_row - 1))
     ws.row_breaks.append(Break(id=memory_row - 1))
-    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", title_rows=f"{COMPARE_HEAD_ROW}:{COMPARE_HEAD_ROW}")
-    ws.print_title_cols = "A:A"  # the option's name on the pages with the table's further columns
-    ws.row_dimensions[2].height = 45  # the note above the table: three lines at these column widths
+    # one page wide; no repeated header rows: the table fits its first page, and the chart pages hold only the chart
+    page_setup(ws, f"A1:{letter['recommended']}{memory_row + chart_rows}", fit_width=True)
 
 
 def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, list[tuple]]:
@@ -834,7 +498,10 @@ def _breakeven_sheet(ws, job: Scenario, lay: Layout) -> None:
     ws.add_chart(chart, "E6")
     _widths(ws, {"A": 24, "B": 22, "C": 22, "D": 3})
     ws.freeze_panes = f"A{first}"
-    page_setup(ws, f"A1:L{max(last, 28)}", scale=75, title_rows=f"{head}:{head}")
+    fit_heights(ws, lay.cached)
+    # one page: the table of months beside its chart (a few dozen rows; a longer period shrinks rather than splits)
+    page_setup(ws, f"A1:L{max(last, 28)}", title_rows=f"{head}:{head}", fit_width=True)
+    ws.page_setup.fitToHeight = 1
     ws.protection.sheet = True
 
 
@@ -859,63 +526,6 @@ def _breakeven_note(ws, job: Scenario, lay: Layout, months: int) -> None:
                  "its break-even here.")
     _note(ws, "A2", formula, "K", 30, NOTE_FONT)
     lay.cached["Break-even!A2"] = f"This sheet shows the scenario on Inputs ({shown}). {which}{tail}"
-
-
-def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -> None:
-    """The catalogs as plain ranges; each column a defined name <table>_<column> with spare rows.
-    ``extra``: rows to add after a table's own (a model the scenario gives outside the catalog)."""
-    extra = extra or {}
-    small = wb.create_sheet("Tables")
-    small_col = 1
-    auto_offer = catalog.reference_offer_rows()
-    for tname, table in tabs.items():
-        if tname in CATALOG_SHEETS:
-            sheet, origin_col = wb.create_sheet(CATALOG_SHEETS[tname]), 1
-        else:
-            origin_col, sheet = small_col, small
-            small_col += len(table.columns) + 1
-        cols = list(table.columns) + (AUTO_COLUMNS if tname == "gpus" else [])
-        rows = list(table.rows) + list(extra.get(tname, []))
-        last = len(rows) + 1 + SPARE_ROWS
-        for j, col in enumerate(cols):
-            h = sheet.cell(row=1, column=origin_col + j, value=col)
-            h.fill, h.font = HEAD_FILL, HEAD_FONT
-            for i, row in enumerate(rows, start=2):
-                if col == "auto_offer":  # the offer "auto" picks for this GPU (core.catalog.reference_offer_rows)
-                    value = tabs["offers"].names[int(auto_offer[i - 2])]
-                elif col in AUTO_COLUMNS:  # the offers "auto" picks for larger jobs (core.catalog.auto_offer_steps)
-                    value = _auto_step(i - 2, col) if i - 2 < len(table.rows) else ""
-                else:
-                    value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
-                put_text(sheet.cell(row=i, column=origin_col + j), value)
-            letter = get_column_letter(origin_col + j)
-            if col in ("name", "price_type", *AUTO_COLUMNS) or col in table.numeric or (tname, col) in (
-                    ("apis", "as_of"), ("weight_dtypes", "accuracy_effect")):
-                # price_type, the API's date and a weight format's accuracy effect: read by the Start answers
-                ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
-                wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
-            sheet.column_dimensions[letter].width = (30 if col in ("name", "source", "auto_offer", "description")
-                                                     else 10 if col == "aliases" else 13)
-        if sheet is not small:
-            sheet.freeze_panes = "B2"
-            not_in_default_print(sheet, len(cols), title_rows="1:1")
-    not_in_default_print(small, max(small_col - 1, 1), title_rows="1:1")
-
-
-AUTO_COLUMNS = ["auto_offer", *[c for k in range(2, catalog.AUTO_OFFER_STEPS + 1)
-                                 for c in (f"auto_offer_{k}", f"auto_offer_{k}_from")], "auto_offer_sells"]
-
-
-def _auto_step(gpu_row: int, col: str):
-    """A GPU's size step of the offer "auto" (AUTO_COLUMNS): the offer's name, the GPU count it starts at (0: no such
-    step), or the largest job any of its offers sells (1e9: no limit)."""
-    steps, most = catalog.auto_offer_steps(gpu_row)
-    if col == "auto_offer_sells":
-        return float(min(most, 1e9))
-    k = int(col.split("_")[2]) - 1
-    if k >= len(steps):
-        return 0 if col.endswith("_from") else ""
-    return steps[k][0] if col.endswith("_from") else catalog.offers().names[steps[k][1]]
 
 
 NOTHING_ACCEPTABLE = "No option fits, has a price and meets the deadline and budget: see the status column on Compare."
@@ -980,8 +590,9 @@ def _start_sheet(ws, tabs: Mapping, job: Scenario, lay: Layout) -> None:
                        "sheets (GPUs, Models, Cloud, Tables) are left out: to print one, clear its print area (Excel: Page "
                        "Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) and print that "
                        "sheet; it fits the page width.", "D", 48, NOTE_FONT)
-    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})  # fits one landscape page at 90 %
-    page_setup(ws, f"A1:D{i}", scale=90)
+    _widths(ws, {"A": 40, "B": 21, "C": 28, "D": 26})
+    fit_heights(ws, lay.cached)
+    page_setup(ws, f"A1:D{i}", fit_width=True)
 
 
 def _start_answer(ws, job: Scenario, lay: Layout) -> None:
@@ -1024,7 +635,7 @@ def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
         option = {**job.inputs, "gpu": best["gpu"], "n_gpus": int(best["n_gpus"]), "offer": best["offer"], "buy": int(best["buy"])}
         movers = sensitivities(option)
     for k, m in enumerate(movers, start=r + 2):
-        inp = core.inputs.BY_NAME[m["input"]]
+        inp = INPUTS_BY_NAME[m["input"]]
         ws.cell(row=k, column=1, value=inp.label)
         given = f"Inputs!$B${input_row[m['input']]}"
         # the value the answer used: the input, or for 0 ("automatic") the value core used in its place
@@ -1043,59 +654,56 @@ def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
     return r
 
 
-def _start_ages(ws, tabs: Mapping, r: int) -> int:
-    """From row r: how old the catalogs and prices are; returns the next free row after a blank one."""
-    ws.cell(row=r, column=1, value="How old the numbers are").font = Font(bold=True, size=12)
-    today = _dt.date.today()
-    lines = []
-    for t, sheet in CATALOG_SHEETS.items():
-        dates = sorted({str(x.get("as_of", "")) for x in tabs[t].rows if x.get("as_of")}) or ["-"]
-        lines.append(f"{sheet} sheet: {len(tabs[t].rows)} rows, as of {dates[0]} to {dates[-1]}; each row names its source.")
-    offer_dates = sorted({str(x["as_of"])[:7] for x in tabs["offers"].rows if x.get("as_of")})
-    if offer_dates:
-        y, mth = map(int, offer_dates[-1].split("-")[:2])
-        age = (today.year - y) * 12 + today.month - mth
-        from gpu_tco.core import refreshed_note
-        refreshed = refreshed_note(tabs["offers"].rows)
-        lines.append(f"Cloud prices move: the newest is {age} months old on {today.isoformat()}"
-                     + (f" ({refreshed})" if refreshed else "; gpu-tco offers --refresh brings today's")
-                     + "; check the offer's page before you rent.")
-    lines.append(f"Generated by gpu-tco {__version__} on {today.isoformat()}. Every number is a live formula; "
-                 "Excel recalculates when a yellow cell on Inputs changes.")
-    for k, text in enumerate(lines, start=r + 1):
-        _note(ws, f"A{k}", text, "D", 30)
-    return r + len(lines) + 2
+# Start's figures, each read from Compare: (label, Compare column key)
+START_FIGURES = (("rent or buy", "acquire"), ("offer", "offer_shown"), ("peak memory per GPU (device total, must fit)", "peak_train_gib_per_gpu"),
+                 ("memory of one GPU", "gpu_memory_gib"), ("hours the job takes", "option_hours"),
+                 ("cost of this option", "option_cost_usd"), ("cash needed", "option_outlay_usd"),
+                 ("rent: cost of the job", "rent_total_usd"), ("own: total cost over the period", "own_tco_usd"),
+                 ("buying pays back after", "payback_months"), ("status", "status"))
 
 
 def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
-    """From row r: the scenario on Inputs in key numbers, and the recommended option; returns the row for the
-    printing note."""
-    values, result = job.values, job.result
-    ws.cell(row=r, column=1, value="The scenario on Inputs").font = Font(bold=True, size=12)
-    c = ws.cell(row=r + 1, column=1, value='=model&", "&method&", "&n_gpus&" x "&gpu')
-    lay.cached[f"Start!{c.coordinate}"] = f"{values['model']}, {values['method']}, {int(values['n_gpus'])} x {values['gpu']}"
-    rows = [("peak memory per GPU (device total, must fit)", "=peak_train_gib_per_gpu", GIB_TENTHS, result["peak_train_gib_per_gpu"]),
-            ("of which tensors (PyTorch allocator peak)", "=allocator_peak_train_gib", GIB_TENTHS, result["allocator_peak_train_gib"]),
-            ("memory of one GPU", "=gpu_memory_gib", GIB, result["gpu_memory_gib"]),
-            ("fits in memory", '=IF(fits_train,"yes","no")', None, "yes" if result["fits_train"] else "no"),
-            ("hours the GPUs are occupied", "=job_wall_hours", HOURS_TENTHS, result["job_wall_hours"]),
-            ("rent: cost of the job", "=rent_total_usd", USD, result["rent_total_usd"]),
-            ("own: total cost over the period", "=own_tco_usd", USD, result["own_tco_usd"]),
-            ("own: cost per working GPU-hour", "=own_usd_per_gpu_hour", USD_CENTS, result["own_usd_per_gpu_hour"]),
-            ("buying pays back after", "=payback_months", _number_format("months"), result["payback_months"])]
-    for i, (label, formula, fmt, value) in enumerate(rows, start=r + 2):
-        ws.cell(row=i, column=1, value=label)
-        c = ws.cell(row=i, column=2, value=formula)
-        c.alignment = Alignment(horizontal="right")
-        if fmt:
-            c.number_format = fmt
-        lay.cached[f"Start!{c.coordinate}"] = _plain(value)
-    i = r + 2 + len(rows)
-    ws.cell(row=i, column=1, value="recommended option (Compare)").font = Font(bold=True)
-    c = ws.cell(row=i, column=2, value=f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"none acceptable",'
-                                          f'{lay.pick("label")})')
-    c.font, c.alignment = Font(bold=True), Alignment(horizontal="right")
-    lay.cached[f"Start!{c.coordinate}"] = lay.best_label
+    """From row r: the recommended option's figures (the setup the answer names), and beside them, labelled as that
+    scenario, the figures of the scenario on Inputs where it is another setup; every figure read from Compare, so
+    both columns stand on the same basis.  Returns the row for the printing note."""
+    first, best = lay.compare_first, lay.best
+    fmt = {key: f for _, key, f, _ in COMPARE_COLUMNS}
+    scenario_differs = best != 0
+    ws.cell(row=r, column=1, value="The figures of the recommended option").font = Font(bold=True, size=12)
+    heads = ["", "recommended option"] + (["the scenario on Inputs (another setup)"] if scenario_differs else [])
+    _head(ws, r + 1, heads, freeze=False)
+    label = ws.cell(row=r + 2, column=1, value="setup")
+    label.font = Font(bold=True)
+    columns = [(2, None)] + ([(3, first)] if scenario_differs else [])
+    for col, row in columns:
+        c = ws.cell(row=r + 2, column=col)
+        if row is None:
+            c.value = f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"none acceptable",{lay.pick("label")})'
+            lay.cached[f"Start!{c.coordinate}"] = lay.best_label
+        else:
+            c.value = f"=Compare!${lay.compare_cols['label']}${row}"
+            lay.cached[f"Start!{c.coordinate}"] = lay.option_values[0]["label"]
+        c.font, c.alignment = Font(bold=True), Alignment(horizontal="right", wrap_text=True, vertical="top")
+    for i, (text, key) in enumerate(START_FIGURES, start=r + 3):
+        ws.cell(row=i, column=1, value=text)
+        for col, row in columns:
+            c = ws.cell(row=i, column=col)
+            if row is None:
+                c.value = f'=IF(COUNTIF({lay.recommended_range},"recommended")=0,"-",{lay.pick(key)})'
+                shown = lay.cached.get(f"Compare!{lay.compare_cols[key]}{first + best}", "") if best is not None else "-"
+            else:
+                c.value = f"=Compare!${lay.compare_cols[key]}${row}"
+                shown = lay.cached.get(f"Compare!{lay.compare_cols[key]}{row}", "")
+            lay.cached[f"Start!{c.coordinate}"] = shown
+            c.alignment = Alignment(horizontal="right", wrap_text=key == "offer_shown", vertical="top")
+            if fmt.get(key):
+                c.number_format = fmt[key]
+    i = r + 3 + len(START_FIGURES)
+    if not scenario_differs:
+        _note(ws, f"A{i}", "The scenario on Inputs is the recommended option (Compare, option 1).", "D", 16, NOTE_FONT)
+    else:
+        _note(ws, f"A{i}", "The scenario on Inputs is option 1 on Compare; the answer above is the recommended option. To "
+                           "make the scenario the recommended one, set gpu, n_gpus, offer and buy on Inputs to it.", "D", 30, NOTE_FONT)
     return i + 2
 
 
@@ -1108,7 +716,5 @@ def write_workbook(path: str | os.PathLike, inputs: Mapping | None = None, gpus:
     target = check_target(path)
     wb, cached = build_workbook(inputs, gpus=gpus)
     return save_atomically(wb, cached, target)
-
-
 
 

@@ -4,7 +4,7 @@ The serving planner (``core.serve_plan``) chooses the cheapest rented and the ch
 written; the Serving sheet recomputes each of them with the formula layer's Excel rendering of the serving quantities
 (``QUANTITIES[name].expr.xl``, the expressions the Python values come from), so a change of the demand, the targets,
 a price or the API on Inputs moves replicas, latency, cost per million tokens, the monthly costs and the volumes above
-which each wins.  Inputs, Calc and the catalog sheets are the training workbook's (``workbooks.build``), the Inputs
+which each wins.  Inputs, Calc and the catalog sheets are built as the training workbook builds them (``workbooks.common``), the Inputs
 sheet's GPU, count, offer and weight format being the recommended setup.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gpu_tco.core import (
     serve_plan,
 )
 
-from .build import (
+from .common import (
     INPUT_FILL,
     NOTE_FONT,
     USD,
@@ -45,6 +45,7 @@ from .build import (
     _plain,
     _start_ages,
     _widths,
+    fit_heights,
     page_setup,
     resolved_offer_xl,
 )
@@ -141,6 +142,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
     _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
+    fit_heights(ws, lay.cached)
     not_in_default_print(ws, 2 + len(setups), title_rows="1:1")  # printed: Start and Inputs, as the training workbook
     ws.protection.sheet = True
     return cells
@@ -265,7 +267,9 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
     r = _serve_table(ws, setups, cells, lay, 10, known)
     r = _start_ages(ws, tabs, r + 1)
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
-    page_setup(ws, f"A1:E{r}", scale=90)
+    fit_heights(ws, lay.cached)
+    page_setup(ws, f"A1:E{r}", fit_width=True)
+    ws.page_setup.fitToHeight = 1  # one page: the answer, the setups against the API, and how old the numbers are
 
 
 def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known: Mapping) -> int:

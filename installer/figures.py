@@ -1,0 +1,118 @@
+"""The figures README.md and docs/*.md state, generated so that none goes stale.
+
+A figure in the text is written between markers, ``<!-- figure: offers -->104<!-- /figure -->`` (the markers do not
+show on a rendered page); ``gpu-tco docs`` rewrites every marked figure from its source, and tests/test_docs.py
+fails when a file shows another value than its source gives or states a count of GPUs, offers, models,
+measurements, sources or pages outside the markers.
+
+Sources: the catalogs (``core/data/*.csv``), the published measurements (``core/data/measurements.csv``), the
+generated calibration report (``docs/calibration.md``: its leave-one-source-out and serving tables, which
+``gpu-tco docs`` writes first), the calibrated defaults (``core/data/calibrated.csv`` through core) and the printed report's page limit (``workbooks.PRINTED_PAGES_AT_MOST``, which
+the LibreOffice test holds the PDF to).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+FIGURE = re.compile(r"<!-- figure: ([a-z0-9_]+) -->(.*?)<!-- /figure -->", re.S)
+ROOT = Path(__file__).resolve().parent.parent  # the checkout (installer/ holds the package root)
+CALIBRATION_DOC = ROOT / "docs" / "calibration.md"
+GENERATED_DOCS = ("quantities.md", "calibration.md")  # written whole by their generators, no figure markers
+
+
+def hand_written() -> list[Path]:
+    """README.md and every docs/*.md that people write (the generated references excepted)."""
+    docs = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name not in GENERATED_DOCS)
+    return [ROOT / "README.md", *docs]
+
+
+def _catalog() -> dict[str, str]:
+    from gpu_tco.core import catalog
+    tables = catalog.tables()
+    gpus = [row for row in tables["gpus"].rows[:tables["gpus"].file_rows]]
+    offers = [row for row in tables["offers"].rows[:tables["offers"].file_rows] if row["name"] != "none"]
+    return {"gpu_types": f"{sum(1 for row in gpus if not catalog.mig_profile(row)):,}",
+            "mig_slices": f"{sum(1 for row in gpus if catalog.mig_profile(row)):,}",
+            "models": f"{tables['models'].file_rows:,}", "offers": f"{len(offers):,}",
+            "api_prices": f"{tables['apis'].file_rows:,}"}
+
+
+def _measurements() -> dict[str, str]:
+    from gpu_tco.core import calibration
+    rows, serving = calibration.load_measurements(), calibration.serving_measurements()
+    return {"measurements": f"{len(rows):,}", "measurement_sources": f"{len({m.source for m in rows}):,}",
+            "serving_measurements": f"{len(serving):,}", "serving_measurement_sources": f"{len({m.source for m in serving}):,}"}
+
+
+def calibration_table(text: str, first_column: str) -> tuple[int, str, str]:
+    """(rows, median, worst) of the row of a table in docs/calibration.md whose first cell is ``first_column``."""
+    m = re.search(rf"^\| {re.escape(first_column)} \| (\d+) \| ([\d.]+%) \| ([\d.]+%) \|$", text, re.M)
+    if m is None:
+        raise LookupError(f"docs/calibration.md has no row {first_column!r}: run `gpu-tco docs`")
+    return int(m.group(1)), m.group(2), m.group(3)
+
+
+def _errors() -> dict[str, str]:
+    text = CALIBRATION_DOC.read_text(encoding="utf-8")
+    out = {}
+    for key, row in (("training", "training speed"), ("memory", "memory"), ("decode", "decode speed"),
+                     ("serving_throughput", "global efficiencies only (as shipped): serving throughput"),
+                     ("serving_latency", "global efficiencies only (as shipped): serving latency")):
+        _, median, worst = calibration_table(text, row)
+        out[f"{key}_median"], out[f"{key}_worst"] = median, worst
+    return out
+
+
+def _calibrated() -> dict[str, str]:
+    from gpu_tco.core import DEFAULTS, auto_in_use
+    return {"moe_train_efficiency": f"{DEFAULTS['moe_train_efficiency']:g}",
+            "auto_mfu_h100": auto_in_use({"gpu": "H100-SXM"})["mfu"]["short"]}
+
+
+def _report() -> dict[str, str]:
+    from gpu_tco.workbooks import PRINTED_PAGES_AT_MOST
+    return {"report_pages_at_most": str(PRINTED_PAGES_AT_MOST)}
+
+
+SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _calibrated, _report)
+
+
+def figures() -> dict[str, str]:
+    """Every figure's value as the text shows it."""
+    out: dict[str, str] = {}
+    for source in SOURCES:
+        out.update(source())
+    return out
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    """``text`` with each marked figure set to its value; an unknown name raises KeyError."""
+    return FIGURE.sub(lambda m: f"<!-- figure: {m.group(1)} -->{values[m.group(1)]}<!-- /figure -->", text)
+
+
+def stale(values: dict[str, str] | None = None) -> list[str]:
+    """'file: name shows X, its source gives Y' for each marked figure that is out of date."""
+    values = figures() if values is None else values
+    found = []
+    for path in hand_written():
+        for m in FIGURE.finditer(path.read_text(encoding="utf-8")):
+            if m.group(1) not in values:
+                found.append(f"{path.name}: unknown figure {m.group(1)!r}")
+            elif m.group(2) != values[m.group(1)]:
+                found.append(f"{path.name}: {m.group(1)} shows {m.group(2)}, its source gives {values[m.group(1)]}")
+    return found
+
+
+def refresh() -> list[Path]:
+    """Rewrite the marked figures of README.md and docs/*.md; returns the files that changed."""
+    from gpu_tco.core import write_atomically
+    values, written = figures(), []
+    for path in hand_written():
+        text = path.read_text(encoding="utf-8")
+        new = fill(text, values)
+        if new != text:
+            write_atomically(path, new.encode("utf-8"))
+            written.append(path)
+    return written
