@@ -45,6 +45,7 @@ from ..core import (
 from ..core import INPUT_SECTIONS as SECTIONS
 from ..core import INPUTS_BY_NAME as BY_NAME
 from ..core import compose_recommendation as compose
+from ..core import ranks_purchases
 from ..core import plan_scope as scope
 from ..core import price_gaps as gaps
 
@@ -260,11 +261,12 @@ def compute(state: FormState) -> dict:
             Figure("Job cost, rented", float(rented["option_cost_usd"]), "USD", "option_cost_usd", rented_in),
             Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
-            Figure("Payback of buying", payback, "months", "payback_months", bought_in),
-            # a one-off job: the daily use over the months of ownership at which buying would pay back
-            Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
-                   "breakeven_hours_per_day", bought_in,
-                   "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
+            # a one-off job: the daily use over the months of ownership at which buying would pay back; GPUs that stay
+            # busy after the job: the payback at that use
+            Figure("Payback of buying", payback, "months", "payback_months", bought_in) if ranks_purchases(result["inputs"])
+            else Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
+                        "breakeven_hours_per_day", bought_in,
+                        "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
             Figure("Serving: generated tokens per second", float(rented["decode_tokens_per_s"]), "tokens/s",
