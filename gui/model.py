@@ -38,6 +38,7 @@ from ..core import (
     option_inputs,
     option_text,
     plan,
+    ranks_purchases,
     serve_curves,
     serve_option_inputs,
     serve_plan,
@@ -45,7 +46,6 @@ from ..core import (
 from ..core import INPUT_SECTIONS as SECTIONS
 from ..core import INPUTS_BY_NAME as BY_NAME
 from ..core import compose_recommendation as compose
-from ..core import ranks_purchases
 from ..core import plan_scope as scope
 from ..core import price_gaps as gaps
 
@@ -261,8 +261,7 @@ def compute(state: FormState) -> dict:
             Figure("Job cost, rented", float(rented["option_cost_usd"]), "USD", "option_cost_usd", rented_in),
             Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
-            # a one-off job: the daily use over the months of ownership at which buying would pay back; GPUs that stay
-            # busy after the job: the payback at that use
+            # a one-off job: the daily use at which buying would pay back; GPUs busy after the job: the payback
             Figure("Payback of buying", payback, "months", "payback_months", bought_in) if ranks_purchases(result["inputs"])
             else Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
                         "breakeven_hours_per_day", bought_in,
