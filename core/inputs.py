@@ -292,13 +292,13 @@ INPUTS: tuple[Input, ...] = (
     _z("owned_busy_hours_per_day", "h/day", 0,
        "Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: "
        "rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, "
-       "their cost per working hour at this use", 0.01, 24, "a one-off job", group="planning",
+       "their cost per working hour at this use", 0.01, 24, "a one-off job", group="owning",
        source="gpu-tco rule: a purchase pays only for the hours it works"),
     _f("consider_buying", 0,
        "1 = rank buying the GPUs beside renting even for a one-off job (at hours_per_day of use over the months of ownership); "
        "0 = buying is ranked only when owned_busy_hours_per_day is above 0", group="planning"),
     _n("capital_budget_usd", "USD", 0, "Most capital a purchase may take (GPUs, servers, network); 0 = no limit", 0, 1e15,
-       group="planning"),
+       group="owning"),
     _n("memory_margin_pct", "%", 5,
        "Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is "
        "an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % "

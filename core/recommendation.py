@@ -164,9 +164,6 @@ def compose(result: Mapping) -> Recommendation:
                              "it against." + best)
     elif ranked and capital > 0:
         sentences.append(f"Buying was weighed: {payback_at_use(payback, inputs['months'], use)}.")
-    elif not ranked:
-        sentences.append("Ranked as a one-off job: rentals only (owned_busy_hours_per_day above 0 or consider_buying 1 "
-                         "ranks purchases).")
     if o.interruptible:
         sentences.append(f"The provider can stop an interruptible offer at any time; the hours include "
                          f"{inputs['spot_rework_pct']:g} % re-work.")
@@ -185,9 +182,8 @@ def compose(result: Mapping) -> Recommendation:
     if o.within_tolerance:
         cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
         if cheapest < o.cost_usd:
-            sentences.append(f"A setup costing at most {inputs['cost_tolerance_pct']:g} % less ({usd_text(cheapest)}) takes "
-                             "more machines, more hours or more GPUs; within that margin fewer machines, then fewer hours, "
-                             "then fewer GPUs win.")
+            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest)}) needs more "
+                             "machines, hours or GPUs.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
 

@@ -38,6 +38,7 @@ from ..core import (
     option_inputs,
     option_text,
     plan,
+    ranks_purchases,
     serve_curves,
     serve_option_inputs,
     serve_plan,
@@ -261,11 +262,11 @@ def compute(state: FormState) -> dict:
             Figure("Job cost, rented", float(rented["option_cost_usd"]), "USD", "option_cost_usd", rented_in),
             Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
-            Figure("Payback of buying", payback, "months", "payback_months", bought_in),
-            # a one-off job: the daily use over the months of ownership at which buying would pay back
-            Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
-                   "breakeven_hours_per_day", bought_in,
-                   "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
+            # a one-off job: the daily use at which buying would pay back; GPUs busy after the job: the payback
+            Figure("Payback of buying", payback, "months", "payback_months", bought_in) if ranks_purchases(result["inputs"])
+            else Figure("Buying pays back at a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
+                        "breakeven_hours_per_day", bought_in,
+                        "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
             Figure(f"Serving: generated tokens per second ({serving_basis(rented)})", float(rented["serve_tokens_per_s"]),

@@ -223,9 +223,28 @@ def _money(v) -> str:
     return "-" if v != v else f"${v:,.0f}"
 
 
+def _main_table(rows: list[dict]) -> str:
+    """The main job's table: one row per setup and method; a missing price reads "no offer" or "no price", never 0."""
+    from .core import NO_OFFER, NO_PRICE
+    body = []
+    for r in rows:
+        need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
+        star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
+        fits = ("tight" if r["tight"] else "yes") if r["fits"] else "NO"
+        rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
+        own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
+        body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
+                     f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
+                     f"{r['job_hours']:.1f}" if r["fits"] else "-",
+                     rent, f"{r['rent_usd_per_gpu_hour']:.2f}" if r["rent_priced"] else NO_OFFER,
+                     own, _money(r["capital_usd"]) if r["own_priced"] else NO_PRICE, star])
+    return table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD",
+                  "rent USD/GPU-h", "own USD (job's share)", "capital USD", "pick"], body)
+
+
 def cmd_main(ns) -> int:
     from .core import COMPARED_METHODS as METHODS
-    from .core import DEFAULT_JOB, NO_OFFER, NO_PRICE, check_input, resolve_inputs, worded_recommendations
+    from .core import DEFAULT_JOB, NO_OFFER, check_input, resolve_inputs, worded_recommendations
     from .core import compare_setups as compare
 
     job = _collect_inputs(ns)
@@ -253,20 +272,7 @@ def cmd_main(ns) -> int:
               f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
               f"{a['precision']}, {a['optimizer']})")
         print()
-        body = []
-        for r in rows:
-            need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
-            star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
-            fits = ("tight" if r["tight"] else "yes") if r["fits"] else "NO"
-            rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
-            own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
-            body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
-                         f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
-                         f"{r['job_hours']:.1f}" if r["fits"] else "-",
-                         rent, f"{r['rent_usd_per_gpu_hour']:.2f}" if r["rent_priced"] else NO_OFFER,
-                         own, _money(r["capital_usd"]) if r["own_priced"] else NO_PRICE, star])
-        print(table(["setup", "method", "fits", "peak / GPU GiB", "GPUs needed", "job hours", "rent USD",
-                     "rent USD/GPU-h", "own USD (job's share)", "capital USD", "pick"], body))
+        print(_main_table(rows))
         print()
         from .core import what_would_fit
         for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
@@ -698,6 +704,16 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     notes = list(dict.fromkeys(missing.values()))
     notes.append(_plan_differs(ns, given, used, res))
     return facts, notes
+def _fits_text(res, used) -> str:
+    """Whether training fits, in words: yes, tight (peak above 90 % of the memory) or no (above the fit limit)."""
+    if not res["fits_train"]:
+        return f"no (more than {100 - used['memory_margin_pct']:g} % of the memory)"
+    return "tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes"
+
+
+def _network_text(given) -> str:
+    from .core import cluster_network
+    return cluster_network(given)
 
 
 def cmd_estimate(ns) -> int:
@@ -706,8 +722,7 @@ def cmd_estimate(ns) -> int:
     given = _collect_inputs(ns)
     res = evaluate(given)
     resolved = resolve_inputs(given)
-    from .core import cluster_network
-    network = cluster_network(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
+    network = _network_text(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
     model_name = model_row["name"]
@@ -735,10 +750,8 @@ def cmd_estimate(ns) -> int:
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
-        fits = ("tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes") if res["fits_train"] else \
-            f"no (more than {100 - used['memory_margin_pct']:g} % of the memory)"
         facts = [
-            ["fits", fits], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
+            ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
             ["longest sequence that fits", res["max_train_seq_len"]],
             ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
             ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", res["train_tokens_per_s"]],
