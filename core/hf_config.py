@@ -41,6 +41,7 @@ import os
 import re
 from pathlib import Path
 
+from . import hf_families
 from .errors import InputError
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few kB; a file that never ends is cut off here
@@ -53,7 +54,7 @@ FAMILIES = {
     "llama": "Llama", "mistral": "Mistral", "mixtral": "Mixtral", "qwen2": "Qwen2", "qwen3": "Qwen3",
     "qwen2_moe": "Qwen2 MoE", "qwen3_moe": "Qwen3 MoE", "gemma2": "Gemma 2", "gemma3": "Gemma 3", "gemma3_text": "Gemma 3",
     "deepseek_v2": "DeepSeek-V2", "deepseek_v3": "DeepSeek-V3", "gpt_oss": "gpt-oss", "llama4": "Llama 4",
-    "llama4_text": "Llama 4",
+    "llama4_text": "Llama 4", **hf_families.NEW_FAMILIES,
 }
 # transformers' defaults for fields a published config.json may leave out (configuration_<type>.py)
 _TYPE_DEFAULTS = {
@@ -77,6 +78,7 @@ _NEEDED = {  # the fields each type needs beyond COMMON_FIELDS (named in the err
     "deepseek_v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "kv_lora_rank", "qk_rope_head_dim",
                     "qk_nope_head_dim", "v_head_dim"),
     "gpt_oss": ("num_local_experts", "num_experts_per_tok"),
+    **hf_families.NEEDED,
 }
 
 
@@ -192,18 +194,21 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
 def _architecture(cfg: dict, where: str) -> dict:
     mtype = _model_type(cfg)
     top = cfg
-    if mtype in ("gemma3", "llama4") or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
+    if mtype in ("gemma3", "llama4", *hf_families.WRAPPERS) or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
         text = cfg.get("text_config")
         if not isinstance(text, dict):
             raise InputError("model", where, f"is a {mtype} config without a text_config; the text model's fields are needed")
         cfg = text
-        mtype = {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(mtype, _model_type(text))
+        wrapped = {"gemma3": "gemma3_text", "llama4": "llama4_text", **hf_families.WRAPPERS}.get(mtype)
+        mtype = {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(mtype) or _model_type(text) or wrapped
     if mtype not in FAMILIES:
         raise InputError("model", where, f"has model_type {mtype or 'none'!r}, which gpu-tco cannot read; supported: "
                                          f"{', '.join(sorted(set(FAMILIES) - {'gemma3_text', 'llama4_text'}))}; or give the "
                                          "model as a table of fields: layers, hidden, ffn, heads, vocab (and kv_heads, "
                                          "head_dim, experts, active_experts)")
     c = {**_TYPE_DEFAULTS.get(mtype, {}), **{k: v for k, v in cfg.items() if v is not None}}
+    if isinstance(c.get("layers_block_type"), list) and "num_hidden_layers" not in c:
+        c["num_hidden_layers"] = len(c["layers_block_type"])  # Nemotron 3 Ultra lists its blocks instead
     if top is not cfg and "tie_word_embeddings" not in cfg and "tie_word_embeddings" in top:
         c["tie_word_embeddings"] = top["tie_word_embeddings"]  # multimodal configs keep it beside text_config
 
@@ -290,6 +295,8 @@ def _family_fields(mtype: str, c: dict, top: dict, row: dict, need, window, slid
         row.update(ffn=f, experts=E, active_experts=c.get("num_experts_per_tok") or need("experts_per_token"), qkv_bias=1)
         # per layer: expert biases (gate and up: 2 f, down: h), router bias, attention sinks, o_proj bias
         other += L * (E * (2 * f + h) + E + heads + h)
+    elif mtype in hf_families.NEW_FAMILIES:
+        return hf_families.read(mtype, c, top, row, need, window, sliding)
     elif mtype == "llama4_text":
         E = need("num_local_experts")
         row.update(ffn=need("intermediate_size"), experts=E, active_experts=need("num_experts_per_tok"), shared_experts=1)
