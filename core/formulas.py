@@ -823,11 +823,15 @@ state_cache_gib_per_gpu = q(
     I.batch * state_bytes_per_seq / tp_inf / GIB, "[vllm_hybrid]")
 
 
-def kv_read_bytes(tokens):
-    """KV bytes one decode step reads for a sequence holding ``tokens``, whole model: every cached token (sliding layers up
-    to the window), or with sparse attention the top-k selected tokens' KV plus every token's indexer key."""
-    return IF(sparse_k > 0, _windowed(MIN(tokens, sparse_k)) * (kv_bytes_per_token - indexer_bytes_per_token)
-              + tokens * indexer_bytes_per_token, _windowed(tokens) * kv_bytes_per_token)
+kv_attended_bytes_per_token = q(
+    "kv_attended_bytes_per_token", "bytes/token", "KV bytes per token that attention reads (the KV cache without an indexer's keys)",
+    kv_bytes_per_token - indexer_bytes_per_token)
+
+
+def kv_read_bytes(tokens, attended):
+    """KV bytes one decode step reads for a sequence holding ``tokens`` of which it attends to ``attended`` (all, or the
+    sparse attention's top-k), whole model: their KV (sliding layers up to the window) plus every token's indexer key."""
+    return _windowed(attended) * kv_attended_bytes_per_token + tokens * indexer_bytes_per_token
 
 
 infer_activation_gib = q(
@@ -919,7 +923,11 @@ tp_allreduce_s_per_token = q(
 kv_state_read = q("kv_state_read_bytes_per_step_per_gpu", "bytes",
   "KV and state bytes a decode step moves per GPU: each sequence's cache (sparse attention: the top-k tokens and every "
   "indexer key) + its fixed-size state read and written back",
-  I.batch * (kv_read_bytes(ctx) / kv_split + 2 * state_bytes_per_seq / tp_inf),
+  I.batch * (q("kv_read_bytes_per_seq", "bytes", "KV bytes a decode step reads for one sequence of context_tokens, whole model "
+                "(sparse attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(ctx, q(
+                    "kv_attended_tokens", "tokens", "Tokens a query of a sequence of context_tokens attends to: all, or the "
+                    "sparse attention's top-k (sparse_attention_tokens) when fewer", attention_span(ctx), "[dsa_2025]")), "[dsa_2025]")
+             / kv_split + 2 * state_bytes_per_seq / tp_inf),
   "[pope2022] section 2; [dsa_2025] (top-k KV); [vllm_hybrid] (state updated in place)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes",
@@ -966,7 +974,12 @@ kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
 kv_read_s_per_seq = q(
     "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU (sparse attention: the top-k "
     "tokens and every indexer key) + its fixed-size state read and written / (bandwidth x efficiency)",
-    (kv_read_bytes(p_tok + o_tok / 2) / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    (q("serve_kv_read_bytes_per_seq", "bytes",
+       "KV bytes a decode step reads for one sequence holding prompt + half its output, whole model (sliding layers capped at "
+       "the window; sparse attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(p_tok + o_tok / 2, q(
+           "serve_kv_attended_tokens", "tokens", "Tokens a decoding query attends to, on average: prompt + half the output, or the "
+           "sparse attention's top-k when fewer", attention_span(p_tok + o_tok / 2), "[dsa_2025]")), "[dsa_2025]")
+     / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
 compute_s_per_seq = q(

@@ -68,7 +68,7 @@ def _mla(row: dict, c: dict, need) -> None:
 def read(mtype: str, c: dict, top: dict, row: dict, need, window, sliding) -> tuple[float, float, float]:
     """Fill ``row`` for a family of NEW_FAMILIES; returns (other_params, sliding window, share of attention layers
     that slide)."""
-    L, h, heads, head_dim = int(row["layers"]), row["hidden"], row["heads"], row["head_dim"]
+    L, head_dim = int(row["layers"]), row["head_dim"]
     other = 0
     if mtype in ("qwen3_vl_text", "mimo"):
         # Qwen3-VL's text model is Qwen3 (per-head Q/K norms); MiMo-7B is Qwen2 (Q/K/V biases), its MTP layers not counted
@@ -240,7 +240,7 @@ def _minimax(mtype: str, c: dict, row: dict, need) -> tuple[float, float]:
     (first_k_dense_replace, dense_intermediate_size), a shared expert and per-head Q/K norms, and block-sparse
     attention (sparse_attention_config: sparse_topk_blocks of sparse_block_size tokens chosen by
     sparse_num_index_heads index heads of sparse_index_dim) in the layers sparse_attention_freq marks."""
-    L, h, heads, head_dim = int(row["layers"]), row["hidden"], row["heads"], row["head_dim"]
+    L, heads, head_dim = int(row["layers"]), row["heads"], row["head_dim"]
     E = need("num_local_experts")
     f = c.get("moe_intermediate_size") or need("intermediate_size")
     row.update(ffn=f, experts=E, active_experts=need("num_experts_per_tok"))
