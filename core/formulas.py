@@ -152,7 +152,7 @@ indexer_params = q(
     "Sparse attention's lightning indexer per attention layer: query up-projection (from the query low-rank vector, or the "
     "hidden state) to indexer_heads x indexer_head_dim, one shared key projection and its LayerNorm, one weight per head",
     IF(H_idx > 0, IF(r_q > 0, r_q, h) * H_idx * d_idx + h * d_idx + 2 * d_idx + h * H_idx, 0),
-    "[dsa_2025] section 2.1 (lightning indexer); DeepSeek-V3.2-Exp inference/model.py (Indexer: wq_b, wk, k_norm, weights_proj)")
+    "[dsa_2025] section 2.1 (lightning indexer); [dsa_code_2025] (Indexer: wq_b, wk, k_norm, weights_proj)")
 attn_params_per_layer = q(
     "attn_params_per_layer", "params",
     "Attention weights per layer: Q, K, V, O projections (+ QKV biases); with latent attention the down- and up-projections "
@@ -778,12 +778,12 @@ global_kv_elements = q(
     IF(M("global_kv_heads") > 0, 2 * M("global_kv_heads") * IF(M("global_head_dim") > 0, M("global_head_dim"), d), kv_elements_layer),
     "[gemma4_2026] (full-attention layers: 2 to 4 KV heads of 512); [mimov2_2025]")
 kv_dtype_bytes = T("kv_dtypes", "kv_dtype", "bits_per_element") / 8
-INDEXER_KEY_BYTES_PER_ELEMENT = 1 + 4 / 128  # FP8 keys with one fp32 scale per 128 values ([dsa_2025]; [vllm_dsv32_2025])
+INDEXER_KEY_BYTES_PER_ELEMENT = 1 + 4 / 128  # FP8 keys with one fp32 scale per 128 values ([dsa_code_2025])
 indexer_bytes_per_token = q(
     "indexer_bytes_per_token", "bytes/token",
     "Sparse attention's indexer keys cached per token, whole model: attention layers x indexer_head_dim x (1 byte FP8 + "
     "a 4-byte scale per 128), whatever the KV format",
-    attn_layers * d_idx * INDEXER_KEY_BYTES_PER_ELEMENT, "[dsa_2025] section 2.1 (FP8 indexer); [vllm_dsv32_2025] (132-byte indexer key)")
+    attn_layers * d_idx * INDEXER_KEY_BYTES_PER_ELEMENT, "[dsa_2025] section 2.1 (FP8 indexer); [dsa_code_2025] (k_cache and k_scale_cache: 128 + 4 bytes)")
 kv_bytes_per_token = q(
     "kv_bytes_per_token", "bytes/token",
     "KV cache per token, whole model: attention layers x cached width x bytes (2 x n_kv x d with grouped-query attention; "

@@ -354,7 +354,8 @@ def _row_from_file(path: str, mtime_ns: int, size: int, name: str, source: str) 
     fields = architecture(cfg, where=path)
     arch = (cfg.get("architectures") or [cfg.get("model_type", "")])[0]
     mtype = _model_type(cfg)
-    spec = {**fields, "name": name, "family": FAMILIES.get(mtype, mtype), "source": f"{source} ({arch})"}
+    family = FAMILIES.get(mtype) or FAMILIES.get(hf_families.WRAPPERS.get(mtype, ""), mtype)  # a vision-language wrapper: its text model's
+    spec = {**fields, "name": name, "family": family, "source": f"{source} ({arch})"}
     return tuple(spec.items())
 
 

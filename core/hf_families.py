@@ -30,7 +30,8 @@ NEW_FAMILIES = {
 }
 # wrapper model_type (a vision-language config) -> the text model's type when text_config has none
 WRAPPERS = {"qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen3_vl": "qwen3_vl_text",
-            "qwen3_vl_moe": "qwen3_vl_moe_text", "gemma4": "gemma4_text", "kimi_k25": "kimi_k2", "kimi_k3": "kimi_linear"}
+            "qwen3_vl_moe": "qwen3_vl_moe_text", "gemma4": "gemma4_text", "kimi_k25": "kimi_k2", "kimi_k3": "kimi_linear",
+            "minimax_m3_vl": "minimax_m3"}
 NEEDED = {
     "qwen3_5_moe_text": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
     "qwen3_vl_moe_text": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),

@@ -116,8 +116,12 @@ _REFS: list[Reference] = [
               "2025-12-15", "https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"),
     Reference("dsa_2025", "DeepSeek-AI", "DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse Attention",
               "2025-09-29", "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/DeepSeek_V3_2.pdf"),
-    Reference("vllm_dsv32_2025", "vLLM Team", "DeepSeek-V3.2-Exp in vLLM: Fine-Grained Sparse Attention in Action", "2025-09-29",
-              "https://blog.vllm.ai/2025/09/29/deepseek-v3-2.html"),
+    Reference("dsa_code_2025", "DeepSeek-AI", "DeepSeek-V3.2-Exp inference code, inference/model.py (Indexer: FP8 key cache of "
+              "index_head_dim with one fp32 scale per 128)", "2025-09-29",
+              "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/inference/model.py"),
+    Reference("flashmla_2025", "Li, Liu (DeepSeek-AI)", "FlashMLA: Efficient Multi-head Latent Attention Kernels (README: the FP8 "
+              "sparse-attention KV cache of DeepSeek-V3.2 is 656 bytes per token and layer)", "2025-09-29",
+              "https://github.com/deepseek-ai/FlashMLA"),
     Reference("vllm_hybrid", "vLLM project", "vLLM documentation: hybrid models and the mamba_ssm_cache_dtype engine argument",
               "2025", "https://docs.vllm.ai/en/latest/configuration/engine_args.html"),
     Reference("gemma4_2026", "Google DeepMind", "Gemma 4 model card", "2026", "https://ai.google.dev/gemma/docs/core/model_card_4"),
