@@ -834,6 +834,9 @@ def kv_read_bytes(tokens, attended):
     return _windowed(attended) * kv_attended_bytes_per_token + tokens * indexer_bytes_per_token
 
 
+q("kv_and_state_gib_per_gpu", "GiB/GPU",
+  "Memory per GPU that the batch's sequences hold: KV cache + the fixed-size states of state layers (the memory table's "
+  "KV-cache row)", kv_cache_gib_per_gpu + state_cache_gib_per_gpu, "[vllm2023]; [vllm_hybrid]")
 infer_activation_gib = q(
     "infer_activation_gib", "GiB/GPU", "Inference workspace: one prefill chunk's layer intermediates + fp32 logits of the batch",
     (MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf + I.batch * V * 4) / GIB,
@@ -1362,7 +1365,7 @@ TRAIN_COMPONENTS = {
 }
 INFER_COMPONENTS = {
     "weights": "infer_weights_gib", "gradients": None, "optimizer": None,
-    "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_cache_gib_per_gpu",
+    "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_and_state_gib_per_gpu",
     "overhead": "overhead_infer_gib", "allocator_peak": "allocator_peak_infer_gib", "total": "peak_infer_gib_per_gpu",
 }
 # not parts of the total: the allocator peak is the tensors alone (the total adds context and cache)

@@ -224,9 +224,19 @@ def test_fixed_state_does_not_grow_with_the_context():
     assert long["kv_cache_gib"] == pytest.approx(4 * short["kv_cache_gib"])
     # a hybrid holds 16 layers of KV where a dense model of the same shape would hold 64
     assert short["kv_bytes_per_token"] == 16 * 2 * 4 * 256 * 2
-    # the states count in memory: the batch that fits is smaller than the KV alone allows
-    assert short["peak_infer_gib_per_gpu"] > short["infer_weights_gib"] + short["kv_cache_gib_per_gpu"] \
-        + short["state_cache_gib_per_gpu"] - 1e-9
+    # the states count in memory: the memory table's KV-cache row holds both, and the largest batch that fits drops
+    assert short["kv_and_state_gib_per_gpu"] == pytest.approx(short["kv_cache_gib_per_gpu"] + short["state_cache_gib_per_gpu"])
+    assert short["allocator_peak_infer_gib"] == pytest.approx(short["infer_weights_gib"] + short["kv_and_state_gib_per_gpu"]
+                                                              + short["infer_activation_gib"])
+    row = dict(catalog.models().row("Qwen3.5-27B"))
+    stateless = {k: v for k, v in row.items() if k not in ("aliases", "as_of", "name")}
+    stateless.update(state_layers=0, other_params=row["other_params"] + 48 * row["state_layer_params"])  # same weights
+    inputs = {"context_tokens": 65536, "gpu": "H200", "n_gpus": 1, "weights_dtype": "bf16"}  # other_params stay 16-bit
+    without = core.evaluate({"model": stateless, **inputs})
+    with_state = core.evaluate({"model": "Qwen3.5-27B", **inputs})
+    assert without["params_total"] == with_state["params_total"]
+    assert without["kv_bytes_per_token"] == with_state["kv_bytes_per_token"]
+    assert 0 < with_state["max_batch_fit"] < without["max_batch_fit"]
 
 
 def test_sparse_attention_reads_the_top_k_tokens_and_every_indexer_key():
