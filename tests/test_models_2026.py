@@ -305,3 +305,10 @@ def test_command_line_says_how_a_checkpoint_name_was_read():
     assert run.returncode == 0, run.stderr
     assert "read as DeepSeek-V3 with weights in nvfp4" in run.stderr
     assert "weights nvfp4" in run.stdout
+
+
+def test_serving_plan_serves_the_named_checkpoint_format():
+    named = core.plan({"task": "serve", "model": "nvidia/Qwen3.5-397B-A17B-NVFP4", "requests_per_s": 5}, gpus=["B200"])
+    assert named["options"] and {o["weights_dtype"] for o in named["options"]} == {"nvfp4"}
+    free = core.plan({"task": "serve", "model": "Qwen3.5-397B-A17B", "requests_per_s": 5}, gpus=["B200"])
+    assert len({o["weights_dtype"] for o in free["options"]}) > 1  # without a format in the name, formats are searched
