@@ -192,6 +192,10 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
 
 
 def _architecture(cfg: dict, where: str) -> dict:
+    if "model_type" not in cfg and isinstance(cfg.get("quantization"), dict):
+        algo = cfg["quantization"].get("quant_algo") or "a weight format"
+        raise InputError("model", where, f"is a quantization recipe (hf_quant_config.json: {algo}), not a model's config; give "
+                                         "the config.json beside it, and its weight format as weights_dtype")
     mtype = _model_type(cfg)
     top = cfg
     if mtype in ("gemma3", "llama4", *hf_families.WRAPPERS) or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
@@ -348,6 +352,36 @@ def _llama4_vision_params(v: dict, text_hidden) -> int:
     return int(ch * patch * patch * d + d + positions * d + 2 * 2 * d + layers * per_layer + adapter + projector)
 
 
+def published_weights(cfg: dict) -> str | None:
+    """The weight format a config's quantization_config says the checkpoint is published in, as a weights_dtype name
+    ("fp8", "nvfp4", "mxfp4", "int4_awq", "int4_gptq", "nf4"), "mixed" for several, or None (none stated)."""
+    q = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    method, algo = str(q.get("quant_method") or "").lower(), str(q.get("quant_algo") or "").upper()
+    if algo == "MIXED_PRECISION" or q.get("moe_quant_algo"):
+        return "mixed"
+    if algo in ("FP8", "NVFP4"):
+        return algo.lower()
+    if method in ("fp8", "mxfp4"):
+        return method
+    if method in ("awq", "gptq"):
+        return "int8" if q.get("bits") == 8 else f"int4_{method}"
+    if method == "bitsandbytes":
+        return "nf4" if q.get("load_in_4bit") else "int8"
+    if method == "compressed-tensors":
+        if "mxfp4" in str(q.get("format") or ""):
+            return "mxfp4"
+        groups = [g.get("weights") or {} for g in (q.get("config_groups") or {}).values() if isinstance(g, dict)]
+        kinds = {(w.get("num_bits"), w.get("type"), w.get("group_size")) for w in groups}
+        if len(kinds) == 1:
+            bits, kind, group = kinds.pop()
+            return {(8, "float"): "fp8", (4, "float"): "nvfp4" if group == 16 else "mxfp4", (4, "int"): "int4_gptq",
+                    (8, "int"): "int8"}.get((bits, kind))
+        return "mixed" if kinds else None
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _row_from_file(path: str, mtime_ns: int, size: int, name: str, source: str) -> tuple:
     cfg = read_config(path)
@@ -355,7 +389,14 @@ def _row_from_file(path: str, mtime_ns: int, size: int, name: str, source: str) 
     arch = (cfg.get("architectures") or [cfg.get("model_type", "")])[0]
     mtype = _model_type(cfg)
     family = FAMILIES.get(mtype) or FAMILIES.get(hf_families.WRAPPERS.get(mtype, ""), mtype)  # a vision-language wrapper: its text model's
-    spec = {**fields, "name": name, "family": family, "source": f"{source} ({arch})"}
+    published = published_weights(cfg)
+    q = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config") or {}
+    partly = any(q.get(k) for k in ("ignore", "exclude_modules", "modules_to_not_convert")) if isinstance(q, dict) else False
+    weights = "" if published is None else (
+        "; its weights are published in several formats (quantization_config)" if published == "mixed" else
+        f"; its weights are published in {published}{', some layers in 16 bit' if partly else ''} (quantization_config; "
+        f"weights_dtype {published} uses them)")
+    spec = {**fields, "name": name, "family": family, "source": f"{source} ({arch}){weights}"}
     return tuple(spec.items())
 
 

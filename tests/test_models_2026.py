@@ -312,3 +312,20 @@ def test_serving_plan_serves_the_named_checkpoint_format():
     assert named["options"] and {o["weights_dtype"] for o in named["options"]} == {"nvfp4"}
     free = core.plan({"task": "serve", "model": "Qwen3.5-397B-A17B", "requests_per_s": 5}, gpus=["B200"])
     assert len({o["weights_dtype"] for o in free["options"]}) > 1  # without a format in the name, formats are searched
+
+
+def test_a_config_says_the_format_its_weights_are_published_in():
+    glm = hf_config.describe(hf_config.resolve(_path("zai-org--GLM-5-FP8")))
+    assert "its weights are published in fp8, some layers in 16 bit" in glm
+    assert "published in mxfp4, some layers in 16 bit" in hf_config.describe(hf_config.resolve(_path("openai--gpt-oss-20b")))
+    assert "published" not in hf_config.describe(hf_config.resolve(_path("zai-org--GLM-5")))
+    # the format is said, not applied: a config gives the same answer as the catalog model it describes
+    keys = ["infer_weights_gib"]
+    assert core.evaluate(model=_path("zai-org--GLM-5-FP8"), outputs=keys) == core.evaluate(model="GLM-5", outputs=keys)
+
+
+def test_a_quantization_recipe_is_not_taken_for_a_model_config(tmp_path):
+    recipe = tmp_path / "hf_quant_config.json"
+    recipe.write_text('{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}', encoding="utf-8")
+    with pytest.raises(InputError, match="quantization recipe .*NVFP4.* give the config.json beside it"):
+        core.evaluate(model=str(recipe))
