@@ -329,3 +329,23 @@ def test_a_quantization_recipe_is_not_taken_for_a_model_config(tmp_path):
     recipe.write_text('{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}', encoding="utf-8")
     with pytest.raises(InputError, match="quantization recipe .*NVFP4.* give the config.json beside it"):
         core.evaluate(model=str(recipe))
+
+
+@pytest.mark.parametrize("model", ["Qwen3.5-35B-A3B", "DeepSeek-V3.2", "Gemma-4-26B-A4B", "Nemotron-3-Super-120B-A12B"])
+def test_excel_text_of_every_quantity_gives_core_value_for_new_architectures(model):
+    """What a workbook computes for a hybrid, sparse, per-layer-width or latent-expert model equals core's value."""
+    from excel_eval import evaluate_excel
+    from helpers import same_number
+
+    from gpu_tco.core.formulas import QUANTITIES
+    from gpu_tco.core.inputs import INPUTS
+    cfg = {"model": model, "context_tokens": 100_000, "batch": 3, "n_gpus": 8, "gpu": "H200", "seq_len": 8192,
+           "method": "full"}
+    res = core.evaluate(cfg)
+    resolved = core.resolve_inputs(cfg)
+    names = {inp.name: resolved[inp.name] for inp in INPUTS}
+    names.update(res)
+    columns = {f"{t}_{c}": tab.col[c] for t, tab in catalog.tables().items() for c in tab.columns}
+    for name, q in QUANTITIES.items():
+        value, _ = evaluate_excel("=" + q.expr.xl(), names, columns)
+        assert same_number(value, names[name]), (model, name, value, names[name])
