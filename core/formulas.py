@@ -817,7 +817,8 @@ state_bytes_per_seq = q(
     n_state * (M("state_elements_per_layer") * IF(M("state_bits") > 0, M("state_bits"), 16) / 8
                + M("state_conv_elements_per_layer") * 2),
     "[mamba2_2024]; [gateddeltanet2024]; [vllm_hybrid] (engines hold one state per running sequence, in "
-    "mamba_ssm_cache_dtype: the config's float32 for Nemotron 3 and Qwen3.5)")
+    "mamba_ssm_cache_dtype: the config's float32 for Nemotron 3 and Qwen3.5); [sglang_qwen3next] (float32 by default); "
+    "[vllm_ascend_qwen35] (Qwen3.5-35B-A3B: 262,144 bytes per layer and request at tensor parallel 8, as counted here)")
 state_cache_gib_per_gpu = q(
     "state_cache_gib_per_gpu", "GiB/GPU", "Fixed-size states of the batch per GPU (split over tensor parallel like the heads)",
     I.batch * state_bytes_per_seq / tp_inf / GIB, "[vllm_hybrid]")

@@ -124,6 +124,11 @@ _REFS: list[Reference] = [
               "https://github.com/deepseek-ai/FlashMLA"),
     Reference("vllm_hybrid", "vLLM project", "vLLM documentation: hybrid models and the mamba_ssm_cache_dtype engine argument",
               "2025", "https://docs.vllm.ai/en/latest/configuration/engine_args.html"),
+    Reference("sglang_qwen3next", "SGLang project", "Qwen3-Next usage: --mamba-ssm-dtype (bfloat16 or float32; default float32) "
+              "and --max-mamba-cache-size", "2025-12-17", "https://github.com/sgl-project/sglang/pull/15337"),
+    Reference("vllm_ascend_qwen35", "vLLM-Ascend project", "Questions about Mamba page size align with attn size in Qwen3.5 "
+              "(Qwen3.5-35B-A3B at TP 8: ssm_block_page_size 262144 bytes per layer and request)", "2026-03-17",
+              "https://github.com/vllm-project/vllm-ascend/issues/7393"),
     Reference("gemma4_2026", "Google DeepMind", "Gemma 4 model card", "2026", "https://ai.google.dev/gemma/docs/core/model_card_4"),
     Reference("mimov2_2025", "Xiaomi MiMo Team", "MiMo-V2-Flash model card", "2025", "https://huggingface.co/XiaomiMiMo/MiMo-V2-Flash"),
     Reference("qwen3_2025", "Qwen Team (Yang, Li, Yang et al.)", "Qwen3 Technical Report", "2025", "https://arxiv.org/abs/2505.09388"),
