@@ -188,7 +188,7 @@ def test_deepseek_v32_kv_per_token_is_the_latent_vector_plus_the_indexer_key():
 def test_qwen3_5_state_per_layer_matches_vllm():
     """vLLM-Ascend prints Qwen3.5-35B-A3B at tensor parallel 8 with a Gated DeltaNet state page of 262,144 bytes per
     layer and request (NickPan7779, "Questions about Mamba page size align with attn size in Qwen3.5",
-    vllm-project/vllm-ascend issue 7393, 2026-03-17, https://github.com/vllm-project/vllm-ascend/issues/7393): 32 value
+    vLLM-Ascend project on GitHub, 2026-03-17, https://github.com/vllm-project/vllm-ascend/issues/7393): 32 value
     heads x 128 x 128 float32 values (the config's mamba_ssm_dtype) split over 8 GPUs.  Its attention page, 2 x head
     size x KV heads x bytes per token, is the full-attention layers' KV."""
     row = catalog.models().row("Qwen3.5-35B-A3B")
