@@ -58,9 +58,9 @@ WEIGHT_FORMAT_SUFFIXES = (
     ("fp8-static-pertensor", "fp8"), ("fp8-dynamic", "fp8"), ("fp8-static", "fp8"), ("fp8-block", "fp8"), ("fp8", "fp8"),
     ("w8a8-fp8", "fp8"), ("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("awq-int4", "int4_awq"), ("awq", "int4_awq"),
     ("gptq-int4", "int4_gptq"), ("gptq-int8", "int8"), ("gptq", "int4_gptq"), ("w4a16", "int4_gptq"), ("int4", "int4_gptq"),
-    ("w8a8", "int8"), ("w8a16", "int8"), ("int8", "int8"), ("bnb-4bit", "nf4"), ("4bit", "nf4"),
-    ("gguf", "q4_k_m"), ("q4_k_m", "q4_k_m"), ("q8_0", "q8_0"), ("bf16", "bf16"), ("fp16", "fp16"),
-)
+    ("w8a8", "int8"), ("w8a16", "int8"), ("int8", "int8"), ("bnb-4bit", "nf4"),
+    ("q4_k_m", "q4_k_m"), ("q8_0", "q8_0"), ("bf16", "bf16"), ("fp16", "fp16"),
+)  # not "-GGUF" (a repository of many formats) nor a bare "-4bit" (MLX's and bitsandbytes' differ): no guess
 _FORMAT_SUFFIX = re.compile(r"[-_ .](" + "|".join(re.escape(s) for s, _ in WEIGHT_FORMAT_SUFFIXES) + r")$", re.I)
 _FORMAT_OF = dict(WEIGHT_FORMAT_SUFFIXES)
 
