@@ -349,3 +349,14 @@ def test_excel_text_of_every_quantity_gives_core_value_for_new_architectures(mod
     for name, q in QUANTITIES.items():
         value, _ = evaluate_excel("=" + q.expr.xl(), names, columns)
         assert same_number(value, names[name]), (model, name, value, names[name])
+
+
+@pytest.mark.slow  # over 0.45 s: a subprocess
+def test_command_line_shows_the_state_of_a_hybrid_model():
+    run = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--model", "Qwen3.5-35B-A3B",
+                          "--gpu", "H100-SXM", "--n-gpus", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"fixed-size state bytes per sequence\s+64,389,120", run.stdout)  # 30 x (2 MiB + 24,576 x 2 bytes)
+    dense = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--model", "Llama-3-8B"],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert dense.returncode == 0 and "fixed-size state" not in dense.stdout
