@@ -796,13 +796,16 @@ sliding_kv_share = q(
     IF(kv_bytes_per_token > 0, attn_layers * slide_frac * kv_elements_layer * kv_dtype_bytes / kv_bytes_per_token, 0),
     "[gemma2_2024] (alternating local and global layers)")
 ctx = I.context_tokens
+
+
 def _windowed(n):
+    """Tokens of ``n`` a sequence's KV holds, weighted by bytes: sliding-window layers' share capped at the window."""
     return IF(window > 0, (1 - sliding_kv_share) * n + sliding_kv_share * MIN(n, window), n)
 
 
 kv_tokens_effective = q(
     "kv_tokens_effective", "tokens", "Tokens cached per sequence after sliding-window layers cap at the window",
-    IF(window > 0, (1 - sliding_kv_share) * ctx + sliding_kv_share * MIN(ctx, window), ctx),
+    _windowed(ctx),
     "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
                  I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
@@ -924,18 +927,23 @@ tp_allreduce_s_per_token = q(
     "Tensor parallel: transfer time per token in a step = 2 all-reduces x layers x 2(t-1)/t x hidden x 2 bytes / (link x collective_efficiency)",
     IF(tp_inf > 1, 2 * L * 2 * (tp_inf - 1) / tp_inf * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency), 0),
     "[megatron2019] section 3; [nccl_tests] (ring all-reduce moves 2(t-1)/t of the data per GPU)")
-kv_state_read = q("kv_state_read_bytes_per_step_per_gpu", "bytes",
-  "KV and state bytes a decode step moves per GPU: each sequence's cache (sparse attention: the top-k tokens and every "
-  "indexer key) + its fixed-size state read and written back",
-  I.batch * (q("kv_read_bytes_per_seq", "bytes", "KV bytes a decode step reads for one sequence of context_tokens, whole model "
-                "(sparse attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(ctx, q(
-                    "kv_attended_tokens", "tokens", "Tokens a query of a sequence of context_tokens attends to: all, or the "
-                    "sparse attention's top-k (sparse_attention_tokens) when fewer", attention_span(ctx), "[dsa_2025]")), "[dsa_2025]")
-             / kv_split + 2 * state_bytes_per_seq / tp_inf),
-  "[pope2022] section 2; [dsa_2025] (top-k KV); [vllm_hybrid] (state updated in place)")
+kv_attended_tokens = q(
+    "kv_attended_tokens", "tokens",
+    "Tokens a query of a sequence of context_tokens attends to: all, or the sparse attention's top-k (sparse_attention_tokens) when fewer",
+    attention_span(ctx), "[dsa_2025]")
+kv_read_per_seq = q(
+    "kv_read_bytes_per_seq", "bytes",
+    "KV bytes a decode step reads for one sequence of context_tokens, whole model (sliding layers capped at the window; sparse "
+    "attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(ctx, kv_attended_tokens), "[dsa_2025]")
+kv_state_read = q(
+    "kv_state_read_bytes_per_step_per_gpu", "bytes",
+    "KV and state bytes a decode step moves per GPU: each sequence's KV read + its fixed-size state read and written back",
+    I.batch * (kv_read_per_seq / kv_split + 2 * state_bytes_per_seq / tp_inf),
+    "[pope2022] section 2; [dsa_2025] (top-k KV); [vllm_hybrid] (state updated in place)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes",
-    "Bytes read per decode step per GPU: the weights the batch reads (the distinct experts its tokens chose) + the batch's KV cache",
+    "Bytes read per decode step per GPU: the weights the batch reads (the distinct experts its tokens chose) + the batch's KV "
+    "and state traffic",
     weights_read_bytes(I.batch) / tp_inf + kv_state_read,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
@@ -975,15 +983,19 @@ serve_rps = q(
 kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
                    "Tokens a decoding sequence holds on average = prompt + half its output (sliding-window layers capped at the window)",
                    _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
+serve_attended = q(
+    "serve_kv_attended_tokens", "tokens",
+    "Tokens a decoding query attends to, on average: prompt + half the output, or the sparse attention's top-k when fewer",
+    attention_span(p_tok + o_tok / 2), "[dsa_2025]")
+serve_kv_read = q(
+    "serve_kv_read_bytes_per_seq", "bytes",
+    "KV bytes a decode step reads for one sequence holding prompt + half its output, whole model (sliding layers capped at the "
+    "window; sparse attention: the top-k tokens' KV and every token's indexer key)",
+    kv_read_bytes(p_tok + o_tok / 2, serve_attended), "[dsa_2025]")
 kv_read_s_per_seq = q(
-    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU (sparse attention: the top-k "
+    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV read per GPU (sparse attention: the top-k "
     "tokens and every indexer key) + its fixed-size state read and written / (bandwidth x efficiency)",
-    (q("serve_kv_read_bytes_per_seq", "bytes",
-       "KV bytes a decode step reads for one sequence holding prompt + half its output, whole model (sliding layers capped at "
-       "the window; sparse attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(p_tok + o_tok / 2, q(
-           "serve_kv_attended_tokens", "tokens", "Tokens a decoding query attends to, on average: prompt + half the output, or the "
-           "sparse attention's top-k when fewer", attention_span(p_tok + o_tok / 2), "[dsa_2025]")), "[dsa_2025]")
-     / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    (serve_kv_read / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
 compute_s_per_seq = q(
