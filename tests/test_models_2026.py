@@ -360,3 +360,25 @@ def test_command_line_shows_the_state_of_a_hybrid_model():
     dense = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--mode", "infer", "--model", "Llama-3-8B"],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert dense.returncode == 0 and "fixed-size state" not in dense.stdout
+
+
+# Every model_path of the 5,221 measured serving points NVIDIA ships with AIConfigurator (aiconfigurator-core 0.12.0,
+# systems/silicon_sample.csv, Apache-2.0), with the points on each: all read as a catalog model.
+MEASURED_MODEL_PATHS = {
+    "deepseek-ai/DeepSeek-R1": ("DeepSeek-V3", None), "MiniMaxAI/MiniMax-M2.5": ("MiniMax-M2.5", None),
+    "deepseek-ai/DeepSeek-V3": ("DeepSeek-V3", None), "openai/gpt-oss-120b": ("gpt-oss-120b", None),
+    "meta-llama/Llama-3.1-70B": ("Llama-3.1-70B", None), "Qwen/Qwen3-32B": ("Qwen3-32B", None),
+    "Qwen/Qwen3.5-397B-A17B": ("Qwen3.5-397B-A17B", None), "moonshotai/Kimi-K2.5": ("Kimi-K2.5", None),
+    "meta-llama/Llama-3.1-8B-Instruct": ("Llama-3.1-8B", None), "Qwen/Qwen3-235B-A22B-FP8": ("Qwen3-235B-A22B", "fp8"),
+    "zhipuai/GLM-5": ("GLM-5", None), "nvidia/Llama-3.1-8B-Instruct-FP8": ("Llama-3.1-8B", "fp8"),
+    "nvidia/DeepSeek-R1-NVFP4": ("DeepSeek-V3", "nvfp4"), "nvidia/Qwen3-32B-NVFP4": ("Qwen3-32B", "nvfp4"),
+    "nvidia/DeepSeek-V3.1-NVFP4": ("DeepSeek-V3", "nvfp4"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(MEASURED_MODEL_PATHS))
+def test_every_model_of_nvidias_measured_points_is_read(path):
+    base, fmt = MEASURED_MODEL_PATHS[path]
+    assert catalog.models().canonical(path, "model") == base
+    used = core.resolve_inputs({"model": path})
+    assert used["weights_dtype"] == (fmt or "bf16")
