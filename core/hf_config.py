@@ -32,6 +32,9 @@ Each supported ``model_type`` maps its fields to the catalog's fields so that th
   dense layers (width intermediate_size_mlp); 3 of 4 layers attend within ``attention_chunk_size``
   (``no_rope_layers``); the vision encoder and projector of ``vision_config`` count in
   ``encoder_params`` (Meta, "The Llama 4 herd", 2025-04-05).
+* The families of 2025-2026 (Qwen3.5 and Qwen3-Next, Qwen3-VL, DeepSeek-V3.2 and V4, GLM-5, Kimi K2/K2.5 and Kimi
+  Linear, MiniMax-M2/M3, Gemma 4, Nemotron-H and Nemotron 3, nemotron-nas, MiMo, Step 3.7): ``hf_families``, each
+  with its source; vision-language wrappers (``hf_families.WRAPPERS``) are read through their ``text_config``.
 """
 from __future__ import annotations
 
