@@ -153,8 +153,9 @@ def _qwen3_5(mtype: str, c: dict, row: dict, need) -> tuple[float, float]:
                state_elements_per_layer=nv * dk * dv, state_conv_elements_per_layer=conv_dim * (kernel - 1),
                state_bits=state_bits(c))
     other = (L - n_lin) * 2 * head_dim  # q_norm, k_norm
-    if c.get("attn_output_gate", True):
-        other += (L - n_lin) * h * row["heads"] * head_dim  # the gate half of q_proj
+    if c.get("attn_output_gate", True):  # q_proj also yields the output gate: a linear like the others (quantized with them)
+        q_dim, kv_dim = row["heads"] * head_dim, row["kv_heads"] * head_dim
+        row["attention_layer_params"] = h * (2 * q_dim + 2 * kv_dim) + q_dim * h
     if mtype == "qwen3_5_text":
         row["ffn"] = need("intermediate_size")
     else:
