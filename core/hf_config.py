@@ -187,7 +187,7 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
     """
     try:
         return _architecture(cfg, where)
-    except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as err:
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as err:
         if isinstance(err, InputError):
             raise
         raise InputError("model", where, f"has a field gpu-tco cannot read ({type(err).__name__}: {str(err)[:80]}); "

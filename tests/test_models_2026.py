@@ -382,3 +382,37 @@ def test_every_model_of_nvidias_measured_points_is_read(path):
     assert catalog.models().canonical(path, "model") == base
     used = core.resolve_inputs({"model": path})
     assert used["weights_dtype"] == (fmt or "bf16")
+
+
+def _one_config_per_type() -> list[str]:
+    seen: dict[str, str] = {}
+    for folder in FOLDERS:
+        cfg = hf_config.read_config(_path(folder))
+        text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+        seen.setdefault(f"{cfg.get('model_type')}/{text.get('model_type')}", folder)
+    return sorted(seen.values())
+
+
+@pytest.mark.slow  # about 3 s over the 28 configs, some over 0.45 s each
+@pytest.mark.parametrize("folder", _one_config_per_type())
+def test_a_damaged_config_gives_fields_or_one_line(folder):
+    """Each field of a published config dropped, emptied or given a wrong type: the architecture reads, or one InputError."""
+    import copy
+
+    from gpu_tco.core.architectures import custom_row
+    cfg = hf_config.read_config(_path(folder))
+    holders = [()] + ([("text_config",)] if isinstance(cfg.get("text_config"), dict) else [])
+    for where in holders:
+        keys = list((cfg[where[0]] if where else cfg).keys())
+        for key in keys:
+            for damaged in ("drop", "x", -3, [1, "a", None]):
+                c = copy.deepcopy(cfg)
+                holder = c[where[0]] if where else c
+                if damaged == "drop":
+                    holder.pop(key)
+                else:
+                    holder[key] = damaged
+                try:
+                    custom_row(hf_config.architecture(c))
+                except InputError as err:
+                    assert "\n" not in str(err), (folder, key, damaged)
