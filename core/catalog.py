@@ -45,6 +45,7 @@ OPTIONAL_COLUMNS = {
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
     # models: layers with a fixed-size state, sparse attention, per-layer attention widths, latent experts (0 = not used)
     "attention_layers", "state_layers", "state_layer_params", "state_elements_per_layer", "state_conv_elements_per_layer", "state_bits", "sparse_attention_tokens", "indexer_heads", "indexer_head_dim", "global_kv_heads", "global_head_dim", "attention_layer_params", "moe_latent_dim",
+    "compressed_kv_layers", "indexer_kv_layers",
     # gpus: a card without FP4 tensor cores leaves it empty (0); card_share empty: a whole card
     "fp4_dense_tflops", "card_share",
     # precisions: the FP8 recipe's columns (empty: a 16/32-bit precision; linear_input_bytes empty: activation_bytes;
@@ -401,7 +402,8 @@ RULES = {
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg",
-               "attention_layers": "whole", "state_layers": "whole", "state_layer_params": "nonneg", "state_elements_per_layer": "nonneg", "state_conv_elements_per_layer": "nonneg", "state_bits": "nonneg", "sparse_attention_tokens": "whole", "indexer_heads": "whole", "indexer_head_dim": "whole", "global_kv_heads": "whole", "global_head_dim": "nonneg", "attention_layer_params": "nonneg", "moe_latent_dim": "whole"},
+               "attention_layers": "whole", "state_layers": "whole", "state_layer_params": "nonneg", "state_elements_per_layer": "nonneg", "state_conv_elements_per_layer": "nonneg", "state_bits": "nonneg", "sparse_attention_tokens": "whole", "indexer_heads": "whole", "indexer_head_dim": "whole", "global_kv_heads": "whole", "global_head_dim": "nonneg", "attention_layer_params": "nonneg", "moe_latent_dim": "whole",
+               "compressed_kv_layers": "nonneg", "indexer_kv_layers": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},

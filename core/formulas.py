@@ -781,15 +781,19 @@ kv_dtype_bytes = T("kv_dtypes", "kv_dtype", "bits_per_element") / 8
 INDEXER_KEY_BYTES_PER_ELEMENT = 1 + 4 / 128  # FP8 keys with one fp32 scale per 128 values ([dsa_code_2025])
 indexer_bytes_per_token = q(
     "indexer_bytes_per_token", "bytes/token",
-    "Sparse attention's indexer keys cached per token, whole model: attention layers x indexer_head_dim x (1 byte FP8 + "
-    "a 4-byte scale per 128), whatever the KV format",
-    attn_layers * d_idx * INDEXER_KEY_BYTES_PER_ELEMENT, "[dsa_2025] section 2.1 (FP8 indexer); [dsa_code_2025] (k_cache and k_scale_cache: 128 + 4 bytes)")
+    "Sparse attention's indexer keys cached per token, whole model: layers with an indexer (indexer_kv_layers, counted in "
+    "full-context layer equivalents where the keys are compressed; else the attention layers) x indexer_head_dim x (1 byte "
+    "FP8 + a 4-byte scale per 128), whatever the KV format",
+    IF(M("indexer_kv_layers") > 0, M("indexer_kv_layers"), attn_layers) * d_idx * INDEXER_KEY_BYTES_PER_ELEMENT, "[dsa_2025] section 2.1 (FP8 indexer); [dsa_code_2025] (k_cache and k_scale_cache: 128 + 4 bytes)")
 kv_bytes_per_token = q(
     "kv_bytes_per_token", "bytes/token",
     "KV cache per token, whole model: attention layers x cached width x bytes (2 x n_kv x d with grouped-query attention; "
-    "full-attention layers at their own width where they differ), plus a sparse-attention indexer's keys",
-    attn_layers * ((1 - slide_frac) * global_kv_elements + slide_frac * kv_elements_layer) * kv_dtype_bytes + indexer_bytes_per_token,
-    "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]; state layers hold none ([mamba2_2024])")
+    "full-attention layers at their own width where they differ), plus compressed layers' entries (compressed_kv_layers: "
+    "one entry per compression ratio tokens, in full-context layer equivalents) and a sparse-attention indexer's keys",
+    (attn_layers * ((1 - slide_frac) * global_kv_elements + slide_frac * kv_elements_layer) + M("compressed_kv_layers")
+     * kv_elements_layer) * kv_dtype_bytes + indexer_bytes_per_token,
+    "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]; state layers hold none ([mamba2_2024]); compressed "
+    "attention ([deepseekv4_2026]: one entry per 4 or 128 tokens beside a 128-token window)")
 sliding_kv_share = q(
     "sliding_kv_share", "fraction",
     "Share of a token's KV bytes held by sliding-window layers (their tokens cap at the window) = sliding layers' bytes / all",

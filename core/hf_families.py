@@ -215,12 +215,15 @@ def _kimi_linear(c: dict, row: dict, need) -> tuple[float, float]:
 
 
 def _deepseek_v4(c: dict, row: dict, need) -> tuple[float, float, float]:
-    """DeepSeek-V4 (read approximately): one shared key-value head of head_dim (multi-query attention), queries
-    through a q_lora_rank bottleneck, the output through o_groups grouped projections of rank o_lora_rank, a
-    lightning indexer (index_n_heads, index_head_dim, index_topk) and a sliding window; experts as DeepSeek-V3
-    (the first num_hash_layers route by token hash, no dense layers).  Not modelled: the per-layer KV compression
-    (compress_ratios), counted here as uncompressed, and the hyper-connections (hc_mult), whose few weights are
-    left out."""
+    """DeepSeek-V4 (DeepSeek-AI, "DeepSeek-V4: Towards Highly Efficient Million-Token Context Intelligence", model card,
+    2026-04-24, https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro; read approximately): one shared key-value vector of
+    head_dim per token (multi-query attention), queries through a q_lora_rank bottleneck, the output through o_groups
+    grouped projections of rank o_lora_rank; every layer attends to a window of sliding_window raw tokens and, where
+    compress_ratios gives r > 0, to one compressed entry per r tokens (r = 4: compressed sparse attention, whose
+    lightning indexer (index_n_heads, index_head_dim) picks the top index_topk entries; r = 128: heavily compressed
+    attention, dense); experts as DeepSeek-V3 (the first num_hash_layers route by token hash, no dense layers).  The
+    compressed entries count in compressed_kv_layers and indexer_kv_layers as full-context layer equivalents (sum of
+    1/r).  Left out: the hyper-connections' few weights (hc_mult); the indexer's weights are counted on every layer."""
     L, h, heads, d = int(row["layers"]), row["hidden"], row["heads"], need("head_dim")
     rq, ro, groups = c.get("q_lora_rank") or 0, c.get("o_lora_rank") or 0, c.get("o_groups") or 1
     kv = c.get("num_key_value_heads") or 1
@@ -232,7 +235,13 @@ def _deepseek_v4(c: dict, row: dict, need) -> tuple[float, float, float]:
     o_part = (heads * d * ro + groups * ro * h) if ro else heads * d * h
     # one cached vector of head_dim per token and KV head serves as key and value: half the K-and-V width each
     row.update(head_dim=d / 2, attention_layer_params=q_part + h * kv * d + o_part)
-    return L * row["experts"], c.get("sliding_window") or 0, 0.0
+    ratios = [r for r in (c.get("compress_ratios") or [])[:L] if isinstance(r, (int, float)) and r > 0]
+    if ratios:
+        sparse_ratio = min(ratios)  # the compressed sparse attention layers, which have the indexer
+        row["compressed_kv_layers"] = sum(1 / r for r in ratios)
+        row["indexer_kv_layers"] = sum(1 / r for r in ratios if r == sparse_ratio)
+    window = c.get("sliding_window") or 0
+    return L * row["experts"], window, 1.0 if window else 0.0
 
 
 def _minimax(mtype: str, c: dict, row: dict, need) -> tuple[float, float]:

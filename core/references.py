@@ -124,6 +124,10 @@ _REFS: list[Reference] = [
               "https://github.com/deepseek-ai/FlashMLA"),
     Reference("vllm_hybrid", "vLLM project", "vLLM documentation: hybrid models and the mamba_ssm_cache_dtype engine argument",
               "2025", "https://docs.vllm.ai/en/latest/configuration/engine_args.html"),
+    Reference("deepseekv4_2026", "DeepSeek-AI", "DeepSeek-V4: Towards Highly Efficient Million-Token Context Intelligence "
+              "(model card: compressed sparse attention, one entry per 4 tokens with a top-k indexer; heavily compressed "
+              "attention, one entry per 128 tokens; a 128-token window; at 1M tokens V4-Pro holds 10 % of V3.2's KV cache)",
+              "2026-04-24", "https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro"),
     Reference("sglang_qwen3next", "SGLang project", "Qwen3-Next usage: --mamba-ssm-dtype (bfloat16 or float32; default float32) "
               "and --max-mamba-cache-size", "2025-12-17", "https://github.com/sgl-project/sglang/pull/15337"),
     Reference("vllm_ascend_qwen35", "vLLM-Ascend project", "Questions about Mamba page size align with attn size in Qwen3.5 "

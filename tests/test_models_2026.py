@@ -416,3 +416,19 @@ def test_a_damaged_config_gives_fields_or_one_line(folder):
                     custom_row(hf_config.architecture(c))
                 except InputError as err:
                     assert "\n" not in str(err), (folder, key, damaged)
+
+
+def test_deepseek_v4_compressed_attention_holds_a_tenth_of_v32s_cache_at_1m_tokens():
+    """DeepSeek-AI, DeepSeek-V4 model card, 2026-04-24, https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro: at 1M tokens
+    DeepSeek-V4-Pro holds 10 % of DeepSeek-V3.2's KV cache (one entry per 4 tokens in 30 layers, per 128 in 31, a
+    128-token window in all 61)."""
+    v4, v32 = (core.evaluate(model=m, kv_dtype="fp8", context_tokens=1_000_000, batch=1)
+               for m in (_path("deepseek-ai--DeepSeek-V4-Pro"), "DeepSeek-V3.2"))
+    assert 0.08 < v4["kv_cache_gib"] / v32["kv_cache_gib"] < 0.12
+    row = hf_config.resolve(_path("deepseek-ai--DeepSeek-V4-Pro"))
+    assert row["compressed_kv_layers"] == pytest.approx(30 / 4 + 31 / 128) and row["indexer_kv_layers"] == 30 / 4
+    # per token beyond the window: the compressed entries (512 values each) and the indexer's keys on the 1-in-4 entries
+    beyond = (core.evaluate(model=_path("deepseek-ai--DeepSeek-V4-Pro"), kv_dtype="fp8", context_tokens=2128, batch=1)
+              ["kv_cache_gib"] - core.evaluate(model=_path("deepseek-ai--DeepSeek-V4-Pro"), kv_dtype="fp8",
+                                               context_tokens=128, batch=1)["kv_cache_gib"]) * GIB / 2000
+    assert beyond == pytest.approx((30 / 4 + 31 / 128) * 512 + 30 / 4 * 132)
