@@ -131,6 +131,8 @@ CARDS = {
     "Qwen--Qwen3.5-397B-A17B": (397, None, True, "Qwen Team, Qwen3.5-397B-A17B model card, 2026, "
                                                 "https://huggingface.co/Qwen/Qwen3.5-397B-A17B (397B total, 17B active)"),
     "openai--gpt-oss-120b": (116.83, 5.13, False, "OpenAI, gpt-oss-120b & gpt-oss-20b Model Card, 2025-08-05, Table 1"),
+    "deepseek-ai--DeepSeek-V4-Flash": (284, None, True, "DeepSeek-AI, DeepSeek-V4 model card, 2026-04-24, "
+                                                       "https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro (V4-Flash: 284B total)"),
 }
 
 
