@@ -223,14 +223,16 @@ def _deepseek_v4(c: dict, row: dict, need) -> tuple[float, float, float]:
     lightning indexer (index_n_heads, index_head_dim) picks the top index_topk entries; r = 128: heavily compressed
     attention, dense); experts as DeepSeek-V3 (the first num_hash_layers route by token hash, no dense layers).  The
     compressed entries count in compressed_kv_layers and indexer_kv_layers as full-context layer equivalents (sum of
-    1/r).  Left out: the hyper-connections' few weights (hc_mult); the indexer's weights are counted on every layer."""
+    1/r).  Left out: the hyper-connections' few weights (hc_mult); the indexer's weights are counted on every layer.
+    q_lora_rank is kept for the indexer (its queries start from the query's low-rank vector); without kv_lora_rank the
+    attention is not latent attention, and attention_layer_params holds its weights."""
     L, h, heads, d = int(row["layers"]), row["hidden"], row["heads"], need("head_dim")
     rq, ro, groups = c.get("q_lora_rank") or 0, c.get("o_lora_rank") or 0, c.get("o_groups") or 1
     kv = c.get("num_key_value_heads") or 1
     row.update(kv_heads=kv, ffn=need("moe_intermediate_size"), experts=need("n_routed_experts"),
                active_experts=need("num_experts_per_tok"), shared_experts=c.get("n_shared_experts") or 0,
                indexer_heads=c.get("index_n_heads") or 0, indexer_head_dim=c.get("index_head_dim") or 0,
-               sparse_attention_tokens=c.get("index_topk") or 0, q_lora_rank=0)
+               sparse_attention_tokens=c.get("index_topk") or 0, q_lora_rank=rq)  # the indexer's queries start from it
     q_part = (h * rq + rq + rq * heads * d) if rq else h * heads * d
     o_part = (heads * d * ro + groups * ro * h) if ro else heads * d * h
     # one cached vector of head_dim per token and KV head serves as key and value: half the K-and-V width each

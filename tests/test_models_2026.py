@@ -133,6 +133,8 @@ CARDS = {
     "openai--gpt-oss-120b": (116.83, 5.13, False, "OpenAI, gpt-oss-120b & gpt-oss-20b Model Card, 2025-08-05, Table 1"),
     "deepseek-ai--DeepSeek-V4-Flash": (284, None, True, "DeepSeek-AI, DeepSeek-V4 model card, 2026-04-24, "
                                                        "https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro (V4-Flash: 284B total)"),
+    "deepseek-ai--DeepSeek-V4-Pro": (None, 49, True, "DeepSeek-AI, DeepSeek-V4 model card, 2026-04-24 (V4-Pro: 1.6T total, "
+                                                     "49B active)"),
 }
 
 
