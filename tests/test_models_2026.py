@@ -436,3 +436,10 @@ def test_deepseek_v4_compressed_attention_holds_a_tenth_of_v32s_cache_at_1m_toke
               ["kv_cache_gib"] - core.evaluate(model=_path("deepseek-ai--DeepSeek-V4-Pro"), kv_dtype="fp8",
                                                context_tokens=128, batch=1)["kv_cache_gib"]) * GIB / 2000
     assert beyond == pytest.approx((30 / 4 + 31 / 128) * 512 + 30 / 4 * 132)
+
+
+def test_excel_function_reads_a_checkpoint_name_with_its_weight_format():
+    from gpu_tco.addin.functions import call
+    named = call("GPU_MEMORY_INFER", "Qwen/Qwen3-235B-A22B-FP8")
+    assert named == call("GPU_MEMORY_INFER", "Qwen3-235B-A22B", None, None, "fp8") < call("GPU_MEMORY_INFER", "Qwen3-235B-A22B")
+    assert call("GPU_MEMORY_INFER", "Qwen/Qwen3-235B-A22B-FP8", None, None, "bf16") == call("GPU_MEMORY_INFER", "Qwen3-235B-A22B")
