@@ -270,6 +270,9 @@ def _minimax(mtype: str, c: dict, row: dict, need) -> tuple[float, float]:
     if sparse.get("use_sparse_attention"):
         row.update(sparse_attention_tokens=(sparse.get("sparse_topk_blocks") or 0) * (sparse.get("sparse_block_size") or 0),
                    indexer_heads=sparse.get("sparse_num_index_heads") or 0, indexer_head_dim=sparse.get("sparse_index_dim") or 0)
+        marks = sparse.get("sparse_attention_freq")
+        if isinstance(marks, list) and any(marks):  # only the marked layers keep index keys (the top-k applies to all here)
+            row["indexer_kv_layers"] = sum(1 for x in marks[:L] if x)
     return other, 0.0
 
 
