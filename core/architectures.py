@@ -19,11 +19,15 @@ from .text import did_you_mean
 
 REQUIRED_FIELDS = ("layers", "hidden", "ffn", "heads", "vocab")
 TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of")
+_NEW_COLUMNS = ("attention_layers", "state_layers", "state_layer_params", "state_elements_per_layer",
+                "state_conv_elements_per_layer", "state_bits", "sparse_attention_tokens", "indexer_heads", "indexer_head_dim",
+                "global_kv_heads", "global_head_dim", "attention_layer_params", "moe_latent_dim", "compressed_kv_layers",
+                "indexer_kv_layers")  # layers that differ: hybrids, sparse and compressed attention, latent experts (0: none)
 _DEFAULTS = {"tied_embeddings": 0, "gated_mlp": 1, "experts": 1, "active_experts": 1, "qkv_bias": 0,
              "norms_per_layer": 2, "dropout": 0, "other_params": 0, "max_context": 4096,
              "sliding_window": 0, "sliding_layer_fraction": 0, "params_published_b": 0, "is_estimate": 0,
-             "shared_experts": 0, "dense_layers": 0, "dense_ffn": 0, "q_lora_rank": 0, "kv_lora_rank": 0, "qk_rope_dim": 0, "encoder_params": 0,
-             "v_head_dim": 0}
+             "shared_experts": 0, "dense_layers": 0, "dense_ffn": 0, "q_lora_rank": 0, "kv_lora_rank": 0, "qk_rope_dim": 0,
+             "encoder_params": 0, "v_head_dim": 0, **{k: 0 for k in _NEW_COLUMNS}}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]?\s*$")  # "70B", "1.5b", "13": a parameter count in billions
 CACHE_SIZE = 256
 
@@ -125,7 +129,7 @@ def _estimate_row(params_b: float) -> dict:
         "qkv_bias": 0.0, "norms_per_layer": 2.0, "dropout": 0.0, "other_params": 0.0, "max_context": 8192.0,
         "sliding_window": 0.0, "sliding_layer_fraction": 0.0, "params_published_b": float(params_b), "is_estimate": 1.0,
         **{k: 0.0 for k in ("shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim",
-                                 "encoder_params")},
+                                 "encoder_params", *_NEW_COLUMNS)},
         "source": "estimated from the parameter count with Llama-3 shape rules", "as_of": "",
     }
 

@@ -21,7 +21,7 @@ from typing import Mapping
 from .errors import CatalogError, GpuTcoError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
-from .names import normalize, words
+from .names import normalize, split_weight_format, words
 from .text import did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -43,6 +43,9 @@ OPTIONAL_COLUMNS = {
     "gpus_per_node", "fabric", "fabric_gbps_per_gpu", "max_gpus_per_job", "min_billed_hours",
     # models: mixture-of-experts and latent-attention details (0 = not used)
     "shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim", "encoder_params",
+    # models: layers with a fixed-size state, sparse attention, per-layer attention widths, latent experts (0 = not used)
+    "attention_layers", "state_layers", "state_layer_params", "state_elements_per_layer", "state_conv_elements_per_layer", "state_bits", "sparse_attention_tokens", "indexer_heads", "indexer_head_dim", "global_kv_heads", "global_head_dim", "attention_layer_params", "moe_latent_dim",
+    "compressed_kv_layers", "indexer_kv_layers",
     # gpus: a card without FP4 tensor cores leaves it empty (0); card_share empty: a whole card
     "fp4_dense_tflops", "card_share",
     # precisions: the FP8 recipe's columns (empty: a 16/32-bit precision; linear_input_bytes empty: activation_bytes;
@@ -176,6 +179,10 @@ class Table:
             self._names = tuple(self.col["name"])
         return self._names
 
+    def holds_name(self, value) -> bool:
+        """True when ``value`` is a row's name or alias as it is (no suffix dropped, no close spelling)."""
+        return normalize(value) in self._index
+
     def known(self, value) -> int | None:
         """Row index of a value ``find`` has already matched, without matching it again (the fast path of a
         sweep's or a form's repeated lookups); None for a value not looked up yet."""
@@ -213,11 +220,12 @@ class Table:
         -it, -v0.1, -2407) and a size alone when one model has it ("8x7B")."""
         if looks_like_path(text):
             return None  # a path names a config.json (hf_config), never a catalog model by its folder's name
+        for base in base_model_candidates(text):  # the longest name the catalog knows: "DeepSeek-V3.2", not "DeepSeek"
+            i = self._index.get(normalize(base))
+            if i is not None:
+                return i
         base, _ = base_model_name(text)
         key = normalize(base)
-        i = self._index.get(key)
-        if i is not None:
-            return i
         if len(key) >= 3 and "x" in key:  # "8x7b": the one mixture-of-experts model of that shape
             hits = {j for k, j in self._index.items() if k.endswith(key)}
             if len(hits) == 1:
@@ -234,6 +242,12 @@ class Table:
         name = self.rows[i]["name"]
         if self.name == "models":
             _, removed = base_model_name(value)
+            _, fmt, suffix = split_weight_format(str(value).strip().rsplit("/", 1)[-1])
+            if fmt:
+                others = [r for r in removed if r != suffix and normalize(r) not in normalize(name)]
+                return (f'{self.name[:-1]} "{value}" is read as {name} with weights in {fmt} (weights_dtype, from the name\'s '
+                        f'-{suffix})' + (f"; a fine-tuned variant ({', '.join('-' + r for r in others)}) has its base model's "
+                                         "architecture" if others else ""))
             if removed:
                 return (f'{self.name[:-1]} "{value}" is read as {name}: a fine-tuned variant '
                         f"({', '.join('-' + r for r in removed)}) has its base model's architecture")
@@ -274,11 +288,31 @@ class Table:
 _VARIANT_SUFFIX = re.compile(r"[-_ .](instruct|chat|hf|it|base|pt|sft|dpo|v\d+(?:\.\d+)*|\d{4})$", re.I)
 
 
+def base_model_candidates(text: str) -> list[str]:
+    """The names a typed model name may mean, longest first: without the organisation, then without a weight-format
+    suffix, then without each trailing fine-tune or version suffix in turn (each also without a leading "Meta-")."""
+    name = str(text).strip().rsplit("/", 1)[-1]
+    out = [name]
+    name, _, suffix = split_weight_format(name)
+    if suffix:
+        out.append(name)
+    while True:
+        m = _VARIANT_SUFFIX.search(name)
+        if not m or m.start() == 0:
+            break
+        name = name[:m.start()]
+        out.append(name)
+    return [n for x in out for n in ((x, x[5:]) if x.lower().startswith("meta-") else (x,))]
+
+
 def base_model_name(text: str) -> tuple[str, list[str]]:
     """("Llama-3-70B", ["Instruct"]) for "meta-llama/Meta-Llama-3-70B-Instruct": the organisation,
     a leading "Meta-" and trailing fine-tune or version suffixes dropped, and the suffixes."""
     name = str(text).strip().rsplit("/", 1)[-1]
     removed: list[str] = []
+    name, _, suffix = split_weight_format(name)  # "-FP8", "-NVFP4", "-AWQ": the weight format, not another model
+    if suffix:
+        removed.append(suffix)
     while True:
         m = _VARIANT_SUFFIX.search(name)
         if not m or m.start() == 0:
@@ -367,7 +401,9 @@ RULES = {
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",
                "sliding_window": "nonneg", "sliding_layer_fraction": "frac", "params_published_b": "nonneg", "is_estimate": "flag",
                "shared_experts": "nonneg", "dense_layers": "nonneg", "dense_ffn": "nonneg", "q_lora_rank": "nonneg",
-               "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
+               "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg",
+               "attention_layers": "whole", "state_layers": "whole", "state_layer_params": "nonneg", "state_elements_per_layer": "nonneg", "state_conv_elements_per_layer": "nonneg", "state_bits": "nonneg", "sparse_attention_tokens": "whole", "indexer_heads": "whole", "indexer_head_dim": "whole", "global_kv_heads": "whole", "global_head_dim": "nonneg", "attention_layer_params": "nonneg", "moe_latent_dim": "whole",
+               "compressed_kv_layers": "nonneg", "indexer_kv_layers": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
@@ -448,7 +484,7 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
                                                            f"{where}; allowed: 1 (one slice per job)")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
-                           ("qk_rope_dim", "head_dim")):
+                           ("qk_rope_dim", "head_dim"), ("attention_layers", "layers")):
             if small in row and big in row and row[small] > row[big]:
                 raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
 

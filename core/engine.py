@@ -22,6 +22,7 @@ from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
 from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
+from .names import split_weight_format
 from .references import cite
 from .text import did_you_mean
 from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
@@ -137,7 +138,20 @@ def _given(inputs, kw) -> dict:
     for name, value in given.items():
         if isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
             raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
+    model = given.get("model")
+    if isinstance(model, str) and "weights_dtype" not in given:
+        fmt = weights_dtype_of_model_name(model)
+        if fmt is not None:  # "Qwen/Qwen3-235B-A22B-FP8": the base model with FP8 weights (a weights_dtype given wins)
+            given["weights_dtype"] = fmt
     return given
+
+
+def weights_dtype_of_model_name(model: str) -> str | None:
+    """The weight format a model name's suffix names ("nvidia/DeepSeek-V3.1-NVFP4": "nvfp4"), or None: none named, or a
+    path (a config.json says its own format) or a name the models catalog holds as it is."""
+    if looks_like_path(model) or catalog.models().holds_name(model):
+        return None
+    return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 
 def _scalar_values(given: Mapping) -> dict:

@@ -136,6 +136,23 @@ mla_value = q("mla_value_width", "-", "Latent attention: value width of all head
               a * d_v)
 kv_dim = q("kv_dim", "-", "Width of the key and value projections = kv_heads x head_dim (grouped-query attention: fewer KV heads)",
            n_kv * d)
+n_state = M("state_layers")
+attn_layers = q(
+    "attention_layers_used", "layers",
+    "Layers with softmax attention, whose KV cache grows with the context: attention_layers, or layers - state_layers when 0",
+    IF(M("attention_layers") > 0, M("attention_layers"), L - n_state),
+    "[qwen3next_2025] (3 of 4 layers Gated DeltaNet); [nemotronh_2025] (Mamba-2 hybrids); [kimilinear_2025]")
+state_mixer_params = q(
+    "state_mixer_params", "params",
+    "Weights of the fixed-state token mixers (Mamba-2, Gated DeltaNet, Kimi Delta Attention) = state_layers x state_layer_params",
+    n_state * M("state_layer_params"), "[mamba2_2024] section 7; [gateddeltanet2024] section 3; [kimilinear_2025] section 3")
+H_idx, d_idx = M("indexer_heads"), M("indexer_head_dim")
+indexer_params = q(
+    "indexer_params_per_layer", "params",
+    "Sparse attention's lightning indexer per attention layer: query up-projection (from the query low-rank vector, or the "
+    "hidden state) to indexer_heads x indexer_head_dim, one shared key projection and its LayerNorm, one weight per head",
+    IF(H_idx > 0, IF(r_q > 0, r_q, h) * H_idx * d_idx + h * d_idx + 2 * d_idx + h * H_idx, 0),
+    "[dsa_2025] section 2.1 (lightning indexer); [dsa_code_2025] (Indexer: wq_b, wk, k_norm, weights_proj)")
 attn_params_per_layer = q(
     "attn_params_per_layer", "params",
     "Attention weights per layer: Q, K, V, O projections (+ QKV biases); with latent attention the down- and up-projections "
@@ -146,11 +163,15 @@ attn_params_per_layer = q(
          "rotary key) and up, O, and the two low-rank norms",
          IF(r_q > 0, h * r_q + r_q + r_q * q_dim, h * q_dim) + h * mla_kv_down + r_kv + r_kv * mla_kv_up + mla_value * h,
          "[deepseekv2_2024] section 2.1"),
-       h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim)),
-    "[gqa2023]: K and V projections have kv_heads heads; [llama2_2023]; [deepseekv2_2024] section 2.1 (latent attention)")
+       IF(M("attention_layer_params") > 0, M("attention_layer_params"),
+          h * (q_dim + 2 * kv_dim) + q_dim * h + M("qkv_bias") * (q_dim + 2 * kv_dim))),
+    "[gqa2023]: K and V projections have kv_heads heads; [llama2_2023]; [deepseekv2_2024] section 2.1 (latent attention); "
+    "attention_layer_params where the attention layers differ from one another (read from the config.json)")
 mlp_params_per_expert = q(
-    "mlp_params_per_expert", "params", "MLP weights of one expert (gated: gate, up, down; plain: up, down)",
-    (2 + M("gated_mlp")) * h * f, "[glu2020]; gated (SwiGLU) MLPs in [llama2_2023] and [mixtral2024]")
+    "mlp_params_per_expert", "params",
+    "MLP weights of one expert (gated: gate, up, down; plain: up, down), in moe_latent_dim when the experts work in a latent width",
+    (2 + M("gated_mlp")) * IF(M("moe_latent_dim") > 0, M("moe_latent_dim"), h) * f,
+    "[glu2020]; gated (SwiGLU) MLPs in [llama2_2023] and [mixtral2024]; latent experts in [nemotron3_2025]")
 dense_mlp_params = q(
     "dense_mlp_params", "params", "MLP weights of a dense layer in a mixture-of-experts model (width dense_ffn; 0 layers in most models)",
     (2 + M("gated_mlp")) * h * f_dense, "[deepseekv3_2024] (first 3 layers dense); [llama4_2025] (Maverick: every other layer dense)")
@@ -166,11 +187,14 @@ embedding_params = q(
     V * h * (2 - M("tied_embeddings")))
 params_total = q(
     "params_total", "params", "Total parameters P (MoE: all experts); memory uses this",
-    moe_layers * layer_params + n_dense * (attn_params_per_layer + dense_mlp_params + M("norms_per_layer") * h)
+    attn_layers * (attn_params_per_layer + indexer_params) + state_mixer_params
+    + moe_layers * (Ref("experts_held_per_layer") * mlp_params_per_expert + router_params_per_layer)
+    + n_dense * dense_mlp_params + L * M("norms_per_layer") * h
     + embedding_params + h + M("other_params") + M("encoder_params"),
-    "P = V*h*(2 if untied) + expert layers x (attention + (routed + shared experts) x MLP + router + norms) + dense layers x "
-    "(attention + MLP + norms) + h + an image encoder's parameters; checked against the published counts "
-    "([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025])")
+    "P = V*h*(2 if untied) + attention layers x (attention + indexer) + state layers x their mixer + expert layers x ((routed "
+    "+ shared experts) x MLP + router) + dense layers x MLP + layers x norms + h + an image encoder's parameters; checked "
+    "against the published counts ([llama3_2024] Table 3, [mixtral2024], [deepseekv3_2024], [llama4_2025], and the "
+    "2025-2026 model cards in tests)")
 embedding_lookup_params = q(
     "embedding_lookup_params", "params",
     "Input embedding matrix of an untied model: a table lookup (one row per token read), not a matrix product, so not "
@@ -196,8 +220,32 @@ q("params_active_incl_embedding_b", "billion params",
   (params_active + embedding_lookup_params) / 1e9, "[mixtral2024]; [llama4_2025]; [deepseekv3_2024]")
 linear_params = q(
     "linear_params", "params", "Weights inside transformer-layer linears (what QLoRA/AWQ/GPTQ quantize)",
-    moe_layers * (attn_params_per_layer + Ref("experts_held_per_layer") * mlp_params_per_expert)
-    + n_dense * (attn_params_per_layer + dense_mlp_params))
+    attn_layers * (attn_params_per_layer + indexer_params) + state_mixer_params
+    + moe_layers * Ref("experts_held_per_layer") * mlp_params_per_expert + n_dense * dense_mlp_params)
+STATE_FLOPS_PER_ELEMENT = 6  # forward FLOPs per state element and token, see state_flops_per_token
+state_flops_per_token = q(
+    "state_flops_per_token", "FLOP/token",
+    "Forward FLOPs of the fixed-state layers' recurrences per token (their projections are in the active parameters) = "
+    "state_layers x 6 x state elements: decay the state, read it with the key, write the rank-1 update, read it with the query",
+    n_state * STATE_FLOPS_PER_ELEMENT * M("state_elements_per_layer"),
+    "[mamba2_2024] section 3 (recurrent form h = A h + B x, y = C h: about 5 FLOPs per state element); [gateddeltanet2024] "
+    "section 3 (delta rule: S = a S (I - b k k^T) + b v k^T, o = S q: about 7)")
+sparse_k = M("sparse_attention_tokens")
+
+
+def attention_span(tokens):
+    """Tokens each query attends to: all ``tokens``, or the sparse attention's top-k selection when fewer."""
+    return IF(sparse_k > 0, MIN(tokens, sparse_k), tokens)
+
+
+def mixer_flops(tokens, per_pair):
+    """Attention FLOPs per token over ``tokens`` keys, ``per_pair`` FLOPs per query-key pair and query width (4: forward
+    QK and PV; 12: training), in the attention layers (sparse: the top-k keys, and the indexer's 2 x heads x dim
+    per key over all of them), plus the fixed-state layers' recurrences (per_pair / 4 forward passes)."""
+    return per_pair * attn_layers * (attention_span(tokens) * q_dim + tokens * H_idx * d_idx / 2) \
+        + per_pair / 4 * state_flops_per_token
+
+
 q("model_is_estimate", "flag", "1 = the architecture was estimated from a bare parameter count", M("is_estimate"))
 
 # ---------------------------------------------------------------------------
@@ -500,10 +548,12 @@ q = quantities_of("training compute")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
-    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L*s*a*d; recomputation is not counted (it lowers the efficiency instead)",
-    IF(is_lora, 4, 6) * params_active + 12 * L * s * q_dim,
+    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L_attention*s*a*d (sparse attention: the "
+    "top-k tokens, plus its indexer) + 3 x the fixed-state layers' recurrences; recomputation is not counted (it lowers the "
+    "efficiency instead)",
+    IF(is_lora, 4, 6) * params_active + mixer_flops(s, 12),
     "[kaplan2020] (6N); [narayanan2021] (attention 12*L*s*h); [palm2022] Appendix B (model FLOPs exclude recomputation); "
-    "LoRA skips the frozen weights' gradient (4N)")
+    "LoRA skips the frozen weights' gradient (4N); [dsa_2025] (top-k attention, indexer); [mamba2_2024]")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
 active_linear_params = q(
@@ -723,19 +773,51 @@ infer_weights_bytes = q(
     "bits per parameter: [gptq2022], [awq2023] (4.16-4.25 with group scales), [qlora2023] (NF4 4.5, 4.127 with double quantization), [llamacpp_quantize] (Q4_K_M 4.89)")
 infer_weights_gib = q("infer_weights_gib", "GiB/GPU", "Inference weights per GPU (tensor parallel over n_gpus)",
                       infer_weights_bytes / tp_inf / GIB)
+kv_elements_layer = q(
+    "kv_elements_per_token_layer", "-",
+    "Elements cached per token and layer: K and V (2 x kv_heads x head_dim), or with latent attention kv_lora_rank + rotary dim",
+    IF(mla, mla_kv_down, 2 * kv_dim), "[gqa2023]; [deepseekv2_2024] section 2.1")
+window = M("sliding_window")
+slide_frac = M("sliding_layer_fraction")
+global_kv_elements = q(
+    "global_kv_elements_per_token_layer", "-",
+    "Elements cached per token in a full-attention layer when those layers have their own KV heads and width "
+    "(2 x global_kv_heads x global_head_dim; else the same as every layer)",
+    IF(M("global_kv_heads") > 0, 2 * M("global_kv_heads") * IF(M("global_head_dim") > 0, M("global_head_dim"), d), kv_elements_layer),
+    "[gemma4_2026] (full-attention layers: 2 to 4 KV heads of 512); [mimov2_2025]")
+kv_dtype_bytes = T("kv_dtypes", "kv_dtype", "bits_per_element") / 8
+INDEXER_KEY_BYTES_PER_ELEMENT = 1 + 4 / 128  # FP8 keys with one fp32 scale per 128 values ([dsa_code_2025])
+indexer_bytes_per_token = q(
+    "indexer_bytes_per_token", "bytes/token",
+    "Sparse attention's indexer keys cached per token, whole model: layers with an indexer (indexer_kv_layers, counted in "
+    "full-context layer equivalents where the keys are compressed; else the attention layers) x indexer_head_dim x (1 byte "
+    "FP8 + a 4-byte scale per 128), whatever the KV format",
+    IF(M("indexer_kv_layers") > 0, M("indexer_kv_layers"), attn_layers) * d_idx * INDEXER_KEY_BYTES_PER_ELEMENT, "[dsa_2025] section 2.1 (FP8 indexer); [dsa_code_2025] (k_cache and k_scale_cache: 128 + 4 bytes)")
 kv_bytes_per_token = q(
     "kv_bytes_per_token", "bytes/token",
-    "KV cache per token, whole model: L x cached width x bytes (2 x n_kv x d with grouped-query attention)",
-    L * q("kv_elements_per_token_layer", "-",
-          "Elements cached per token and layer: K and V (2 x kv_heads x head_dim), or with latent attention kv_lora_rank + rotary dim",
-          IF(mla, mla_kv_down, 2 * kv_dim), "[gqa2023]; [deepseekv2_2024] section 2.1")
-    * T("kv_dtypes", "kv_dtype", "bits_per_element") / 8,
-    "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]")
-window = M("sliding_window")
+    "KV cache per token, whole model: attention layers x cached width x bytes (2 x n_kv x d with grouped-query attention; "
+    "full-attention layers at their own width where they differ), plus compressed layers' entries (compressed_kv_layers: "
+    "one entry per compression ratio tokens, in full-context layer equivalents) and a sparse-attention indexer's keys",
+    (attn_layers * ((1 - slide_frac) * global_kv_elements + slide_frac * kv_elements_layer) + M("compressed_kv_layers")
+     * kv_elements_layer) * kv_dtype_bytes + indexer_bytes_per_token,
+    "[vllm2023] section 2.3: OPT-13B holds 800 KB per token; [gqa2023]; state layers hold none ([mamba2_2024]); compressed "
+    "attention ([deepseekv4_2026]: one entry per 4 or 128 tokens beside a 128-token window)")
+sliding_kv_share = q(
+    "sliding_kv_share", "fraction",
+    "Share of a token's KV bytes held by sliding-window layers (their tokens cap at the window) = sliding layers' bytes / all",
+    IF(kv_bytes_per_token > 0, attn_layers * slide_frac * kv_elements_layer * kv_dtype_bytes / kv_bytes_per_token, 0),
+    "[gemma2_2024] (alternating local and global layers)")
 ctx = I.context_tokens
+
+
+def _windowed(n):
+    """Tokens of ``n`` a sequence's KV holds, weighted by bytes: sliding-window layers' share capped at the window."""
+    return IF(window > 0, (1 - sliding_kv_share) * n + sliding_kv_share * MIN(n, window), n)
+
+
 kv_tokens_effective = q(
     "kv_tokens_effective", "tokens", "Tokens cached per sequence after sliding-window layers cap at the window",
-    IF(window > 0, (1 - M("sliding_layer_fraction")) * ctx + M("sliding_layer_fraction") * MIN(ctx, window), ctx),
+    _windowed(ctx),
     "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
                  I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
@@ -743,26 +825,56 @@ kv_split = MIN(tp_inf, n_kv)
 kv_cache_gib_per_gpu = q(
     "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond)",
     kv_cache_gib / kv_split, "[megatron2019]: heads split across t GPUs; KV heads are replicated once t exceeds them")
+state_bytes_per_seq = q(
+    "state_bytes_per_seq", "bytes/sequence",
+    "Fixed-size state of one sequence, whole model, whatever its length: state layers x (recurrent state elements x "
+    "state_bits/8 (16 when not given) + convolution window elements x 2 bytes)",
+    n_state * (M("state_elements_per_layer") * IF(M("state_bits") > 0, M("state_bits"), 16) / 8
+               + M("state_conv_elements_per_layer") * 2),
+    "[mamba2_2024]; [gateddeltanet2024]; [vllm_hybrid] (engines hold one state per running sequence, in "
+    "mamba_ssm_cache_dtype: the config's float32 for Nemotron 3 and Qwen3.5); [sglang_qwen3next] (float32 by default); "
+    "[vllm_ascend_qwen35] (Qwen3.5-35B-A3B: 262,144 bytes per layer and request at tensor parallel 8, as counted here)")
+state_cache_gib_per_gpu = q(
+    "state_cache_gib_per_gpu", "GiB/GPU", "Fixed-size states of the batch per GPU (split over tensor parallel like the heads)",
+    I.batch * state_bytes_per_seq / tp_inf / GIB, "[vllm_hybrid]")
+
+
+kv_attended_bytes_per_token = q(
+    "kv_attended_bytes_per_token", "bytes/token", "KV bytes per token that attention reads (the KV cache without an indexer's keys)",
+    kv_bytes_per_token - indexer_bytes_per_token)
+
+
+def kv_read_bytes(tokens, attended):
+    """KV bytes one decode step reads for a sequence holding ``tokens`` of which it attends to ``attended`` (all, or the
+    sparse attention's top-k), whole model: their KV (sliding layers up to the window) plus every token's indexer key."""
+    return _windowed(attended) * kv_attended_bytes_per_token + tokens * indexer_bytes_per_token
+
+
+q("kv_and_state_gib_per_gpu", "GiB/GPU",
+  "Memory per GPU that the batch's sequences hold: KV cache + the fixed-size states of state layers (the memory table's "
+  "KV-cache row)", kv_cache_gib_per_gpu + state_cache_gib_per_gpu, "[vllm2023]; [vllm_hybrid]")
 infer_activation_gib = q(
     "infer_activation_gib", "GiB/GPU", "Inference workspace: one prefill chunk's layer intermediates + fp32 logits of the batch",
     (MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf + I.batch * V * 4) / GIB,
     "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
 overhead_infer_gib = q(
     "overhead_infer_gib", "GiB/GPU", "CUDA context + allocator fragmentation",
-    I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib))
-q("allocator_peak_infer_gib", "GiB/GPU", "Allocator peak of inference: weights + KV cache + workspace (tensors only)",
-  infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib, "[pytorch_memory]")
+    I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib))
+q("allocator_peak_infer_gib", "GiB/GPU", "Allocator peak of inference: weights + KV cache + fixed-size states + workspace (tensors only)",
+  infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib, "[pytorch_memory]")
 peak_infer_gib_per_gpu = q(
     "peak_infer_gib_per_gpu", "GiB/GPU",
-    "Inference memory per GPU, device total = weights + KV cache + workspace + overhead (CUDA context and allocator cache)",
-    infer_weights_gib + kv_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
+    "Inference memory per GPU, device total = weights + KV cache + fixed-size states + workspace + overhead (CUDA context and "
+    "allocator cache)",
+    infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
 q("fits_infer", "bool", "Inference fits: per-GPU memory <= GPU memory", peak_infer_gib_per_gpu <= gpu_memory_gib)
 usable_infer = (gpu_memory_gib - I.cuda_context_gib) / (1 + frag)
-per_seq_gib = kv_tokens_effective * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB
+per_seq_gib = kv_tokens_effective * kv_bytes_per_token / kv_split / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB
 q("max_batch_fit", "sequences", "Most concurrent sequences of context_tokens that fit (0 = none)",
   MAX(0, FLOOR((usable_infer - infer_weights_gib - MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf / GIB) / per_seq_gib)))
 q("max_context_fit", "tokens", "Longest context per sequence at this batch that fits, counting every layer's KV (0 = none)",
-  MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib) * GIB * kv_split / (I.batch * kv_bytes_per_token))))
+  MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib - state_cache_gib_per_gpu) * GIB * kv_split
+               / (I.batch * kv_bytes_per_token))))
 
 infer_tflops = q(
     "infer_tflops_per_gpu_peak", "TFLOPS",
@@ -827,10 +939,24 @@ tp_allreduce_s_per_token = q(
     "Tensor parallel: transfer time per token in a step = 2 all-reduces x layers x 2(t-1)/t x hidden x 2 bytes / (link x collective_efficiency)",
     IF(tp_inf > 1, 2 * L * 2 * (tp_inf - 1) / tp_inf * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency), 0),
     "[megatron2019] section 3; [nccl_tests] (ring all-reduce moves 2(t-1)/t of the data per GPU)")
+kv_attended_tokens = q(
+    "kv_attended_tokens", "tokens",
+    "Tokens a query of a sequence of context_tokens attends to: all, or the sparse attention's top-k (sparse_attention_tokens) when fewer",
+    attention_span(ctx), "[dsa_2025]")
+kv_read_per_seq = q(
+    "kv_read_bytes_per_seq", "bytes",
+    "KV bytes a decode step reads for one sequence of context_tokens, whole model (sliding layers capped at the window; sparse "
+    "attention: the top-k tokens' KV and every token's indexer key)", kv_read_bytes(ctx, kv_attended_tokens), "[dsa_2025]")
+kv_state_read = q(
+    "kv_state_read_bytes_per_step_per_gpu", "bytes",
+    "KV and state bytes a decode step moves per GPU: each sequence's KV read + its fixed-size state read and written back",
+    I.batch * (kv_read_per_seq / kv_split + 2 * state_bytes_per_seq / tp_inf),
+    "[pope2022] section 2; [dsa_2025] (top-k KV); [vllm_hybrid] (state updated in place)")
 decode_bytes_per_step = q(
     "decode_bytes_per_step_per_gpu", "bytes",
-    "Bytes read per decode step per GPU: the weights the batch reads (the distinct experts its tokens chose) + the batch's KV cache",
-    weights_read_bytes(I.batch) / tp_inf + kv_cache_gib_per_gpu * GIB,
+    "Bytes read per decode step per GPU: the weights the batch reads (the distinct experts its tokens chose) + the batch's KV "
+    "and state traffic",
+    weights_read_bytes(I.batch) / tp_inf + kv_state_read,
     "[pope2022] section 2: small-batch decoding reads all weights and the KV cache per step")
 decode_step_s = q(
     "decode_step_s", "s", "Time of one decode step: the larger of memory time and compute time, plus the tensor-parallel all-reduces",
@@ -840,8 +966,9 @@ decode_step_s = q(
     "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
-q("prefill_tokens_per_s", "tokens/s", "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L*s*a*d)",
-  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + 4 * L * ctx * q_dim),
+q("prefill_tokens_per_s", "tokens/s",
+  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L_attention*s*a*d + sparse indexer + state recurrences)",
+  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + mixer_flops(ctx, 4)),
   "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
 
 # ---------------------------------------------------------------------------
@@ -865,27 +992,35 @@ serve_rps = q(
     IF(I.monthly_mtok > 0, I.monthly_mtok * 1e6 / ((p_tok + o_tok) * 3600 * traffic_hours), I.requests_per_s))
 
 
-def _windowed(n):
-    return IF(window > 0, (1 - M("sliding_layer_fraction")) * n + M("sliding_layer_fraction") * MIN(n, window), n)
-
-
 kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
                    "Tokens a decoding sequence holds on average = prompt + half its output (sliding-window layers capped at the window)",
                    _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
+serve_attended = q(
+    "serve_kv_attended_tokens", "tokens",
+    "Tokens a decoding query attends to, on average: prompt + half the output, or the sparse attention's top-k when fewer",
+    attention_span(p_tok + o_tok / 2), "[dsa_2025]")
+serve_kv_read = q(
+    "serve_kv_read_bytes_per_seq", "bytes",
+    "KV bytes a decode step reads for one sequence holding prompt + half its output, whole model (sliding layers capped at the "
+    "window; sparse attention: the top-k tokens' KV and every token's indexer key)",
+    kv_read_bytes(p_tok + o_tok / 2, serve_attended), "[dsa_2025]")
 kv_read_s_per_seq = q(
-    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x efficiency)",
-    kv_mean_tokens * kv_bytes_per_token / kv_split / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV read per GPU (sparse attention: the top-k "
+    "tokens and every indexer key) + its fixed-size state read and written / (bandwidth x efficiency)",
+    (serve_kv_read / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
 compute_s_per_seq = q(
-    "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L x tokens x q_dim) "
-    "/ (n_gpus x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / tp_inf / flops_per_gpu_s,
+    "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L_attention x "
+    "tokens x q_dim (sparse: top-k tokens and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu)",
+    (2 * params_active + mixer_flops(kv_mean_tokens, 4)) / tp_inf / flops_per_gpu_s,
     "[kaplan2020] (2N forward FLOPs per token); [pope2022] section 2")
 prefill_s_per_token = q(
     "serve_prefill_s_per_token", "s/token",
-    "Prefill time per prompt token on one replica = (2 x active params + causal attention 2 x L x prompt x q_dim) / (n_gpus x "
-    "TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel all-reduces",
-    (2 * params_active + 2 * L * p_tok * q_dim) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
+    "Prefill time per prompt token on one replica = (2 x active params + causal attention 4 x L_attention x prompt/2 x q_dim "
+    "(sparse: top-k, and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel "
+    "all-reduces",
+    (2 * params_active + mixer_flops(p_tok / 2, 4)) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
     + tp_allreduce_s_per_token, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
 prefill_per_seq_step = q(
     "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = prompt/output x prefill time per token",
@@ -949,7 +1084,8 @@ workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one pref
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
 seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV cache (prompt + output, per GPU) + its fp32 logits",
-            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB, "[vllm2023]")
+            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB,
+            "[vllm2023]; fixed-size states: [vllm_hybrid]")
 kv_batch = q("serve_kv_batch", "sequences",
              "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
              FLOOR(MAX(0, (usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
@@ -1395,7 +1531,7 @@ TRAIN_COMPONENTS = {
 }
 INFER_COMPONENTS = {
     "weights": "infer_weights_gib", "gradients": None, "optimizer": None,
-    "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_cache_gib_per_gpu",
+    "activations": "infer_activation_gib", "logits": None, "kv_cache": "kv_and_state_gib_per_gpu",
     "overhead": "overhead_infer_gib", "allocator_peak": "allocator_peak_infer_gib", "total": "peak_infer_gib_per_gpu",
 }
 # not parts of the total: the allocator peak is the tensors alone (the total adds context and cache)

@@ -32,6 +32,9 @@ Each supported ``model_type`` maps its fields to the catalog's fields so that th
   dense layers (width intermediate_size_mlp); 3 of 4 layers attend within ``attention_chunk_size``
   (``no_rope_layers``); the vision encoder and projector of ``vision_config`` count in
   ``encoder_params`` (Meta, "The Llama 4 herd", 2025-04-05).
+* The families of 2025-2026 (Qwen3.5 and Qwen3-Next, Qwen3-VL, DeepSeek-V3.2 and V4, GLM-5, Kimi K2/K2.5 and Kimi
+  Linear, MiniMax-M2/M3, Gemma 4, Nemotron-H and Nemotron 3, nemotron-nas, MiMo, Step 3.7): ``hf_families``, each
+  with its source; vision-language wrappers (``hf_families.WRAPPERS``) are read through their ``text_config``.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ import os
 import re
 from pathlib import Path
 
+from . import hf_families
 from .errors import InputError
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few kB; a file that never ends is cut off here
@@ -53,7 +57,7 @@ FAMILIES = {
     "llama": "Llama", "mistral": "Mistral", "mixtral": "Mixtral", "qwen2": "Qwen2", "qwen3": "Qwen3",
     "qwen2_moe": "Qwen2 MoE", "qwen3_moe": "Qwen3 MoE", "gemma2": "Gemma 2", "gemma3": "Gemma 3", "gemma3_text": "Gemma 3",
     "deepseek_v2": "DeepSeek-V2", "deepseek_v3": "DeepSeek-V3", "gpt_oss": "gpt-oss", "llama4": "Llama 4",
-    "llama4_text": "Llama 4",
+    "llama4_text": "Llama 4", **hf_families.NEW_FAMILIES,
 }
 # transformers' defaults for fields a published config.json may leave out (configuration_<type>.py)
 _TYPE_DEFAULTS = {
@@ -77,6 +81,7 @@ _NEEDED = {  # the fields each type needs beyond COMMON_FIELDS (named in the err
     "deepseek_v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "kv_lora_rank", "qk_rope_head_dim",
                     "qk_nope_head_dim", "v_head_dim"),
     "gpt_oss": ("num_local_experts", "num_experts_per_tok"),
+    **hf_families.NEEDED,
 }
 
 
@@ -182,7 +187,7 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
     """
     try:
         return _architecture(cfg, where)
-    except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as err:
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as err:
         if isinstance(err, InputError):
             raise
         raise InputError("model", where, f"has a field gpu-tco cannot read ({type(err).__name__}: {str(err)[:80]}); "
@@ -190,20 +195,27 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
 
 
 def _architecture(cfg: dict, where: str) -> dict:
+    if "model_type" not in cfg and isinstance(cfg.get("quantization"), dict):
+        algo = cfg["quantization"].get("quant_algo") or "a weight format"
+        raise InputError("model", where, f"is a quantization recipe (hf_quant_config.json: {algo}), not a model's config; give "
+                                         "the config.json beside it, and its weight format as weights_dtype")
     mtype = _model_type(cfg)
     top = cfg
-    if mtype in ("gemma3", "llama4") or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
+    if mtype in ("gemma3", "llama4", *hf_families.WRAPPERS) or (isinstance(cfg.get("text_config"), dict) and mtype not in FAMILIES):
         text = cfg.get("text_config")
         if not isinstance(text, dict):
             raise InputError("model", where, f"is a {mtype} config without a text_config; the text model's fields are needed")
         cfg = text
-        mtype = {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(mtype, _model_type(text))
+        wrapped = {"gemma3": "gemma3_text", "llama4": "llama4_text", **hf_families.WRAPPERS}.get(mtype)
+        mtype = {"gemma3": "gemma3_text", "llama4": "llama4_text"}.get(mtype) or _model_type(text) or wrapped
     if mtype not in FAMILIES:
         raise InputError("model", where, f"has model_type {mtype or 'none'!r}, which gpu-tco cannot read; supported: "
                                          f"{', '.join(sorted(set(FAMILIES) - {'gemma3_text', 'llama4_text'}))}; or give the "
                                          "model as a table of fields: layers, hidden, ffn, heads, vocab (and kv_heads, "
                                          "head_dim, experts, active_experts)")
     c = {**_TYPE_DEFAULTS.get(mtype, {}), **{k: v for k, v in cfg.items() if v is not None}}
+    if isinstance(c.get("layers_block_type"), list) and "num_hidden_layers" not in c:
+        c["num_hidden_layers"] = len(c["layers_block_type"])  # Nemotron 3 Ultra lists its blocks instead
     if top is not cfg and "tie_word_embeddings" not in cfg and "tie_word_embeddings" in top:
         c["tie_word_embeddings"] = top["tie_word_embeddings"]  # multimodal configs keep it beside text_config
 
@@ -290,6 +302,8 @@ def _family_fields(mtype: str, c: dict, top: dict, row: dict, need, window, slid
         row.update(ffn=f, experts=E, active_experts=c.get("num_experts_per_tok") or need("experts_per_token"), qkv_bias=1)
         # per layer: expert biases (gate and up: 2 f, down: h), router bias, attention sinks, o_proj bias
         other += L * (E * (2 * f + h) + E + heads + h)
+    elif mtype in hf_families.NEW_FAMILIES:
+        return hf_families.read(mtype, c, top, row, need, window, sliding)
     elif mtype == "llama4_text":
         E = need("num_local_experts")
         row.update(ffn=need("intermediate_size"), experts=E, active_experts=need("num_experts_per_tok"), shared_experts=1)
@@ -341,13 +355,51 @@ def _llama4_vision_params(v: dict, text_hidden) -> int:
     return int(ch * patch * patch * d + d + positions * d + 2 * 2 * d + layers * per_layer + adapter + projector)
 
 
+def published_weights(cfg: dict) -> str | None:
+    """The weight format a config's quantization_config says the checkpoint is published in, as a weights_dtype name
+    ("fp8", "nvfp4", "mxfp4", "int4_awq", "int4_gptq", "nf4"), "mixed" for several, or None (none stated)."""
+    q = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    method, algo = str(q.get("quant_method") or "").lower(), str(q.get("quant_algo") or "").upper()
+    if algo == "MIXED_PRECISION" or q.get("moe_quant_algo"):
+        return "mixed"
+    if algo in ("FP8", "NVFP4"):
+        return algo.lower()
+    if method in ("fp8", "mxfp4"):
+        return method
+    if method in ("awq", "gptq"):
+        return "int8" if q.get("bits") == 8 else f"int4_{method}"
+    if method == "bitsandbytes":
+        return "nf4" if q.get("load_in_4bit") else "int8"
+    if method == "compressed-tensors":
+        if "mxfp4" in str(q.get("format") or ""):
+            return "mxfp4"
+        groups = [g.get("weights") or {} for g in (q.get("config_groups") or {}).values() if isinstance(g, dict)]
+        kinds = {(w.get("num_bits"), w.get("type"), w.get("group_size")) for w in groups}
+        if len(kinds) == 1:
+            bits, kind, group = kinds.pop()
+            return {(8, "float"): "fp8", (4, "float"): "nvfp4" if group == 16 else "mxfp4", (4, "int"): "int4_gptq",
+                    (8, "int"): "int8"}.get((bits, kind))
+        return "mixed" if kinds else None
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _row_from_file(path: str, mtime_ns: int, size: int, name: str, source: str) -> tuple:
     cfg = read_config(path)
     fields = architecture(cfg, where=path)
     arch = (cfg.get("architectures") or [cfg.get("model_type", "")])[0]
     mtype = _model_type(cfg)
-    spec = {**fields, "name": name, "family": FAMILIES.get(mtype, mtype), "source": f"{source} ({arch})"}
+    family = FAMILIES.get(mtype) or FAMILIES.get(hf_families.WRAPPERS.get(mtype, ""), mtype)  # a vision-language wrapper: its text model's
+    published = published_weights(cfg)
+    q = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config") or {}
+    partly = any(q.get(k) for k in ("ignore", "exclude_modules", "modules_to_not_convert")) if isinstance(q, dict) else False
+    weights = "" if published is None else (
+        "; its weights are published in several formats (quantization_config)" if published == "mixed" else
+        f"; its weights are published in {published}{', some layers in 16 bit' if partly else ''} (quantization_config; "
+        f"weights_dtype {published} uses them)")
+    spec = {**fields, "name": name, "family": family, "source": f"{source} ({arch}){weights}"}
     return tuple(spec.items())
 
 

@@ -49,3 +49,27 @@ def suggest(typed, candidates, n: int = 3, cutoff: float = 0.4) -> list[str]:
     scored = sorted(((similarity(typed, c), i, c) for i, c in enumerate(dict.fromkeys(map(str, candidates)))),
                     key=lambda t: (-t[0], t[1]))
     return [c for score, _, c in scored[:n] if score >= cutoff]
+
+
+# Checkpoint-name suffixes that name a weight format (the weights_dtype catalog's names), as published on the Hugging Face
+# Hub: "Qwen/Qwen3-235B-A22B-FP8", "nvidia/DeepSeek-V3.1-NVFP4", "Qwen/Qwen2.5-72B-Instruct-AWQ",
+# "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "RedHatAI/Llama-3.1-8B-Instruct-W4A16", "unsloth/...-bnb-4bit".  Longest first.
+WEIGHT_FORMAT_SUFFIXES = (
+    ("fp8-static-pertensor", "fp8"), ("fp8-dynamic", "fp8"), ("fp8-static", "fp8"), ("fp8-block", "fp8"), ("fp8", "fp8"),
+    ("w8a8-fp8", "fp8"), ("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("awq-int4", "int4_awq"), ("awq", "int4_awq"),
+    ("gptq-int4", "int4_gptq"), ("gptq-int8", "int8"), ("gptq", "int4_gptq"), ("w4a16", "int4_gptq"), ("int4", "int4_gptq"),
+    ("w8a8", "int8"), ("w8a16", "int8"), ("int8", "int8"), ("bnb-4bit", "nf4"),
+    ("q4_k_m", "q4_k_m"), ("q8_0", "q8_0"), ("bf16", "bf16"), ("fp16", "fp16"),
+)  # not "-GGUF" (a repository of many formats) nor a bare "-4bit" (MLX's and bitsandbytes' differ): no guess
+_FORMAT_SUFFIX = re.compile(r"[-_ .](" + "|".join(re.escape(s) for s, _ in WEIGHT_FORMAT_SUFFIXES) + r")$", re.I)
+_FORMAT_OF = dict(WEIGHT_FORMAT_SUFFIXES)
+
+
+def split_weight_format(name) -> tuple[str, str | None, str]:
+    """("nvidia/DeepSeek-V3.1", "nvfp4", "NVFP4") for "nvidia/DeepSeek-V3.1-NVFP4": the name without a trailing
+    weight-format suffix, the weights_dtype it names (None when there is none) and the suffix as typed."""
+    text = str(name).strip()
+    m = _FORMAT_SUFFIX.search(text)
+    if not m or m.start() == 0:
+        return text, None, ""
+    return text[:m.start()], _FORMAT_OF[m.group(1).lower()], m.group(1)

@@ -123,6 +123,39 @@ _REFS: list[Reference] = [
     Reference("deepseekv3_2024", "DeepSeek-AI", "DeepSeek-V3 Technical Report", "2024", "https://arxiv.org/abs/2412.19437"),
     Reference("llama4_2025", "Meta AI", "The Llama 4 herd: The beginning of a new era of natively multimodal AI innovation", "2025",
               "https://ai.meta.com/blog/llama-4-multimodal-intelligence/"),
+    Reference("mamba2_2024", "Dao, Gu", "Transformers are SSMs: Generalized Models and Efficient Algorithms Through Structured "
+              "State Space Duality", "2024", "https://arxiv.org/abs/2405.21060"),
+    Reference("gateddeltanet2024", "Yang, Kautz, Hatamizadeh", "Gated Delta Networks: Improving Mamba2 with Delta Rule", "2024",
+              "https://arxiv.org/abs/2412.06464"),
+    Reference("kimilinear_2025", "Kimi Team, Moonshot AI", "Kimi Linear: An Expressive, Efficient Attention Architecture", "2025",
+              "https://arxiv.org/abs/2510.26692"),
+    Reference("qwen3next_2025", "Qwen Team, Alibaba", "Qwen3-Next-80B-A3B model card (hybrid Gated DeltaNet and gated attention, "
+              "3:1)", "2025-09-10", "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct"),
+    Reference("nemotronh_2025", "NVIDIA", "Nemotron-H: A Family of Accurate and Efficient Hybrid Mamba-Transformer Models", "2025",
+              "https://arxiv.org/abs/2504.03624"),
+    Reference("nemotron3_2025", "NVIDIA", "NVIDIA-Nemotron-3-Nano-30B-A3B model card (hybrid Mamba-2, attention and MoE)",
+              "2025-12-15", "https://huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"),
+    Reference("dsa_2025", "DeepSeek-AI", "DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek Sparse Attention",
+              "2025-09-29", "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/DeepSeek_V3_2.pdf"),
+    Reference("dsa_code_2025", "DeepSeek-AI", "DeepSeek-V3.2-Exp inference code, inference/model.py (Indexer: FP8 key cache of "
+              "index_head_dim with one fp32 scale per 128)", "2025-09-29",
+              "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/inference/model.py"),
+    Reference("flashmla_2025", "Li, Liu (DeepSeek-AI)", "FlashMLA: Efficient Multi-head Latent Attention Kernels (README: the FP8 "
+              "sparse-attention KV cache of DeepSeek-V3.2 is 656 bytes per token and layer)", "2025-09-29",
+              "https://github.com/deepseek-ai/FlashMLA"),
+    Reference("vllm_hybrid", "vLLM project", "vLLM documentation: hybrid models and the mamba_ssm_cache_dtype engine argument",
+              "2025", "https://docs.vllm.ai/en/latest/configuration/engine_args.html"),
+    Reference("deepseekv4_2026", "DeepSeek-AI", "DeepSeek-V4: Towards Highly Efficient Million-Token Context Intelligence "
+              "(model card: compressed sparse attention, one entry per 4 tokens with a top-k indexer; heavily compressed "
+              "attention, one entry per 128 tokens; a 128-token window; at 1M tokens V4-Pro holds 10 % of V3.2's KV cache)",
+              "2026-04-24", "https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro"),
+    Reference("sglang_qwen3next", "SGLang project", "Qwen3-Next usage: --mamba-ssm-dtype (bfloat16 or float32; default float32) "
+              "and --max-mamba-cache-size", "2025-12-17", "https://github.com/sgl-project/sglang/pull/15337"),
+    Reference("vllm_ascend_qwen35", "vLLM-Ascend project", "Questions about Mamba page size align with attn size in Qwen3.5 "
+              "(Qwen3.5-35B-A3B at TP 8: ssm_block_page_size 262144 bytes per layer and request)", "2026-03-17",
+              "https://github.com/vllm-project/vllm-ascend/issues/7393"),
+    Reference("gemma4_2026", "Google DeepMind", "Gemma 4 model card", "2026", "https://ai.google.dev/gemma/docs/core/model_card_4"),
+    Reference("mimov2_2025", "Xiaomi MiMo Team", "MiMo-V2-Flash model card", "2025", "https://huggingface.co/XiaomiMiMo/MiMo-V2-Flash"),
     Reference("qwen3_2025", "Qwen Team (Yang, Li, Yang et al.)", "Qwen3 Technical Report", "2025", "https://arxiv.org/abs/2505.09388"),
     Reference("gemma3_2025", "Gemma Team, Google DeepMind", "Gemma 3 Technical Report", "2025", "https://arxiv.org/abs/2503.19786"),
     Reference("gemma2_2024", "Gemma Team, Google DeepMind", "Gemma 2: Improving Open Language Models at a Practical Size", "2024",

@@ -28,7 +28,7 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog, planner
-from .engine import check_input, evaluate, resolve_inputs
+from .engine import check_input, evaluate, resolve_inputs, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
 from .planner import Record, _offers_by_gpu
@@ -248,6 +248,9 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     job = dict(job or {})
     job["task"] = "serve"  # what is bought is the deployment (own_gpus), whatever task the caller's dict named
     fixed = {k: job.pop(k) for k in CHOSEN if k in job}
+    named_format = weights_dtype_of_model_name(job["model"]) if isinstance(job.get("model"), str) else None
+    if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4": that checkpoint is what is served
+        fixed["weights_dtype"] = named_format
     base = resolve_inputs({**job, **fixed})  # checks every value once, with field names in messages
     if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
         api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))

@@ -770,6 +770,8 @@ def cmd_estimate(ns) -> int:
             ["decode tokens/s per sequence", res["decode_tokens_per_s_per_seq"]],
             ["decode tokens/s, whole batch", res["decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
         ]
+        if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
+            facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
         print(table(["result", "value"], facts))
         print()
         facts, notes = _estimate_serving(ns, given, used, res)

@@ -67,7 +67,8 @@ def test_model_parameter_counts_match_published_within_1_percent():
     for name in models.names[:models.file_rows]:  # catalog rows, not architectures estimated by other tests
         r = core.evaluate(model=name)
         published = models.row(name)["params_published_b"]
-        assert r["params_total_b"] == pytest.approx(published, rel=0.01), name
+        # Moonshot AI and NVIDIA state Kimi K2.5's total only as "1T" (1.026T counted): a rounded figure, held to 3 %
+        assert r["params_total_b"] == pytest.approx(published, rel=0.03 if name == "Kimi-K2.5" else 0.01), name
         assert models.row(name)["source"], name
     assert core.evaluate(model="Llama-3-8B")["params_total"] == 8_030_261_248  # the published 8.03B (Meta config.json)
     assert core.evaluate(model="Llama-3-70B")["params_total"] == 70_553_706_496

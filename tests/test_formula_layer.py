@@ -99,9 +99,9 @@ def test_excel_formulas_use_only_portable_functions_and_defined_names():
 def test_explain_lists_formula_and_the_values_that_fed_it():
     info = core.explain("kv_bytes_per_token", {"model": "Llama-3-8B"})
     assert info["value"] == 131072
-    assert info["excel"].startswith("=INDEX(models_layers,MATCH(model,models_name,0))*kv_elements_per_token_layer")
+    assert info["excel"].startswith("=(attention_layers_used*((1-INDEX(models_sliding_layer_fraction,MATCH(model,models_name,0)))")
     fed = {name: value for name, value, _ in info["inputs"]}
-    assert fed["models[model].layers"] == 32 and fed["kv_elements_per_token_layer"] == 2 * 8 * 128  # GQA: K and V of 8 KV heads of 128
+    assert fed["attention_layers_used"] == 32 and fed["kv_elements_per_token_layer"] == 2 * 8 * 128  # GQA: K and V of 8 KV heads of 128
     assert "https://arxiv.org/abs/2309.06180" in info["source"]  # the vLLM paper, cited in full
 
 
