@@ -1066,6 +1066,28 @@ def _start_ages(ws, tabs: Mapping, r: int) -> int:
     return r + len(lines) + 2
 
 
+def _network_xl() -> str:
+    """The network joining the scenario's machines, as a formula: one machine, an owned cluster's, the offer's, or
+    (no offer sells the size) an owned cluster's network the job is timed on (core.cluster_network in words)."""
+    speed = 'TEXT(inter_node_gb_per_s*8,"#,##0")&" Gbit/s per GPU, "'
+    offer = resolved_offer_xl("gpu", "offer", "n_gpus")
+    owned = "\"no offer sells this size: timed on an owned cluster's network\""
+    return (f'=IF(job_machines<=1,"one machine",{speed}&IF(buy=1,"an owned cluster",IF(option_offer_sells,'
+            f'{offer}&"' + "'" + f's network",{owned})))')
+
+
+def _network_text(values: Mapping, result: Mapping) -> str:
+    """``_network_xl``'s value, for the cached cell."""
+    if not result["job_machines"] > 1:
+        return "one machine"
+    speed = f"{result['inter_node_gb_per_s'] * 8:,.0f} Gbit/s per GPU, "
+    if values["buy"]:
+        return speed + "an owned cluster"
+    if result["option_offer_sells"]:
+        return speed + f"{values['offer']}'s network"
+    return speed + "no offer sells this size: timed on an owned cluster's network"
+
+
 def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
     """From row r: the scenario on Inputs in key numbers, and the recommended option; returns the row for the
     printing note."""
@@ -1076,7 +1098,10 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
     rows = [("peak memory per GPU (device total, must fit)", "=peak_train_gib_per_gpu", GIB_TENTHS, result["peak_train_gib_per_gpu"]),
             ("of which tensors (PyTorch allocator peak)", "=allocator_peak_train_gib", GIB_TENTHS, result["allocator_peak_train_gib"]),
             ("memory of one GPU", "=gpu_memory_gib", GIB, result["gpu_memory_gib"]),
-            ("fits in memory", '=IF(fits_train,"yes","no")', None, "yes" if result["fits_train"] else "no"),
+            # fits within the memory less memory_margin_pct; tight above 90 % of it (train_fit_code)
+            ("fits in memory", '=IF(train_fit_code=2,"tight",IF(train_fit_code=1,"yes","no"))', None,
+             {0: "no", 1: "yes", 2: "tight"}[int(result["train_fit_code"])]),
+            ("network between machines", _network_xl(), None, _network_text(values, result)),
             ("hours the GPUs are occupied", "=job_wall_hours", HOURS_TENTHS, result["job_wall_hours"]),
             ("rent: cost of the job", "=rent_total_usd", USD, result["rent_total_usd"]),
             ("own: total cost over the period", "=own_tco_usd", USD, result["own_tco_usd"]),
