@@ -662,6 +662,28 @@ START_FIGURES = (("rent or buy", "acquire"), ("offer", "offer_shown"), ("peak me
                  ("buying pays back after", "payback_months"), ("status", "status"))
 
 
+def _network_xl() -> str:
+    """The network joining the scenario's machines, as a formula: one machine, an owned cluster's, the offer's, or
+    (no offer sells the size) an owned cluster's network the job is timed on (core.cluster_network in words)."""
+    speed = 'TEXT(inter_node_gb_per_s*8,"#,##0")&" Gbit/s per GPU, "'
+    offer = resolved_offer_xl("gpu", "offer", "n_gpus")
+    owned = "\"no offer sells this size: timed on an owned cluster's network\""
+    return (f'=IF(job_machines<=1,"one machine",{speed}&IF(buy=1,"an owned cluster",IF(option_offer_sells,'
+            f'{offer}&"' + "'" + f's network",{owned})))')
+
+
+def _network_text(values: Mapping, result: Mapping) -> str:
+    """``_network_xl``'s value, for the cached cell."""
+    if not result["job_machines"] > 1:
+        return "one machine"
+    speed = f"{result['inter_node_gb_per_s'] * 8:,.0f} Gbit/s per GPU, "
+    if values["buy"]:
+        return speed + "an owned cluster"
+    if result["option_offer_sells"]:
+        return speed + f"{values['offer']}'s network"
+    return speed + "no offer sells this size: timed on an owned cluster's network"
+
+
 def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
     """From row r: the recommended option's figures (the setup the answer names), and beside them, labelled as that
     scenario, the figures of the scenario on Inputs where it is another setup; every figure read from Compare, so
@@ -699,6 +721,12 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
             if fmt.get(key):
                 c.number_format = fmt[key]
     i = r + 3 + len(START_FIGURES)
+    # the network is the scenario's (Compare has no column for it): labelled so, in the scenario's column
+    ws.cell(row=i, column=1, value="network between machines (the scenario on Inputs)")
+    c = ws.cell(row=i, column=3 if scenario_differs else 2, value=_network_xl())
+    c.alignment = Alignment(horizontal="right", wrap_text=True, vertical="top")
+    lay.cached[f"Start!{c.coordinate}"] = _network_text(job.values, job.result)
+    i += 1
     if not scenario_differs:
         _note(ws, f"A{i}", "The scenario on Inputs is the recommended option (Compare, option 1).", "D", 16, NOTE_FONT)
     else:
