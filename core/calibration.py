@@ -45,7 +45,13 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
           "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
-          "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
+          "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0,
+          # framework speed factors, relative to torchtitan (REFERENCE_FRAMEWORK: compiled PyTorch with FSDP2, whose rows set
+          # the A100's MFU); transformers starts from gpu-tco's own H100/H200 measurement (full fine-tuning ran 21-37 % slower
+          # than the torchtitan-level estimate: 1 / 1.29), the others from 1
+          "framework:transformers": 0.78, "framework:torchtune": 1.0, "framework:unsloth": 1.0, "framework:megatron": 1.0,
+          "framework:deepspeed": 1.0, "framework:composer": 1.0}
+REFERENCE_FRAMEWORK = "torchtitan"
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
 KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
@@ -71,6 +77,18 @@ TOLERANCE.update({"serving throughput": 0.25, "serving latency": 0.30})
 SERVING_KINDS = tuple(dict.fromkeys(SERVING_KIND.values()))
 # workload settings of a serving row; checked here (a number > 0, offline 0 or 1) and as inputs once they are declared
 SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s", "requests", "replicas")
+
+
+# The training framework each source ran (the frameworks catalog name the row is evaluated under, unless its other_inputs
+# name one): the conventions of its memory and its speed factor.  Meta's and DeepSeek's own pre-training stacks keep
+# Megatron's conventions (3D/4D parallelism, fp32 master weights and states); NeMo AutoModel runs FSDP2 as torchtitan does.
+FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
+                "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
+                "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "DeepSeek-AI (HAI-LLM)": "megatron",
+                "Meta (Llama 2)": "megatron", "Meta (Llama 3)": "megatron", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
+                "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
+                "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
+                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron"}
 
 
 def _check_serving_settings(inputs: dict, line: int) -> dict:
@@ -137,6 +155,8 @@ def load_measurements(path=None, include_serving: bool = False) -> list[Measurem
             for pair in filter(None, row["other_inputs"].split(";")):
                 key, _, value = pair.partition("=")
                 inputs[key.strip()] = _parse_number(value.strip())
+            if row["framework"] in FRAMEWORK_OF and "framework" not in inputs:
+                inputs["framework"] = FRAMEWORK_OF[row["framework"]]
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
             try:  # an unknown name or a bad value fails here, naming the line and the field
@@ -217,6 +237,8 @@ def _train_features(m: Measurement) -> dict:
         feats["moe_train_efficiency"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
         feats["large_cluster_mfu_factor"] = 1.0
+    if r["framework"] != REFERENCE_FRAMEWORK:
+        feats[f"framework:{r['framework']}"] = 1.0
     return feats
 
 
@@ -238,7 +260,9 @@ def _log_ratio(m: Measurement) -> float:
         # the factors describe compute; communication that does not overlap it (comm_slowdown, at the catalog's
         # current efficiencies) is divided out of both sides, so a network-bound row does not bend the compute fit
         ideal = _evaluate(m, mfu=1.0)
-        slowdown = _evaluate(m)["comm_slowdown"] / ideal["comm_slowdown"]
+        # the LoRA adapters' own time (lora_slowdown, 1 at mfu=1 where it is not modelled) is divided out the same way
+        shipped = _evaluate(m)
+        slowdown = shipped["comm_slowdown"] / ideal["comm_slowdown"] * shipped["lora_slowdown"]
         at_one = ideal[m.quantity]
         at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
         at_one = at_one * slowdown if m.quantity == "train_gpu_hours" else at_one / slowdown
@@ -410,13 +434,20 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
     rows = rows if rows is not None else load_measurements()
     by_kind: dict[str, list[float]] = {}
     by_source: dict[str, list] = {}
+    by_framework: dict[tuple, list[float]] = {}
     for source in sorted({m.source for m in rows}):
         params = fit([m for m in rows if m.source != source])
         for m, _pred, err in errors(params, [m for m in rows if m.source == source and in_fit(m)]):
             by_kind.setdefault(m.kind, []).append(abs(err))
             by_source.setdefault(source, []).append((m.id, err))
+            if m.inputs.get("framework"):
+                by_framework.setdefault((m.inputs["framework"], m.kind), []).append(err)
     summary: dict = {k: {"median": float(np.median(v)), "worst": float(max(v)), "rows": len(v)} for k, v in by_kind.items()}
     summary["by_source"] = by_source
+    # per framework and kind: the spread of the held-out errors (modelled / measured - 1), what the bands are built from
+    summary["by_framework"] = {key: {"median": float(np.median(np.abs(v))), "worst": float(np.max(np.abs(v))), "rows": len(v),
+                                     "low": float(np.min(v)), "high": float(np.max(v))}
+                               for key, v in sorted(by_framework.items())}
     return summary
 
 
@@ -463,6 +494,8 @@ def catalog_values() -> dict:
             out[name] = float(recomputes.row(key)["mfu_factor"])
         elif kind == "precision":
             out[name] = float(precisions.row(key)["fp8_mfu_factor"])
+        elif kind == "framework":
+            out[name] = float(tabs["frameworks"].row(key)["speed_factor"])
     out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
     return out
 
@@ -495,12 +528,14 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
     precision = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("precision:")}
     precision.update({twin: precision[name] for twin, name in FP8_RECIPE.items() if name in precision})
+    framework = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("framework:")}
     scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
     written = []
     for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
                                     (DATA / "methods.csv", "name", "mfu_factor", method),
                                     (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
                                     (DATA / "precisions.csv", "name", "fp8_mfu_factor", precision),
+                                    (DATA / "frameworks.csv", "name", "speed_factor", framework),
                                     (DATA / "calibrated.csv", "name", "value", scalars)):
         if vals:
             _rewrite_csv(path, key, column, vals)
@@ -512,7 +547,7 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
 PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor",
-                  "precision": "precisions.csv fp8_mfu_factor"}
+                  "precision": "precisions.csv fp8_mfu_factor", "framework": "frameworks.csv speed_factor"}
 
 
 def _pct(x: float) -> str:
@@ -694,6 +729,11 @@ def render() -> str:
               "prior: this is the error to expect for a setup unlike anything measured.", "",
               "| quantity | rows | median error | worst error |", "|---|---:|---:|---:|"]
     lines += [f"| {k} | {loso[k]['rows']} | {loso[k]['median']:.1%} | {loso[k]['worst']:.1%} |" for k in kinds if k in loso]
+    lines += ["", "Per training framework (the framework each source ran; its conventions and speed factor: docs/training.md):", "",
+              "| framework | quantity | rows | median error | worst error | range (modelled / measured - 1) |",
+              "|---|---|---:|---:|---:|---|"]
+    lines += [f"| {fw} | {kind} | {v['rows']} | {v['median']:.1%} | {v['worst']:.1%} | {_pct(v['low'])} to {_pct(v['high'])} |"
+              for (fw, kind), v in loso["by_framework"].items()]
     lines += ["", "| source left out | rows: error |", "|---|---|"]
     for source, items in loso["by_source"].items():
         lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")
