@@ -446,10 +446,11 @@ zero3_prefetch_gib = q(
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
     "step_temp_tp_gib", "GiB/GPU",
-    "Temporaries of the optimizer step, before ZeRO sharding: the fp32 embedding gradient, plus with a foreach optimizer "
-    "(torch.optim.AdamW's default) one whole-model tensor the size of a moment",
+    "Temporaries of the optimizer step, before ZeRO sharding: the fp32 copy of the embedding gradient when an fp32 master "
+    "copy is updated from 16-bit gradients, plus with a foreach optimizer (torch.optim.AdamW's default) one whole-model "
+    "tensor the size of a moment",
     IF(NOT(optimizer_off_gpu),
-       IF(NOT(is_lora), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp), 0) / GIB,
+       IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp), 0) / GIB,
     "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments)")
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
@@ -594,7 +595,10 @@ mfu_effective = q(
     "x mixture-of-experts factor x large-cluster factor x PCIe multi-GPU penalty (CPU offload costs time through its "
     "PCIe transfers and the CPU optimizer step, not through this factor)",
     IF(I.mfu > 0, I.mfu,
-       G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor") * fw("speed_factor")
+       G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       * q("framework_speed_factor", "fraction",
+           "Efficiency of the framework relative to the compiled or fused stacks the GPUs' MFU was fitted on (eager layers: "
+           "below 1)", fw("speed_factor"), "frameworks catalog speed_factor (docs/training.md)")
        * IF(AND(fp8_runs, prec("fp8_mfu_factor") > 0), prec("fp8_mfu_factor"), 1)
        * IF(E > 1, I.moe_train_efficiency, 1)
        * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
