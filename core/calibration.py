@@ -547,6 +547,35 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     return written
 
 
+BAND_MIN_ROWS = 3  # a framework with fewer held-out rows of a kind takes the band of all frameworks' rows of that kind
+BAND_FLOOR_PCT = 10  # no band narrower than this: the set's sources each carry a few percent of their own
+
+
+def bands(loso: dict | None = None) -> dict:
+    """{framework: (speed_band_pct, memory_band_pct)}: twice the median held-out error (leave one source out) of the
+    framework's rows of that kind, or of every row of the kind when the framework has fewer than BAND_MIN_ROWS; at least
+    BAND_FLOOR_PCT.  Twice the median covers most held-out rows (see docs/calibration.md), what "likely" means here."""
+    from . import catalog
+    loso = loso if loso is not None else leave_one_source_out()
+    out = {}
+    for row in catalog.tables()["frameworks"].rows:
+        name, pair = row["name"], []
+        for kind in ("training speed", "memory"):
+            own = loso["by_framework"].get((name, kind))
+            median = own["median"] if own and own["rows"] >= BAND_MIN_ROWS else loso[kind]["median"]
+            pair.append(float(max(BAND_FLOOR_PCT, round(200 * median))))
+        out[name] = tuple(pair)
+    return out
+
+
+def write_bands(loso: dict | None = None) -> Path:
+    """Write ``bands()`` into frameworks.csv (speed_band_pct, memory_band_pct)."""
+    b = bands(loso)
+    _rewrite_csv(DATA / "frameworks.csv", "name", "speed_band_pct", {n: v[0] for n, v in b.items()})
+    _rewrite_csv(DATA / "frameworks.csv", "name", "memory_band_pct", {n: v[1] for n, v in b.items()})
+    return DATA / "frameworks.csv"
+
+
 # ---------------------------------------------------------------------------
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"

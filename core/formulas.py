@@ -479,6 +479,13 @@ peak_train_gib_per_gpu = q(
     "overhead = allocator peak x (1 + fragmentation) + CUDA context",
     states_gib + activations_gib + logits_gib + overhead_train_gib)
 gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets, per row)")
+memory_band = fw("memory_band_pct") / 100
+q("peak_train_gib_likely_low", "GiB/GPU",
+  "Low end of the likely device total per GPU = peak_train_gib_per_gpu / (1 + the framework's memory band: twice the median "
+  "error of held-out published runs; docs/calibration.md)",
+  peak_train_gib_per_gpu / (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
+q("peak_train_gib_likely_high", "GiB/GPU", "High end of the likely device total per GPU = peak_train_gib_per_gpu x (1 + memory band)",
+  peak_train_gib_per_gpu * (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
 fits_train = q("fits_train", "bool", "Training fits: peak per GPU <= GPU memory", peak_train_gib_per_gpu <= gpu_memory_gib)
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
@@ -779,6 +786,13 @@ train_hours = q(
     * imbalance_stretch * lora_slowdown,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
+speed_band = fw("speed_band_pct") / 100
+q("train_hours_likely_low", "h",
+  "Low end of the likely training time = train_hours / (1 + the framework's speed band): the band is twice the median error of "
+  "held-out published runs of this framework (leave one source out; docs/calibration.md)",
+  train_hours / (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")
+q("train_hours_likely_high", "h", "High end of the likely training time = train_hours x (1 + the framework's speed band)",
+  train_hours * (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")
 
 # ---------------------------------------------------------------------------
 q = quantities_of("inference")
