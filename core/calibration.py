@@ -381,6 +381,9 @@ def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
     """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
     pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
+    # a given MFU leaves the LoRA adapters' own time out (lora_slowdown 1): put the engine's back, as _log_ratio does
+    lora = _evaluate(m)["lora_slowdown"]
+    pred = pred * lora if m.quantity == "train_gpu_hours" else pred / lora
     return math.log(pred / m.value)
 
 
