@@ -399,7 +399,7 @@ def _rejected_counts(options: list[Option]) -> dict[str, int]:
     return counts
 
 
-_JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
+_JOB_FIELDS = ("model", "method", "framework", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
                "allow_interruptible")
 
 

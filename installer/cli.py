@@ -357,7 +357,8 @@ def cmd_plan(ns) -> int:
                           "rejected_counts": result["rejected_counts"]}, indent=2))
         return 0
     job = result["job"]
-    print(f"gpu-tco plan: {job['method']} {job['model']}, {job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
+    print(f"gpu-tco plan: {job['method']} {job['model']} with {job['framework']}, "
+          f"{job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
           f"micro-batch {job['micro_batch']:g}" + (f", deadline {job['deadline_hours']:g} h" if job["deadline_hours"] else "")
           + (f", budget ${job['budget_usd']:,.0f}" if job["budget_usd"] else ""))
     print()
