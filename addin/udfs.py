@@ -138,9 +138,10 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
     'Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; component picks one part, "all" returns the breakdown table.'
-    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -177,9 +178,10 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
-def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, framework=None):
     'Smallest number of GPUs that holds the training job in memory (0 = no count of this GPU does).'
-    return _call('GPUS_NEEDED', model, gpu, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank)
+    return _call('GPUS_NEEDED', model, gpu, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -197,9 +199,10 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -228,9 +231,10 @@ def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None,
 @xw.arg('allow_interruptible', ndim=2, doc='1 = interruptible (spot) offers may be recommended; 0 = they are listed but not recommended, since the provider can stop them at any time [flag]. Default 0')
 @xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
 @xw.arg('months', ndim=2, doc='Period of ownership (and of the rent comparison) [months]. Default 36')
-def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, framework=None):
     'Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first (a table that spills on Excel 365).'
-    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months)
+    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, framework)
 
 
 @xw.func(category='GPU TCO')
