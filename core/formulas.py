@@ -1306,6 +1306,10 @@ option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or cap
                   IF(I.buy, own_capital_usd + own_setup_usd, rent_total_usd))
 option_hours = q("option_hours", "h", "Wall-clock hours of the job for this option (renting includes spot re-work)",
                  IF(I.buy, job_wall_hours, rent_hours_needed))
+q("option_hours_likely_low", "h", "Low end of the option's likely wall-clock hours = option_hours / (1 + the framework's speed band)",
+  option_hours / (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
+q("option_hours_likely_high", "h", "High end of the option's likely wall-clock hours = option_hours x (1 + the framework's speed band)",
+  option_hours * (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
 q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens processed (tokens x epochs)",
   IF(train_tokens_total > 0, IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6, 0))
 meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",

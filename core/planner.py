@@ -41,6 +41,7 @@ REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU
 PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
                 "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok", "job_machines",
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown",
+                "option_hours_likely_low", "option_hours_likely_high",
                 *(flag for flag, _ in REJECTIONS))
 RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer GPUs, "
            "then fewer machines, then fewer hours; then the rest by job cost (option_cost_usd); ties go to the option listed "
@@ -101,6 +102,8 @@ class Option(Record):
     machines: float = float("nan")    # rented machines, or owned servers
     capital_usd: float = float("nan")  # buying: GPUs + servers + network
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
+    hours_likely_low: float = float("nan")   # the framework's likely range of the hours (docs/training.md)
+    hours_likely_high: float = float("nan")
     pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
     expert_parallel: int = 1
     ok: bool = False
@@ -384,6 +387,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
             network_slowdown=float(r["comm_slowdown"][j]),
+            hours_likely_low=float(r["option_hours_likely_low"][j]), hours_likely_high=float(r["option_hours_likely_high"][j]),
             pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
             ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
