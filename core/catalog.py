@@ -370,7 +370,7 @@ RULES = {
                "kv_lora_rank": "nonneg", "qk_rope_dim": "nonneg", "v_head_dim": "nonneg", "encoder_params": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
-    "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag",
+    "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag", "chunked_loss": "flag",
                    "activation_factor": "pos", "speed_factor": "frac_pos", "lora_ops_per_adapter": "whole",
                    "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},

@@ -407,7 +407,11 @@ act_checkpoint_bytes = q(
 activations_gib = q(
     "activations_gib", "GiB/GPU", "Activations kept for the backward pass (full recompute: checkpoints + one live layer)",
     IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, layers_in_flight * act_bytes_per_layer) / GIB, KORTHIKANTI)
-logit_tokens = IF(I.fused_loss, MIN(s * b / cp, I.fused_loss_chunk_tokens), s * b / cp)
+fused_on = q("fused_loss_on", "flag",
+             "1 = the loss is chunked or fused (logits held a chunk at a time): the fused_loss input (Liger's fused linear "
+             "cross-entropy), or a framework whose loss always is (torchtune, Unsloth)",
+             OR(I.fused_loss, fw("chunked_loss")), "[torchtune_readme]; [liger2024]; [unsloth_kernels]")
+logit_tokens = IF(fused_on, MIN(s * b / cp, I.fused_loss_chunk_tokens), s * b / cp)
 logits_gib = q(
     "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps fused_loss_chunk_tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
@@ -530,12 +534,12 @@ gpus_needed = q(
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
     "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
-    usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
+    usable_gib - states_gib - zero3_prefetch_gib - IF(fused_on, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
                attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / cp / GIB * IF(rec("checkpoint_layers"), 1, layers_in_flight))
 lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows linearly with the sequence length, per token (activations, unfused logits)",
-                  (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
+                  (activations_gib - scores_gib) / s + IF(fused_on, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
 quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
                     scores_gib / (s * s))
 max_train_seq_len = q(

@@ -121,9 +121,11 @@ INPUTS: tuple[Input, ...] = (
     _c("recompute", "recomputes", "full", "Activation recomputation: none, selective, full (gradient checkpointing)", group="training"),
     _f("flash_attention", 1, "1 = FlashAttention (no s x s attention matrix stored)", group="training",
        source="[flashattention2022]"),
-    _f("fused_loss", 1, "1 = chunked/fused cross-entropy (logits materialised a chunk at a time), as fine-tuning recipes "
-       "of 2025-26 do by default; 0 = the whole batch's logits at once", group="training",
-       source="[torchtune_readme] (recipes use a chunked cross-entropy); [liger2024] (fused linear cross-entropy)"),
+    _f("fused_loss", 0, "1 = a chunked/fused cross-entropy (logits materialised a chunk at a time) even where the framework "
+       "computes the loss whole (transformers with Liger's fused linear cross-entropy); torchtune and Unsloth always chunk it; "
+       "0 = the framework's own loss", group="training",
+       source="[torchtune_readme] (recipes use a chunked cross-entropy); [liger2024] (fused linear cross-entropy); [hf_llama] "
+              "(transformers upcasts the whole batch's logits)"),
     _n("fused_loss_chunk_tokens", "tokens", CALIBRATED["fused_loss_chunk_tokens"], "Tokens whose logits a chunked/fused loss holds at once (its working set)", 1, 10_000_000,
        group="training", source="[liger2024] (chunked loss); fitted on [torchtune_readme] peak memory; docs/calibration.md"),
     _n("logits_bytes_per_element", "bytes", CALIBRATED["logits_bytes_per_element"],

@@ -173,3 +173,15 @@ def test_the_measuring_script_parses_its_options():
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "measure" / "train_measure.py"), "--help"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "--optimizer" in out.stdout and "--qlora-fp32-casts" in out.stdout
+
+
+def test_the_loss_follows_the_framework():
+    """transformers upcasts the whole batch's logits for the loss (Hugging Face, LlamaForCausalLM) unless Liger's fused
+    linear cross-entropy is switched on (fused_loss=1); torchtune's recipes chunk it and Unsloth fuses it, always."""
+    job = dict(JOB_8B, method="lora", gpu="H100-SXM", seq_len=8192)
+    job.pop("fused_loss")
+    hf, liger, tune = (core.evaluate(job, **kw) for kw in ({}, {"fused_loss": 1}, {"framework": "torchtune"}))
+    assert hf["fused_loss_on"] == 0 and liger["fused_loss_on"] == 1 and tune["fused_loss_on"] == 1
+    vocab = 128256
+    assert hf["logits_gib"] == pytest.approx(8192 * vocab * hf["logits_bytes_per_element"] / 2**30)
+    assert liger["logits_gib"] < hf["logits_gib"] / 10
