@@ -249,7 +249,7 @@ def cmd_main(ns) -> int:
                           "answer": {m: list(rec.sentences) for m, rec in worded.items()},
                           "workbook": str(target.resolve()) if target else None}, indent=2))
     else:
-        print(f"gpu-tco: fine-tuning {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
+        print(f"gpu-tco: fine-tuning {a['model']} with {a['framework']} on {a['tokens'] * a['epochs']:,.0f} tokens "
               f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
               f"{a['precision']}, {a['optimizer']})")
         print()
@@ -277,6 +277,7 @@ def cmd_main(ns) -> int:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
             print(f"Recommended for {m}: {worded[m].text}")
+            print(f"  likely {picks[m]['hours_likely_low']:.3g} to {picks[m]['hours_likely_high']:.3g} hours with {a['framework']}")
         print()
         print(f"Recommended = the cheapest option that fits, has a price, meets the deadline and budget, over every GPU, "
               f"count and cloud offer or buying (gpu-tco plan lists them); within {a['cost_tolerance_pct']:g} % of the "

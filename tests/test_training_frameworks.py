@@ -164,6 +164,10 @@ def test_the_command_line_names_the_framework_and_the_likely_range():
                           "--framework", "unsloth", "--sharding", "none"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "training with unsloth" in out.stdout and "training hours, likely range" in out.stdout
+    plan = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", "--model", "Llama-3-8B", "--method", "lora", "--framework",
+                           "torchtune", "--gpus", "H100-SXM"], capture_output=True, text=True, cwd=ROOT)
+    assert plan.returncode == 0, plan.stderr
+    assert "with torchtune" in plan.stdout.splitlines()[0] and "hours with torchtune" in plan.stdout
     bad = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--framework", "keras"], capture_output=True, text=True)
     assert bad.returncode == 2 and "framework" in bad.stderr
 
