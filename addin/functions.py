@@ -809,7 +809,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
               "context_tokens", "weights_dtype"), "selfhost_breakeven_mtok_per_month", "Mtok/month"),
     Function("GPU_MEMORY_TRAIN", "Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; "
              "component picks one part, \"all\" returns the breakdown table.",
-             _TRAIN + ("component",) + _LAYOUT, "peak_train_gib_per_gpu", "GiB/GPU"),
+             _TRAIN + ("component",) + _LAYOUT + ("framework",), "peak_train_gib_per_gpu", "GiB/GPU"),
     Function("GPU_MEMORY_INFER", "Inference memory per GPU (GiB): weights, KV cache of the batch, workspace and overhead; "
              "component picks one part, \"all\" returns the breakdown table.",
              ("model", "context_tokens", "batch", "weights_dtype", "kv_dtype", "n_gpus", "infer_component"),
@@ -818,21 +818,22 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "attention and sliding windows counted.",
              ("model", "context_tokens", "batch", "kv_dtype"), "kv_cache_gib", "GiB"),
     Function("GPUS_NEEDED", "Smallest number of GPUs that holds the training job in memory (0 = no count of this GPU does).",
-             ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank"),
-             "gpus_needed", "GPUs"),
+             ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank",
+              "framework"), "gpus_needed", "GPUs"),
     Function("GPU_TRAIN_FIT", "Whether a training job fits on n_gpus: 0 = does not fit (peak above the GPU's memory less "
              "memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory).",
              ("model", "gpu", "n_gpus", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute",
-              "lora_rank", "memory_margin_pct") + _LAYOUT, "train_fit_code", "code"),
+              "lora_rank", "memory_margin_pct") + _LAYOUT + ("framework",), "train_fit_code", "code"),
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
-             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT, "train_hours", "h"),
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT + ("framework",),
+             "train_hours", "h"),
     Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "
              "(a table that spills on Excel 365).",
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd",
-              "memory_margin_pct"), special=_plan),
+              "memory_margin_pct", "framework"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
              "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token "
              "with queueing, USD per Mtok) as a table.",

@@ -127,7 +127,7 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
-@xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
+@xw.arg('optimizer', ndim=2, doc="Optimizer: adamw (fused), adamw_foreach (torch.optim.AdamW's default), adamw_8bit, sgd_momentum, lion, adafactor. Default adamw")
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
@@ -138,9 +138,10 @@ def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_gpus=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, component=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
     'Peak training memory per GPU (GiB) for full fine-tuning, LoRA, QLoRA or pre-training; component picks one part, "all" returns the breakdown table.'
-    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+    return _call('GPU_MEMORY_TRAIN', model, method, seq_len, micro_batch, n_gpus, sharding, optimizer, precision, recompute, lora_rank, component, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -173,13 +174,14 @@ def GPU_KV_CACHE(model=None, context_tokens=None, batch=None, kv_dtype=None):
 @xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
-@xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
+@xw.arg('optimizer', ndim=2, doc="Optimizer: adamw (fused), adamw_foreach (torch.optim.AdamW's default), adamw_8bit, sgd_momentum, lion, adafactor. Default adamw")
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
-def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, framework=None):
     'Smallest number of GPUs that holds the training job in memory (0 = no count of this GPU does).'
-    return _call('GPUS_NEEDED', model, gpu, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank)
+    return _call('GPUS_NEEDED', model, gpu, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -221,9 +223,10 @@ def GPU_TRAIN_FIT(model=None, gpu=None, n_gpus=None, method=None, seq_len=None, 
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
     'Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).'
-    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+    return _call('GPU_TRAIN_HOURS', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
 
 
 @xw.func(category='GPU TCO')

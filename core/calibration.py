@@ -45,7 +45,16 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
           "method:lora": 1.0, "method:qlora": 1.0, "recompute:full": 1.0, "recompute:selective": 1.0,
           "precision:fp8": 1.0, "precision:fp8_torchao": 1.0,
           "moe_train_efficiency": 1.0, "large_cluster_mfu_factor": 1.0,
-          "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0}
+          "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0,
+          "framework:torchtune": 1.0}
+# Framework speed factors (frameworks.csv speed_factor), relative to torchtitan's (the reference: 1).  Fitted only for
+# torchtune, whose rows on the A100 (besides its GeForce and RTX A6000 rows) measure a GPU that other sources measured too.
+# With it fitted the RTX 4090's MFU rises (0.62 to about 0.75) and torchtune's factor falls (about 0.78): Answer.AI's
+# independent FSDP + QLoRA rows on RTX 4090s agree (-16 to -23 % with it, -34 to -38 % without).  Megatron's factor would
+# trade against the mixture-of-experts factor (its sources measured most MoE rows), composer's one for one against the
+# H100's MFU; they keep the catalog's 1, and transformers gpu-tco's own H100/H200 measurement (docs/training.md).  The
+# rows' errors are reported per framework (leave_one_source_out "by_framework").
+FITTED_FRAMEWORKS = ("torchtune",)
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
 KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
@@ -71,6 +80,19 @@ TOLERANCE.update({"serving throughput": 0.25, "serving latency": 0.30})
 SERVING_KINDS = tuple(dict.fromkeys(SERVING_KIND.values()))
 # workload settings of a serving row; checked here (a number > 0, offline 0 or 1) and as inputs once they are declared
 SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s", "requests", "replicas")
+
+
+# The training framework each source ran (the frameworks catalog name the row is evaluated under, unless its other_inputs
+# name one): the conventions of its memory and its speed factor.  Meta's and DeepSeek's in-house pre-training stacks have
+# no row of their own: they are evaluated as torchtitan (the reference, speed factor 1: PyTorch-native 3D/4D parallelism with
+# fp32 master weights and states, what torchtitan was built to show); NeMo AutoModel runs FSDP2 as torchtitan does.
+FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
+                "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
+                "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "DeepSeek-AI (HAI-LLM)": "torchtitan",
+                "Meta (Llama 2)": "torchtitan", "Meta (Llama 3)": "torchtitan", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
+                "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
+                "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
+                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron"}
 
 
 def _check_serving_settings(inputs: dict, line: int) -> dict:
@@ -137,6 +159,8 @@ def load_measurements(path=None, include_serving: bool = False) -> list[Measurem
             for pair in filter(None, row["other_inputs"].split(";")):
                 key, _, value = pair.partition("=")
                 inputs[key.strip()] = _parse_number(value.strip())
+            if row["framework"] in FRAMEWORK_OF and "framework" not in inputs:
+                inputs["framework"] = FRAMEWORK_OF[row["framework"]]
             if row["quantity"] not in KIND:
                 raise InputError(f"measurements.csv line {line}: quantity", row["quantity"], f"allowed: {', '.join(KIND)}")
             try:  # an unknown name or a bad value fails here, naming the line and the field
@@ -217,14 +241,18 @@ def _train_features(m: Measurement) -> dict:
         feats["moe_train_efficiency"] = 1.0
     if r["n_gpus"] >= LARGE_CLUSTER_GPUS:
         feats["large_cluster_mfu_factor"] = 1.0
+    if r["framework"] in FITTED_FRAMEWORKS:
+        feats[f"framework:{r['framework']}"] = 1.0
     return feats
 
 
 def _pcie_penalty(m: Measurement) -> float:
-    """The fixed multi-GPU penalty without NVLink (an assumption, not fitted) that the engine applies."""
+    """The fixed factors the engine applies that the fit does not fit: the multi-GPU penalty without NVLink (an
+    assumption) and the framework's speed factor (frameworks.csv speed_factor, FITTED_FRAMEWORKS aside)."""
     r = _evaluate(m)
     gpu = _gpu_row(r["gpu"])
-    return r["pcie_multi_gpu_efficiency"] if r["n_gpus"] > 1 and gpu["multi_gpu_fabric"] < 1 else 1.0
+    framework = 1.0 if r["framework"] in FITTED_FRAMEWORKS else r["framework_speed_factor"]
+    return (r["pcie_multi_gpu_efficiency"] if r["n_gpus"] > 1 and gpu["multi_gpu_fabric"] < 1 else 1.0) * framework
 
 
 def _gpu_row(name: str) -> dict:
@@ -238,7 +266,9 @@ def _log_ratio(m: Measurement) -> float:
         # the factors describe compute; communication that does not overlap it (comm_slowdown, at the catalog's
         # current efficiencies) is divided out of both sides, so a network-bound row does not bend the compute fit
         ideal = _evaluate(m, mfu=1.0)
-        slowdown = _evaluate(m)["comm_slowdown"] / ideal["comm_slowdown"]
+        # the LoRA adapters' own time (lora_slowdown, 1 at mfu=1 where it is not modelled) is divided out the same way
+        shipped = _evaluate(m)
+        slowdown = shipped["comm_slowdown"] / ideal["comm_slowdown"] * shipped["lora_slowdown"]
         at_one = ideal[m.quantity]
         at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
         at_one = at_one * slowdown if m.quantity == "train_gpu_hours" else at_one / slowdown
@@ -353,6 +383,9 @@ def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
     """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
     pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
+    # a given MFU leaves the LoRA adapters' own time out (lora_slowdown 1): put the engine's back, as _log_ratio does
+    lora = _evaluate(m)["lora_slowdown"]
+    pred = pred * lora if m.quantity == "train_gpu_hours" else pred / lora
     return math.log(pred / m.value)
 
 
@@ -410,13 +443,20 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
     rows = rows if rows is not None else load_measurements()
     by_kind: dict[str, list[float]] = {}
     by_source: dict[str, list] = {}
+    by_framework: dict[tuple, list[float]] = {}
     for source in sorted({m.source for m in rows}):
         params = fit([m for m in rows if m.source != source])
         for m, _pred, err in errors(params, [m for m in rows if m.source == source and in_fit(m)]):
             by_kind.setdefault(m.kind, []).append(abs(err))
             by_source.setdefault(source, []).append((m.id, err))
+            if m.inputs.get("framework"):
+                by_framework.setdefault((m.inputs["framework"], m.kind), []).append(err)
     summary: dict = {k: {"median": float(np.median(v)), "worst": float(max(v)), "rows": len(v)} for k, v in by_kind.items()}
     summary["by_source"] = by_source
+    # per framework and kind: the spread of the held-out errors (modelled / measured - 1), what the bands are built from
+    summary["by_framework"] = {key: {"median": float(np.median(np.abs(v))), "worst": float(np.max(np.abs(v))), "rows": len(v),
+                                     "low": float(np.min(v)), "high": float(np.max(v))}
+                               for key, v in sorted(by_framework.items())}
     return summary
 
 
@@ -463,6 +503,8 @@ def catalog_values() -> dict:
             out[name] = float(recomputes.row(key)["mfu_factor"])
         elif kind == "precision":
             out[name] = float(precisions.row(key)["fp8_mfu_factor"])
+        elif kind == "framework":
+            out[name] = float(tabs["frameworks"].row(key)["speed_factor"])
     out.update({n: float(DEFAULTS[n]) for n in INPUT_PARAMS})
     return out
 
@@ -495,12 +537,14 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     recompute = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("recompute:")}
     precision = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("precision:")}
     precision.update({twin: precision[name] for twin, name in FP8_RECIPE.items() if name in precision})
+    framework = {n.split(":", 1)[1]: v for n, v in values.items() if n.startswith("framework:")}
     scalars = {n: v for n, v in values.items() if n in INPUT_PARAMS}
     written = []
     for path, key, column, vals in ((DATA / "gpus.csv", "name", "default_mfu", gpu),
                                     (DATA / "methods.csv", "name", "mfu_factor", method),
                                     (DATA / "recomputes.csv", "name", "mfu_factor", recompute),
                                     (DATA / "precisions.csv", "name", "fp8_mfu_factor", precision),
+                                    (DATA / "frameworks.csv", "name", "speed_factor", framework),
                                     (DATA / "calibrated.csv", "name", "value", scalars)):
         if vals:
             _rewrite_csv(path, key, column, vals)
@@ -508,11 +552,40 @@ def apply(params: dict, rows: list[Measurement] | None = None) -> list[Path]:
     return written
 
 
+BAND_MIN_ROWS = 3  # a framework with fewer held-out rows of a kind takes the band of all frameworks' rows of that kind
+BAND_FLOOR_PCT = 10  # no band narrower than this: the set's sources each carry a few percent of their own
+
+
+def bands(loso: dict | None = None) -> dict:
+    """{framework: (speed_band_pct, memory_band_pct)}: twice the median held-out error (leave one source out) of the
+    framework's rows of that kind, or of every row of the kind when the framework has fewer than BAND_MIN_ROWS; at least
+    BAND_FLOOR_PCT.  Twice the median covers most held-out rows (see docs/calibration.md), what "likely" means here."""
+    from . import catalog
+    loso = loso if loso is not None else leave_one_source_out()
+    out = {}
+    for row in catalog.tables()["frameworks"].rows:
+        name, pair = row["name"], []
+        for kind in ("training speed", "memory"):
+            own = loso["by_framework"].get((name, kind))
+            median = own["median"] if own and own["rows"] >= BAND_MIN_ROWS else loso[kind]["median"]
+            pair.append(float(max(BAND_FLOOR_PCT, round(200 * median))))
+        out[name] = tuple(pair)
+    return out
+
+
+def write_bands(loso: dict | None = None) -> Path:
+    """Write ``bands()`` into frameworks.csv (speed_band_pct, memory_band_pct)."""
+    b = bands(loso)
+    _rewrite_csv(DATA / "frameworks.csv", "name", "speed_band_pct", {n: v[0] for n, v in b.items()})
+    _rewrite_csv(DATA / "frameworks.csv", "name", "memory_band_pct", {n: v[1] for n, v in b.items()})
+    return DATA / "frameworks.csv"
+
+
 # ---------------------------------------------------------------------------
 # the report: docs/calibration.md (``gpu-tco docs``) and ``gpu-tco calibrate``
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
 PARAMETER_HOME = {"gpu": "gpus.csv default_mfu", "method": "methods.csv mfu_factor", "recompute": "recomputes.csv mfu_factor",
-                  "precision": "precisions.csv fp8_mfu_factor"}
+                  "precision": "precisions.csv fp8_mfu_factor", "framework": "frameworks.csv speed_factor"}
 
 
 def _pct(x: float) -> str:
@@ -694,6 +767,11 @@ def render() -> str:
               "prior: this is the error to expect for a setup unlike anything measured.", "",
               "| quantity | rows | median error | worst error |", "|---|---:|---:|---:|"]
     lines += [f"| {k} | {loso[k]['rows']} | {loso[k]['median']:.1%} | {loso[k]['worst']:.1%} |" for k in kinds if k in loso]
+    lines += ["", "Per training framework (the framework each source ran; its conventions and speed factor: docs/training.md):", "",
+              "| framework | quantity | rows | median error | worst error | range (modelled / measured - 1) |",
+              "|---|---|---:|---:|---:|---|"]
+    lines += [f"| {fw} | {kind} | {v['rows']} | {v['median']:.1%} | {v['worst']:.1%} | {_pct(v['low'])} to {_pct(v['high'])} |"
+              for (fw, kind), v in loso["by_framework"].items()]
     lines += ["", "| source left out | rows: error |", "|---|---|"]
     for source, items in loso["by_source"].items():
         lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")

@@ -406,6 +406,9 @@ RULES = {
                "compressed_kv_layers": "nonneg", "indexer_kv_layers": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
+    "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag", "chunked_loss": "flag",
+                   "activation_factor": "pos", "speed_factor": "frac_pos", "lora_ops_per_adapter": "whole",
+                   "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
@@ -556,7 +559,7 @@ def _user_file_exists(path: Path) -> bool:
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
-    "tasks",
+    "tasks", "frameworks", "master_weights", "state_dtypes", "qlora_casts",
 )
 
 class Snapshot:

@@ -283,6 +283,10 @@ prec = lambda fld: T("precisions", "precision", fld)  # noqa: E731
 opt = lambda fld: T("optimizers", "optimizer", fld)  # noqa: E731
 shard = lambda fld: T("shardings", "sharding", fld)  # noqa: E731
 rec = lambda fld: T("recomputes", "recompute", fld)  # noqa: E731
+fw = lambda fld: T("frameworks", "framework", fld)  # noqa: E731
+mw = lambda fld: T("master_weights", "master_weights", fld)  # noqa: E731
+sdt = lambda fld: T("state_dtypes", "optimizer_state_dtype", fld)  # noqa: E731
+qc = lambda fld: T("qlora_casts", "qlora_fp32_casts", fld)  # noqa: E731
 t = I.tensor_parallel
 pp, cp, ep = I.pipeline_parallel, I.context_parallel, I.expert_parallel
 dp_size = q("dp_size", "GPUs",
@@ -303,9 +307,45 @@ ep_keep = q(
     "Share of the unsharded states one GPU keeps under expert parallelism = 1 - routed share x (1 - 1/expert_parallel)",
     1 - expert_share * (1 - 1 / ep), "[megatron_moe]: each GPU of an expert-parallel group holds experts / EP")
 
-weight_bytes_per_param = prec("weight_bytes")
+weight_bytes_per_param = q(
+    "train_weight_bytes_per_param", "bytes/param",
+    "Bytes per weight held for training: the precision's, or 4 with fp32 weights under autocast (master_weights fp32_autocast)",
+    IF(mw("weight_bytes") > 0, mw("weight_bytes"), prec("weight_bytes")),
+    "[pytorch_amp] (autocast keeps the weights in fp32 and casts them per operation)")
 base_bits = T("methods", "method", "base_bits_per_param")
 quantized_base = T("methods", "method", "quantized_base")
+qlora_casts_on = q(
+    "qlora_fp32_casts_on", "flag",
+    "1 = a QLoRA run whose embeddings, output layer and norms are cast to fp32 (PEFT's prepare_model_for_kbit_training: the "
+    "framework's convention or the qlora_fp32_casts input); the hidden states then flow in fp32",
+    AND(quantized_base, IF(qc("follows_framework"), fw("qlora_fp32_casts"), qc("fp32_casts"))),
+    "[peft_kbit] (every non-quantized parameter cast to float32); [bnb_linear4bit] (the 4-bit layer returns its input's dtype)")
+master_bytes = q(
+    "master_bytes_per_param", "bytes/param",
+    "Bytes of the master copy per trainable parameter: the precision's (bf16_mixed 4, bf16_pure 0), 4 where the framework "
+    "always keeps an fp32 copy of 16-bit weights (Megatron, DeepSpeed, torchtitan), or as master_weights says",
+    IF(mw("follows_precision"),
+       IF(AND(fw("fp32_master"), weight_bytes_per_param < 4), 4, prec("master_bytes")),
+       mw("master_bytes")),
+    "[zero2020] section 3.1 (fp32 master copy); [megatron_distopt]; [pytorch_fsdp] (fp32 sharded parameters)")
+updated_bytes = q(
+    "optimizer_updates_bytes", "bytes/param",
+    "Bytes per element of the tensor the optimizer updates: the master copy when there is one, else the trainable weights "
+    "(QLoRA adapters: 2)",
+    IF(master_bytes > 0, master_bytes, IF(quantized_base, 2, weight_bytes_per_param)))
+state_elem_bytes = q(
+    "optimizer_state_bytes_per_element", "bytes",
+    "Bytes per element of an optimizer moment: the optimizer_state_dtype input, or the framework's convention (fp32 where "
+    "it keeps fp32 states; otherwise torch.optim's: the dtype of the tensor it updates, so bf16 in pure bf16)",
+    IF(sdt("follows_framework"), IF(fw("fp32_optimizer_states"), 4, updated_bytes),
+       IF(sdt("bytes_per_element") > 0, sdt("bytes_per_element"), updated_bytes)),
+    "[pytorch_adamw] (state created with torch.zeros_like(param)); [megatron_distopt] (fp32 states); [adam8bit2022]")
+opt_state_bytes = q(
+    "optimizer_state_bytes_per_param", "bytes/param",
+    "Optimizer state per trainable parameter = moments x bytes per moment (8-bit optimizers: 1 byte per moment whatever "
+    "the convention)",
+    opt("moments") * IF(opt("fixed_moment_bytes") > 0, opt("fixed_moment_bytes"), state_elem_bytes),
+    "[adamw2019] (two moments); [adam8bit2022]; [pytorch_sgd] (one momentum buffer)")
 fp8_copy_bytes = q(
     "fp8_weight_copy_bytes", "bytes",
     "FP8 copies of the transformer layers' linear weights that an FP8 recipe keeps beside the 16-bit weights: Transformer "
@@ -317,13 +357,15 @@ weights_bytes_total = q(
     "weights_bytes_total", "bytes", "Model weights held for training (QLoRA: NF4 linears + 16-bit rest) plus adapters, plus "
     "an FP8 recipe's FP8 weight copies",
     IF(quantized_base,
-       linear_params * base_bits / 8 + (params_total - linear_params) * 2,
+       linear_params * base_bits / 8 + (params_total - linear_params) * IF(qlora_casts_on, 4, 2),
        params_total * weight_bytes_per_param)
     + lora_params * IF(quantized_base, 2, weight_bytes_per_param) + fp8_copy_bytes,
-    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit; adapters in bf16; [te_fp8]")
+    "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit (fp32 after [peft_kbit]'s casts); adapters in bf16; [te_fp8]")
 grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
-    IF(I.fp32_grads, 4, prec("grad_bytes")), "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes)")
+    IF(OR(I.fp32_grads, fw("fp32_grads")), 4, IF(mw("grad_bytes") > 0, mw("grad_bytes"), prec("grad_bytes"))),
+    "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes); "
+    "[megatron_distopt] (fp32 main_grad); [pytorch_amp] (fp32 weights get fp32 gradients)")
 gradients_bytes_total = q(
     "gradients_bytes_total", "bytes",
     "Gradients of trainable parameters (unsharded); with the optimizer step in the backward pass only the largest tensor's at a time",
@@ -348,7 +390,7 @@ adafactor_state_bytes = q(
     "[adafactor2018] section 3 (factored second moment)")
 optimizer_bytes_total = q(
     "optimizer_bytes_total", "bytes", "Optimizer states plus the fp32 master copy of trainable weights (unsharded)",
-    trainable_params * (opt("state_bytes_per_param") + prec("master_bytes")) + opt("factored") * adafactor_state_bytes,
+    trainable_params * (opt_state_bytes + master_bytes) + opt("factored") * adafactor_state_bytes,
     "[zero2020] section 3.1 (K = 12: fp32 master 4 + Adam 8 bytes); [adam8bit2022] (2 bytes); SGD momentum 4 bytes")
 
 # per GPU: tensor parallel splits every state by t; ZeRO splits by N what it shards
@@ -371,11 +413,14 @@ optimizer_gib = q(
 states_gib = q("states_gib", "GiB/GPU", "Weights + gradients + optimizer per GPU", weights_gib + gradients_gib + optimizer_gib)
 
 # activations, bytes per layer, generalised from Korthikanti et al. to GQA, gated MLPs, no dropout and FlashAttention
-e = prec("activation_bytes")
+e = q("activation_bytes_per_element", "bytes",
+      "Bytes per stored activation: the precision's, or 4 for a QLoRA run with fp32 casts (the fp32 norms pass fp32 hidden "
+      "states on, and the 4-bit layers return their input's dtype)",
+      IF(qlora_casts_on, 4, prec("activation_bytes")), "[peft_kbit]; [bnb_linear4bit]")
 li = q("linear_input_bytes", "bytes/element",
        "Bytes per element of the activations saved as linear-layer inputs for the weight gradient: the precision's "
        "activation bytes, or 1 where an FP8 recipe keeps the FP8-cast input (Transformer Engine; MXFP8 adds a scale per 32)",
-       IF(prec("linear_input_bytes") > 0, prec("linear_input_bytes"), e), "[te_fp8]; [te_mxfp8]")
+       IF(AND(prec("linear_input_bytes") > 0, NOT(qlora_casts_on)), prec("linear_input_bytes"), e), "[te_fp8]; [te_mxfp8]")
 s, b = I.seq_len, I.micro_batch
 sp_div = IF(I.sequence_parallel, t, 1)
 act_unsplit_bytes_per_layer = q(
@@ -396,8 +441,9 @@ act_split_bytes_per_layer = q(
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
-    (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp,
-    KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h); [megatron_cp] (s / cp tokens per GPU)")
+    (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp * fw("activation_factor"),
+    KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h); [megatron_cp] (s / cp tokens per GPU); "
+    "x the framework's activation_factor (eager layers keep more: fp32 norm inputs, the SwiGLU intermediates; frameworks catalog)")
 layers_in_flight = q(
     "activation_layers_per_gpu", "layers",
     "Layers whose activations one GPU holds: all layers without pipelining; with pipeline parallelism the first stage's "
@@ -409,7 +455,11 @@ act_checkpoint_bytes = q(
 activations_gib = q(
     "activations_gib", "GiB/GPU", "Activations kept for the backward pass (full recompute: checkpoints + one live layer)",
     IF(rec("checkpoint_layers"), act_checkpoint_bytes + act_bytes_per_layer, layers_in_flight * act_bytes_per_layer) / GIB, KORTHIKANTI)
-logit_tokens = IF(I.fused_loss, MIN(s * b / cp, I.fused_loss_chunk_tokens), s * b / cp)
+fused_on = q("fused_loss_on", "flag",
+             "1 = the loss is chunked or fused (logits held a chunk at a time): the fused_loss input (Liger's fused linear "
+             "cross-entropy), or a framework whose loss always is (torchtune, Unsloth)",
+             OR(I.fused_loss, fw("chunked_loss")), "[torchtune_readme]; [liger2024]; [unsloth_kernels]")
+logit_tokens = IF(fused_on, MIN(s * b / cp, I.fused_loss_chunk_tokens), s * b / cp)
 logits_gib = q(
     "logits_gib", "GiB/GPU", "Logits and loss: tokens x vocabulary x logits_bytes_per_element (a fused/chunked loss keeps fused_loss_chunk_tokens)",
     logit_tokens * V * I.logits_bytes_per_element / t / GIB,
@@ -447,8 +497,13 @@ zero3_prefetch_gib = q(
     "[pytorch_fsdp] (forward and backward prefetch); [deepspeed_memory]")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
-    "step_temp_tp_gib", "GiB/GPU", "fp32 temporary of the embedding gradient in the optimizer step, before ZeRO sharding",
-    IF(AND(NOT(is_lora), NOT(optimizer_off_gpu)), 4 * V * h / t, 0) / GIB)
+    "step_temp_tp_gib", "GiB/GPU",
+    "Temporaries of the optimizer step, before ZeRO sharding: the fp32 copy of the embedding gradient when an fp32 master "
+    "copy is updated from 16-bit gradients, plus with a foreach optimizer (torch.optim.AdamW's default) one whole-model "
+    "tensor the size of a moment",
+    IF(NOT(optimizer_off_gpu),
+       IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp), 0) / GIB,
+    "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments)")
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
     step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
@@ -476,6 +531,13 @@ peak_train_gib_per_gpu = q(
     "overhead = allocator peak x (1 + fragmentation) + CUDA context",
     states_gib + activations_gib + logits_gib + overhead_train_gib)
 gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib"), "GPU catalog (vendor datasheets, per row)")
+memory_band = fw("memory_band_pct") / 100
+q("peak_train_gib_likely_low", "GiB/GPU",
+  "Low end of the likely device total per GPU = peak_train_gib_per_gpu / (1 + the framework's memory band: twice the median "
+  "error of held-out published runs; docs/calibration.md)",
+  peak_train_gib_per_gpu / (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
+q("peak_train_gib_likely_high", "GiB/GPU", "High end of the likely device total per GPU = peak_train_gib_per_gpu x (1 + memory band)",
+  peak_train_gib_per_gpu * (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
 fit_limit_gib = q("fit_limit_gib", "GiB/GPU", "Most a setup may use per GPU = GPU memory x (1 - memory_margin_pct): the margin "
                   "covers the estimate's error and what allocators and libraries add at run time",
                   gpu_memory_gib * (1 - I.memory_margin_pct / 100))
@@ -528,12 +590,12 @@ gpus_needed = q(
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
     "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
-    usable_gib - states_gib - zero3_prefetch_gib - IF(I.fused_loss, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
+    usable_gib - states_gib - zero3_prefetch_gib - IF(fused_on, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
                attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / cp / GIB * IF(rec("checkpoint_layers"), 1, layers_in_flight))
 lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows linearly with the sequence length, per token (activations, unfused logits)",
-                  (activations_gib - scores_gib) / s + IF(I.fused_loss, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
+                  (activations_gib - scores_gib) / s + IF(fused_on, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
 quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
                     scores_gib / (s * s))
 max_train_seq_len = q(
@@ -597,12 +659,15 @@ train_tflops_per_gpu_peak = q(
     "[te_fp8] (FP8 GEMMs at twice the BF16 rate on Hopper)")
 mfu_effective = q(
     "mfu_effective", "fraction",
-    "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor "
+    "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor x framework factor "
     "x FP8 factor (an FP8 recipe: casts and scaling cost time the FP8 peak does not show) "
     "x mixture-of-experts factor x large-cluster factor x PCIe multi-GPU penalty (CPU offload costs time through its "
     "PCIe transfers and the CPU optimizer step, not through this factor)",
     IF(I.mfu > 0, I.mfu,
        G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       * q("framework_speed_factor", "fraction",
+           "Efficiency of the framework relative to the compiled or fused stacks the GPUs' MFU was fitted on (eager layers: "
+           "below 1)", fw("speed_factor"), "frameworks catalog speed_factor (docs/training.md)")
        * IF(AND(fp8_runs, prec("fp8_mfu_factor") > 0), prec("fp8_mfu_factor"), 1)
        * IF(E > 1, I.moe_train_efficiency, 1)
        * IF(I.n_gpus >= LARGE_CLUSTER_GPUS, I.large_cluster_mfu_factor, 1)
@@ -711,6 +776,29 @@ compute_s = q(
     "compute_s_per_step", "s", "Compute time per micro-batch on one GPU = FLOPs per token x s x b / (t x p x cp) / (dense TFLOPS x MFU) "
     "x the MoE imbalance stretch",
     flops_per_token_train * s * b / (t * pp * cp) / (train_tflops_per_gpu_peak * 1e12 * mfu_effective) * imbalance_stretch)
+# LoRA's own work besides the frozen weights' matmuls (counted in the 4 x P of the model FLOPs): each adapter adds small
+# matmuls and elementwise operations (A, B, the scaling, the add, their backward) that move activations through memory and
+# each cost a kernel launch and dispatch; a recomputed forward repeats the forward share of them
+LORA_RECOMPUTE_SHARE = 0.4  # forward operations of an adapter / forward + backward ones (PEFT: about 5 of 13)
+lora_passes = q(
+    "lora_adapter_passes", "x", "How many times the adapters' forward and backward work runs per micro-batch: 1, plus the "
+    "forward share again with full recomputation", 1 + LORA_RECOMPUTE_SHARE * rec("checkpoint_layers"),
+    "[chen2016] (checkpointing repeats the forward)")
+lora_adapter_s = q(
+    "lora_adapter_s_per_step", "s",
+    "Time of the LoRA adapters' own work per micro-batch on one GPU (0 without LoRA or with an MFU given): activations moved "
+    "= tokens x sum over adapted matrices of (d_in + d_out) x the framework's bytes per token and width, at the GPU's "
+    "memory bandwidth x decode_bandwidth_efficiency; plus adapters x operations per adapter x the framework's overhead per "
+    "operation; both x the passes",
+    is_lora * (I.mfu <= 0) * lora_passes * (
+        s * b / (t * cp) * lora_dims_per_layer * L / pp * fw("lora_bytes_per_dim")
+        / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
+        + L / pp * lora_matrices * fw("lora_ops_per_adapter") * fw("lora_op_overhead_us") * 1e-6),
+    "[lora2021] section 4.1 (h = W0 x + B A x); [peft_lora] (the adapter as separate eager operations); [unsloth_kernels] "
+    "(fused LoRA kernels); frameworks catalog (bytes and operations per adapter)")
+lora_slowdown = q(
+    "lora_slowdown", "x", "How much the adapters' own work stretches a LoRA micro-batch = (compute + adapter time) / compute",
+    (compute_s + lora_adapter_s) / compute_s)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
@@ -753,13 +841,20 @@ q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
-    / imbalance_stretch)
+    / imbalance_stretch / lora_slowdown)
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
     train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)
-    * imbalance_stretch,
+    * imbalance_stretch * lora_slowdown,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
+speed_band = fw("speed_band_pct") / 100
+q("train_hours_likely_low", "h",
+  "Low end of the likely training time = train_hours / (1 + the framework's speed band): the band is twice the median error of "
+  "held-out published runs of this framework (leave one source out; docs/calibration.md)",
+  train_hours / (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")
+q("train_hours_likely_high", "h", "High end of the likely training time = train_hours x (1 + the framework's speed band)",
+  train_hours * (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")
 
 # ---------------------------------------------------------------------------
 q = quantities_of("inference")
@@ -1498,6 +1593,10 @@ option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or cap
                   IF(I.buy, own_capital_usd + own_setup_usd, rent_total_usd))
 option_hours = q("option_hours", "h", "Wall-clock hours of the job for this option (renting includes spot re-work)",
                  IF(I.buy, job_wall_hours, rent_hours_needed))
+q("option_hours_likely_low", "h", "Low end of the option's likely wall-clock hours = option_hours / (1 + the framework's speed band)",
+  option_hours / (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
+q("option_hours_likely_high", "h", "High end of the option's likely wall-clock hours = option_hours x (1 + the framework's speed band)",
+  option_hours * (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
 q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens processed (tokens x epochs)",
   IF(train_tokens_total > 0, IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6, 0))
 meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",

@@ -93,7 +93,23 @@ INPUTS: tuple[Input, ...] = (
     _c("method", "methods", "lora", "Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq", group="training"),
     _c("precision", "precisions", "bf16_mixed", "Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, "
        "Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell)", group="training"),
-    _c("optimizer", "optimizers", "adamw", "Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor", group="training"),
+    _c("optimizer", "optimizers", "adamw", "Optimizer: adamw (fused), adamw_foreach (torch.optim.AdamW's default), adamw_8bit, sgd_momentum, lion, adafactor", group="training"),
+    _c("framework", "frameworks", "transformers",
+       "Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and "
+       "PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), "
+       "deepspeed, composer", group="training",
+       source="frameworks catalog (source and date per row); the default: [hf_training_args], [axolotl_readme] and "
+              "[llamafactory_readme] (both run the Hugging Face Trainer), [torchtune_future] (torchtune development stopped)"),
+    _c("master_weights", "master_weights", "auto",
+       "Master weights: auto (the precision's and the framework's convention), none, fp32_copy (an fp32 copy beside 16-bit "
+       "weights), fp32_autocast (fp32 weights and gradients under bf16 autocast)", group="training",
+       source="[zero2020] section 3.1; [pytorch_amp]; [megatron_distopt]"),
+    _c("optimizer_state_dtype", "state_dtypes", "auto",
+       "Optimizer state dtype: auto (the framework's convention), param (the dtype of the weights it updates), fp32, bf16, 8bit",
+       group="training", source="[pytorch_adamw] (states like the parameter); [megatron_distopt] (fp32 states); [adam8bit2022]"),
+    _c("qlora_fp32_casts", "qlora_casts", "auto",
+       "QLoRA: auto (the framework's convention), fp32 (embeddings, output layer and norms cast to fp32, as PEFT's "
+       "prepare_model_for_kbit_training does), none", group="training", source="[peft_kbit]"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
     _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
@@ -105,9 +121,11 @@ INPUTS: tuple[Input, ...] = (
     _c("recompute", "recomputes", "full", "Activation recomputation: none, selective, full (gradient checkpointing)", group="training"),
     _f("flash_attention", 1, "1 = FlashAttention (no s x s attention matrix stored)", group="training",
        source="[flashattention2022]"),
-    _f("fused_loss", 1, "1 = chunked/fused cross-entropy (logits materialised a chunk at a time), as fine-tuning recipes "
-       "of 2025-26 do by default; 0 = the whole batch's logits at once", group="training",
-       source="[torchtune_readme] (recipes use a chunked cross-entropy); [liger2024] (fused linear cross-entropy)"),
+    _f("fused_loss", 0, "1 = a chunked/fused cross-entropy (logits materialised a chunk at a time) even where the framework "
+       "computes the loss whole (transformers with Liger's fused linear cross-entropy); torchtune and Unsloth always chunk it; "
+       "0 = the framework's own loss", group="training",
+       source="[torchtune_readme] (recipes use a chunked cross-entropy); [liger2024] (fused linear cross-entropy); [hf_llama] "
+              "(transformers upcasts the whole batch's logits)"),
     _n("fused_loss_chunk_tokens", "tokens", CALIBRATED["fused_loss_chunk_tokens"], "Tokens whose logits a chunked/fused loss holds at once (its working set)", 1, 10_000_000,
        group="training", source="[liger2024] (chunked loss); fitted on [torchtune_readme] peak memory; docs/calibration.md"),
     _n("logits_bytes_per_element", "bytes", CALIBRATED["logits_bytes_per_element"],
@@ -357,7 +375,8 @@ FIRST = ("gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "pu
 # Short labels a person reads (the name stays what formulas and scenario files use).
 LABELS = {
     "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
-    "precision": "Number precision", "optimizer": "Optimizer", "sharding": "State sharding (ZeRO / FSDP)",
+    "precision": "Number precision", "optimizer": "Optimizer", "framework": "Training framework", "master_weights": "Master weights",
+    "optimizer_state_dtype": "Optimizer state format", "qlora_fp32_casts": "QLoRA fp32 casts", "sharding": "State sharding (ZeRO / FSDP)",
     "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
     "optimizer_in_backward": "Optimizer step in the backward pass",
     "large_cluster_mfu_factor": "Efficiency kept on 512+ GPUs", "moe_prefill_efficiency": "Prefill efficiency kept by MoE models", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
@@ -405,7 +424,7 @@ LABELS = {
     "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
+ADVANCED = {"master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",

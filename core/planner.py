@@ -45,7 +45,7 @@ REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU
 PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
                 "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok", "job_machines",
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
-                "fit_limit_gib", "own_hours_per_day",
+                "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 *(flag for flag, _ in REJECTIONS))
 RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer machines, "
            "then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
@@ -109,6 +109,8 @@ class Option(Record):
     tight: bool = False               # fits, but the peak is above 90 % of the GPU's memory (train_memory_tight)
     own_hours_per_day: float = float("nan")  # buying: the daily use its cost assumes
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
+    hours_likely_low: float = float("nan")   # the framework's likely range of the hours (docs/training.md)
+    hours_likely_high: float = float("nan")
     pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
     expert_parallel: int = 1
     ok: bool = False
@@ -405,6 +407,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
             network_slowdown=float(r["comm_slowdown"][j]), tight=bool(r["train_memory_tight"][j]),
             own_hours_per_day=float(r["own_hours_per_day"][j]) if buy else float("nan"),
+            hours_likely_low=float(r["option_hours_likely_low"][j]), hours_likely_high=float(r["option_hours_likely_high"][j]),
             pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
             ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
@@ -420,7 +423,7 @@ def _rejected_counts(options: list[Option]) -> dict[str, int]:
     return counts
 
 
-_JOB_FIELDS = ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
+_JOB_FIELDS = ("model", "method", "framework", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd",
                "allow_interruptible", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd", "memory_margin_pct")
 
 

@@ -291,7 +291,8 @@ def compute(state: FormState) -> dict:
             answer["recommendation"] = worded
             how = "It fits, tightly" if rec["tight"] else "It fits"
             answer["headline"] = (f"Recommended: {worded.text} {how} ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
-                                  "per GPU).")
+                                  f"per GPU). With {result['job']['framework']}: likely {rec['hours_likely_low']:.3g} to "
+                                  f"{rec['hours_likely_high']:.3g} hours.")
         answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
     answer["memory"] = _memory_series(job, options)
     ok = [o for o in options if o["ok"]][:CHART_OPTIONS]

@@ -268,7 +268,7 @@ def cmd_main(ns) -> int:
                           "answer": {m: list(rec.sentences) for m, rec in worded.items()},
                           "workbook": str(target.resolve()) if target else None}, indent=2))
     else:
-        print(f"gpu-tco: fine-tuning {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
+        print(f"gpu-tco: fine-tuning {a['model']} with {a['framework']} on {a['tokens'] * a['epochs']:,.0f} tokens "
               f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
               f"{a['precision']}, {a['optimizer']})")
         print()
@@ -286,6 +286,7 @@ def cmd_main(ns) -> int:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
             print(f"Recommended for {m}: {worded[m].text}")
+            print(f"  likely {picks[m]['hours_likely_low']:.3g} to {picks[m]['hours_likely_high']:.3g} hours with {a['framework']}")
         print()
         from .core import ranks_purchases
         if ranks_purchases(a):
@@ -375,7 +376,8 @@ def cmd_plan(ns) -> int:
                           "rejected_counts": result["rejected_counts"]}, indent=2))
         return 0
     job = result["job"]
-    print(f"gpu-tco plan: {job['method']} {job['model']}, {job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
+    print(f"gpu-tco plan: {job['method']} {job['model']} with {job['framework']}, "
+          f"{job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
           f"micro-batch {job['micro_batch']:g}" + (f", deadline {job['deadline_hours']:g} h" if job["deadline_hours"] else "")
           + (f", budget ${job['budget_usd']:,.0f}" if job["budget_usd"] else ""))
     print()
@@ -396,6 +398,8 @@ def cmd_plan(ns) -> int:
     if rec:
         from .core import compose_recommendation as compose
         print(f"Recommended: {compose(result).text}")
+        print(f"Likely {rec['hours_likely_low']:.3g} to {rec['hours_likely_high']:.3g} hours with {job['framework']} "
+              "(the range of its held-out published runs; docs/training.md).")
     else:
         print("No option meets every requirement; see the reasons below.")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
@@ -745,8 +749,8 @@ def cmd_estimate(ns) -> int:
     print(f"{model_name} ({res['params_total_b']:.2f}B params{', ESTIMATED architecture' if res['model_is_estimate'] else ''})"
           f" on {used['n_gpus']}x {used['gpu']} ({res['gpu_memory_gib']:.0f} GiB each)")
     if ns.mode == "train":
-        print(f"training: {used['method']}, {used['precision']}, {used['optimizer']}, sharding {used['sharding']}, "
-              f"recompute {used['recompute']}, seq {used['seq_len']}, micro-batch {used['micro_batch']}")
+        print(f"training with {used['framework']}: {used['method']}, {used['precision']}, {used['optimizer']}, "
+              f"sharding {used['sharding']}, recompute {used['recompute']}, seq {used['seq_len']}, micro-batch {used['micro_batch']}")
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
@@ -755,7 +759,11 @@ def cmd_estimate(ns) -> int:
             ["longest sequence that fits", res["max_train_seq_len"]],
             ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
             ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", res["train_tokens_per_s"]],
-            ["training hours", res["train_hours"]], ["GPU-hours", res["train_gpu_hours"]],
+            ["training hours", res["train_hours"]],
+            ["training hours, likely range", f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
+            ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
+                                                   f"{res['peak_train_gib_likely_high']:.3g}"],
+            ["GPU-hours", res["train_gpu_hours"]],
         ]
     else:
         print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
@@ -855,12 +863,22 @@ def _calibrate_to_fixed_point(rounds: int = 30) -> int:
         changed = [p.name for p in after if after[p] != before.get(p)]
         if not changed:
             print(f"calibrate --write: the fitted values hold still after {done} round{'' if done == 1 else 's'}")
+            _write_bands()
             print("Run `gpu-tco docs` to refresh docs/calibration.md.")
             return 0
         print(f"round {done}: wrote {', '.join(changed)}")
         before = after
     print(f"calibrate --write: still moving after {rounds} rounds (see the last files written)", file=sys.stderr)
+    _write_bands()
     return 1
+
+
+def _write_bands() -> None:
+    """The frameworks' uncertainty bands from the leave-one-source-out errors, in a new process that reads the values
+    just written."""
+    run = subprocess.run([sys.executable, "-c", "from gpu_tco.core import calibration as c; print(c.write_bands())"],
+                         capture_output=True, text=True)
+    print(f"bands: wrote {run.stdout.strip()}" if run.returncode == 0 else run.stderr)
 
 
 def cmd_calibrate(ns) -> int:

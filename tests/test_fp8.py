@@ -32,10 +32,10 @@ GIB = 2 ** 30
 ROWS = {m.id: m for m in cal.load_measurements()}
 FP8_ROWS = [m for m in ROWS.values() if str(m.inputs.get("precision", "")).startswith(("fp8", "mxfp8"))]
 # NeMo's DGX-H100 FP8 table: the H100 at 400 Gbit/s per GPU between nodes, Megatron's distributed optimizer
-NEMO = dict(gpu="H100-SXM", buy=1, own_fabric_gbps_per_gpu=400, optimizer="adamw", fused_loss=0, recompute="none",
+NEMO = dict(framework="megatron", gpu="H100-SXM", buy=1, own_fabric_gbps_per_gpu=400, optimizer="adamw", fused_loss=0, recompute="none",
             sharding="zero1", model="Llama-3-8B", method="full", n_gpus=8, seq_len=8192, micro_batch=1)
 # torchao's float8 benchmark: 8x H100, batch 1, sequence 8,192, FSDP2, per-operator selective checkpointing
-TORCHAO = dict(gpu="H100-SXM", buy=1, model="Llama-3-8B", method="full", n_gpus=8, seq_len=8192, micro_batch=1,
+TORCHAO = dict(framework="torchtitan", gpu="H100-SXM", buy=1, model="Llama-3-8B", method="full", n_gpus=8, seq_len=8192, micro_batch=1,
                recompute="selective", sharding="zero3", fused_loss=0, optimizer="adamw")
 
 
