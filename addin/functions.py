@@ -820,7 +820,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("GPUS_NEEDED", "Smallest number of GPUs that holds the training job in memory (0 = no count of this GPU does).",
              ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank",
               "framework"), "gpus_needed", "GPUs"),
-    Function("GPU_TRAIN_FIT", "Whether a training job fits on n_gpus: 0 = does not fit (peak above the GPU's memory less "
+    Function("GPU_TRAIN_FIT", "Whether a training job fits on n_gpus: 0 = does not fit (tensors above the GPU memory less "
              "memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory).",
              ("model", "gpu", "n_gpus", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute",
               "lora_rank", "memory_margin_pct") + _LAYOUT + ("framework",), "train_fit_code", "code"),

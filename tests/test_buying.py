@@ -102,27 +102,35 @@ def test_estimate_names_the_network_and_refuses_an_offer_too_small():
 def test_practical_ties_fewer_machines_then_shorter_then_fewer_gpus():
     result = core.plan({**LORA_70B, "tokens": 2e8}, gpus=["H100-SXM"])
     rec = result["recommended"]
-    assert (rec.n_gpus, rec.machines, round(rec.hours, 1)) == (8, 1, 6.9)
+    assert (rec.n_gpus, rec.machines) == (8, 1)
+    # 3 GPUs of the same offer cost the same (GPU-hours are the same) but take 8/3 as long: the 8-GPU machine wins
     three = next(o for o in result["options"] if o.n_gpus == 3 and o.offer == rec.offer)
-    assert three.cost_usd == pytest.approx(rec.cost_usd, rel=1e-3) and round(three.hours, 1) == 18.3
+    assert three.cost_usd == pytest.approx(rec.cost_usd, rel=1e-3) and three.hours == pytest.approx(rec.hours * 8 / 3, rel=0.02)
     # one machine beats two at the same cost even when two machines are faster
     near = [o for o in result["options"] if o.within_tolerance]
     assert all(o.machines >= rec.machines for o in near)
 
 
 def test_fits_keeps_the_memory_margin_and_tight_says_so():
-    job = {"model": "Llama-3-70B", "method": "qlora", "gpu": "RTX-4090", "n_gpus": 4}
-    r = core.evaluate(job, outputs=("peak_train_gib_per_gpu", "gpu_memory_gib", "fits_train", "train_fit_code",
-                                     "fit_limit_gib"))
-    assert 0.95 * 24 < r["peak_train_gib_per_gpu"] < 24  # 96 % of the card: refused at the default 5 % margin
-    assert not r["fits_train"] and r["train_fit_code"] == 0 and r["fit_limit_gib"] == pytest.approx(22.8)
-    loose = core.evaluate({**job, "memory_margin_pct": 0}, outputs=("fits_train", "train_fit_code", "train_memory_tight"))
-    assert loose["fits_train"] and loose["train_fit_code"] == 2 and loose["train_memory_tight"]
-    assert call("GPU_TRAIN_FIT", "Llama-3-70B", "RTX-4090", 4, "qlora") == 0
+    """'Fits' = the allocator peak (the tensors) at most (1 - margin) of the memory, and the device total within the memory;
+    'tight' above 90 % of it. Llama-3-8B full fine-tuning in pure bf16 with torch's AdamW ran on one 80 GB H100 at a 74.9 GiB
+    allocator peak (the project's own run, transformers 5.17 + PEFT 0.21, PyTorch 2.11): fits, tightly."""
+    job = {"model": "Llama-3-8B", "method": "full", "gpu": "H100-SXM", "n_gpus": 1, "precision": "bf16_pure",
+           "optimizer": "adamw_foreach", "seq_len": 2048, "micro_batch": 1, "recompute": "full"}
+    out = ("peak_train_gib_per_gpu", "allocator_peak_train_gib", "gpu_memory_gib", "fits_train", "train_fit_code", "fit_limit_gib")
+    r = core.evaluate(job, outputs=out)
+    assert r["fit_limit_gib"] == pytest.approx(0.95 * r["gpu_memory_gib"])
+    assert r["allocator_peak_train_gib"] <= r["fit_limit_gib"] < r["peak_train_gib_per_gpu"] <= r["gpu_memory_gib"]
+    assert r["fits_train"] and r["train_fit_code"] == 2  # fits, tight: the device total is above 90 % of the card
+    share = r["allocator_peak_train_gib"] / r["gpu_memory_gib"]
+    stricter = core.evaluate({**job, "memory_margin_pct": 100 * (1 - share) + 1}, outputs=("fits_train", "train_fit_code"))
+    assert not stricter["fits_train"] and stricter["train_fit_code"] == 0  # a margin the tensors do not leave: refused
+    assert call("GPU_TRAIN_FIT", "Llama-3-8B", "H100-SXM", 1, "full", 2048, 1, "zero3", "adamw_foreach", "bf16_pure") == 2
     assert call("GPU_TRAIN_FIT", "Llama-3-70B", "H100-SXM", 8, "lora") == 1
     # the smallest count that fits honours the margin too
-    need = int(core.evaluate(job, outputs=("gpus_needed",))["gpus_needed"])
-    assert core.evaluate({**job, "n_gpus": need}, outputs=("fits_train",))["fits_train"]
+    big = {"model": "Llama-3-70B", "method": "lora", "gpu": "RTX-4090", "framework": "torchtune"}
+    need = int(core.evaluate(big, outputs=("gpus_needed",))["gpus_needed"])
+    assert core.evaluate({**big, "n_gpus": need}, outputs=("fits_train",))["fits_train"]
     assert "memory_margin_pct" in core.INPUTS_BY_NAME and "estimate" in core.INPUTS_BY_NAME["memory_margin_pct"].description
 
 
