@@ -731,9 +731,16 @@ kv_tokens_effective = q(
     "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
                  I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
-kv_split = MIN(tp_inf, n_kv)
+# Latent attention caches one vector per token shared by every head: tensor parallelism cannot split it, and
+# engines keep the whole latent cache on every rank (SGLang's and vLLM's MLA backends; TensorRT-LLM's).
+kv_split = q("kv_split", "GPUs", "GPUs the KV cache is split over: tensor parallel up to the KV heads (replicated beyond); "
+             "1 with latent attention (the one latent vector per token is kept whole on every rank)",
+             IF(mla, 1, MIN(tp_inf, n_kv)),
+             "[megatron2019]: heads split across t GPUs; [deepseekv2_2024] section 2.1 (one latent vector per token for all heads); "
+             "[sglang_dp_attention] (the latent cache is replicated across tensor-parallel ranks)")
 kv_cache_gib_per_gpu = q(
-    "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond)",
+    "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond; "
+    "latent attention: whole on every GPU)",
     kv_cache_gib / kv_split, "[megatron2019]: heads split across t GPUs; KV heads are replicated once t exceeds them")
 infer_activation_gib = q(
     "infer_activation_gib", "GiB/GPU", "Inference workspace: one prefill chunk's layer intermediates + fp32 logits of the batch",
@@ -864,11 +871,37 @@ def _windowed(n):
 kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
                    "Tokens a decoding sequence holds on average = prompt + half its output (sliding-window layers capped at the window)",
                    _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
+# The serving engine (data/engines.csv; each factor may be overridden by its input, 0 = the engine's): a fixed time per
+# decode step (kernel launches, scheduling, sampling) and per request, its bandwidth and compute efficiency relative to
+# the global ones, the grouped GEMM's efficiency reading experts, and how prompts share the steps under closed-loop load.
+EN = lambda fld: T("engines", "engine", fld)  # noqa: E731
+ENGINE_FIT = "engines catalog: fitted on [aiconfigurator_silicon] (H100 and B200 points; docs/calibration.md)"
+step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step: engine_step_overhead_ms, else the engine's, in seconds",
+                    IF(I.engine_step_overhead_ms > 0, I.engine_step_overhead_ms, EN("step_overhead_ms")) / 1000, ENGINE_FIT)
+request_overhead_s = q("serve_request_overhead_s", "s", "Fixed time per request before its first token: engine_request_overhead_ms, "
+                       "else the engine's, in seconds",
+                       IF(I.engine_request_overhead_ms > 0, I.engine_request_overhead_ms, EN("request_overhead_ms")) / 1000, ENGINE_FIT)
+serve_bw_eff = q("serve_bandwidth_efficiency", "fraction", "Share of peak memory bandwidth the engine's decode steps reach = "
+                 "decode_bandwidth_efficiency_used x the engine's bandwidth factor, at most 1",
+                 MIN(1, decode_eff * IF(I.engine_bandwidth_factor > 0, I.engine_bandwidth_factor, EN("bandwidth_factor"))), ENGINE_FIT)
+serve_flops_eff = q("serve_compute_efficiency", "fraction", "Share of dense peak FLOPS the engine's prefill and compute-bound steps reach = "
+                    "prefill_mfu_used x the engine's compute factor, at most 1",
+                    MIN(1, prefill_eff * IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor"))), ENGINE_FIT)
+gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the engine's grouped-GEMM efficiency "
+           "(grouped_gemm_efficiency, else the engine's) for mixture-of-experts models, 1 for dense ones",
+           IF(E > 1, IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), 1), ENGINE_FIT)
+queue_share = q("serve_prefill_queue_share", "fraction", "Share of the other in-flight requests' prompts a new request waits for "
+                "(prefill_queue_share, else the engine's)",
+                IF(I.prefill_queue_share > 0, I.prefill_queue_share, EN("prefill_queue_share")), ENGINE_FIT)
+interleave_share = q("serve_interleaved_prefill_share", "fraction", "Share of the other requests' prefill that lands between a "
+                     "request's tokens (interleaved_prefill_share, else the engine's)",
+                     IF(I.interleaved_prefill_share > 0, I.interleaved_prefill_share, EN("interleaved_prefill_share")), ENGINE_FIT)
+membw = G("memory_bandwidth_gbps") * 1e9 * serve_bw_eff
 kv_read_s_per_seq = q(
-    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x efficiency)",
-    kv_mean_tokens * kv_bytes_per_token / kv_split / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x the engine's efficiency)",
+    kv_mean_tokens * kv_bytes_per_token / kv_split / membw,
     "[vllm2023]; [pope2022] section 2")
-flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
+flops_per_gpu_s = infer_tflops * 1e12 * serve_flops_eff
 compute_s_per_seq = q(
     "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L x tokens x q_dim) "
     "/ (n_gpus x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / tp_inf / flops_per_gpu_s,
@@ -880,20 +913,27 @@ prefill_s_per_token = q(
     (2 * params_active + 2 * L * p_tok * q_dim) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
     + tp_allreduce_s_per_token, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
 prefill_per_seq_step = q(
-    "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = prompt/output x prefill time per token",
-    p_tok / o_tok * prefill_s_per_token, "[sarathi2024] (chunked prefill piggybacks on decode steps)")
+    "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = interleaved share x prompt/output "
+    "x prefill time per token",
+    interleave_share * p_tok / o_tok * prefill_s_per_token,
+    "[sarathi2024] (chunked prefill piggybacks on decode steps); the share landing between one request's tokens: " + ENGINE_FIT)
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
-membw = G("memory_bandwidth_gbps") * 1e9 * decode_eff
+own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x prefill time per token", p_tok * prefill_s_per_token)
+queue_prefill_s_per_seq = q(
+    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill",
+    queue_share * own_prefill_s, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
+fixed_step_s = tp_allreduce_fixed_s + step_overhead_s
 
 
 def _weights_s(batch):
-    return weights_read_bytes(MAX(1, batch)) / tp_inf / membw
+    """Weight read time of a step: the dense part at the engine's bandwidth, the experts at its grouped-GEMM efficiency."""
+    return (infer_fixed_read_bytes + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff) / tp_inf / membw
 
 
 def _decode_s(batch):  # a decode step of `batch` sequences without the piggybacked prefill
     return MAX(_weights_s(batch) + batch * kv_read_s_per_seq, batch * compute_s_per_seq) \
-        + tp_allreduce_fixed_s + batch * tp_allreduce_s_per_token
+        + fixed_step_s + batch * tp_allreduce_s_per_token
 
 
 def _tpot_s(batch):
@@ -901,28 +941,32 @@ def _tpot_s(batch):
 
 
 def _ttft_s(batch):
-    return p_tok * prefill_s_per_token + prefill_chunks * _decode_s(batch)
+    """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
+    decode steps its prefill chunks share."""
+    return request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * _decode_s(batch)
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
 ttft_target_s = q("serve_ttft_target_s", "s", "First-token target in seconds (no target: 1e9 s)", IF(I.ttft_slo_ms > 0, I.ttft_slo_ms / 1000, NO_TARGET_S))
 ttft_decode_budget_s = q(
-    "serve_ttft_step_budget_s", "s", "Longest decode step that keeps the first token within its target = (target - prompt prefill) / chunks",
-    (ttft_target_s - p_tok * prefill_s_per_token) / prefill_chunks)
+    "serve_ttft_step_budget_s", "s", "Longest decode step (with the queue's prefill shared over the chunks) that keeps the first token "
+    "within its target = (target - request overhead - own prefill + one queue share) / chunks",
+    (ttft_target_s - request_overhead_s - own_prefill_s + queue_prefill_s_per_seq) / prefill_chunks)
+queue_s_per_step = queue_prefill_s_per_seq / prefill_chunks
 tpot_slope = q("serve_tpot_s_per_seq", "s", "Memory-bound step time each sequence of the batch adds to a token: KV read + all-reduce bytes + carried prefill",
                kv_read_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step)
-ttft_slope = q("serve_decode_s_per_seq", "s", "Memory-bound decode step time each sequence adds: KV read + all-reduce bytes",
-               kv_read_s_per_seq + tp_allreduce_s_per_token)
+ttft_slope = q("serve_decode_s_per_seq", "s", "First-token time per chunk each sequence adds on the memory line: KV read + "
+               "all-reduce bytes + its queued prefill / chunks", kv_read_s_per_seq + tp_allreduce_s_per_token + queue_s_per_step)
 compute_batch = q(
     "serve_compute_batch_limit", "sequences", "Largest batch the compute-bound step allows within both targets (the compute line of each)",
-    MIN((tpot_target_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step),
-        (ttft_decode_budget_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token)))
+    MIN((tpot_target_s - fixed_step_s) / (compute_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step),
+        (ttft_decode_budget_s - fixed_step_s) / (compute_s_per_seq + tp_allreduce_s_per_token + queue_s_per_step)))
 
 
 def _largest_batch(weights_s):
     """Largest batch with the weight time held at ``weights_s``: both targets, each against the memory and the compute line."""
-    return MIN((tpot_target_s - weights_s - tp_allreduce_fixed_s) / tpot_slope,
-               (ttft_decode_budget_s - weights_s - tp_allreduce_fixed_s) / ttft_slope, compute_batch)
+    return MIN((tpot_target_s - weights_s - fixed_step_s) / tpot_slope,
+               (ttft_decode_budget_s - weights_s - fixed_step_s) / ttft_slope, compute_batch)
 
 
 w_s = q("serve_weights_s_bound_1", "s", "Weight read time of a step whose batch reads one token's experts (per GPU)", _weights_s(1))
@@ -955,9 +999,46 @@ meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-t
 tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run),
            "[sarathi2024]; [pope2022]")
 q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
-q("ttft_ms", "ms", "Time to the first token at full load: the prompt's prefill + the decode steps it shares, milliseconds (no queueing)",
-  _ttft_s(b_run) * 1000, "[sarathi2024] (chunked prefill)")
+ttft_s = q("serve_ttft_s", "s", "Time to the first token at the serving batch, closed loop: request overhead + own prefill + the queue "
+           "share of the other prompts + the decode steps the prompt's chunks share", _ttft_s(b_run), "[sarathi2024] (chunked prefill)")
+q("ttft_ms", "ms", "Time to the first token at full load, closed loop (the batch's other prompts counted; no open-loop wait), milliseconds",
+  ttft_s * 1000, "[sarathi2024] (chunked prefill)")
 q("serve_experts_read_per_layer", "experts", "Routed experts a step of the serving batch reads per expert layer, expected", experts_read(b_run))
+# Likely ranges: the 10th-90th percentile of measured / modelled over the engine's calibration points of this model kind
+# (dense or mixture-of-experts), engines catalog columns tpot_low_dense ... ttft_high_moe.
+is_moe = E > 1
+
+
+def _band(quantity: str, side: str):
+    return IF(is_moe, EN(f"{quantity}_{side}_moe"), EN(f"{quantity}_{side}_dense"))
+
+
+BAND_SOURCE = "10th-90th percentile of measured / modelled on the engine's calibration points of this model kind ([aiconfigurator_silicon])"
+q("tpot_ms_likely_low", "ms", "Time per output token at full load, low end of the likely range = tpot_ms x the engine's low factor",
+  tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
+q("tpot_ms_likely_high", "ms", "Time per output token at full load, high end of the likely range = tpot_ms x the engine's high factor",
+  tpot_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("ttft_ms_likely_low", "ms", "Time to the first token at full load, low end of the likely range", ttft_s * 1000 * _band("ttft", "low"),
+  BAND_SOURCE)
+q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end of the likely range", ttft_s * 1000 * _band("ttft", "high"),
+  BAND_SOURCE)
+# Closed-loop load as benchmarks run it: `concurrency` requests in flight, each sent again as soon as it ends.
+conc = q("serve_concurrency", "sequences", "Requests in flight: concurrency, or the serving batch when 0", IF(I.concurrency > 0, I.concurrency, b_run))
+load_tpot_s = q("load_tpot_s", "s", "Time per output token with `concurrency` requests in flight: decode step + the share of the "
+                "others' prefill between tokens", _tpot_s(conc), "[sarathi2024]; [pope2022]")
+load_ttft_s = q("load_ttft_s", "s", "Time to the first token with `concurrency` requests in flight: request overhead + own prefill + "
+                "the queue share of the others' prompts + the steps the chunks share", _ttft_s(conc), "[sarathi2024]")
+q("load_tpot_ms", "ms", "Time per output token at the concurrency, milliseconds", load_tpot_s * 1000)
+q("load_ttft_ms", "ms", "Time to the first token at the concurrency, milliseconds", load_ttft_s * 1000)
+q("load_tpot_ms_likely_low", "ms", "Time per output token at the concurrency, low end of the likely range", load_tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
+q("load_tpot_ms_likely_high", "ms", "Time per output token at the concurrency, high end of the likely range", load_tpot_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("load_ttft_ms_likely_low", "ms", "Time to the first token at the concurrency, low end of the likely range", load_ttft_s * 1000 * _band("ttft", "low"), BAND_SOURCE)
+q("load_ttft_ms_likely_high", "ms", "Time to the first token at the concurrency, high end of the likely range", load_ttft_s * 1000 * _band("ttft", "high"), BAND_SOURCE)
+q("load_tokens_per_s_per_user", "tokens/s", "Generation speed each user sees at the concurrency = 1 / time per output token", 1 / load_tpot_s)
+q("load_output_tokens_per_s_per_gpu", "tokens/s/GPU",
+  "Generated tokens per second per GPU at the concurrency, closed loop = concurrency x output tokens / (first token + (output - 1) x "
+  "time per token) / GPUs", conc * o_tok / (load_ttft_s + MAX(0, o_tok - 1) * load_tpot_s) / I.n_gpus,
+  "Little's law: concurrency = rate x time in the system")
 replica_rps = q("serve_replica_requests_per_s", "requests/s",
                 "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
                 IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")

@@ -1,0 +1,226 @@
+"""Serving engines calibrated on NVIDIA's measured serving points.
+
+``data/serving_points.csv`` holds measured points of aggregated serving (one engine does prefill and decode) from
+NVIDIA AIConfigurator 0.12.0 (the package aiconfigurator-core on PyPI, file systems/silicon_sample.csv, Apache
+License 2.0): the engine (vLLM, SGLang, TensorRT-LLM), model, GPU, weight format, tensor-parallel size, prompt and
+output tokens, the concurrency the benchmark client held, and the measured time to first token (TTFT) and time per
+output token (TPOT), both in milliseconds.  Only models the model catalog holds are kept (the file was made by
+tests/data/extract_serving_points.py).
+
+``fit`` derives each engine's factors (data/engines.csv: fixed time per decode step and per request, bandwidth and
+compute factors, grouped-GEMM efficiency, the queue and interleaved shares of other prompts' prefill) on the H100 and
+B200 points only, by iteratively reweighted Gauss-Newton on the logarithm of modelled / measured TPOT and TTFT (the
+formulas are ``load_tpot_ms`` and ``load_ttft_ms`` of core/formulas.py, evaluated at each point's concurrency).  The
+H200, GB200, B300 and GB300 points are never fitted on: they check how the model carries to other GPUs.  Points
+with attention data parallel (DeepSeek-style) are not expressed and stay out.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent / "data"
+POINTS_PATH = DATA / "serving_points.csv"
+ENGINES_PATH = DATA / "engines.csv"
+FIT_GPUS = ("H100-SXM", "B200")
+FITTED_ENGINES = ("vllm", "sglang", "trtllm")
+# fitted factor -> (input that overrides it, engines.csv column, lower bound, upper bound)
+PARAMS = {"step_overhead_ms": ("engine_step_overhead_ms", 0.05, 40.0),
+          "request_overhead_ms": ("engine_request_overhead_ms", 1.0, 1000.0),
+          "bandwidth_factor": ("engine_bandwidth_factor", 0.3, 1.5),
+          "compute_factor": ("engine_compute_factor", 0.2, 4.0),
+          "grouped_gemm_efficiency": ("grouped_gemm_efficiency", 0.1, 2.0),
+          "prefill_queue_share": ("prefill_queue_share", 0.01, 1.5),
+          "interleaved_prefill_share": ("interleaved_prefill_share", 0.01, 1.5)}
+WITHIN = 0.30       # a TPOT is "within" when |modelled / measured - 1| <= 30 %
+SOFT = 0.30         # residuals (log) beyond this weigh less in the fit (soft L1): a few odd points do not steer it
+ITERATIONS = 12
+BAND_PERCENTILES = (10, 90)
+BAND_COLUMNS = tuple(f"{q}_{side}_{kind}" for q in ("tpot", "ttft") for kind in ("dense", "moe") for side in ("low", "high"))
+
+
+def load_points(path=None) -> list[dict]:
+    """The measured points, numbers as floats."""
+    with open(path or POINTS_PATH, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        for k in ("prompt_tokens", "output_tokens", "concurrency", "tensor_parallel", "attention_dp", "expert_parallel",
+                  "ttft_ms", "tpot_ms"):
+            r[k] = float(r[k])
+    return rows
+
+
+def expressible(point: dict) -> bool:
+    """A point the serving model can state: one tensor-parallel group (no attention data parallel)."""
+    return point["attention_dp"] == 1
+
+
+def fit_points(points=None) -> list[dict]:
+    """The points the factors are fitted on: H100 and B200, expressible."""
+    return [p for p in (points if points is not None else load_points()) if p["gpu"] in FIT_GPUS and expressible(p)]
+
+
+def held_out_points(points=None) -> list[dict]:
+    """The check: the other GPUs' expressible points (H200, GB200, B300, GB300)."""
+    return [p for p in (points if points is not None else load_points()) if p["gpu"] not in FIT_GPUS and expressible(p)]
+
+
+def _model_kind(model: str) -> str:
+    from . import catalog
+    return "moe" if float(catalog.tables()["models"].row(model)["experts"]) > 1 else "dense"
+
+
+def predict(points: list[dict], factors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(TPOT ms, TTFT ms) the formulas give at each point's workload and concurrency: with the engines catalog as
+    shipped, or with ``factors`` ({engine: {factor: value}}) in its place for the engines it names."""
+    from .engine import evaluate
+    if not points:
+        return np.zeros(0), np.zeros(0)
+    cols = {"model": [p["model"] for p in points], "gpu": [p["gpu"] for p in points],
+            "engine": [p["engine"] for p in points],
+            "n_gpus": np.array([int(p["tensor_parallel"]) for p in points]),
+            "weights_dtype": [p["weights_dtype"] for p in points], "kv_dtype": [p["kv_dtype"] for p in points],
+            "prompt_tokens": np.array([p["prompt_tokens"] for p in points]),
+            "output_tokens": np.array([p["output_tokens"] for p in points]),
+            "concurrency": np.array([int(p["concurrency"]) for p in points]),
+            "max_num_seqs": np.array([max(1, int(p["concurrency"])) for p in points]),
+            "ttft_slo_ms": 0, "tpot_slo_ms": 0, "requests_per_s": 1.0, "task": "serve"}
+    if factors:
+        for name, (inp, _lo, _hi) in PARAMS.items():
+            cols[inp] = np.array([float(factors[p["engine"]][name]) if p["engine"] in factors else 0.0 for p in points])
+    r = evaluate(cols, outputs=("load_tpot_ms", "load_ttft_ms"))
+    return np.asarray(r["load_tpot_ms"], dtype=float), np.asarray(r["load_ttft_ms"], dtype=float)
+
+
+def shipped_factors() -> dict:
+    """{engine: {factor: value}} as the engines catalog holds them."""
+    from . import catalog
+    t = catalog.tables()["engines"]
+    return {n: {k: float(t.row(n)[k]) for k in PARAMS} for n in t.names[: t.file_rows]}
+
+
+def fit(points=None, start: dict | None = None) -> dict:
+    """Each engine's factors fitted on ``points`` (default: the H100 and B200 points): {engine: {factor: value}}.
+    Iteratively reweighted Gauss-Newton on log(modelled / measured) of TPOT and TTFT, in the logarithm of each factor,
+    within PARAMS' bounds, with a small pull towards the starting values (a factor the points hardly move stays)."""
+    points = fit_points() if points is None else points
+    engines = sorted({p["engine"] for p in points})
+    base = {**shipped_factors(), **(start or {})}
+    names = list(PARAMS)
+    x = {e: np.log([base[e][n] for n in names]) for e in engines}
+    x0 = {e: v.copy() for e, v in x.items()}
+    lo = np.log([PARAMS[n][1] for n in names])
+    hi = np.log([PARAMS[n][2] for n in names])
+    meas = np.log(np.concatenate([[p["tpot_ms"] for p in points], [p["ttft_ms"] for p in points]]))
+    eng_of = np.array([p["engine"] for p in points] * 2)
+
+    def residual(xs):
+        t, f = predict(points, {e: dict(zip(names, np.exp(v))) for e, v in xs.items()})
+        return np.log(np.concatenate([t, f])) - meas
+
+    h = 0.05
+    for _ in range(ITERATIONS):
+        res = residual(x)
+        J = np.zeros((len(res), len(names)))
+        for j in range(len(names)):  # the engines' rows are disjoint: one evaluation moves factor j of every engine
+            bumped = {e: v.copy() for e, v in x.items()}
+            for e in engines:
+                bumped[e][j] += h
+            J[:, j] = (residual(bumped) - res) / h
+        biggest = 0.0
+        for e in engines:
+            m = eng_of == e
+            w = 1 / np.sqrt(np.maximum(1, np.abs(res[m]) / SOFT))
+            A = np.vstack([J[m] * w[:, None], 0.05 * np.eye(len(names))])
+            b = np.concatenate([-res[m] * w, -0.05 * (x[e] - x0[e])])
+            step = np.linalg.lstsq(A, b, rcond=None)[0]
+            step = np.clip(step, -0.7, 0.7)
+            x[e] = np.clip(x[e] + step, lo, hi)
+            biggest = max(biggest, float(np.abs(step).max()))
+        if biggest < 1e-3:
+            break
+    return {e: {n: float(v) for n, v in zip(names, np.exp(x[e]))} for e in engines}
+
+
+def errors(points: list[dict], factors: dict | None = None) -> dict:
+    """Modelled / measured per point: {"tpot_ratio": array, "ttft_ratio": array}."""
+    t, f = predict(points, factors)
+    return {"tpot_ratio": t / np.array([p["tpot_ms"] for p in points]), "ttft_ratio": f / np.array([p["ttft_ms"] for p in points])}
+
+
+def summary(points: list[dict], factors: dict | None = None) -> dict:
+    """{"points", "tpot_within" (share of TPOT within 30 %), "tpot_median_error", "ttft_median_ratio", "ttft_within"}."""
+    if not points:
+        return {"points": 0, "tpot_within": float("nan"), "tpot_median_error": float("nan"), "ttft_median_ratio": float("nan"),
+                "ttft_within": float("nan")}
+    e = errors(points, factors)
+    return _stats(e["tpot_ratio"], e["ttft_ratio"])
+
+
+def _stats(tpot_ratio, ttft_ratio) -> dict:
+    tpot_ratio, ttft_ratio = np.asarray(tpot_ratio), np.asarray(ttft_ratio)
+    return {"points": int(len(tpot_ratio)), "tpot_within": float(np.mean(np.abs(tpot_ratio - 1) <= WITHIN)),
+            "tpot_median_error": float(np.median(np.abs(tpot_ratio - 1))), "ttft_median_ratio": float(np.median(ttft_ratio)),
+            "ttft_within": float(np.mean(np.abs(ttft_ratio - 1) <= WITHIN))}
+
+
+def bands(points: list[dict], factors: dict | None = None) -> dict:
+    """{engine: {column: factor}}: the 10th and 90th percentile of measured / modelled TPOT and TTFT per engine and model
+    kind (dense, moe); a kind an engine has no points of takes the engine's other kind, widened by a quarter."""
+    e = errors(points, factors)
+    out: dict = {}
+    for eng in sorted({p["engine"] for p in points}):
+        cols = {}
+        for kind in ("dense", "moe"):
+            m = np.array([p["engine"] == eng and _model_kind(p["model"]) == kind for p in points])
+            for q in ("tpot", "ttft"):
+                if m.sum() >= 5:
+                    lo, hi = np.percentile(1 / e[f"{q}_ratio"][m], BAND_PERCENTILES)
+                    cols[f"{q}_low_{kind}"], cols[f"{q}_high_{kind}"] = min(float(lo), 1.0), max(float(hi), 1.0)
+        for kind, other in (("dense", "moe"), ("moe", "dense")):
+            for q in ("tpot", "ttft"):
+                if f"{q}_low_{kind}" not in cols and f"{q}_low_{other}" in cols:
+                    cols[f"{q}_low_{kind}"] = cols[f"{q}_low_{other}"] / 1.25
+                    cols[f"{q}_high_{kind}"] = cols[f"{q}_high_{other}"] * 1.25
+        cols["fitted_points"] = int(sum(1 for p in points if p["engine"] == eng))
+        out[eng] = cols
+    return out
+
+
+def leave_one_out(points: list[dict], key: str, fitted: dict | None = None) -> dict:
+    """Refit without each value of ``key`` ("engine" or "model") and predict its points.  An engine left out has no
+    factors of its own: it takes the geometric mean of the other engines' factors.  {value: stats}."""
+    out = {}
+    for value in sorted({p[key] for p in points}):
+        rest = [p for p in points if p[key] != value]
+        mine = [p for p in points if p[key] == value]
+        factors = fit(rest, start=fitted)
+        if key == "engine":
+            mean = {n: float(np.exp(np.mean([math.log(f[n]) for f in factors.values()]))) for n in PARAMS}
+            factors = {**factors, value: mean}
+        out[value] = summary(mine, factors)
+    return out
+
+
+def apply(factors: dict, band_values: dict) -> Path:
+    """Write the fitted factors and bands into engines.csv (rounded), the other columns as they are."""
+    from .files import write_atomically
+    with open(ENGINES_PATH, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields = reader.fieldnames
+        rows = list(reader)
+    for r in rows:
+        for n, v in factors.get(r["name"], {}).items():
+            r[n] = f"{v:.4g}"
+        for n, v in band_values.get(r["name"], {}).items():
+            r[n] = f"{v:.3g}" if n != "fitted_points" else str(v)
+    import io
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fields, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_atomically(ENGINES_PATH, buf.getvalue().encode("utf-8"))
+    return ENGINES_PATH
