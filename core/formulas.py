@@ -876,8 +876,10 @@ kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
 # the global ones, the grouped GEMM's efficiency reading experts, and how prompts share the steps under closed-loop load.
 EN = lambda fld: T("engines", "engine", fld)  # noqa: E731
 ENGINE_FIT = "engines catalog: fitted on [aiconfigurator_silicon] (H100 and B200 points; docs/calibration.md)"
-step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step: engine_step_overhead_ms, else the engine's, in seconds",
-                    IF(I.engine_step_overhead_ms > 0, I.engine_step_overhead_ms, EN("step_overhead_ms")) / 1000, ENGINE_FIT)
+step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step = layers x the engine's time per layer "
+                    "(engine_step_overhead_us_per_layer, else the engine's: kernel launches, scheduling, sampling), in seconds",
+                    L * IF(I.engine_step_overhead_us_per_layer > 0, I.engine_step_overhead_us_per_layer, EN("step_overhead_us_per_layer")) / 1e6,
+                    ENGINE_FIT)
 request_overhead_s = q("serve_request_overhead_s", "s", "Fixed time per request before its first token: engine_request_overhead_ms, "
                        "else the engine's, in seconds",
                        IF(I.engine_request_overhead_ms > 0, I.engine_request_overhead_ms, EN("request_overhead_ms")) / 1000, ENGINE_FIT)

@@ -403,8 +403,8 @@ INPUTS += (
     _n("concurrency", "sequences", 0, "Requests in flight the clients hold (a closed-loop benchmark's --max-concurrency); "
        "0 = the serving batch", 0, 1_000_000, kind="integer", group="serving",
        source="closed-loop load as benchmarks run it ([vllm_bench_serve] --max-concurrency)"),
-    _z("engine_step_overhead_ms", "ms", 0, "Fixed time of each decode step (kernel launches, scheduling, sampling); 0 = the engine's",
-       0.0001, 1e5, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("engine_step_overhead_us_per_layer", "us", 0, "Fixed time of each decode step per model layer (kernel launches, "
+       "scheduling, sampling); 0 = the engine's", 0.0001, 1e6, "the engine's", group="overheads", source=ENGINE_SOURCE),
     _z("engine_request_overhead_ms", "ms", 0, "Fixed time per request before its first token (tokenizing, scheduling, "
        "the server's round trip); 0 = the engine's", 0.0001, 1e6, "the engine's", group="overheads", source=ENGINE_SOURCE),
     _z("engine_bandwidth_factor", "factor", 0, "The engine's memory-bandwidth efficiency relative to decode_bandwidth_efficiency; "
@@ -420,14 +420,14 @@ INPUTS += (
        "steps (chunked prefill); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
 )
 LABELS.update({"engine": "Serving engine", "concurrency": "Requests in flight (0 = the serving batch)",
-               "engine_step_overhead_ms": "Fixed time per decode step (0 = the engine's)",
+               "engine_step_overhead_us_per_layer": "Fixed time per decode step and layer (0 = the engine's)",
                "engine_request_overhead_ms": "Fixed time per request (0 = the engine's)",
                "engine_bandwidth_factor": "Engine memory-bandwidth factor (0 = the engine's)",
                "engine_compute_factor": "Engine compute factor (0 = the engine's)",
                "grouped_gemm_efficiency": "Expert (grouped GEMM) efficiency (0 = the engine's)",
                "prefill_queue_share": "Share of other prompts waited for (0 = the engine's)",
                "interleaved_prefill_share": "Share of other prompts between tokens (0 = the engine's)"})
-ADVANCED |= {"concurrency", "engine_step_overhead_ms", "engine_request_overhead_ms", "engine_bandwidth_factor",
+ADVANCED |= {"concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
              "engine_compute_factor", "grouped_gemm_efficiency", "prefill_queue_share", "interleaved_prefill_share"}
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)

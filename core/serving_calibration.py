@@ -28,7 +28,7 @@ ENGINES_PATH = DATA / "engines.csv"
 FIT_GPUS = ("H100-SXM", "B200")
 FITTED_ENGINES = ("vllm", "sglang", "trtllm")
 # fitted factor -> (input that overrides it, engines.csv column, lower bound, upper bound)
-PARAMS = {"step_overhead_ms": ("engine_step_overhead_ms", 0.05, 40.0),
+PARAMS = {"step_overhead_us_per_layer": ("engine_step_overhead_us_per_layer", 1.0, 1000.0),
           "request_overhead_ms": ("engine_request_overhead_ms", 1.0, 1000.0),
           "bandwidth_factor": ("engine_bandwidth_factor", 0.3, 1.5),
           "compute_factor": ("engine_compute_factor", 0.2, 4.0),
@@ -37,7 +37,8 @@ PARAMS = {"step_overhead_ms": ("engine_step_overhead_ms", 0.05, 40.0),
           "interleaved_prefill_share": ("interleaved_prefill_share", 0.01, 1.5)}
 WITHIN = 0.30       # a TPOT is "within" when |modelled / measured - 1| <= 30 %
 SOFT = 0.30         # residuals (log) beyond this weigh less in the fit (soft L1): a few odd points do not steer it
-ITERATIONS = 12
+ITERATIONS = 25
+TTFT_WEIGHT = 0.5   # TTFT residuals count half: the per-token time is what the fleet is sized on
 BAND_PERCENTILES = (10, 90)
 BAND_COLUMNS = tuple(f"{q}_{side}_{kind}" for q in ("tpot", "ttft") for kind in ("dense", "moe") for side in ("low", "high"))
 
@@ -54,8 +55,8 @@ def load_points(path=None) -> list[dict]:
 
 
 def expressible(point: dict) -> bool:
-    """A point the serving model can state: one tensor-parallel group (no attention data parallel)."""
-    return point["attention_dp"] == 1
+    """A point the serving model can state: one tensor-parallel group within one server (no attention data parallel)."""
+    return point["attention_dp"] == 1 and point["tensor_parallel"] <= 8
 
 
 def fit_points(points=None) -> list[dict]:
@@ -116,6 +117,7 @@ def fit(points=None, start: dict | None = None) -> dict:
     hi = np.log([PARAMS[n][2] for n in names])
     meas = np.log(np.concatenate([[p["tpot_ms"] for p in points], [p["ttft_ms"] for p in points]]))
     eng_of = np.array([p["engine"] for p in points] * 2)
+    weight = np.concatenate([np.ones(len(points)), np.full(len(points), TTFT_WEIGHT)])
 
     def residual(xs):
         t, f = predict(points, {e: dict(zip(names, np.exp(v))) for e, v in xs.items()})
@@ -133,7 +135,7 @@ def fit(points=None, start: dict | None = None) -> dict:
         biggest = 0.0
         for e in engines:
             m = eng_of == e
-            w = 1 / np.sqrt(np.maximum(1, np.abs(res[m]) / SOFT))
+            w = weight[m] / np.sqrt(np.maximum(1, np.abs(res[m]) / SOFT))
             A = np.vstack([J[m] * w[:, None], 0.05 * np.eye(len(names))])
             b = np.concatenate([-res[m] * w, -0.05 * (x[e] - x0[e])])
             step = np.linalg.lstsq(A, b, rcond=None)[0]
@@ -224,3 +226,74 @@ def apply(factors: dict, band_values: dict) -> Path:
     w.writerows(rows)
     write_atomically(ENGINES_PATH, buf.getvalue().encode("utf-8"))
     return ENGINES_PATH
+
+
+# The model before the engines existed (main at d418507: no per-step or per-request time, a prompt prefilled alone,
+# the latent cache split by tensor parallel), on the same H100 and B200 points with attention data parallel counted as
+# tensor parallel: measured with the serving formulas of that version at each point's concurrency.
+BEFORE = {"points": 1785, "tpot_within": 0.453, "tpot_median_error": 0.331, "ttft_median_ratio": 0.129}
+LOO_ITERATIONS = 8
+SKIPPED_MODELS = ("MiniMaxAI/MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B", "moonshotai/Kimi-K2.5", "zhipuai/GLM-5")
+SKIPPED_H100_B200_POINTS = 719  # aggregated points of SKIPPED_MODELS on H100 and B200 (architectures not in the catalog yet)
+
+
+def _row(label: str, s: dict) -> str:
+    return (f"| {label} | {s['points']} | {s['tpot_within']:.0%} | {s['tpot_median_error']:.0%} | {s['ttft_median_ratio']:.2f} | "
+            f"{s['ttft_within']:.0%} |")
+
+
+def render_lines() -> list[str]:
+    """The engines section of docs/calibration.md."""
+    global ITERATIONS
+    points = load_points()
+    fitted_on, held = fit_points(points), held_out_points(points)
+    shipped = shipped_factors()
+    head = "| points | n | TPOT within 30 % | TPOT median error | TTFT median ratio | TTFT within 30 % |"
+    rule = "|---|---:|---:|---:|---:|---:|"
+    lines = ["## Serving engines (NVIDIA's measured points)", "",
+             f"{len(points)} measured points of aggregated serving from NVIDIA AIConfigurator 0.12.0 (aiconfigurator-core on "
+             "PyPI, systems/silicon_sample.csv, Apache License 2.0; `core/data/serving_points.csv`): vLLM, SGLang and "
+             "TensorRT-LLM at a fixed concurrency, time to first token (TTFT) and time per output token (TPOT).  The engine "
+             "factors (`core/data/engines.csv`) are fitted on the H100 and B200 points only "
+             f"({len(fitted_on)} expressible); the {len(held)} H200, GB200, B300 and GB300 points are the held-out check and "
+             "never enter the fit.  Not expressed: attention data parallel and tensor parallel across servers "
+             f"({sum(1 for p in points if not expressible(p))} points), and the {SKIPPED_H100_B200_POINTS} H100/B200 points "
+             f"of {', '.join(SKIPPED_MODELS)} (architectures the model catalog does not hold yet).", "",
+             "The formulas are `load_tpot_ms` and `load_ttft_ms` (docs/quantities.md, group serving): a decode step is the "
+             "weights it reads (experts at the engine's grouped-GEMM efficiency) and the KV cache at the engine's bandwidth, "
+             "or its compute, plus the tensor-parallel all-reduces and the engine's fixed time per step; TPOT adds the share "
+             "of the other requests' prefill that lands between a request's tokens; TTFT is the engine's fixed time per "
+             "request, the prompt's own prefill, the queue share of the other in-flight prompts and the decode steps the "
+             "prompt's chunks share.", "",
+             head, rule, _row("H100 and B200, before the engines (one prompt prefilled alone, no per-step time)",
+                              {**BEFORE, "ttft_within": float("nan")}).replace("nan%", "-"),
+             _row("H100 and B200 (fitted on)", summary(fitted_on)),
+             _row("H200, GB200, B300, GB300 (held out)", summary(held))]
+    for gpu in sorted({p["gpu"] for p in held}):
+        lines.append(_row(f"held out: {gpu}", summary([p for p in held if p["gpu"] == gpu])))
+    e = errors(fitted_on)
+    for key in ("engine", "model"):
+        for value in sorted({p[key] for p in fitted_on}):
+            m = np.array([p[key] == value for p in fitted_on])
+            lines.append(_row(f"fitted on, {key} {value}", _stats(e["tpot_ratio"][m], e["ttft_ratio"][m])))
+    saved, ITERATIONS = ITERATIONS, LOO_ITERATIONS
+    try:
+        lines += ["", "Leave one out: each engine (it takes the geometric mean of the other engines' factors) and each model "
+                  "in turn is left out, the factors refitted on the rest of the H100 and B200 points, and its points predicted.", "",
+                  head, rule]
+        for key in ("engine", "model"):
+            for value, s in leave_one_out(fitted_on, key, shipped).items():
+                lines.append(_row(f"{key} {value} left out", s))
+    finally:
+        ITERATIONS = saved
+    lines += ["", "The factors as shipped (fixed time per decode step and layer in microseconds, per request in ms; the others are factors or shares):", "",
+              "| engine | " + " | ".join(PARAMS) + " | points |", "|---|" + "---:|" * (len(PARAMS) + 1)]
+    from . import catalog
+    table = catalog.tables()["engines"]
+    for name in table.names[: table.file_rows]:
+        row = table.row(name)
+        lines.append(f"| {name} | " + " | ".join(f"{float(row[k]):.3g}" for k in PARAMS) + f" | {int(float(row['fitted_points']))} |")
+    lines += ["", "llama.cpp and transformers have no measured points here: their rows hold published per-step figures "
+              "(their sources in engines.csv), not fits.  The likely ranges every serving answer gives are the 10th-90th "
+              "percentiles of measured / modelled per engine and model kind (engines.csv tpot_low_dense ... ttft_high_moe).", ""]
+    return lines
