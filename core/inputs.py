@@ -398,8 +398,8 @@ INPUTS += (
     _c("engine", "engines", "vllm",
        "Serving engine: vllm, sglang, trtllm (TensorRT-LLM), llamacpp (llama.cpp), transformers (Hugging Face generate, eager); "
        "its calibrated per-step and per-request overheads and efficiencies", group="serving",
-       source="default vLLM: the engine most run (the most measured points of the calibration set come from vLLM, SGLang and "
-              "TensorRT-LLM; vLLM is the one the serving docs of most model cards start from); " + ENGINE_SOURCE),
+       source="default vllm: the open engine most deployments start from (it runs every catalog model on NVIDIA and AMD GPUs, "
+              "with no build step; TensorRT-LLM is NVIDIA-only, SGLang is close to vLLM in the calibration set); " + ENGINE_SOURCE),
     _n("concurrency", "sequences", 0, "Requests in flight the clients hold (a closed-loop benchmark's --max-concurrency); "
        "0 = the serving batch", 0, 1_000_000, kind="integer", group="serving",
        source="closed-loop load as benchmarks run it ([vllm_bench_serve] --max-concurrency)"),

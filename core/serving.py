@@ -49,6 +49,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_tpot_ms_at_batch_1", "serve_ttft_ms_at_batch_1", "infer_weights_gib", "gpu_memory_gib",
                  "serve_rent_usd_per_replica_month", "serve_own_usd_per_replica_month", "serve_replica_mtok_per_month",
                  "own_capital_usd", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "offer_max_gpus",
+                 "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets and have a price first; among those within cost_tolerance_pct "
                  "of the cheapest monthly cost, fewer GPUs in all, then the lower monthly cost; then the rest by monthly cost; "
@@ -87,6 +88,9 @@ class ServeOption(Record):
     ok: bool = False
     reasons: tuple = ()
     within_tolerance: bool = False
+    engine: str = "vllm"              # the serving engine the latencies are for (engines catalog)
+    tpot_ms_likely: tuple = ()        # (low, high) likely range of tpot_ms from the engine's calibration residuals
+    ttft_ms_likely: tuple = ()        # (low, high) likely range of ttft_ms
 
 
 
@@ -175,8 +179,41 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
               "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
+    result["engine"] = engine_text(str(base["engine"]))
+    best = result["recommended"]
+    result["launch"] = launch_commands(result["given"], best) if best is not None else []
     result["recommendation"] = serve_sentence(result)
     return result
+
+
+def engine_text(engine: str) -> str:
+    """The engine in words with why it is the default: "vLLM (the default: ...)"."""
+    from .inputs import BY_NAME as inputs
+    row = catalog.tables()["engines"].row(engine)
+    label = str(row["description"]).split(" (")[0]
+    return label + (" (the default engine)" if engine == inputs["engine"].default else "")
+
+
+LAUNCH_EQUIVALENTS = ("vllm", "sglang", "trtllm")
+
+
+def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
+    """The commands that start ``option`` (one replica): its engine's first, then the vLLM, SGLang and TensorRT-LLM
+    equivalents ({"engine", "command", "note"} each; ``core.launch.launch_command``)."""
+    from .launch import launch_command
+    inputs = serve_option_inputs(job, option)
+    inputs["max_num_seqs"] = max(1, int(option["batch"]))
+    engine = str(option.get("engine") or resolve_inputs(inputs)["engine"])
+    order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine]
+    return [launch_command({**inputs, "engine": e}) for e in order]
+
+
+def likely_text(value: float, likely) -> str:
+    """"42 ms (likely 35-50)": a latency with its likely range, in milliseconds."""
+    fmt = (lambda v: f"{v:,.0f}") if value >= 100 else (lambda v: f"{v:.1f}" if value < 10 else f"{v:.0f}")
+    if not likely or not all(map(math.isfinite, likely)):
+        return f"{fmt(value)} ms"
+    return f"{fmt(value)} ms (likely {fmt(likely[0])}-{fmt(likely[1])})"
 
 
 def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
@@ -265,7 +302,9 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
             capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),  # the whole deployment's
             weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
-            ok=not reasons, reasons=tuple(reasons)))
+            ok=not reasons, reasons=tuple(reasons), engine=str(base["engine"]),
+            tpot_ms_likely=(float(r["tpot_ms_likely_low"][j]), float(r["tpot_ms_likely_high"][j])),
+            ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j]))))
     return options
 
 
@@ -434,7 +473,8 @@ def serve_sentence(result: Mapping) -> str:
         best = min((o for o in (rent, buy) if o is not None), key=lambda o: o.usd_per_month)
         head += f", less than the cheapest setup, {serve_option_text(best)} at {usd_text(best.usd_per_month)}"
     else:
-        head = (f"{_upper_first(serve_option_text(lead))}: {lead.tpot_ms:.0f} ms per token, first token in {lead.ttft_ms:,.0f} ms, "
+        head = (f"{_upper_first(serve_option_text(lead))} with {result.get('engine') or lead.engine}: "
+                f"{likely_text(lead.tpot_ms, lead.tpot_ms_likely)} per token, first token in {likely_text(lead.ttft_ms, lead.ttft_ms_likely)}, "
                 f"{usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
                 f"${lead.usd_per_mtok_output:.2f} per million output tokens) for {volume}; {api_text}")
     wins = []
