@@ -487,3 +487,45 @@ def serve_sentence(result: Mapping) -> str:
         cheaper, dearer = ("buying", "renting") if buy.usd_per_month < rent.usd_per_month else ("renting", "buying")
         wins.append(f"{cheaper} costs less than {dearer} at this demand")
     return head + ". " + _upper_first("; ".join(wins)) + "."
+
+
+CURVE_CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def tradeoff_curve(job: Mapping, concurrencies=None, tensor_parallel=None) -> dict:
+    """Throughput per GPU against tokens per second per user for a model, GPU and engine: the trade-off serving is
+    tuned on (each point a closed-loop load of ``concurrency`` requests on one replica of ``n_gpus`` GPUs).
+
+    ``job``: inputs as for ``evaluate`` (model, gpu, engine, weights_dtype, kv_dtype, prompt_tokens, output_tokens ...);
+    ``tensor_parallel``: the GPUs per replica to draw (default: the job's n_gpus when it names one, else 1, 2, 4, 8 up
+    to the GPU's server); ``concurrencies``: default CURVE_CONCURRENCIES.  Points whose KV cache does not fit are left
+    out.  Returns {"model", "gpu", "engine", "weights_dtype", "points": [{"n_gpus", "concurrency",
+    "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "tpot_ms", "ttft_ms", "best"}]}; ``best`` marks the points no
+    other point beats on both axes.  Formulas: load_tokens_per_s_per_user, load_output_tokens_per_s_per_gpu."""
+    job = dict(job)
+    job["task"] = "serve"
+    base = resolve_inputs(job)
+    gpu_row = catalog.tables()["gpus"].row(base["gpu"])
+    degrees = ([int(t) for t in tensor_parallel] if tensor_parallel is not None
+               else [int(base["n_gpus"])] if "n_gpus" in job else _degrees(gpu_row, None))
+    concs = [int(c) for c in (concurrencies if concurrencies is not None else CURVE_CONCURRENCIES)]
+    if not concs or min(concs) < 1:
+        raise InputError("concurrencies", concs, "must be whole numbers of requests in flight, at least 1")
+    cols_n = [d for d in degrees for _ in concs]
+    cols_c = [c for _ in degrees for c in concs]
+    r = evaluate({**job, "n_gpus": np.array(cols_n), "concurrency": np.array(cols_c), "max_num_seqs": np.array(cols_c),
+                  "ttft_slo_ms": 0, "tpot_slo_ms": 0},
+                 outputs=("load_tokens_per_s_per_user", "load_output_tokens_per_s_per_gpu", "load_tpot_ms", "load_ttft_ms",
+                          "serve_kv_batch"))
+    r = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(cols_n),)) for k, v in r.items()}
+    points = [{"n_gpus": n, "concurrency": c, "tokens_per_s_per_user": float(r["load_tokens_per_s_per_user"][j]),
+               "output_tokens_per_s_per_gpu": float(r["load_output_tokens_per_s_per_gpu"][j]),
+               "tpot_ms": float(r["load_tpot_ms"][j]), "ttft_ms": float(r["load_ttft_ms"][j])}
+              for j, (n, c) in enumerate(zip(cols_n, cols_c)) if r["serve_kv_batch"][j] >= c]
+    for p in points:
+        p["best"] = not any(q["tokens_per_s_per_user"] >= p["tokens_per_s_per_user"]
+                            and q["output_tokens_per_s_per_gpu"] >= p["output_tokens_per_s_per_gpu"] and q is not p
+                            and (q["tokens_per_s_per_user"] > p["tokens_per_s_per_user"]
+                                 or q["output_tokens_per_s_per_gpu"] > p["output_tokens_per_s_per_gpu"]) for q in points)
+    return {"model": str(base["model"]), "gpu": str(base["gpu"]), "engine": str(base["engine"]),
+            "weights_dtype": str(base["weights_dtype"]), "points": points}

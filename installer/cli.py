@@ -354,7 +354,8 @@ def cmd_plan(ns) -> int:
         print(json.dumps({"job": {k: _jsonable(v) for k, v in result["job"].items()},
                           "recommended": clean(result["recommended"]) if result["recommended"] else None,
                           "options": [clean(o) for o in result["options"]],
-                          "rejected_counts": result["rejected_counts"]}, indent=2))
+                          "rejected_counts": result["rejected_counts"], "engine": result["engine"],
+                          "launch": result["launch"]}, indent=2))
         return 0
     job = result["job"]
     print(f"gpu-tco plan: {job['method']} {job['model']}, {job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
@@ -410,7 +411,8 @@ def _serve_plan(ns, given: dict) -> int:
                           "rent_beats_api_mtok_per_month": result["rent_beats_api_mtok_per_month"],
                           "buy_beats_api_mtok_per_month": result["buy_beats_api_mtok_per_month"],
                           "options": [clean(o) for o in result["options"]],
-                          "rejected_counts": result["rejected_counts"]}, indent=2))
+                          "rejected_counts": result["rejected_counts"], "engine": result["engine"],
+                          "launch": result["launch"]}, indent=2))
         return 0
     i = result["inputs"]
     targets = ", ".join(t for t in (f"first token within {number_text(i['ttft_slo_ms'])} ms" if i["ttft_slo_ms"] else "",
@@ -428,6 +430,11 @@ def _serve_plan(ns, given: dict) -> int:
                      "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
         print()
     print(result["recommendation"])
+    if result["launch"]:
+        print("Start one replica with:")
+        for item in result["launch"]:
+            print(f"  {item['command']}")
+        print(f"  ({result['launch'][0]['note']}; the first line is {result['engine'].split(' (')[0]}, then the equivalents)")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     if ns.all:
@@ -679,6 +686,7 @@ def cmd_estimate(ns) -> int:
         from .core import NO_PRICE, price_gaps
         missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
         facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+        facts[4:4] = _engine_facts(used, res)
         notes = list(dict.fromkeys(missing.values()))
     print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
@@ -687,6 +695,28 @@ def cmd_estimate(ns) -> int:
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
     return 0
+
+
+ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",
+                "load_ttft_ms", "load_tpot_ms_likely_low", "load_tpot_ms_likely_high", "load_ttft_ms_likely_low",
+                "load_ttft_ms_likely_high", "load_output_tokens_per_s_per_gpu", "serve_concurrency")
+
+
+def _engine_facts(used: dict, res: dict) -> list:
+    """Rows of the serving table for the engine: its name, the likely ranges, and the latency at the concurrency given."""
+    from .core import engine_text, evaluate
+    extra = evaluate(used, outputs=ENGINE_FACTS)
+    rows = [["serving engine", engine_text(str(used["engine"]))],
+            ["time to first token, likely range (ms)", f"{extra['ttft_ms_likely_low']:,.0f}-{extra['ttft_ms_likely_high']:,.0f}"],
+            ["time per output token, likely range (ms)", f"{extra['tpot_ms_likely_low']:.1f}-{extra['tpot_ms_likely_high']:.1f}"]]
+    if float(used["concurrency"]) > 0:
+        c = number_text(extra["serve_concurrency"])
+        rows += [[f"with {c} requests in flight: time to first token (ms)",
+                  f"{extra['load_ttft_ms']:,.0f} (likely {extra['load_ttft_ms_likely_low']:,.0f}-{extra['load_ttft_ms_likely_high']:,.0f})"],
+                 [f"with {c} requests in flight: time per output token (ms)",
+                  f"{extra['load_tpot_ms']:.1f} (likely {extra['load_tpot_ms_likely_low']:.1f}-{extra['load_tpot_ms_likely_high']:.1f})"],
+                 [f"with {c} requests in flight: output tokens/s per GPU", f"{extra['load_output_tokens_per_s_per_gpu']:,.0f}"]]
+    return rows
 
 
 def cmd_catalog(ns) -> int:
@@ -774,6 +804,11 @@ def cmd_calibrate(ns) -> int:
         for path in cal.apply_serving(decision):
             print(f"wrote {path} (serving efficiency per GPU family: "
                   + (", ".join(f"{k} {v:.3g}" for k, v in decision["factors"].items()) or "none supported") + ")")
+        from .core import serving_calibration as engines
+        points = engines.fit_points()
+        factors = engines.fit(points)
+        path = engines.apply(factors, engines.bands(points, factors))
+        print(f"wrote {path} (engine factors fitted on {len(points)} H100 and B200 serving points)")
         print("Run `gpu-tco docs` (a new process reads the new values) to refresh docs/calibration.md.")
         return 0
     print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
