@@ -50,6 +50,14 @@ def main(path: str) -> None:
                         "expert_parallel": number(r["moe_ep_size"]),
                         "ttft_ms": f"{float(r['silicon_ttft_ms']):.4g}", "tpot_ms": f"{float(r['silicon_tpot_ms']):.4g}",
                         "as_of": date.group(1) if date else "2026-04-27", "source": "aiconfigurator_silicon"})
+    # the same measurement is listed under several checkpoint names (DeepSeek-R1 and -V3): keep it once
+    seen, unique = set(), []
+    for row in out:
+        key = tuple(row[c] for c in COLUMNS if c not in ("id", "checkpoint", "as_of", "source"))
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    out = unique
     target = Path(__file__).resolve().parents[2] / "core" / "data" / "serving_points.csv"
     with open(target, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
