@@ -679,7 +679,8 @@ def _plan(named: dict):
 
 
 SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas", "ttft_ms", "tpot_ms",
-              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons", "recommendation")
+              "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons", "engine", "ttft_ms_likely_low",
+              "ttft_ms_likely_high", "tpot_ms_likely_low", "tpot_ms_likely_high", "launch_command", "recommendation")
 
 
 def _serve_plan(named: dict):
@@ -700,7 +701,9 @@ def _serve_plan(named: dict):
     for i, o in enumerate(options, start=1):
         rows.append([i, o.gpu, o.n_gpus, o.weights_dtype, o.acquire, o.offer, o.replicas, _cell_number(o.ttft_ms),
                      _cell_number(o.tpot_ms), _cell_number(o.usd_per_mtok_input), _cell_number(o.usd_per_mtok_output),
-                     _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons),
+                     _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons), o.engine,
+                     *(_cell_number(v) for v in (*o.ttft_ms_likely, *o.tpot_ms_likely)),
+                     result["launch"][0]["command"] if o is result["recommended"] and result["launch"] else "",
                      result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
@@ -824,9 +827,10 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
-             "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, latency, USD per Mtok) as a table.",
+             "with top, the ranked setups as a table (latency with its likely range, USD per Mtok, launch command); "
+             "engine: vllm (default), sglang, trtllm, llamacpp or transformers",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
-              "hours_per_day", "gpu", "serve_top"), special=_serve_plan),
+              "hours_per_day", "gpu", "serve_top", "engine"), special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),
     Function("MODEL_SPEC", "A field of a model: a catalog column, e.g. layers (default), hidden, kv_heads, vocab, or params_b / "

@@ -700,7 +700,7 @@ def render() -> str:
     lines += [""] + render_serving()
     from . import serving_calibration
     lines += serving_calibration.render_lines()
-    sources = sorted(set(sources) | {m.source for m in serving_measurements()})
+    sources = sorted(set(sources) | {m.source for m in serving_measurements()} | {"aiconfigurator_silicon"})
     lines += ["## Sources", ""]
     lines += [f"- `{s}`: {REFERENCES[s].full()}" for s in sources]
     return "\n".join(lines) + "\n"
