@@ -827,8 +827,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
-             "with top, the ranked setups as a table (latency with its likely range, USD per Mtok, launch command); "
-             "engine: vllm (default), sglang, trtllm, llamacpp or transformers",
+             "with top, the ranked setups as a table (latency and likely range, USD per Mtok, launch command); "
+             "engine: vllm (default), sglang, trtllm, llamacpp, transformers",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
               "hours_per_day", "gpu", "serve_top", "engine"), special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",

@@ -246,7 +246,7 @@ def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, mi
 @xw.arg('top', ndim=2, doc='empty (default): the answer in one cell (rent, buy or use the API); a number: a table of that many acceptable setups (0 = all, rejected ones included)')
 @xw.arg('engine', ndim=2, doc='Serving engine: vllm, sglang, trtllm (TensorRT-LLM), llamacpp (llama.cpp), transformers (Hugging Face generate, eager); its calibrated per-step and per-request overheads and efficiencies. Default vllm')
 def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, engine=None):
-    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups as a table (latency with its likely range, USD per Mtok, launch command); engine: vllm (default), sglang, trtllm, llamacpp or transformers'
+    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups as a table (latency and likely range, USD per Mtok, launch command); engine: vllm (default), sglang, trtllm, llamacpp, transformers'
     return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, engine)
 
 
