@@ -32,7 +32,7 @@ TEXT_COLUMNS = {
     "source", "as_of", "family", "description",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
     "model", "catalog_model", "price_key",  # apis
-    "launch",  # engines: the command that starts the engine
+    "launch", "label",  # engines: the command that starts the engine, its name as people write it
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {

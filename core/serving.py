@@ -190,7 +190,7 @@ def engine_text(engine: str) -> str:
     """The engine in words with why it is the default: "vLLM (the default: ...)"."""
     from .inputs import BY_NAME as inputs
     row = catalog.tables()["engines"].row(engine)
-    label = str(row["description"]).split(" (")[0]
+    label = str(row["label"])
     return label + (" (the default engine)" if engine == inputs["engine"].default else "")
 
 

@@ -104,7 +104,7 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert out.value("Start", "A7") == result["recommendation"]  # the answer as a live formula, word for word
     assert out.value("Start", "A4").startswith(f"Serve {inputs['model']} at 20 requests a second")
     # the table beside it: the setups' latency against the targets, their cost against the API's
-    labels = {out.cell("Start", r, 1): r for r in range(10, 30)}
+    labels = {out.cell("Start", r, 1): r for r in range(10, 40)}
     rent, buy = result["best_rent"], result["best_buy"]
     assert out.cell("Start", labels["setup"], 2) == core.serve_option_text(rent)
     assert out.cell("Start", labels["setup"], 3) == core.serve_option_text(buy)
@@ -116,6 +116,19 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert [out.cell("Start", labels["cloud offer"], c) for c in (2, 3)] == [rent.offer, "-"]
     assert [out.cell("Start", labels["meets both targets"], c) for c in (2, 3)] == ["yes", "yes"]
     assert out.cell("Start", labels["API prices as of"], 4) == result["api"]["as_of"]
+    # the engine and each latency's likely range (engines catalog, fitted on NVIDIA AIConfigurator 0.12.0's measured points)
+    assert out.cell("Start", labels["serving engine"], 2) == "vllm"
+    low, high = rent.tpot_ms_likely
+    assert out.cell("Start", labels["time per generated token, likely range"], 2) == f"{low:.1f}-{high:.1f} ms"
+    # the launch command of the recommended setup, and the trade-off sheet's live curve against core's
+    assert any(str(out.cell("Start", r, 1)).startswith("vllm serve") for r in range(20, 50))
+    curve = core.tradeoff_curve(core.serve_option_inputs(result["given"], result["recommended"]),
+                                tensor_parallel=[result["recommended"].n_gpus])["points"]
+    rows = _serving_rows(out, "Trade-off")
+    for j, point in enumerate(curve):
+        assert out.cell("Trade-off", rows["concurrency"], 3 + j) == point["concurrency"]
+        assert rel_equal(out.cell("Trade-off", rows["load_tokens_per_s_per_user"], 3 + j), point["tokens_per_s_per_user"])
+        assert rel_equal(out.cell("Trade-off", rows["load_output_tokens_per_s_per_gpu"], 3 + j), point["output_tokens_per_s_per_gpu"])
 
 
 def test_serving_workbook_follows_its_inputs(recalculated):

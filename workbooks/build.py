@@ -871,7 +871,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
                     value = row.get(col, "" if col in catalog.TEXT_COLUMNS else 0)
                 put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
-            if col in ("name", "auto_offer", "price_type") or col in table.numeric or (tname, col) == ("apis", "as_of"):
+            if col in ("name", "auto_offer", "price_type") or col in table.numeric or (tname, col) in (("apis", "as_of"), ("engines", "label")):
                 # price_type and the API's date: read by the Start answers
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)
