@@ -38,6 +38,7 @@ from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
 from .inputs import SECTIONS as INPUT_SECTIONS
+from .launch import launch_command
 from .layout import unit as layout_unit
 from .names import suggest
 from .planner import (
@@ -75,7 +76,6 @@ from .serving import (
     serve_sentence,
     tradeoff_curve,
 )
-from .launch import launch_command
 from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
 from .version import __version__
 

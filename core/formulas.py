@@ -876,22 +876,27 @@ kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
 # the global ones, the grouped GEMM's efficiency reading experts, and how prompts share the steps under closed-loop load.
 EN = lambda fld: T("engines", "engine", fld)  # noqa: E731
 ENGINE_FIT = "engines catalog: fitted on [aiconfigurator_silicon] (H100 and B200 points; docs/calibration.md)"
-step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step = layers x the engine's time per layer "
-                    "(engine_step_overhead_us_per_layer, else the engine's: kernel launches, scheduling, sampling), in seconds",
-                    L * IF(I.engine_step_overhead_us_per_layer > 0, I.engine_step_overhead_us_per_layer, EN("step_overhead_us_per_layer")) / 1e6,
-                    ENGINE_FIT)
-request_overhead_s = q("serve_request_overhead_s", "s", "Fixed time per request before its first token: engine_request_overhead_ms, "
-                       "else the engine's, in seconds",
-                       IF(I.engine_request_overhead_ms > 0, I.engine_request_overhead_ms, EN("request_overhead_ms")) / 1000, ENGINE_FIT)
+step_us = q("serve_step_overhead_us_per_layer", "us", "Fixed time of a decode step per layer in use: engine_step_overhead_us_per_layer, "
+            "else the engine's (kernel launches, scheduling, sampling)",
+            IF(I.engine_step_overhead_us_per_layer > 0, I.engine_step_overhead_us_per_layer, EN("step_overhead_us_per_layer")), ENGINE_FIT)
+step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step = layers x the time per layer, in seconds",
+                    L * step_us / 1e6, ENGINE_FIT)
+request_ms = q("serve_request_overhead_ms", "ms", "Fixed time per request before its first token in use: engine_request_overhead_ms, "
+               "else the engine's", IF(I.engine_request_overhead_ms > 0, I.engine_request_overhead_ms, EN("request_overhead_ms")),
+               ENGINE_FIT)
+request_overhead_s = q("serve_request_overhead_s", "s", "Fixed time per request before its first token, in seconds", request_ms / 1000)
+bw_factor = q("serve_engine_bandwidth_factor", "factor", "The engine's bandwidth factor in use: engine_bandwidth_factor, else the engine's",
+              IF(I.engine_bandwidth_factor > 0, I.engine_bandwidth_factor, EN("bandwidth_factor")), ENGINE_FIT)
 serve_bw_eff = q("serve_bandwidth_efficiency", "fraction", "Share of peak memory bandwidth the engine's decode steps reach = "
-                 "decode_bandwidth_efficiency_used x the engine's bandwidth factor, at most 1",
-                 MIN(1, decode_eff * IF(I.engine_bandwidth_factor > 0, I.engine_bandwidth_factor, EN("bandwidth_factor"))), ENGINE_FIT)
+                 "decode_bandwidth_efficiency_used x the engine's bandwidth factor, at most 1", MIN(1, decode_eff * bw_factor), ENGINE_FIT)
+compute_factor = q("serve_engine_compute_factor", "factor", "The engine's compute factor in use: engine_compute_factor, else the engine's",
+                   IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor")), ENGINE_FIT)
 serve_flops_eff = q("serve_compute_efficiency", "fraction", "Share of dense peak FLOPS the engine's prefill and compute-bound steps reach = "
-                    "prefill_mfu_used x the engine's compute factor, at most 1",
-                    MIN(1, prefill_eff * IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor"))), ENGINE_FIT)
-gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the engine's grouped-GEMM efficiency "
-           "(grouped_gemm_efficiency, else the engine's) for mixture-of-experts models, 1 for dense ones",
-           IF(E > 1, IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), 1), ENGINE_FIT)
+                    "prefill_mfu_used x the engine's compute factor, at most 1", MIN(1, prefill_eff * compute_factor), ENGINE_FIT)
+gg_engine = q("serve_grouped_gemm_efficiency", "fraction", "The engine's grouped-GEMM efficiency in use: grouped_gemm_efficiency, "
+              "else the engine's", IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), ENGINE_FIT)
+gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the grouped-GEMM efficiency for "
+           "mixture-of-experts models, 1 for dense ones", IF(E > 1, gg_engine, 1), ENGINE_FIT)
 queue_share = q("serve_prefill_queue_share", "fraction", "Share of the other in-flight requests' prompts a new request waits for "
                 "(prefill_queue_share, else the engine's)",
                 IF(I.prefill_queue_share > 0, I.prefill_queue_share, EN("prefill_queue_share")), ENGINE_FIT)

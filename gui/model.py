@@ -39,9 +39,9 @@ from ..core import (
     option_text,
     plan,
     serve_curves,
-    tradeoff_curve,
     serve_option_inputs,
     serve_plan,
+    tradeoff_curve,
 )
 from ..core import INPUT_SECTIONS as SECTIONS
 from ..core import INPUTS_BY_NAME as BY_NAME
