@@ -734,8 +734,9 @@ kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs t
 # Latent attention caches one vector per token shared by every head: tensor parallelism cannot split it, and
 # engines keep the whole latent cache on every rank (SGLang's and vLLM's MLA backends; TensorRT-LLM's).
 kv_split = q("kv_split", "GPUs", "GPUs the KV cache is split over: tensor parallel up to the KV heads (replicated beyond); "
-             "1 with latent attention (the one latent vector per token is kept whole on every rank)",
-             IF(mla, 1, MIN(tp_inf, n_kv)),
+             "1 with latent attention (the one latent vector per token is kept whole on every rank); every GPU with an engine "
+             "that splits the layers (each holds its layers' cache)",
+             IF(T("engines", "engine", "layer_split") > 0, tp_inf, IF(mla, 1, MIN(tp_inf, n_kv))),
              "[megatron2019]: heads split across t GPUs; [deepseekv2_2024] section 2.1 (one latent vector per token for all heads); "
              "[sglang_dp_attention] (the latent cache is replicated across tensor-parallel ranks)")
 kv_cache_gib_per_gpu = q(
@@ -903,22 +904,30 @@ queue_share = q("serve_prefill_queue_share", "fraction", "Share of the other in-
 interleave_share = q("serve_interleaved_prefill_share", "fraction", "Share of the other requests' prefill that lands between a "
                      "request's tokens (interleaved_prefill_share, else the engine's)",
                      IF(I.interleaved_prefill_share > 0, I.interleaved_prefill_share, EN("interleaved_prefill_share")), ENGINE_FIT)
+split = q("serve_layer_split", "flag", "1 = the engine splits the layers across the replica's GPUs (llama.cpp --split-mode layer): "
+          "one GPU works at a time while decoding, and no all-reduces", EN("layer_split") > 0, "[llamacpp_server]")
+time_div = q("serve_decode_parallel_gpus", "GPUs", "GPUs that share a decode step's work: n_gpus in tensor parallel, 1 with a layer "
+             "split (each GPU reads its own layers in turn)", IF(split, 1, tp_inf), "[llamacpp_server]; [megatron2019]")
+ar_fixed_s = q("serve_allreduce_fixed_s", "s", "Tensor-parallel all-reduce latency per step (0 with a layer split)",
+               IF(split, 0, tp_allreduce_fixed_s))
+ar_tok_s = q("serve_allreduce_s_per_token", "s/token", "Tensor-parallel all-reduce transfer per token (0 with a layer split)",
+             IF(split, 0, tp_allreduce_s_per_token))
 membw = G("memory_bandwidth_gbps") * 1e9 * serve_bw_eff
 kv_read_s_per_seq = q(
     "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x the engine's efficiency)",
-    kv_mean_tokens * kv_bytes_per_token / kv_split / membw,
+    kv_mean_tokens * kv_bytes_per_token / IF(split, 1, kv_split) / membw,
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * serve_flops_eff
 compute_s_per_seq = q(
     "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L x tokens x q_dim) "
-    "/ (n_gpus x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / tp_inf / flops_per_gpu_s,
+    "/ (GPUs sharing the step x TFLOPS x prefill_mfu)", (2 * params_active + 4 * L * kv_mean_tokens * q_dim) / time_div / flops_per_gpu_s,
     "[kaplan2020] (2N forward FLOPs per token); [pope2022] section 2")
 prefill_s_per_token = q(
     "serve_prefill_s_per_token", "s/token",
     "Prefill time per prompt token on one replica = (2 x active params + causal attention 2 x L x prompt x q_dim) / (n_gpus x "
     "TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel all-reduces",
     (2 * params_active + 2 * L * p_tok * q_dim) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
-    + tp_allreduce_s_per_token, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
+    + ar_tok_s, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
 prefill_per_seq_step = q(
     "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = interleaved share x prompt/output "
     "x prefill time per token",
@@ -930,27 +939,30 @@ own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt to
 queue_prefill_s_per_seq = q(
     "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill",
     queue_share * own_prefill_s, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
-fixed_step_s = tp_allreduce_fixed_s + step_overhead_s
+fixed_step_s = ar_fixed_s + step_overhead_s
 
 
 def _weights_s(batch):
     """Weight read time of a step: the dense part at the engine's bandwidth, the experts at its grouped-GEMM efficiency."""
-    return (infer_fixed_read_bytes + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff) / tp_inf / membw
+    return (infer_fixed_read_bytes + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff) / time_div / membw
 
 
 def _decode_s(batch):  # a decode step of `batch` sequences without the piggybacked prefill
     return MAX(_weights_s(batch) + batch * kv_read_s_per_seq, batch * compute_s_per_seq) \
-        + fixed_step_s + batch * tp_allreduce_s_per_token
+        + fixed_step_s + batch * ar_tok_s
 
 
-def _tpot_s(batch):
-    return _decode_s(batch) + batch * prefill_per_seq_step
+def _tpot_s(batch, step=None):
+    """A step of the batch + the prefill of the other batch - 1 requests' prompts that lands between this one's tokens (its
+    own prompt was prefilled before its first token).  ``step``: the batch's decode step when it is a quantity already."""
+    return (_decode_s(batch) if step is None else step) + MAX(0, batch - 1) * prefill_per_seq_step
 
 
-def _ttft_s(batch):
+def _ttft_s(batch, step=None):
     """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
     decode steps its prefill chunks share."""
-    return request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * _decode_s(batch)
+    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq
+            + prefill_chunks * (_decode_s(batch) if step is None else step))
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
@@ -961,18 +973,18 @@ ttft_decode_budget_s = q(
     (ttft_target_s - request_overhead_s - own_prefill_s + queue_prefill_s_per_seq) / prefill_chunks)
 queue_s_per_step = queue_prefill_s_per_seq / prefill_chunks
 tpot_slope = q("serve_tpot_s_per_seq", "s", "Memory-bound step time each sequence of the batch adds to a token: KV read + all-reduce bytes + carried prefill",
-               kv_read_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step)
+               kv_read_s_per_seq + ar_tok_s + prefill_per_seq_step)
 ttft_slope = q("serve_decode_s_per_seq", "s", "First-token time per chunk each sequence adds on the memory line: KV read + "
-               "all-reduce bytes + its queued prefill / chunks", kv_read_s_per_seq + tp_allreduce_s_per_token + queue_s_per_step)
+               "all-reduce bytes + its queued prefill / chunks", kv_read_s_per_seq + ar_tok_s + queue_s_per_step)
 compute_batch = q(
     "serve_compute_batch_limit", "sequences", "Largest batch the compute-bound step allows within both targets (the compute line of each)",
-    MIN((tpot_target_s - fixed_step_s) / (compute_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step),
-        (ttft_decode_budget_s - fixed_step_s) / (compute_s_per_seq + tp_allreduce_s_per_token + queue_s_per_step)))
+    MIN((tpot_target_s - fixed_step_s + prefill_per_seq_step) / (compute_s_per_seq + ar_tok_s + prefill_per_seq_step),
+        (ttft_decode_budget_s - fixed_step_s) / (compute_s_per_seq + ar_tok_s + queue_s_per_step)))
 
 
 def _largest_batch(weights_s):
     """Largest batch with the weight time held at ``weights_s``: both targets, each against the memory and the compute line."""
-    return MIN((tpot_target_s - weights_s - fixed_step_s) / tpot_slope,
+    return MIN((tpot_target_s - weights_s - fixed_step_s + prefill_per_seq_step) / tpot_slope,
                (ttft_decode_budget_s - weights_s - fixed_step_s) / ttft_slope, compute_batch)
 
 
@@ -1000,14 +1012,16 @@ serve_batch = q("serve_batch", "sequences",
                 "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))
 b_run = MAX(1, serve_batch)
+serve_step_s = q("serve_decode_step_s", "s", "Decode step at the serving batch (without the prefill between tokens)", _decode_s(b_run),
+                 "[pope2022] section 2")
 q("serve_fits", "flag", "1 = the weights and at least one request's KV cache fit in the replica's memory", kv_batch >= 1)
 meets_tpot = q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-token target (no target: 1)", tpot_1 / 1000 <= tpot_target_s)
 meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", ttft_1 / 1000 <= ttft_target_s)
-tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run),
+tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run, serve_step_s),
            "[sarathi2024]; [pope2022]")
 q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
 ttft_s = q("serve_ttft_s", "s", "Time to the first token at the serving batch, closed loop: request overhead + own prefill + the queue "
-           "share of the other prompts + the decode steps the prompt's chunks share", _ttft_s(b_run), "[sarathi2024] (chunked prefill)")
+           "share of the other prompts + the decode steps the prompt's chunks share", _ttft_s(b_run, serve_step_s), "[sarathi2024] (chunked prefill)")
 q("ttft_ms", "ms", "Time to the first token at full load, closed loop (the batch's other prompts counted; no open-loop wait), milliseconds",
   ttft_s * 1000, "[sarathi2024] (chunked prefill)")
 q("serve_experts_read_per_layer", "experts", "Routed experts a step of the serving batch reads per expert layer, expected", experts_read(b_run))
@@ -1031,10 +1045,22 @@ q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end o
   BAND_SOURCE)
 # Closed-loop load as benchmarks run it: `concurrency` requests in flight, each sent again as soon as it ends.
 conc = q("serve_concurrency", "sequences", "Requests in flight: concurrency, or the serving batch when 0", IF(I.concurrency > 0, I.concurrency, b_run))
-load_tpot_s = q("load_tpot_s", "s", "Time per output token with `concurrency` requests in flight: decode step + the share of the "
-                "others' prefill between tokens", _tpot_s(conc), "[sarathi2024]; [pope2022]")
+running = q("load_running_sequences", "sequences", "Requests the engine runs at once at the concurrency: all of them, or as many as "
+            "the KV cache holds (the rest wait for a running one to end)", MAX(1, MIN(conc, kv_batch)), "[vllm2023] (paged KV cache)")
+load_step_s = q("load_decode_step_s", "s", "Decode step of the running sequences (without the prefill between tokens)",
+                _decode_s(running), "[pope2022] section 2")
+load_tpot_s = q("load_tpot_s", "s", "Time per output token with `concurrency` requests in flight: decode step of the running "
+                "sequences + the share of the others' prefill between tokens", _tpot_s(running, load_step_s),
+                "[sarathi2024]; [pope2022]")
+running_ttft_s = q("load_running_ttft_s", "s", "Time to the first token of a request admitted at once: request overhead + own "
+                   "prefill + the queue share of the other running prompts + the steps its chunks share",
+                   _ttft_s(running, load_step_s),
+                   "[sarathi2024]")
 load_ttft_s = q("load_ttft_s", "s", "Time to the first token with `concurrency` requests in flight: request overhead + own prefill + "
-                "the queue share of the others' prompts + the steps the chunks share", _ttft_s(conc), "[sarathi2024]")
+                "the queue share of the others' prompts + the steps the chunks share; requests beyond what the KV cache holds "
+                "first wait (concurrency - running) / running request lifetimes",
+                running_ttft_s + MAX(0, conc - running) / running * (running_ttft_s + MAX(0, o_tok - 1) * load_tpot_s),
+                "[sarathi2024]; Little's law for the requests waiting outside the batch")
 q("load_tpot_ms", "ms", "Time per output token at the concurrency, milliseconds", load_tpot_s * 1000)
 q("load_ttft_ms", "ms", "Time to the first token at the concurrency, milliseconds", load_ttft_s * 1000)
 q("load_tpot_ms_likely_low", "ms", "Time per output token at the concurrency, low end of the likely range", load_tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)

@@ -103,7 +103,7 @@ def shipped_factors() -> dict:
     return {n: {k: float(t.row(n)[k]) for k in PARAMS} for n in t.names[: t.file_rows]}
 
 
-def fit(points=None, start: dict | None = None) -> dict:
+def fit(points=None, start: dict | None = None, iterations: int | None = None) -> dict:
     """Each engine's factors fitted on ``points`` (default: the H100 and B200 points): {engine: {factor: value}}.
     Iteratively reweighted Gauss-Newton on log(modelled / measured) of TPOT and TTFT, in the logarithm of each factor,
     within PARAMS' bounds, with a small pull towards the starting values (a factor the points hardly move stays)."""
@@ -124,7 +124,7 @@ def fit(points=None, start: dict | None = None) -> dict:
         return np.log(np.concatenate([t, f])) - meas
 
     h = 0.05
-    for _ in range(ITERATIONS):
+    for _ in range(iterations or ITERATIONS):
         res = residual(x)
         J = np.zeros((len(res), len(names)))
         for j in range(len(names)):  # the engines' rows are disjoint: one evaluation moves factor j of every engine
@@ -192,14 +192,14 @@ def bands(points: list[dict], factors: dict | None = None) -> dict:
     return out
 
 
-def leave_one_out(points: list[dict], key: str, fitted: dict | None = None) -> dict:
+def leave_one_out(points: list[dict], key: str, fitted: dict | None = None, iterations: int | None = None) -> dict:
     """Refit without each value of ``key`` ("engine" or "model") and predict its points.  An engine left out has no
     factors of its own: it takes the geometric mean of the other engines' factors.  {value: stats}."""
     out = {}
     for value in sorted({p[key] for p in points}):
         rest = [p for p in points if p[key] != value]
         mine = [p for p in points if p[key] == value]
-        factors = fit(rest, start=fitted)
+        factors = fit(rest, start=fitted, iterations=iterations)
         if key == "engine":
             mean = {n: float(np.exp(np.mean([math.log(f[n]) for f in factors.values()]))) for n in PARAMS}
             factors = {**factors, value: mean}
@@ -245,7 +245,6 @@ def _row(label: str, s: dict) -> str:
 
 def render_lines() -> list[str]:
     """The engines section of docs/calibration.md."""
-    global ITERATIONS
     points = load_points()
     fitted_on, held = fit_points(points), held_out_points(points)
     shipped = shipped_factors()
@@ -278,16 +277,12 @@ def render_lines() -> list[str]:
         for value in sorted({p[key] for p in fitted_on}):
             m = np.array([p[key] == value for p in fitted_on])
             lines.append(_row(f"fitted on, {key} {value}", _stats(e["tpot_ratio"][m], e["ttft_ratio"][m])))
-    saved, ITERATIONS = ITERATIONS, LOO_ITERATIONS
-    try:
-        lines += ["", "Leave one out: each engine (it takes the geometric mean of the other engines' factors) and each model "
-                  "in turn is left out, the factors refitted on the rest of the H100 and B200 points, and its points predicted.", "",
-                  head, rule]
-        for key in ("engine", "model"):
-            for value, s in leave_one_out(fitted_on, key, shipped).items():
-                lines.append(_row(f"{key} {value} left out", s))
-    finally:
-        ITERATIONS = saved
+    lines += ["", "Leave one out: each engine (it takes the geometric mean of the other engines' factors) and each model "
+              "in turn is left out, the factors refitted on the rest of the H100 and B200 points, and its points predicted.", "",
+              head, rule]
+    for key in ("engine", "model"):
+        for value, s in leave_one_out(fitted_on, key, shipped, iterations=LOO_ITERATIONS).items():
+            lines.append(_row(f"{key} {value} left out", s))
     lines += ["", "The factors as shipped (fixed time per decode step and layer in microseconds, per request in ms; the others are factors or shares):", "",
               "| engine | " + " | ".join(PARAMS) + " | points |", "|---|" + "---:|" * (len(PARAMS) + 1)]
     from . import catalog

@@ -354,8 +354,7 @@ def cmd_plan(ns) -> int:
         print(json.dumps({"job": {k: _jsonable(v) for k, v in result["job"].items()},
                           "recommended": clean(result["recommended"]) if result["recommended"] else None,
                           "options": [clean(o) for o in result["options"]],
-                          "rejected_counts": result["rejected_counts"], "engine": result["engine"],
-                          "launch": result["launch"]}, indent=2))
+                          "rejected_counts": result["rejected_counts"]}, indent=2))
         return 0
     job = result["job"]
     print(f"gpu-tco plan: {job['method']} {job['model']}, {job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "

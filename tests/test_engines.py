@@ -83,8 +83,7 @@ def test_the_fit_never_sees_the_held_out_gpus(monkeypatch):
         seen.extend(p["gpu"] for p in points)
         return real(points, factors)
     monkeypatch.setattr(sc, "predict", spy)
-    monkeypatch.setattr(sc, "ITERATIONS", 1)
-    sc.fit()
+    sc.fit(iterations=1)
     assert set(seen) <= set(sc.FIT_GPUS)
 
 
@@ -235,3 +234,35 @@ def test_command_line_plan_prints_the_launch_commands():
                          "--requests-per-s", "5", "--gpus", "H100-SXM", "--json"], capture_output=True, text=True, timeout=300)
     data = json.loads(js.stdout)
     assert data["recommended"]["engine"] == "vllm" and data["launch"][0]["command"].startswith("vllm serve")
+
+
+def test_requests_beyond_the_kv_cache_wait_for_a_whole_request():
+    """Closed loop with more requests in flight than the KV cache holds: the engine runs what fits, the others wait for
+    running requests to end (Little's law), so the first token jumps while the time per token stays that of the batch."""
+    job = {**SERVE, "model": "Llama-3.1-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "prompt_tokens": 8192,
+           "output_tokens": 1024}
+    names = ("serve_kv_batch", "load_running_sequences", "load_ttft_s", "load_tpot_s", "load_output_tokens_per_s_per_gpu")
+    kv = int(core.evaluate(job, outputs=names)["serve_kv_batch"])
+    at = core.evaluate({**job, "concurrency": kv}, outputs=names)
+    over = core.evaluate({**job, "concurrency": 2 * kv}, outputs=names)
+    assert at["load_running_sequences"] == over["load_running_sequences"] == kv
+    assert over["load_tpot_s"] == pytest.approx(at["load_tpot_s"])
+    life = at["load_ttft_s"] + 1023 * at["load_tpot_s"]
+    assert over["load_ttft_s"] == pytest.approx(at["load_ttft_s"] + life)  # one whole request lifetime more
+    assert over["load_output_tokens_per_s_per_gpu"] == pytest.approx(at["load_output_tokens_per_s_per_gpu"], rel=0.02)
+
+
+def test_llamacpp_layer_split_holds_the_model_but_does_not_speed_a_token():
+    """llama.cpp's default multi-GPU mode splits the layers (ggml-org, "llama.cpp: Using multiple GPUs", 2025,
+    https://github.com/ggml-org/llama.cpp/blob/master/docs/multi-gpu.md: each GPU holds a contiguous slice of layers and
+    their KV cache): memory per GPU halves on two cards, but one GPU works at a time while decoding, with no all-reduces,
+    so a lone request's token takes as long as on one card; tensor parallel (vLLM) is faster on two."""
+    base = {**SERVE, "model": "Llama-3.1-8B", "gpu": "RTX-4090", "weights_dtype": "q4_k_m", "concurrency": 1}
+    names = ("load_tpot_ms", "infer_weights_gib", "kv_split", "serve_allreduce_fixed_s", "serve_decode_parallel_gpus")
+    one = core.evaluate({**base, "engine": "llamacpp", "n_gpus": 1}, outputs=names)
+    two = core.evaluate({**base, "engine": "llamacpp", "n_gpus": 2}, outputs=names)
+    assert two["infer_weights_gib"] == pytest.approx(one["infer_weights_gib"] / 2)
+    assert two["kv_split"] == 2 and two["serve_decode_parallel_gpus"] == 1 and two["serve_allreduce_fixed_s"] == 0
+    assert two["load_tpot_ms"] == pytest.approx(one["load_tpot_ms"], rel=0.01)
+    tp = core.evaluate({**base, "engine": "vllm", "n_gpus": 2}, outputs=names)
+    assert tp["serve_allreduce_fixed_s"] > 0 and tp["serve_decode_parallel_gpus"] == 2
