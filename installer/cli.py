@@ -835,6 +835,18 @@ def cmd_calibrate(ns) -> int:
                  for label, loso in (("as shipped", decision["without"]), ("family factors, leave one source out", decision["with"]))
                  for k, v in loso.items() if k != "by_source"], align=["<", ">", ">", ">"]))
     print("Family factors " + ("kept" if decision["supported"] else "not supported by held-out sources: none kept") + ".")
+    from .core import serving_calibration as engines
+    points = engines.load_points()
+    print("\nServing engines against NVIDIA's measured points (AIConfigurator 0.12.0): fitted on H100 and B200, "
+          "checked on the other GPUs:")
+    groups = [("H100 and B200 (fitted on)", engines.fit_points(points)), ("other GPUs (held out)", engines.held_out_points(points))]
+    body = []
+    for label, chosen in groups:
+        for engine in ("all", *engines.FITTED_ENGINES):
+            mine = [p for p in chosen if engine == "all" or p["engine"] == engine]
+            s = engines.summary(mine)
+            body.append([label, engine, str(s["points"]), f"{s['tpot_within']:.0%}", f"{s['ttft_median_ratio']:.2f}"])
+    print(table(["points", "engine", "n", "TPOT within 30 %", "TTFT median ratio"], body, align=["<", "<", ">", ">", ">"]))
     print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources, and {len(serving)} serving rows; "
           "details and citations: docs/calibration.md")
     return 0
