@@ -908,14 +908,39 @@ split = q("serve_layer_split", "flag", "1 = the engine splits the layers across 
           "one GPU works at a time while decoding, and no all-reduces", EN("layer_split") > 0, "[llamacpp_server]")
 time_div = q("serve_decode_parallel_gpus", "GPUs", "GPUs that share a decode step's work: n_gpus in tensor parallel, 1 with a layer "
              "split (each GPU reads its own layers in turn)", IF(split, 1, tp_inf), "[llamacpp_server]; [megatron2019]")
-ar_fixed_s = q("serve_allreduce_fixed_s", "s", "Tensor-parallel all-reduce latency per step (0 with a layer split)",
-               IF(split, 0, tp_allreduce_fixed_s))
-ar_tok_s = q("serve_allreduce_s_per_token", "s/token", "Tensor-parallel all-reduce transfer per token (0 with a layer split)",
-             IF(split, 0, tp_allreduce_s_per_token))
+# Attention data parallel (DeepSeek-style): attention_dp groups of GPUs each run attention on their own requests with
+# tensor parallel inside the group; the experts (a dense model's MLP) spread over all the replica's GPUs, reached by an
+# all-to-all (dispatch and combine) per expert layer.
+adp = q("serve_attention_dp", "GPUs", "Attention data-parallel groups of a replica (at most n_gpus)", MIN(I.attention_dp, tp_inf),
+        "[sglang_dp_attention]")
+t_attn = q("serve_attention_tp", "GPUs", "GPUs in tensor parallel inside an attention group = n_gpus / attention_dp", tp_inf / adp,
+           "[sglang_dp_attention]")
+expert_all_bytes = moe_layers * E * infer_expert_bytes
+kv_split_attn = q("serve_kv_split", "GPUs", "GPUs one sequence's KV cache is split over: kv_split with attention's own tensor "
+                  "parallel (n_gpus / attention_dp)",
+                  IF(EN("layer_split") > 0, tp_inf, IF(mla, 1, MIN(t_attn, n_kv))), "[megatron2019]; [deepseekv2_2024]")
+serve_weights_gib = q("serve_weights_gib", "GiB/GPU", "Serving weights per GPU: attention, embeddings and dense parts over the "
+                      "attention group's GPUs, the experts (a dense model's MLP) over all the replica's GPUs",
+                      ((infer_weights_bytes - expert_all_bytes) / t_attn + expert_all_bytes / tp_inf) / GIB, "[sglang_dp_attention]")
+a2a_fixed_s = q("serve_all_to_all_fixed_s", "s", "Expert all-to-all latency per step with attention data parallel: dispatch and "
+                "combine per expert layer x allreduce_latency_us (0 without)",
+                IF(AND(adp > 1, E > 1), 2 * moe_layers * I.allreduce_latency_us * 1e-6, 0), "[deepseekv3_2024] section 3.2; [nccl_tests]")
+a2a_tok_s = q("serve_all_to_all_s_per_token", "s/token", "Expert all-to-all transfer per token of the batch with attention data "
+              "parallel: dispatch and combine of k experts x hidden x 2 bytes per expert layer, over the link, shared by the groups",
+              IF(AND(adp > 1, E > 1), 2 * moe_layers * k_act * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency) / adp, 0),
+              "[deepseekv3_2024] section 3.2")
+ar_fixed_s = q("serve_allreduce_fixed_s", "s", "Tensor-parallel all-reduce latency per step inside an attention group, plus the "
+               "expert all-to-all latency (0 with a layer split)",
+               IF(split, 0, IF(t_attn > 1, 2 * L * I.allreduce_latency_us * 1e-6, 0) + a2a_fixed_s),
+               "[megatron2019] section 3; [nccl_tests]")
+ar_tok_s = q("serve_allreduce_s_per_token", "s/token", "Tensor-parallel all-reduce transfer per token inside an attention group "
+             "(each group runs 1 / attention_dp of the batch), plus the expert all-to-all (0 with a layer split)",
+             IF(split, 0, IF(t_attn > 1, 2 * L * 2 * (t_attn - 1) / t_attn * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency), 0)
+                / adp + a2a_tok_s), "[megatron2019] section 3; [nccl_tests]")
 membw = G("memory_bandwidth_gbps") * 1e9 * serve_bw_eff
 kv_read_s_per_seq = q(
     "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV cache per GPU / (bandwidth x the engine's efficiency)",
-    kv_mean_tokens * kv_bytes_per_token / IF(split, 1, kv_split) / membw,
+    kv_mean_tokens * kv_bytes_per_token / IF(split, 1, kv_split_attn) / adp / membw,
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * serve_flops_eff
 compute_s_per_seq = q(
@@ -944,7 +969,8 @@ fixed_step_s = ar_fixed_s + step_overhead_s
 
 def _weights_s(batch):
     """Weight read time of a step: the dense part at the engine's bandwidth, the experts at its grouped-GEMM efficiency."""
-    return (infer_fixed_read_bytes + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff) / time_div / membw
+    return (infer_fixed_read_bytes / IF(split, 1, t_attn)
+            + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff / time_div) / membw
 
 
 def _decode_s(batch):  # a decode step of `batch` sequences without the piggybacked prefill
@@ -1004,10 +1030,11 @@ workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one pref
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
 seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV cache (prompt + output, per GPU) + its fp32 logits",
-            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + V * 4 / GIB, "[vllm2023]")
+            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split_attn / GIB + V * 4 / GIB, "[vllm2023]")
 kv_batch = q("serve_kv_batch", "sequences",
              "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
-             FLOOR(MAX(0, (usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
+             FLOOR(MAX(0, (usable_infer - serve_weights_gib - workspace_gib) / seq_gib) * adp),
+             "[vllm2023] (paged KV cache); with attention data parallel each group holds its own requests ([sglang_dp_attention])")
 serve_batch = q("serve_batch", "sequences",
                 "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))

@@ -400,6 +400,10 @@ INPUTS += (
        "its calibrated per-step and per-request overheads and efficiencies", group="serving",
        source="default vllm: the open engine most deployments start from (it runs every catalog model on NVIDIA and AMD GPUs, "
               "with no build step; TensorRT-LLM is NVIDIA-only, SGLang is close to vLLM in the calibration set); " + ENGINE_SOURCE),
+    _n("attention_dp", "GPUs", 1, "Serving: GPUs of a replica that run attention data parallel, each on its own requests, with "
+       "the experts (or MLP) spread over all the replica's GPUs (DeepSeek-style); 1 = tensor parallel throughout", 1, 1024,
+       kind="integer", group="serving",
+       source="[sglang_dp_attention] (data-parallel attention with expert parallel MoE for DeepSeek models)"),
     _n("concurrency", "sequences", 0, "Requests in flight the clients hold (a closed-loop benchmark's --max-concurrency); "
        "0 = the serving batch", 0, 1_000_000, kind="integer", group="serving",
        source="closed-loop load as benchmarks run it ([vllm_bench_serve] --max-concurrency)"),
@@ -419,7 +423,7 @@ INPUTS += (
     _z("interleaved_prefill_share", "fraction", 0, "Share of the other requests' prefill that lands between a request's decode "
        "steps (chunked prefill); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
 )
-LABELS.update({"engine": "Serving engine", "concurrency": "Requests in flight (0 = the serving batch)",
+LABELS.update({"engine": "Serving engine", "attention_dp": "Attention data-parallel GPUs (serving)", "concurrency": "Requests in flight (0 = the serving batch)",
                "engine_step_overhead_us_per_layer": "Fixed time per decode step and layer (0 = the engine's)",
                "engine_request_overhead_ms": "Fixed time per request (0 = the engine's)",
                "engine_bandwidth_factor": "Engine memory-bandwidth factor (0 = the engine's)",
@@ -427,7 +431,7 @@ LABELS.update({"engine": "Serving engine", "concurrency": "Requests in flight (0
                "grouped_gemm_efficiency": "Expert (grouped GEMM) efficiency (0 = the engine's)",
                "prefill_queue_share": "Share of other prompts waited for (0 = the engine's)",
                "interleaved_prefill_share": "Share of other prompts between tokens (0 = the engine's)"})
-ADVANCED |= {"concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
+ADVANCED |= {"attention_dp", "concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
              "engine_compute_factor", "grouped_gemm_efficiency", "prefill_queue_share", "interleaved_prefill_share"}
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)

@@ -12,7 +12,7 @@ compute factors, grouped-GEMM efficiency, the queue and interleaved shares of ot
 B200 points only, by iteratively reweighted Gauss-Newton on the logarithm of modelled / measured TPOT and TTFT (the
 formulas are ``load_tpot_ms`` and ``load_ttft_ms`` of core/formulas.py, evaluated at each point's concurrency).  The
 H200, GB200, B300 and GB300 points are never fitted on: they check how the model carries to other GPUs.  Points
-with attention data parallel (DeepSeek-style) are not expressed and stay out.
+across servers (more than 8 GPUs in a replica) are not expressed and stay out.
 """
 from __future__ import annotations
 
@@ -55,8 +55,9 @@ def load_points(path=None) -> list[dict]:
 
 
 def expressible(point: dict) -> bool:
-    """A point the serving model can state: one tensor-parallel group within one server (no attention data parallel)."""
-    return point["attention_dp"] == 1 and point["tensor_parallel"] <= 8
+    """A point the serving model can state: one replica within one server (tensor parallel x attention data parallel
+    at most 8 GPUs)."""
+    return point["tensor_parallel"] * point["attention_dp"] <= 8
 
 
 def fit_points(points=None) -> list[dict]:
@@ -82,7 +83,8 @@ def predict(points: list[dict], factors: dict | None = None) -> tuple[np.ndarray
         return np.zeros(0), np.zeros(0)
     cols = {"model": [p["model"] for p in points], "gpu": [p["gpu"] for p in points],
             "engine": [p["engine"] for p in points],
-            "n_gpus": np.array([int(p["tensor_parallel"]) for p in points]),
+            "n_gpus": np.array([int(p["tensor_parallel"] * p["attention_dp"]) for p in points]),
+            "attention_dp": np.array([int(p["attention_dp"]) for p in points]),
             "weights_dtype": [p["weights_dtype"] for p in points], "kv_dtype": [p["kv_dtype"] for p in points],
             "prompt_tokens": np.array([p["prompt_tokens"] for p in points]),
             "output_tokens": np.array([p["output_tokens"] for p in points]),
@@ -256,7 +258,7 @@ def render_lines() -> list[str]:
              "TensorRT-LLM at a fixed concurrency, time to first token (TTFT) and time per output token (TPOT).  The engine "
              "factors (`core/data/engines.csv`) are fitted on the H100 and B200 points only "
              f"({len(fitted_on)} expressible); the {len(held)} H200, GB200, B300 and GB300 points are the held-out check and "
-             "never enter the fit.  Not expressed: attention data parallel and tensor parallel across servers "
+             "never enter the fit.  Not expressed: replicas across servers (more than 8 GPUs) "
              f"({sum(1 for p in points if not expressible(p))} points), and the {SKIPPED_H100_B200_POINTS} H100/B200 points "
              f"of {', '.join(SKIPPED_MODELS)} (architectures the model catalog does not hold yet).", "",
              "The formulas are `load_tpot_ms` and `load_ttft_ms` (docs/quantities.md, group serving): a decode step is the "
@@ -265,7 +267,8 @@ def render_lines() -> list[str]:
              "of the other requests' prefill that lands between a request's tokens; TTFT is the engine's fixed time per "
              "request, the prompt's own prefill, the queue share of the other in-flight prompts and the decode steps the "
              "prompt's chunks share.", "",
-             head, rule, _row("H100 and B200, before the engines (one prompt prefilled alone, no per-step time)",
+             head, rule, _row("H100 and B200 without attention data parallel, before the engines (one prompt prefilled alone, "
+                              "no per-step time)",
                               {**BEFORE, "ttft_within": float("nan")}).replace("nan%", "-"),
              _row("H200, GB200, B300, GB300, before the engines", {**BEFORE_HELD_OUT, "ttft_within": float("nan")}).replace("nan%", "-"),
              _row("H100 and B200 (fitted on)", summary(fitted_on)),

@@ -266,3 +266,21 @@ def test_llamacpp_layer_split_holds_the_model_but_does_not_speed_a_token():
     assert two["load_tpot_ms"] == pytest.approx(one["load_tpot_ms"], rel=0.01)
     tp = core.evaluate({**base, "engine": "vllm", "n_gpus": 2}, outputs=names)
     assert tp["serve_allreduce_fixed_s"] > 0 and tp["serve_decode_parallel_gpus"] == 2
+
+
+def test_attention_data_parallel_holds_more_latent_caches():
+    """DeepSeek-V3 on 8x H200 in fp8: with tensor parallel every GPU keeps every sequence's latent cache; with attention
+    data parallel each of the 8 groups keeps only its own requests' (SGLang team, "SGLang v0.4", 2024-12-04,
+    https://lmsys.org/blog/2024-12-04-sglang-v0-4/), at the cost of attention weights on every GPU, and the experts are
+    reached by an all-to-all (DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024, https://arxiv.org/abs/2412.19437)."""
+    job = {**SERVE, "model": "DeepSeek-V3", "gpu": "H200-SXM", "n_gpus": 8, "weights_dtype": "fp8", "prompt_tokens": 8192,
+           "output_tokens": 1024, "engine": "sglang"}
+    names = ("serve_kv_batch", "serve_weights_gib", "serve_all_to_all_fixed_s", "infer_weights_gib")
+    tp = core.evaluate(job, outputs=names)
+    dp = core.evaluate({**job, "attention_dp": 8}, outputs=names)
+    assert tp["serve_weights_gib"] == pytest.approx(tp["infer_weights_gib"])
+    assert dp["serve_weights_gib"] > tp["serve_weights_gib"]            # attention on every GPU
+    assert dp["serve_kv_batch"] > 4 * tp["serve_kv_batch"]             # each group its own requests' cache
+    assert tp["serve_all_to_all_fixed_s"] == 0 < dp["serve_all_to_all_fixed_s"]
+    with pytest.raises(gpu_tco.InputError, match="attention_dp"):
+        core.evaluate({**job, "attention_dp": 3})
