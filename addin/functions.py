@@ -685,7 +685,7 @@ SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "rep
 
 def _serve_plan(named: dict):
     """GPU_SERVE_PLAN: core's serving answer (``serve_plan``) in one cell, or its ranked setups as a table."""
-    from gpu_tco.core import serve_plan
+    from gpu_tco.core import lead_option, serve_plan
     named = _scalar_args(named, "GPU_SERVE_PLAN")
     top = named.pop("serve_top", None)
     if not _blank(top):
@@ -703,7 +703,7 @@ def _serve_plan(named: dict):
                      _cell_number(o.tpot_ms), _cell_number(o.usd_per_mtok_input), _cell_number(o.usd_per_mtok_output),
                      _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons), o.engine,
                      *(_cell_number(v) for v in (*o.ttft_ms_likely, *o.tpot_ms_likely)),
-                     result["launch"][0]["command"] if o is result["recommended"] and result["launch"] else "",
+                     result["launch"][0]["command"] if o is lead_option(result) and result["launch"] else "",
                      result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))

@@ -67,6 +67,7 @@ from .serving import (
     ServeOption,
     engine_text,
     launch_commands,
+    lead_option,
     likely_text,
     plan,
     serve_curves,
@@ -124,7 +125,7 @@ __all__ = [
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
-    "launch_command", "likely_text", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
+    "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",

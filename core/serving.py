@@ -180,10 +180,16 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
               "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
     result["engine"] = engine_text(str(base["engine"]))
-    best = result["recommended"]
-    result["launch"] = launch_commands(result["given"], best) if best is not None else []
+    lead = lead_option(result)
+    result["launch"] = launch_commands(result["given"], lead) if lead is not None else []
     result["recommendation"] = serve_sentence(result)
     return result
+
+
+def lead_option(result: Mapping):
+    """The setup the answer leads with: the cheapest rented or bought one when that is the cheapest way at the demand
+    (as ``serve_sentence`` words it), else the recommended one (None when no setup meets the targets)."""
+    return {"rent": result.get("best_rent"), "buy": result.get("best_buy")}.get(result.get("choice")) or result.get("recommended")
 
 
 def engine_text(engine: str) -> str:

@@ -198,8 +198,8 @@ def test_serving_plan_names_the_engine_its_ranges_and_launch_commands():
     https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve/index.html)."""
     result = gpu_tco.plan({"task": "serve", "model": "Llama-3-70B", "requests_per_s": 5, "prompt_tokens": 1000,
                            "output_tokens": 200, "ttft_slo_ms": 2000, "tpot_slo_ms": 50}, gpus=["H100-SXM"])
-    best = result["recommended"]
-    assert best.engine == "vllm"
+    best = {"rent": result["best_rent"], "buy": result["best_buy"]}.get(result["choice"]) or result["recommended"]
+    assert best.engine == "vllm" and core.serve_option_text(best)[1:] in result["recommendation"]  # the setup it leads with
     assert "vLLM (the default engine)" in result["recommendation"]
     assert "likely" in result["recommendation"]
     assert best.tpot_ms_likely[0] < best.tpot_ms < best.tpot_ms_likely[1]
@@ -292,3 +292,17 @@ def test_attention_data_parallel_holds_more_latent_caches():
     assert tp["serve_all_to_all_fixed_s"] == 0 < dp["serve_all_to_all_fixed_s"]
     with pytest.raises(gpu_tco.InputError, match="attention_dp"):
         core.evaluate({**job, "attention_dp": 3})
+
+
+def test_excel_serve_plan_table_carries_the_launch_command_on_the_answers_setup():
+    from gpu_tco.addin.functions import call
+    job = {"model": "Llama-3-70B", "requests_per_s": 5.0, "prompt_tokens": 1000.0, "output_tokens": 200.0, "ttft_slo_ms": 2000.0,
+           "tpot_slo_ms": 50.0}
+    table = call("GPU_SERVE_PLAN", *job.values(), None, None, "H100-SXM", 0.0, "sglang")
+    head = table[0]
+    rows = [dict(zip(head, r)) for r in table[1:]]
+    launched = [r for r in rows if r["launch_command"]]
+    assert len(launched) == 1 and launched[0]["launch_command"].startswith("python -m sglang.launch_server")
+    assert all(r["engine"] == "sglang" for r in rows)
+    ok = [r for r in rows if r["ok"]]
+    assert all(r["tpot_ms_likely_low"] <= r["tpot_ms"] <= r["tpot_ms_likely_high"] for r in ok)

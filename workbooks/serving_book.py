@@ -253,7 +253,7 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
              "ttft_slo_ms": values["ttft_slo_ms"], "tpot_slo_ms": values["tpot_slo_ms"], "as_of": result["api"]["as_of"]}
     r = _serve_table(ws, setups, cells, lay, 10, known)
     if result.get("launch"):
-        ws.cell(row=r, column=1, value="Start one replica with (the recommended setup, when this file was written)").font = Font(bold=True)
+        ws.cell(row=r, column=1, value="Start one replica of the setup the answer names with (when this file was written)").font = Font(bold=True)
         for item in result["launch"]:
             r += 1
             put_text(ws.cell(row=r, column=1), item["command"])
