@@ -681,12 +681,13 @@ def _plan(named: dict):
 SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "replicas", "ttft_ms", "tpot_ms",
               "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons",
               "servers", "server_gpus", "load_fraction", "ttft_queue_wait_ms", "ttft_at_load_ms", "spare_replicas",
-              "single_failure_stops", "accuracy_effect", "recommendation")
+              "single_failure_stops", "accuracy_effect", "engine", "ttft_ms_likely_low", "ttft_ms_likely_high",
+              "tpot_ms_likely_low", "tpot_ms_likely_high", "launch_command", "recommendation")
 
 
 def _serve_plan(named: dict):
     """GPU_SERVE_PLAN: core's serving answer (``serve_plan``) in one cell, or its ranked setups as a table."""
-    from gpu_tco.core import serve_plan
+    from gpu_tco.core import lead_option, serve_plan
     named = _scalar_args(named, "GPU_SERVE_PLAN")
     top = named.pop("serve_top", None)
     if not _blank(top):
@@ -705,7 +706,9 @@ def _serve_plan(named: dict):
                      _cell_number(o.usd_per_month), o.ok, "; ".join(o.reasons),
                      o.servers, o.server_gpus, _cell_number(o.load_fraction), _cell_number(o.ttft_queue_wait_ms),
                      _cell_number(o.ttft_at_load_ms), o.spare_replicas, o.single_failure_stops,
-                     o.accuracy_effect if o.weights_bits < 8 else "",
+                     o.accuracy_effect if o.weights_bits < 8 else "", o.engine,
+                     *(_cell_number(v) for v in (*o.ttft_ms_likely, *o.tpot_ms_likely)),
+                     result["launch"][0]["command"] if o is lead_option(result) and result["launch"] else "",
                      result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
@@ -836,9 +839,10 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
               "memory_margin_pct", "framework"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
              "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token "
-             "with queueing, USD per Mtok) as a table.",
+             "with queueing and likely range, USD per Mtok, launch command) as a table; engine: vllm (default), sglang, trtllm, "
+             "llamacpp, transformers",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
-              "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits"),
+              "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits", "engine"),
              special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),

@@ -38,6 +38,7 @@ from .inputs import BY_NAME as INPUTS_BY_NAME
 from .inputs import DEFAULTS, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
 from .inputs import SECTIONS as INPUT_SECTIONS
+from .launch import launch_command
 from .layout import unit as layout_unit
 from .names import suggest
 from .planner import (
@@ -67,12 +68,17 @@ from .serving import (
     SERVE_RANKING,
     SERVE_REJECTIONS,
     ServeOption,
+    engine_text,
+    launch_commands,
+    lead_option,
+    likely_text,
     plan,
     serve_curves,
     serve_option_inputs,
     serve_option_text,
     serve_plan,
     serve_sentence,
+    tradeoff_curve,
 )
 from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
 from .version import __version__
@@ -81,6 +87,7 @@ from .version import __version__
 # needed by one command or one menu item each, so they stay out of every start.
 _ON_FIRST_USE = {
     "calibration": ("calibration", None),
+    "serving_calibration": ("serving_calibration", None),
     "write_calibration_doc": ("calibration", "write_doc"),
     "QUANTITIES_DOC_PATH": ("docs", "DOC_PATH"),
     "write_quantities_doc": ("docs", "write"),
@@ -123,7 +130,8 @@ __all__ = [
     "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
-    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
+    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
+    "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
@@ -131,7 +139,7 @@ __all__ = [
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
     # helpers the front ends use
     "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file",
-    "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
+    "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "serving_calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
@@ -154,7 +162,8 @@ def __getattr__(name: str):
     import gpu_tco.core.price_refresh
     import gpu_tco.core.prices
     import gpu_tco.core.scenario_files
-    import gpu_tco.core.scenarios  # noqa: F401 - all eight are read from sys.modules below
+    import gpu_tco.core.scenarios
+    import gpu_tco.core.serving_calibration  # noqa: F401 - all nine are read from sys.modules below
     module_name, attribute = _ON_FIRST_USE[name]
     module = sys.modules[f"{__name__}.{module_name}"]
     value = module if attribute is None else getattr(module, attribute)

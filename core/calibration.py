@@ -776,7 +776,9 @@ def render() -> str:
     for source, items in loso["by_source"].items():
         lines.append(f"| {source} | " + "; ".join(f"{i} {_pct(e)}" for i, e in items) + " |")
     lines += [""] + render_serving()
-    sources = sorted(set(sources) | {m.source for m in serving_measurements()})
+    from . import serving_calibration
+    lines += serving_calibration.render_lines()
+    sources = sorted(set(sources) | {m.source for m in serving_measurements()} | {"aiconfigurator_silicon"})
     lines += ["## Sources", ""]
     lines += [f"- `{s}`: {REFERENCES[s].full()}" for s in sources]
     return "\n".join(lines) + "\n"
@@ -810,6 +812,15 @@ SERVING_FACTORS = ("decode", "prefill")
 SERVING_ITERATIONS = 8
 
 
+ENGINE_OF_FRAMEWORK = (("TensorRT-LLM", "trtllm"), ("SGLang", "sglang"), ("vLLM", "vllm"), ("llama.cpp", "llamacpp"),
+                       ("transformers", "transformers"))
+
+
+def engine_of(framework: str) -> str:
+    """The engines catalog row of a measurement's framework (vllm when none is named)."""
+    return next((row for name, row in ENGINE_OF_FRAMEWORK if name.lower() in str(framework).lower()), "vllm")
+
+
 def family(gpu: str) -> str | None:
     """The GPU's architecture family (FAMILIES), or None."""
     for name, prefixes in FAMILIES.items():
@@ -836,7 +847,7 @@ def _serving_columns(rows: list, factors: dict | None) -> dict:
     cols: dict = {}
     for m in rows:
         given = {k: v for k, v in m.inputs.items() if k not in SERVING_SETTINGS or k in ("prompt_tokens", "output_tokens")}
-        given.update(ttft_slo_ms=0, tpot_slo_ms=0, requests_per_s=1.0, monthly_mtok=0)
+        given.update(ttft_slo_ms=0, tpot_slo_ms=0, requests_per_s=1.0, monthly_mtok=0, engine=engine_of(m.framework))
         if m.kind in SERVING_KINDS:
             given.pop("batch", None)
             given["max_num_seqs"] = int(m.inputs["batch"]) if "batch" in m.inputs else _engine_max_seqs(m)

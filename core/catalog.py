@@ -32,6 +32,7 @@ TEXT_COLUMNS = {
     "source", "as_of", "family", "description", "accuracy_effect",
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
     "model", "catalog_model", "price_key",  # apis
+    "launch", "label",  # engines: the command that starts the engine, its name as people write it
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
@@ -559,7 +560,7 @@ def _user_file_exists(path: Path) -> bool:
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
-    "tasks", "frameworks", "master_weights", "state_dtypes", "qlora_casts",
+    "tasks", "frameworks", "master_weights", "state_dtypes", "qlora_casts", "engines",
 )
 
 class Snapshot:

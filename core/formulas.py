@@ -921,9 +921,17 @@ kv_tokens_effective = q(
     "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 kv_cache_gib = q("kv_cache_gib", "GiB", "KV cache of the whole batch, all GPUs together",
                  I.batch * kv_tokens_effective * kv_bytes_per_token / GIB)
-kv_split = MIN(tp_inf, n_kv)
+# Latent attention caches one vector per token shared by every head: tensor parallelism cannot split it, and
+# engines keep the whole latent cache on every rank (SGLang's and vLLM's MLA backends; TensorRT-LLM's).
+kv_split = q("kv_split", "GPUs", "GPUs the KV cache is split over: tensor parallel up to the KV heads (replicated beyond); "
+             "1 with latent attention (the one latent vector per token is kept whole on every rank); every GPU with an engine "
+             "that splits the layers (each holds its layers' cache)",
+             IF(T("engines", "engine", "layer_split") > 0, tp_inf, IF(mla, 1, MIN(tp_inf, n_kv))),
+             "[megatron2019]: heads split across t GPUs; [deepseekv2_2024] section 2.1 (one latent vector per token for all heads); "
+             "[sglang_dp_attention] (the latent cache is replicated across tensor-parallel ranks)")
 kv_cache_gib_per_gpu = q(
-    "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond)",
+    "kv_cache_gib_per_gpu", "GiB/GPU", "KV cache per GPU: split by tensor parallel up to n_kv (KV heads are replicated beyond; "
+    "latent attention: whole on every GPU)",
     kv_cache_gib / kv_split, "[megatron2019]: heads split across t GPUs; KV heads are replicated once t exceeds them")
 state_bytes_per_seq = q(
     "state_bytes_per_seq", "bytes/sequence",
@@ -1095,6 +1103,72 @@ serve_rps = q(
 kv_mean_tokens = q("serve_kv_tokens_mean", "tokens",
                    "Tokens a decoding sequence holds on average = prompt + half its output (sliding-window layers capped at the window)",
                    _windowed(p_tok + o_tok / 2), "[mistral2023] (rolling buffer cache)")
+# The serving engine (data/engines.csv; each factor may be overridden by its input, 0 = the engine's): a fixed time per
+# decode step (kernel launches, scheduling, sampling) and per request, its bandwidth and compute efficiency relative to
+# the global ones, the grouped GEMM's efficiency reading experts, and how prompts share the steps under closed-loop load.
+EN = lambda fld: T("engines", "engine", fld)  # noqa: E731
+ENGINE_FIT = "engines catalog: fitted on [aiconfigurator_silicon] (H100 and B200 points; docs/calibration.md)"
+step_us = q("serve_step_overhead_us_per_layer", "us", "Fixed time of a decode step per layer in use: engine_step_overhead_us_per_layer, "
+            "else the engine's (kernel launches, scheduling, sampling)",
+            IF(I.engine_step_overhead_us_per_layer > 0, I.engine_step_overhead_us_per_layer, EN("step_overhead_us_per_layer")), ENGINE_FIT)
+step_overhead_s = q("serve_step_overhead_s", "s", "Fixed time of each decode step = layers x the time per layer, in seconds",
+                    L * step_us / 1e6, ENGINE_FIT)
+request_ms = q("serve_request_overhead_ms", "ms", "Fixed time per request before its first token in use: engine_request_overhead_ms, "
+               "else the engine's", IF(I.engine_request_overhead_ms > 0, I.engine_request_overhead_ms, EN("request_overhead_ms")),
+               ENGINE_FIT)
+request_overhead_s = q("serve_request_overhead_s", "s", "Fixed time per request before its first token, in seconds", request_ms / 1000)
+bw_factor = q("serve_engine_bandwidth_factor", "factor", "The engine's bandwidth factor in use: engine_bandwidth_factor, else the engine's",
+              IF(I.engine_bandwidth_factor > 0, I.engine_bandwidth_factor, EN("bandwidth_factor")), ENGINE_FIT)
+serve_bw_eff = q("serve_bandwidth_efficiency", "fraction", "Share of peak memory bandwidth the engine's decode steps reach = "
+                 "decode_bandwidth_efficiency_used x the engine's bandwidth factor, at most 1", MIN(1, decode_eff * bw_factor), ENGINE_FIT)
+compute_factor = q("serve_engine_compute_factor", "factor", "The engine's compute factor in use: engine_compute_factor, else the engine's",
+                   IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor")), ENGINE_FIT)
+serve_flops_eff = q("serve_compute_efficiency", "fraction", "Share of dense peak FLOPS the engine's prefill and compute-bound steps reach = "
+                    "prefill_mfu_used x the engine's compute factor, at most 1", MIN(1, prefill_eff * compute_factor), ENGINE_FIT)
+gg_engine = q("serve_grouped_gemm_efficiency", "fraction", "The engine's grouped-GEMM efficiency in use: grouped_gemm_efficiency, "
+              "else the engine's", IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), ENGINE_FIT)
+gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the grouped-GEMM efficiency for "
+           "mixture-of-experts models, 1 for dense ones", IF(E > 1, gg_engine, 1), ENGINE_FIT)
+queue_share = q("serve_prefill_queue_share", "fraction", "Share of the other in-flight requests' prompts a new request waits for "
+                "(prefill_queue_share, else the engine's)",
+                IF(I.prefill_queue_share > 0, I.prefill_queue_share, EN("prefill_queue_share")), ENGINE_FIT)
+interleave_share = q("serve_interleaved_prefill_share", "fraction", "Share of the other requests' prefill that lands between a "
+                     "request's tokens (interleaved_prefill_share, else the engine's)",
+                     IF(I.interleaved_prefill_share > 0, I.interleaved_prefill_share, EN("interleaved_prefill_share")), ENGINE_FIT)
+split = q("serve_layer_split", "flag", "1 = the engine splits the layers across the replica's GPUs (llama.cpp --split-mode layer): "
+          "one GPU works at a time while decoding, and no all-reduces", EN("layer_split") > 0, "[llamacpp_server]")
+time_div = q("serve_decode_parallel_gpus", "GPUs", "GPUs that share a decode step's work: n_gpus in tensor parallel, 1 with a layer "
+             "split (each GPU reads its own layers in turn)", IF(split, 1, tp_inf), "[llamacpp_server]; [megatron2019]")
+# Attention data parallel (DeepSeek-style): attention_dp groups of GPUs each run attention on their own requests with
+# tensor parallel inside the group; the experts (a dense model's MLP) spread over all the replica's GPUs, reached by an
+# all-to-all (dispatch and combine) per expert layer.
+adp = q("serve_attention_dp", "GPUs", "Attention data-parallel groups of a replica (at most n_gpus)", MIN(I.attention_dp, tp_inf),
+        "[sglang_dp_attention]")
+t_attn = q("serve_attention_tp", "GPUs", "GPUs in tensor parallel inside an attention group = n_gpus / attention_dp", tp_inf / adp,
+           "[sglang_dp_attention]")
+expert_all_bytes = moe_layers * E * infer_expert_bytes
+kv_split_attn = q("serve_kv_split", "GPUs", "GPUs one sequence's KV cache is split over: kv_split with attention's own tensor "
+                  "parallel (n_gpus / attention_dp)",
+                  IF(EN("layer_split") > 0, tp_inf, IF(mla, 1, MIN(t_attn, n_kv))), "[megatron2019]; [deepseekv2_2024]")
+serve_weights_gib = q("serve_weights_gib", "GiB/GPU", "Serving weights per GPU: attention, embeddings and dense parts over the "
+                      "attention group's GPUs, the experts (a dense model's MLP) over all the replica's GPUs",
+                      ((infer_weights_bytes - expert_all_bytes) / t_attn + expert_all_bytes / tp_inf) / GIB, "[sglang_dp_attention]")
+a2a_fixed_s = q("serve_all_to_all_fixed_s", "s", "Expert all-to-all latency per step with attention data parallel: dispatch and "
+                "combine per expert layer x allreduce_latency_us (0 without)",
+                IF(AND(adp > 1, E > 1), 2 * moe_layers * I.allreduce_latency_us * 1e-6, 0), "[deepseekv3_2024] section 3.2; [nccl_tests]")
+a2a_tok_s = q("serve_all_to_all_s_per_token", "s/token", "Expert all-to-all transfer per token of the batch with attention data "
+              "parallel: dispatch and combine of k experts x hidden x 2 bytes per expert layer, over the link, shared by the groups",
+              IF(AND(adp > 1, E > 1), 2 * moe_layers * k_act * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency) / adp, 0),
+              "[deepseekv3_2024] section 3.2")
+ar_fixed_s = q("serve_allreduce_fixed_s", "s", "Tensor-parallel all-reduce latency per step inside an attention group, plus the "
+               "expert all-to-all latency (0 with a layer split)",
+               IF(split, 0, IF(t_attn > 1, 2 * L * I.allreduce_latency_us * 1e-6, 0) + a2a_fixed_s),
+               "[megatron2019] section 3; [nccl_tests]")
+ar_tok_s = q("serve_allreduce_s_per_token", "s/token", "Tensor-parallel all-reduce transfer per token inside an attention group "
+             "(each group runs 1 / attention_dp of the batch), plus the expert all-to-all (0 with a layer split)",
+             IF(split, 0, IF(t_attn > 1, 2 * L * 2 * (t_attn - 1) / t_attn * h * 2 / (intra_gb_per_s * 1e9 * I.collective_efficiency), 0)
+                / adp + a2a_tok_s), "[megatron2019] section 3; [nccl_tests]")
+membw = G("memory_bandwidth_gbps") * 1e9 * serve_bw_eff
 serve_attended = q(
     "serve_kv_attended_tokens", "tokens",
     "Tokens a decoding query attends to, on average: prompt + half the output, or the sparse attention's top-k when fewer",
@@ -1106,14 +1180,15 @@ serve_kv_read = q(
     kv_read_bytes(p_tok + o_tok / 2, serve_attended), "[dsa_2025]")
 kv_read_s_per_seq = q(
     "serve_kv_s_per_seq", "s", "Memory time per sequence per decode step: its KV read per GPU (sparse attention: the top-k "
-    "tokens and every indexer key) + its fixed-size state read and written / (bandwidth x efficiency)",
-    (serve_kv_read / kv_split + 2 * state_bytes_per_seq / tp_inf) / (G("memory_bandwidth_gbps") * 1e9 * decode_eff),
+    "tokens and every indexer key; attention data parallel: over its group) + its fixed-size state read and written / "
+    "(bandwidth x the engine's efficiency)",
+    (serve_kv_read / IF(split, 1, kv_split_attn) / adp + 2 * state_bytes_per_seq / tp_inf) / membw,
     "[vllm2023]; [pope2022] section 2")
-flops_per_gpu_s = infer_tflops * 1e12 * prefill_eff
+flops_per_gpu_s = infer_tflops * 1e12 * serve_flops_eff
 compute_s_per_seq = q(
     "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L_attention x "
-    "tokens x q_dim (sparse: top-k tokens and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu)",
-    (2 * params_active + mixer_flops(kv_mean_tokens, 4)) / tp_inf / flops_per_gpu_s,
+    "tokens x q_dim (sparse: top-k tokens and the indexer) + state recurrences) / (GPUs sharing the step x TFLOPS x prefill_mfu)",
+    (2 * params_active + mixer_flops(kv_mean_tokens, 4)) / time_div / flops_per_gpu_s,
     "[kaplan2020] (2N forward FLOPs per token); [pope2022] section 2")
 prefill_s_per_token = q(
     "serve_prefill_s_per_token", "s/token",
@@ -1121,51 +1196,66 @@ prefill_s_per_token = q(
     "(sparse: top-k, and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel "
     "all-reduces",
     (2 * params_active + mixer_flops(p_tok / 2, 4)) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
-    + tp_allreduce_s_per_token, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
+    + ar_tok_s, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
 prefill_per_seq_step = q(
-    "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = prompt/output x prefill time per token",
-    p_tok / o_tok * prefill_s_per_token, "[sarathi2024] (chunked prefill piggybacks on decode steps)")
+    "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = interleaved share x prompt/output "
+    "x prefill time per token",
+    interleave_share * p_tok / o_tok * prefill_s_per_token,
+    "[sarathi2024] (chunked prefill piggybacks on decode steps); the share landing between one request's tokens: " + ENGINE_FIT)
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
-membw = G("memory_bandwidth_gbps") * 1e9 * decode_eff
+own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x prefill time per token", p_tok * prefill_s_per_token)
+queue_prefill_s_per_seq = q(
+    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill",
+    queue_share * own_prefill_s, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
+fixed_step_s = ar_fixed_s + step_overhead_s
 
 
 def _weights_s(batch):
-    return weights_read_bytes(MAX(1, batch)) / tp_inf / membw
+    """Weight read time of a step: the dense part at the engine's bandwidth, the experts at its grouped-GEMM efficiency."""
+    return (infer_fixed_read_bytes / IF(split, 1, t_attn)
+            + moe_layers * experts_read(MAX(1, batch)) * infer_expert_bytes / gg_eff / time_div) / membw
 
 
 def _decode_s(batch):  # a decode step of `batch` sequences without the piggybacked prefill
     return MAX(_weights_s(batch) + batch * kv_read_s_per_seq, batch * compute_s_per_seq) \
-        + tp_allreduce_fixed_s + batch * tp_allreduce_s_per_token
+        + fixed_step_s + batch * ar_tok_s
 
 
-def _tpot_s(batch):
-    return _decode_s(batch) + batch * prefill_per_seq_step
+def _tpot_s(batch, step=None):
+    """A step of the batch + the prefill of the other batch - 1 requests' prompts that lands between this one's tokens (its
+    own prompt was prefilled before its first token).  ``step``: the batch's decode step when it is a quantity already."""
+    return (_decode_s(batch) if step is None else step) + MAX(0, batch - 1) * prefill_per_seq_step
 
 
-def _ttft_s(batch):
-    return p_tok * prefill_s_per_token + prefill_chunks * _decode_s(batch)
+def _ttft_s(batch, step=None):
+    """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
+    decode steps its prefill chunks share."""
+    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq
+            + prefill_chunks * (_decode_s(batch) if step is None else step))
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
 ttft_target_s = q("serve_ttft_target_s", "s", "First-token target in seconds (no target: 1e9 s)", IF(I.ttft_slo_ms > 0, I.ttft_slo_ms / 1000, NO_TARGET_S))
 ttft_decode_budget_s = q(
-    "serve_ttft_step_budget_s", "s", "Longest decode step that keeps the first token within its target = (target - prompt prefill) / chunks",
-    (ttft_target_s - p_tok * prefill_s_per_token) / prefill_chunks)
+    "serve_ttft_step_budget_s", "s", "Longest decode step (with the queue's prefill shared over the chunks) that keeps the first token "
+    "within its target = (target - request overhead - own prefill + one queue share) / chunks",
+    (ttft_target_s - request_overhead_s - own_prefill_s + queue_prefill_s_per_seq) / prefill_chunks)
+queue_s_per_step = queue_prefill_s_per_seq / prefill_chunks
 tpot_slope = q("serve_tpot_s_per_seq", "s", "Memory-bound step time each sequence of the batch adds to a token: KV read + all-reduce bytes + carried prefill",
-               kv_read_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step)
-ttft_slope = q("serve_decode_s_per_seq", "s", "Memory-bound decode step time each sequence adds: KV read + all-reduce bytes",
-               kv_read_s_per_seq + tp_allreduce_s_per_token)
+               kv_read_s_per_seq + ar_tok_s + prefill_per_seq_step)
+ttft_slope = q("serve_decode_s_per_seq", "s", "First-token time per chunk each sequence adds on the memory line: KV read + "
+               "all-reduce bytes + its queued prefill / chunks", kv_read_s_per_seq + ar_tok_s + queue_s_per_step)
 compute_batch = q(
     "serve_compute_batch_limit", "sequences", "Largest batch the compute-bound step allows within both targets (the compute line of each)",
-    MIN((tpot_target_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token + prefill_per_seq_step),
-        (ttft_decode_budget_s - tp_allreduce_fixed_s) / (compute_s_per_seq + tp_allreduce_s_per_token)))
+    MIN((tpot_target_s - fixed_step_s + prefill_per_seq_step) / (compute_s_per_seq + ar_tok_s + prefill_per_seq_step),
+        (ttft_decode_budget_s - fixed_step_s) / (compute_s_per_seq + ar_tok_s + queue_s_per_step)))
 
 
 def _largest_batch(weights_s):
     """Largest batch with the weight time held at ``weights_s``: both targets, each against the memory and the compute line."""
-    return MIN((tpot_target_s - weights_s - tp_allreduce_fixed_s) / tpot_slope,
-               (ttft_decode_budget_s - weights_s - tp_allreduce_fixed_s) / ttft_slope, compute_batch)
+    return MIN((tpot_target_s - weights_s - fixed_step_s + prefill_per_seq_step) / tpot_slope,
+               (ttft_decode_budget_s - weights_s - fixed_step_s) / ttft_slope, compute_batch)
 
 
 w_s = q("serve_weights_s_bound_1", "s", "Weight read time of a step whose batch reads one token's experts (per GPU)", _weights_s(1))
@@ -1184,24 +1274,76 @@ workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one pref
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
 seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV cache (prompt + output, per GPU) + its fp32 logits",
-            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB,
+            _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split_attn / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB,
             "[vllm2023]; fixed-size states: [vllm_hybrid]")
 kv_batch = q("serve_kv_batch", "sequences",
              "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
-             FLOOR(MAX(0, (usable_infer - infer_weights_gib - workspace_gib) / seq_gib)), "[vllm2023] (paged KV cache)")
+             FLOOR(MAX(0, (usable_infer - serve_weights_gib - workspace_gib) / seq_gib) * adp),
+             "[vllm2023] (paged KV cache); with attention data parallel each group holds its own requests ([sglang_dp_attention])")
 serve_batch = q("serve_batch", "sequences",
                 "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))
 b_run = MAX(1, serve_batch)
+serve_step_s = q("serve_decode_step_s", "s", "Decode step at the serving batch (without the prefill between tokens)", _decode_s(b_run),
+                 "[pope2022] section 2")
 q("serve_fits", "flag", "1 = the weights and at least one request's KV cache fit in the replica's memory", kv_batch >= 1)
 meets_tpot = q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-token target (no target: 1)", tpot_1 / 1000 <= tpot_target_s)
 meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", ttft_1 / 1000 <= ttft_target_s)
-tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run),
+tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run, serve_step_s),
            "[sarathi2024]; [pope2022]")
 q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
-q("ttft_ms", "ms", "Time to the first token at full load: the prompt's prefill + the decode steps it shares, milliseconds (no queueing)",
-  _ttft_s(b_run) * 1000, "[sarathi2024] (chunked prefill)")
+ttft_s = q("serve_ttft_s", "s", "Time to the first token at the serving batch, closed loop: request overhead + own prefill + the queue "
+           "share of the other prompts + the decode steps the prompt's chunks share", _ttft_s(b_run, serve_step_s), "[sarathi2024] (chunked prefill)")
+q("ttft_ms", "ms", "Time to the first token at full load, closed loop (the batch's other prompts counted; no open-loop wait), milliseconds",
+  ttft_s * 1000, "[sarathi2024] (chunked prefill)")
 q("serve_experts_read_per_layer", "experts", "Routed experts a step of the serving batch reads per expert layer, expected", experts_read(b_run))
+# Likely ranges: the 10th-90th percentile of measured / modelled over the engine's calibration points of this model kind
+# (dense or mixture-of-experts), engines catalog columns tpot_low_dense ... ttft_high_moe.
+is_moe = E > 1
+
+
+def _band(quantity: str, side: str):
+    return IF(is_moe, EN(f"{quantity}_{side}_moe"), EN(f"{quantity}_{side}_dense"))
+
+
+BAND_SOURCE = "10th-90th percentile of measured / modelled on the engine's calibration points of this model kind ([aiconfigurator_silicon])"
+q("tpot_ms_likely_low", "ms", "Time per output token at full load, low end of the likely range = tpot_ms x the engine's low factor",
+  tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
+q("tpot_ms_likely_high", "ms", "Time per output token at full load, high end of the likely range = tpot_ms x the engine's high factor",
+  tpot_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("ttft_ms_likely_low", "ms", "Time to the first token at full load, low end of the likely range", ttft_s * 1000 * _band("ttft", "low"),
+  BAND_SOURCE)
+q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end of the likely range", ttft_s * 1000 * _band("ttft", "high"),
+  BAND_SOURCE)
+# Closed-loop load as benchmarks run it: `concurrency` requests in flight, each sent again as soon as it ends.
+conc = q("serve_concurrency", "sequences", "Requests in flight: concurrency, or the serving batch when 0", IF(I.concurrency > 0, I.concurrency, b_run))
+running = q("load_running_sequences", "sequences", "Requests the engine runs at once at the concurrency: all of them, or as many as "
+            "the KV cache holds (the rest wait for a running one to end)", MAX(1, MIN(conc, kv_batch)), "[vllm2023] (paged KV cache)")
+load_step_s = q("load_decode_step_s", "s", "Decode step of the running sequences (without the prefill between tokens)",
+                _decode_s(running), "[pope2022] section 2")
+load_tpot_s = q("load_tpot_s", "s", "Time per output token with `concurrency` requests in flight: decode step of the running "
+                "sequences + the share of the others' prefill between tokens", _tpot_s(running, load_step_s),
+                "[sarathi2024]; [pope2022]")
+running_ttft_s = q("load_running_ttft_s", "s", "Time to the first token of a request admitted at once: request overhead + own "
+                   "prefill + the queue share of the other running prompts + the steps its chunks share",
+                   _ttft_s(running, load_step_s),
+                   "[sarathi2024]")
+load_ttft_s = q("load_ttft_s", "s", "Time to the first token with `concurrency` requests in flight: request overhead + own prefill + "
+                "the queue share of the others' prompts + the steps the chunks share; requests beyond what the KV cache holds "
+                "first wait (concurrency - running) / running request lifetimes",
+                running_ttft_s + MAX(0, conc - running) / running * (running_ttft_s + MAX(0, o_tok - 1) * load_tpot_s),
+                "[sarathi2024]; Little's law for the requests waiting outside the batch")
+q("load_tpot_ms", "ms", "Time per output token at the concurrency, milliseconds", load_tpot_s * 1000)
+q("load_ttft_ms", "ms", "Time to the first token at the concurrency, milliseconds", load_ttft_s * 1000)
+q("load_tpot_ms_likely_low", "ms", "Time per output token at the concurrency, low end of the likely range", load_tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
+q("load_tpot_ms_likely_high", "ms", "Time per output token at the concurrency, high end of the likely range", load_tpot_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("load_ttft_ms_likely_low", "ms", "Time to the first token at the concurrency, low end of the likely range", load_ttft_s * 1000 * _band("ttft", "low"), BAND_SOURCE)
+q("load_ttft_ms_likely_high", "ms", "Time to the first token at the concurrency, high end of the likely range", load_ttft_s * 1000 * _band("ttft", "high"), BAND_SOURCE)
+q("load_tokens_per_s_per_user", "tokens/s", "Generation speed each user sees at the concurrency = 1 / time per output token", 1 / load_tpot_s)
+q("load_output_tokens_per_s_per_gpu", "tokens/s/GPU",
+  "Generated tokens per second per GPU at the concurrency, closed loop = concurrency x output tokens / (first token + (output - 1) x "
+  "time per token) / GPUs", conc * o_tok / (load_ttft_s + MAX(0, o_tok - 1) * load_tpot_s) / I.n_gpus,
+  "Little's law: concurrency = rate x time in the system")
 replica_rps = q("serve_replica_requests_per_s", "requests/s",
                 "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
                 IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")

@@ -443,6 +443,48 @@ INPUTS += (
 )
 LABELS["api_model"] = "API to compare with"
 
+# the serving engine and its calibrated factors (data/engines.csv; each 0 below = the engine's catalog value)
+ENGINE_SOURCE = "engines catalog (data/engines.csv): fitted on [aiconfigurator_silicon] (H100 and B200 points) or the row's source"
+INPUTS += (
+    _c("engine", "engines", "vllm",
+       "Serving engine: vllm, sglang, trtllm (TensorRT-LLM), llamacpp (llama.cpp), transformers (Hugging Face generate, eager); "
+       "its calibrated per-step and per-request overheads and efficiencies", group="serving",
+       source="default vllm: the open engine most deployments start from (it runs every catalog model on NVIDIA and AMD GPUs, "
+              "with no build step; TensorRT-LLM is NVIDIA-only, SGLang is close to vLLM in the calibration set); " + ENGINE_SOURCE),
+    _n("attention_dp", "GPUs", 1, "Serving: GPUs of a replica that run attention data parallel, each on its own requests, with "
+       "the experts (or MLP) spread over all the replica's GPUs (DeepSeek-style); 1 = tensor parallel throughout", 1, 1024,
+       kind="integer", group="serving",
+       source="[sglang_dp_attention] (data-parallel attention with expert parallel MoE for DeepSeek models)"),
+    _n("concurrency", "sequences", 0, "Requests in flight the clients hold (a closed-loop benchmark's --max-concurrency); "
+       "0 = the serving batch", 0, 1_000_000, kind="integer", group="serving",
+       source="closed-loop load as benchmarks run it ([vllm_bench_serve] --max-concurrency)"),
+    _z("engine_step_overhead_us_per_layer", "us", 0, "Fixed time of each decode step per model layer (kernel launches, "
+       "scheduling, sampling); 0 = the engine's", 0.0001, 1e6, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("engine_request_overhead_ms", "ms", 0, "Fixed time per request before its first token (tokenizing, scheduling, "
+       "the server's round trip); 0 = the engine's", 0.0001, 1e6, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("engine_bandwidth_factor", "factor", 0, "The engine's memory-bandwidth efficiency relative to decode_bandwidth_efficiency; "
+       "0 = the engine's", 0.01, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("engine_compute_factor", "factor", 0, "The engine's compute efficiency (prefill and compute-bound steps) relative to "
+       "prefill_mfu; 0 = the engine's", 0.01, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("grouped_gemm_efficiency", "fraction", 0, "Share of the memory bandwidth a mixture-of-experts layer's grouped GEMM reaches "
+       "reading its experts, relative to a dense layer; 0 = the engine's", 0.01, 10, "the engine's", group="overheads",
+       source=ENGINE_SOURCE),
+    _z("prefill_queue_share", "fraction", 0, "Share of the other in-flight requests' prompts a new request waits for before "
+       "its first token (closed loop); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
+    _z("interleaved_prefill_share", "fraction", 0, "Share of the other requests' prefill that lands between a request's decode "
+       "steps (chunked prefill); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
+)
+LABELS.update({"engine": "Serving engine", "attention_dp": "Attention data-parallel GPUs (serving)", "concurrency": "Requests in flight (0 = the serving batch)",
+               "engine_step_overhead_us_per_layer": "Fixed time per decode step and layer (0 = the engine's)",
+               "engine_request_overhead_ms": "Fixed time per request (0 = the engine's)",
+               "engine_bandwidth_factor": "Engine memory-bandwidth factor (0 = the engine's)",
+               "engine_compute_factor": "Engine compute factor (0 = the engine's)",
+               "grouped_gemm_efficiency": "Expert (grouped GEMM) efficiency (0 = the engine's)",
+               "prefill_queue_share": "Share of other prompts waited for (0 = the engine's)",
+               "interleaved_prefill_share": "Share of other prompts between tokens (0 = the engine's)"})
+ADVANCED |= {"attention_dp", "concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
+             "engine_compute_factor", "grouped_gemm_efficiency", "prefill_queue_share", "interleaved_prefill_share"}
+
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)
 BY_NAME = {i.name: i for i in INPUTS}
 DEFAULTS = {i.name: i.default for i in INPUTS}

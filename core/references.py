@@ -452,6 +452,33 @@ _REFS += [
               "https://github.com/mlcommons/inference_results_v4.1/tree/main/closed/NVIDIA"),
 ]
 
+# serving engines
+_REFS += [
+    Reference("aiconfigurator_silicon", "NVIDIA",
+              "AIConfigurator 0.12.0: measured serving points (aiconfigurator-core on PyPI, aiconfigurator_core/systems/silicon_sample.csv; "
+              "TensorRT-LLM, vLLM and SGLang on H100, H200, B200, GB200, B300 and GB300; Apache License 2.0)", "2026-04-27",
+              "https://pypi.org/project/aiconfigurator-core/0.12.0/"),
+    Reference("sglang_dp_attention", "The SGLang Team (LMSYS)",
+              "SGLang v0.4: Zero-Overhead Batch Scheduler, Cache-Aware Load Balancer, Faster Structured Outputs (data-parallel attention "
+              "for DeepSeek models: with one latent KV head, tensor parallelism duplicates the KV cache on every GPU)", "2024-12-04",
+              "https://lmsys.org/blog/2024-12-04-sglang-v0-4/"),
+    Reference("vllm_bench_serve", "vLLM project", "vllm bench serve (--max-concurrency: requests in flight; TTFT, TPOT)", "2025",
+              "https://docs.vllm.ai/en/latest/cli/bench/serve.html"),
+    Reference("sglang_server_args", "SGLang project", "Server Arguments (--tp-size, --max-running-requests, --chunked-prefill-size, "
+              "--kv-cache-dtype, --quantization)", "2025", "https://docs.sglang.io/advanced_features/server_arguments.html"),
+    Reference("trtllm_serve", "NVIDIA", "TensorRT-LLM: trtllm-serve (--tp_size, --max_batch_size, --max_num_tokens, "
+              "--kv_cache_free_gpu_memory_fraction)", "2025", "https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve/index.html"),
+    Reference("llamacpp_server", "ggml-org", "llama.cpp: Using multiple GPUs (--split-mode layer: each GPU holds a contiguous slice of "
+              "layers and their KV cache) and llama-server's options (--n-gpu-layers, --parallel, --ctx-size, --batch-size)", "2025",
+              "https://github.com/ggml-org/llama.cpp/blob/master/docs/multi-gpu.md"),
+    Reference("llamacpp_cuda_bench", "Georgi Gerganov (ggml-org)", "llama.cpp pull request 3776: cuda: improve text-generation and "
+              "batched decoding performance (tokens per second at batch 1 to 64)", "2023-10-27",
+              "https://github.com/ggml-org/llama.cpp/pull/3776"),
+    Reference("hf_llm_optims", "Hugging Face", "Transformers documentation: LLM inference optimization (a static KV cache and "
+              "torch.compile make generation up to 4x faster than the default eager generate)", "2025",
+              "https://huggingface.co/docs/transformers/llm_optims"),
+]
+
 REFERENCES: dict[str, Reference] = {r.key: r for r in _REFS}
 _KEY = re.compile(r"\[((?:hf:)?[A-Za-z][\w.\-/]*)\]")
 HF_CONFIG = "https://huggingface.co/{model}/blob/main/config.json"

@@ -55,6 +55,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
                  "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
                  "serve_load_after_server_failure", "serve_planned_utilization",
+                 "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
                  "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
@@ -106,6 +107,9 @@ class ServeOption(Record):
     ok: bool = False
     reasons: tuple = ()
     within_tolerance: bool = False
+    engine: str = "vllm"              # the serving engine the latencies are for (engines catalog)
+    tpot_ms_likely: tuple = ()        # (low, high) likely range of tpot_ms from the engine's calibration residuals
+    ttft_ms_likely: tuple = ()        # (low, high) likely range of ttft_ms
 
 
 
@@ -233,8 +237,47 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
               "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
+    result["engine"] = engine_text(str(base["engine"]))
+    lead = lead_option(result)
+    result["launch"] = launch_commands(result["given"], lead) if lead is not None else []
     result["recommendation"] = serve_sentence(result)
     return result
+
+
+def lead_option(result: Mapping):
+    """The setup the answer leads with: the cheapest rented or bought one when that is the cheapest way at the demand
+    (as ``serve_sentence`` words it), else the recommended one (None when no setup meets the targets)."""
+    return {"rent": result.get("best_rent"), "buy": result.get("best_buy")}.get(result.get("choice")) or result.get("recommended")
+
+
+def engine_text(engine: str) -> str:
+    """The engine in words with why it is the default: "vLLM (the default: ...)"."""
+    from .inputs import BY_NAME as inputs
+    row = catalog.tables()["engines"].row(engine)
+    label = str(row["label"])
+    return label + (" (the default engine)" if engine == inputs["engine"].default else "")
+
+
+LAUNCH_EQUIVALENTS = ("vllm", "sglang", "trtllm")
+
+
+def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
+    """The commands that start ``option`` (one replica): its engine's first, then the vLLM, SGLang and TensorRT-LLM
+    equivalents ({"engine", "command", "note"} each; ``core.launch.launch_command``)."""
+    from .launch import launch_command
+    inputs = serve_option_inputs(job, option)
+    inputs["max_num_seqs"] = max(1, int(option["batch"]))
+    engine = str(option.get("engine") or resolve_inputs(inputs)["engine"])
+    order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine]
+    return [launch_command({**inputs, "engine": e}) for e in order]
+
+
+def likely_text(value: float, likely) -> str:
+    """"42 ms (likely 35-50)": a latency with its likely range, in milliseconds."""
+    fmt = (lambda v: f"{v:,.0f}") if value >= 100 else (lambda v: f"{v:.1f}" if value < 10 else f"{v:.0f}")
+    if not likely or not all(map(math.isfinite, likely)):
+        return f"{fmt(value)} ms"
+    return f"{fmt(value)} ms (likely {fmt(likely[0])}-{fmt(likely[1])})"
 
 
 def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
@@ -341,7 +384,9 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             load_after_server_failure=float(r["serve_load_after_server_failure"][j]) if buy else float("nan"),
             single_failure_stops=bool(r["serve_single_failure_stops"][j]),
             weights_bits=weight_bits(cols["weights_dtype"][j]), accuracy_effect=accuracy_effect(cols["weights_dtype"][j]),
-            ok=not reasons, reasons=tuple(reasons)))
+            ok=not reasons, reasons=tuple(reasons), engine=str(base["engine"]),
+            tpot_ms_likely=(float(r["tpot_ms_likely_low"][j]), float(r["tpot_ms_likely_high"][j])),
+            ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j]))))
     return options
 
 
@@ -551,8 +596,10 @@ def serve_sentence(result: Mapping) -> str:
         head += f", less than the cheapest setup, {serve_option_text(best)} at {usd_text(best.usd_per_month)}"
     else:
         capital = f" ({usd_text(lead.capital_usd)} of capital)" if lead.acquire == "buy" and math.isfinite(lead.capital_usd) else ""
-        head = (f"{_upper_first(serve_option_text(lead))}{capital}: {lead.tpot_ms:.0f} ms per token, first token in "
-                f"{lead.ttft_at_load_ms:,.0f} ms at the planned load, {usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
+        head = (f"{_upper_first(serve_option_text(lead))}{capital} with {result.get('engine') or lead.engine}: "
+                f"{likely_text(lead.tpot_ms, lead.tpot_ms_likely)} per token, first token in "
+                f"{likely_text(lead.ttft_ms, lead.ttft_ms_likely)} of service and {lead.ttft_at_load_ms:,.0f} ms with the queue at "
+                f"the planned load, {usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
                 f"${lead.usd_per_mtok_output:.2f} per million output tokens) for {volume}; {api_text}")
     wins = []
     for word, o in (("renting", rent), ("buying", buy)):
@@ -567,3 +614,46 @@ def serve_sentence(result: Mapping) -> str:
     if lead is not None:
         text += " " + _upper_first(serve_option_notes(lead, result["inputs"])) + "."
     return text
+
+
+
+CURVE_CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def tradeoff_curve(job: Mapping, concurrencies=None, tensor_parallel=None) -> dict:
+    """Throughput per GPU against tokens per second per user for a model, GPU and engine: the trade-off serving is
+    tuned on (each point a closed-loop load of ``concurrency`` requests on one replica of ``n_gpus`` GPUs).
+
+    ``job``: inputs as for ``evaluate`` (model, gpu, engine, weights_dtype, kv_dtype, prompt_tokens, output_tokens ...);
+    ``tensor_parallel``: the GPUs per replica to draw (default: the job's n_gpus when it names one, else 1, 2, 4, 8 up
+    to the GPU's server); ``concurrencies``: default CURVE_CONCURRENCIES.  Points whose KV cache does not fit are left
+    out.  Returns {"model", "gpu", "engine", "weights_dtype", "points": [{"n_gpus", "concurrency",
+    "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "tpot_ms", "ttft_ms", "best"}]}; ``best`` marks the points no
+    other point beats on both axes.  Formulas: load_tokens_per_s_per_user, load_output_tokens_per_s_per_gpu."""
+    job = dict(job)
+    job["task"] = "serve"
+    base = resolve_inputs(job)
+    gpu_row = catalog.tables()["gpus"].row(base["gpu"])
+    degrees = ([int(t) for t in tensor_parallel] if tensor_parallel is not None
+               else [int(base["n_gpus"])] if "n_gpus" in job else _degrees(gpu_row, None))
+    concs = [int(c) for c in (concurrencies if concurrencies is not None else CURVE_CONCURRENCIES)]
+    if not concs or min(concs) < 1:
+        raise InputError("concurrencies", concs, "must be whole numbers of requests in flight, at least 1")
+    cols_n = [d for d in degrees for _ in concs]
+    cols_c = [c for _ in degrees for c in concs]
+    r = evaluate({**job, "n_gpus": np.array(cols_n), "concurrency": np.array(cols_c), "max_num_seqs": np.array(cols_c),
+                  "ttft_slo_ms": 0, "tpot_slo_ms": 0},
+                 outputs=("load_tokens_per_s_per_user", "load_output_tokens_per_s_per_gpu", "load_tpot_ms", "load_ttft_ms",
+                          "serve_kv_batch"))
+    r = {k: np.broadcast_to(np.asarray(v, dtype=float), (len(cols_n),)) for k, v in r.items()}
+    points = [{"n_gpus": n, "concurrency": c, "tokens_per_s_per_user": float(r["load_tokens_per_s_per_user"][j]),
+               "output_tokens_per_s_per_gpu": float(r["load_output_tokens_per_s_per_gpu"][j]),
+               "tpot_ms": float(r["load_tpot_ms"][j]), "ttft_ms": float(r["load_ttft_ms"][j])}
+              for j, (n, c) in enumerate(zip(cols_n, cols_c)) if r["serve_kv_batch"][j] >= c]
+    for p in points:
+        p["best"] = not any(q["tokens_per_s_per_user"] >= p["tokens_per_s_per_user"]
+                            and q["output_tokens_per_s_per_gpu"] >= p["output_tokens_per_s_per_gpu"] and q is not p
+                            and (q["tokens_per_s_per_user"] > p["tokens_per_s_per_user"]
+                                 or q["output_tokens_per_s_per_gpu"] > p["output_tokens_per_s_per_gpu"]) for q in points)
+    return {"model": str(base["model"]), "gpu": str(base["gpu"]), "engine": str(base["engine"]),
+            "weights_dtype": str(base["weights_dtype"]), "points": points}

@@ -94,6 +94,9 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
     n, t = values["n_gpus"], values["tensor_parallel"]
     if n % t:
         raise InputError("tensor_parallel", t, f"must divide n_gpus ({n})", row)
+    adp = values.get("attention_dp", 1)
+    if n % adp:
+        raise InputError("attention_dp", adp, f"must divide n_gpus ({n}); allowed: {_divisors(n)}", row)
     check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
                  values.get("expert_parallel", 1), model, row)
     gpu = _row(values, "gpu", "gpus") if "gpu__row" in values else None

@@ -154,6 +154,12 @@ class AnswerPanel(QWidget):
         column = QVBoxLayout(self)
         column.addWidget(self._stale_banner())
         column.addWidget(self._headline())
+        self.launch = QLabel("")
+        self.launch.setObjectName("launch_command")
+        self.launch.setWordWrap(True)
+        self.launch.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.launch.setVisible(False)
+        column.addWidget(self.launch)
         self.figures = self._figures_table()
         self.options_tab = OptionsTab()
         self.options_tab.table.selectionModel().currentChanged.connect(self._explain_cell)
@@ -219,6 +225,10 @@ class AnswerPanel(QWidget):
     # --- showing the answer ---------------------------------------------------------------
     def show_answer(self, answer: dict) -> None:
         self.headline.setText(answer["headline"])
+        launch = answer.get("launch") or []
+        self.launch.setText("Start one replica with: " + launch[0]["command"] if launch else "")
+        self.launch.setToolTip("\n".join(f"{item['command']}\n({item['note']})" for item in launch))
+        self.launch.setVisible(bool(launch))
         self.figures.setRowCount(len(answer["figures"]))
         for r, fig in enumerate(answer["figures"]):
             value = fig.text or ("never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit))
@@ -234,12 +244,13 @@ class AnswerPanel(QWidget):
         serving = answer.get("task") == "serve"
         for k, (_view, title) in enumerate(self.charts.titled(answer.get("task", "train")), start=1):
             self.tabs.setTabText(k, title)
-        self.tabs.setTabVisible(3, not serving)  # owning against renting over months: the cost chart says it for serving
+        self.tabs.setTabVisible(3, True)  # training: owning against renting over months; serving: per GPU against per user
+        del serving
 
     def answer_text(self) -> str:
         """The answer as the window shows it, in words: the headline and the key figures, one a line
         (stored in screenshots, so a test can tell a stale picture from words rather than pixels)."""
-        lines = [self.headline.text()]
+        lines = [self.headline.text()] + ([self.launch.text()] if self.launch.text() else [])
         for r in range(self.figures.rowCount()):
             lines.append(" ".join(self.figures.item(r, c).text() for c in range(3) if self.figures.item(r, c)))
         return "\n".join(lines)

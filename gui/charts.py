@@ -230,6 +230,27 @@ def latency_chart(latency: dict | None) -> QChart:
     return chart
 
 
+def tradeoff_chart(curve: dict | None) -> QChart:
+    """Output tokens per second per GPU against tokens per second each user sees, one line per GPUs per replica, each
+    point a number of requests in flight (core's ``tradeoff_curve``: closed loop, the engine on the form)."""
+    chart = _chart("Per GPU against per user" + (f": {curve['gpu']} ({curve['weights_dtype']}, {curve['engine']})" if curve else ""))
+    if not curve or not curve["points"]:
+        return chart
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignRight)
+    right = top = 0.0
+    for n in sorted({p["n_gpus"] for p in curve["points"]}):
+        line = QLineSeries()
+        line.setName(f"{n} GPU{'s' if n > 1 else ''} per replica")
+        for p in sorted((p for p in curve["points"] if p["n_gpus"] == n), key=lambda p: p["tokens_per_s_per_user"]):
+            line.append(p["tokens_per_s_per_user"], p["output_tokens_per_s_per_gpu"])
+            right, top = max(right, p["tokens_per_s_per_user"]), max(top, p["output_tokens_per_s_per_gpu"])
+        chart.addSeries(line)
+    x = _value_axis("tokens/s each user sees", right)
+    y = _value_axis("output tokens/s per GPU", top)
+    _attach_axes(chart, x, y)
+    return chart
+
+
 RENDER_HINT = QPainter.RenderHint.Antialiasing
 
 
@@ -252,7 +273,7 @@ class ChartViews(QObject):
 
     def titled(self, task: str = "train") -> tuple[tuple[QChartView, str], ...]:
         if task == "serve":
-            return (self.cost_view, "Cost per million tokens"), (self.memory_view, "Latency"), (self.cash_view, "Owning vs renting")
+            return (self.cost_view, "Cost per million tokens"), (self.memory_view, "Latency"), (self.cash_view, "Per GPU vs per user")
         return (self.cost_view, "Job cost"), (self.memory_view, "Memory per GPU"), (self.cash_view, "Owning vs renting")
 
     def show_answer(self, answer: dict) -> None:
@@ -260,7 +281,7 @@ class ChartViews(QObject):
             self.bar_series, self.bars_shown = {}, {}
             self.cost_view.setChart(volume_chart(answer["volume"]))
             self.memory_view.setChart(latency_chart(answer["latency"]))
-            self.cash_view.setChart(cash_chart(None))
+            self.cash_view.setChart(tradeoff_chart(answer.get("tradeoff")))
             return
         self.bar_series = {self.cost_view: answer["costs"], self.memory_view: answer["memory"]}
         self.bars_shown = {}

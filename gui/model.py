@@ -42,6 +42,7 @@ from ..core import (
     serve_curves,
     serve_option_inputs,
     serve_plan,
+    tradeoff_curve,
 )
 from ..core import INPUT_SECTIONS as SECTIONS
 from ..core import INPUTS_BY_NAME as BY_NAME
@@ -377,10 +378,12 @@ def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
 
 # --- serving mode: the serving planner's answer (core.serve_plan) and its charts' series -------------------------
 # the key figures of a serving setup: (label, quantity, unit); "{way}" is rent or own, by how the setup is had
-SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"),
+SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"), ("Time to first token, likely from", "ttft_ms_likely_low", "ms"),
+                 ("Time to first token, likely to", "ttft_ms_likely_high", "ms"),
                  ("Queueing wait before the first token at the planned load", "ttft_queue_wait_ms", "ms"),
                  ("Time to first token at the planned load", "serve_ttft_at_load_ms", "ms"),
-                 ("Time per generated token", "tpot_ms", "ms"),
+                 ("Time per generated token", "tpot_ms", "ms"), ("Time per generated token, likely from", "tpot_ms_likely_low", "ms"),
+                 ("Time per generated token, likely to", "tpot_ms_likely_high", "ms"),
                  ("Requests at once per replica", "serve_batch", "sequences"),
                  ("Requests per second per replica", "serve_replica_requests_per_s", "requests/s"),
                  ("Replicas (spares included)", "serve_replicas", "replicas"),
@@ -412,10 +415,11 @@ def compute_serve(state: FormState) -> dict:
     shown = rec or next((o for o in options if o.n_gpus > 0), None)
     answer = {"task": "serve", "job": job, "plan": result, "options": options, "recommended": rec, "figures": [],
               "headline": result["recommendation"], "memory": None, "costs": None, "cash": None,
-              "volume": volume_series(result), "latency": None}
+              "volume": volume_series(result), "latency": None, "tradeoff": None, "launch": result["launch"]}
     if shown is not None:
         answer["figures"] = _serve_figures(result, shown)
         answer["latency"] = latency_series(result, shown)
+        answer["tradeoff"] = tradeoff_curve(serve_option_inputs(result["given"], shown))
     return answer
 
 

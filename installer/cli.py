@@ -437,7 +437,8 @@ def _serve_plan(ns, given: dict) -> int:
                           "rent_beats_api_mtok_per_month": result["rent_beats_api_mtok_per_month"],
                           "buy_beats_api_mtok_per_month": result["buy_beats_api_mtok_per_month"],
                           "options": [clean(o) for o in result["options"]],
-                          "rejected_counts": result["rejected_counts"]}, indent=2))
+                          "rejected_counts": result["rejected_counts"], "engine": result["engine"],
+                          "launch": result["launch"]}, indent=2))
         return 0
     i = result["inputs"]
     targets = ", ".join(t for t in (f"first token within {number_text(i['ttft_slo_ms'])} ms" if i["ttft_slo_ms"] else "",
@@ -456,6 +457,11 @@ def _serve_plan(ns, given: dict) -> int:
                      "load", "GPUs", "USD/Mtok in", "USD/Mtok out", "USD/month"], body))
         print()
     print(result["recommendation"])
+    if result["launch"]:
+        print("Start one replica with:")
+        for item in result["launch"]:
+            print(f"  {item['command']}")
+        print(f"  ({result['launch'][0]['note']}; the first line is {result['engine'].split(' (')[0]}, then the equivalents)")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     if ns.all:
@@ -783,6 +789,9 @@ def cmd_estimate(ns) -> int:
         print(table(["result", "value"], facts))
         print()
         facts, notes = _estimate_serving(ns, given, used, res)
+        if facts:  # the engine's figures (its fixed costs, the latency at a concurrency) after the per-token time
+            at = next(i for i, (label, _) in enumerate(facts) if label.startswith("time per output token")) + 1
+            facts[at:at] = _engine_facts(used, res)
     if facts:
         print(table(["result", "value"], facts))
     for note in notes if ns.mode == "infer" else ():
@@ -793,6 +802,28 @@ def cmd_estimate(ns) -> int:
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
     return 0
+
+
+ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",
+                "load_ttft_ms", "load_tpot_ms_likely_low", "load_tpot_ms_likely_high", "load_ttft_ms_likely_low",
+                "load_ttft_ms_likely_high", "load_output_tokens_per_s_per_gpu", "serve_concurrency")
+
+
+def _engine_facts(used: dict, res: dict) -> list:
+    """Rows of the serving table for the engine: its name, the likely ranges, and the latency at the concurrency given."""
+    from .core import engine_text, evaluate
+    extra = evaluate(used, outputs=ENGINE_FACTS)
+    rows = [["serving engine", engine_text(str(used["engine"]))],
+            ["time to first token, likely range (ms)", f"{extra['ttft_ms_likely_low']:,.0f}-{extra['ttft_ms_likely_high']:,.0f}"],
+            ["time per output token, likely range (ms)", f"{extra['tpot_ms_likely_low']:.1f}-{extra['tpot_ms_likely_high']:.1f}"]]
+    if float(used["concurrency"]) > 0:
+        c = number_text(extra["serve_concurrency"])
+        rows += [[f"with {c} requests in flight: time to first token (ms)",
+                  f"{extra['load_ttft_ms']:,.0f} (likely {extra['load_ttft_ms_likely_low']:,.0f}-{extra['load_ttft_ms_likely_high']:,.0f})"],
+                 [f"with {c} requests in flight: time per output token (ms)",
+                  f"{extra['load_tpot_ms']:.1f} (likely {extra['load_tpot_ms_likely_low']:.1f}-{extra['load_tpot_ms_likely_high']:.1f})"],
+                 [f"with {c} requests in flight: output tokens/s per GPU", f"{extra['load_output_tokens_per_s_per_gpu']:,.0f}"]]
+    return rows
 
 
 def cmd_catalog(ns) -> int:
@@ -896,6 +927,11 @@ def cmd_calibrate(ns) -> int:
         for path in cal.apply_serving(decision):
             print(f"wrote {path} (serving efficiency per GPU family: "
                   + (", ".join(f"{k} {v:.3g}" for k, v in decision["factors"].items()) or "none supported") + ")")
+        from .core import serving_calibration as engines
+        points = engines.fit_points()
+        factors = engines.fit(points)
+        path = engines.apply(factors, engines.bands(points, factors))
+        print(f"wrote {path} (engine factors fitted on {len(points)} H100 and B200 serving points)")
         print("Run `gpu-tco docs` (a new process reads the new values) to refresh docs/calibration.md.")
         return 0
     print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
@@ -923,6 +959,18 @@ def cmd_calibrate(ns) -> int:
                  for label, loso in (("as shipped", decision["without"]), ("family factors, leave one source out", decision["with"]))
                  for k, v in loso.items() if k != "by_source"], align=["<", ">", ">", ">"]))
     print("Family factors " + ("kept" if decision["supported"] else "not supported by held-out sources: none kept") + ".")
+    from .core import serving_calibration as engines
+    points = engines.load_points()
+    print("\nServing engines against NVIDIA's measured points (AIConfigurator 0.12.0): fitted on H100 and B200, "
+          "checked on the other GPUs:")
+    groups = [("H100 and B200 (fitted on)", engines.fit_points(points)), ("other GPUs (held out)", engines.held_out_points(points))]
+    body = []
+    for label, chosen in groups:
+        for engine in ("all", *engines.FITTED_ENGINES):
+            mine = [p for p in chosen if engine == "all" or p["engine"] == engine]
+            s = engines.summary(mine)
+            body.append([label, engine, str(s["points"]), f"{s['tpot_within']:.0%}", f"{s['ttft_median_ratio']:.2f}"])
+    print(table(["points", "engine", "n", "TPOT within 30 %", "TTFT median ratio"], body, align=["<", "<", ">", ">", ">"]))
     print(f"\n{len(rows)} measurements from {len({m.source for m in rows})} sources, and {len(serving)} serving rows; "
           "details and citations: docs/calibration.md")
     return 0

@@ -460,7 +460,14 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
                              "gpus_per_server": "own_server_gpus",
                              "api_usd_per_mtok_input": "serve_api_usd_per_mtok_input",
                              "api_usd_per_mtok_output": "serve_api_usd_per_mtok_output",
-                             "pipeline_microbatches": "pipeline_microbatches_used"}
+                             "pipeline_microbatches": "pipeline_microbatches_used", "concurrency": "serve_concurrency",
+                             "engine_step_overhead_us_per_layer": "serve_step_overhead_us_per_layer",
+                             "engine_request_overhead_ms": "serve_request_overhead_ms",
+                             "engine_bandwidth_factor": "serve_engine_bandwidth_factor",
+                             "engine_compute_factor": "serve_engine_compute_factor",
+                             "grouped_gemm_efficiency": "serve_grouped_gemm_efficiency",
+                             "prefill_queue_share": "serve_prefill_queue_share",
+                             "interleaved_prefill_share": "serve_interleaved_prefill_share"}
     assert set(AUTO_BASIS) == set(AUTO_QUANTITY) and all(BY_NAME[n].default == 0 for n in AUTO_QUANTITY)
     job = {"gpu": "H100-SXM", "n_gpus": 8, "offer": "AWS p5.48xlarge", "purchase_usd_per_gpu": 30_000}
     used = in_use(job)

@@ -800,7 +800,17 @@ def test_serving_scenario_opens_in_serving_mode_with_cores_answer_and_charts(qtb
     assert len(tpot) >= 5 and all(b.y() >= a.y() for a, b in zip(tpot, tpot[1:]))
     at_batch = next(p.y() for p in tpot if p.x() == rec.batch)
     assert at_batch == pytest.approx(rec.tpot_ms) and at_batch <= 50
-    assert not window.tabs.isTabVisible(3)
+    # per GPU against per user (core's tradeoff_curve): more requests in flight, more tokens per GPU, fewer per user
+    assert window.tabs.isTabVisible(3) and window.tabs.tabText(3) == "Per GPU vs per user"
+    lines = window.cash_view.chart().series()
+    assert lines and all(s.count() >= 2 for s in lines)
+    for s in lines:
+        pts = sorted(s.points(), key=lambda p: p.x())
+        assert all(b.y() <= a.y() * 1.0001 for a, b in zip(pts, pts[1:]))
+    # the command that starts the recommended setup, under the headline
+    launch = window.findChild(QLabel, "launch_command")
+    assert launch.isVisibleTo(window) and expected["launch"][0]["command"] in launch.text()
+    assert launch.text().startswith("Start one replica with: vllm serve")
     # a number of the table explains itself with core's formula at the setup's inputs
     window.table.setCurrentIndex(window.proxy.index(0, headers.index("Per token (ms)")))
     assert "tpot_ms" in window.explanation.toPlainText() and "Formula" in window.explanation.toPlainText()

@@ -89,9 +89,12 @@ def test_a_mig_slice_serves_a_small_model_for_a_fraction_of_the_card_when_the_ca
 
 def test_mig_does_not_pay_when_the_demand_fills_whole_cards():
     """Llama 3.1 8B at 400 requests/s: no capacity is left over, and whole H100s are the cheaper way (a slice has
-    1/8 of the card's memory bandwidth for 1/7 of its price, and no NVLink to share a model across slices)."""
-    r = serve_plan({**OWNED_3_YEARS, "model": "Llama-3.1-8B", "requests_per_s": 400, "tpot_slo_ms": 50, "weights_dtype": "bf16"},
-                   gpus=H100_AND_SLICES)
+    1/8 of the card's memory bandwidth for 1/7 of its price, and no NVLink to share a model across slices).  The engine
+    runs up to 1,024 sequences on a whole card, vLLM V1's default on a GPU of 70 GiB or more (vLLM project, "Engine
+    arguments", https://docs.vllm.ai/en/latest/configuration/engine_args.html): capped at 256, a whole card's calibrated
+    step would leave capacity unused."""
+    r = serve_plan({**OWNED_3_YEARS, "model": "Llama-3.1-8B", "requests_per_s": 400, "tpot_slo_ms": 50, "weights_dtype": "bf16",
+                    "max_num_seqs": 1024}, gpus=H100_AND_SLICES)
     whole_card = ("H100-SXM", "H100-SXM MIG 7g.80gb")  # the 7g.80gb instance is the whole card in MIG mode
     assert r["recommended"].gpu in whole_card
     smaller = [o for o in r["options"] if o.ok and o.gpu not in whole_card]

@@ -121,6 +121,19 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     assert rel_equal(out.cell("Start", labels["time to first token at the planned load"], 2), rent.ttft_at_load_ms)
     assert out.cell("Start", labels["time to first token at the planned load"], 5) == inputs["ttft_slo_ms"]
     assert out.cell("Start", labels["API prices as of"], 4) == result["api"]["as_of"]
+    # the engine and each latency's likely range (engines catalog, fitted on NVIDIA AIConfigurator 0.12.0's measured points)
+    assert out.cell("Start", labels["serving engine"], 2) == "vllm"
+    low, high = rent.tpot_ms_likely
+    assert out.cell("Start", labels["time per generated token, likely range"], 2) == f"{low:.1f}-{high:.1f} ms"
+    # the launch command of the recommended setup, and the trade-off sheet's live curve against core's
+    assert any(str(out.cell("Start", r, 1)).startswith("vllm serve") for r in range(20, 50))
+    curve = core.tradeoff_curve(core.serve_option_inputs(result["given"], result["recommended"]),
+                                tensor_parallel=[result["recommended"].n_gpus])["points"]
+    rows = _serving_rows(out, "Trade-off")
+    for j, point in enumerate(curve):
+        assert out.cell("Trade-off", rows["concurrency"], 3 + j) == point["concurrency"]
+        assert rel_equal(out.cell("Trade-off", rows["load_tokens_per_s_per_user"], 3 + j), point["tokens_per_s_per_user"])
+        assert rel_equal(out.cell("Trade-off", rows["load_output_tokens_per_s_per_gpu"], 3 + j), point["output_tokens_per_s_per_gpu"])
 
 
 def test_serving_workbook_follows_its_inputs(recalculated):

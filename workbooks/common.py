@@ -527,7 +527,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
                 put_text(sheet.cell(row=i, column=origin_col + j), value)
             letter = get_column_letter(origin_col + j)
             if col in ("name", "price_type", *AUTO_COLUMNS) or col in table.numeric or (tname, col) in (
-                    ("apis", "as_of"), ("weight_dtypes", "accuracy_effect")):
+                    ("apis", "as_of"), ("weight_dtypes", "accuracy_effect"), ("engines", "label")):
                 # price_type, the API's date and a weight format's accuracy effect: read by the Start answers
                 ref = f"'{sheet.title}'!${letter}$2:${letter}${last}"
                 wb.defined_names[f"{tname}_{col}"] = DefinedName(f"{tname}_{col}", attr_text=ref)

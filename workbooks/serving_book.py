@@ -55,6 +55,7 @@ SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy", "gpus_per_serv
 WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
 # what Start reads of each setup; "{way}" is rent or own
 SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batch", "serve_option_usd_per_month",
+                 "ttft_ms_likely_low", "ttft_ms_likely_high", "tpot_ms_likely_low", "tpot_ms_likely_high",
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
                  "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
@@ -71,6 +72,20 @@ def _way(key: str) -> str:
 def money_xl(x: str) -> str:
     """Dollars as every door prints them (core.recommendation.usd_text): cents below $100."""
     return f'IF(ABS({x})<100,TEXT({x},"$#,##0.00"),TEXT({x},"$#,##0"))'
+
+
+def engine_xl() -> str:
+    """The engine in words as core says it (``core.engine_text``): the catalog's label, and " (the default engine)"
+    for the default."""
+    return (f'INDEX(engines_label,MATCH(engine,engines_name,0))&IF(engine="{BY_NAME["engine"].default}",'
+            '" (the default engine)","")')
+
+
+def likely_xl(value: str, low: str, high: str) -> str:
+    """A latency with its likely range as core writes it (``core.likely_text``): "42 ms (likely 35-50)"; whole
+    milliseconds from 10 ms (thousands separated from 100 ms), tenths below 10 ms."""
+    fmt = f'IF({value}>=100,"#,##0",IF({value}<10,"0.0","0"))'
+    return (f'TEXT({value},{fmt})&" ms (likely "&TEXT({low},{fmt})&"-"&TEXT({high},{fmt})&")"')
 
 
 def _upper_first_xl(x: str) -> str:
@@ -95,6 +110,7 @@ def build_serving_workbook(inputs: Mapping, gpus: list[str] | None = None) -> tu
     tabs = catalog.tables()
     _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {})
     _serve_start(start, tabs, result, setups, cells, lay)
+    _tradeoff_sheet(wb, result, lay)
     wb.calculation.fullCalcOnLoad = True
     wb.properties.creator = wb.properties.lastModifiedBy = "gpu-tco"
     return wb, lay.cached
@@ -164,8 +180,9 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     words = f'"buy "&{servers}&{words}' if key == "buy" else f'"rent "&{words}&" from "&{ref("offer")}&" ("&{ref("price_type")}&")"'
     month, above = ref("serve_option_usd_per_month"), ref(f"serve_{way}_beats_api_mtok_per_month")
     capital = f'&" ("&{money_xl(ref("own_capital_usd"))}&" of capital)"' if key == "buy" else ""
-    lead = (f'{_upper_first_xl(ref("words"))}{capital}&": "&TEXT({ref("tpot_ms")},"0")&" ms per token, first token in "'
-            f'&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")&" ms at the planned load, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
+    lead = (f'{_upper_first_xl(ref("words"))}{capital}&" with "&{engine_xl()}&": "&{likely_xl(ref("tpot_ms"), ref("tpot_ms_likely_low"), ref("tpot_ms_likely_high"))}'
+            f'&" per token, first token in "&{likely_xl(ref("ttft_ms"), ref("ttft_ms_likely_low"), ref("ttft_ms_likely_high"))}'
+            f'&" of service and "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")&" ms with the queue at the planned load, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
             f'&" per million input and $"&TEXT({ref(f"serve_{way}_usd_per_mtok_output")},"0.00")&" per million output tokens) for "'
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
@@ -265,6 +282,16 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
              "serve_api_usd_per_mtok_output": result["api"]["usd_per_mtok_output"], "serve_api_usd_per_month": result["api"]["usd_per_month"],
              "ttft_slo_ms": values["ttft_slo_ms"], "tpot_slo_ms": values["tpot_slo_ms"], "as_of": result["api"]["as_of"]}
     r = _serve_table(ws, setups, cells, lay, 10, known)
+    if result.get("launch"):
+        ws.cell(row=r, column=1, value="Start one replica of the setup the answer names with (when this file was written)").font = Font(bold=True)
+        for item in result["launch"]:
+            r += 1
+            put_text(ws.cell(row=r, column=1), item["command"])
+            lay.cached[f"Start!A{r}"] = item["command"]
+        r += 1
+        put_text(ws.cell(row=r, column=1), result["launch"][0]["note"])
+        ws.cell(row=r, column=1).font = NOTE_FONT
+        r += 1
     r = _start_ages(ws, tabs, r + 1)
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
     fit_heights(ws, lay.cached)
@@ -284,10 +311,13 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
              ("servers bought (whole servers)", "servers_shown", WHOLE, None, None),
              ("load of the replicas", "serve_load_fraction", "0%", None, None),
              ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
+             ("serving engine", "engine_shown", None, None, None),
              ("time to first token, service", "ttft_ms", MS, None, None),
+             ("time to first token, likely range", "ttft_likely", None, None, None),
              ("queueing wait at the planned load", "ttft_queue_wait_ms", MS, None, None),
              ("time to first token at the planned load", "serve_ttft_at_load_ms", MS, None, "ttft_slo_ms"),
              ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
+             ("time per generated token, likely range", "tpot_likely", None, None, None),
              ("meets both targets", "meets", None, None, None),
              ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),
              ("USD per million output tokens", "serve_{way}_usd_per_mtok_output", USD_MILLS, "serve_api_usd_per_mtok_output", None),
@@ -336,5 +366,75 @@ def _table_cell(name: str, key: str, option, cells: Mapping, lay: Layout) -> tup
         return f'=IF({c("buy")}=1,{c("serve_servers")},"-")', option.servers if option.acquire == "buy" else "-"
     if name == "meets":
         return f'=IF({c("serve_ok")},"yes","no")', "yes" if option.ok else "no"
+    if name == "engine_shown":
+        return "=engine", option.engine
+    if name in ("ttft_likely", "tpot_likely"):
+        q = name.split("_")[0]
+        fmt = '"#,##0"' if q == "ttft" else '"0.0"'
+        low, high = (option.ttft_ms_likely if q == "ttft" else option.tpot_ms_likely)
+        shown = f"{low:,.0f}-{high:,.0f} ms" if q == "ttft" else f"{low:.1f}-{high:.1f} ms"
+        return (f'=TEXT({c(q + "_ms_likely_low")},{fmt})&"-"&TEXT({c(q + "_ms_likely_high")},{fmt})&" ms"', shown)
     ref = c(name.format(way=_way(key)))
     return "=" + ref, lay.cached.get(ref.replace("$", ""), "")
+
+
+TRADEOFF_OUTPUTS = ("load_tokens_per_s_per_user", "load_output_tokens_per_s_per_gpu", "load_tpot_ms", "load_ttft_ms")
+
+
+def _tradeoff_sheet(wb: Workbook, result: Mapping, lay: Layout) -> None:
+    """Trade-off: the recommended setup (Inputs' GPU, GPUs per replica, weight format, engine) at each number of requests
+    in flight whose KV cache fits: tokens per second each user sees against output tokens per second per GPU, live
+    formulas over Inputs (``load_*`` quantities, closed loop), with a chart."""
+    from openpyxl.chart import Reference, ScatterChart, Series
+    best = result["recommended"]
+    if best is None:
+        return
+    base = serve_option_inputs(result["given"], best)
+    points = core.tradeoff_curve(base, tensor_parallel=[best.n_gpus])["points"]
+    if not points:
+        return
+    ws = wb.create_sheet("Trade-off")
+    moving = set(depending_on(("concurrency",)))
+    per_point = [n for n in ancestors(list(TRADEOFF_OUTPUTS)) if n in moving]
+    rows = {name: 3 + i for i, name in enumerate(["concurrency", *per_point])}
+    ws["A1"] = (f"Throughput per GPU against speed per user: {best.n_gpus}x {best.gpu} ({best.weights_dtype}) with the engine on "
+                "Inputs, each column a number of requests in flight (closed loop, as benchmarks run them)")
+    ws["A1"].font = Font(bold=True)
+    _head(ws, 2, ["quantity", "unit", *(f"{p['concurrency']} in flight" for p in points)])
+    for name, r in rows.items():
+        ws.cell(row=r, column=1, value=name)
+        unit = QUANTITIES[name].unit if name in QUANTITIES else BY_NAME[name].unit
+        ws.cell(row=r, column=2, value="" if unit in ("-", "flag") else unit)
+    for j, p in enumerate(points):
+        col = get_column_letter(3 + j)
+
+        def ref(name: str, col=col) -> str:
+            return f"{col}{rows[name]}" if name in rows else name
+        values = core.evaluate({**base, "concurrency": p["concurrency"], "max_num_seqs": p["concurrency"], "ttft_slo_ms": 0,
+                                "tpot_slo_ms": 0}, outputs=per_point)
+        c = ws[f"{col}{rows['concurrency']}"]
+        c.value = p["concurrency"]
+        c.fill, c.protection = INPUT_FILL, Protection(locked=False)
+        lay.cached[f"Trade-off!{col}{rows['concurrency']}"] = p["concurrency"]
+        for name in per_point:
+            cell = ws[f"{col}{rows[name]}"]
+            cell.value = "=" + QUANTITIES[name].expr.xl(ref)
+            cell.number_format = _number_format(QUANTITIES[name].unit)
+            lay.cached[f"Trade-off!{col}{rows[name]}"] = _plain(values[name])
+    last = get_column_letter(2 + len(points))
+    chart = ScatterChart()
+    chart.title = "Output tokens/s per GPU against tokens/s per user"
+    chart.x_axis.title, chart.y_axis.title = "tokens/s each user sees", "output tokens/s per GPU"
+    chart.style = 13
+    x = Reference(ws, min_col=3, max_col=2 + len(points), min_row=rows["load_tokens_per_s_per_user"])
+    y = Reference(ws, min_col=3, max_col=2 + len(points), min_row=rows["load_output_tokens_per_s_per_gpu"])
+    series = Series(y, x, title=f"{best.n_gpus}x {best.gpu}")
+    series.marker.symbol = "circle"
+    chart.series.append(series)
+    ws.add_chart(chart, f"A{max(rows.values()) + 3}")
+    _note(ws, f"A{max(rows.values()) + 2}", f"Columns C-{last}: change a yellow number of requests in flight to move its column; "
+                                           "the engine, GPU and weight format are Inputs'. Latency ranges: docs/calibration.md.",
+          "H", 30, NOTE_FONT)
+    _widths(ws, {"A": 38, "B": 14})
+    not_in_default_print(ws, 2 + len(points), title_rows="2:2")
+    ws.protection.sheet = True

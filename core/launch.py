@@ -1,0 +1,63 @@
+"""The command that starts a serving setup with its engine: ``vllm serve ...``, SGLang, TensorRT-LLM, llama.cpp, transformers.
+
+Each engine's command is a template in the engines catalog (data/engines.csv, column ``launch``), filled here from the
+setup: the model's Hugging Face id (the first alias of the model row with an organisation, else its name), GPUs per
+replica (tensor parallel), the most sequences in one batch, the prefill chunk, the KV-cache format and the weight
+format.  Flag names: vLLM [vllm_engine_args], SGLang [sglang_server_args], TensorRT-LLM [trtllm_serve], llama.cpp
+[llamacpp_server].
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from . import catalog
+from .engine import resolve_inputs
+
+# weight formats engines apply to a 16-bit checkpoint themselves (a pre-quantized checkpoint needs no flag)
+QUANT_FLAGS = {"vllm": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
+               "sglang": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
+               "trtllm": {}}
+PREQUANTIZED = {"nvfp4": "an NVFP4 checkpoint (e.g. NVIDIA's -NVFP4 or -FP4 releases)", "mxfp4": "an MXFP4 checkpoint",
+                "int4_awq": "an AWQ checkpoint", "int4_gptq": "a GPTQ checkpoint"}
+
+
+GGUF_NAMES = {"bf16": "BF16", "fp16": "F16", "fp8": "Q8_0", "int8": "Q8_0", "int4_awq": "Q4_K_M", "int4_gptq": "Q4_K_M",
+              "nf4": "Q4_K_M", "mxfp4": "MXFP4"}
+
+
+def hf_id(model: str) -> str:
+    """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name."""
+    row = catalog.tables()["models"].row(model)
+    for alias in str(row.get("aliases", "") or "").split(";"):
+        if "/" in alias.strip():
+            return alias.strip()
+    return str(row["name"])
+
+
+def launch_command(job: Mapping) -> dict:
+    """{"engine", "command", "note"}: the command line that starts ``job``'s setup (inputs as for ``evaluate``: model,
+    n_gpus = GPUs per replica, weights_dtype, kv_dtype, max_num_seqs = the batch, prefill_chunk_tokens, prompt and
+    output tokens, engine).  ``note`` says what the command assumes (a pre-quantized checkpoint, one per replica)."""
+    r = resolve_inputs(dict(job))
+    engine = str(r["engine"])
+    row = catalog.tables()["engines"].row(engine)
+    fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
+    batch = max(1, int(r["max_num_seqs"]))
+    values = {"hf_id": hf_id(r["model"]), "tp": int(r["n_gpus"]), "max_num_seqs": batch,
+              "chunk": int(r["prefill_chunk_tokens"]),
+              "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
+              "quant_vllm": QUANT_FLAGS["vllm"].get(fmt, ""), "quant_sglang": QUANT_FLAGS["sglang"].get(fmt, ""),
+              "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
+              "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"])))}
+    command = str(row["launch"]).format(**values)
+    notes = []
+    if fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
+        notes.append(f"point it at {PREQUANTIZED[fmt]} of the model")
+    if engine == "trtllm" and (fmt == "fp8" or kv == "fp8"):
+        notes.append("FP8 weights and KV cache come from an FP8 checkpoint (NVIDIA's -FP8 releases or TensorRT Model Optimizer)")
+    if engine == "llamacpp":
+        notes.append("llama.cpp reads GGUF files; --ctx-size is shared by the --parallel slots")
+    if engine == "transformers":
+        notes.append("generate() runs one static batch at a time: no continuous batching")
+    notes.append("one command per replica")
+    return {"engine": engine, "command": command, "note": "; ".join(notes)}
