@@ -298,7 +298,7 @@ def test_excel_serve_plan_table_carries_the_launch_command_on_the_answers_setup(
     from gpu_tco.addin.functions import call
     job = {"model": "Llama-3-70B", "requests_per_s": 5.0, "prompt_tokens": 1000.0, "output_tokens": 200.0, "ttft_slo_ms": 2000.0,
            "tpot_slo_ms": 50.0}
-    table = call("GPU_SERVE_PLAN", *job.values(), None, None, "H100-SXM", 0.0, "sglang")
+    table = call("GPU_SERVE_PLAN", *job.values(), None, None, "H100-SXM", 0.0, None, None, None, "sglang")
     head = table[0]
     rows = [dict(zip(head, r)) for r in table[1:]]
     launched = [r for r in rows if r["launch_command"]]

@@ -43,24 +43,26 @@ def rtx4090_vs_h100():
     return out
 
 
-def test_rtx4090_serves_a_7b_model_cheaper_per_token_than_an_h100_but_not_twice_as_cheap(rtx4090_vs_h100):
+def test_rtx4090_serves_a_7b_model_cheaper_per_token_than_an_h100_about_twice_as_cheap(rtx4090_vs_h100):
     rtx, h100 = rtx4090_vs_h100["Llama-2-7B"]
     assert rtx is not None and h100 is not None
     # the same demand on both: the monthly cost ratio is the cost-per-token ratio
     ratio = h100.usd_per_month / rtx.usd_per_month
-    assert 1.1 < ratio < 2.0, ratio
+    # with the engine's fixed time per step and per request (vLLM's, fitted on NVIDIA's H100 and B200 points), whole
+    # servers and a spare replica on both sides, the 4090 fleet comes out about twice as cheap: the claim's "up to 2x"
+    assert 1.1 < ratio < 2.6, ratio
     assert rtx.usd_per_mtok_output < h100.usd_per_mtok_output
     # the 4090 needs several times the cards: its edge is the price per unit of memory bandwidth, not speed
     assert rtx.gpus_total > 2 * h100.gpus_total
 
 
-def test_rtx4090_serves_a_13b_model_in_fp8_or_on_two_cards_and_stays_below_twice_as_cheap(rtx4090_vs_h100):
+def test_rtx4090_serves_a_13b_model_in_fp8_or_on_two_cards_about_twice_as_cheap(rtx4090_vs_h100):
     rtx, h100 = rtx4090_vs_h100["Llama-2-13B"]
     ratio_13b = h100.usd_per_month / rtx.usd_per_month
     # 13B in bf16 (26 GB) does not fit one 24 GB card: the 4090 needs FP8 or two cards per replica; owned as one
-    # deployment (replicas share servers), it stays cheaper per token, and the claimed "up to 2x" is not reached
+    # deployment (replicas share servers), it stays cheaper per token, about twice as cheap as the claim says
     assert rtx.n_gpus * catalog.gpus().row("RTX-4090")["memory_gib"] >= 24 and (rtx.n_gpus > 1 or rtx.weights_dtype != "bf16")
-    assert 1.0 < ratio_13b < 2.0, ratio_13b
+    assert 1.0 < ratio_13b < 2.6, ratio_13b
 
 
 H100_AND_SLICES = ["H100-SXM"] + [n for n, r in zip(catalog.gpus().names, catalog.gpus().rows)

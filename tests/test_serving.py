@@ -82,7 +82,8 @@ def test_serving_batch_is_the_largest_within_the_per_token_target():
     # at batch 1 the same 8 GPUs would cost tens of dollars per million generated tokens; the serving costs (and the
     # cost per generated token every door shows) use the sustained batch
     batch_1 = 8 * r["rent_usd_per_gpu_hour"] / (1000 / r["serve_tpot_ms_at_batch_1"] * 3600) * 1e6
-    assert batch_1 > 20 and r["serve_rent_usd_per_mtok_output"] < 2
+    # (the served cost carries the spare replica and the 80 % target utilization: still a tenth of batch 1's)
+    assert batch_1 > 20 and r["serve_rent_usd_per_mtok_output"] < batch_1 / 10
     assert r["serve_tokens_per_s"] == pytest.approx(r["serve_replica_output_tokens_per_s"])
     assert r["decode_usd_per_mtok_rent"] == pytest.approx(8 * r["rent_usd_per_gpu_hour"] / (r["serve_tokens_per_s"] * 3600) * 1e6)
     assert r["decode_usd_per_mtok_rent"] < batch_1 / 10

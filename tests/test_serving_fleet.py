@@ -84,11 +84,13 @@ def test_first_token_adds_the_queueing_wait_at_the_planned_load(example):
     u1, s1 = one["serve_load_fraction"], one["serve_slot_hold_s"]
     assert one["serve_slot_wait_ms"] == pytest.approx(1000 * s1 * u1 / (1 - u1))
     # near full load, the wait is a multiple of the service time and the first-token target fails
-    hot = core.evaluate({**inputs, "target_utilization": 0.99, "spare_replicas": 0, "ttft_slo_ms": rec.ttft_ms * 1.05},
-                        outputs=("ttft_queue_wait_ms", "serve_meets_ttft_at_load"))
-    cool = core.evaluate({**inputs, "target_utilization": 0.5, "spare_replicas": 0}, outputs=("ttft_queue_wait_ms",))
+    hot = core.evaluate({**inputs, "target_utilization": 0.99, "spare_replicas": 0, "ttft_slo_ms": 0}, outputs=("ttft_queue_wait_ms",))
+    cool = core.evaluate({**inputs, "target_utilization": 0.5, "spare_replicas": 0, "ttft_slo_ms": 0}, outputs=("ttft_queue_wait_ms",))
     assert hot["ttft_queue_wait_ms"] > cool["ttft_queue_wait_ms"]
-    assert not hot["serve_meets_ttft_at_load"]
+    # a first-token target barely above the service time: the plan lowers the utilization rather than miss the target
+    tight = core.evaluate({**inputs, "target_utilization": 0.99, "spare_replicas": 0, "ttft_slo_ms": rec.ttft_ms * 1.05},
+                          outputs=("serve_planned_utilization", "serve_meets_ttft_at_load"))
+    assert tight["serve_planned_utilization"] < 0.99 and tight["serve_meets_ttft_at_load"]
 
 
 def test_the_answer_says_when_one_failure_stops_the_service():
