@@ -193,6 +193,12 @@ def _resolved(given: Mapping) -> dict:
 # ---------------------------------------------------------------------------
 # evaluation
 
+def _task_kinds() -> tuple[str, ...]:
+    """Per row of the tasks catalog, "serve" or "train" (its serve flag): the scalar code is generated per task."""
+    return _cached("task_kinds", lambda: tuple("serve" if float(flag) else "train"
+                                                for flag in catalog.tables()["tasks"].col["serve"]))
+
+
 def _scalar_rows(compiled) -> dict:
     """Per table, its rows as tuples of the fields the compiled code unpacks."""
     def build():
@@ -245,7 +251,7 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
     values = _resolved(given)
-    compiled = compile_formulas(False, wanted)
+    compiled = compile_formulas(False, wanted, None, _task_kinds()[values["task__row"]])
     rows = _scalar_rows(compiled)
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)

@@ -1,6 +1,7 @@
 """Test set-up: helpers importable, the checkout itself not importable, LibreOffice batched."""
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # top-level "core" or "addin" packages (python -m pytest puts the current folder on sys.path).
 sys.path[:] = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() != ROOT]
 sys.path.insert(0, str(Path(__file__).parent))  # helpers: helpers, lo, excel_eval
+# The generated code's cache (core/codecache.py) in a folder of this run, shared by its processes (the command-line
+# runs, the xdist workers, which inherit it), never the user's own cache folder.
+os.environ.setdefault("GPU_TCO_CACHE_DIR", tempfile.mkdtemp(prefix="gpu-tco-test-cache-"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
 import qt_setup  # noqa: E402 - after sys.path has the helpers
 
