@@ -96,7 +96,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor,
+    "_factor": _factor, "_nan": math.nan,
 }
 
 
@@ -391,9 +391,24 @@ class _Emitter:
     Subtrees several formulas spell out alike become temporaries ``_t<n>``, defined just before their first use."""
 
     def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None,
-                 task: str | None = None):
+                 task: str | None = None, row_tables: dict | None = None):
         self.memo, self.shared = _shared_subtrees([n for n in names if n not in skip], vector, task)
         self.vector, self.fields, self.moving, self.skip, self.task = vector, fields, moving, skip, task
+        # scalar code: subtrees that read one catalog row alone (fields of one table, quantities derived from that
+        # row, constants) are computed once per catalog row and unpacked with its fields, like a field
+        self.row_tables = row_tables  # row-derived quantity -> its table; None: no such hoisting
+        self.hoisted: dict = {}       # structure key -> (variable, table, node)
+        self._table_of_node: dict[int, str | None] = {}
+        self._hoist_memo: dict = {}
+        # scalar code: subtrees that may raise (x / y) and that several formulas spell out alike are not computed
+        # ahead on a line of their own (an IF may guard them), but bound where they are first computed on every
+        # path (outside the branches of IF, AND, OR): (_s3 := x / y); later uses read _s3
+        names_computed = [n for n in names if n not in skip]
+        self.inline_memo, self.inline_shared = _shared_subtrees(names_computed, True, task) if not vector else ({}, set())
+        self.inline_temps: dict = {}
+        # scalar code: a quantity no other formula reads goes into the result alone, with no name of its own
+        self.read_later = _quantities_read(names_computed, task) if not vector else set()
+        self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -416,7 +431,10 @@ class _Emitter:
         if skipped:
             return
         if moving is None:  # scalar code: an output also goes straight into the result dict
-            target = f"R[{name!r}] = {name}" if name in slots else name
+            if name not in slots:
+                target = name
+            else:
+                target = f"R[{name!r}] = {name}" if name in self.read_later else f"R[{name!r}]"
             self.per_block.append(f"    {target} = {self.render(expr, False)}")
         elif name not in moving:
             self.once.append(f"    {name} = {self.render(expr, True)}")
@@ -445,7 +463,9 @@ class _Emitter:
         if key is None:
             key = ("id", id(node))
         if key not in self.temps:
+            saved, self.conditional = self.conditional, 0  # a line of its own runs on every path
             code = self.own(node, fixed)  # may allocate inner temporaries first
+            self.conditional = saved
             self.temps[key] = f"_t{len(self.temps)}"
             (self.once if fixed else self.per_block).append(f"    {self.temps[key]} = {code}")
         return self.temps[key]
@@ -460,17 +480,66 @@ class _Emitter:
         taken = _taken_branch(node, self.task)
         if taken is not None:  # an IF on the task flag, for code generated for one task: its branch alone
             return self.render(taken, fixed)
+        if self.row_tables is not None:
+            table = self.row_table(node)
+            if table == "":  # constants alone: computed now, as the code would compute it on every call
+                folded = _folded(node.render_with(lambda c: self.render(c, fixed), self.vector))
+                if folded is not None:
+                    return folded
+            elif table is not None:
+                return self.hoist(node, table)
         key = self.memo.get(id(node))
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
         if key in self.shared:
             return self.temp(key, node, fixed)
+        inline_key = self.inline_memo.get(id(node))
+        if inline_key in self.inline_shared:
+            if inline_key in self.inline_temps:
+                return self.inline_temps[inline_key]
+            code = self.own(node, fixed)
+            if self.conditional:
+                return code
+            self.inline_temps[inline_key] = var = f"_s{len(self.inline_temps)}"
+            return f"({var} := {code})"
         return self.own(node, fixed)
+
+    def row_table(self, node) -> str | None:
+        """The one catalog table ``node`` reads (its fields, quantities derived from its row), "" for constants
+        alone, None when it reads an input or another quantity (or rows of several tables)."""
+        if id(node) in self._table_of_node:
+            return self._table_of_node[id(node)]
+        if isinstance(node, Const):
+            table = ""
+        elif isinstance(node, Lookup):
+            table = node.table
+        elif isinstance(node, Ref):
+            table = self.row_tables.get(node.name)
+        else:
+            tables = {self.row_table(c) for c in node.children()} - {""}
+            table = None if None in tables or len(tables) > 1 else (tables.pop() if tables else "")
+        self._table_of_node[id(node)] = table
+        return table
+
+    def hoist(self, node, table: str) -> str:
+        """The variable holding ``node`` (one catalog row's value), computed once per row of ``table``."""
+        key = _structure(node, True, self._hoist_memo)  # per row, each guarded on its own: alike is alike
+        if key not in self.hoisted:
+            self.hoisted[key] = (f"_h{len(self.hoisted)}", table, node)
+        return self.hoisted[key][0]
 
     def own(self, node, fixed: bool) -> str:
         """Code for ``node`` itself (not through a temporary), its children rendered by ``render``."""
         if not self.vector and isinstance(node, Call) and node.fn in ("MIN", "MAX"):
             return _min_max(node.fn, [self.render(a, fixed) for a in node.args])
+        if not self.vector and isinstance(node, Call) and node.fn in ("IF", "AND", "OR"):
+            codes = []
+            for i, arg in enumerate(node.args):  # all but the first (the condition) run on some paths only
+                self.conditional += i > 0
+                codes.append(self.render(arg, fixed))
+                self.conditional -= i > 0
+            rendered = iter(codes)
+            return node.render_with(lambda _: next(rendered), self.vector)
         if self.moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
             steps = self.regrouped(node)
             if steps is not None:
@@ -539,6 +608,19 @@ class _Emitter:
         return num, den
 
 
+def _folded(code: str) -> str | None:
+    """Python source of constants alone, replaced by its value (None when it is not a finite number or raises)."""
+    try:
+        value = eval(code, dict(RUNTIME))  # noqa: S307 - code rendered from our own constant subtrees
+    except Exception:  # noqa: BLE001 - 1 / 0 and the like stay in the code, to raise where they always did
+        return None
+    if type(value) is bool:
+        return repr(value)
+    if type(value) in (int, float) and math.isfinite(value):
+        return repr(value) if value >= 0 else f"({value!r})"
+    return None
+
+
 _UFUNCS = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.divide", "^": "_np.power",
            "<": "_np.less", "<=": "_np.less_equal", ">": "_np.greater", ">=": "_np.greater_equal",
            "==": "_np.equal", "!=": "_np.not_equal"}
@@ -546,6 +628,11 @@ _UFUNCS = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.d
 
 def _chain(steps: list[tuple[str, str]]) -> str:
     return "".join(f" {op} {code}" if op else code for op, code in steps)
+
+
+# Scalar code: parts of formulas that read one catalog row alone are computed once per row (tests turn it off to
+# compare the results with the plain code).
+HOIST_ROW_SUBTREES = True
 
 
 @functools.lru_cache(maxsize=64)
@@ -589,13 +676,21 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
     """The code for ``compile_formulas``, and what ``codecache`` stores of it (plain values and code objects)."""
     names = ancestors(outputs, task)
     table_of = row_derived(names)
-    derived_parts = {table: _derive_source(table, [n for n in names if table_of.get(n) == table])
-                     for table in dict.fromkeys(table_of.values())}
     # vector code: the inputs given as arrays; the emitter adds every quantity computed from one of them
     moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
-    once, per_block = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task).body(
-        names, slots={name: i for i, name in enumerate(outputs)})
+    emitter = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task,
+                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of)
+    once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
+    hoisted: dict[str, list] = {}
+    for var, table, node in emitter.hoisted.values():
+        hoisted.setdefault(table, []).append((var, node))
+    derived_parts = {table: _derive_source(table, [n for n in names if table_of.get(n) == table], hoisted.get(table, ()))
+                     for table in dict.fromkeys([*table_of.values(), *hoisted])}
+    for table, part in hoisted.items():  # unpacked with the row's fields
+        key = derived_parts[table][2]
+        for var, _ in part:
+            fields[var] = Lookup(table, key, var)
     used_inputs = _inputs_read(names, table_of, task)
     rows = _Unpacking.of(names, outputs, table_of, fields, derived_parts, task)
     if vector:
@@ -629,13 +724,20 @@ def _run_code(code, name: str):
     return namespace[name]
 
 
-def _derive_source(table: str, mine: list[str]) -> tuple[tuple, tuple, str, str]:
-    """(raw fields, quantities, key input, source) of the scalar function computing the quantities ``mine`` of one
-    ``table`` row from its raw fields."""
+def _derive_source(table: str, mine: list[str], hoisted=()) -> tuple[tuple, tuple, str, str]:
+    """(raw fields, quantities, key input, source) of the scalar function computing from one ``table`` row's raw
+    fields the quantities ``mine`` of that row alone, then ``hoisted`` (variable, subtree): the parts of other
+    formulas that read that row alone, each NaN where it cannot be computed (x / 0: a branch an IF does not take)."""
     raw: dict[str, Lookup] = {}
-    body = _Emitter(mine, False, raw).body(mine)[1]
-    src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
-    return tuple(lk.field for lk in raw.values()), tuple(mine), next(iter(raw.values())).key, src
+    emitter = _Emitter(mine, False, raw)
+    body = emitter.body(mine)[1]
+    for var, node in hoisted:
+        code = _Emitter((), False, raw).render(node, False)  # no temporaries: each computed within its own guard
+        body += ["    try:", f"        {var} = {code}",
+                 "    except (ZeroDivisionError, ValueError, OverflowError, TypeError):", f"        {var} = _nan"]
+    results = [*mine, *(var for var, _ in hoisted)]
+    src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(results)},)"]) + "\n"
+    return tuple(lk.field for lk in raw.values()), tuple(results), next(iter(raw.values())).key, src
 
 
 @dataclass

@@ -370,7 +370,10 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         return found
 
     if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
-        memo = {v: resolve(v, cells.index(v)) for v in dict.fromkeys(cells)}
+        memo = {}
+        for v in dict.fromkeys(cells):  # a catalog name as written: no resolving (the planner passes every GPU's)
+            i = table.known(v)
+            memo[v] = resolve(v, cells.index(v)) if i is None else i
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}
