@@ -453,6 +453,8 @@ class _Emitter:
                 v = node.name in self.moving
             elif isinstance(node, Lookup):
                 v = node.key in self.moving
+            elif _taken_branch(node, self.task) is not None:
+                v = self.varies(_taken_branch(node, self.task))
             else:
                 v = any(self.varies(c) for c in node.children())
             self._moves[id(node)] = v
@@ -551,6 +553,8 @@ class _Emitter:
         block's rows of the result array; None in the first block, which allocates), so the
         result is not copied afterwards.  An IF, a bare name or a shared subtree is copied."""
         render = self.render
+        while _taken_branch(node, self.task) is not None:
+            node = _taken_branch(node, self.task)
         if self.memo.get(id(node)) in self.shared or not self.varies(node):
             return render(node, False)
         if isinstance(node, BinOp):
@@ -648,7 +652,7 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
     An output's last operation writes there, which saves copying it; an output that comes back
     as another array (an IF, a name) still has to be copied.
 
-    ``task`` ("train" or "serve", scalar code only): code for jobs of that task alone, where every IF on the
+    ``task`` ("train" or "serve"): code for jobs of that task alone, where every IF on the
     task's serve flag is its branch and what only the other branch reads is neither read nor computed (the
     cost of owning a training job's GPUs then skips the serving fleet's whole chain).  None: any task.
 
@@ -657,8 +661,6 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
 
     The generated code is kept on disk (``codecache``: the user's cache folder, keyed by a hash of the
     engine's code and catalogs), so a new process loads it instead of generating it again."""
-    if vector:
-        task = None
     outputs = QUANTITY_NAMES if outputs is None else tuple(outputs)
     key = (vector, outputs, None if varying is None else tuple(sorted(varying)), task)
     stored = codecache.load(key)

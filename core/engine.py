@@ -320,7 +320,9 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
                      "context_parallel": int(cp_.flat[j]), "expert_parallel": int(ep_.flat[j])}, row=j)
     varying = frozenset(k[:-5] if k.endswith("__row") else k for k, v in values.items()
                         if isinstance(v, np.ndarray) and v.ndim)
-    compiled = compile_formulas(True, wanted, varying)
+    task_row = values["task__row"]
+    task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
+    compiled = compile_formulas(True, wanted, varying, task)
     columns = {}
     for table in compiled.row_fields:
         columns.update(_vector_columns(compiled, table))
