@@ -54,17 +54,25 @@ def built_wheel(tmp_path_factory):
 def pytest_collection_finish(session):
     """The frozen form's PyInstaller build (about 20 s) runs in the background when its test is selected:
     after the LibreOffice batch, which uses both cores, or at once when that batch is not part of the run;
-    the other tests run in one process, so it uses the core they leave idle."""
+    the other tests run in one process, so it uses the core they leave idle.  With pytest-xdist every worker
+    collects every test but runs only some: the build then starts in the worker that runs the frozen test's
+    group (the LibreOffice batch's, below), after the batch, or when the test itself asks for it."""
     import frozen
     ids = [item.nodeid for item in session.items]
     if any(i.endswith(frozen.TEST_NAME) for i in ids):
         frozen.WANTED = True
-        if not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
+        if not XDIST_WORKER and not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
             frozen.start_if_wanted()
 
 
 # Markers by the fixtures a test uses (pyproject.toml declares them): python -m pytest -m "not slow" runs the
 # fast part; the README's command runs everything, and nothing here skips a test.
+# pytest-xdist (pyproject's addopts: -n auto --dist loadgroup) sends the tests of one group to one worker: the
+# LibreOffice batch (a session fixture, so once per worker that uses it) and the frozen form's build run once in
+# the whole run, in one worker, and the wheel is built once; every other test goes to whichever worker is free.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+GROUP_OF_FIXTURE = {"recalculated": "libreoffice", "built_wheel": "wheel"}
+
 MARKS_OF_FIXTURE = {
     "recalculated": ("libreoffice", "slow"),  # the LibreOffice batch: about 30 s of both cores
     "built_wheel": ("slow",),                 # pip wheel, then installs of it
@@ -73,7 +81,14 @@ MARKS_OF_FIXTURE = {
 
 
 def pytest_collection_modifyitems(config, items):
+    import frozen
     for item in items:
-        for fixture in set(getattr(item, "fixturenames", ())) & set(MARKS_OF_FIXTURE):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for fixture in fixtures & set(MARKS_OF_FIXTURE):
             for mark in MARKS_OF_FIXTURE[fixture]:
                 item.add_marker(mark)
+        groups = sorted({GROUP_OF_FIXTURE[f] for f in fixtures & set(GROUP_OF_FIXTURE)})
+        if item.name == frozen.TEST_NAME:
+            groups = ["libreoffice"]  # its build starts when the batch is done, in the batch's worker
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
