@@ -52,7 +52,7 @@ def _first_evaluation_ms(cached: bool, runs: int = 5) -> float:
         for _ in range(runs):
             if not cached:
                 env["GPU_TCO_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
-            out = subprocess.run([sys.executable, "-c", _FIRST_EVALUATION, "cpu" if _clock is time.process_time else "wall"],
+            out = subprocess.run([sys.executable, "-c", _FIRST_EVALUATION, "cpu" if _Clock.now is time.process_time else "wall"],
                                  capture_output=True, text=True, check=True, env=env)
             times.append(float(out.stdout))
     return statistics.median(times)
@@ -61,17 +61,18 @@ def _first_evaluation_ms(cached: bool, runs: int = 5) -> float:
 # The clock of the figures measured in this process (and of the first evaluation): wall time by default; with
 # --cpu-time this process's CPU time, which on a machine shared with other busy processes is what the figure would
 # be on an idle one (waiting for a core is not counted; caches shared with the others still are).
-_clock = time.perf_counter
+class _Clock:
+    now = staticmethod(time.perf_counter)
 
 
 def _median_us(fn, calls=20000, repeats=7) -> float:
     fn()
     per_call = []
     for _ in range(repeats):
-        t0 = _clock()
+        t0 = _Clock.now()
         for _ in range(calls):
             fn()
-        per_call.append((_clock() - t0) / calls * 1e6)
+        per_call.append((_Clock.now() - t0) / calls * 1e6)
     return statistics.median(per_call)
 
 
@@ -79,9 +80,9 @@ def _median_s(fn, repeats=3) -> float:
     fn()
     times = []
     for _ in range(repeats):
-        t0 = _clock()
+        t0 = _Clock.now()
         fn()
-        times.append(_clock() - t0)
+        times.append(_Clock.now() - t0)
     return statistics.median(times)
 
 
@@ -161,8 +162,7 @@ def run(engine_only: bool = False, cpu_time: bool = False) -> dict:
     planners and Excel functions, without the sweeps in fresh processes, the form, the main job and the workbook.
     ``cpu_time``: the figures measured in one process (microseconds, planners, Excel functions, first evaluation) in
     CPU time of that process instead of wall time."""
-    global _clock
-    _clock = time.process_time if cpu_time else time.perf_counter
+    _Clock.now = staticmethod(time.process_time if cpu_time else time.perf_counter)
     figures: dict[str, tuple] = {}  # name -> (value, target, note[, "min": the target is a lower bound])
     _engine_figures(figures)
     if not engine_only:
@@ -225,9 +225,9 @@ def _planner_and_excel_figures(figures: dict) -> None:
     plans = [0.0] * 101  # a few milliseconds each: many repeats, so the median is not one slow moment's
     core.plan()
     for i in range(101):
-        t0 = _clock()
+        t0 = _Clock.now()
         result = core.plan()
-        plans[i] = _clock() - t0
+        plans[i] = _Clock.now() - t0
     figures["plan_default_job_ms"] = (statistics.median(plans) * 1000, 5.0, f"{len(result['options'])} options")
     serve_five = _median_s(lambda: core.plan(SERVE_JOB, gpus=SERVE_GPUS), repeats=21)
     figures["serve_plan_five_gpus_ms"] = (serve_five * 1000, 20.0, ", ".join(SERVE_GPUS))
@@ -300,7 +300,7 @@ def _report(figures: dict) -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     print(f"gpu-tco benchmark (gpu-tco {core.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores"
           + (f", load average {load:.1f} at the end" if load is not None else "")
-          + (", CPU time of the process" if _clock is time.process_time else ", wall time") + ")")
+          + (", CPU time of the process" if _Clock.now is time.process_time else ", wall time") + ")")
     for name, (value, target, note, *kind) in figures.items():
         lower = kind == ["min"]  # a lower bound: a ratio that must be at least the target
         if not target:
