@@ -49,12 +49,17 @@ def cache_dir() -> Path:
 
 
 @functools.cache
-def fingerprint() -> str:
+def fingerprint() -> str | None:
     """A hash of what the generated code depends on: the engine's code and catalogs as installed, the Python
-    version and the entry format.  Computed once per process (about 1 ms: some 700 KB of files)."""
-    digest = hashlib.sha256(f"{FORMAT} {sys.version} {sys.implementation.cache_tag} {marshal.version}".encode())
+    version and the entry format.  Computed once per process (about 1 ms: some 700 KB of files).  None where the
+    engine's source files cannot be read (a frozen application holds compiled modules only): no hash could tell
+    its versions apart, so there the cache is not used."""
     here = Path(__file__).resolve().parent
-    for path in sorted(here.glob("*.py")) + sorted((here / "data").glob("*.csv")):
+    sources = sorted(here.glob("*.py"))
+    if not any(path.name == "formulas.py" for path in sources):
+        return None
+    digest = hashlib.sha256(f"{FORMAT} {sys.version} {sys.implementation.cache_tag} {marshal.version}".encode())
+    for path in sources + sorted((here / "data").glob("*.csv")):
         digest.update(path.name.encode() + b"\0")
         try:
             digest.update(path.read_bytes())
@@ -74,6 +79,8 @@ def _entry_path(key) -> Path:
 
 def load(key) -> dict | None:
     """The stored entry for ``key`` (a tuple of plain values), or None when there is none usable."""
+    if fingerprint() is None:
+        return None
     try:
         data = _entry_path(key).read_bytes()
         head, checksum, payload = data[:len(MAGIC)], data[len(MAGIC):len(MAGIC) + 32], data[len(MAGIC) + 32:]
@@ -90,6 +97,8 @@ def load(key) -> dict | None:
 def save(key, value: dict) -> bool:
     """Store ``value`` (plain values and code objects) for ``key``; False when it could not be stored (a folder
     that cannot be written, a full disk): the caller has its value either way."""
+    if fingerprint() is None:
+        return False
     try:
         payload = marshal.dumps({"fingerprint": fingerprint(), "key": repr(key), "value": value})
         data = MAGIC + hashlib.sha256(payload).digest() + payload

@@ -224,6 +224,22 @@ def test_a_cache_path_that_is_a_file_is_passed_over(tmp_path, expected):
     assert blocker.read_text() == "a file where the cache folder would be"
 
 
+def test_without_readable_sources_the_cache_is_not_used(tmp_path, monkeypatch):
+    """A frozen application holds compiled modules only: no fingerprint could tell two of its versions apart."""
+    monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path))
+    codecache.fingerprint.cache_clear()
+    real_glob = codecache.Path.glob
+    monkeypatch.setattr(codecache.Path, "glob", lambda self, pattern: [] if pattern == "*.py" else real_glob(self, pattern))
+    try:
+        assert codecache.fingerprint() is None
+        assert not codecache.save(("k",), {"source": ""}) and codecache.load(("k",)) is None
+        assert not list(tmp_path.iterdir())
+    finally:
+        monkeypatch.undo()
+        codecache.fingerprint.cache_clear()
+    assert codecache.fingerprint() is not None
+
+
 def test_save_and_load_round_trip_and_refuse_another_key(tmp_path, monkeypatch):
     monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path))
     value = {"source": "x = 1\n", "code": compile("x = 1\n", "<t>", "exec"), "n": (1, 2)}
