@@ -12,6 +12,10 @@ generator included), its catalogs (core/data/*.csv) and the Python version (code
 version-specific).  Any change to them gives a new folder, and the old ones are removed when the first
 entry of the new one is written; an entry also records its own fingerprint and key, which are checked.
 
+gpu-tco creates its own folder only inside a cache root that already exists (``~/.cache`` on Linux exists on
+nearly every desktop; ``~/Library/Caches`` and ``%LOCALAPPDATA%`` always do): a home without one keeps no cache, so
+running gpu-tco there leaves the home as it was (the installers' tests check that byte for byte after an uninstall).
+
 Nothing here ever fails an evaluation: an entry that cannot be read, is truncated, corrupt, from another
 version or for another key is ignored (the code is generated again and the entry rewritten), and a
 folder that cannot be created or written is simply not used.  Entries are written atomically
@@ -104,7 +108,9 @@ def save(key, value: dict) -> bool:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         folder = _folder()
         fresh = not folder.is_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        if fresh:  # gpu-tco's own folder only, inside a cache root that exists (never ~/.cache itself: see above)
+            folder.parent.mkdir(exist_ok=True)
+            folder.mkdir(exist_ok=True)
         if fresh:
             _remove_old_folders(folder)
         elif len(os.listdir(folder)) >= MAX_ENTRIES:

@@ -80,15 +80,34 @@ MARKS_OF_FIXTURE = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_itemcollected(item):
+    """The groups, as each test is collected: before any pytest_collection_modifyitems (pytest-xdist's worker reads
+    them in its own, which is registered after this file and so would run before a hook of this file)."""
     import frozen
+    fixtures = set(getattr(item, "fixturenames", ()))
+    groups = sorted({GROUP_OF_FIXTURE[f] for f in fixtures & set(GROUP_OF_FIXTURE)})
+    if item.name == frozen.TEST_NAME:
+        groups = ["libreoffice"]  # its build starts when the batch is done, in the batch's worker
+    if groups:
+        item.add_marker(pytest.mark.xdist_group(groups[0]))
+        if XDIST_WORKER and "@" not in item.nodeid:
+            _set_group_in_test_id(item, groups[0])
+
+
+def _set_group_in_test_id(item, group: str) -> None:
+    """The group as pytest-xdist's scheduler reads it: the test id "...@group".  pytest-xdist 3.8 sets it by
+    assigning ``item._nodeid``, which pytest 9.2 no longer reads (a test's id is the structured ``item._id``), so
+    its --dist loadgroup would spread a group over the workers; this sets the id either way."""
+    new = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+        item._id = coerce_node_id(new)
+    else:
+        item._nodeid = new
+
+
+def pytest_collection_modifyitems(config, items):
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        for fixture in fixtures & set(MARKS_OF_FIXTURE):
+        for fixture in set(getattr(item, "fixturenames", ())) & set(MARKS_OF_FIXTURE):
             for mark in MARKS_OF_FIXTURE[fixture]:
                 item.add_marker(mark)
-        groups = sorted({GROUP_OF_FIXTURE[f] for f in fixtures & set(GROUP_OF_FIXTURE)})
-        if item.name == frozen.TEST_NAME:
-            groups = ["libreoffice"]  # its build starts when the batch is done, in the batch's worker
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))

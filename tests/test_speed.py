@@ -240,6 +240,14 @@ def test_without_readable_sources_the_cache_is_not_used(tmp_path, monkeypatch):
     assert codecache.fingerprint() is not None
 
 
+def test_no_cache_root_is_created(tmp_path, monkeypatch):
+    """gpu-tco makes its own folder inside an existing cache root (~/.cache), never the root itself: a home without
+    one stays as it was."""
+    monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path / "no-root" / "gpu-tco"))
+    assert not codecache.save(("k",), {"source": ""})
+    assert not (tmp_path / "no-root").exists()
+
+
 def test_save_and_load_round_trip_and_refuse_another_key(tmp_path, monkeypatch):
     monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path))
     value = {"source": "x = 1\n", "code": compile("x = 1\n", "<t>", "exec"), "n": (1, 2)}
