@@ -1,5 +1,7 @@
 """Test set-up: helpers importable, the checkout itself not importable, LibreOffice batched."""
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +23,9 @@ sys.path[:] = [p for p in sys.path if p not in ("", ".") and Path(p).resolve() !
 sys.path.insert(0, str(Path(__file__).parent))  # helpers: helpers, lo, excel_eval
 # The generated code's cache (core/codecache.py) in a folder of this run, shared by its processes (the command-line
 # runs, the xdist workers, which inherit it), never the user's own cache folder.
-os.environ.setdefault("GPU_TCO_CACHE_DIR", tempfile.mkdtemp(prefix="gpu-tco-test-cache-"))
+if not os.environ.get("GPU_TCO_CACHE_DIR"):
+    os.environ["GPU_TCO_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpu-tco-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GPU_TCO_CACHE_DIR"], ignore_errors=True)  # by the process that made it
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
 import qt_setup  # noqa: E402 - after sys.path has the helpers
 
