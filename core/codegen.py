@@ -24,6 +24,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from . import codecache
 from .expr import BinOp, Call, Cmp, Const, Expr, Lookup, Neg, Ref, vector_function
 from .formulas import QUANTITIES
 from .inputs import BY_NAME, INPUTS
@@ -95,7 +96,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor,
+    "_factor": _factor, "_nan": math.nan,
 }
 
 
@@ -278,20 +279,21 @@ def inputs_of(outputs, task: str | None = "train") -> list[str]:
     return [i.name for i in INPUTS if i.name in used]
 
 
-def _inputs_read(names, table_of: dict) -> dict[str, None]:
-    """The inputs the formulas of ``names`` read by name (those computed per catalog row excepted), in first-use order."""
+def _inputs_read(names, table_of: dict, task: str | None = None) -> dict[str, None]:
+    """The inputs the formulas of ``names`` read by name (those computed per catalog row excepted), in first-use order;
+    with ``task``, leaving out the branches that task never takes."""
     used: dict[str, None] = {}
     for name in names:
         if name not in table_of:
-            for node in QUANTITIES[name].expr.walk():
+            for node in _reads(QUANTITIES[name].expr, task):
                 if isinstance(node, Ref) and node.name in BY_NAME:
                     used.setdefault(node.name)
     return used
 
 
-def _quantities_read(names) -> set[str]:
-    """Every name (quantity or input) the formulas of ``names`` read."""
-    return {n.name for name in names for n in QUANTITIES[name].expr.walk() if isinstance(n, Ref)}
+def _quantities_read(names, task: str | None = None) -> set[str]:
+    """Every name (quantity or input) the formulas of ``names`` read (with ``task``: in the branches it takes)."""
+    return {n.name for name in names for n in _reads(QUANTITIES[name].expr, task) if isinstance(n, Ref)}
 
 
 def row_derived(names) -> dict[str, str]:
@@ -337,8 +339,18 @@ def _structure(node, vector: bool, memo: dict):
     return key
 
 
-def _shared_subtrees(names, vector: bool) -> tuple[dict, dict]:
-    """Non-trivial subtrees computed more than once: (node id -> structure key, key -> count>1)."""
+def _taken_branch(node, task: str | None):
+    """The branch an IF on the task flag takes for ``task`` (the scalar code is generated per task), else None."""
+    if task is not None and isinstance(node, Call) and node.fn == "IF":
+        known = _task_flag(node.args[0], task)
+        if known is not None:
+            return node.args[1] if known else node.args[2]
+    return None
+
+
+def _shared_subtrees(names, vector: bool, task: str | None = None) -> tuple[dict, dict]:
+    """Non-trivial subtrees computed more than once: (node id -> structure key, key -> count>1); with ``task``,
+    in the branches that task takes."""
     memo: dict = {}
     seen: dict = {}
     visited: set[int] = set()
@@ -346,6 +358,9 @@ def _shared_subtrees(names, vector: bool) -> tuple[dict, dict]:
     def visit(node):
         if isinstance(node, (Const, Ref, Lookup)):
             return
+        taken = _taken_branch(node, task)
+        if taken is not None:
+            return visit(taken)
         key = _structure(node, vector, memo)
         seen[key] = seen.get(key, 0) + 1
         if id(node) not in visited:
@@ -375,9 +390,25 @@ class _Emitter:
     that do not vary into one number first, so x * a / b / c costs one operation per row instead of three.
     Subtrees several formulas spell out alike become temporaries ``_t<n>``, defined just before their first use."""
 
-    def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None):
-        self.memo, self.shared = _shared_subtrees([n for n in names if n not in skip], vector)
-        self.vector, self.fields, self.moving, self.skip = vector, fields, moving, skip
+    def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None,
+                 task: str | None = None, row_tables: dict | None = None):
+        self.memo, self.shared = _shared_subtrees([n for n in names if n not in skip], vector, task)
+        self.vector, self.fields, self.moving, self.skip, self.task = vector, fields, moving, skip, task
+        # scalar code: subtrees that read one catalog row alone (fields of one table, quantities derived from that
+        # row, constants) are computed once per catalog row and unpacked with its fields, like a field
+        self.row_tables = row_tables  # row-derived quantity -> its table; None: no such hoisting
+        self.hoisted: dict = {}       # structure key -> (variable, table, node)
+        self._table_of_node: dict[int, str | None] = {}
+        self._hoist_memo: dict = {}
+        # scalar code: subtrees that may raise (x / y) and that several formulas spell out alike are not computed
+        # ahead on a line of their own (an IF may guard them), but bound where they are first computed on every
+        # path (outside the branches of IF, AND, OR): (_s3 := x / y); later uses read _s3
+        names_computed = [n for n in names if n not in skip]
+        self.inline_memo, self.inline_shared = _shared_subtrees(names_computed, True, task) if not vector else ({}, set())
+        self.inline_temps: dict = {}
+        # scalar code: a quantity no other formula reads goes into the result alone, with no name of its own
+        self.read_later = _quantities_read(names_computed, task) if not vector else set()
+        self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -400,7 +431,10 @@ class _Emitter:
         if skipped:
             return
         if moving is None:  # scalar code: an output also goes straight into the result dict
-            target = f"R[{name!r}] = {name}" if name in slots else name
+            if name not in slots:
+                target = name
+            else:
+                target = f"R[{name!r}] = {name}" if name in self.read_later else f"R[{name!r}]"
             self.per_block.append(f"    {target} = {self.render(expr, False)}")
         elif name not in moving:
             self.once.append(f"    {name} = {self.render(expr, True)}")
@@ -419,6 +453,8 @@ class _Emitter:
                 v = node.name in self.moving
             elif isinstance(node, Lookup):
                 v = node.key in self.moving
+            elif _taken_branch(node, self.task) is not None:
+                v = self.varies(_taken_branch(node, self.task))
             else:
                 v = any(self.varies(c) for c in node.children())
             self._moves[id(node)] = v
@@ -429,7 +465,9 @@ class _Emitter:
         if key is None:
             key = ("id", id(node))
         if key not in self.temps:
+            saved, self.conditional = self.conditional, 0  # a line of its own runs on every path
             code = self.own(node, fixed)  # may allocate inner temporaries first
+            self.conditional = saved
             self.temps[key] = f"_t{len(self.temps)}"
             (self.once if fixed else self.per_block).append(f"    {self.temps[key]} = {code}")
         return self.temps[key]
@@ -441,17 +479,69 @@ class _Emitter:
             return node.var()
         if isinstance(node, (Const, Ref)):
             return node.render_with(None, self.vector)
+        taken = _taken_branch(node, self.task)
+        if taken is not None:  # an IF on the task flag, for code generated for one task: its branch alone
+            return self.render(taken, fixed)
+        if self.row_tables is not None:
+            table = self.row_table(node)
+            if table == "":  # constants alone: computed now, as the code would compute it on every call
+                folded = _folded(node.render_with(lambda c: self.render(c, fixed), self.vector))
+                if folded is not None:
+                    return folded
+            elif table is not None:
+                return self.hoist(node, table)
         key = self.memo.get(id(node))
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
         if key in self.shared:
             return self.temp(key, node, fixed)
+        inline_key = self.inline_memo.get(id(node))
+        if inline_key in self.inline_shared:
+            if inline_key in self.inline_temps:
+                return self.inline_temps[inline_key]
+            code = self.own(node, fixed)
+            if self.conditional:
+                return code
+            self.inline_temps[inline_key] = var = f"_s{len(self.inline_temps)}"
+            return f"({var} := {code})"
         return self.own(node, fixed)
+
+    def row_table(self, node) -> str | None:
+        """The one catalog table ``node`` reads (its fields, quantities derived from its row), "" for constants
+        alone, None when it reads an input or another quantity (or rows of several tables)."""
+        if id(node) in self._table_of_node:
+            return self._table_of_node[id(node)]
+        if isinstance(node, Const):
+            table = ""
+        elif isinstance(node, Lookup):
+            table = node.table
+        elif isinstance(node, Ref):
+            table = self.row_tables.get(node.name)
+        else:
+            tables = {self.row_table(c) for c in node.children()} - {""}
+            table = None if None in tables or len(tables) > 1 else (tables.pop() if tables else "")
+        self._table_of_node[id(node)] = table
+        return table
+
+    def hoist(self, node, table: str) -> str:
+        """The variable holding ``node`` (one catalog row's value), computed once per row of ``table``."""
+        key = _structure(node, True, self._hoist_memo)  # per row, each guarded on its own: alike is alike
+        if key not in self.hoisted:
+            self.hoisted[key] = (f"_h{len(self.hoisted)}", table, node)
+        return self.hoisted[key][0]
 
     def own(self, node, fixed: bool) -> str:
         """Code for ``node`` itself (not through a temporary), its children rendered by ``render``."""
         if not self.vector and isinstance(node, Call) and node.fn in ("MIN", "MAX"):
             return _min_max(node.fn, [self.render(a, fixed) for a in node.args])
+        if not self.vector and isinstance(node, Call) and node.fn in ("IF", "AND", "OR"):
+            codes = []
+            for i, arg in enumerate(node.args):  # all but the first (the condition) run on some paths only
+                self.conditional += i > 0
+                codes.append(self.render(arg, fixed))
+                self.conditional -= i > 0
+            rendered = iter(codes)
+            return node.render_with(lambda _: next(rendered), self.vector)
         if self.moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
             steps = self.regrouped(node)
             if steps is not None:
@@ -463,6 +553,8 @@ class _Emitter:
         block's rows of the result array; None in the first block, which allocates), so the
         result is not copied afterwards.  An IF, a bare name or a shared subtree is copied."""
         render = self.render
+        while _taken_branch(node, self.task) is not None:
+            node = _taken_branch(node, self.task)
         if self.memo.get(id(node)) in self.shared or not self.varies(node):
             return render(node, False)
         if isinstance(node, BinOp):
@@ -520,6 +612,19 @@ class _Emitter:
         return num, den
 
 
+def _folded(code: str) -> str | None:
+    """Python source of constants alone, replaced by its value (None when it is not a finite number or raises)."""
+    try:
+        value = eval(code, dict(RUNTIME))  # noqa: S307 - code rendered from our own constant subtrees
+    except Exception:  # noqa: BLE001 - 1 / 0 and the like stay in the code, to raise where they always did
+        return None
+    if type(value) is bool:
+        return repr(value)
+    if type(value) in (int, float) and math.isfinite(value):
+        return repr(value) if value >= 0 else f"({value!r})"
+    return None
+
+
 _UFUNCS = {"+": "_np.add", "-": "_np.subtract", "*": "_np.multiply", "/": "_np.divide", "^": "_np.power",
            "<": "_np.less", "<=": "_np.less_equal", ">": "_np.greater", ">=": "_np.greater_equal",
            "==": "_np.equal", "!=": "_np.not_equal"}
@@ -529,15 +634,14 @@ def _chain(steps: list[tuple[str, str]]) -> str:
     return "".join(f" {op} {code}" if op else code for op, code in steps)
 
 
-def _compile(source: str, label: str, name: str):
-    namespace = dict(RUNTIME)
-    exec(compile(source, label, "exec"), namespace)  # noqa: S102 - code generated from our own expression trees
-    return namespace[name]
+# Scalar code: parts of formulas that read one catalog row alone are computed once per row (tests turn it off to
+# compare the results with the plain code).
+HOIST_ROW_SUBTREES = True
 
 
 @functools.lru_cache(maxsize=64)
 def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
-                     varying: frozenset[str] | None = None) -> Compiled:
+                     varying: frozenset[str] | None = None, task: str | None = None) -> Compiled:
     """Generate and compile the code for ``outputs`` (all quantities when None).
 
     Scalar code: ``fn(I, C, R)`` stores the outputs into the dict ``R``.  Vector code, generated for the inputs named
@@ -548,37 +652,94 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
     An output's last operation writes there, which saves copying it; an output that comes back
     as another array (an IF, a name) still has to be copied.
 
+    ``task`` ("train" or "serve"): code for jobs of that task alone, where every IF on the
+    task's serve flag is its branch and what only the other branch reads is neither read nor computed (the
+    cost of owning a training job's GPUs then skips the serving fleet's whole chain).  None: any task.
+
     Quantities that depend on one catalog row alone (``row_derived``) are computed by a scalar
-    function once per row and unpacked with the row's fields, like a field."""
+    function once per row and unpacked with the row's fields, like a field.
+
+    The generated code is kept on disk (``codecache``: the user's cache folder, keyed by a hash of the
+    engine's code and catalogs), so a new process loads it instead of generating it again."""
     outputs = QUANTITY_NAMES if outputs is None else tuple(outputs)
-    names = ancestors(outputs)
+    key = (vector, outputs, None if varying is None else tuple(sorted(varying)), task)
+    stored = codecache.load(key)
+    if stored is not None:
+        try:
+            return _from_stored(stored)
+        except Exception:  # noqa: BLE001 - anything wrong with a stored entry: generate the code again
+            pass
+    compiled, stored = _generate(vector, outputs, varying, task)
+    codecache.save(key, stored)
+    return compiled
+
+
+def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None) -> tuple[Compiled, dict]:
+    """The code for ``compile_formulas``, and what ``codecache`` stores of it (plain values and code objects)."""
+    names = ancestors(outputs, task)
     table_of = row_derived(names)
-    derived = {table: _derive_function(table, [n for n in names if table_of.get(n) == table])
-               for table in dict.fromkeys(table_of.values())}
     # vector code: the inputs given as arrays; the emitter adds every quantity computed from one of them
     moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
-    once, per_block = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving).body(
-        names, slots={name: i for i, name in enumerate(outputs)})
-    used_inputs = _inputs_read(names, table_of)
-    rows = _Unpacking.of(names, outputs, table_of, fields, derived)
+    emitter = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task,
+                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of)
+    once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
+    hoisted: dict[str, list] = {}
+    for var, table, node in emitter.hoisted.values():
+        hoisted.setdefault(table, []).append((var, node))
+    derived_parts = {table: _derive_source(table, [n for n in names if table_of.get(n) == table], hoisted.get(table, ()))
+                     for table in dict.fromkeys([*table_of.values(), *hoisted])}
+    for table, part in hoisted.items():  # unpacked with the row's fields
+        key = derived_parts[table][2]
+        for var, _ in part:
+            fields[var] = Lookup(table, key, var)
+    used_inputs = _inputs_read(names, table_of, task)
+    rows = _Unpacking.of(names, outputs, table_of, fields, derived_parts, task)
     if vector:
         lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
     else:
         lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
     source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
-    return Compiled(_compile(source, label, "_run"), source, outputs, tuple(used_inputs),
-                    {t: tuple(f) for t, f in rows.fields.items()}, rows.keys, dict.fromkeys(outputs), derived)
+    stored = {
+        "source": source, "code": compile(source, label, "exec"), "outputs": outputs, "inputs": tuple(used_inputs),
+        "row_fields": {t: tuple(f) for t, f in rows.fields.items()}, "row_keys": dict(rows.keys),
+        "derived": {table: (part[0], part[1], part[2], compile(part[3], f"<gpu-tco formulas of one {table} row>", "exec"))
+                    for table, part in derived_parts.items()},
+    }
+    return _from_stored(stored), stored
 
 
-def _derive_function(table: str, mine: list[str]) -> RowDerived:
-    """The scalar function computing the quantities ``mine`` of one ``table`` row from its raw fields."""
+def _from_stored(stored: dict) -> Compiled:
+    """A ``Compiled`` from what ``_generate`` made (or ``codecache`` read back): the code objects run once."""
+    derived = {table: RowDerived(tuple(fields), tuple(names), _run_code(code, "_derive"), key)
+               for table, (fields, names, key, code) in stored["derived"].items()}
+    outputs = tuple(stored["outputs"])
+    return Compiled(_run_code(stored["code"], "_run"), stored["source"], outputs, tuple(stored["inputs"]),
+                    {t: tuple(f) for t, f in stored["row_fields"].items()}, dict(stored["row_keys"]),
+                    dict.fromkeys(outputs), derived)
+
+
+def _run_code(code, name: str):
+    namespace = dict(RUNTIME)
+    exec(code, namespace)  # noqa: S102 - code generated from our own expression trees
+    return namespace[name]
+
+
+def _derive_source(table: str, mine: list[str], hoisted=()) -> tuple[tuple, tuple, str, str]:
+    """(raw fields, quantities, key input, source) of the scalar function computing from one ``table`` row's raw
+    fields the quantities ``mine`` of that row alone, then ``hoisted`` (variable, subtree): the parts of other
+    formulas that read that row alone, each NaN where it cannot be computed (x / 0: a branch an IF does not take)."""
     raw: dict[str, Lookup] = {}
-    body = _Emitter(mine, False, raw).body(mine)[1]
-    src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(mine)},)"]) + "\n"
-    fn = _compile(src, f"<gpu-tco formulas of one {table} row>", "_derive")
-    return RowDerived(tuple(lk.field for lk in raw.values()), tuple(mine), fn, next(iter(raw.values())).key)
+    emitter = _Emitter(mine, False, raw)
+    body = emitter.body(mine)[1]
+    for var, node in hoisted:
+        code = _Emitter((), False, raw).render(node, False)  # no temporaries: each computed within its own guard
+        body += ["    try:", f"        {var} = {code}",
+                 "    except (ZeroDivisionError, ValueError, OverflowError, TypeError):", f"        {var} = _nan"]
+    results = [*mine, *(var for var, _ in hoisted)]
+    src = "\n".join([f"def _derive({', '.join(raw)}):"] + body + [f"    return ({', '.join(results)},)"]) + "\n"
+    return tuple(lk.field for lk in raw.values()), tuple(results), next(iter(raw.values())).key, src
 
 
 @dataclass
@@ -591,12 +752,12 @@ class _Unpacking:
     variables: dict[str, list[str]]
 
     @classmethod
-    def of(cls, names, outputs, table_of: dict, fields: dict, derived: dict) -> _Unpacking:
+    def of(cls, names, outputs, table_of: dict, fields: dict, derived: dict, task: str | None = None) -> _Unpacking:
         """Per table: the fields the code unpacks, then the row-derived quantities it uses (requested, or read
-        by the rest)."""
+        by the rest); ``derived``: table -> (fields, quantities, key input, source)."""
         entries = [(var, lk.table, lk.key, lk.field) for var, lk in fields.items()]
-        unpacked = set(outputs) | _quantities_read([n for n in names if n not in table_of])
-        entries += [(name, table_of[name], derived[table_of[name]].key, name) for name in names
+        unpacked = set(outputs) | _quantities_read([n for n in names if n not in table_of], task)
+        entries += [(name, table_of[name], derived[table_of[name]][2], name) for name in names
                     if name in table_of and name in unpacked]
         rows = cls(entries, {}, {}, {})
         for var, table, key, field in entries:

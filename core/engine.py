@@ -207,6 +207,12 @@ def _resolved(given: Mapping) -> dict:
 # ---------------------------------------------------------------------------
 # evaluation
 
+def _task_kinds() -> tuple[str, ...]:
+    """Per row of the tasks catalog, "serve" or "train" (its serve flag): the scalar code is generated per task."""
+    return _cached("task_kinds", lambda: tuple("serve" if float(flag) else "train"
+                                                for flag in catalog.tables()["tasks"].col["serve"]))
+
+
 def _scalar_rows(compiled) -> dict:
     """Per table, its rows as tuples of the fields the compiled code unpacks."""
     def build():
@@ -259,7 +265,7 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
     values = _resolved(given)
-    compiled = compile_formulas(False, wanted)
+    compiled = compile_formulas(False, wanted, None, _task_kinds()[values["task__row"]])
     rows = _scalar_rows(compiled)
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
@@ -328,7 +334,9 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
                      "context_parallel": int(cp_.flat[j]), "expert_parallel": int(ep_.flat[j])}, row=j)
     varying = frozenset(k[:-5] if k.endswith("__row") else k for k, v in values.items()
                         if isinstance(v, np.ndarray) and v.ndim)
-    compiled = compile_formulas(True, wanted, varying)
+    task_row = values["task__row"]
+    task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
+    compiled = compile_formulas(True, wanted, varying, task)
     columns = {}
     for table in compiled.row_fields:
         columns.update(_vector_columns(compiled, table))
@@ -378,7 +386,10 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         return found
 
     if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
-        memo = {v: resolve(v, cells.index(v)) for v in dict.fromkeys(cells)}
+        memo = {}
+        for v in dict.fromkeys(cells):  # a catalog name as written: no resolving (the planner passes every GPU's)
+            i = table.known(v)
+            memo[v] = resolve(v, cells.index(v)) if i is None else i
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}

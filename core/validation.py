@@ -99,8 +99,8 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         raise InputError("attention_dp", adp, f"must divide n_gpus ({n}); allowed: {_divisors(n)}", row)
     check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
                  values.get("expert_parallel", 1), model, row)
-    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values else None
-    if gpu is not None and n > 1 and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
+    gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None  # a slice matters from 2 GPUs on
+    if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
         raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "
                                       "between slices); allowed: 1 (more slices serve as more replicas)", row)
     if "precision__row" in values:
@@ -131,9 +131,9 @@ def precision_problem(values) -> str | None:
     speed no FP8 run has.  Sweeps over GPUs (the planner, compare) keep going and mark such options not acceptable
     (train_precision_supported)."""
     prec = _row(values, "precision", "precisions")
-    gpu = _row(values, "gpu", "gpus")
     if not prec or not float(prec.get("fp8_linears", 0) or 0):
         return None
+    gpu = _row(values, "gpu", "gpus")
     method = _row(values, "method", "methods")
     if method and float(method.get("quantized_base", 0) or 0):
         return (f"runs the linear layers' matmuls in FP8, but {method['name']} keeps its base weights in 4 bits and "

@@ -873,7 +873,7 @@ def cmd_explain(ns) -> int:
 def cmd_bench(ns) -> int:
     from .bench import run
 
-    run()
+    run(engine_only=ns.engine_only, cpu_time=ns.cpu_time)
     return 0
 
 
@@ -1142,7 +1142,11 @@ def _tool_commands(command) -> None:
     fm.add_argument("--scenario", default=None, metavar="FILE", help="open a scenario (JSON or TOML)")
     fm.add_argument("--screenshot", default=None, metavar="FILE.png", help="compute, save a picture of the window and exit")
     fm.add_argument("--size", default=None, metavar="WxH", help="window size in pixels, e.g. 1280x800")
-    command("bench", "print the speed figures", "")
+    bn = command("bench", "print the speed figures", "[--engine-only] [--cpu-time]")
+    bn.add_argument("--engine-only", action="store_true", help="the engine, planners and Excel functions only (no sweeps in "
+                    "fresh processes, form, main job or workbook)")
+    bn.add_argument("--cpu-time", action="store_true", help="time the figures measured in one process by its CPU time (a "
+                    "machine shared with other busy processes: what they would be on an idle one)")
     cal = command("calibrate", "compare the model with the published measurements it is calibrated on", "[--write]")
     cal.add_argument("--write", action="store_true", help="refit and write the fitted values into the catalogs (repeated until "
                      "they hold still: the fit reads the network slowdown at the catalogs' current values)")
