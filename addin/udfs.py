@@ -192,7 +192,7 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('seq_len', ndim=2, doc='Training sequence length s [tokens]. Default 4096')
 @xw.arg('micro_batch', ndim=2, doc='Micro-batch per GPU b (sequences per forward pass) [sequences]. Default 1')
 @xw.arg('sharding', ndim=2, doc='State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP). Default zero3')
-@xw.arg('optimizer', ndim=2, doc='Optimizer: adamw, adamw_8bit, sgd_momentum, lion, adafactor. Default adamw')
+@xw.arg('optimizer', ndim=2, doc="Optimizer: adamw (fused), adamw_foreach (torch.optim.AdamW's default), adamw_8bit, sgd_momentum, lion, adafactor. Default adamw")
 @xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
 @xw.arg('recompute', ndim=2, doc='Activation recomputation: none, selective, full (gradient checkpointing). Default full')
 @xw.arg('lora_rank', ndim=2, doc='LoRA rank r. Default 16')
@@ -203,9 +203,10 @@ def GPUS_NEEDED(model=None, gpu=None, method=None, seq_len=None, micro_batch=Non
 @xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
 @xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
 @xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
-def GPU_TRAIN_FIT(model=None, gpu=None, n_gpus=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, memory_margin_pct=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None):
-    "Whether a training job fits on n_gpus: 0 = does not fit (peak above the GPU's memory less memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory)."
-    return _call('GPU_TRAIN_FIT', model, gpu, n_gpus, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank, memory_margin_pct, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params)
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_TRAIN_FIT(model=None, gpu=None, n_gpus=None, method=None, seq_len=None, micro_batch=None, sharding=None, optimizer=None, precision=None, recompute=None, lora_rank=None, memory_margin_pct=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
+    'Whether a training job fits on n_gpus: 0 = does not fit (tensors above the GPU memory less memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory).'
+    return _call('GPU_TRAIN_FIT', model, gpu, n_gpus, method, seq_len, micro_batch, sharding, optimizer, precision, recompute, lora_rank, memory_margin_pct, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -259,9 +260,10 @@ def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None,
 @xw.arg('consider_buying', ndim=2, doc='1 = rank buying the GPUs beside renting even for a one-off job (at hours_per_day of use over the months of ownership); 0 = buying is ranked only when owned_busy_hours_per_day is above 0 [flag]. Default 0')
 @xw.arg('capital_budget_usd', ndim=2, doc='Most capital a purchase may take (GPUs, servers, network); 0 = no limit [USD]. Default 0')
 @xw.arg('memory_margin_pct', ndim=2, doc="Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % of the memory the answer")
-def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, owned_busy_hours_per_day=None, consider_buying=None, capital_budget_usd=None, memory_margin_pct=None):
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, owned_busy_hours_per_day=None, consider_buying=None, capital_budget_usd=None, memory_margin_pct=None, framework=None):
     'Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first (a table that spills on Excel 365).'
-    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, owned_busy_hours_per_day, consider_buying, capital_budget_usd, memory_margin_pct)
+    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, owned_busy_hours_per_day, consider_buying, capital_budget_usd, memory_margin_pct, framework)
 
 
 @xw.func(category='GPU TCO')
@@ -278,9 +280,10 @@ def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, mi
 @xw.arg('target_utilization', ndim=2, doc="Share of the replicas' capacity the demand may use (the rest is headroom for bursts: a queue's wait grows as load / (1 - load), 4x the service time at 0.8, 19x at 0.95: Kingman 1961; headroom as in Google's Site Reliability Engineering, 2016) [fraction]. ")
 @xw.arg('spare_replicas', ndim=2, doc="Replicas kept beyond what the demand needs at the target utilization, so that one failed or restarting replica (a GPU, a driver or engine update) leaves the demand served; 0 = none (the answer says what one server's failure does) [replicas]. Default 1")
 @xw.arg('min_weight_bits', ndim=2, doc='Lowest weight bit width the planner may choose (8 = bf16, fp8 and int8 only; 4 allows 4-bit formats such as nvfp4 and AWQ, whose accuracy cost the answer names) [bits]. Default 8')
-def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, target_utilization=None, spare_replicas=None, min_weight_bits=None):
-    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token with queueing, USD per Mtok) as a table.'
-    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, target_utilization, spare_replicas, min_weight_bits)
+@xw.arg('engine', ndim=2, doc='Serving engine: vllm, sglang, trtllm (TensorRT-LLM), llamacpp (llama.cpp), transformers (Hugging Face generate, eager); its calibrated per-step and per-request overheads and efficiencies. Default vllm')
+def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, target_utilization=None, spare_replicas=None, min_weight_bits=None, engine=None):
+    'Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token with queueing and likely range, USD per Mtok, launch command) as a table; engine: vllm (default), sglang, trtllm, llamacpp, transformers'
+    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, target_utilization, spare_replicas, min_weight_bits, engine)
 
 
 @xw.func(category='GPU TCO')
