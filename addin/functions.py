@@ -837,10 +837,9 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd",
               "memory_margin_pct", "framework"), special=_plan),
-    Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or use the API, in one cell; "
-             "with top, the ranked setups (GPU, GPUs per replica, weight format, replicas, servers bought, load, first token "
-             "with queueing and likely range, USD per Mtok, launch command) as a table; engine: vllm (default), sglang, trtllm, "
-             "llamacpp, transformers",
+    Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or the API, in one cell; "
+             "with top, the ranked setups (servers, load, queued first token, ranges, USD per Mtok, launch "
+             "command); engine: vllm (default), sglang, trtllm, llamacpp, transformers",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
               "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits", "engine"),
              special=_serve_plan),

@@ -408,7 +408,7 @@ LABELS = {
     "budget_usd": "Budget (0 = none)", "collective_efficiency": "Efficiency of GPU-to-GPU transfers",
     "pcie_gb_per_s": "GPU-to-GPU bandwidth without NVLink", "own_fabric_gbps_per_gpu": "Network between owned servers",
     "commitment_fully_used": "Committed GPUs busy all term", "cost_tolerance_pct": "Cost tolerance for the practical choice",
-    "owned_busy_hours_per_day": "Hours a day bought GPUs stay busy (0 = one job)", "consider_buying": "Rank buying for a one-off job",
+    "owned_busy_hours_per_day": "Use of bought GPUs (0 = one job)", "consider_buying": "Rank buying for a one-off job",
     "capital_budget_usd": "Capital budget (0 = none)", "memory_margin_pct": "Memory kept free",
     # serving
     "task": "Task (train or serve)", "requests_per_s": "Requests per second", "monthly_mtok": "Tokens per month (0 = from requests)",

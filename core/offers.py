@@ -41,8 +41,9 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
     are one value for the whole sweep stay scalars (the generated code then reads one catalog row)."""
     if np.ndim(values["offer__row"]) == 0 and np.ndim(values["gpu__row"]) == 0 \
             and (np.ndim(values.get("n_gpus", 1)) == 0 or int(values["offer__row"]) >= 0):
+        n = values.get("n_gpus", 1)  # read only for offer "auto", which takes this path with one n_gpus alone
         one = {"offer__row": int(values["offer__row"]), "gpu__row": int(values["gpu__row"]),
-               "offer": values.get("offer"), "gpu": values.get("gpu"), "n_gpus": float(np.asarray(values.get("n_gpus", 1)))}
+               "offer": values.get("offer"), "gpu": values.get("gpu"), "n_gpus": float(n) if np.ndim(n) == 0 else 1.0}
         link(one, gpu_given)
         one.pop("n_gpus")
         values.update(one)
