@@ -665,13 +665,14 @@ def _plan(named: dict):
     result = plan(_row_inputs(named))
     options = result["options"] if top == 0 else [o for o in result["options"] if o["ok"]][:top]
     head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons",
-            "recommendation"]
+            "machines", "fit", "recommendation"]
     rows = [head]
     # the recommended option carries core's answer in words (the same sentences as the command line and the workbook)
     answer = compose(result).text if result["recommended"] is not None else ""
     for i, o in enumerate(options, start=1):
         rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
                      _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
+                     _cell_number(o["machines"]), ("tight" if o["tight"] else "yes") if o["fits"] else "no",
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
@@ -778,6 +779,13 @@ def _explain(named: dict):
     return text + (f" Source: {q.source}" if q.source else "")
 
 
+def _network(named: dict):
+    """GPU_NETWORK: which network joins a job's machines (core.cluster_network), or "one machine"."""
+    from gpu_tco.core import cluster_network
+    named = _scalar_args(named, "GPU_NETWORK")
+    return cluster_network(_row_inputs(named))[:MAX_TEXT] or "one machine"
+
+
 _TRAIN = ("model", "method", "seq_len", "micro_batch", "n_gpus", "sharding", "optimizer", "precision", "recompute", "lora_rank")
 # how the GPUs split the work (appended last: sheets written before keep their meaning)
 _LAYOUT = ("tensor_parallel", "pipeline_parallel", "pipeline_microbatches", "context_parallel", "expert_parallel", "offload_params")
@@ -851,6 +859,9 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("GPU_LIST", "The GPU catalog as a table (name, memory, TFLOPS, power, price, source, as-of date).", (),
              special=_list("gpus")),
     Function("MODEL_LIST", "The model catalog as a table (architecture, sources).", (), special=_list("models")),
+    Function("GPU_NETWORK", "Which network joins the machines of a job across machines: the named offer's, the cheapest "
+             "offer that sells that many GPUs as one job, or an owned cluster's (buy = 1); \"one machine\" otherwise.",
+             ("gpu", "n_gpus", "offer", "buy", "model"), special=_network),
     Function("GPU_EXPLAIN", "The formula of a gpu-tco quantity, its unit, meaning and source, as text.", ("quantity",),
              special=_explain),
 ]}

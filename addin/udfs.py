@@ -315,6 +315,17 @@ def MODEL_LIST():
 
 
 @xw.func(category='GPU TCO')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('offer', ndim=2, doc="Rental offer (catalog name); auto = the GPU's cheapest on-demand offer. Default auto")
+@xw.arg('buy', ndim=2, doc='1 = the option buys the GPUs; 0 = it rents them through the offer [flag]. Default 0')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
+def GPU_NETWORK(gpu=None, n_gpus=None, offer=None, buy=None, model=None):
+    'Which network joins the machines of a job across machines: the named offer\'s, the cheapest offer that sells that many GPUs as one job, or an owned cluster\'s (buy = 1); "one machine" otherwise.'
+    return _call('GPU_NETWORK', gpu, n_gpus, offer, buy, model)
+
+
+@xw.func(category='GPU TCO')
 @xw.arg('quantity', ndim=2, doc='a gpu-tco quantity name (see docs/quantities.md), default own_tco_usd; e.g. peak_train_gib_per_gpu')
 def GPU_EXPLAIN(quantity=None):
     'The formula of a gpu-tco quantity, its unit, meaning and source, as text.'

@@ -172,3 +172,23 @@ def test_the_main_job_shows_no_offer_and_no_price_never_zero():
     data = json.loads(subprocess.run([sys.executable, "-m", "gpu_tco", "--json", "--workbook", ""],
                                      capture_output=True, text=True).stdout)
     assert all(r["rent_usd_per_gpu_hour"] is None or r["rent_usd_per_gpu_hour"] > 0 for r in data["rows"])
+
+
+def test_excel_names_the_network_between_machines_and_each_rows_fit():
+    """GPU_NETWORK says which network a job across machines runs on (the same sentence as the command line), and
+    GPU_PLAN's table gives each option's machines and whether it fits tightly."""
+    from gpu_tco.core import cluster_network
+    sixteen = call("GPU_NETWORK", "H100-SXM", 16)
+    assert sixteen == cluster_network({"gpu": "H100-SXM", "n_gpus": 16})
+    assert "cheapest on-demand offer that sells 16 GPUs" in sixteen and "1 Gbit/s" not in sixteen
+    assert call("GPU_NETWORK", "H100-SXM", 8) == "one machine"
+    assert "owned cluster" in call("GPU_NETWORK", "H100-SXM", 16, None, 1)
+    refused = call("GPU_NETWORK", "H100-SXM", 16, "RunPod Community H100-SXM")
+    assert refused.startswith("#INPUT! offer:") and "sells at most 8 GPUs" in refused
+    table = call("GPU_PLAN", "Llama-3-70B", "lora")
+    head, rows = table[0], [dict(zip(table[0], r)) for r in table[1:]]
+    assert {"machines", "fit"} <= set(head)
+    plan = core.plan({"model": "Llama-3-70B", "method": "lora"})
+    ok = [o for o in plan["options"] if o.ok][:len(rows)]
+    assert [r["fit"] for r in rows] == [("tight" if o.tight else "yes") for o in ok]
+    assert [r["machines"] for r in rows] == [o.machines for o in ok]
