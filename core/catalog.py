@@ -135,6 +135,7 @@ class Table:
         self.file_rows = len(self.rows)
         self.overrides: dict[str, tuple[str, str]] = {}  # built-in name -> (the user's name for it, file)
         self.user_rows = 0
+        self.origin: dict[int, tuple[str, int]] = {}  # row index -> (the user's file, its line), for messages
 
     # building --------------------------------------------------------------
     def _append(self, row: dict) -> int:
@@ -310,6 +311,9 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
 
 
 MAX_CATALOG_BYTES = 50 * 2**20  # the largest shipped catalog is a few kB
+# A refresh of every provider's every region and instance gives a few thousand rows; a file ten times the largest
+# refresh anyone has seen is not a catalog, and would only make every command slow.
+MAX_CATALOG_ROWS = 250_000
 
 
 def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, rows: list[dict]) -> tuple[list[dict], list[str]]:
@@ -324,6 +328,9 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
             if unknown:
                 raise CatalogError(path, 1, unknown[0], f"unknown column{did_you_mean(unknown[0], columns)}; allowed: {', '.join(columns)}")
         for lineno, cells in enumerate(reader, start=2):
+            if lineno > MAX_CATALOG_ROWS + 1:
+                raise CatalogError(path, lineno, None, f"the file has more than {MAX_CATALOG_ROWS:,} rows, more than a catalog "
+                                                       "holds; keep the rows you use (or move the file away)")
             row: dict = {}
             for key, value in cells.items():
                 if key is None:
@@ -453,15 +460,17 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
                 raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
 
 
-def load_table(name: str, user_dir: Path | None = None) -> Table:
+def load_table(name: str, user_dir: Path | None = None, user_file: Path | None = None) -> Table:
+    """The built-in catalog ``name`` with the user's rows (``<user_dir>/<name>.csv``, or ``user_file``); CatalogError."""
     builtin = DATA_DIR / f"{name}.csv"
     rows, columns = _parse_file(builtin, name, None)
     for line, r in enumerate(rows, start=2):
         if r["name"] != "none":
             _check_row(name, r, builtin, line)
     files = [str(builtin)]
-    user_dir = user_config_dir() if user_dir is None else user_dir
-    user_file = user_dir / f"{name}.csv"
+    if user_file is None:
+        user_dir = user_config_dir() if user_dir is None else user_dir
+        user_file = user_dir / f"{name}.csv"
     table = Table(name, rows, columns, files)
     if _user_file_exists(user_file):
         user_rows, _ = _parse_file(user_file, name, columns)
@@ -497,7 +506,7 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
                 r["name"] = table.rows[own]["name"]
             if not r.get("source"):
                 r["source"] = f"user catalog file {user_file.name}"  # never the full path: it holds the user's name
-            table.add(r)
+            table.origin[table.add(r)] = (str(user_file), line)
         table.files.append(str(user_file))
         table.user_rows = len(user_rows)
         table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)
@@ -584,10 +593,7 @@ def tables() -> Mapping[str, Table]:
 def _publish(previous: Snapshot | None) -> Snapshot:
     """Read every catalog and make it the current snapshot (version one past ``previous``)."""
     global _SNAPSHOT
-    loaded = {n: load_table(n) for n in TABLE_NAMES}
-    _check_offers(loaded)
-    _check_apis(loaded)
-    _check_mig(loaded)
+    loaded = _load_all()
     _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
     return _SNAPSHOT
 
@@ -606,30 +612,29 @@ AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see
 def _check_offers(tabs: dict) -> None:
     """Every offer names a catalog GPU (canonicalised) and bills in whole seconds >= 1."""
     offers, gpus_ = tabs["offers"], tabs["gpus"]
-    builtin = _builtin_count(offers) if len(offers.files) > 1 else len(offers.rows)
     for i, row in enumerate(offers.rows):
-        where = offers.files[-1] if i >= builtin else offers.files[0]
         if row["name"] == "none":
             continue
         j = gpus_.find(row["gpu"]) if row["gpu"] else None
         if j is None:
-            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
+            where, line = offers.origin.get(i, (offers.files[0], i + 2))
+            raise CatalogError(where, line, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
         offers.col["gpu"][i] = row["gpu"] = gpus_.rows[j]["name"]
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
-            raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
+            where, line = offers.origin.get(i, (offers.files[0], i + 2))
+            raise CatalogError(where, line, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
                                "must be >= 1")
 
 
 def _check_apis(tabs: dict) -> None:
     """Every API row's catalog_model (the open model it serves, if any) names a row of models.csv (canonicalised)."""
     apis, models_ = tabs["apis"], tabs["models"]
-    builtin = _builtin_count(apis) if len(apis.files) > 1 else len(apis.rows)
     for i, row in enumerate(apis.rows):
         if not row.get("catalog_model"):
             continue
         j = models_.find(row["catalog_model"])
         if j is None:
-            where, line = (apis.files[-1], i - builtin + 2) if i >= builtin else (apis.files[0], i + 2)
+            where, line = apis.origin.get(i, (apis.files[0], i + 2))
             hint = did_you_mean(str(row["catalog_model"]), models_.names)
             raise CatalogError(where, line, "catalog_model", f"unknown model {row['catalog_model']!r}{hint}; "
                                                               "it must name a row of models.csv or be empty")
@@ -639,11 +644,10 @@ def _check_apis(tabs: dict) -> None:
 def _check_mig(tabs: dict) -> None:
     """Every MIG slice is carved from a GPU of the catalog (the card its name starts with)."""
     gpus_ = tabs["gpus"]
-    builtin = _builtin_count(gpus_) if len(gpus_.files) > 1 else len(gpus_.rows)
     for i, row in enumerate(gpus_.rows):
         mig = mig_profile(row)
         if mig and (gpus_.find(mig[0]) is None or mig_profile(gpus_.rows[gpus_.find(mig[0])])):
-            where, line = (gpus_.files[-1], i - builtin + 2) if i >= builtin else (gpus_.files[0], i + 2)
+            where, line = gpus_.origin.get(i, (gpus_.files[0], i + 2))
             hint = did_you_mean(mig[0], [n for n, r in zip(gpus_.names, gpus_.rows) if not mig_profile(r)])
             raise CatalogError(where, line, "name", f"{show(row['name'])}: the card {show(mig[0])} is not a whole GPU of the "
                                                     f"catalog{hint}; a MIG slice is named \"<card> MIG <profile>\"")
@@ -651,11 +655,6 @@ def _check_mig(tabs: dict) -> None:
 
 def apis() -> Table:
     return tables()["apis"]
-
-
-def _builtin_count(table: Table) -> int:
-    with open(table.files[0], encoding="utf-8-sig") as fh:
-        return sum(1 for _ in fh) - 1
 
 
 def offer_maps():
@@ -709,25 +708,61 @@ def reload() -> Mapping[str, Table]:
 
 
 def install_user_file(path: Path, data: bytes, check=None) -> None:
-    """Write a user catalog file (atomically) and reload the catalogs from it; when a row is refused, the old file
-    comes back whole (or the new one goes), the catalogs are reloaded as they were and the error is raised.
-    ``check(path)`` checks a file first (one the catalogs do not read).  Raises OSError when the file cannot be
-    written, GpuTcoError when it is refused."""
-    from .files import write_atomically
-    old = path.read_bytes() if path.is_file() else None
+    """Install a user catalog file: the candidate is written beside the old file (a temporary of gpu-tco's own name,
+    see files.TEMP_MARK), checked, and only then renamed over it, so a refused or interrupted install (a CatalogError,
+    Ctrl-C or any other signal during the check, a full disk) never touches the old file.  A file the catalogs read
+    (``<table>.csv`` in ``user_config_dir()``) is checked as the catalogs read it, with every other table (an offer's
+    GPU must be a catalog GPU), and the checked tables become the current snapshot; ``check(path)`` checks a file
+    elsewhere (one the catalogs do not read).  Raises OSError when the file cannot be written (a read-only file is
+    never replaced), GpuTcoError when it is refused (naming ``path``, not the candidate)."""
+    import secrets
+
+    from .files import TEMP_MARK, target_problem, write_atomically
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, data)
+    if path.exists() and target_problem(path) is not None:
+        raise PermissionError(13, target_problem(path), str(path))
+    table = path.stem if path.stem in TABLE_NAMES and path.suffix == ".csv" and check is None else None
+    read_by_catalogs = table is not None and _same_folder(path.parent, user_config_dir())
+    candidate = path.parent / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        if check is not None:
-            check(path)
+        write_atomically(candidate, data)
+        try:
+            if check is not None:
+                check(candidate)
+            loaded = _load_all({table: candidate}) if table else None
+        except CatalogError as err:
+            if err.path != str(candidate):
+                raise
+            raise CatalogError(path, err.row, err.column, err.problem) from None
+        os.replace(candidate, path)  # the one step that changes the user's file: the old one or the whole new one
+    finally:
+        candidate.unlink(missing_ok=True)
+    global _SNAPSHOT
+    if not read_by_catalogs:
         reload()  # every front end reads the new rows from here on
-    except GpuTcoError:
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomically(path, old)
-        reload()
-        raise
+    else:
+        loaded[table].files[-1] = str(path)
+        previous = _SNAPSHOT
+        _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _load_all(user_files: dict | None = None) -> dict:
+    """Every catalog, read with the user's files (``user_files``: table -> a file read instead of the user's own), and
+    checked across tables; raises CatalogError."""
+    user_files = user_files or {}
+    loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    _check_offers(loaded)
+    _check_apis(loaded)
+    _check_mig(loaded)
+    return loaded
 
 
 def gpus() -> Table:

@@ -563,11 +563,14 @@ def _refresh_offers(ns) -> int:
     if ns.json:
         print(json.dumps({"file": str(result.path), "as_of": result.as_of, "added": result.added, "replaced": result.replaced,
                           "kept_builtin": result.kept_builtin, "kept_own": result.kept_own, "rows": result.rows,
-                          "unmapped": result.unmapped, "skipped_providers": result.skipped_providers}, indent=2))
+                          "unmapped": result.unmapped, "skipped_providers": result.skipped_providers,
+                          "impossible": result.impossible}, indent=2, allow_nan=False))
         return 0
     print(_safe(result.summary()))
     if result.unmapped_line():
         print(_safe(result.unmapped_line()) + " (all of them: --json)")
+    if result.impossible_line():
+        print(_safe(result.impossible_line()))
     if result.skipped_providers:
         print(_safe(f"Providers that did not answer: {'; '.join(result.skipped_providers)}"))
     return 0
