@@ -10,6 +10,7 @@ row replaces it, any other row is added.  Names are matched tolerantly
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 import re
@@ -61,6 +62,7 @@ OPTIONAL_COLUMNS = {
 # of a Windows line end (CR LF) inside a quoted field is read as a newline.
 NONCHARACTERS = "\ufdd0-\ufdef" + "".join(chr(p + 0xFFFE) + chr(p + 0xFFFF) for p in range(0, 0x110000, 0x10000))
 NOT_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{NONCHARACTERS}]")
+ASCII_NOT_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # NOT_TEXT within ASCII: the same test, ten times faster
 CONTROL_CHARACTERS = NOT_TEXT  # the name custom architectures' text fields are checked with
 
 
@@ -84,6 +86,7 @@ def text_problem(value: str) -> str | None:
 AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 
+@functools.lru_cache(maxsize=4096)  # a refreshed catalog repeats one date 100,000 times
 def as_of_problem(value: str) -> str | None:
     """Why ``value`` is not an as_of date (YYYY, YYYY-MM or YYYY-MM-DD, a real date), or None."""
     import datetime
@@ -159,6 +162,27 @@ class Table:
         self._names = None
         return i
 
+    def _extend(self, rows: list[dict], keys: list[str]) -> int:
+        """Append rows whose names (normalised: ``keys``) no row of the table has, one pass per column (a refreshed
+        catalog of 100,000 offers loads in linear time); returns the index of the first."""
+        start = len(self.rows)
+        self.rows.extend(rows)
+        for c in self.columns:
+            default = 0 if c in self.numeric else ""
+            self.col[c].extend([r.get(c, default) for r in rows])
+        index = self._index
+        for i, (row, key) in enumerate(zip(rows, keys), start):
+            index[key] = i
+            aliases = row.get("aliases")
+            if aliases:
+                for alias in str(aliases).split(";"):
+                    if alias.strip():
+                        index.setdefault(normalize(alias), i)
+        self._np_cache.clear()
+        self._found.clear()
+        self._names = None
+        return start
+
     def add(self, row: dict) -> int:
         """Add (or replace) a row; returns its index.  A table of the current snapshot that gains a row
         gets a new snapshot published (``snapshot()``), so everything derived from the catalogs follows."""
@@ -177,6 +201,16 @@ class Table:
             self._names = tuple(self.col["name"])
         return self._names
 
+    def _exact(self) -> dict[str, int]:
+        """{row name: row index} for ``names`` (rebuilt with it)."""
+        names = self.names
+        if getattr(self, "_exact_for", None) is not names:
+            exact: dict[str, int] = {}
+            for i, n in enumerate(names):  # names never collide once normalised (a user row of a built-in name overrides it)
+                exact.setdefault(n, i)
+            self._exact_map, self._exact_for = exact, names
+        return self._exact_map
+
     def known(self, value) -> int | None:
         """Row index of a value ``find`` has already matched, without matching it again (the fast path of a
         sweep's or a form's repeated lookups); None for a value not looked up yet."""
@@ -187,6 +221,11 @@ class Table:
         hit = self._found.get(value)
         if hit is not None:
             return hit
+        if isinstance(value, str):  # a row's own name (the names a sweep passes back)
+            hit = self._exact().get(value)
+            if hit is not None:
+                self._found[value] = hit
+                return hit
         hit = self._find(value)
         if hit is not None:
             self._found[value] = hit
@@ -318,34 +357,48 @@ MAX_CATALOG_ROWS = 250_000
 
 def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, rows: list[dict]) -> tuple[list[dict], list[str]]:
     import io
+    # the text checks run once over the whole file; a cell is looked at on its own only when the file holds a problem
+    # (a catalog of 100,000 refreshed offers loads in about a second, not a minute)
+    clean = (ASCII_NOT_TEXT if text.isascii() else NOT_TEXT).search(text) is None
     with io.StringIO(text, newline="") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader = csv.reader(fh)
+        raw_header = next(reader, None) or []
+        header = [h.strip() for h in raw_header]
         if "name" not in header:
             raise CatalogError(path, 1, "name", "the header has no 'name' column")
         if columns is not None:
             unknown = [h for h in header if h not in columns and h != "notes"]
             if unknown:
                 raise CatalogError(path, 1, unknown[0], f"unknown column{did_you_mean(unknown[0], columns)}; allowed: {', '.join(columns)}")
-        for lineno, cells in enumerate(reader, start=2):
+        width = len(header)
+        is_text = [k in TEXT_COLUMNS or k == "notes" for k in header]
+        required = [columns is not None and k not in OPTIONAL_COLUMNS for k in header]
+        lineno = 1
+        for cells in reader:
+            if not cells:
+                continue  # a blank line, as csv.DictReader skips it
+            lineno += 1
             if lineno > MAX_CATALOG_ROWS + 1:
                 raise CatalogError(path, lineno, None, f"the file has more than {MAX_CATALOG_ROWS:,} rows, more than a catalog "
                                                        "holds; keep the rows you use (or move the file away)")
+            if len(cells) > width:
+                raise CatalogError(path, lineno, "?", "more values than columns")
+            if len(cells) < width:
+                cells = cells + [""] * (width - len(cells))
             row: dict = {}
-            for key, value in cells.items():
-                if key is None:
-                    raise CatalogError(path, lineno, "?", "more values than columns")
-                key = key.strip()
-                value = (value or "").strip()
-                if key in TEXT_COLUMNS or key == "notes":
-                    value = value.replace("\r\n", "\n")
-                    problem = text_problem(value) or (as_of_problem(value) if key == "as_of" and value else None)
+            for key, value, text_column, needed in zip(header, cells, is_text, required):
+                value = value.strip()
+                if text_column:
+                    if "\r" in value:
+                        value = value.replace("\r\n", "\n")
+                    problem = (None if clean else text_problem(value)) or (
+                        as_of_problem(value) if key == "as_of" and value else None)
                     if problem:
                         raise CatalogError(path, lineno, key, problem)
                     row[key] = value
                     continue
                 if value == "":
-                    if columns is not None and key not in OPTIONAL_COLUMNS:
+                    if needed:
                         # user rows must be complete: a silent 0 would hide a typo
                         raise CatalogError(path, lineno, key, "is empty; a number is required")
                     row[key] = 0.0
@@ -354,7 +407,7 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
                     number = float(value)
                 except ValueError:
                     raise CatalogError(path, lineno, key, f"{value!r} is not a number") from None
-                if not math.isfinite(number) or number < 0:
+                if not 0 <= number < math.inf:  # NaN fails too
                     raise CatalogError(path, lineno, key, f"{value!r} must be a finite number >= 0")
                 row[key] = number
             if not row.get("name"):
@@ -473,8 +526,13 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
         user_file = user_dir / f"{name}.csv"
     table = Table(name, rows, columns, files)
     if _user_file_exists(user_file):
-        user_rows, _ = _parse_file(user_file, name, columns)
+        user_rows, user_header = _parse_file(user_file, name, columns)
+        missing = [c for c in columns if c not in user_header and c not in OPTIONAL_COLUMNS and c != "aliases"]
         first_line: dict[str, int] = {}
+        defaults = {c: 0 if c in table.numeric else "" for c in columns}
+        new_rows: list[dict] = []
+        new_keys: list[str] = []
+        new_lines: list[int] = []
         for line, r in enumerate(user_rows, start=2):
             key = normalize(r["name"])
             builtin_row = table._index.get(key)
@@ -482,9 +540,8 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
                 # a row named like a built-in one changes what it gives (a price, say) and keeps the rest
                 base_row = table.rows[builtin_row]
                 r.update({c: base_row[c] for c in columns if c not in r and c != "source"})
-            for c in columns:
-                if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
-                    raise CatalogError(user_file, line, c, "column missing")
+            elif missing:
+                raise CatalogError(user_file, line, missing[0], "column missing")
             if key in first_line:
                 raise CatalogError(user_file, line, "name", f'"{r["name"]}" is also the name in row {first_line[key]}; '
                                                             "give each row its own name")
@@ -506,7 +563,14 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
                 r["name"] = table.rows[own]["name"]
             if not r.get("source"):
                 r["source"] = f"user catalog file {user_file.name}"  # never the full path: it holds the user's name
-            table.origin[table.add(r)] = (str(user_file), line)
+            if own is not None:
+                table.origin[table._append({**defaults, **r})] = (str(user_file), line)
+            else:  # a new row: appended with the others in one pass below
+                new_rows.append({**defaults, **r})
+                new_keys.append(key)
+                new_lines.append(line)
+        first = table._extend(new_rows, new_keys)
+        table.origin.update(zip(range(first, first + len(new_rows)), ((str(user_file), line) for line in new_lines)))
         table.files.append(str(user_file))
         table.user_rows = len(user_rows)
         table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)

@@ -364,7 +364,10 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         return found
 
     if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
-        memo = {v: resolve(v, cells.index(v)) for v in dict.fromkeys(cells)}
+        first: dict = {}
+        for j, v in enumerate(cells):  # each value's first row, in one pass (cells.index per value is quadratic)
+            first.setdefault(v, j)
+        memo = {v: resolve(v, j) for v, j in first.items()}
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}

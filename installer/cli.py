@@ -164,8 +164,14 @@ def _fmt(v) -> str:
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
     cells = [[str(h) for h in headers]] + [[_fmt(c) if not isinstance(c, str) else c for c in r] for r in rows]
-    widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     align = align or ["<"] + [">"] * (len(headers) - 1)
+    if not any("\n" in c for r in cells for c in r):  # one line per row: one format string (100,000 offers in a second)
+        widths = [max(map(len, column)) for column in zip(*cells)]
+        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
+        lines = [fmt.format(*r).rstrip() for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+    widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     lines = []
     for j, r in enumerate(cells):
         parts = [c.split("\n") for c in r]
