@@ -29,6 +29,8 @@ from .catalog import user_config_dir
 from .codegen import depending_on, inputs_of
 from .costs import breakeven_series, sensitivities
 from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
+from .text import formula_safe
+from .validation import heads_problem, kv_replication_note
 from .errors import CatalogError, GpuTcoError, InputError, one_line
 from .errors import show as show_value
 from .expr import text as formula_text
@@ -107,6 +109,7 @@ _ON_FIRST_USE = {
 __all__ = [
     # evaluation
     "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory",
+    "heads_problem", "kv_replication_note", "formula_safe",
     "breakeven_series", "sensitivities", "estimate_architecture", "size_in_billions", "REQUIRED_FIELDS",
     "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "AUTO_QUANTITY", "AUTO_BASIS",
     "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",

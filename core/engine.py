@@ -24,7 +24,7 @@ from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
 from .references import cite
 from .text import did_you_mean
-from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
+from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check, mig_serving_count
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
@@ -186,6 +186,7 @@ def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
     offers.link(values, "gpu" in given)
+    mig_serving_count(values, given)
     cross_check(values, model=row_of(values, "model"))
     return values
 
