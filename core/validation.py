@@ -195,16 +195,13 @@ def heads_problem(model: dict, t: int) -> str | None:
         return None
     heads = int(model.get("heads", 0) or 0)
     kv = int(model.get("kv_heads", 0) or 0) or heads
-    if heads <= 0:
+    if heads <= 0 or (heads % t == 0 and (kv % t == 0 or t % kv == 0)):
         return None
+    ok = ", ".join(str(d) for d in range(1, heads + 1) if heads % d == 0 and (kv % d == 0 or d % kv == 0))
     if heads % t:
-        return (f"must divide the model's {heads} attention heads (each GPU holds whole heads); allowed: "
-                f"{_divisors(heads)}")
-    if kv % t and t % kv:
-        ok = [d for d in range(1, heads + 1) if heads % d == 0 and (kv % d == 0 or d % kv == 0)]
-        return (f"must divide the model's {kv} KV heads, or be a multiple of them (the engines then replicate each KV head); "
-                f"allowed: {', '.join(map(str, ok))}")
-    return None
+        return f"must divide the model's {heads} attention heads (each GPU holds whole heads); allowed: {ok}"
+    return (f"must divide the model's {kv} KV heads, or be a multiple of them (the engines then replicate each KV head); "
+            f"allowed: {ok}")
 
 
 def kv_replication_note(model: dict, t: int) -> str | None:
