@@ -447,15 +447,17 @@ def resolve(text: str) -> dict | None:
 
 
 def _resolve(t: str) -> dict | None:
+    # a file is named by the model's name and the file's base name, never its path: the source travels into workbooks
+    # and e-mail drafts, and a path names the user's folders
     if looks_like_path(t):
         p = config_path(t)
-        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}")
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", _file_source(p))
     local = Path(t).expanduser()
     if local.is_file() and t.lower().endswith(".json"):
-        return spec_from_path(local, f"{_name_for(local)} (config.json)", f"Hugging Face config.json at {t}")
+        return spec_from_path(local, f"{_name_for(local)} (config.json)", _file_source(local))
     if local.is_dir() and (local / "config.json").is_file():
         p = local / "config.json"
-        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}/config.json")
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", _file_source(p))
     if is_hub_id(t):
         p = cached_config(t)
         if p is not None:
@@ -465,6 +467,11 @@ def _resolve(t: str) -> dict | None:
             if p is not None:
                 return spec_from_path(p, t, f"[hf:{t}] downloaded from the Hugging Face Hub")
     return None
+
+
+def _file_source(path: Path) -> str:
+    """"Hugging Face config.json of Qwen2.5-7B (config.json)": the model's name and the file's base name."""
+    return f"Hugging Face config.json of {_name_for(path)} ({path.name})"
 
 
 def describe(row: dict) -> str:

@@ -410,3 +410,20 @@ def test_an_unknown_gpu_in_a_user_offer_is_reported_at_its_row(tmp_path):
     (tmp_path / "offers.csv").write_text(f"{header}\n{row}\n")
     out = _cli("offers", env={"GPU_TCO_CONFIG_DIR": str(tmp_path)})
     _one_line_exit_2(out, f"{tmp_path / 'offers.csv'}, row 2, column gpu: unknown GPU 'H999'")
+
+
+# 4. no local path in a generated workbook or e-mail draft --------------------------------------------------------------
+
+def test_a_model_read_from_a_file_is_named_without_its_path_in_the_workbook_and_draft(tmp_path):
+    import shutil
+    import zipfile
+    jobs = tmp_path / "home" / "someone" / "jobs"
+    shutil.copytree(QWEN.parent, jobs / "Qwen2.5-7B")
+    (jobs / "s.toml").write_text('model = "./Qwen2.5-7B"\nmethod = "qlora"\n')
+    for args in (("--scenario", "s.toml"), ("--model", str(jobs / "Qwen2.5-7B"))):
+        out = _cli("workbook", *args, "--out", "w.xlsx", "--email-draft", "w.eml", cwd=jobs, env={"GPU_TCO_CONFIG_DIR": str(tmp_path / "c")})
+        assert out.returncode == 0, out.stderr[-400:]
+        with zipfile.ZipFile(jobs / "w.xlsx") as z:
+            xml = "".join(z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith(".xml"))
+        assert args[0] == "--scenario" or "Hugging Face config.json of Qwen2.5-7B (config.json)" in xml
+        assert "someone" not in xml and "someone" not in (jobs / "w.eml").read_text(errors="replace")

@@ -168,7 +168,7 @@ def test_command_line_and_scenario_files_read_a_config(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     first, second, third = (json.loads(x) for x in out.stdout.split("=====\n"))
-    assert first["assumptions"]["model_source"].startswith("Hugging Face config.json at ")
+    assert first["assumptions"]["model_source"].startswith("Hugging Face config.json of ") and str(folder) not in out.stdout
     assert first["quantities"]["params_total_b"] == pytest.approx(7.6156, rel=1e-4)
     assert second["quantities"] == third["quantities"]
     assert "architecture read from the Hugging Face config.json" in out.stderr
