@@ -427,3 +427,37 @@ def test_a_model_read_from_a_file_is_named_without_its_path_in_the_workbook_and_
             xml = "".join(z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith(".xml"))
         assert args[0] == "--scenario" or "Hugging Face config.json of Qwen2.5-7B (config.json)" in xml
         assert "someone" not in xml and "someone" not in (jobs / "w.eml").read_text(errors="replace")
+
+
+# 13. every writer through the one atomic writer ------------------------------------------------------------------------
+
+def test_addin_lite_refuses_a_named_pipe_and_a_read_only_main_py_and_writes_whole_files(tmp_path):
+    out = tmp_path / "lite"
+    out.mkdir()
+    os.mkfifo(out / "main.py")
+    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "main.py", "is not a regular file")
+    (out / "main.py").unlink()
+    (out / "main.py").write_text("mine")
+    (out / "main.py").chmod(0o444)
+    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "main.py", "is read-only")
+    assert (out / "main.py").read_text() == "mine"
+    (out / "main.py").chmod(0o644)
+    assert _cli("addin", "lite", "--out", str(out), timeout=120).returncode == 0
+    text = (out / "main.py").read_text()
+    assert "_atexit.register(_shutil.rmtree, target, True)" in text and text.rstrip().endswith(")") is not None
+    assert sorted(p.name for p in out.iterdir()) == ["main.py", "requirements.txt"]
+
+
+def test_docs_out_never_replaces_a_read_only_file_nor_a_file_named_like_its_old_temporary(tmp_path):
+    target = tmp_path / "q.md"
+    target.write_text("mine")
+    target.chmod(0o444)
+    from gpu_tco.core import write_quantities_doc
+    with pytest.raises(InputError, match="is read-only"):
+        write_quantities_doc(target)
+    assert target.read_text() == "mine"
+    other = tmp_path / "r.md"
+    (tmp_path / "r.md.tmp").write_text("a file of the user's")
+    write_quantities_doc(other)
+    assert (tmp_path / "r.md.tmp").read_text() == "a file of the user's" and other.read_text().startswith("#")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.md", "r.md", "r.md.tmp"]
