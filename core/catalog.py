@@ -431,7 +431,7 @@ RULES = {
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
-    "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
+    "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "months", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
                "min_billed_hours": "nonneg"},
@@ -445,12 +445,14 @@ CATALOG_MIN = 1e-6
 RULE_TEXT = {"pos": "a number from 0.000001 to 1e15", "nonneg": "0 or a number from 0.000001 to 1e15", "flag": "0 or 1",
              "count": "a whole number >= 1 and <= 1e15", "whole": "a whole number >= 0 and <= 1e15",
              "frac": "a number from 0 to 1", "frac_pos": "a number from 0.01 to 1", "pct": "a number from 0 to 100",
-             "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
+             "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)",
+             "months": "0 (no commitment) to 120 months (the longest reserved terms clouds sell are 3 to 5 years)"}
 RULE_OK = {"pos": lambda x: CATALOG_MIN <= x <= CATALOG_MAX, "nonneg": lambda x: x == 0 or CATALOG_MIN <= x <= CATALOG_MAX,
            "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
            "whole": lambda x: 0 <= x <= CATALOG_MAX and x == int(x),
            "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0.01 <= x <= 1,  # an efficiency: at least the least mfu an input may give
-           "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
+           "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x),
+           "months": lambda x: 0 <= x <= 120}
 DEFAULT_SERVER_SIZES = (1, 2, 4, 8)  # a GPU row without server_sizes: PCIe cards, servers of 1 to 8
 
 
@@ -506,6 +508,14 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
         if str(row.get("server_sizes", "")).strip() != "1":
             raise CatalogError(path, line, "server_sizes", f"{show(row.get('server_sizes', ''))} is not allowed for the MIG slice "
                                                            f"{where}; allowed: 1 (one slice per job)")
+    if table == "offers":
+        per_instance, per_gpu = float(row.get("usd_per_instance_hour", 0) or 0), float(row.get("usd_per_gpu_hour", 0) or 0)
+        gpus = float(row.get("gpus_per_instance", 1) or 1)
+        # both prices given must agree (a cent of rounding per instance-hour, or 1 %): the planner prices by the GPU-hour
+        if per_instance > 0 and per_gpu > 0 and abs(per_instance - per_gpu * gpus) > max(0.011, 0.01 * per_instance):
+            raise CatalogError(path, line, "usd_per_instance_hour", f"{per_instance:g} is not gpus_per_instance x usd_per_gpu_hour "
+                                                                   f"({gpus:g} x {per_gpu:g} = {gpus * per_gpu:g}) for {where}; "
+                                                                   "allowed: the two agree within 1 %, or usd_per_instance_hour 0 (not given)")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim")):

@@ -33,6 +33,7 @@ from .errors import InputError
 from .inputs import BY_NAME
 from .planner import Record, _offers_by_gpu
 from .recommendation import usd_text
+from .validation import number_list
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
@@ -366,14 +367,11 @@ def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None)
     kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
     if batches is None:
         batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
-    batches = np.asarray(batches, dtype=float)
-    if batches.size == 0 or np.any(batches < 1):
-        raise InputError("batches", list(batches), "must be batch sizes of at least 1")
+    batches = number_list("batches", batches, "batch sizes of at least 1, e.g. [1, 8, 64]")
     lat = evaluate({**base, "max_num_seqs": batches, "ttft_slo_ms": 0, "tpot_slo_ms": 0},
                    outputs=("tpot_ms", "ttft_ms", "serve_replica_output_tokens_per_s", "serve_batch"))
-    volumes = np.asarray(volumes_mtok if volumes_mtok is not None else 10 ** np.arange(0, 6.01, 0.25), dtype=float)
-    if volumes.size == 0 or np.any(volumes <= 0):
-        raise InputError("volumes_mtok", list(volumes), "must be monthly volumes above 0 (million tokens)")
+    volumes = number_list("volumes_mtok", volumes_mtok if volumes_mtok is not None else (10 ** np.arange(0, 6.01, 0.25)).tolist(),
+                          "monthly volumes above 0 (million tokens), e.g. [1, 10, 100]", above_zero=True)
     names = ("serve_rent_usd_per_month", "serve_own_usd_per_month", "serve_api_usd_per_month", "serve_mtok_per_month")
     rent = evaluate({**base, "monthly_mtok": volumes, "buy": 0}, outputs=names)
     own = evaluate({**base, "monthly_mtok": volumes, "buy": 1, "offer": catalog.AUTO_OFFER}, outputs=names)

@@ -51,6 +51,27 @@ def check_number(inp: Input, value, row=None) -> float:
     return int(x) if inp.kind == "integer" else x
 
 
+def number_list(field: str, values, what: str, above_zero: bool = False, minimum: float = 1.0) -> np.ndarray:
+    """A list of numbers given to a function (batch sizes, monthly volumes) as a float array; InputError naming the
+    field, the first bad value and what is allowed (``what``) for text, yes/no values, NaN, infinities, values out of
+    range or anything that is not a flat list of numbers."""
+    items = [values] if isinstance(values, (int, float, str, bool, np.generic)) or values is None else values
+    try:
+        items = list(items)
+    except TypeError:
+        raise InputError(field, values, f"is not a list of numbers; allowed: {what}") from None
+    if not items:
+        raise InputError(field, values, f"is an empty list; allowed: {what}")
+    out = []
+    for v in items:
+        bad = isinstance(v, (bool, np.bool_, str, bytes)) or not isinstance(v, (int, float, np.integer, np.floating))
+        x = math.nan if bad else float(v) if abs(v) < 1e300 else math.inf
+        if bad or not math.isfinite(x) or (x <= 0 if above_zero else x < minimum):
+            raise InputError(field, v, f"is not allowed; allowed: {what}")
+        out.append(x)
+    return np.asarray(out, dtype=float)
+
+
 def _fast_bounds(inp: Input):
     """(lo, hi, integer) for a quick in-range test of plain numbers; None where the full check is needed."""
     if inp.kind in ("choice", "flag") or inp.minimum is None or inp.maximum is None or inp.min_exclusive \

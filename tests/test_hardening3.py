@@ -461,3 +461,45 @@ def test_docs_out_never_replaces_a_read_only_file_nor_a_file_named_like_its_old_
     write_quantities_doc(other)
     assert (tmp_path / "r.md.tmp").read_text() == "a file of the user's" and other.read_text().startswith("#")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.md", "r.md", "r.md.tmp"]
+
+
+# 16. nonsense user offers ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cells, words", [
+    ("8,reserved,0,1000000000,16,2", ["column commitment_months: 1e+09 is not allowed for Mine", "to 120 months"]),
+    ("8,on-demand,0,0,100,2", ["column usd_per_instance_hour: 100 is not gpus_per_instance x usd_per_gpu_hour (8 x 2 = 16)"]),
+])
+def test_nonsense_user_offers_are_refused_at_their_row(tmp_path, cells, words):
+    header = (catalog.DATA_DIR / "offers.csv").read_text().splitlines()[0]
+    (tmp_path / "offers.csv").write_text(f"{header}\nMine,,Me,x,H100-SXM,{cells},0,,0,0,0,3600,0,0,0,,,,2026-11\n")
+    _one_line_exit_2(_cli("offers", env={"GPU_TCO_CONFIG_DIR": str(tmp_path)}), f"{tmp_path / 'offers.csv'}, row 2", *words)
+
+
+# 17, 18, 19. bare errors of functions, the form and the Excel functions ----------------------------------------------
+
+def test_serve_curves_refuses_lists_that_are_not_numbers_with_input_errors():
+    job = {"task": "serve", "model": "Llama-3-8B"}
+    option = core.serve_plan(job)["recommended"]
+    for kwargs, words in ((dict(batches=["x"]), 'batches: "x" is not allowed'), (dict(volumes_mtok="abc"), 'volumes_mtok: "abc"'),
+                          (dict(batches=[True]), "batches: True"), (dict(volumes_mtok=[math.nan]), "volumes_mtok: nan"),
+                          (dict(batches=[]), "batches: [] is an empty list")):
+        with pytest.raises(InputError) as err:
+            core.serve_curves(job, option, **kwargs)
+        assert str(err.value).startswith(words) and "allowed:" in str(err.value)
+    assert core.serve_curves(job, option, batches=[1, 8], volumes_mtok=[1, 10])["latency"]["batch"] == [1, 8]
+
+
+def test_form_screenshot_of_an_unknown_picture_format_exits_2(tmp_path):
+    out = _cli("form", "--screenshot", str(tmp_path / "x.unknown-format"), env={"QT_QPA_PLATFORM": "offscreen"})
+    _one_line_exit_2(out, "--screenshot", "allowed: a file name ending in .png")
+    assert not list(tmp_path.iterdir())
+
+
+def test_excel_functions_answer_a_time_span_argument_with_the_input_error():
+    import datetime
+    from gpu_tco.addin.functions import call
+    args = ["Llama-3-8B", 10, 1000, 200, 0, 0, "", 8, "", None]
+    for i, name in enumerate(("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms",
+                              "api_model", "hours_per_day", "gpu", "top")):
+        cell = call("GPU_SERVE_PLAN", *(args[:i] + [datetime.timedelta(hours=1)] + args[i + 1:]))
+        assert cell.startswith(f"#INPUT! {name}: datetime.timedelta(seconds=3600)"), cell
