@@ -424,6 +424,9 @@ def serve_sentence(result: Mapping) -> str:
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if rent is None and buy is None:
+        if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
+            return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "
+                    f"left out (allow buying, or name a GPU an offer rents); {api_text} for {volume}.")
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
         return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}."
     lead = {"rent": rent, "buy": buy}.get(result["choice"])

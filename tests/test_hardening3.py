@@ -503,3 +503,22 @@ def test_excel_functions_answer_a_time_span_argument_with_the_input_error():
                               "api_model", "hours_per_day", "gpu", "top")):
         cell = call("GPU_SERVE_PLAN", *(args[:i] + [datetime.timedelta(hours=1)] + args[i + 1:]))
         assert cell.startswith(f"#INPUT! {name}: datetime.timedelta(seconds=3600)"), cell
+
+
+# 14. serving figures of a setup that serves nothing --------------------------------------------------------------------
+
+def test_a_setup_that_meets_no_target_shows_no_cost_instead_of_zero_dollars():
+    from gpu_tco.gui import model as form_model
+    result = core.serve_plan({"task": "serve", "model": "Llama-3-70B", "tpot_slo_ms": 0.01})
+    assert result["recommended"] is None
+    shown = next(o for o in result["options"] if o.n_gpus > 0)
+    figures = {f.label: f for f in form_model._serve_figures(result, shown)}
+    monthly = figures["Monthly cost of the setup"]
+    assert monthly.text == form_model.SERVES_NOTHING and math.isnan(monthly.value)
+    assert figures["The API for the same tokens, per month"].value > 0
+
+
+def test_a_rent_only_mig_job_without_offers_says_why_there_is_nothing_to_compare():
+    result = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "gpu": "H100-SXM MIG 3g.40gb", "buy": 0})
+    assert not result["options"] and "rejected: none" not in result["recommendation"]
+    assert result["recommendation"].startswith("Use the API: no setup to compare: no priced rental offer sells the GPUs")
