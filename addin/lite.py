@@ -10,8 +10,8 @@ Pyodide provides (numpy) plus xlwings.
 from __future__ import annotations
 
 import base64
-import os
 import io
+import os
 import zipfile
 from pathlib import Path
 

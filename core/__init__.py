@@ -29,8 +29,6 @@ from .catalog import user_config_dir
 from .codegen import depending_on, inputs_of
 from .costs import breakeven_series, sensitivities
 from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
-from .text import formula_safe
-from .validation import heads_problem, kv_replication_note
 from .errors import CatalogError, GpuTcoError, InputError, one_line
 from .errors import show as show_value
 from .expr import text as formula_text
@@ -73,7 +71,8 @@ from .serving import (
     serve_plan,
     serve_sentence,
 )
-from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
+from .text import close_matches, did_you_mean, formula_safe, is_whole_number, number_text, spreadsheet_round
+from .validation import heads_problem, kv_replication_note
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from .errors import CatalogError, GpuTcoError, InputError, show
+from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
 from .names import normalize, words

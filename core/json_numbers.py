@@ -50,17 +50,18 @@ PROBLEM = ("is not a number gpu-tco can use; allowed: a finite number, whole num
            f"{LARGEST_WHOLE:,} (no NaN, Infinity or numbers beyond that)")
 
 
-def loads(text: str | bytes, where: str, anywhere: bool = True):
+def loads(text: str | bytes, where: str, anywhere: bool = True, whole_limit: bool = True):
     """The JSON value in ``text`` (str, or bytes in UTF-8 with or without a byte-order mark), with every number checked
     (see the module's text); raises JsonNumberError naming ``where`` (the file), the field and the value, and
     ValueError / UnicodeDecodeError / RecursionError as ``json.loads`` does for text that is not JSON.
 
     ``anywhere=False`` keeps such a number as a marker that no arithmetic accepts (``is_unusable``), for files whose
     readers check the fields they use and ignore the rest (a published config.json holds ``Infinity`` in a field of
-    training settings gpu-tco never reads)."""
+    training settings gpu-tco never reads).  ``whole_limit=False`` keeps whole numbers of any size as Python ints (a
+    scenario, whose values are checked as inputs, round-trips through TOML, which has no such limit)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8-sig")
-    data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_Unusable)
+    data = json.loads(text, parse_int=_int if whole_limit else int, parse_float=_float, parse_constant=_Unusable)
     bad = first_unusable(data) if anywhere else None
     if bad is not None:
         field, value = bad

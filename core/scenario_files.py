@@ -46,7 +46,8 @@ def read_scenario(path: str | os.PathLike) -> dict:
             import tomllib
             data = tomllib.loads(text)
         else:
-            data = json_numbers.loads(text, str(path))  # no NaN, Infinity or 400-digit numbers (the one JSON reader)
+            # no NaN or Infinity (the one JSON reader); whole numbers are checked as inputs, as TOML's are
+            data = json_numbers.loads(text, str(path), whole_limit=False)
     except json_numbers.JsonNumberError as err:
         raise InputError(err.field, _Shown(err.value_text), f"in the scenario {_escaped(str(path))} {json_numbers.PROBLEM}") from None
     except RecursionError:

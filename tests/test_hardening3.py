@@ -7,7 +7,6 @@ import csv
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -83,7 +82,7 @@ def test_the_command_line_refuses_huge_nan_infinite_and_boolean_config_fields(tm
              "bool": ("hidden_size", "true")}
     for name, (field, raw) in cases.items():
         text = json.dumps(base | {field: 0}).replace(f'"{field}": 0', f'"{field}": {raw}')
-        path = _config(tmp_path, name, text=text)
+        _config(tmp_path, name, text=text)
         out = _cli("estimate", "--model", f"./{name}/config.json", cwd=tmp_path)
         _one_line_exit_2(out, f"model.{field}", f"{name}/config.json")
 
@@ -497,6 +496,7 @@ def test_form_screenshot_of_an_unknown_picture_format_exits_2(tmp_path):
 
 def test_excel_functions_answer_a_time_span_argument_with_the_input_error():
     import datetime
+
     from gpu_tco.addin.functions import call
     args = ["Llama-3-8B", 10, 1000, 200, 0, 0, "", 8, "", None]
     for i, name in enumerate(("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms",
