@@ -121,12 +121,12 @@ def test_controller_names_the_field_of_a_problem_of_the_inputs_together(qtbot):
     c = Controller()
     problems = []
     c.problem.connect(lambda field, message: problems.append((field, message)))
-    assert c.edit("tensor_parallel", "3") == ""
+    assert c.edit("tensor_parallel", "2") == ""  # a degree that divides the model's attention heads
     with qtbot.waitSignal(c.problem, timeout=20_000):
-        c.set_scope(count=4)
-    assert problems[-1] == ("n_gpus", "n_gpus: 4 must be a multiple of tensor_parallel (3)")
+        c.set_scope(count=3)
+    assert problems[-1] == ("n_gpus", "n_gpus: 3 must be a multiple of tensor_parallel (2)")
     with qtbot.waitSignal(c.answered, timeout=20_000):
-        c.set_scope(count=6)
+        c.set_scope(count=4)
     assert problems[-1] == ("", "")
     c.wait()
 
