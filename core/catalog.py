@@ -165,11 +165,16 @@ class Table:
     def _extend(self, rows: list[dict], keys: list[str]) -> int:
         """Append rows whose names (normalised: ``keys``) no row of the table has, one pass per column (a refreshed
         catalog of 100,000 offers loads in linear time); returns the index of the first."""
+        from operator import itemgetter
         start = len(self.rows)
         self.rows.extend(rows)
         for c in self.columns:
-            default = 0 if c in self.numeric else ""
-            self.col[c].extend([r.get(c, default) for r in rows])
+            try:
+                self.col[c].extend(map(itemgetter(c), rows))
+            except KeyError:  # a row without the column: its default
+                default = 0 if c in self.numeric else ""
+                del self.col[c][start:]
+                self.col[c].extend([r.get(c, default) for r in rows])
         index = self._index
         for i, (row, key) in enumerate(zip(rows, keys), start):
             index[key] = i
@@ -373,6 +378,13 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
         width = len(header)
         is_text = [k in TEXT_COLUMNS or k == "notes" for k in header]
         required = [columns is not None and k not in OPTIONAL_COLUMNS for k in header]
+        records = [cells for cells in reader if cells]  # blank lines skipped, as csv.DictReader skips them
+        if len(records) > MAX_CATALOG_ROWS:
+            raise CatalogError(path, MAX_CATALOG_ROWS + 2, None, f"the file has more than {MAX_CATALOG_ROWS:,} rows, more than a "
+                                                                 "catalog holds; keep the rows you use (or move the file away)")
+        if clean and records and _parse_columns(header, records, is_text, required, rows):
+            return rows, header  # every cell fine: read a column at a time
+        reader = iter(records)  # a problem somewhere: cell by cell, to name its row and column
         lineno = 1
         for cells in reader:
             if not cells:
@@ -414,6 +426,40 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
                 raise CatalogError(path, lineno, "name", "is empty")
             rows.append(row)
     return rows, header
+
+
+def _parse_columns(header, records, is_text, required, rows) -> bool:
+    """Rows from CSV records a column at a time (float() mapped over a column runs in C: 100,000 offers in a fraction
+    of a second); False, with ``rows`` untouched, at the first cell that needs a message (the cell-by-cell reader then
+    names it)."""
+    width = len(header)
+    if any(len(r) != width for r in records):
+        return False
+    columns = []
+    for k, (key, text_column, needed) in enumerate(zip(header, is_text, required)):
+        cells = [r[k].strip() for r in records]
+        if text_column:
+            if any("\r" in c for c in cells):
+                cells = [c.replace("\r\n", "\n") for c in cells]
+            if key == "as_of" and any(as_of_problem(c) for c in set(cells) if c):
+                return False
+            if key == "name" and not all(cells):
+                return False
+            columns.append(cells)
+            continue
+        if not all(cells):
+            if needed:
+                return False
+            cells = [c or "0" for c in cells]
+        try:
+            numbers = list(map(float, cells))
+        except ValueError:
+            return False
+        if any(not 0 <= x < math.inf for x in numbers):
+            return False
+        columns.append(numbers)
+    rows.extend(dict(zip(header, values)) for values in zip(*columns))
+    return True
 
 
 # Every numeric field of the big catalogs is checked like an input when a file loads.
