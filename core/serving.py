@@ -28,12 +28,12 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog, planner
-from .engine import check_input, evaluate, resolve_inputs
+from .engine import check_input, evaluate, resolve_inputs, row_of
 from .errors import InputError
 from .inputs import BY_NAME
 from .planner import Record, _offers_by_gpu
 from .recommendation import usd_text
-from .validation import number_list
+from .validation import heads_problem, number_list
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
@@ -218,6 +218,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
     offers = _offers_by_gpu()
+    model = row_of(base, "model")
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": []}
     for g in gpu_names:
         row_index = gpu_table.find(g)
@@ -226,6 +227,8 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         if offer_fixed is not None:
             mine = [offer_fixed] if catalog.offer_gpu_rows()[offer_fixed] == row_index else []
         for n in _degrees(row, n_fixed):
+            if n_fixed is None and heads_problem(model, n):
+                continue  # a replica the engines cannot split the model's heads over (28 heads on 8 GPUs)
             for fmt in _formats(row, dtype_fixed):
                 if not buy_only:
                     for off in mine:

@@ -184,14 +184,19 @@ def _divisors(k: int, most: int | None = None) -> str:
 
 
 def mig_serving_count(values, given) -> None:
-    """A serving job on a MIG slice that gives no n_gpus runs replicas of one slice (the only size a slice runs):
-    n_gpus becomes 1 instead of the training default, which the MIG rule of ``cross_check`` would refuse although the
-    user never gave it."""
-    if "n_gpus" in given or "gpu__row" not in values or not _is_serving(values):
+    """The GPUs per replica of a serving job that gives no n_gpus, instead of the training default (8) that the rules
+    of ``cross_check`` would refuse although the user never gave it: 1 on a MIG slice (the only size a slice runs),
+    else the largest count up to the default that the engines can split the model's heads over."""
+    if "n_gpus" in given or not _is_serving(values):
         return
-    gpu = _row(values, "gpu", "gpus")
+    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values or "gpu__adhoc" in values else None
     if gpu is not None and catalog.mig_profile(gpu):
         values["n_gpus"] = 1
+        return
+    model = _row(values, "model", "models") if "model__row" in values or "model__adhoc" in values else None
+    n = int(values["n_gpus"])
+    if model is not None and heads_problem(model, n):
+        values["n_gpus"] = max(d for d in range(1, n + 1) if heads_problem(model, d) is None)
 
 
 def _is_serving(values) -> bool:

@@ -528,3 +528,13 @@ def test_a_rent_only_mig_job_without_offers_says_why_there_is_nothing_to_compare
     result = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "gpu": "H100-SXM MIG 3g.40gb", "buy": 0})
     assert not result["options"] and "rejected: none" not in result["recommendation"]
     assert result["recommendation"].startswith("Use the API: no setup to compare: no priced rental offer sells the GPUs")
+
+
+def test_serving_replicas_are_only_sizes_the_engines_can_split_the_heads_over():
+    """Qwen2.5-7B has 28 attention heads and 4 KV heads: vLLM refuses 8 GPUs in tensor parallel, so the planner never
+    offers them, and a serving job that gives no n_gpus is not refused over the training default of 8."""
+    result = core.serve_plan({"task": "serve", "model": "Qwen2.5-7B"})
+    assert {o.n_gpus for o in result["options"]} <= {1, 2, 4} and result["recommended"] is not None
+    assert core.evaluate({"task": "serve", "model": "Qwen2.5-7B"}, outputs=["serve_gpus"])["serve_gpus"] % 4 == 0
+    with pytest.raises(InputError, match=r"n_gpus: 8 GPUs per serving replica .* allowed: 1, 2, 4, 28"):
+        core.evaluate({"task": "serve", "model": "Qwen2.5-7B", "n_gpus": 8}, outputs=["serve_gpus"])
