@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import zipfile
 from pathlib import Path
 
@@ -28,8 +29,10 @@ tab (and requirements.txt into its tab).  Do not edit: regenerate instead.
 The bundle below is gpu-tco's core (formulas and catalogs, each row with its source)
 and addin/functions.py, zipped and base64-encoded.
 """
+import atexit as _atexit
 import base64 as _b64
 import io as _io
+import shutil as _shutil
 import sys as _sys
 import tempfile as _tempfile
 import zipfile as _zipfile
@@ -42,6 +45,7 @@ _BUNDLE = (
 def _unpack():
     # a private folder on sys.path: core reads its catalog CSVs next to its modules
     target = _tempfile.mkdtemp(prefix="gpu_tco_")
+    _atexit.register(_shutil.rmtree, target, True)  # removed when Python ends: no folder left behind per start
     _zipfile.ZipFile(_io.BytesIO(_b64.b64decode(_BUNDLE))).extractall(target)
     _sys.path.insert(0, target)
     return target
@@ -97,7 +101,23 @@ def build(outdir: str | Path) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise InputError("out", str(outdir), f"cannot be created ({err.strerror or err})") from None
+    import stat
+
+    from gpu_tco.core import target_problem, write_atomically
     paths = [out / "main.py", out / "requirements.txt"]
-    paths[0].write_text(main_py(), encoding="utf-8")
-    paths[1].write_text(REQUIREMENTS, encoding="utf-8")
+    for path in paths:  # checked before either is written: a named pipe is never opened (it would block)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            raise InputError("out", str(path), f"cannot be used ({err.strerror or err})") from None
+        if not stat.S_ISREG(mode):
+            raise InputError("out", str(path), "is not a regular file (a named pipe, a device, a folder or a link); "
+                                               "move it away or give another folder")
+        problem = target_problem(path, "a folder for main.py and requirements.txt")
+        if problem:
+            raise InputError("out", str(path), problem)
+    write_atomically(paths[0], main_py().encode("utf-8"))  # a full disk leaves the old main.py whole
+    write_atomically(paths[1], REQUIREMENTS.encode("utf-8"))
     return paths

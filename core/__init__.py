@@ -80,7 +80,8 @@ from .serving import (
     serve_sentence,
     tradeoff_curve,
 )
-from .text import close_matches, did_you_mean, is_whole_number, number_text, spreadsheet_round
+from .text import close_matches, did_you_mean, formula_safe, is_whole_number, number_text, spreadsheet_round
+from .validation import heads_problem, kv_replication_note
 from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -120,6 +121,7 @@ _ON_FIRST_USE = {
 __all__ = [
     # evaluation
     "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory",
+    "heads_problem", "kv_replication_note", "formula_safe",
     "breakeven_series", "sensitivities", "estimate_architecture", "size_in_billions", "REQUIRED_FIELDS",
     "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "AUTO_QUANTITY", "AUTO_BASIS",
     "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",

@@ -19,10 +19,11 @@ import csv
 import datetime
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog
+from . import catalog, json_numbers
 from .errors import GpuTcoError
 from .files import read_regular_file
 from .names import normalize
@@ -59,59 +60,82 @@ def _get(obj, key: str):
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
 
-def _number(value) -> float | None:
-    """A price from genai-prices: a number, or tiered prices ({"base": ..., "tiers": [...]}: the base tier)."""
+MAX_USD_PER_MTOK = 100_000.0  # the dearest API lists a few hundred dollars per million tokens; above this is no price
+
+
+def _number(value, key: str = "", field: str = "") -> float | None:
+    """A price from genai-prices: a number, or tiered prices ({"base": ..., "tiers": [...]}: the base tier); None when
+    not given.  A boolean, text, a negative, infinite or absurd number is refused (UpdateError naming the model's
+    key, the field and the value), never read as $0 or $1."""
     if value is None:
         return None
     base = _get(value, "base")
     if base is not None and not isinstance(value, (int, float, str)):
         value = base
+    ok = not isinstance(value, (bool, str)) and not json_numbers.is_unusable(value)
     try:
-        number = float(value)
+        number = float(value) if ok else math.nan
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not (0 <= number <= MAX_USD_PER_MTOK):  # NaN fails too
+        raise UpdateError(f"apis --update: {key}, {field}: {_shown(value)} is not a price; allowed: a number from 0 to "
+                          f"{MAX_USD_PER_MTOK:,.0f} (USD per million tokens)")
+    return number
+
+
+def _shown(value) -> str:
+    try:
+        return json.dumps(value)[:80] if not json_numbers.is_unusable(value) else repr(value)
     except (TypeError, ValueError):
-        return None
-    return number if number >= 0 and number == number and number != float("inf") else None
+        return str(value)[:80]
 
 
-def _start_date(constraint) -> datetime.date | None | str:
-    """A conditional price's start date; None when it has none; "other" for conditions on the time of day."""
+def _start_date(constraint, key: str = "") -> datetime.date | None | str:
+    """A conditional price's start date; None when it has none; "other" for conditions on the time of day.  A start
+    date that is not a date (12345, "soon") is refused (UpdateError), never read as a time-of-day price."""
     if constraint is None:
         return None
     start = _get(constraint, "start_date")
     if start is None:
         return "other"
+    if isinstance(start, datetime.datetime):
+        return start.date()
     if isinstance(start, datetime.date):
         return start
     try:
-        return datetime.date.fromisoformat(str(start)[:10])
+        if not isinstance(start, str):
+            raise ValueError(start)
+        return datetime.date.fromisoformat(start[:10])
     except ValueError:
-        return "other"
+        raise UpdateError(f"apis --update: {key}, constraint.start_date: {_shown(start)} is not a date; allowed: "
+                          "YYYY-MM-DD (e.g. 2026-10-19)") from None
 
 
-def price_on(prices, on: datetime.date) -> tuple[float, float] | None:
+def price_on(prices, on: datetime.date, key: str = "") -> tuple[float, float] | None:
     """(USD per million input tokens, USD per million output tokens) of a genai-prices ``prices`` field on a date.
 
     A list of conditional prices uses the last one in force (no condition, or a start date on or before ``on``);
     of prices that differ by the time of day the highest (the standard price, not an off-peak discount).
-    None when the output price is not given."""
+    None when the output price is not given.  Raises UpdateError for a price or date that is not one."""
     if not isinstance(prices, list):
-        return _pair(prices)
+        return _pair(prices, key)
     chosen, by_hour = None, []
     for item in prices:
-        start = _start_date(_get(item, "constraint"))
+        start = _start_date(_get(item, "constraint"), key)
         if start is None or (isinstance(start, datetime.date) and start <= on):
-            chosen = _pair(_get(item, "prices"))
+            chosen = _pair(_get(item, "prices"), key)
         elif start == "other":
-            by_hour.append(_pair(_get(item, "prices")))
+            by_hour.append(_pair(_get(item, "prices"), key))
     # prices that differ by the time of day: the highest is the standard price, the others off-peak discounts
     found = [p for p in (chosen, *by_hour) if p is not None]
     return max(found, key=lambda p: p[1]) if found else None
 
 
-def _pair(prices) -> tuple[float, float] | None:
+def _pair(prices, key: str = "") -> tuple[float, float] | None:
     if prices is None:
         return None
-    inp, out = _number(_get(prices, "input_mtok")), _number(_get(prices, "output_mtok"))
+    inp = _number(_get(prices, "input_mtok"), key, "input_mtok")
+    out = _number(_get(prices, "output_mtok"), key, "output_mtok")
     if out is None or out <= 0:
         return None
     return (inp or 0.0), out
@@ -143,7 +167,11 @@ def providers_from_file(path) -> list:
     except OSError as err:
         raise UpdateError(f"apis --update: {path} cannot be read ({err.strerror or err})") from None
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return json_numbers.loads(raw, str(path))  # a 401-digit number, NaN or Infinity anywhere: refused here
+    except json_numbers.JsonNumberError as err:
+        raise UpdateError(f"apis --update: {err}") from None
+    except RecursionError:
+        raise UpdateError(f"apis --update: {path} is nested too deeply to be genai-prices data") from None
     except (UnicodeDecodeError, ValueError) as err:
         raise UpdateError(f"apis --update: {path} is not JSON ({str(err)[:80]}); give genai-prices' data.json "
                           f"({DATA_JSON_URL})") from None
@@ -179,7 +207,7 @@ def updated_rows(rows: list[dict], providers, as_of: str, what: str) -> tuple[li
     for row in rows:
         row = dict(row)
         found = index.get(row.get("price_key", ""), None) if row.get("price_key") else None
-        price = price_on(found, on) if found is not None else None
+        price = price_on(found, on, row.get("price_key", "")) if found is not None else None
         if price is None:
             missing.append(row["name"])
             out.append(row)

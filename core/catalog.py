@@ -10,6 +10,7 @@ row replaces it, any other row is added.  Names are matched tolerantly
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from .errors import CatalogError, GpuTcoError, InputError, show
+from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
 from .names import normalize, split_weight_format, words
@@ -65,6 +66,7 @@ OPTIONAL_COLUMNS = {
 # of a Windows line end (CR LF) inside a quoted field is read as a newline.
 NONCHARACTERS = "\ufdd0-\ufdef" + "".join(chr(p + 0xFFFE) + chr(p + 0xFFFF) for p in range(0, 0x110000, 0x10000))
 NOT_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{NONCHARACTERS}]")
+ASCII_NOT_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # NOT_TEXT within ASCII: the same test, ten times faster
 CONTROL_CHARACTERS = NOT_TEXT  # the name custom architectures' text fields are checked with
 
 
@@ -88,6 +90,7 @@ def text_problem(value: str) -> str | None:
 AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 
+@functools.lru_cache(maxsize=4096)  # a refreshed catalog repeats one date 100,000 times
 def as_of_problem(value: str) -> str | None:
     """Why ``value`` is not an as_of date (YYYY, YYYY-MM or YYYY-MM-DD, a real date), or None."""
     import datetime
@@ -139,6 +142,7 @@ class Table:
         self.file_rows = len(self.rows)
         self.overrides: dict[str, tuple[str, str]] = {}  # built-in name -> (the user's name for it, file)
         self.user_rows = 0
+        self.origin: dict[int, tuple[str, int]] = {}  # row index -> (the user's file, its line), for messages
 
     # building --------------------------------------------------------------
     def _append(self, row: dict) -> int:
@@ -162,6 +166,32 @@ class Table:
         self._names = None
         return i
 
+    def _extend(self, rows: list[dict], keys: list[str]) -> int:
+        """Append rows whose names (normalised: ``keys``) no row of the table has, one pass per column (a refreshed
+        catalog of 100,000 offers loads in linear time); returns the index of the first."""
+        from operator import itemgetter
+        start = len(self.rows)
+        self.rows.extend(rows)
+        for c in self.columns:
+            try:
+                self.col[c].extend(map(itemgetter(c), rows))
+            except KeyError:  # a row without the column: its default
+                default = 0 if c in self.numeric else ""
+                del self.col[c][start:]
+                self.col[c].extend([r.get(c, default) for r in rows])
+        index = self._index
+        for i, (row, key) in enumerate(zip(rows, keys), start):
+            index[key] = i
+            aliases = row.get("aliases")
+            if aliases:
+                for alias in str(aliases).split(";"):
+                    if alias.strip():
+                        index.setdefault(normalize(alias), i)
+        self._np_cache.clear()
+        self._found.clear()
+        self._names = None
+        return start
+
     def add(self, row: dict) -> int:
         """Add (or replace) a row; returns its index.  A table of the current snapshot that gains a row
         gets a new snapshot published (``snapshot()``), so everything derived from the catalogs follows."""
@@ -183,6 +213,15 @@ class Table:
     def holds_name(self, value) -> bool:
         """True when ``value`` is a row's name or alias as it is (no suffix dropped, no close spelling)."""
         return normalize(value) in self._index
+    def _exact(self) -> dict[str, int]:
+        """{row name: row index} for ``names`` (rebuilt with it)."""
+        names = self.names
+        if getattr(self, "_exact_for", None) is not names:
+            exact: dict[str, int] = {}
+            for i, n in enumerate(names):  # names never collide once normalised (a user row of a built-in name overrides it)
+                exact.setdefault(n, i)
+            self._exact_map, self._exact_for = exact, names
+        return self._exact_map
 
     def known(self, value) -> int | None:
         """Row index of a value ``find`` has already matched, without matching it again (the fast path of a
@@ -194,6 +233,11 @@ class Table:
         hit = self._found.get(value)
         if hit is not None:
             return hit
+        if isinstance(value, str):  # a row's own name (the names a sweep passes back)
+            hit = self._exact().get(value)
+            if hit is not None:
+                self._found[value] = hit
+                return hit
         hit = self._find(value)
         if hit is not None:
             self._found[value] = hit
@@ -345,35 +389,62 @@ def _parse_file(path: Path, table: str, columns: list[str] | None) -> tuple[list
 
 
 MAX_CATALOG_BYTES = 50 * 2**20  # the largest shipped catalog is a few kB
+# A refresh of every provider's every region and instance gives a few thousand rows; a file ten times the largest
+# refresh anyone has seen is not a catalog, and would only make every command slow.
+MAX_CATALOG_ROWS = 250_000
 
 
 def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, rows: list[dict]) -> tuple[list[dict], list[str]]:
     import io
+    # the text checks run once over the whole file; a cell is looked at on its own only when the file holds a problem
+    # (a catalog of 100,000 refreshed offers loads in about a second, not a minute)
+    clean = (ASCII_NOT_TEXT if text.isascii() else NOT_TEXT).search(text) is None
     with io.StringIO(text, newline="") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader = csv.reader(fh)
+        raw_header = next(reader, None) or []
+        header = [h.strip() for h in raw_header]
         if "name" not in header:
             raise CatalogError(path, 1, "name", "the header has no 'name' column")
         if columns is not None:
             unknown = [h for h in header if h not in columns and h != "notes"]
             if unknown:
                 raise CatalogError(path, 1, unknown[0], f"unknown column{did_you_mean(unknown[0], columns)}; allowed: {', '.join(columns)}")
-        for lineno, cells in enumerate(reader, start=2):
+        width = len(header)
+        is_text = [k in TEXT_COLUMNS or k == "notes" for k in header]
+        required = [columns is not None and k not in OPTIONAL_COLUMNS for k in header]
+        records = [cells for cells in reader if cells]  # blank lines skipped, as csv.DictReader skips them
+        if len(records) > MAX_CATALOG_ROWS:
+            raise CatalogError(path, MAX_CATALOG_ROWS + 2, None, f"the file has more than {MAX_CATALOG_ROWS:,} rows, more than a "
+                                                                 "catalog holds; keep the rows you use (or move the file away)")
+        if clean and records and _parse_columns(header, records, is_text, required, rows):
+            return rows, header  # every cell fine: read a column at a time
+        reader = iter(records)  # a problem somewhere: cell by cell, to name its row and column
+        lineno = 1
+        for cells in reader:
+            if not cells:
+                continue  # a blank line, as csv.DictReader skips it
+            lineno += 1
+            if lineno > MAX_CATALOG_ROWS + 1:
+                raise CatalogError(path, lineno, None, f"the file has more than {MAX_CATALOG_ROWS:,} rows, more than a catalog "
+                                                       "holds; keep the rows you use (or move the file away)")
+            if len(cells) > width:
+                raise CatalogError(path, lineno, "?", "more values than columns")
+            if len(cells) < width:
+                cells = cells + [""] * (width - len(cells))
             row: dict = {}
-            for key, value in cells.items():
-                if key is None:
-                    raise CatalogError(path, lineno, "?", "more values than columns")
-                key = key.strip()
-                value = (value or "").strip()
-                if key in TEXT_COLUMNS or key == "notes":
-                    value = value.replace("\r\n", "\n")
-                    problem = text_problem(value) or (as_of_problem(value) if key == "as_of" and value else None)
+            for key, value, text_column, needed in zip(header, cells, is_text, required):
+                value = value.strip()
+                if text_column:
+                    if "\r" in value:
+                        value = value.replace("\r\n", "\n")
+                    problem = (None if clean else text_problem(value)) or (
+                        as_of_problem(value) if key == "as_of" and value else None)
                     if problem:
                         raise CatalogError(path, lineno, key, problem)
                     row[key] = value
                     continue
                 if value == "":
-                    if columns is not None and key not in OPTIONAL_COLUMNS:
+                    if needed:
                         # user rows must be complete: a silent 0 would hide a typo
                         raise CatalogError(path, lineno, key, "is empty; a number is required")
                     row[key] = 0.0
@@ -382,13 +453,47 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
                     number = float(value)
                 except ValueError:
                     raise CatalogError(path, lineno, key, f"{value!r} is not a number") from None
-                if not math.isfinite(number) or number < 0:
+                if not 0 <= number < math.inf:  # NaN fails too
                     raise CatalogError(path, lineno, key, f"{value!r} must be a finite number >= 0")
                 row[key] = number
             if not row.get("name"):
                 raise CatalogError(path, lineno, "name", "is empty")
             rows.append(row)
     return rows, header
+
+
+def _parse_columns(header, records, is_text, required, rows) -> bool:
+    """Rows from CSV records a column at a time (float() mapped over a column runs in C: 100,000 offers in a fraction
+    of a second); False, with ``rows`` untouched, at the first cell that needs a message (the cell-by-cell reader then
+    names it)."""
+    width = len(header)
+    if any(len(r) != width for r in records):
+        return False
+    columns = []
+    for k, (key, text_column, needed) in enumerate(zip(header, is_text, required)):
+        cells = [r[k].strip() for r in records]
+        if text_column:
+            if any("\r" in c for c in cells):
+                cells = [c.replace("\r\n", "\n") for c in cells]
+            if key == "as_of" and any(as_of_problem(c) for c in set(cells) if c):
+                return False
+            if key == "name" and not all(cells):
+                return False
+            columns.append(cells)
+            continue
+        if not all(cells):
+            if needed:
+                return False
+            cells = [c or "0" for c in cells]
+        try:
+            numbers = list(map(float, cells))
+        except ValueError:
+            return False
+        if any(not 0 <= x < math.inf for x in numbers):
+            return False
+        columns.append(numbers)
+    rows.extend(dict(zip(header, values)) for values in zip(*columns))
+    return True
 
 
 # Every numeric field of the big catalogs is checked like an input when a file loads.
@@ -411,7 +516,7 @@ RULES = {
                    "activation_factor": "pos", "speed_factor": "frac_pos", "lora_ops_per_adapter": "whole",
                    "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
-    "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "nonneg", "usd_per_instance_hour": "nonneg",
+    "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "months", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",
                "min_billed_hours": "nonneg"},
@@ -425,12 +530,14 @@ CATALOG_MIN = 1e-6
 RULE_TEXT = {"pos": "a number from 0.000001 to 1e15", "nonneg": "0 or a number from 0.000001 to 1e15", "flag": "0 or 1",
              "count": "a whole number >= 1 and <= 1e15", "whole": "a whole number >= 0 and <= 1e15",
              "frac": "a number from 0 to 1", "frac_pos": "a number from 0.01 to 1", "pct": "a number from 0 to 100",
-             "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)"}
+             "billing": "a whole number of seconds from 1 to 2,678,400 (31 days)",
+             "months": "0 (no commitment) to 120 months (the longest reserved terms clouds sell are 3 to 5 years)"}
 RULE_OK = {"pos": lambda x: CATALOG_MIN <= x <= CATALOG_MAX, "nonneg": lambda x: x == 0 or CATALOG_MIN <= x <= CATALOG_MAX,
            "flag": lambda x: x in (0, 1), "count": lambda x: 1 <= x <= CATALOG_MAX and x == int(x),
            "whole": lambda x: 0 <= x <= CATALOG_MAX and x == int(x),
            "frac": lambda x: 0 <= x <= 1, "frac_pos": lambda x: 0.01 <= x <= 1,  # an efficiency: at least the least mfu an input may give
-           "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x)}
+           "pct": lambda x: 0 <= x <= 100, "billing": lambda x: 1 <= x <= 2_678_400 and x == int(x),
+           "months": lambda x: 0 <= x <= 120}
 DEFAULT_SERVER_SIZES = (1, 2, 4, 8)  # a GPU row without server_sizes: PCIe cards, servers of 1 to 8
 
 
@@ -462,10 +569,24 @@ def mig_profile(row: Mapping) -> tuple[str, str] | None:
 RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "none" is the no-offer placeholder
 
 
-def _check_row(table: str, row: dict, path, line: int) -> None:
-    """A row's numbers against the catalog's declared ranges and its cross-field rules."""
-    where = f"{row.get('name', '')}".strip()
+def _check_ranges(table: str, rows: list[dict], path, first_line: int = 2) -> None:
+    """Every row's numbers against the catalog's declared ranges, a column at a time (100,000 refreshed offers in a
+    fraction of a second); the first row holding a bad number is reported as ``_check_row`` words it."""
+    worst = len(rows)
     for column, rule in RULES.get(table, {}).items():
+        ok = RULE_OK[rule]
+        bad = next((i for i, r in enumerate(rows[:worst]) if column in r and not ok(float(r[column]))), None)
+        if bad is not None:
+            worst = bad
+    if worst < len(rows):
+        _check_row(table, rows[worst], path, first_line + worst)
+
+
+def _check_row(table: str, row: dict, path, line: int, ranges: bool = True) -> None:
+    """A row's numbers against the catalog's declared ranges (unless ``ranges`` is False: checked already, see
+    ``_check_ranges``) and its cross-field rules."""
+    where = f"{row.get('name', '')}".strip()
+    for column, rule in RULES.get(table, {}).items() if ranges else ():
         if column in row and not RULE_OK[rule](float(row[column])):
             raise CatalogError(path, line, column, f"{row[column]:g} is not allowed for {where}; allowed: {RULE_TEXT[rule]}")
     if table == "gpus":
@@ -486,6 +607,14 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
         if str(row.get("server_sizes", "")).strip() != "1":
             raise CatalogError(path, line, "server_sizes", f"{show(row.get('server_sizes', ''))} is not allowed for the MIG slice "
                                                            f"{where}; allowed: 1 (one slice per job)")
+    if table == "offers":
+        per_instance, per_gpu = float(row.get("usd_per_instance_hour", 0) or 0), float(row.get("usd_per_gpu_hour", 0) or 0)
+        gpus = float(row.get("gpus_per_instance", 1) or 1)
+        # both prices given must agree (a cent of rounding per instance-hour, or 1 %): the planner prices by the GPU-hour
+        if per_instance > 0 and per_gpu > 0 and abs(per_instance - per_gpu * gpus) > max(0.011, 0.01 * per_instance):
+            raise CatalogError(path, line, "usd_per_instance_hour", f"{per_instance:g} is not gpus_per_instance x usd_per_gpu_hour "
+                                                                   f"({gpus:g} x {per_gpu:g} = {gpus * per_gpu:g}) for {where}; "
+                                                                   "allowed: the two agree within 1 %, or usd_per_instance_hour 0 (not given)")
     if table == "models":
         for small, big in (("kv_heads", "heads"), ("active_experts", "experts"), ("dense_layers", "layers"),
                            ("qk_rope_dim", "head_dim"), ("attention_layers", "layers")):
@@ -493,19 +622,27 @@ def _check_row(table: str, row: dict, path, line: int) -> None:
                 raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
 
 
-def load_table(name: str, user_dir: Path | None = None) -> Table:
+def load_table(name: str, user_dir: Path | None = None, user_file: Path | None = None) -> Table:
+    """The built-in catalog ``name`` with the user's rows (``<user_dir>/<name>.csv``, or ``user_file``); CatalogError."""
     builtin = DATA_DIR / f"{name}.csv"
     rows, columns = _parse_file(builtin, name, None)
     for line, r in enumerate(rows, start=2):
         if r["name"] != "none":
             _check_row(name, r, builtin, line)
     files = [str(builtin)]
-    user_dir = user_config_dir() if user_dir is None else user_dir
-    user_file = user_dir / f"{name}.csv"
+    if user_file is None:
+        user_dir = user_config_dir() if user_dir is None else user_dir
+        user_file = user_dir / f"{name}.csv"
     table = Table(name, rows, columns, files)
     if _user_file_exists(user_file):
-        user_rows, _ = _parse_file(user_file, name, columns)
+        user_rows, user_header = _parse_file(user_file, name, columns)
+        _check_ranges(name, user_rows, user_file)
+        missing = [c for c in columns if c not in user_header and c not in OPTIONAL_COLUMNS and c != "aliases"]
         first_line: dict[str, int] = {}
+        defaults = {c: 0 if c in table.numeric else "" for c in columns}
+        new_rows: list[dict] = []
+        new_keys: list[str] = []
+        new_lines: list[int] = []
         for line, r in enumerate(user_rows, start=2):
             key = normalize(r["name"])
             builtin_row = table._index.get(key)
@@ -513,9 +650,8 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
                 # a row named like a built-in one changes what it gives (a price, say) and keeps the rest
                 base_row = table.rows[builtin_row]
                 r.update({c: base_row[c] for c in columns if c not in r and c != "source"})
-            for c in columns:
-                if c not in r and c not in OPTIONAL_COLUMNS and c != "aliases":
-                    raise CatalogError(user_file, line, c, "column missing")
+            elif missing:
+                raise CatalogError(user_file, line, missing[0], "column missing")
             if key in first_line:
                 raise CatalogError(user_file, line, "name", f'"{r["name"]}" is also the name in row {first_line[key]}; '
                                                             "give each row its own name")
@@ -523,7 +659,7 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
             if name == "offers" and key in RESERVED_OFFERS:
                 raise CatalogError(user_file, line, "name", f'"{r["name"]}" is reserved ({", ".join(RESERVED_OFFERS)}); '
                                                             "choose another name")
-            _check_row(name, r, user_file, line)
+            _check_row(name, r, user_file, line, ranges=False)
             # a row named like a built-in row overrides it (and is listed as such); an alias may not take another row's name
             own = table._index.get(key)
             own = own if own is not None and own < table.file_rows else None
@@ -537,7 +673,14 @@ def load_table(name: str, user_dir: Path | None = None) -> Table:
                 r["name"] = table.rows[own]["name"]
             if not r.get("source"):
                 r["source"] = f"user catalog file {user_file.name}"  # never the full path: it holds the user's name
-            table.add(r)
+            if own is not None:
+                table.origin[table._append({**defaults, **r})] = (str(user_file), line)
+            else:  # a new row: appended with the others in one pass below
+                new_rows.append({**defaults, **r})
+                new_keys.append(key)
+                new_lines.append(line)
+        first = table._extend(new_rows, new_keys)
+        table.origin.update(zip(range(first, first + len(new_rows)), ((str(user_file), line) for line in new_lines)))
         table.files.append(str(user_file))
         table.user_rows = len(user_rows)
         table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)
@@ -624,10 +767,7 @@ def tables() -> Mapping[str, Table]:
 def _publish(previous: Snapshot | None) -> Snapshot:
     """Read every catalog and make it the current snapshot (version one past ``previous``)."""
     global _SNAPSHOT
-    loaded = {n: load_table(n) for n in TABLE_NAMES}
-    _check_offers(loaded)
-    _check_apis(loaded)
-    _check_mig(loaded)
+    loaded = _load_all()
     _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
     return _SNAPSHOT
 
@@ -646,30 +786,29 @@ AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see
 def _check_offers(tabs: dict) -> None:
     """Every offer names a catalog GPU (canonicalised) and bills in whole seconds >= 1."""
     offers, gpus_ = tabs["offers"], tabs["gpus"]
-    builtin = _builtin_count(offers) if len(offers.files) > 1 else len(offers.rows)
     for i, row in enumerate(offers.rows):
-        where = offers.files[-1] if i >= builtin else offers.files[0]
         if row["name"] == "none":
             continue
         j = gpus_.find(row["gpu"]) if row["gpu"] else None
         if j is None:
-            raise CatalogError(where, i + 2, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
+            where, line = offers.origin.get(i, (offers.files[0], i + 2))
+            raise CatalogError(where, line, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
         offers.col["gpu"][i] = row["gpu"] = gpus_.rows[j]["name"]
         if row["billing_increment_s"] < 1 or row["gpus_per_instance"] < 1:
-            raise CatalogError(where, i + 2, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
+            where, line = offers.origin.get(i, (offers.files[0], i + 2))
+            raise CatalogError(where, line, "billing_increment_s" if row["billing_increment_s"] < 1 else "gpus_per_instance",
                                "must be >= 1")
 
 
 def _check_apis(tabs: dict) -> None:
     """Every API row's catalog_model (the open model it serves, if any) names a row of models.csv (canonicalised)."""
     apis, models_ = tabs["apis"], tabs["models"]
-    builtin = _builtin_count(apis) if len(apis.files) > 1 else len(apis.rows)
     for i, row in enumerate(apis.rows):
         if not row.get("catalog_model"):
             continue
         j = models_.find(row["catalog_model"])
         if j is None:
-            where, line = (apis.files[-1], i - builtin + 2) if i >= builtin else (apis.files[0], i + 2)
+            where, line = apis.origin.get(i, (apis.files[0], i + 2))
             hint = did_you_mean(str(row["catalog_model"]), models_.names)
             raise CatalogError(where, line, "catalog_model", f"unknown model {row['catalog_model']!r}{hint}; "
                                                               "it must name a row of models.csv or be empty")
@@ -679,11 +818,10 @@ def _check_apis(tabs: dict) -> None:
 def _check_mig(tabs: dict) -> None:
     """Every MIG slice is carved from a GPU of the catalog (the card its name starts with)."""
     gpus_ = tabs["gpus"]
-    builtin = _builtin_count(gpus_) if len(gpus_.files) > 1 else len(gpus_.rows)
     for i, row in enumerate(gpus_.rows):
         mig = mig_profile(row)
         if mig and (gpus_.find(mig[0]) is None or mig_profile(gpus_.rows[gpus_.find(mig[0])])):
-            where, line = (gpus_.files[-1], i - builtin + 2) if i >= builtin else (gpus_.files[0], i + 2)
+            where, line = gpus_.origin.get(i, (gpus_.files[0], i + 2))
             hint = did_you_mean(mig[0], [n for n, r in zip(gpus_.names, gpus_.rows) if not mig_profile(r)])
             raise CatalogError(where, line, "name", f"{show(row['name'])}: the card {show(mig[0])} is not a whole GPU of the "
                                                     f"catalog{hint}; a MIG slice is named \"<card> MIG <profile>\"")
@@ -691,11 +829,6 @@ def _check_mig(tabs: dict) -> None:
 
 def apis() -> Table:
     return tables()["apis"]
-
-
-def _builtin_count(table: Table) -> int:
-    with open(table.files[0], encoding="utf-8-sig") as fh:
-        return sum(1 for _ in fh) - 1
 
 
 def offer_maps():
@@ -801,25 +934,61 @@ def reload() -> Mapping[str, Table]:
 
 
 def install_user_file(path: Path, data: bytes, check=None) -> None:
-    """Write a user catalog file (atomically) and reload the catalogs from it; when a row is refused, the old file
-    comes back whole (or the new one goes), the catalogs are reloaded as they were and the error is raised.
-    ``check(path)`` checks a file first (one the catalogs do not read).  Raises OSError when the file cannot be
-    written, GpuTcoError when it is refused."""
-    from .files import write_atomically
-    old = path.read_bytes() if path.is_file() else None
+    """Install a user catalog file: the candidate is written beside the old file (a temporary of gpu-tco's own name,
+    see files.TEMP_MARK), checked, and only then renamed over it, so a refused or interrupted install (a CatalogError,
+    Ctrl-C or any other signal during the check, a full disk) never touches the old file.  A file the catalogs read
+    (``<table>.csv`` in ``user_config_dir()``) is checked as the catalogs read it, with every other table (an offer's
+    GPU must be a catalog GPU), and the checked tables become the current snapshot; ``check(path)`` checks a file
+    elsewhere (one the catalogs do not read).  Raises OSError when the file cannot be written (a read-only file is
+    never replaced), GpuTcoError when it is refused (naming ``path``, not the candidate)."""
+    import secrets
+
+    from .files import TEMP_MARK, target_problem, write_atomically
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, data)
+    if path.exists() and target_problem(path) is not None:
+        raise PermissionError(13, target_problem(path), str(path))
+    table = path.stem if path.stem in TABLE_NAMES and path.suffix == ".csv" and check is None else None
+    read_by_catalogs = table is not None and _same_folder(path.parent, user_config_dir())
+    candidate = path.parent / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        if check is not None:
-            check(path)
+        write_atomically(candidate, data)
+        try:
+            if check is not None:
+                check(candidate)
+            loaded = _load_all({table: candidate}) if table else None
+        except CatalogError as err:
+            if err.path != str(candidate):
+                raise
+            raise CatalogError(path, err.row, err.column, err.problem) from None
+        os.replace(candidate, path)  # the one step that changes the user's file: the old one or the whole new one
+    finally:
+        candidate.unlink(missing_ok=True)
+    global _SNAPSHOT
+    if not read_by_catalogs:
         reload()  # every front end reads the new rows from here on
-    except GpuTcoError:
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomically(path, old)
-        reload()
-        raise
+    else:
+        loaded[table].files[-1] = str(path)
+        previous = _SNAPSHOT
+        _SNAPSHOT = Snapshot(loaded, (previous.version if previous is not None else 0) + 1)
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _load_all(user_files: dict | None = None) -> dict:
+    """Every catalog, read with the user's files (``user_files``: table -> a file read instead of the user's own), and
+    checked across tables; raises CatalogError."""
+    user_files = user_files or {}
+    loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    _check_offers(loaded)
+    _check_apis(loaded)
+    _check_mig(loaded)
+    return loaded
 
 
 def gpus() -> Table:

@@ -79,8 +79,10 @@ def write(path=None) -> Path:
     path = Path(path) if path else DOC_PATH
     if path.is_dir():
         raise InputError("out", str(path), "is a folder; give a file name, e.g. docs/quantities.md")
+    from .files import target_problem, write_atomically
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(render(), encoding="utf-8")
-    tmp.replace(path)  # atomic: never a half-written file
+    problem = target_problem(path, "a file name, e.g. docs/quantities.md")
+    if problem:  # a read-only file is never replaced
+        raise InputError("out", str(path), problem)
+    write_atomically(path, render().encode("utf-8"))  # the one atomic writer: nothing half-written or left behind
     return path

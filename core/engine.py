@@ -25,7 +25,7 @@ from .inputs import BY_NAME, INPUTS, Input
 from .names import split_weight_format
 from .references import cite
 from .text import did_you_mean
-from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check
+from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check, mig_serving_count
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
@@ -200,6 +200,7 @@ def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
     offers.link(values, "gpu" in given)
+    mig_serving_count(values, given)
     cross_check(values, model=row_of(values, "model"))
     return values
 
@@ -386,10 +387,13 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         return found
 
     if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
+        first: dict = {}
+        for j, v in enumerate(cells):  # each value's first row, in one pass (cells.index per value is quadratic)
+            first.setdefault(v, j)
         memo = {}
-        for v in dict.fromkeys(cells):  # a catalog name as written: no resolving (the planner passes every GPU's)
+        for v, j in first.items():  # a catalog name as written: no resolving (the planner passes every GPU's)
             i = table.known(v)
-            memo[v] = resolve(v, cells.index(v)) if i is None else i
+            memo[v] = resolve(v, j) if i is None else i
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}

@@ -39,13 +39,12 @@ Each supported ``model_type`` maps its fields to the catalog's fields so that th
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from pathlib import Path
 
-from . import hf_families
-from .errors import InputError
+from . import hf_families, json_numbers
+from .errors import InputError, _Shown
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few kB; a file that never ends is cut off here
 MAX_LAYERS = 100_000
@@ -159,7 +158,9 @@ def read_config(path: str | os.PathLike) -> dict:
     if len(raw) > MAX_CONFIG_BYTES:
         raise InputError("model", str(path), "is larger than 4 MB; a config.json is a few kB")
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = json_numbers.loads(raw, str(path), anywhere=False)  # fields read are checked (check_fields)
+    except json_numbers.JsonNumberError as err:
+        raise InputError(f"model.{err.field}", _Shown(err.value_text), f"in {path} {json_numbers.PROBLEM}") from None
     except UnicodeDecodeError as err:
         raise InputError("model", str(path), f"is not UTF-8 text (byte {err.start})") from None
     except (ValueError, RecursionError) as err:
@@ -167,6 +168,66 @@ def read_config(path: str | os.PathLike) -> dict:
     if not isinstance(data, dict):
         raise InputError("model", str(path), "must hold a JSON object (a Hugging Face config.json)")
     return data
+
+
+COUNT_MAX = 10**9  # no architecture field of a published model comes near (the largest: 10 million positions)
+# The fields the readers below use, by what they must hold (transformers' configuration_<type>.py):
+# "count" a whole number >= 1, "whole" >= 0, "flag" a JSON true/false (or 0/1), "indices" a list of layer
+# numbers, "flags" a list of true/false or 0/1, "names" a list of texts.  A field left out or null takes
+# the type's default; any other value is refused naming field, value and what is allowed.
+FIELD_RULES = {
+    **dict.fromkeys(("num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                     "vocab_size", "head_dim", "max_position_embeddings", "num_local_experts", "num_experts", "n_routed_experts",
+                     "num_experts_per_tok", "experts_per_token", "moe_intermediate_size", "kv_lora_rank", "qk_rope_head_dim",
+                     "qk_nope_head_dim", "v_head_dim", "intermediate_size_mlp", "decoder_sparse_step",
+                     "interleave_moe_layer_step", "sliding_window_pattern", "patch_size", "image_size", "num_channels",
+                     "projector_input_dim", "projector_output_dim", "vision_output_dim"), "count"),
+    **dict.fromkeys(("sliding_window", "attention_chunk_size", "max_window_layers", "first_k_dense_replace", "n_shared_experts",
+                     "q_lora_rank", "shared_expert_intermediate_size"), "whole"),
+    **dict.fromkeys(("tie_word_embeddings", "attention_bias", "use_sliding_window"), "flag"),
+    **dict.fromkeys(("moe_layers", "mlp_only_layers"), "indices"),
+    "no_rope_layers": "flags", "layer_types": "names", "moe_layer_freq": "count_or_flags", "pixel_shuffle_ratio": "fraction",
+}
+RULE_WORDS = {"count": f"a whole number from 1 to {COUNT_MAX:,}", "whole": f"a whole number from 0 to {COUNT_MAX:,}",
+              "flag": "true or false (JSON, without quotes)", "indices": "a list of layer numbers from 0 to the layers - 1",
+              "flags": "a list of true/false or 0/1, one per layer", "names": "a list of texts, one per layer",
+              "fraction": "a number above 0 and at most 1",
+              "count_or_flags": f"a whole number from 1 to {COUNT_MAX:,} (every n-th layer), or a list of 0/1 per layer"}
+
+
+def check_fields(cfg: dict, where: str = "config.json") -> None:
+    """The fields of FIELD_RULES in a config (and its text_config and vision_config) by type and range; raises
+    InputError naming the field ("model.text_config.num_key_value_heads"), the value, the file and what is allowed."""
+    parts = [("", cfg)] + [(f"{k}.", cfg[k]) for k in ("text_config", "vision_config") if isinstance(cfg.get(k), dict)]
+    for prefix, fields in parts:
+        layers = fields.get("num_hidden_layers")
+        for key, value in fields.items():
+            rule = FIELD_RULES.get(key)
+            if rule is None or value is None:
+                continue
+            if rule == "count_or_flags":
+                rule = "flags" if isinstance(value, list) else "count"
+            field = f"model.{prefix}{key}"
+            if rule in ("count", "whole"):
+                json_numbers.number(value, field, where, RULE_WORDS[rule], minimum=1 if rule == "count" else 0,
+                                    maximum=COUNT_MAX, whole=True)
+            elif rule == "fraction":
+                json_numbers.number(value, field, where, RULE_WORDS[rule], minimum=1e-9, maximum=1)
+            elif rule == "flag":
+                if not (isinstance(value, bool) or (type(value) is int and value in (0, 1))):
+                    raise InputError(field, json_numbers._Raw(value), f"in {where} is not allowed; allowed: {RULE_WORDS[rule]}")
+            elif not isinstance(value, list):
+                raise InputError(field, json_numbers._Raw(value), f"in {where} is not allowed; allowed: {RULE_WORDS[rule]}")
+            else:
+                top = int(layers) - 1 if isinstance(layers, int) and not isinstance(layers, bool) else COUNT_MAX
+                for i, item in enumerate(value):
+                    ok = (isinstance(item, str) if rule == "names" else
+                          (isinstance(item, bool) or (type(item) is int and item in (0, 1))) if rule == "flags" else
+                          type(item) is int and 0 <= item <= top)
+                    if not ok:
+                        raise InputError(f"{field}[{i}]", json_numbers._Raw(item),
+                                         f"in {where} is not allowed; allowed: {RULE_WORDS[rule]}"
+                                         + (f" ({top})" if rule == "indices" and top < COUNT_MAX else ""))
 
 
 def _model_type(cfg: dict) -> str:
@@ -185,6 +246,7 @@ def architecture(cfg: dict, where: str = "config.json") -> dict:
     Raises InputError naming the missing field, or, for an unknown ``model_type``, the fields a model
     given as a table of architecture fields needs.
     """
+    check_fields(cfg, where)
     try:
         return _architecture(cfg, where)
     except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as err:
@@ -436,15 +498,17 @@ def resolve(text: str) -> dict | None:
 
 
 def _resolve(t: str) -> dict | None:
+    # a file is named by the model's name and the file's base name, never its path: the source travels into workbooks
+    # and e-mail drafts, and a path names the user's folders
     if looks_like_path(t):
         p = config_path(t)
-        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}")
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", _file_source(p))
     local = Path(t).expanduser()
     if local.is_file() and t.lower().endswith(".json"):
-        return spec_from_path(local, f"{_name_for(local)} (config.json)", f"Hugging Face config.json at {t}")
+        return spec_from_path(local, f"{_name_for(local)} (config.json)", _file_source(local))
     if local.is_dir() and (local / "config.json").is_file():
         p = local / "config.json"
-        return spec_from_path(p, f"{_name_for(p)} (config.json)", f"Hugging Face config.json at {t}/config.json")
+        return spec_from_path(p, f"{_name_for(p)} (config.json)", _file_source(p))
     if is_hub_id(t):
         p = cached_config(t)
         if p is not None:
@@ -454,6 +518,11 @@ def _resolve(t: str) -> dict | None:
             if p is not None:
                 return spec_from_path(p, t, f"[hf:{t}] downloaded from the Hugging Face Hub")
     return None
+
+
+def _file_source(path: Path) -> str:
+    """"Hugging Face config.json of Qwen2.5-7B (config.json)": the model's name and the file's base name."""
+    return f"Hugging Face config.json of {_name_for(path)} ({path.name})"
 
 
 def describe(row: dict) -> str:

@@ -19,6 +19,7 @@ import csv
 import datetime
 import io
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Callable
 from . import catalog
 from .errors import GpuTcoError
 from .names import normalize
+from .text import formula_safe
 
 SOURCE = "gpuhunt catalog (dstack, https://github.com/dstackai/gpuhunt)"
 OFFLINE_PROVIDERS = ("aws", "azure", "gcp", "lambdalabs", "nebius", "oci", "runpod", "verda", "cloudrift")
@@ -77,6 +79,14 @@ class RefreshResult:
     kept_own: int
     unmapped: list[dict] = field(default_factory=list)
     skipped_providers: list[str] = field(default_factory=list)
+    impossible: list[dict] = field(default_factory=list)  # offers left out: a price or GPU count no instance has
+
+    def impossible_line(self) -> str | None:
+        """One line counting the offers left out for impossible values (impossible_reason), or None."""
+        if not self.impossible:
+            return None
+        return (f"{len(self.impossible)} offers left out for impossible values ({IMPOSSIBLE_TEXT}), e.g. "
+                f"{self.impossible[0]['provider']} {self.impossible[0]['instance']}: {self.impossible[0]['reason']}")
 
     def summary(self) -> str:
         own = f", {self.kept_own} of your own rows kept" if self.kept_own else ""
@@ -150,7 +160,26 @@ def complete_row(values: dict, columns: list[str], template: dict | None = None)
     return row
 
 
-def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]:
+# What no cloud instance has: gpuhunt passes on what a provider's API says, and a price of 1e-300 or a count of 1e11
+# GPUs would become a $0 offer.  The largest instances hold 72 GPUs (GB200 NVL72); the cheapest GPU-hour listed is a
+# few cents, the dearest a few tens of dollars.
+MAX_GPUS_PER_INSTANCE = 1024
+USD_PER_GPU_HOUR_RANGE = (0.001, 1000.0)
+IMPOSSIBLE_TEXT = (f"GPUs per instance from 1 to {MAX_GPUS_PER_INSTANCE:,} and USD {USD_PER_GPU_HOUR_RANGE[0]:g} to "
+                   f"{USD_PER_GPU_HOUR_RANGE[1]:,.0f} per GPU-hour are possible")
+
+
+def impossible_reason(offer: Offer) -> str | None:
+    """Why an offer's numbers are impossible (a GPU count or price per GPU-hour outside IMPOSSIBLE_TEXT), or None."""
+    if not (1 <= offer.gpus <= MAX_GPUS_PER_INSTANCE):
+        return f"{offer.gpus:g} GPUs per instance"
+    per_gpu = offer.usd_per_instance_hour / offer.gpus
+    if not (USD_PER_GPU_HOUR_RANGE[0] <= per_gpu <= USD_PER_GPU_HOUR_RANGE[1]):
+        return f"USD {per_gpu:.6g} per GPU-hour"
+    return None
+
+
+def offer_rows(offers: list[Offer], as_of: str, impossible: list[dict] | None = None) -> tuple[list[dict], list[dict]]:
     """(rows, unmapped): one offers-catalog row per provider, instance and spot-or-not (the cheapest region; for a
     marketplace's listings, one row per GPU, count and spot-or-not at the median listing), and the offers no catalog
     GPU matches."""
@@ -166,6 +195,11 @@ def offer_rows(offers: list[Offer], as_of: str) -> tuple[list[dict], list[dict]]
     unmapped = []
     for o in offers:
         if o.gpus < 1 or not o.usd_per_instance_hour or o.usd_per_instance_hour <= 0:
+            continue  # no price: gpuhunt lists instances it has no price for
+        reason = impossible_reason(o)
+        if reason:
+            if impossible is not None:
+                impossible.append({"provider": o.provider, "instance": o.instance, "region": o.region, "reason": reason})
             continue
         gpu = gpu_for(o)
         if gpu is None:
@@ -281,6 +315,9 @@ def write_offers(rows: list[dict], unmapped: list[dict], as_of: str, user_dir: P
         writer.writerow(complete_row(r, writer.fieldnames))
     for r in fresh:
         writer.writerow(r)
+    if len(own) + len(fresh) > catalog.MAX_CATALOG_ROWS:
+        raise RefreshError(f"offers --refresh: {len(own) + len(fresh):,} rows are more than a catalog holds "
+                           f"({catalog.MAX_CATALOG_ROWS:,}); the old file is kept")
     try:
         catalog.install_user_file(path, out.getvalue().encode("utf-8"))
     except OSError as err:
@@ -341,8 +378,8 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
                 skipped.append(f"{provider} ({_reason(err)})")
                 continue
             offers += [Offer(provider=provider, instance=_cell_text(i.instance_name), region=_cell_text(i.location),
-                             usd_per_instance_hour=float(i.price), gpus=int(i.gpu_count), gpu_name=_cell_text(i.gpu_name or ""),
-                             gpu_memory_gb=float(i.gpu_memory or 0), spot=bool(i.spot)) for i in items]
+                             usd_per_instance_hour=_finite(i.price), gpus=_count(i.gpu_count), gpu_name=_cell_text(i.gpu_name or ""),
+                             gpu_memory_gb=_finite(i.gpu_memory), spot=bool(i.spot)) for i in items]
         if progress:
             progress(len(providers), len(providers), "done")
         if not offers and skipped:
@@ -353,8 +390,27 @@ def fetch_offers(progress: Progress | None = None, cancelled: Callable[[], bool]
 
 
 def _cell_text(text) -> str:
-    """Text a catalog cell can hold: control characters (which a spreadsheet refuses) become spaces."""
-    return catalog.CONTROL_CHARACTERS.sub(" ", str(text)).strip()
+    """Text a catalog cell can hold: control characters (which a spreadsheet refuses) become spaces, and text a
+    spreadsheet would run as a formula (=, +, -, @ first) is kept as text (``formula_safe``): users open offers.csv
+    in Excel."""
+    if text is None or (isinstance(text, float) and not math.isfinite(text)):
+        return ""
+    return formula_safe(catalog.CONTROL_CHARACTERS.sub(" ", str(text)).strip())
+
+
+def _finite(value) -> float:
+    """A number from gpuhunt (a pandas cell: NaN when empty), 0.0 when missing, not finite or not a number."""
+    try:
+        x = float(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return x if math.isfinite(x) else 0.0
+
+
+def _count(value) -> int:
+    """A GPU count from gpuhunt; 0 (left out as impossible) when not a whole number."""
+    x = _finite(value)
+    return int(x) if x == int(x) else 0
 
 
 def _add_live_providers(cat) -> list[str]:
@@ -386,7 +442,26 @@ def refresh(progress: Progress | None = None, cancelled: Callable[[], bool] | No
     """Fetch today's offers through gpuhunt and write them as the user's offers file (see the module's text)."""
     as_of = (today or datetime.date.today()).isoformat()
     offers, skipped = fetch_offers(progress, cancelled)
-    rows, unmapped = offer_rows(offers, as_of)
+    impossible: list[dict] = []
+    rows, unmapped = offer_rows(offers, as_of, impossible)
     if cancelled and cancelled():
         raise RefreshError("offers --refresh: cancelled; the offers file is unchanged")
-    return write_offers(rows, unmapped, as_of, user_dir, skipped)
+    if not rows:  # an empty, header-only or unusable provider file: never a reason to drop the earlier refresh
+        path = (catalog.user_config_dir() if user_dir is None else Path(user_dir)) / "offers.csv"
+        kept = earlier_refreshed_rows(path)
+        raise RefreshError(f"offers --refresh: no offers read: gpuhunt gave {len(offers)} offers, {len(unmapped)} of them not "
+                           f"mapped to a catalog GPU and {len(impossible)} with impossible values"
+                           + (f" ({'; '.join(skipped)})" if skipped else "")
+                           + f"; kept the earlier {kept} refreshed rows" + (f" of {path}" if kept else "") + " as they were")
+    result = write_offers(rows, unmapped, as_of, user_dir, skipped)
+    result.impossible = impossible
+    return result
+
+
+def earlier_refreshed_rows(path: Path) -> int:
+    """How many rows of an earlier refresh the user's offers file holds (0 when there is none or it cannot be read)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            return sum(1 for r in csv.DictReader(fh) if is_refreshed(r))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return 0

@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from .errors import InputError
+from . import json_numbers
+from .errors import InputError, _Shown
 from .files import read_regular_file, target_problem, write_atomically
 from .hf_config import looks_like_path
 
@@ -45,7 +46,10 @@ def read_scenario(path: str | os.PathLike) -> dict:
             import tomllib
             data = tomllib.loads(text)
         else:
-            data = json.loads(text)
+            # no NaN or Infinity (the one JSON reader); whole numbers are checked as inputs, as TOML's are
+            data = json_numbers.loads(text, str(path), whole_limit=False)
+    except json_numbers.JsonNumberError as err:
+        raise InputError(err.field, _Shown(err.value_text), f"in the scenario {_escaped(str(path))} {json_numbers.PROBLEM}") from None
     except RecursionError:
         raise InputError("scenario", _escaped(str(path)), f"is nested too deeply to be a scenario ({kind})") from None
     except ValueError as err:

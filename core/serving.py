@@ -28,11 +28,12 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog, planner
-from .engine import check_input, evaluate, resolve_inputs, weights_dtype_of_model_name
+from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
 from .planner import Record, _offers_by_gpu
 from .recommendation import usd_text
+from .validation import heads_problem, number_list
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
@@ -321,6 +322,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
     offers = _offers_by_gpu()
+    model = row_of(base, "model")
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
     server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
     for g in gpu_names:
@@ -330,6 +332,8 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         if offer_fixed is not None:
             mine = [offer_fixed] if catalog.offer_gpu_rows()[offer_fixed] == row_index else []
         for n in _degrees(row, n_fixed):
+            if n_fixed is None and heads_problem(model, n):
+                continue  # a replica the engines cannot split the model's heads over (28 heads on 8 GPUs)
             for fmt in _formats(row, dtype_fixed):
                 if not buy_only:
                     for off in mine:
@@ -496,14 +500,11 @@ def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None)
     kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
     if batches is None:
         batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
-    batches = np.asarray(batches, dtype=float)
-    if batches.size == 0 or np.any(batches < 1):
-        raise InputError("batches", list(batches), "must be batch sizes of at least 1")
+    batches = number_list("batches", batches, "batch sizes of at least 1, e.g. [1, 8, 64]")
     lat = evaluate({**base, "max_num_seqs": batches, "ttft_slo_ms": 0, "tpot_slo_ms": 0},
                    outputs=("tpot_ms", "ttft_ms", "serve_replica_output_tokens_per_s", "serve_batch"))
-    volumes = np.asarray(volumes_mtok if volumes_mtok is not None else 10 ** np.arange(0, 6.01, 0.25), dtype=float)
-    if volumes.size == 0 or np.any(volumes <= 0):
-        raise InputError("volumes_mtok", list(volumes), "must be monthly volumes above 0 (million tokens)")
+    volumes = number_list("volumes_mtok", volumes_mtok if volumes_mtok is not None else (10 ** np.arange(0, 6.01, 0.25)).tolist(),
+                          "monthly volumes above 0 (million tokens), e.g. [1, 10, 100]", above_zero=True)
     names = ("serve_rent_usd_per_month", "serve_own_usd_per_month", "serve_api_usd_per_month", "serve_mtok_per_month")
     rent = evaluate({**base, "monthly_mtok": volumes, "buy": 0}, outputs=names)
     own = evaluate({**base, "monthly_mtok": volumes, "buy": 1, "offer": catalog.AUTO_OFFER}, outputs=names)
@@ -587,6 +588,9 @@ def serve_sentence(result: Mapping) -> str:
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if rent is None and buy is None:
+        if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
+            return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "
+                    f"left out (allow buying, or name a GPU an offer rents); {api_text} for {volume}.")
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
         return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}."
     lead = {"rent": rent, "buy": buy}.get(result["choice"])

@@ -54,3 +54,21 @@ def spreadsheet_round(x: float, digits: int):
     rounding."""
     from decimal import ROUND_HALF_UP, Decimal
     return Decimal(f"{float(x):.15g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what Excel, LibreOffice and Google Sheets may read as a formula's start
+
+
+def formula_safe(text: str) -> str:
+    """Text from outside (a provider's instance or region name, a model name) as a spreadsheet shows it: text that
+    starts like a formula (=, +, -, @, a tab or a carriage return) gets a leading apostrophe, which spreadsheets read
+    as "this cell is text" (OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection).  A lone
+    "-" and a plain number ("-5") stay as they are: no spreadsheet runs them."""
+    text = str(text)
+    if not text.startswith(FORMULA_STARTS) or text == "-":
+        return text
+    try:
+        float(text)
+        return text
+    except ValueError:
+        return "'" + text

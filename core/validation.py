@@ -51,6 +51,27 @@ def check_number(inp: Input, value, row=None) -> float:
     return int(x) if inp.kind == "integer" else x
 
 
+def number_list(field: str, values, what: str, above_zero: bool = False, minimum: float = 1.0) -> np.ndarray:
+    """A list of numbers given to a function (batch sizes, monthly volumes) as a float array; InputError naming the
+    field, the first bad value and what is allowed (``what``) for text, yes/no values, NaN, infinities, values out of
+    range or anything that is not a flat list of numbers."""
+    items = [values] if isinstance(values, (int, float, str, bool, np.generic)) or values is None else values
+    try:
+        items = list(items)
+    except TypeError:
+        raise InputError(field, values, f"is not a list of numbers; allowed: {what}") from None
+    if not items:
+        raise InputError(field, values, f"is an empty list; allowed: {what}")
+    out = []
+    for v in items:
+        bad = isinstance(v, (bool, np.bool_, str, bytes)) or not isinstance(v, (int, float, np.integer, np.floating))
+        x = math.nan if bad else float(v) if abs(v) < 1e300 else math.inf
+        if bad or not math.isfinite(x) or (x <= 0 if above_zero else x < minimum):
+            raise InputError(field, v, f"is not allowed; allowed: {what}")
+        out.append(x)
+    return np.asarray(out, dtype=float)
+
+
 def _fast_bounds(inp: Input):
     """(lo, hi, integer) for a quick in-range test of plain numbers; None where the full check is needed."""
     if inp.kind in ("choice", "flag") or inp.minimum is None or inp.maximum is None or inp.min_exclusive \
@@ -98,9 +119,15 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
     if n % adp:
         raise InputError("attention_dp", adp, f"must divide n_gpus ({n}); allowed: {_divisors(n)}", row)
     check_layout(n, t, values.get("pipeline_parallel", 1), values.get("context_parallel", 1),
-                 values.get("expert_parallel", 1), model, row)
-    gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None  # a slice matters from 2 GPUs on
-    if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
+                 values.get("expert_parallel", 1), model, row, virtual_stages=values.get("pipeline_virtual_stages", 1),
+                 seq_len=values.get("seq_len"))
+    serving = _is_serving(values)
+    if serving and model is not None:  # a serving replica is n_gpus GPUs in tensor parallel: the engines split its heads
+        problem = heads_problem(model, int(n))
+        if problem:
+            raise InputError("n_gpus", n, f"GPUs per serving replica (tensor parallel) {problem}", row)
+    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values else None
+    if gpu is not None and n > 1 and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
         raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "
                                       "between slices); allowed: 1 (more slices serve as more replicas)", row)
     if "precision__row" in values:
@@ -159,10 +186,70 @@ def _divisors(k: int, most: int | None = None) -> str:
     return ", ".join(map(str, found)) if len(found) <= 9 else ", ".join(map(str, found[:8])) + f", ..., {found[-1]}"
 
 
-def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None) -> None:
+def mig_serving_count(values, given) -> None:
+    """The GPUs per replica of a serving job that gives no n_gpus, instead of the training default (8) that the rules
+    of ``cross_check`` would refuse although the user never gave it: 1 on a MIG slice (the only size a slice runs),
+    else the largest count up to the default that the engines can split the model's heads over."""
+    if "n_gpus" in given or not _is_serving(values):
+        return
+    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values or "gpu__adhoc" in values else None
+    if gpu is not None and catalog.mig_profile(gpu):
+        values["n_gpus"] = 1
+        return
+    model = _row(values, "model", "models") if "model__row" in values or "model__adhoc" in values else None
+    n = int(values["n_gpus"])
+    if model is not None and heads_problem(model, n):
+        values["n_gpus"] = max(d for d in range(1, n + 1) if heads_problem(model, d) is None)
+
+
+def _is_serving(values) -> bool:
+    """Whether the job is a serving job (task serve): its n_gpus are the GPUs of one replica."""
+    try:
+        task = _row(values, "task", "tasks") if "task__row" in values else None
+    except (IndexError, KeyError, TypeError):
+        return False
+    return bool(task is not None and float(task.get("serve", 0) or 0))
+
+
+def heads_problem(model: dict, t: int) -> str | None:
+    """Why ``t`` tensor-parallel GPUs cannot split the model's attention (in words, with the degrees allowed), or None.
+
+    Megatron-LM, vLLM, SGLang and TensorRT-LLM give each tensor-parallel GPU a whole number of attention heads, so the
+    degree divides the heads; KV heads (grouped-query attention) are split the same way, or, when the degree is a
+    multiple of them, each KV head is replicated on degree / KV heads GPUs (vLLM and TensorRT-LLM do this; its cache
+    then takes that many times the memory per GPU the split would).  Source: vLLM, vllm/model_executor/models/llama.py
+    (LlamaAttention: "Number of KV heads is less than TP size, so we replicate the KV heads across multiple tensor
+    parallel GPUs"), https://github.com/vllm-project/vllm."""
+    if t <= 1:
+        return None
+    heads = int(model.get("heads", 0) or 0)
+    kv = int(model.get("kv_heads", 0) or 0) or heads
+    if heads <= 0 or (heads % t == 0 and (kv % t == 0 or t % kv == 0)):
+        return None
+    ok = ", ".join(str(d) for d in range(1, heads + 1) if heads % d == 0 and (kv % d == 0 or d % kv == 0))
+    if heads % t:
+        return f"must divide the model's {heads} attention heads (each GPU holds whole heads); allowed: {ok}"
+    return (f"must divide the model's {kv} KV heads, or be a multiple of them (the engines then replicate each KV head); "
+            f"allowed: {ok}")
+
+
+def kv_replication_note(model: dict, t: int) -> str | None:
+    """A sentence when ``t`` tensor-parallel GPUs replicate the model's KV heads (more GPUs than KV heads), else None."""
+    heads = int(model.get("heads", 0) or 0)
+    kv = int(model.get("kv_heads", 0) or 0) or heads
+    if t > 1 and kv and t > kv and t % kv == 0 and heads % t == 0:
+        return (f"{t} tensor-parallel GPUs for {kv} KV heads: each KV head is replicated on {t // kv} GPUs, as vLLM and "
+                "TensorRT-LLM do")
+    return None
+
+
+def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None, virtual_stages=1, seq_len=None) -> None:
     """n_gpus = tensor x pipeline x context x data parallel, expert parallel inside data x context parallel;
     pipeline stages no more than the model's layers, expert-parallel degree a divisor of its experts."""
     n, t, pp, cp, ep = (int(x) for x in (n, t, pp, cp, ep))
+    if seq_len is not None and cp > int(seq_len):
+        raise InputError("context_parallel", cp, f"is more than the sequence length ({int(seq_len)} tokens): each context-"
+                                                 f"parallel GPU holds a part of every sequence; allowed: 1 to {int(seq_len)}", row)
     if n % (t * pp):
         raise InputError("pipeline_parallel", pp, f"times tensor_parallel ({t}) must divide n_gpus ({n}); "
                                                   f"allowed: {_divisors(n // t)}", row)
@@ -177,6 +264,13 @@ def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None) -> None:
     layers, experts = int(model["layers"]), int(model["experts"])
     if pp > layers:
         raise InputError("pipeline_parallel", pp, f"is more than the model's {layers} layers; allowed: 1 to {layers}", row)
+    v = int(virtual_stages or 1)
+    if pp > 1 and pp * v > layers:
+        raise InputError("pipeline_virtual_stages", v, f"x pipeline_parallel ({pp}) is more than the model's {layers} layers "
+                                                       f"(each stage holds at least one layer); allowed: 1 to {max(1, layers // pp)}", row)
+    problem = heads_problem(model, t)
+    if problem:
+        raise InputError("tensor_parallel", t, problem, row)
     if ep > 1 and experts <= 1:
         raise InputError("expert_parallel", ep, "needs a mixture-of-experts model (this model has no experts); allowed: 1", row)
     if ep > 1 and experts % ep:

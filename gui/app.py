@@ -101,6 +101,10 @@ def main(argv=None) -> int:
     except ValueError as err:
         print(f"gpu-tco form: error: {err}", file=sys.stderr)
         return 2
+    if ns.screenshot and Path(ns.screenshot).suffix.lower() != ".png":  # the picture is a PNG (its answer in a tEXt chunk)
+        print(f"gpu-tco form: error: --screenshot {show(ns.screenshot)}: allowed: a file name ending in .png, e.g. form.png",
+              file=sys.stderr)
+        return 2
     headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         if not ns.screenshot:  # Qt would abort the process; say what to do instead
@@ -214,11 +218,22 @@ def _screenshot(app, window, path: Path, interrupted=()) -> int:
         picture = window.grab()
     image = picture.toImage()
     image.setText(ANSWER_KEY, window.answer_text())  # the answer in words, in the PNG (a tEXt chunk)
-    tmp = path.with_name(path.name + ".tmp.png")
-    if not image.save(str(tmp)):
-        print(f"gpu-tco form: error: cannot write {path}", file=sys.stderr)
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from gpu_tco.core import target_problem, write_atomically
+    encoded = QByteArray()
+    buffer = QBuffer(encoded)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    problem = target_problem(path, "a file name ending in .png")
+    if problem or not image.save(buffer, "PNG"):
+        print(f"gpu-tco form: error: cannot write {path}" + (f": {problem}" if problem else ""), file=sys.stderr)
         return 2
-    tmp.replace(path)  # never a half-written picture
+    buffer.close()
+    try:
+        write_atomically(path, bytes(encoded.data()))  # the one atomic writer: never a half-written picture
+    except OSError as err:
+        print(f"gpu-tco form: error: cannot write {path} ({err.strerror or err})", file=sys.stderr)
+        return 2
     print(f"wrote {path.resolve()} ({picture.width()}x{picture.height()})")
     if done["answered"]:
         return 0

@@ -429,11 +429,17 @@ def _serve_figures(result: Mapping, option: ServeOption) -> list[Figure]:
     names = [q.format(way=way) for _, q, _ in SERVE_FIGURES]
     values = evaluate(inputs, outputs=names)
     unpriced = any(r.startswith(NO_PRICE) for r in option.reasons)
+    # a setup that meets no target serves nothing: its cost is not $0, it has none to show
+    idle = not option.ok or option.replicas <= 0
     out = []
     for (label, _, unit), name in zip(SERVE_FIGURES, names):
-        missing = unpriced and unit == "USD" and "api" not in name
-        out.append(Figure(label, float(values[name]), unit, name, inputs, NO_PRICE if missing else ""))
+        missing = (unpriced or idle) and unit == "USD" and "api" not in name
+        text = (NO_PRICE if unpriced else SERVES_NOTHING) if missing else ""
+        out.append(Figure(label, float("nan") if missing else float(values[name]), unit, name, inputs, text))
     return out
+
+
+SERVES_NOTHING = "none: this setup meets no target"  # shown instead of a cost for a setup that serves nothing
 
 
 def volume_series(result: Mapping) -> dict:

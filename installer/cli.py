@@ -164,8 +164,14 @@ def _fmt(v) -> str:
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
     cells = [[str(h) for h in headers]] + [[_fmt(c) if not isinstance(c, str) else c for c in r] for r in rows]
-    widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     align = align or ["<"] + [">"] * (len(headers) - 1)
+    if not any("\n" in c for r in cells for c in r):  # one line per row: one format string (100,000 offers in a second)
+        widths = [max(map(len, column)) for column in zip(*cells)]
+        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
+        lines = [fmt.format(*r).rstrip() for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+    widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     lines = []
     for j, r in enumerate(cells):
         parts = [c.split("\n") for c in r]
@@ -598,11 +604,14 @@ def _refresh_offers(ns) -> int:
     if ns.json:
         print(json.dumps({"file": str(result.path), "as_of": result.as_of, "added": result.added, "replaced": result.replaced,
                           "kept_builtin": result.kept_builtin, "kept_own": result.kept_own, "rows": result.rows,
-                          "unmapped": result.unmapped, "skipped_providers": result.skipped_providers}, indent=2))
+                          "unmapped": result.unmapped, "skipped_providers": result.skipped_providers,
+                          "impossible": result.impossible}, indent=2, allow_nan=False))
         return 0
     print(_safe(result.summary()))
     if result.unmapped_line():
         print(_safe(result.unmapped_line()) + " (all of them: --json)")
+    if result.impossible_line():
+        print(_safe(result.impossible_line()))
     if result.skipped_providers:
         print(_safe(f"Providers that did not answer: {'; '.join(result.skipped_providers)}"))
     return 0
@@ -736,6 +745,12 @@ def cmd_estimate(ns) -> int:
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
     model_name = model_row["name"]
+    from .core import heads_problem, kv_replication_note
+    split = int(resolved["n_gpus"]) if ns.mode == "infer" else int(resolved["tensor_parallel"])
+    if ns.mode == "infer" and heads_problem(model_row, split):  # inference splits the model over all n_gpus
+        raise InputError("n_gpus", split, f"GPUs in tensor parallel for inference {heads_problem(model_row, split)}")
+    if kv_replication_note(model_row, split) and not ns.json:
+        print(f"gpu-tco: note: {kv_replication_note(model_row, split)}", file=sys.stderr)
     assumptions = {
         "inputs": used,
         "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",

@@ -123,12 +123,12 @@ def test_controller_names_the_field_of_a_problem_of_the_inputs_together(qtbot):
     c = Controller()
     problems = []
     c.problem.connect(lambda field, message: problems.append((field, message)))
-    assert c.edit("tensor_parallel", "3") == ""
+    assert c.edit("tensor_parallel", "2") == ""  # a degree that divides the model's attention heads
     with qtbot.waitSignal(c.problem, timeout=20_000):
-        c.set_scope(count=4)
-    assert problems[-1] == ("n_gpus", "n_gpus: 4 must be a multiple of tensor_parallel (3)")
+        c.set_scope(count=3)
+    assert problems[-1] == ("n_gpus", "n_gpus: 3 must be a multiple of tensor_parallel (2)")
     with qtbot.waitSignal(c.answered, timeout=20_000):
-        c.set_scope(count=6)
+        c.set_scope(count=4)
     assert problems[-1] == ("", "")
     c.wait()
 
@@ -179,16 +179,16 @@ def test_invalid_value_is_marked_at_its_field_and_fixing_clears_it(qtbot, window
     # a problem of the inputs taken together is shown where it can be fixed, and clears when it is
     window.advanced_toggle.setChecked(True)
     tp = window.fields["tensor_parallel"].editor
-    answer = answer_after(qtbot, window, lambda: type_into(qtbot, tp, "3"))  # the planner picks counts 3 divides
-    assert answer["recommended"]["n_gpus"] % 3 == 0
+    answer = answer_after(qtbot, window, lambda: type_into(qtbot, tp, "16"))  # the planner picks counts 16 divides
+    assert answer["recommended"]["n_gpus"] % 16 == 0
     window.hardware.fixed_count.setChecked(True)
-    window.hardware.count.setValue(4)
+    window.hardware.count.setValue(8)
     qtbot.waitUntil(lambda: window.hardware.message.isVisible(), timeout=10_000)
-    assert window.hardware.message.text() == "n_gpus: 4 must be a multiple of tensor_parallel (3)"
+    assert window.hardware.message.text() == "n_gpus: 8 must be a multiple of tensor_parallel (16)"
     assert window.stale_banner.isVisible() and not visible_dialogs()
-    answer = answer_after(qtbot, window, lambda: window.hardware.count.setValue(6))
+    answer = answer_after(qtbot, window, lambda: window.hardware.count.setValue(16))
     assert not window.hardware.message.isVisible() and not window.stale_banner.isVisible()
-    assert answer["recommended"]["n_gpus"] == 6
+    assert answer["recommended"]["n_gpus"] == 16
 
 
 @pytest.mark.slow  # over 0.45 s
@@ -313,8 +313,8 @@ def workbook(tmp_path_factory):
 def test_draft_parses_back_with_the_workbook_attached(workbook, tmp_path):
     subject, body = draft_text({"method": "lora"})
     assert subject == "GPU plan: Llama-3-70B lora"
-    # the job is checked as the planner checks it: a tensor-parallel degree of 3 need not divide the default 8
-    assert draft_text({"method": "lora", "tensor_parallel": 3})[0] == subject
+    # the job is checked as the planner checks it: a tensor-parallel degree of 16 need not divide the default 8
+    assert draft_text({"method": "lora", "tensor_parallel": 16})[0] == subject
     rec = plan({"method": "lora"})["recommended"]
     assert f"${rec['cost_usd']:,.0f}" in body
     eml = write_draft(tmp_path / "draft.eml", workbook, subject, body)

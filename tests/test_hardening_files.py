@@ -512,7 +512,7 @@ def test_random_mixes_of_extremes_give_only_finite_results():
 
 # every rule's allowed ends: the least non-zero number (1e-6), the largest (1e15), 0 where allowed
 RULE_ENDS = {"pos": [1e-6, 1e15], "nonneg": [0, 1e-6, 1e15], "frac_pos": [0.01, 1], "frac": [0, 1], "count": [1, 1e15],
-             "flag": [0, 1], "pct": [0, 100], "billing": [1, 2_678_400], "whole": [0, 1, 1e15]}
+             "flag": [0, 1], "pct": [0, 100], "billing": [1, 2_678_400], "whole": [0, 1, 1e15], "months": [0, 120]}
 
 
 def test_catalog_numbers_at_the_ends_of_their_ranges_give_only_finite_results(tmp_path):

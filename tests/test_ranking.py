@@ -252,14 +252,18 @@ def test_the_network_between_machines_sets_the_hours():
 
 def test_plan_with_tensor_parallel_chooses_counts_it_divides():
     """The planner picks the GPU count, so a tensor-parallel degree of 3 is not checked against the default
-    count of 8; every option it lists uses a multiple of 3, and a fixed count that is not one is refused."""
+    count of 8; every option it lists uses a multiple of 3, and a fixed count that is not one is refused.  (A model
+    of 36 attention heads and 12 KV heads, which 3 GPUs can split: no catalog model's heads divide by 3.)"""
     plan = core.plan
-    result = plan({"model": "Llama-3-8B", "method": "lora", "tensor_parallel": 3})
+    model = {"name": "Heads36", "layers": 32, "hidden": 4608, "ffn": 12288, "heads": 36, "kv_heads": 12, "vocab": 32000}
+    result = plan({"model": model, "method": "lora", "tensor_parallel": 3})
     assert result["recommended"] is not None
     assert all(o["n_gpus"] % 3 == 0 for o in result["options"] if o["n_gpus"])
     with pytest.raises(core.InputError, match=r"n_gpus: 4 must be a multiple of tensor_parallel \(3\)"):
-        plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=4)
-    assert plan({"model": "Llama-3-8B", "tensor_parallel": 3}, count=6)["recommended"]["n_gpus"] == 6
+        plan({"model": model, "tensor_parallel": 3}, count=4)
+    assert plan({"model": model, "tensor_parallel": 3}, count=6)["recommended"]["n_gpus"] == 6
+    with pytest.raises(core.InputError, match=r"tensor_parallel: 3 must divide the model's 32 attention heads"):
+        plan({"model": "Llama-3-8B", "tensor_parallel": 3})
 
 
 def test_what_would_make_it_fit_names_the_recipe_people_use():
