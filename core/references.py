@@ -97,16 +97,18 @@ _REFS: list[Reference] = [
     Reference("ocp_mx2023", "Open Compute Project (AMD, Arm, Intel, Meta, Microsoft, NVIDIA, Qualcomm)",
               "OCP Microscaling Formats (MX) Specification, version 1.0", "2023",
               "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf"),
-    Reference("nvidia_nvfp4", "NVIDIA (Alvarez, Lai, Xu et al.)", "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference",
-              "2025", "https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/"),
+    Reference("nvidia_nvfp4", "NVIDIA (Alvarez, Almog, Chung, Layton, Stosic, Krashinsky and Aubrey)",
+              "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference (Table 1: 4-bit formats compared; "
+              "Figure 6: DeepSeek-R1-0528 in FP8 and NVFP4)", "2025-06-24", "https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/"),
     Reference("gptoss2025", "OpenAI", "gpt-oss-120b & gpt-oss-20b Model Card", "2025", "https://arxiv.org/abs/2508.10925"),
     Reference("awq2023", "Lin, Tang, Tang, Yang, Dang, Gan and Han", "AWQ: Activation-aware Weight Quantization for LLM Compression and Acceleration",
               "2023", "https://arxiv.org/abs/2306.00978"),
     Reference("llamacpp_perplexity", "ggml-org (Gaessler et al.)", "llama.cpp perplexity tool README: LLaMA 3 8B quantization "
-              "scoreboard (WikiText-2 perplexity and KL divergence against FP16) and Llama 2 70B scoreboard", "2024",
+              "scoreboard (WikiText-2 perplexity and KL divergence against FP16), LLaMA 3 BF16 vs. FP16 comparison and "
+              "Llama 2 70B scoreboard", "2024",
               "https://github.com/ggml-org/llama.cpp/blob/master/tools/perplexity/README.md"),
-    Reference("neuralmagic_fp8_405b", "Neural Magic (Red Hat)", "Meta-Llama-3.1-405B-Instruct-FP8-dynamic model card (99.97 % "
-              "average recovery on the Open LLM benchmarks v1)", "2024",
+    Reference("neuralmagic_fp8_405b", "Neural Magic (Red Hat)", "Meta-Llama-3.1-405B-Instruct-FP8-dynamic model card, version 1.1 "
+              "(recovery against bf16: 99.0 % Arena-Hard, 100.0 % OpenLLM v1, 99.9 % OpenLLM v2)", "2024-08-22",
               "https://huggingface.co/neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8-dynamic"),
     Reference("nvidia_llama33_70b_fp8", "NVIDIA", "Llama-3.3-70B-Instruct-FP8 model card (TensorRT Model Optimizer)", "2025",
               "https://huggingface.co/nvidia/Llama-3.3-70B-Instruct-FP8"),
