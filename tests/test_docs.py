@@ -87,18 +87,18 @@ def test_form_picture_shows_todays_answer(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QImage
 
-    from gpu_tco import cli
+    from gpu_tco.commands import tools
     from gpu_tco.gui.app import ANSWER_KEY
     from gpu_tco.gui.controller import Controller
     from gpu_tco.gui.window import MainWindow
     monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
-    picture = QImage(str(docs.DOC_PATH.parent / cli.FORM_PICTURE))
-    assert f"{picture.width()}x{picture.height()}" == cli.FORM_PICTURE_SIZE
+    picture = QImage(str(docs.DOC_PATH.parent / tools.FORM_PICTURE))
+    assert f"{picture.width()}x{picture.height()}" == tools.FORM_PICTURE_SIZE
     w = MainWindow(Controller(), QSettings(str(tmp_path / "form.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(w)
-    w.resize(*map(int, cli.FORM_PICTURE_SIZE.split("x")))
+    w.resize(*map(int, tools.FORM_PICTURE_SIZE.split("x")))
     with qtbot.waitSignal(w.controller.answered, timeout=20_000):
-        assert w.open_file(str(ROOT / cli.FORM_PICTURE_SCENARIO))
+        assert w.open_file(str(ROOT / tools.FORM_PICTURE_SCENARIO))
     shown = picture.text(ANSWER_KEY)
     assert shown.startswith("Recommended:")
     assert shown == w.answer_text(), "docs/form.png is stale: run `gpu-tco docs`"

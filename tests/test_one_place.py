@@ -137,7 +137,7 @@ def test_numbers_show_by_one_rule():
     # the same rule in a field's allowed text, the form's fields, the command line's tables and Excel constants
     assert core.INPUTS_BY_NAME["n_gpus"].allowed() == "a whole number >= 1 and <= 100,000 (GPUs)"
     assert core.INPUTS_BY_NAME["budget_usd"].allowed() == "a number >= 0 and <= 1e+15 (USD)"
-    from gpu_tco.cli import _fmt
+    from gpu_tco.commands.common import _fmt
     from gpu_tco.gui.model import value_text
     assert value_text(core.INPUTS_BY_NAME["seq_len"], 4096.0) == _fmt(4096.0) == "4,096"
     assert value_text(core.INPUTS_BY_NAME["seq_len"], 1e15) == "1e+15"

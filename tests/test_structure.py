@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDER_OF = {"gpu_tco": "installer", "gpu_tco.core": "core", "gpu_tco.addin": "addin", "gpu_tco.gui": "gui",
-             "gpu_tco.workbooks": "workbooks"}
-FRONT_ENDS = ("gpu_tco.cli", "gpu_tco.bench", "gpu_tco.addin", "gpu_tco.gui", "gpu_tco.workbooks")
+FOLDER_OF = {"gpu_tco": "installer", "gpu_tco.commands": "installer/commands", "gpu_tco.core": "core", "gpu_tco.addin": "addin",
+             "gpu_tco.gui": "gui", "gpu_tco.workbooks": "workbooks"}
+FRONT_ENDS = ("gpu_tco.cli", "gpu_tco.commands", "gpu_tco.bench", "gpu_tco.addin", "gpu_tco.gui", "gpu_tco.workbooks")
 NOT_IN_CORE = ("openpyxl", "xlwings", "PySide6", "matplotlib")
 
 
@@ -141,7 +141,7 @@ def test_importing_the_engine_loads_no_front_end_library():
 # The front ends ("doors"): every Python file of the command line, the workbook, the Excel functions and the
 # form.  installer/ also holds install_addin.py (standard library only) and frozen_form.py (starts the form):
 # neither imports core, and checking them costs nothing, so the whole folder counts.
-DOORS = ("gpu_tco", "gpu_tco.gui", "gpu_tco.workbooks", "gpu_tco.addin")
+DOORS = ("gpu_tco", "gpu_tco.commands", "gpu_tco.gui", "gpu_tco.workbooks", "gpu_tco.addin")
 # attribute reads through core outside its public API allowed for now, as {(module, attribute)}; none is needed
 # (test_the_allowances_are_still_needed says when one goes stale)
 ATTRIBUTE_ALLOWANCES: set[tuple[str, str]] = set()
@@ -202,7 +202,8 @@ def test_front_ends_use_only_the_public_api_of_core():
     import gpu_tco.core
     public = set(gpu_tco.core.__all__)
     files = dict(_door_files())
-    assert {"gpu_tco.cli", "gpu_tco.bench", "gpu_tco.addin.udfs", "gpu_tco.gui.model", "gpu_tco.workbooks.build"} <= set(files)
+    assert {"gpu_tco.cli", "gpu_tco.commands.plan", "gpu_tco.bench", "gpu_tco.addin.udfs", "gpu_tco.gui.model",
+            "gpu_tco.workbooks.build"} <= set(files)
     reaches = [r for module, path in files.items() for r in _core_reaches(module, path.read_text(encoding="utf-8"), public)]
     assert not reaches, "\n".join(f"{m} line {n}: {what}" for m, n, what in reaches)
 
@@ -360,3 +361,23 @@ def test_operator_precedence_and_precision_have_their_own_names():
     from gpu_tco.core import expr
     assert hasattr(expr.Expr, "precedence") and not hasattr(expr.Expr, "prec")
     assert "prec = lambda" in (ROOT / "core" / "formulas.py").read_text(encoding="utf-8")
+
+
+def test_the_command_line_is_a_small_dispatcher_with_one_module_per_command():
+    """installer/cli.py parses and dispatches; each command's handler lives in a module of its own under
+    installer/commands/ (gpu_tco.commands), named for the command it runs."""
+    cli = ROOT / "installer" / "cli.py"
+    tree = ast.parse(cli.read_text(encoding="utf-8"))
+    assert not [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_")]
+    assert len(cli.read_text(encoding="utf-8").splitlines()) < 300
+    handlers = {n.id for d in ast.walk(tree) if isinstance(d, ast.Dict) for n in d.values if isinstance(n, ast.Name)}
+    assert {"cmd_main", "cmd_estimate", "cmd_plan", "cmd_offers", "cmd_workbook"} <= handlers
+    defined: dict[str, str] = {}
+    for path in (ROOT / "installer" / "commands").glob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("cmd_"):
+                assert node.name not in defined, (node.name, path.stem, defined.get(node.name))
+                defined[node.name] = path.stem
+    assert handlers <= set(defined), handlers - set(defined)
+    assert defined["cmd_plan"] == "plan" and defined["cmd_estimate"] == "estimate" and defined["cmd_workbook"] == "workbook"
+    assert len(set(defined.values())) >= 8  # one module per command (or per pair: tco and breakeven, the catalogs)

@@ -1,0 +1,200 @@
+"""``gpu-tco estimate``: memory, GPU count and time of one configuration (training or serving)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..core import INPUTS, InputError, cite, number_text
+from .common import _collect_inputs, _jsonable, _money, table
+
+# the two memory views, named so nobody adds the allocator peak to the parts
+MEMORY_ROW = {"allocator_peak": "allocator peak (PyTorch max_memory_allocated)", "total": "device total (must fit; nvidia-smi)"}
+
+
+DEMAND_INPUTS = ("requests_per_s", "monthly_mtok")
+
+
+def serving_demand_given(given: dict) -> bool:
+    """Whether the user gave a serving demand (a request rate or a monthly volume): only then is a serving cost shown."""
+    return any(k in given for k in DEMAND_INPUTS)
+
+
+def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
+    """One line: what `gpu-tco plan --task serve` recommends for the same inputs, and what it chose differently from this
+    estimate (GPU, GPUs per replica, weight format, batch, rent or buy)."""
+    from ..core import SERVE_CHOSEN, serve_option_text, serve_plan
+    job = {k: v for k, v in given.items() if k not in SERVE_CHOSEN}
+    job["task"] = "serve"
+    plan = serve_plan(job, gpus=getattr(ns, "scenario_gpus", None))
+    rec = plan["recommended"]
+    if rec is None:
+        return "gpu-tco plan on the same demand finds no setup meeting the targets: " + plan["recommendation"]
+    diffs = []
+    if rec.gpu != used["gpu"]:
+        diffs.append(f"GPU {rec.gpu} instead of {used['gpu']}")
+    if rec.n_gpus != int(used["n_gpus"]):
+        diffs.append(f"{rec.n_gpus} {'GPU' if rec.n_gpus == 1 else 'GPUs'} per replica instead of {int(used['n_gpus'])}")
+    if rec.weights_dtype != used["weights_dtype"]:
+        diffs.append(f"weights {rec.weights_dtype} instead of {used['weights_dtype']}")
+    if rec.acquire == "rent" and rec.offer != used["offer"]:
+        diffs.append(f"the offer {rec.offer} instead of {used['offer']}")
+    elif rec.acquire == "buy" and int(used["buy"]) == 0:
+        diffs.append("buying instead of renting")
+    if rec.batch != int(res["serve_batch"]):
+        diffs.append(f"batch {rec.batch} instead of {int(res['serve_batch'])}")
+    what = "; it chooses " + ", ".join(diffs) if diffs else "; the same GPU, GPUs per replica, format and batch"
+    return (f"gpu-tco plan on the same demand recommends: {serve_option_text(rec)} at {_money(rec.usd_per_month)} a month"
+            f"{what} (this estimate keeps the GPU, count, format and offer given, or their defaults).")
+
+
+def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, list]:
+    """estimate --mode infer's serving block: (the table's rows, the notes below it) for the demand given; no rows and
+    a note saying so when no demand was given (a serving cost is shown only for a demand the user gave)."""
+    n = number_text
+    if not serving_demand_given(given):
+        return [], ["Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
+                    "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
+    print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+          f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
+          f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
+          f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
+    shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+             ("utilization planned", "serve_planned_utilization"),
+             ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
+             ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
+             ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
+             ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
+             ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
+             ("rented: USD per million input tokens", "serve_rent_usd_per_mtok_input"),
+             ("rented: USD per million output tokens", "serve_rent_usd_per_mtok_output"),
+             ("owned: USD per million input tokens", "serve_own_usd_per_mtok_input"),
+             ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
+             ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
+             ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
+    from ..core import NO_PRICE, evaluate, price_gaps
+    if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
+        res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
+    missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
+    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+    notes = list(dict.fromkeys(missing.values()))
+    notes.append(_plan_differs(ns, given, used, res))
+    return facts, notes
+def _fits_text(res, used) -> str:
+    """Whether training fits, in words: yes, tight (peak above 90 % of the memory) or no (above the fit limit)."""
+    if not res["fits_train"]:
+        return f"no (more than {100 - used['memory_margin_pct']:g} % of the memory)"
+    return "tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes"
+
+
+def _network_text(given) -> str:
+    from ..core import cluster_network
+    return cluster_network(given)
+
+
+def cmd_estimate(ns) -> int:
+    from ..core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
+
+    given = _collect_inputs(ns)
+    res = evaluate(given)
+    resolved = resolve_inputs(given)
+    network = _network_text(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
+    used = {i.name: resolved[i.name] for i in INPUTS}
+    gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
+    model_name = model_row["name"]
+    from ..core import heads_problem, kv_replication_note
+    split = int(resolved["n_gpus"]) if ns.mode == "infer" else int(resolved["tensor_parallel"])
+    if ns.mode == "infer" and heads_problem(model_row, split):  # inference splits the model over all n_gpus
+        raise InputError("n_gpus", split, f"GPUs in tensor parallel for inference {heads_problem(model_row, split)}")
+    if kv_replication_note(model_row, split) and not ns.json:
+        print(f"gpu-tco: note: {kv_replication_note(model_row, split)}", file=sys.stderr)
+    assumptions = {
+        "inputs": used,
+        "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",
+        "model_source": f"{cite(model_row['source'], short=True)}" + (f" (as of {model_row['as_of']})" if model_row.get("as_of") else ""),
+        "model_is_estimate": bool(res["model_is_estimate"]),
+        "network": network,
+        # the serving quantities (serve_*) are for this demand: the user's, or the default one when none was given
+        "serving_demand": "given" if serving_demand_given(given) else "default (not given: requests_per_s or monthly_mtok)",
+    }
+    if ns.json:
+        print(json.dumps({"quantities": {k: _jsonable(v) for k, v in res.items()},
+                          "units": {k: q.unit for k, q in QUANTITIES.items()},
+                          "breakdown_train_gib_per_gpu": {k: _jsonable(v) for k, v in breakdown(res, "train").items()},
+                          "breakdown_infer_gib_per_gpu": {k: _jsonable(v) for k, v in breakdown(res, "infer").items()},
+                          "assumptions": assumptions}, indent=2))
+        return 0
+    print(f"{model_name} ({res['params_total_b']:.2f}B params{', ESTIMATED architecture' if res['model_is_estimate'] else ''})"
+          f" on {used['n_gpus']}x {used['gpu']} ({res['gpu_memory_gib']:.0f} GiB each)")
+    if ns.mode == "train":
+        print(f"training with {used['framework']}: {used['method']}, {used['precision']}, {used['optimizer']}, "
+              f"sharding {used['sharding']}, recompute {used['recompute']}, seq {used['seq_len']}, micro-batch {used['micro_batch']}")
+        comp = breakdown(res, "train")
+        print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
+        print()
+        facts = [
+            ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
+            ["longest sequence that fits", res["max_train_seq_len"]],
+            ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
+            ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", res["train_tokens_per_s"]],
+            ["training hours", res["train_hours"]],
+            ["training hours, likely range", f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
+            ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
+                                                   f"{res['peak_train_gib_likely_high']:.3g}"],
+            ["GPU-hours", res["train_gpu_hours"]],
+        ]
+    else:
+        print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
+        comp = breakdown(res, "infer")
+        print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items()
+                                               if k not in ("gradients", "optimizer", "logits")]))
+        print()
+        facts = [
+            ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
+            ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
+            ["longest context that fits", res["max_context_fit"]],
+            ["decode tokens/s per sequence", res["decode_tokens_per_s_per_seq"]],
+            ["decode tokens/s, whole batch", res["decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
+        ]
+        if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
+            facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
+        print(table(["result", "value"], facts))
+        print()
+        facts, notes = _estimate_serving(ns, given, used, res)
+        if facts:  # the engine's figures (its fixed costs, the latency at a concurrency) after the per-token time
+            at = next(i for i, (label, _) in enumerate(facts) if label.startswith("time per output token")) + 1
+            facts[at:at] = _engine_facts(used, res)
+    if facts:
+        print(table(["result", "value"], facts))
+    for note in notes if ns.mode == "infer" else ():
+        print(note)
+    if network:
+        print(network)
+    print()
+    print(f"GPU data: {assumptions['gpu_source']}")
+    print(f"Model data: {assumptions['model_source']}")
+    return 0
+
+
+ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",
+                "load_ttft_ms", "load_tpot_ms_likely_low", "load_tpot_ms_likely_high", "load_ttft_ms_likely_low",
+                "load_ttft_ms_likely_high", "load_output_tokens_per_s_per_gpu", "serve_concurrency")
+
+
+def _engine_facts(used: dict, res: dict) -> list:
+    """Rows of the serving table for the engine: its name, the likely ranges, and the latency at the concurrency given."""
+    from ..core import engine_text, evaluate
+    extra = evaluate(used, outputs=ENGINE_FACTS)
+    rows = [["serving engine", engine_text(str(used["engine"]))],
+            ["time to first token, likely range (ms)", f"{extra['ttft_ms_likely_low']:,.0f}-{extra['ttft_ms_likely_high']:,.0f}"],
+            ["time per output token, likely range (ms)", f"{extra['tpot_ms_likely_low']:.1f}-{extra['tpot_ms_likely_high']:.1f}"]]
+    if float(used["concurrency"]) > 0:
+        c = number_text(extra["serve_concurrency"])
+        rows += [[f"with {c} requests in flight: time to first token (ms)",
+                  f"{extra['load_ttft_ms']:,.0f} (likely {extra['load_ttft_ms_likely_low']:,.0f}-{extra['load_ttft_ms_likely_high']:,.0f})"],
+                 [f"with {c} requests in flight: time per output token (ms)",
+                  f"{extra['load_tpot_ms']:.1f} (likely {extra['load_tpot_ms_likely_low']:.1f}-{extra['load_tpot_ms_likely_high']:.1f})"],
+                 [f"with {c} requests in flight: output tokens/s per GPU", f"{extra['load_output_tokens_per_s_per_gpu']:,.0f}"]]
+    return rows
+
+
+ESTIMATE_GROUPS = ("architecture", "lora", "training memory", "training compute", "inference", "serving")

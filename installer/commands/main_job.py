@@ -1,0 +1,127 @@
+"""``gpu-tco`` with no command: the main job (the usual setups compared, the recommendation, the workbook)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from .common import _collect_inputs, _jsonable, _money, table
+from .plan import _serve_plan
+
+
+def _main_table(rows: list[dict]) -> str:
+    """The main job's table: one row per setup and method; a missing price reads "no offer" or "no price", never 0."""
+    from ..core import NO_OFFER, NO_PRICE
+    body = []
+    for r in rows:
+        need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
+        star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
+        fits = ("tight" if r["tight"] else "yes") if r["fits"] else "NO"
+        rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
+        own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
+        body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
+                     f"{r['peak_gib_per_gpu']:.1f} / {r['gpu_memory_gib']:.0f}", need,
+                     f"{r['job_hours']:.1f}" if r["fits"] else "-",
+                     rent, f"{r['rent_usd_per_gpu_hour']:.2f}" if r["rent_priced"] else NO_OFFER,
+                     own, _money(r["capital_usd"]) if r["own_priced"] else NO_PRICE, star])
+    return table(["setup", "method", "fits", "peak GiB/GPU", "GPUs needed", "job hours", "rent USD",
+                  "rent USD/GPU-h", "own USD (job's share)", "capital USD", "pick"], body)
+
+
+def cmd_main(ns) -> int:
+    from ..core import COMPARED_METHODS as METHODS
+    from ..core import DEFAULT_JOB, NO_OFFER, check_input, resolve_inputs, worded_recommendations
+    from ..core import compare_setups as compare
+
+    job = _collect_inputs(ns)
+    if "task" in job and check_input("task", job["task"]) == "serve":
+        return _serve_main(ns, job)
+    j = {**DEFAULT_JOB, **job}
+    a = resolve_inputs(j)  # every input checked before anything is printed
+    target = None
+    if ns.workbook:
+        from ..workbooks.xlsx import check_target
+        target = check_target(ns.workbook)
+    methods = (a["method"],) if "method" in job else METHODS
+    worded = worded_recommendations(job, methods)
+    picks = {m: rec.option for m, rec in worded.items()}
+    rows = compare(job, methods=methods, picks=picks)
+    if ns.json:
+        clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o else None  # noqa: E731
+        print(json.dumps({"job": {k: _jsonable(v) for k, v in j.items()},
+                          "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows],
+                          "recommended": {m: clean(o) for m, o in picks.items()},
+                          "answer": {m: list(rec.sentences) for m, rec in worded.items()},
+                          "workbook": str(target.resolve()) if target else None}, indent=2))
+    else:
+        print(f"gpu-tco: fine-tuning {a['model']} with {a['framework']} on {a['tokens'] * a['epochs']:,.0f} tokens "
+              f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
+              f"{a['precision']}, {a['optimizer']})")
+        print()
+        print(_main_table(rows))
+        print()
+        from ..core import what_would_fit
+        for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
+            if not r["fits"]:
+                change = what_would_fit({**j, "method": r["method"], "gpu": r["gpu"], "n_gpus": r["n_gpus"], "offer": r["offer"]})
+                if change is not None:
+                    print(f"{r['n_gpus']}x {r['gpu']} {r['method']} does not fit; it {change.sentence()}.")
+        print()
+        for m in methods:
+            if picks[m] is None:
+                print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
+                continue
+            print(f"Recommended for {m}: {worded[m].text}")
+            print(f"  likely {picks[m]['hours_likely_low']:.3g} to {picks[m]['hours_likely_high']:.3g} hours with {a['framework']}")
+        print()
+        from ..core import ranks_purchases
+        if ranks_purchases(a):
+            how = (f"renting through every cloud offer or buying (bought GPUs busy {a['owned_busy_hours_per_day'] or a['hours_per_day']:g} "
+                   f"hours a day over {a['months']:g} months)")
+        else:
+            how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
+                   "after it, or --consider-buying 1, ranks purchases too)")
+        print(f"Recommended = the cheapest option that fits (peak at most {100 - a['memory_margin_pct']:g} % of the GPU's memory; "
+              f"tight: above 90 %), has a price, meets the deadline and budget, over every GPU, count and {how}; within "
+              f"{a['cost_tolerance_pct']:g} % of the cheapest, fewer machines, then fewer hours, then fewer GPUs win. "
+              "The table shows the usual setups.")
+        if not a["allow_interruptible"]:
+            print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
+                  "--allow-interruptible 1 includes them.")
+        print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
+              f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
+        print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
+              f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
+              "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
+        print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
+              f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
+              f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "
+              f"{a['value_loss_pct_per_year']:g} %/year value loss.")
+        print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: "
+              "gpu-tco explain QUANTITY, docs/quantities.md.")
+    if target is not None:
+        from ..workbooks import write_workbook
+        path = write_workbook(target, job)
+        if not ns.json:
+            print(f"Workbook (every number a live Excel formula): {path.resolve()}")
+    return 0
+
+
+def _serve_main(ns, job: dict) -> int:
+    """gpu-tco with a serving scenario: the serving planner's answer as `gpu-tco plan --task serve` prints it (the
+    first options), then the serving workbook when --workbook names one."""
+    target = None
+    if ns.workbook:
+        from ..workbooks.xlsx import check_target
+        target = check_target(ns.workbook)
+    _serve_plan(argparse.Namespace(**{**vars(ns), "gpus": None, "top": 15, "all": False}), job)
+    if target is not None:
+        from ..workbooks import write_workbook
+        path = write_workbook(target, job, gpus=getattr(ns, "scenario_gpus", None))
+        if not ns.json:
+            print(f"Workbook (every number a live Excel formula): {path.resolve()}")
+    return 0
+
+
+MAIN_QUANTITIES = ["option_cost_usd", "option_ok", "option_hours", "option_usd_per_mtok_train", "peak_train_gib_per_gpu",
+                   "gpu_memory_gib", "gpus_needed", "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour",
+                   "own_usd_per_gpu_hour", "own_capital_usd", "payback_months", "verdict_code"]
