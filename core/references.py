@@ -397,7 +397,7 @@ _REFS: list[Reference] = [
               "Blackwell, SM 10.0)", "2026", "https://nvidia.github.io/TransformerEngine/features/low_precision_training/mxfp8/mxfp8.html"),
     Reference("fp8formats2022", "Micikevicius, Stosic, Burgess, Cornea, Dubey, Grisenthwaite, Ha, Heinecke, Judd, Kamalu, Mellempudi, "
               "Oberman, Shoeybi, Siu and Wu", "FP8 Formats for Deep Learning", "2022", "https://arxiv.org/abs/2209.05433"),
-    Reference("ocp_mx2023", "Rouhani, Zhao, More, Hall, Khodamoradi, Deng et al.", "Microscaling Data Formats for Deep Learning", "2023",
+    Reference("mx_formats2023", "Rouhani, Zhao, More, Hall, Khodamoradi, Deng et al.", "Microscaling Data Formats for Deep Learning", "2023",
               "https://arxiv.org/abs/2310.10537"),
     Reference("torchao_training", "PyTorch (torchao)", "torchao training workflow: float8 and MX e2e training benchmarks with "
               "torchtitan (Llama 3 8B on 8x H100 and 8x B200)", "2026-03-03",

@@ -249,3 +249,12 @@ def test_fp4_weight_formats_carry_their_block_scales(dtype, bits):
     expected = linear * bits / 8 + (r["params_total"] - linear) * 2
     assert r["infer_weights_bytes"] == pytest.approx(expected, rel=1e-12)
     assert r["infer_weights_gib"] < core.evaluate(model="Llama-3-70B", weights_dtype="fp8", n_gpus=1)["infer_weights_gib"] * 0.6
+
+
+def test_every_reference_key_is_defined_once():
+    """A key defined twice would let the second silently replace the first in every citation."""
+    import collections
+
+    from gpu_tco.core import references
+    keys = collections.Counter(r.key for r in references._REFS)
+    assert not [k for k, n in keys.items() if n > 1]
