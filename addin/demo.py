@@ -38,6 +38,7 @@ EXAMPLES = {
     "GPU_KV_CACHE": ["model", "context_tokens", "batch"],
     "GPUS_NEEDED": ["model", "gpu", "method"],
     "GPU_TRAIN_FIT": ["model", "gpu", "n_gpus", "method"],
+    "GPU_NETWORK": ["gpu", "n_gpus"],
     "GPU_TRAIN_HOURS": ["model", "tokens", "gpu", "n_gpus", "method"],
     "GPU_TOKENS_PER_SEC": ["model", "gpu", "n_gpus"],
     "GPU_SPEC": ["gpu"],

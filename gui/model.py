@@ -218,6 +218,20 @@ OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "opt
                      "usd_per_gpu_hour": "rent_usd_per_gpu_hour"}
 
 
+def _nothing_acceptable(result: dict, shown) -> str:
+    """The headline when no option meets every requirement: how many failed which check, and the first option's fix."""
+    counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
+    text = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
+    if shown is not None:
+        text += f" The key figures are for the first of them: {option_text(shown)}."
+        if not shown["fits"]:
+            from ..core import what_would_fit
+            change = what_would_fit(option_inputs(result["given"], shown, result["price_gpu"]))
+            if change is not None:
+                text += f" It {change.sentence()}."
+    return text
+
+
 def compute(state: FormState) -> dict:
     """Everything the window shows for ``state``: the planner's result, the headline, and the
     charts' series.  Raises ``GpuTcoError`` when the inputs together are not allowed."""
@@ -241,15 +255,7 @@ def compute(state: FormState) -> dict:
               "figures": [], "headline": "", "memory": None, "costs": None, "cash": None}
     shown = rec or next((o for o in options if o["n_gpus"] > 0), None)
     if rec is None:
-        counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
-        answer["headline"] = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
-        if shown is not None:
-            answer["headline"] += f" The key figures are for the first of them: {option_text(shown)}."
-            if not shown["fits"]:
-                from ..core import what_would_fit
-                change = what_would_fit(option_inputs(result["given"], shown, result["price_gpu"]))
-                if change is not None:
-                    answer["headline"] += f" It {change.sentence()}."
+        answer["headline"] = _nothing_acceptable(result, shown)
     if shown is not None:
         mine = option_inputs(job, shown, price_gpu)
         bought_in = {**mine, "buy": 1}  # the same GPUs bought: payback against the shown offer's price

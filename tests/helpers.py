@@ -35,7 +35,9 @@ def random_config(rng: random.Random) -> dict:
         "batch": rng.randint(1, 64),
         "mfu": rng.choice([0, 0.2, 0.5]),
     }
-    t = rng.choice([1, 2, 4, 8])
+    # engines and frameworks split whole attention heads over tensor-parallel GPUs: a degree the heads divide
+    heads = int(catalog.tables()["models"].row(cfg["model"])["heads"])
+    t = rng.choice([d for d in (1, 2, 4, 8) if heads % d == 0])
     cfg["tensor_parallel"] = t
     cfg["n_gpus"] = t * rng.choice([1, 2, 3, 8])
     # the cost model: an offer of this GPU (or auto), and owning assumptions across their ranges

@@ -440,7 +440,7 @@ def test_addin_lite_refuses_a_named_pipe_and_a_read_only_main_py_and_writes_whol
     out = tmp_path / "lite"
     out.mkdir()
     os.mkfifo(out / "main.py")
-    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "main.py", "is not a regular file")
+    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "is not a regular file", "named pipe")
     (out / "main.py").unlink()
     (out / "main.py").write_text("mine")
     (out / "main.py").chmod(0o444)

@@ -28,7 +28,8 @@ def valid_value(inp):
         hi = 131072  # keep sizes realistic; the bounds themselves are tested below
     if inp.name in ("micro_batch", "batch", "n_gpus"):
         hi = 4096
-    if inp.name in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel"):
+    if inp.name in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "attention_dp",
+                    "pipeline_virtual_stages"):
         return st.just(1)  # degrees must divide n_gpus (and experts): their messages are tested in test_parallelism.py
     if inp.zero_or_min is not None:
         if inp.kind == "integer":
@@ -47,6 +48,11 @@ def _consistent_offer(cfg: dict) -> dict:
         cfg["gpu"] = catalog.tables()["offers"].row(offer)["gpu"]
     if catalog.mig_profile(catalog.tables()["gpus"].row(cfg.get("gpu", "H100-SXM"))):
         cfg["n_gpus"] = 1  # a MIG slice runs a job on one slice (more is refused: tested in test_mig.py)
+    if "task" in cfg and "n_gpus" in cfg and core.check_input("task", cfg["task"]) == "serve":
+        # a serving replica is n_gpus GPUs in tensor parallel: a count the model's heads divide (refusal: test_hardening3)
+        heads = int(catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))["heads"])
+        n = max(1, int(cfg["n_gpus"]))
+        cfg["n_gpus"] = max(d for d in range(1, min(n, heads) + 1) if heads % d == 0)
     if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
         # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
         supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
