@@ -397,9 +397,10 @@ def _tradeoff_sheet(wb: Workbook, result: Mapping, lay: Layout) -> None:
     moving = set(depending_on(("concurrency",)))
     per_point = [n for n in ancestors(list(TRADEOFF_OUTPUTS)) if n in moving]
     rows = {name: 3 + i for i, name in enumerate(["concurrency", *per_point])}
-    ws["A1"] = (f"Throughput per GPU against speed per user: {best.n_gpus}x {best.gpu} ({best.weights_dtype}) with the engine on "
-                "Inputs, each column a number of requests in flight (closed loop, as benchmarks run them)")
-    ws["A1"].font = Font(bold=True)
+    # wrapped within A:H: a title overflowing to the right would reach the empty print area and print it
+    _note(ws, "A1", f"Throughput per GPU against speed per user: {best.n_gpus}x {best.gpu} ({best.weights_dtype}) with the "
+                    "engine on Inputs, each column a number of requests in flight (closed loop, as benchmarks run them)",
+          "H", 32, Font(bold=True))
     _head(ws, 2, ["quantity", "unit", *(f"{p['concurrency']} in flight" for p in points)])
     for name, r in rows.items():
         ws.cell(row=r, column=1, value=name)
