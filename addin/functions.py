@@ -832,7 +832,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("model", "gpu", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute", "lora_rank",
               "framework"), "gpus_needed", "GPUs"),
     Function("GPU_TRAIN_FIT", "Whether a training job fits on n_gpus: 0 = does not fit (tensors above the GPU memory less "
-             "memory_margin_pct), 1 = fits, 2 = fits but tight (peak above 90 % of the memory).",
+             "memory_margin_pct), 1 = fits, 2 = fits but tight (device total above 90 % of the memory).",
              ("model", "gpu", "n_gpus", "method", "seq_len", "micro_batch", "sharding", "optimizer", "precision", "recompute",
               "lora_rank", "memory_margin_pct") + _LAYOUT + ("framework",), "train_fit_code", "code"),
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",

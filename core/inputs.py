@@ -318,9 +318,9 @@ INPUTS: tuple[Input, ...] = (
     _n("capital_budget_usd", "USD", 0, "Most capital a purchase may take (GPUs, servers, network); 0 = no limit", 0, 1e15,
        group="owning"),
     _n("memory_margin_pct", "%", 5,
-       "Share of each GPU's memory kept free: a setup fits when its peak is at most (100 - this) % of the memory. The peak is "
-       "an estimate, and allocator caching, library workspaces and longer batches move it by a few per cent; within 10 % "
-       "of the memory the answer says tight", 0, 50, group="planning",
+       "Share of each GPU's memory kept free: a setup fits when its tensors at their peak take at most (100 - this) % of the "
+       "memory (and the device total fits). The peak is an estimate, and library workspaces and longer batches move it by a "
+       "few per cent; within 10 % of the memory the answer says tight", 0, 50, group="planning",
        source="gpu-tco assumption: the estimate's error against measured peaks is a few per cent (docs/calibration.md)"),
     # serving: the demand and the latency targets of a deployment (the serving planner, core/serving.py)
     Input("task", "-", "train", "What the job is: train (training or fine-tuning) or serve (a deployment answering requests)",

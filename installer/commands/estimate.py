@@ -80,9 +80,10 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     notes.append(_plan_differs(ns, given, used, res))
     return facts, notes
 def _fits_text(res, used) -> str:
-    """Whether training fits, in words: yes, tight (peak above 90 % of the memory) or no (above the fit limit)."""
+    """Whether training fits, in words: yes, tight (device total above 90 % of the memory) or no (tensors above the
+    fit limit, or the device total above the memory)."""
     if not res["fits_train"]:
-        return f"no (more than {100 - used['memory_margin_pct']:g} % of the memory)"
+        return f"no (tensors above {100 - used['memory_margin_pct']:g} % of the memory, or the total above it)"
     return "tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes"
 
 

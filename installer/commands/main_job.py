@@ -80,8 +80,8 @@ def cmd_main(ns) -> int:
         else:
             how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
                    "after it, or --consider-buying 1, ranks purchases too)")
-        print(f"Recommended = the cheapest option that fits (peak at most {100 - a['memory_margin_pct']:g} % of the GPU's memory; "
-              f"tight: above 90 %), has a price, meets the deadline and budget, over every GPU, count and {how}; within "
+        print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
+              f"memory, the device total within it; tight: above 90 %), has a price, meets the deadline and budget, over every GPU, count and {how}; within "
               f"{a['cost_tolerance_pct']:g} % of the cheapest, fewer machines, then fewer hours, then fewer GPUs win. "
               "The table shows the usual setups.")
         if not a["allow_interruptible"]:
