@@ -565,7 +565,8 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
                      f"one server failure overloads the service: the rest would run at {after:.0%}" if after > 1 else
                      f"one failed server leaves the rest at {after:.0%} load")
     if o["acquire"] == "buy" and int(_get(o, "gpus_bought", 0) or 0) > o["gpus_total"]:
-        notes.append(f"{o['gpus_bought'] - o['gpus_total']} of the {o['gpus_bought']} GPUs bought are free for other work")
+        free = o['gpus_bought'] - o['gpus_total']
+        notes.append(f"{free} of the {o['gpus_bought']} GPUs bought {'is' if free == 1 else 'are'} free for other work")
     if o["weights_bits"] < 8:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
     return "; ".join(notes)

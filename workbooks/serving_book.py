@@ -202,7 +202,8 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
                 f'&TEXT({ref("serve_load_after_server_failure")},"0%"),"; one failed server leaves the rest at "'
                 f'&TEXT({ref("serve_load_after_server_failure")},"0%")&" load"))'
                 f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
-                f'&" GPUs bought are free for other work","")' if key == "buy" else "")
+                f'&" GPUs bought "&IF({ref("own_gpus")}-{ref("serve_gpus")}=1,"is","are")&" free for other work","")'
+                if key == "buy" else "")
              + f'&IF({bits}<8,"; weights in "&{ref("weights_dtype")}&" ("&{bits}&" bits): accuracy "'
                f'&INDEX(weight_dtypes_accuracy_effect,MATCH({ref("weights_dtype")},weight_dtypes_name,0)),"")&"."')
     formulas = {"offer": "=" + resolved_offer_xl(ref("gpu"), ref("offer_given"), ref("n_gpus")), "notes": "=" + notes,
