@@ -494,6 +494,10 @@ class _Emitter:
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
         if key in self.shared:
+            if not self.vector and self.conditional and key[0] == "id":
+                # one expression object read twice inside a branch (IF(x > 0, IF(y / x < z, y / x, -1), -1)): a
+                # subtree that may raise is computed where its branch runs, never ahead on a line of its own
+                return self.own(node, fixed)
             return self.temp(key, node, fixed)
         inline_key = self.inline_memo.get(id(node))
         if inline_key in self.inline_shared:

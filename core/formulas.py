@@ -1725,7 +1725,8 @@ owned_breakeven = ((own_capital_usd + own_setup_usd - own_residual_usd) / I.mont
 q("selfhost_breakeven_mtok_per_month", "Mtok/month",
   "Monthly generated tokens above which owning beats the API: (spread capital + fixed per month) / (API price - energy per Mtok); "
   "-1 = never (the API is cheaper per token, or the volume is more than the setup generates: serve_capacity_mtok_per_month)",
-  IF(AND(I.api_usd_per_mtok > energy_per_mtok, owned_breakeven <= serve_capacity), owned_breakeven, -1),
+  # nested, not AND: the break-even divides by (API price - energy per Mtok), which is computed only where positive
+  IF(I.api_usd_per_mtok > energy_per_mtok, IF(owned_breakeven <= serve_capacity, owned_breakeven, -1), -1),
   "against an API's price per million tokens; a break-even beyond what the setup can serve is none")
 q("selfhost_rent_breakeven_mtok_per_month", "Mtok/month",
   "Monthly generated tokens above which renting the GPUs for the working hours beats the API: rent per month / API price; "

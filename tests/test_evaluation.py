@@ -249,3 +249,10 @@ def test_a_sweeps_result_memory_is_reused_only_when_nobody_holds_it():
     engine.free_sweep_memory()
     assert not len(engine.SWEEP_MEMORY) and dropped() is None
     assert all(np.array_equal(v, core.evaluate(later, outputs=asked)[k]) for k, v in fresh.items())
+
+
+def test_a_division_read_twice_inside_a_branch_is_not_computed_ahead_of_its_guard():
+    """Owning beats the API above a break-even that divides by (API price - energy per Mtok): with both 0 (no API price,
+    free energy) the guard says never, and the generated code must not divide first (a case hypothesis found)."""
+    r = core.evaluate({"model": "Llama-2-7B", "usd_per_kwh": 0.0, "api_usd_per_mtok": 0, "prompt_tokens": 1, "output_tokens": 1})
+    assert r["selfhost_breakeven_mtok_per_month"] == -1

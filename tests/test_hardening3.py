@@ -444,7 +444,7 @@ def test_addin_lite_refuses_a_named_pipe_and_a_read_only_main_py_and_writes_whol
     (out / "main.py").unlink()
     (out / "main.py").write_text("mine")
     (out / "main.py").chmod(0o444)
-    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "main.py", "is read-only")
+    _one_line_exit_2(_cli("addin", "lite", "--out", str(out), timeout=60), "is read-only", "make it writable")
     assert (out / "main.py").read_text() == "mine"
     (out / "main.py").chmod(0o644)
     assert _cli("addin", "lite", "--out", str(out), timeout=120).returncode == 0

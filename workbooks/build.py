@@ -142,9 +142,10 @@ COMPARE_COLUMNS = [
     ("GPU memory", "gpu_memory_gib", GIB, 8), ("offer", "offer_shown", None, 21), ("spot (may stop)", "spot", None, 7),
     ("rent: job cost", "rent_total_usd", USD, 11), ("own: job's share", "own_job_usd", USD, 11),
     ("own: capital", "own_capital_usd", USD, 11), ("own: TCO over the period", "own_tco_usd", USD, 11),
-    ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 10),
-    ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 8),
     ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 10), ("", "recommended", None, 12),
+    # right of the printed columns (the print ends at "recommended"): Start states the recommended option's payback
+    ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
+    ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
     ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),

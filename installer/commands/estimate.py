@@ -92,6 +92,17 @@ def _network_text(given) -> str:
     return cluster_network(given)
 
 
+def _check_heads_split(ns, resolved, model_row) -> None:
+    """Inference splits the model over all n_gpus, training over tensor_parallel: the heads must divide (a KV head
+    replicated on several GPUs is said on standard error)."""
+    from ..core import heads_problem, kv_replication_note
+    split = int(resolved["n_gpus"]) if ns.mode == "infer" else int(resolved["tensor_parallel"])
+    if ns.mode == "infer" and heads_problem(model_row, split):
+        raise InputError("n_gpus", split, f"GPUs in tensor parallel for inference {heads_problem(model_row, split)}")
+    if kv_replication_note(model_row, split) and not ns.json:
+        print(f"gpu-tco: note: {kv_replication_note(model_row, split)}", file=sys.stderr)
+
+
 def cmd_estimate(ns) -> int:
     from ..core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
 
@@ -102,12 +113,7 @@ def cmd_estimate(ns) -> int:
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
     model_name = model_row["name"]
-    from ..core import heads_problem, kv_replication_note
-    split = int(resolved["n_gpus"]) if ns.mode == "infer" else int(resolved["tensor_parallel"])
-    if ns.mode == "infer" and heads_problem(model_row, split):  # inference splits the model over all n_gpus
-        raise InputError("n_gpus", split, f"GPUs in tensor parallel for inference {heads_problem(model_row, split)}")
-    if kv_replication_note(model_row, split) and not ns.json:
-        print(f"gpu-tco: note: {kv_replication_note(model_row, split)}", file=sys.stderr)
+    _check_heads_split(ns, resolved, model_row)
     assumptions = {
         "inputs": used,
         "gpu_source": f"{cite(gpu_row['source'], short=True)} (as of {gpu_row['as_of']})",
