@@ -10,8 +10,11 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QFrame,
     QHeaderView,
     QLabel,
+    QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -143,6 +146,9 @@ class OptionsTab(QWidget):
         return COLUMN_KEYS.get(header), next((o for o in self.options if o["order"] == order), None)
 
 
+HEADLINE_LINES = 6  # the answer's lines in view before it scrolls (the serving answer with its notes runs to 15 at 1024 px)
+
+
 class AnswerPanel(QWidget):
     """The answer's side of the window: a banner when the answer is stale, the headline, the key figures, the
     tabs (options, charts) and the explanation of the figure or cell selected."""
@@ -153,12 +159,13 @@ class AnswerPanel(QWidget):
         self.figure_data: list = []
         column = QVBoxLayout(self)
         column.addWidget(self._stale_banner())
-        column.addWidget(self._headline())
+        column.addWidget(self._headline_area())
         self.launch = QLabel("")
         self.launch.setObjectName("launch_command")
-        self.launch.setWordWrap(True)
         self.launch.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.launch.setVisible(False)
+        # one line as wide as the panel (cut at its edge), never widening the window
+        self.launch.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         column.addWidget(self.launch)
         self.figures = self._figures_table()
         self.options_tab = OptionsTab()
@@ -191,6 +198,19 @@ class AnswerPanel(QWidget):
         self.stale_banner.setStyleSheet("background: #fff3cd; color: #5c4400; padding: 4px;")
         self.stale_banner.hide()
         return self.stale_banner
+
+    def _headline_area(self) -> QScrollArea:
+        """The headline in a frame of at most HEADLINE_LINES lines: a long answer (a serving fleet with its notes)
+        scrolls there instead of pushing the key figures and the ranked table out of a small window."""
+        label = self._headline()
+        area = QScrollArea()
+        area.setObjectName("headline_area")
+        area.setWidget(label)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        area.setMaximumHeight(label.fontMetrics().lineSpacing() * HEADLINE_LINES + 6)
+        return area
 
     def _headline(self) -> QLabel:
         self.headline = QLabel("Computing...")
@@ -226,7 +246,8 @@ class AnswerPanel(QWidget):
     def show_answer(self, answer: dict) -> None:
         self.headline.setText(answer["headline"])
         launch = answer.get("launch") or []
-        self.launch.setText("Start one replica with: " + launch[0]["command"] if launch else "")
+        command = "Start one replica with: " + launch[0]["command"] if launch else ""
+        self.launch.setText(command)  # one line: the whole command is in the tooltip and Copy results
         self.launch.setToolTip("\n".join(f"{item['command']}\n({item['note']})" for item in launch))
         self.launch.setVisible(bool(launch))
         self.figures.setRowCount(len(answer["figures"]))
