@@ -49,23 +49,27 @@ def sensitivities(option_inputs: Mapping, change: float = 0.2, top: int = 5) -> 
 
     base_inputs = dict(option_inputs)
     used = resolve_inputs(base_inputs)
-    base = evaluate(base_inputs, outputs=("option_cost_usd", *_EFFECTIVE.values()))
-    raised: dict[str, tuple[float, float]] = {}  # input -> (value used, raised value)
+    base = evaluate(base_inputs, outputs=("option_cost_usd", "lora_slowdown", *_EFFECTIVE.values()))
+    raised: dict[str, tuple[float, float, float]] = {}  # input -> (value used, raised value, value given)
     for name in SENSITIVITY_INPUTS:
         inp = BY_NAME[name]
         value = float(used[name]) or float(base.get(_EFFECTIVE.get(name, ""), 0.0))
-        up = float(round(value * (1 + change))) if inp.kind == "integer" else value * (1 + change)
+        basis = value
+        if name == "mfu" and not float(used[name]):  # an MFU given is the whole job's: LoRA's adapter time included
+            basis = value / float(base["lora_slowdown"])
+        up = float(round(basis * (1 + change))) if inp.kind == "integer" else basis * (1 + change)
         try:
             check_number(inp, up)
         except ValueError:  # at the top of its range
             continue
-        raised[name] = (value, up)
+        raised[name] = (value, up, float(used[name]))
     if not raised:
         return []
     names = list(raised)
     sweep = {**base_inputs}
     for k, name in enumerate(names):
-        column = np.full(len(names), raised[name][0])
+        # the other rows keep the value given (0 = automatic stays automatic), so only row k differs from the base
+        column = np.full(len(names), raised[name][2])
         column[k] = raised[name][1]
         sweep[name] = column
     costs = evaluate(sweep, outputs=("option_cost_usd",))["option_cost_usd"]

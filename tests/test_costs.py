@@ -495,3 +495,13 @@ def test_owning_beats_an_api_only_within_what_the_setup_can_serve():
         assert volume == -1 or 0 < volume <= capacity, (api, volume, capacity)
     assert evaluate({**setup, "api_usd_per_mtok": 2.0}, outputs=outputs)["selfhost_breakeven_mtok_per_month"] == -1
     assert evaluate({**setup, "api_usd_per_mtok": 200.0}, outputs=outputs)["selfhost_breakeven_mtok_per_month"] > 0
+
+
+def test_a_rentals_cost_moves_with_its_own_assumptions_only():
+    """Raising an owning assumption (hours a day, months, electricity, purchase price) leaves a rental's job cost as it
+    was; raising the MFU by 20 % shortens the job by 1/1.2 (the whole job's MFU, LoRA's adapter time included)."""
+    from gpu_tco.core import sensitivities
+    movers = {m["input"]: m for m in sensitivities({"offer": "vast.ai H100-SXM", "gpu": "H100-SXM", "n_gpus": 8, "buy": 0})}
+    assert not {"hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu"} & set(movers)
+    assert movers["mfu"]["cost_change_pct"] == pytest.approx(100 * (1 / 1.2 - 1), abs=0.5)
+    assert movers["tokens"]["cost_change_pct"] == pytest.approx(20, abs=0.5)
