@@ -263,7 +263,8 @@ def test_settings_remember_geometry(qtbot, tmp_path):
     first = MainWindow(Controller(), QSettings(path, QSettings.Format.IniFormat))
     qtbot.addWidget(first)
     first.show()
-    size = (first.minimumSizeHint().width() + 3, 523)  # within the offscreen screen: restoring clamps to it
+    hint = first.minimumSizeHint()
+    size = (hint.width() + 3, max(523, hint.height() + 3))  # within the offscreen screen: restoring clamps to it
     first.resize(*size)
     first.close()
     second = MainWindow(Controller(), QSettings(path, QSettings.Format.IniFormat))
