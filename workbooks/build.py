@@ -136,13 +136,13 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
 # "recommended", one page wide, the deciding columns first (the setup, rent or buy, hours, cost, cash needed); the
 # GPU and its count (both in the option's name) and the ranking's helpers stay on screen, right of the printed part.
 COMPARE_COLUMNS = [
-    ("option", "label", None, 22), ("rent or buy", "acquire", None, 6), ("job hours", "option_hours", HOURS_TENTHS, 9),
+    ("option", "label", None, 21), ("rent or buy", "acquire", None, 6), ("job hours", "option_hours", HOURS_TENTHS, 9),
     ("cost of this option", "option_cost_usd", USD, 11), ("cash needed", "option_outlay_usd", USD, 11),
     ("status", "status", None, 12), ("peak memory per GPU", "peak_train_gib_per_gpu", GIB_TENTHS, 9),
     ("GPU memory", "gpu_memory_gib", GIB, 8), ("offer", "offer_shown", None, 21), ("spot (may stop)", "spot", None, 7),
     ("rent: job cost", "rent_total_usd", USD, 11), ("own: job's share", "own_job_usd", USD, 11),
     ("own: capital", "own_capital_usd", USD, 11), ("own: TCO over the period", "own_tco_usd", USD, 11),
-    ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 10), ("", "recommended", None, 12),
+    ("USD per million tokens trained", "option_usd_per_mtok_train", USD_MILLS, 10), ("", "recommended", None, 13),
     # right of the printed columns (the print ends at "recommended"): Start states the recommended option's payback
     ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
     ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
