@@ -50,9 +50,9 @@ def _consistent_offer(cfg: dict) -> dict:
         cfg["n_gpus"] = 1  # a MIG slice runs a job on one slice (more is refused: tested in test_mig.py)
     if "task" in cfg and "n_gpus" in cfg and core.check_input("task", cfg["task"]) == "serve":
         # a serving replica is n_gpus GPUs in tensor parallel: a count the model's heads divide (refusal: test_hardening3)
-        heads = int(catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))["heads"])
+        model = catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))
         n = max(1, int(cfg["n_gpus"]))
-        cfg["n_gpus"] = max(d for d in range(1, min(n, heads) + 1) if heads % d == 0)
+        cfg["n_gpus"] = max(d for d in range(1, n + 1) if not core.heads_problem(model, d))
     if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
         # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
         supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
