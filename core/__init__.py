@@ -114,6 +114,7 @@ _ON_FIRST_USE = {
     # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
     "serve_option_notes": ("serving", "serve_option_notes"),
+    "SERVES_NOTHING": ("serving", "SERVES_NOTHING"),
     "weight_accuracy_effect": ("serving", "accuracy_effect"),
     "ancestors": ("codegen", "ancestors"),
 }
@@ -146,7 +147,7 @@ __all__ = [
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
-    "SERVE_CHOSEN", "serve_option_notes", "weight_accuracy_effect", "ancestors",
+    "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "weight_accuracy_effect", "ancestors",
 ]
 
 

@@ -543,6 +543,10 @@ def serve_option_text(o: Mapping) -> str:
     return f"rent {setup} from {o['offer']} ({o['price_type']})"
 
 
+# what a serving figure of a setup that meets no target shows instead of a cost (it serves nothing: none, not $0)
+SERVES_NOTHING = "none: this setup meets no target"
+
+
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""

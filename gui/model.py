@@ -22,6 +22,7 @@ from ..core import (
     PRICE_FLAGS,
     SERVE_CHOSEN,
     SERVE_OUTPUTS,
+    SERVES_NOTHING,
     TRAIN_COMPONENTS,
     GpuTcoError,
     Input,
@@ -444,8 +445,6 @@ def _serve_figures(result: Mapping, option: ServeOption) -> list[Figure]:
         out.append(Figure(label, float("nan") if missing else float(values[name]), unit, name, inputs, text))
     return out
 
-
-SERVES_NOTHING = "none: this setup meets no target"  # shown instead of a cost for a setup that serves nothing
 
 
 def volume_series(result: Mapping) -> dict:

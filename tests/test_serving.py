@@ -305,3 +305,18 @@ def test_estimate_for_inference_says_no_price_where_a_gpu_has_none_never_zero():
             if line.startswith(("rented:", "owned:"))}
     assert rows and set(rows.values()) == {"no price"}, rows
     assert "no rental offer with a price for H800-SXM" in out.stdout
+
+
+def test_estimate_of_a_replica_that_meets_no_target_shows_no_cost(capsys):
+    """llama.cpp's layer split on 2 H100s generates a 70B model's tokens slower than a 50 ms target: the replica serves
+    nothing, so the estimate shows no replicas, load or cost ("none: ..."), never $0 or a load of 1e9."""
+    from gpu_tco.cli import main
+    from gpu_tco.core import SERVES_NOTHING
+    code = main(["estimate", "--mode", "infer", "--model", "Llama-3-70B", "--gpu", "H100-SXM", "--n-gpus", "2",
+                 "--engine", "llamacpp", "--requests-per-s", "1", "--tpot-slo-ms", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = {line[:46].strip(): line[46:].strip() for line in out.splitlines() if "  " in line}
+    for label in ("replicas", "load with one replica down", "rented: USD per month", "rented: USD per million output tokens"):
+        assert rows[label] == SERVES_NOTHING, (label, rows.get(label))
+    assert float(rows["API: USD per month for the same tokens"].replace(",", "")) > 0

@@ -71,11 +71,16 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
              ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
              ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
              ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
-    from ..core import NO_PRICE, evaluate, price_gaps
+    from ..core import NO_PRICE, SERVES_NOTHING, evaluate, price_gaps
     if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
         res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
     missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
-    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok" else res[q]] for label, q in shown]
+    # a replica that meets no target serves nothing: no replicas, load or cost to show (never $0)
+    idle = not res["serve_batch"] > 0
+    fleet = {"serve_replica_requests_per_s", "serve_replicas", "serve_load_fraction", "serve_load_after_failure",
+             "serve_servers", "own_gpus"}
+    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok"
+              else SERVES_NOTHING if idle and (q in fleet or "usd" in q) and "api" not in q else res[q]] for label, q in shown]
     notes = list(dict.fromkeys(missing.values()))
     notes.append(_plan_differs(ns, given, used, res))
     return facts, notes
