@@ -538,3 +538,12 @@ def test_serving_replicas_are_only_sizes_the_engines_can_split_the_heads_over():
     assert core.evaluate({"task": "serve", "model": "Qwen2.5-7B"}, outputs=["serve_gpus"])["serve_gpus"] % 4 == 0
     with pytest.raises(InputError, match=r"n_gpus: 8 GPUs per serving replica .* allowed: 1, 2, 4, 28"):
         core.evaluate({"task": "serve", "model": "Qwen2.5-7B", "n_gpus": 8}, outputs=["serve_gpus"])
+
+
+def test_excel_serving_plan_on_a_mig_slice_needs_no_n_gpus():
+    """GPU_SERVE_PLAN has no n_gpus argument: naming a MIG slice plans on slices, never refusing an n_gpus of 8 that the
+    user did not give."""
+    from gpu_tco.addin.functions import call
+    answer = call("GPU_SERVE_PLAN", "Llama-3-8B", 2, 500, 200, 2000, 100, None, None, "H100-SXM MIG 3g.40gb")
+    assert not answer.startswith("#") and "n_gpus" not in answer, answer
+    assert "MIG 3g.40gb" in answer
