@@ -52,6 +52,7 @@ from .planner import (
     bought_instead,
     check_offer_sells,
     cluster_network,
+    likely_hours_text,
     option_inputs,
     option_text,
     ranks_purchases,
@@ -128,7 +129,7 @@ __all__ = [
     "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",
     "inputs_of", "formula_text",
     # planning and recommendation
-    "plan", "plan_scope", "Option", "option_inputs", "option_text", "bought_instead", "same_option", "verdict_text",
+    "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
     "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",

@@ -480,6 +480,13 @@ def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) 
     return evaluate({**option_inputs(job, option, price_gpu), "buy": 1}, outputs=BOUGHT_OUTPUTS)
 
 
+def likely_hours_text(option: Mapping, framework: str) -> str:
+    """The option's likely job hours in words, the one wording every door uses: "likely 3.1 to 6 hours with
+    transformers (the range of its held-out published runs)" (option_hours_likely_low/high: the framework's band)."""
+    return (f"likely {option['hours_likely_low']:.3g} to {option['hours_likely_high']:.3g} hours with {framework} "
+            "(the range of its held-out published runs)")
+
+
 def option_text(option: Mapping) -> str:
     """An option in words: "rent 8x H100-SXM from Lambda 8x H100 SXM (on-demand)" or "buy 8x H100-SXM"."""
     if option["acquire"] == "buy":

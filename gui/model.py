@@ -35,6 +35,7 @@ from ..core import (
     check_input,
     evaluate,
     inputs_of,
+    likely_hours_text,
     number_text,
     option_inputs,
     option_text,
@@ -299,8 +300,7 @@ def compute(state: FormState) -> dict:
             answer["recommendation"] = worded
             how = "It fits, tightly" if rec["tight"] else "It fits"
             answer["headline"] = (f"Recommended: {worded.text} {how} ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
-                                  f"per GPU). With {result['job']['framework']}: likely {rec['hours_likely_low']:.3g} to "
-                                  f"{rec['hours_likely_high']:.3g} hours.")
+                                  f"per GPU). Its hours: {likely_hours_text(rec, result['job']['framework'])}.")
         answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
     answer["memory"] = _memory_series(job, options)
     ok = [o for o in options if o["ok"]][:CHART_OPTIONS]

@@ -540,3 +540,22 @@ def test_start_states_one_setup_and_labels_the_scenario_apart():
     texts = [c.value for row in same.iter_rows() for c in row if isinstance(c.value, str)]
     assert "recommended option" in texts and not any(t.startswith("the scenario on Inputs (another") for t in texts)
     assert "The scenario on Inputs is the recommended option (Compare, option 1)." in texts
+
+
+def test_start_and_the_email_name_the_framework_and_the_likely_hours():
+    """Every door states the training framework its figures assume and the likely range of the hours, in core's words
+    (likely_hours_text): the e-mail body as the command line, and Start's figures read from Compare."""
+    from gpu_tco.workbooks.email_draft import draft_text
+    result = core.plan({})
+    rec = result["recommended"]
+    words = core.likely_hours_text(rec, result["job"]["framework"])
+    assert words.startswith("likely ") and "transformers" in words
+    assert words in draft_text()[1]
+    wb, cached = build_workbook()
+    ws = wb["Start"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value}
+    assert cached[f"Start!B{rows['training framework the figures assume']}"] == "transformers"
+    low = cached[f"Start!B{rows['hours, likely from (the framework' + chr(39) + 's range)']}"]
+    high = cached[f"Start!B{rows['hours, likely to']}"]
+    assert low == pytest.approx(rec.hours_likely_low) and high == pytest.approx(rec.hours_likely_high)
+    assert low < cached[f"Start!B{rows['hours the job takes']}"] < high

@@ -146,6 +146,9 @@ COMPARE_COLUMNS = [
     # right of the printed columns (the print ends at "recommended"): Start states the recommended option's payback
     ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
     ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
+    # the framework's likely range of the hours (frameworks catalog: the band of its held-out published runs)
+    ("job hours, likely from", "option_hours_likely_low", HOURS_TENTHS, 11),
+    ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
     ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
@@ -658,6 +661,8 @@ def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
 # Start's figures, each read from Compare: (label, Compare column key)
 START_FIGURES = (("rent or buy", "acquire"), ("offer", "offer_shown"), ("peak memory per GPU (device total, must fit)", "peak_train_gib_per_gpu"),
                  ("memory of one GPU", "gpu_memory_gib"), ("hours the job takes", "option_hours"),
+                 ("hours, likely from (the framework's range)", "option_hours_likely_low"),
+                 ("hours, likely to", "option_hours_likely_high"),
                  ("cost of this option", "option_cost_usd"), ("cash needed", "option_outlay_usd"),
                  ("rent: cost of the job", "rent_total_usd"), ("own: total cost over the period", "own_tco_usd"),
                  ("buying pays back after", "payback_months"), ("status", "status"))
@@ -727,6 +732,12 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
     c = ws.cell(row=i, column=3 if scenario_differs else 2, value=_network_xl())
     c.alignment = Alignment(horizontal="right", wrap_text=True, vertical="top")
     lay.cached[f"Start!{c.coordinate}"] = _network_text(job.values, job.result)
+    i += 1
+    # every figure above assumes this framework's conventions and speed (Inputs: framework)
+    ws.cell(row=i, column=1, value="training framework the figures assume")
+    c = ws.cell(row=i, column=2, value="=framework")
+    c.alignment = Alignment(horizontal="right", vertical="top")
+    lay.cached[f"Start!{c.coordinate}"] = str(job.values["framework"])
     i += 1
     if not scenario_differs:
         _note(ws, f"A{i}", "The scenario on Inputs is the recommended option (Compare, option 1).", "D", 16, NOTE_FONT)

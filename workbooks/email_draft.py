@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import check_input, plan
+    from ..core import check_input, likely_hours_text, plan
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -63,7 +63,7 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
         lines.append("No option meets every requirement (memory, price, deadline, budget); the workbook shows why.")
     else:  # the recommendation in core's words, as the workbook's Start sheet and the command line say it
         lines.append(f"Recommended: {compose(result).text}")
-        lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU.")
+        lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU. Hours: {likely_hours_text(rec, a['framework'])}.")
     ok = sum(1 for o in result["options"] if o["ok"])
     lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
               "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "

@@ -29,7 +29,7 @@ def _main_table(rows: list[dict]) -> str:
 
 def cmd_main(ns) -> int:
     from ..core import COMPARED_METHODS as METHODS
-    from ..core import DEFAULT_JOB, NO_OFFER, check_input, resolve_inputs, worded_recommendations
+    from ..core import DEFAULT_JOB, NO_OFFER, check_input, likely_hours_text, resolve_inputs, worded_recommendations
     from ..core import compare_setups as compare
 
     job = _collect_inputs(ns)
@@ -71,7 +71,7 @@ def cmd_main(ns) -> int:
                 print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
                 continue
             print(f"Recommended for {m}: {worded[m].text}")
-            print(f"  likely {picks[m]['hours_likely_low']:.3g} to {picks[m]['hours_likely_high']:.3g} hours with {a['framework']}")
+            print(f"  {likely_hours_text(picks[m], a['framework'])}")
         print()
         from ..core import ranks_purchases
         if ranks_purchases(a):

@@ -46,9 +46,9 @@ def cmd_plan(ns) -> int:
     print()
     if rec:
         from ..core import compose_recommendation as compose
+        from ..core import likely_hours_text
         print(f"Recommended: {compose(result).text}")
-        print(f"Likely {rec['hours_likely_low']:.3g} to {rec['hours_likely_high']:.3g} hours with {job['framework']} "
-              "(the range of its held-out published runs; docs/training.md).")
+        print(f"{likely_hours_text(rec, job['framework']).capitalize()}; docs/training.md.")
     else:
         print("No option meets every requirement; see the reasons below.")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
