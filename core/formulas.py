@@ -1451,14 +1451,25 @@ def _pure_decode_batch(weights_s):
                (tpot_target_s - fixed_step_s) / (compute_s_per_seq + ar_tok_s))
 
 
-d_bound = q("disagg_decode_batch_bound_1", "sequences", "Decode replica: largest batch within the per-token target if a step read "
-            "one token's experts (an upper bound)", _pure_decode_batch(Ref("serve_weights_s_bound_1")))
-d_bound = q("disagg_decode_batch_bound_2", "sequences", "Decode replica: largest batch within the per-token target with the experts "
-            "read at bound 1 (a safe batch; dense models: the same)", _pure_decode_batch(q("disagg_decode_weights_s_bound_1", "s", "Decode replica: weight read time of a step at batch bound 1 (per GPU)",
-                                     _weights_s(MAX(1, d_bound)))))
+# The largest batch within the per-token target: the largest power of two whose step meets it (a mixture-of-experts step
+# reads more experts as the batch grows, so the step is tried at each), then the closed form between it and twice it
+# with the experts read at twice it (safe: a smaller batch reads fewer).
+DECODE_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+grid_steps = {g: q(f"disagg_decode_step_s_at_{g}", "s", f"Decode replica: step of {g} sequences without prefill between tokens",
+                   _decode_s(g), "[pope2022] section 2") for g in DECODE_GRID}
+d_grid = q("disagg_decode_grid_batch", "sequences", "Decode replica: the largest of 1, 2, 4 ... 1024 sequences whose step meets the "
+           "per-token target (0 = none)", MAX(*(IF(grid_steps[g] <= tpot_target_s, g, 0) for g in DECODE_GRID)))
+d_top = MIN(2 * d_grid, DECODE_GRID[-1])
+d_top_w = q("disagg_decode_weights_s_at_top", "s", "Decode replica: weight read time of a step at twice the grid batch (per GPU)",
+            _weights_s(MAX(1, d_top)))
+d_closed = q("disagg_decode_batch_closed_form", "sequences", "Decode replica: largest batch within the per-token target with the "
+             "experts read at twice the grid batch (memory and compute line)", _pure_decode_batch(d_top_w))
+d_bound = q("disagg_decode_batch_bound", "sequences", "Decode replica: largest batch within the per-token target: the closed form "
+            "with the experts read at twice the grid batch (up to twice it; beyond 1,024 every expert is read), at least the grid batch",
+            IF(d_grid >= 1, MAX(d_grid, IF(d_grid >= DECODE_GRID[-1], d_closed, MIN(2 * d_grid, d_closed))), 0))
 d_batch = q("disagg_decode_batch", "sequences", "Sequences a decode replica decodes at once: the largest batch within the per-token "
             "target, at most what the KV cache holds and max_num_seqs (0 = none)",
-            MIN(MAX(FLOOR(MAX(0, d_bound)), IF(_decode_s(1) <= tpot_target_s, 1, 0)), kv_batch, I.max_num_seqs),
+            MIN(FLOOR(MAX(0, d_bound)), kv_batch, I.max_num_seqs),
             "[distserve2024] (decode without prefill interference)")
 d_step_s = q("disagg_decode_step_s", "s", "Decode replica: time per output token = the decode step of its batch (no prefill chunks "
              "between tokens)", _decode_s(MAX(1, d_batch)), "[distserve2024]; [pope2022] section 2")
