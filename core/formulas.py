@@ -1204,10 +1204,22 @@ prefill_per_seq_step = q(
     "[sarathi2024] (chunked prefill piggybacks on decode steps); the share landing between one request's tokens: " + ENGINE_FIT)
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
-own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x prefill time per token", p_tok * prefill_s_per_token)
+routed_active = q("serve_routed_expert_params_active", "params", "Routed-expert (a dense model's MLP) weights each token multiplies "
+                  "= expert layers x experts per token x one expert's weights", moe_layers * k_act * mlp_params_per_expert)
+prompt_prefill_s_per_token = q(
+    "serve_prompt_prefill_s_per_token", "s/token",
+    "Prefill time per token of one prompt: its attention and other weights but the experts on its attention group's GPUs "
+    "(n_gpus / attention_dp), the experts (a dense model's MLP) on all the replica's GPUs, + all-reduces; without attention "
+    "data parallel the same as serve_prefill_s_per_token (the replica's rate over many prompts)",
+    ((2 * (params_active - routed_active) + mixer_flops(p_tok / 2, 4)) / t_attn + 2 * routed_active / tp_inf)
+    / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1)) + ar_tok_s,
+    "[sglang_dp_attention] (each attention group prefills its own requests); [kaplan2020]")
+own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x the prefill time per token of one prompt",
+                  p_tok * prompt_prefill_s_per_token)
 queue_prefill_s_per_seq = q(
-    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill",
-    queue_share * own_prefill_s, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
+    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill "
+    "at the replica's rate (prompt x serve_prefill_s_per_token)",
+    queue_share * p_tok * prefill_s_per_token, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
 fixed_step_s = ar_fixed_s + step_overhead_s
 
 
@@ -1228,11 +1240,19 @@ def _tpot_s(batch, step=None):
     return (_decode_s(batch) if step is None else step) + MAX(0, batch - 1) * prefill_per_seq_step
 
 
+# Attention data parallel: the engine runs a prompt's prefill when the other attention groups have one too (TensorRT-LLM's
+# attention-DP balancing), so a new request waits for (attention_dp - 1) / 2 more arrivals on average; in a closed loop
+# of `batch` requests one arrives every request lifetime / batch = output x time per token / batch.
+adp_wait_share = q("serve_attention_dp_wait_arrivals", "arrivals", "Arrivals a new request waits for before its prefill with "
+                   "attention data parallel: (attention_dp - 1) / 2 (0 without)", (adp - 1) / 2, "[trtllm_attention_dp]")
+
+
 def _ttft_s(batch, step=None):
     """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
     decode steps its prefill chunks share."""
-    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq
-            + prefill_chunks * (_decode_s(batch) if step is None else step))
+    step = _decode_s(batch) if step is None else step
+    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * step
+            + adp_wait_share * o_tok * _tpot_s(batch, step) / MAX(1, batch))
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
@@ -1274,8 +1294,9 @@ q("engine_decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one seq
   "1 / engine_decode_step_s (at batch 1: 1000 / serve_tpot_ms_at_batch_1)", 1 / eng_step_s, ENGINE_FIT)
 q("engine_decode_tokens_per_s", "tokens/s", "Tokens per second a batch of `batch` sequences generates with the engine = batch / "
   "engine_decode_step_s", MAX(1, I.batch) / eng_step_s, ENGINE_FIT)
-tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1) * 1000)
-ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1) * 1000)
+step_1 = q("serve_decode_step_s_at_batch_1", "s", "Decode step of a lone request (batch 1)", _decode_s(1), "[pope2022] section 2")
+tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1, step_1) * 1000)
+ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1, step_1) * 1000)
 latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequences) whose steps meet both latency targets; 0 = none",
                   MAX(FLOOR(MAX(0, b_iter)), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
 workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",

@@ -476,6 +476,9 @@ _REFS += [
               "https://docs.nvidia.com/dynamo/latest/architecture/disagg_serving.html"),
     Reference("aiconfigurator_disagg", "NVIDIA", "AIConfigurator: aggregated against disaggregated (xPyD) serving, searched per "
               "workload and latency target (aiconfigurator cli default)", "2025", "https://github.com/ai-dynamo/aiconfigurator"),
+    Reference("trtllm_attention_dp", "NVIDIA", "TensorRT-LLM LLM API reference: AttentionDpConfig (enable_balance, "
+              "batching_wait_iters, timeout_iters: context requests wait until the attention data-parallel ranks can run them "
+              "together)", "2025", "https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html"),
     Reference("vllm_bench_serve", "vLLM project", "vllm bench serve (--max-concurrency: requests in flight; TTFT, TPOT)", "2025",
               "https://docs.vllm.ai/en/latest/cli/bench/serve.html"),
     Reference("sglang_server_args", "SGLang project", "Server Arguments (--tp-size, --max-running-requests, --chunked-prefill-size, "
