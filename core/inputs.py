@@ -481,8 +481,8 @@ INPUTS += (
     _z("interleaved_prefill_share", "fraction", 0, "Share of the other requests' prefill that lands between a request's decode "
        "steps (chunked prefill); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
 )
-LABELS.update({"serving_layout": "Serving layout (0 = choose, 1 = aggregated, 2 = disaggregated)",
-               "kv_transfer_gb_per_s": "KV transfer bandwidth per GPU (0 = the network between machines)",
+LABELS.update({"serving_layout": "Prefill and decode apart (0 = choose)",
+               "kv_transfer_gb_per_s": "KV transfer GB/s per GPU (0 = network)",
                "engine": "Serving engine", "attention_dp": "Attention data-parallel GPUs (serving)", "concurrency": "Requests in flight (0 = the serving batch)",
                "engine_step_overhead_us_per_layer": "Fixed time per decode step and layer (0 = the engine's)",
                "engine_request_overhead_ms": "Fixed time per request (0 = the engine's)",

@@ -392,7 +392,7 @@ SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"), ("Time to first token
                  ("Time per generated token", "tpot_ms", "ms"), ("Time per generated token, likely from", "tpot_ms_likely_low", "ms"),
                  ("Time per generated token, likely to", "tpot_ms_likely_high", "ms"),
                  ("Requests at once per replica", "serve_layout_batch", "sequences"),
-                 ("Prefill and decode on separate replicas (1 = yes)", "serve_disaggregated", "flag"),
+                 ("Prefill and decode apart (1 = yes)", "serve_disaggregated", "flag"),
                  ("Prefill replicas (disaggregated)", "disagg_prefill_replicas", "replicas"),
                  ("Decode replicas (disaggregated)", "disagg_decode_replicas", "replicas"),
                  ("KV cache sent per prompt (disaggregated)", "disagg_kv_transfer_ms", "ms"),
