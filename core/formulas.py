@@ -1538,13 +1538,13 @@ q("disagg_output_tokens_per_s_per_gpu", "tokens/s/GPU", "Disaggregated: generate
   "replicas in the ideal ratio at full load = output tokens / (GPUs x (1 / prefill rate + 1 / decode rate))",
   IF(AND(disagg_ok, d_rps > 0), o_tok / (I.n_gpus * (1 / p_rps + 1 / d_rps)), 0), "[distserve2024] (goodput per GPU)")
 disagg_wins = q("serve_disaggregated_wins", "flag", "1 = disaggregated serving meets the targets and either aggregated serving "
-                "does not, or it needs fewer GPUs (ties: aggregated, one kind of replica)",
-                AND(disagg_ok, OR(NOT(agg_ok), disagg_gpus < agg_gpus)),
+                "does not, or it needs at least disaggregation_min_saving_pct fewer GPUs (else aggregated: one kind of replica)",
+                AND(disagg_ok, OR(NOT(agg_ok), disagg_gpus <= agg_gpus * (1 - I.disaggregation_min_saving_pct / 100))),
                 "[aiconfigurator_disagg]; [distserve2024] (wins with long prompts under tight per-token targets)")
 used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (prefill and decode replicas apart): serving_layout 2, "
          "or serving_layout 0 and disaggregation wins", IF(EQ(I.serving_layout, 2), 1, IF(EQ(I.serving_layout, 1), 0, disagg_wins)))
 q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggregated misses the targets; 2 = disaggregated, fewer "
-  "GPUs; 3 = aggregated, disaggregated needs at least as many GPUs; 4 = aggregated, disaggregated misses the targets; 5 = set by "
+  "GPUs; 3 = aggregated, disaggregated saves fewer GPUs than disaggregation_min_saving_pct; 4 = aggregated, disaggregated misses the targets; 5 = set by "
   "serving_layout", IF(I.serving_layout > 0, 5, IF(disagg_wins, IF(NOT(agg_ok), 1, 2), IF(disagg_ok, 3, 4))))
 
 # The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.

@@ -413,28 +413,29 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             ok=not reasons, reasons=tuple(reasons), engine=str(base["engine"]),
             tpot_ms_likely=(float(r["tpot_ms_likely_low"][j]), float(r["tpot_ms_likely_high"][j])),
             ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j])),
-            **_layout_fields(r, j)))
+            **_layout_fields(r, j, float(base["disaggregation_min_saving_pct"]))))
     return options
 
 
 # why the planner kept one layout, by serve_layout_reason_code
 LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misses the targets",
                   2: "disaggregated prefill and decode: {dis} GPUs against {agg} aggregated",
-                  3: "aggregated serving: {agg} GPUs against {dis} with prefill and decode apart",
+                  3: "aggregated serving: {agg} GPUs against {dis} with prefill and decode apart which is chosen only when it saves at least {pct} %",
                   4: "aggregated serving: prefill and decode apart would miss the targets",
                   5: "{layout} serving, as set (serving_layout)"}
 
 
-def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float) -> str:
-    """The layout and why, in words, from ``serve_layout_reason_code`` and both layouts' GPUs."""
-    return LAYOUT_REASONS.get(int(code), "{layout} serving").format(agg=f"{agg_gpus:,.0f}", dis=f"{dis_gpus:,.0f}", layout=layout)
+def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:
+    """The layout and why, in words, from ``serve_layout_reason_code``, both layouts' GPUs and disaggregation_min_saving_pct."""
+    return LAYOUT_REASONS.get(int(code), "{layout} serving").format(agg=f"{agg_gpus:,.0f}", dis=f"{dis_gpus:,.0f}", layout=layout,
+                                                                    pct=f"{min_saving_pct:g}")
 
 
-def _layout_fields(r: Mapping, j: int) -> dict:
+def _layout_fields(r: Mapping, j: int, min_saving_pct: float) -> dict:
     disagg = bool(r["serve_disaggregated"][j])
     layout = "disaggregated" if disagg else "aggregated"
     reason = layout_reason_text(int(r["serve_layout_reason_code"][j]), layout, float(r["serve_aggregated_gpus"][j]),
-                                float(r["disagg_gpus"][j]))
+                                float(r["disagg_gpus"][j]), min_saving_pct)
     return {"layout": layout, "prefill_replicas": int(r["disagg_prefill_replicas"][j]) if disagg else 0,
             "decode_replicas": int(r["disagg_decode_replicas"][j]) if disagg else 0,
             "kv_transfer_ms": float(r["disagg_kv_transfer_ms"][j]), "layout_reason": reason}

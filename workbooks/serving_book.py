@@ -61,7 +61,7 @@ SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batc
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
                  "serve_load_after_server_failure", "serve_planned_utilization", "serve_layout_batch",
                  "serve_disaggregated", "disagg_prefill_replicas", "disagg_decode_replicas", "disagg_kv_transfer_ms",
-                 "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus")
+                 "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_replicas_for_load")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -101,7 +101,7 @@ def layout_xl(ref) -> str:
         out = [f'"{parts[0]}"']
         for part in parts[1:]:
             name, rest = part.split("}", 1)
-            out += [{"agg": agg, "dis": dis, "layout": layout}[name], f'"{rest}"']
+            out += [{"agg": agg, "dis": dis, "layout": layout, "pct": "disaggregation_min_saving_pct"}[name], f'"{rest}"']
         return "&".join(o for o in out if o != '""')
     moved = (f'IF({ref("serve_disaggregated")},", each prompt\'s KV cache sent in "&TEXT({ref("disagg_kv_transfer_ms")},"#,##0.0")'
              f'&" ms","")')
@@ -208,7 +208,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
             f'"{word} never beats the API at these prices")')
-    spare, after = ref("spare_replicas"), ref("serve_load_after_failure")
+    spare, after = f'({ref("serve_replicas")}-{ref("serve_replicas_for_load")})', ref("serve_load_after_failure")
     bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
     planned = ref("serve_planned_utilization")
     notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'

@@ -90,7 +90,8 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
         layout = "disaggregated" if res["serve_disaggregated"] else "aggregated"
         lay = evaluate({**given, "task": "serve"}, outputs=("serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus"))
         notes.append("Layout: " + layout_reason_text(int(lay["serve_layout_reason_code"]), layout, float(lay["serve_aggregated_gpus"]),
-                                                      float(lay["disagg_gpus"])) + " (serving_layout: 0 = choose, 1 = aggregated, 2 = disaggregated).")
+                                                      float(lay["disagg_gpus"]), float(used["disaggregation_min_saving_pct"]))
+                     + " (serving_layout: 0 = choose, 1 = aggregated, 2 = disaggregated).")
     notes.append(_plan_differs(ns, given, used, res))
     return facts, notes
 def _fits_text(res, used) -> str:
