@@ -8,10 +8,13 @@ Generative LLM Inference Using Phase Splitting", ISCA 2024, https://arxiv.org/ab
 between machines grows with the prompt); NVIDIA, AIConfigurator (https://github.com/ai-dynamo/aiconfigurator), which
 compares aggregated and disaggregated layouts per workload and latency target.
 """
+import csv
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpu_tco import core
@@ -155,9 +158,6 @@ def test_decode_replicas_without_prefill_come_closer_to_nvidias_disaggregated_me
     Apache License 2.0; tests/data/serving_points_disagg.csv, 756 points, mostly DeepSeek-V3 with NVIDIA Dynamo): the time
     per token of a decode worker is its decode step without prefill chunks.  gpu-tco's decode-only step lands closer to the
     measurements than the aggregated time per token at the same batch (measured: median ratio 1.35 against 1.71)."""
-    import csv
-    from pathlib import Path
-    import numpy as np
     with open(Path(__file__).parent / "data" / "serving_points_disagg.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) > 700
