@@ -328,3 +328,18 @@ def test_attention_data_parallel_first_token_waits_for_the_other_groups():
     # the wait: 3.5 arrivals x (1,024 tokens x TPOT) / 128 requests, on top of the rest of the first token
     wait_ms = 3.5 * 1024 * dp["load_tpot_ms"] / dp["load_running_sequences"]
     assert dp["load_ttft_ms"] > wait_ms > 0.2 * dp["load_ttft_ms"]
+
+
+@pytest.mark.slow
+def test_engines_without_measurements_carry_the_leave_one_engine_out_first_token_spread(fitted_points):
+    """An engine with no measured points (llama.cpp, transformers) is in the position of an engine left out of the fit:
+    its first-token range is at least as wide as the fitted engines' median measured / modelled when each is left out."""
+    out = sc.leave_one_out(fitted_points, "engine", sc.shipped_factors(), iterations=sc.LOO_ITERATIONS)
+    measured_over_modelled = [1 / s["ttft_median_ratio"] for s in out.values()]
+    assert max(measured_over_modelled) / min(measured_over_modelled) > 3  # the spread is real: engines schedule prompts differently
+    engines = core.catalog.tables()["engines"]
+    for name in ("llamacpp", "transformers"):
+        row = engines.row(name)
+        for kind in ("dense", "moe"):
+            assert float(row[f"ttft_low_{kind}"]) <= min(measured_over_modelled) * 1.05
+            assert float(row[f"ttft_high_{kind}"]) >= max(measured_over_modelled) * 0.95
