@@ -173,3 +173,21 @@ def test_decode_replicas_without_prefill_come_closer_to_nvidias_disaggregated_me
     assert abs(np.log(np.median(decode_only))) < abs(np.log(np.median(aggregated)))
     assert np.mean(np.abs(decode_only - 1) <= 0.3) > np.mean(np.abs(aggregated - 1) <= 0.3)
     assert 0.7 <= np.median(decode_only) <= 1.5
+
+
+def test_the_form_answers_with_the_layout():
+    """The form's serving mode: the headline is core's sentence with the layout, and its key figures say prefill and
+    decode apart, with the replicas of each kind and the KV transfer."""
+    from gpu_tco.gui import model
+    state = model.FormState()
+    for name, value in (("task", "serve"), ("model", "Llama-3-70B"), ("requests_per_s", 20), ("prompt_tokens", 8000),
+                        ("output_tokens", 500), ("ttft_slo_ms", 3000), ("tpot_slo_ms", 25)):
+        assert state.set_value(name, value) is None, name
+    state.gpus = ["H100-SXM"]
+    answer = model.compute(state)
+    rec = answer["recommended"]
+    assert rec.layout == "disaggregated" and "layout: disaggregated prefill and decode" in answer["headline"]
+    figures = {f.quantity: f.value for f in answer["figures"]}
+    assert figures["serve_disaggregated"] == 1
+    assert figures["disagg_prefill_replicas"] == rec.prefill_replicas and figures["disagg_decode_replicas"] == rec.decode_replicas
+    assert figures["disagg_kv_transfer_ms"] == pytest.approx(rec.kv_transfer_ms)
