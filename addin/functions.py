@@ -683,7 +683,8 @@ SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "rep
               "usd_per_mtok_input", "usd_per_mtok_output", "usd_per_month", "ok", "reasons",
               "servers", "server_gpus", "load_fraction", "ttft_queue_wait_ms", "ttft_at_load_ms", "spare_replicas",
               "single_failure_stops", "accuracy_effect", "engine", "ttft_ms_likely_low", "ttft_ms_likely_high",
-              "tpot_ms_likely_low", "tpot_ms_likely_high", "launch_command", "recommendation")
+              "tpot_ms_likely_low", "tpot_ms_likely_high", "launch_command", "layout", "prefill_replicas", "decode_replicas",
+              "kv_transfer_ms", "recommendation")
 
 
 def _serve_plan(named: dict):
@@ -710,6 +711,8 @@ def _serve_plan(named: dict):
                      o.accuracy_effect if o.weights_bits < 8 else "", o.engine,
                      *(_cell_number(v) for v in (*o.ttft_ms_likely, *o.tpot_ms_likely)),
                      result["launch"][0]["command"] if o is lead_option(result) and result["launch"] else "",
+                     o.layout, o.prefill_replicas, o.decode_replicas,
+                     _cell_number(o.kv_transfer_ms) if o.layout == "disaggregated" else "",
                      result["recommendation"] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no setup meets the targets; GPU_SERVE_PLAN(...,0) lists all with why"] + [""] * (len(SERVE_HEAD) - 1))
@@ -849,7 +852,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "with top, the ranked setups (servers, load, queued first token, ranges, USD per Mtok, launch "
              "command); engine: vllm (default), sglang, trtllm, llamacpp, transformers",
              ("model", "requests_per_s", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms", "api_model",
-              "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits", "engine"),
+              "hours_per_day", "gpu", "serve_top", "target_utilization", "spare_replicas", "min_weight_bits", "engine",
+              "serving_layout"),
              special=_serve_plan),
     Function("GPU_SPEC", "A field of a GPU from the catalog, e.g. memory_gib (default), bf16_dense_tflops, tdp_w, purchase_usd.",
              ("gpu", "field"), special=_spec("gpus", "gpu", "memory_gib")),

@@ -281,9 +281,10 @@ def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, mi
 @xw.arg('spare_replicas', ndim=2, doc="Replicas kept beyond what the demand needs at the target utilization, so that one failed or restarting replica (a GPU, a driver or engine update) leaves the demand served; 0 = none (the answer says what one server's failure does) [replicas]. Default 1")
 @xw.arg('min_weight_bits', ndim=2, doc='Lowest weight bit width the planner may choose (8 = bf16, fp8 and int8 only; 4 allows 4-bit formats such as nvfp4 and AWQ, whose accuracy cost the answer names) [bits]. Default 8')
 @xw.arg('engine', ndim=2, doc='Serving engine: vllm, sglang, trtllm (TensorRT-LLM), llamacpp (llama.cpp), transformers (Hugging Face generate, eager); its calibrated per-step and per-request overheads and efficiencies. Default vllm')
-def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, target_utilization=None, spare_replicas=None, min_weight_bits=None, engine=None):
+@xw.arg('serving_layout', ndim=2, doc='Serving layout: 0 = the planner compares aggregated serving (each replica prefills and decodes) with disaggregated serving (separate prefill and decode replicas, the KV cache sent between them) and keeps the one needing fewer GPUs within the targets; 1 = ')
+def GPU_SERVE_PLAN(model=None, requests_per_s=None, prompt_tokens=None, output_tokens=None, ttft_slo_ms=None, tpot_slo_ms=None, api_model=None, hours_per_day=None, gpu=None, top=None, target_utilization=None, spare_replicas=None, min_weight_bits=None, engine=None, serving_layout=None):
     'Serving a model at a demand within latency targets: rent, buy or the API, in one cell; with top, the ranked setups (servers, load, queued first token, ranges, USD per Mtok, launch command); engine: vllm (default), sglang, trtllm, llamacpp, transformers'
-    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, target_utilization, spare_replicas, min_weight_bits, engine)
+    return _call('GPU_SERVE_PLAN', model, requests_per_s, prompt_tokens, output_tokens, ttft_slo_ms, tpot_slo_ms, api_model, hours_per_day, gpu, top, target_utilization, spare_replicas, min_weight_bits, engine, serving_layout)
 
 
 @xw.func(category='GPU TCO')

@@ -116,6 +116,8 @@ _ON_FIRST_USE = {
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
     "serve_option_notes": ("serving", "serve_option_notes"),
     "SERVES_NOTHING": ("serving", "SERVES_NOTHING"),
+    "layout_reason_text": ("serving", "layout_reason_text"),
+    "SERVING_LAYOUT_REASONS": ("serving", "LAYOUT_REASONS"),
     "weight_accuracy_effect": ("serving", "accuracy_effect"),
     "ancestors": ("codegen", "ancestors"),
 }
@@ -148,7 +150,7 @@ __all__ = [
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
-    "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "weight_accuracy_effect", "ancestors",
+    "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "layout_reason_text", "SERVING_LAYOUT_REASONS", "weight_accuracy_effect", "ancestors",
 ]
 
 

@@ -40,6 +40,7 @@ AUTO_BASIS = {
     "api_usd_per_mtok_output": "the price of the API compared with (api_model)",
     "pipeline_microbatches": "8 x pipeline_parallel with pipelining, else 1",
     "concurrency": "the serving batch",
+    "kv_transfer_gb_per_s": "the network between machines",
     **{name: "the serving engine's, calibrated" for name in (
         "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor", "engine_compute_factor",
         "grouped_gemm_efficiency", "prefill_queue_share", "interleaved_prefill_share")},

@@ -854,7 +854,8 @@ def _serving_columns(rows: list, factors: dict | None) -> dict:
     cols: dict = {}
     for m in rows:
         given = {k: v for k, v in m.inputs.items() if k not in SERVING_SETTINGS or k in ("prompt_tokens", "output_tokens")}
-        given.update(ttft_slo_ms=0, tpot_slo_ms=0, requests_per_s=1.0, monthly_mtok=0, engine=engine_of(m.framework))
+        given.update(ttft_slo_ms=0, tpot_slo_ms=0, requests_per_s=1.0, monthly_mtok=0, engine=engine_of(m.framework),
+                     serving_layout=1)  # the published runs are aggregated: one engine prefills and decodes
         if m.kind in SERVING_KINDS:
             given.pop("batch", None)
             given["max_num_seqs"] = int(m.inputs["batch"]) if "batch" in m.inputs else _engine_max_seqs(m)

@@ -1204,10 +1204,22 @@ prefill_per_seq_step = q(
     "[sarathi2024] (chunked prefill piggybacks on decode steps); the share landing between one request's tokens: " + ENGINE_FIT)
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
-own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x prefill time per token", p_tok * prefill_s_per_token)
+routed_active = q("serve_routed_expert_params_active", "params", "Routed-expert (a dense model's MLP) weights each token multiplies "
+                  "= expert layers x experts per token x one expert's weights", moe_layers * k_act * mlp_params_per_expert)
+prompt_prefill_s_per_token = q(
+    "serve_prompt_prefill_s_per_token", "s/token",
+    "Prefill time per token of one prompt: its attention and other weights but the experts on its attention group's GPUs "
+    "(n_gpus / attention_dp), the experts (a dense model's MLP) on all the replica's GPUs, + all-reduces; without attention "
+    "data parallel the same as serve_prefill_s_per_token (the replica's rate over many prompts)",
+    ((2 * (params_active - routed_active) + mixer_flops(p_tok / 2, 4)) / t_attn + 2 * routed_active / tp_inf)
+    / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1)) + ar_tok_s,
+    "[sglang_dp_attention] (each attention group prefills its own requests); [kaplan2020]")
+own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x the prefill time per token of one prompt",
+                  p_tok * prompt_prefill_s_per_token)
 queue_prefill_s_per_seq = q(
-    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill",
-    queue_share * own_prefill_s, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
+    "serve_queue_prefill_s_per_seq", "s", "First-token wait each other in-flight request adds: the queue share of its prompt's prefill "
+    "at the replica's rate (prompt x serve_prefill_s_per_token)",
+    queue_share * p_tok * prefill_s_per_token, "closed loop: requests arriving together queue for the prefill ([sarathi2024] section 2); " + ENGINE_FIT)
 fixed_step_s = ar_fixed_s + step_overhead_s
 
 
@@ -1228,11 +1240,19 @@ def _tpot_s(batch, step=None):
     return (_decode_s(batch) if step is None else step) + MAX(0, batch - 1) * prefill_per_seq_step
 
 
+# Attention data parallel: the engine runs a prompt's prefill when the other attention groups have one too (TensorRT-LLM's
+# attention-DP balancing), so a new request waits for (attention_dp - 1) / 2 more arrivals on average; in a closed loop
+# of `batch` requests one arrives every request lifetime / batch = output x time per token / batch.
+adp_wait_share = q("serve_attention_dp_wait_arrivals", "arrivals", "Arrivals a new request waits for before its prefill with "
+                   "attention data parallel: (attention_dp - 1) / 2 (0 without)", (adp - 1) / 2, "[trtllm_attention_dp]")
+
+
 def _ttft_s(batch, step=None):
     """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
     decode steps its prefill chunks share."""
-    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq
-            + prefill_chunks * (_decode_s(batch) if step is None else step))
+    step = _decode_s(batch) if step is None else step
+    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * step
+            + adp_wait_share * o_tok * _tpot_s(batch, step) / MAX(1, batch))
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
@@ -1266,8 +1286,17 @@ for _i in (2, 3, 4):
     b_iter = q(f"serve_batch_bound_{_i}", "sequences",
                f"Largest batch within the targets with the experts read at bound {_i - 1} ({'a safe batch' if _i % 2 == 0 else 'an upper bound'}; "
                "dense models: the same as bound 1)", _largest_batch(w_s))
-tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1) * 1000)
-ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1) * 1000)
+eng_step_s = q("engine_decode_step_s", "s", "Decode step of `batch` sequences as the serving engine runs it: the serving model's "
+               "step (weights and experts at the engine's efficiency, each sequence's KV for prompt + half the output, "
+               "all-reduces, the engine's fixed time per step), without prefill between tokens", _decode_s(MAX(1, I.batch)),
+               "[pope2022] section 2; " + ENGINE_FIT)
+q("engine_decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence in a batch of `batch` with the engine = "
+  "1 / engine_decode_step_s (at batch 1: 1000 / serve_tpot_ms_at_batch_1)", 1 / eng_step_s, ENGINE_FIT)
+q("engine_decode_tokens_per_s", "tokens/s", "Tokens per second a batch of `batch` sequences generates with the engine = batch / "
+  "engine_decode_step_s", MAX(1, I.batch) / eng_step_s, ENGINE_FIT)
+step_1 = q("serve_decode_step_s_at_batch_1", "s", "Decode step of a lone request (batch 1)", _decode_s(1), "[pope2022] section 2")
+tpot_1 = q("serve_tpot_ms_at_batch_1", "ms", "Time per output token of a lone request (batch 1), milliseconds", _tpot_s(1, step_1) * 1000)
+ttft_1 = q("serve_ttft_ms_at_batch_1", "ms", "Time to the first token of a lone request (batch 1), milliseconds", _ttft_s(1, step_1) * 1000)
 latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequences) whose steps meet both latency targets; 0 = none",
                   MAX(FLOOR(MAX(0, b_iter)), IF(AND(tpot_1 / 1000 <= tpot_target_s, ttft_1 / 1000 <= ttft_target_s), 1, 0)))
 workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",
@@ -1291,11 +1320,12 @@ meets_tpot = q("serve_meets_tpot", "flag", "1 = a batch of one meets the per-tok
 meets_ttft = q("serve_meets_ttft", "flag", "1 = a batch of one meets the first-token target (no target: 1)", ttft_1 / 1000 <= ttft_target_s)
 tpot_s = q("serve_tpot_s", "s", "Time per generated token at the serving batch: decode step + the prefill it carries", _tpot_s(b_run, serve_step_s),
            "[sarathi2024]; [pope2022]")
-q("tpot_ms", "ms", "Time per output token at full load (the serving batch), milliseconds", tpot_s * 1000)
+q("serve_aggregated_tpot_ms", "ms", "Aggregated serving (each replica prefills and decodes): time per output token at full load "
+  "(the serving batch), milliseconds", tpot_s * 1000)
 ttft_s = q("serve_ttft_s", "s", "Time to the first token at the serving batch, closed loop: request overhead + own prefill + the queue "
            "share of the other prompts + the decode steps the prompt's chunks share", _ttft_s(b_run, serve_step_s), "[sarathi2024] (chunked prefill)")
-q("ttft_ms", "ms", "Time to the first token at full load, closed loop (the batch's other prompts counted; no open-loop wait), milliseconds",
-  ttft_s * 1000, "[sarathi2024] (chunked prefill)")
+q("serve_aggregated_ttft_ms", "ms", "Aggregated serving: time to the first token at full load, closed loop (the batch's other "
+  "prompts counted; no open-loop wait), milliseconds", ttft_s * 1000, "[sarathi2024] (chunked prefill)")
 q("serve_experts_read_per_layer", "experts", "Routed experts a step of the serving batch reads per expert layer, expected", experts_read(b_run))
 # Likely ranges: the 10th-90th percentile of measured / modelled over the engine's calibration points of this model kind
 # (dense or mixture-of-experts), engines catalog columns tpot_low_dense ... ttft_high_moe.
@@ -1307,14 +1337,6 @@ def _band(quantity: str, side: str):
 
 
 BAND_SOURCE = "10th-90th percentile of measured / modelled on the engine's calibration points of this model kind ([aiconfigurator_silicon])"
-q("tpot_ms_likely_low", "ms", "Time per output token at full load, low end of the likely range = tpot_ms x the engine's low factor",
-  tpot_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
-q("tpot_ms_likely_high", "ms", "Time per output token at full load, high end of the likely range = tpot_ms x the engine's high factor",
-  tpot_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
-q("ttft_ms_likely_low", "ms", "Time to the first token at full load, low end of the likely range", ttft_s * 1000 * _band("ttft", "low"),
-  BAND_SOURCE)
-q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end of the likely range", ttft_s * 1000 * _band("ttft", "high"),
-  BAND_SOURCE)
 # Closed-loop load as benchmarks run it: `concurrency` requests in flight, each sent again as soon as it ends.
 conc = q("serve_concurrency", "sequences", "Requests in flight: concurrency, or the serving batch when 0", IF(I.concurrency > 0, I.concurrency, b_run))
 running = q("load_running_sequences", "sequences", "Requests the engine runs at once at the concurrency: all of them, or as many as "
@@ -1344,10 +1366,10 @@ q("load_output_tokens_per_s_per_gpu", "tokens/s/GPU",
   "Generated tokens per second per GPU at the concurrency, closed loop = concurrency x output tokens / (first token + (output - 1) x "
   "time per token) / GPUs", conc * o_tok / (load_ttft_s + MAX(0, o_tok - 1) * load_tpot_s) / I.n_gpus,
   "Little's law: concurrency = rate x time in the system")
-replica_rps = q("serve_replica_requests_per_s", "requests/s",
-                "Requests per second one replica sustains within the targets = batch / (output tokens x time per token); 0 = none",
-                IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0), "Little's law: concurrency = rate x time in the system")
-q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", replica_rps * o_tok)
+replica_rps = q("serve_aggregated_replica_requests_per_s", "requests/s",
+                "Aggregated serving: requests per second one replica sustains within the targets = batch / (output tokens x time "
+                "per token); 0 = none", IF(serve_batch >= 1, serve_batch / (o_tok * tpot_s), 0),
+                "Little's law: concurrency = rate x time in the system")
 # The queues before the first token (below: serve_slot_wait_ms, serve_prefill_wait_ms), as functions of a replica's load.
 slot_s = q("serve_slot_hold_s", "s", "Time a request holds its sequence slot = output tokens x time per token", o_tok * tpot_s)
 slots = MAX(1, serve_batch)
@@ -1373,7 +1395,7 @@ def _wait_at_s(u):
 # The utilization planned: the target, or lower when the queueing wait at the target would push the first token past
 # its target (a smaller batch queues longer): the first of target x 1, 3/4, 1/2, 1/4 whose wait fits.
 wait_budget_s = q("serve_queue_budget_s", "s", "Queueing the first-token target leaves = target - service time (ttft_ms)",
-                  ttft_target_s - Ref("ttft_ms") / 1000)
+                  ttft_target_s - ttft_s)
 UTILIZATION_STEPS = (1, 0.75, 0.5, 0.25)
 waits = {step: q(f"serve_queue_wait_s_at_{round(step * 100)}pct", "s",
                  f"Queueing wait of a replica run at {round(step * 100)} % of target_utilization (slot + prefill)",
@@ -1386,23 +1408,174 @@ planned_u = q("serve_planned_utilization", "fraction",
               "Utilization the replicas are planned at: target_utilization, or the first of 3/4, 1/2 and 1/4 of it at which the "
               "queueing wait keeps the first token within its target (the target when none does)",
               planned_u, "[kingman1961]; [sakasegawa1977]; [kleinrock1975] chapter 5")
-replicas_for_load = q(
-    "serve_replicas_for_load", "replicas",
-    "Replicas that carry the demand at the planned utilization = demand / (one replica's requests per second x "
+agg_replicas_for_load = q(
+    "serve_aggregated_replicas_for_load", "replicas",
+    "Aggregated serving: replicas that carry the demand at the planned utilization = demand / (one replica's requests per second x "
     "serve_planned_utilization), rounded up (0 = none serves it)",
     IF(replica_rps > 0, CEILING(serve_rps / (replica_rps * planned_u)), 0),
     "[kingman1961] (a queue's wait grows as load / (1 - load): capacity is planned below full load)")
-replicas = q("serve_replicas", "replicas", "Replicas of the deployment = those carrying the demand at the target utilization "
-             "+ spare_replicas (0 = none serves it)",
-             IF(replica_rps > 0, replicas_for_load + I.spare_replicas, 0), "[sre_book2016] chapter 18 (N + 1, N + 2 redundancy)")
+agg_replicas = q("serve_aggregated_replicas", "replicas", "Aggregated serving: replicas of the deployment = those carrying the "
+                 "demand at the planned utilization + spare_replicas (0 = none serves it)",
+                 IF(replica_rps > 0, agg_replicas_for_load + I.spare_replicas, 0), "[sre_book2016] chapter 18 (N + 1, N + 2 redundancy)")
+agg_load = q("serve_aggregated_load_fraction", "fraction", "Aggregated serving: share of the replicas' capacity the demand uses",
+             IF(agg_replicas > 0, serve_rps / (agg_replicas * replica_rps), 0))
+agg_wait_s = q("serve_aggregated_queue_wait_s", "s", "Aggregated serving: wait before a request's prefill starts at its load "
+               "(a free sequence slot, M/M/c, + the prefill of the prompts ahead, M/D/1)", _wait_at_s(agg_load),
+               "[sakasegawa1977]; [kleinrock1975] chapter 5")
+agg_ok = q("serve_aggregated_ok", "flag", "1 = aggregated serving fits, runs a batch of at least one within both targets and its "
+           "first token, queueing included, meets its target", AND(kv_batch >= 1, serve_batch >= 1, ttft_s + agg_wait_s <= ttft_target_s))
+agg_gpus = q("serve_aggregated_gpus", "GPUs", "Aggregated serving: GPUs of the deployment = replicas x n_gpus", agg_replicas * I.n_gpus)
+
+# Disaggregated prefill and decode ([distserve2024], [splitwise2024], [dynamo_disagg]): prefill replicas only prefill
+# prompts (no decode steps beside them), decode replicas only decode (no prefill chunks between tokens), and each prompt's
+# KV cache travels from its prefill replica to a decode replica over kv_transfer_gb_per_s per GPU (the network between
+# machines by default).  Both pools use the option's GPU, GPUs per replica and weight format; the prefill pool is an M/D/1
+# queue per replica, planned at the utilization whose wait keeps the first token within its target (closed form:
+# rho D / (2 (1 - rho)) <= budget  <=>  rho <= 2 budget / (D + 2 budget)); the decode pool at target_utilization with the
+# largest batch whose step meets the per-token target.  Each pool keeps spare_replicas of its own.
+kv_link = q("disagg_kv_link_gb_per_s", "GB/s", "Bandwidth per GPU carrying the KV cache from prefill to decode replicas: "
+            "kv_transfer_gb_per_s, else the network between machines", IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, inter_gb_per_s),
+            "[dynamo_disagg] (NIXL over RDMA); [splitwise2024] (KV cache over InfiniBand)")
+kv_xfer_bytes = q("disagg_kv_transfer_bytes_per_gpu", "bytes", "KV cache of one prompt each GPU of a decode replica receives = "
+                  "prompt tokens x KV bytes per token (sliding layers capped at the window) / the GPUs it is split over + the "
+                  "fixed-size state per GPU", _windowed(p_tok) * kv_bytes_per_token / kv_split_attn + state_bytes_per_seq / tp_inf,
+                  "[distserve2024] section 4 (KV transfer between phases)")
+kv_xfer_s = q("disagg_kv_transfer_s", "s", "Time to send one prompt's KV cache from its prefill replica to a decode replica = bytes "
+              "per GPU / (link x collective_efficiency) + one transfer latency (allreduce_latency_us); each GPU sends its own share",
+              kv_xfer_bytes / (kv_link * 1e9 * I.collective_efficiency) + I.allreduce_latency_us * 1e-6,
+              "[distserve2024] section 4; [splitwise2024] section 4")
+q("disagg_kv_transfer_ms", "ms", "Time to send one prompt's KV cache to its decode replica, milliseconds", kv_xfer_s * 1000)
+p_forward_s = q("disagg_prefill_service_s", "s", "Prefill replica: one prompt's prefill with no decode beside it = prompt x prefill "
+                "time per token + chunks x the engine's fixed time of a step", own_prefill_s + prefill_chunks * fixed_step_s,
+                "[distserve2024] (no decode interference)")
+p_rps = q("disagg_prefill_replica_requests_per_s", "requests/s", "Prompts per second one prefill replica prefills at full load",
+          1 / p_forward_s)
+ttft_d_s = q("disagg_ttft_service_s", "s", "Disaggregated: time to the first token without queueing = request overhead + the "
+             "prompt's prefill on a prefill replica + the KV transfer", request_overhead_s + p_forward_s + kv_xfer_s,
+             "[distserve2024]; [dynamo_disagg]")
+p_budget_s = (ttft_target_s - ttft_d_s) / 2  # half the queueing budget for the prefill wait, the rest for a decode slot
+p_util = q("disagg_prefill_planned_utilization", "fraction", "Load the prefill replicas are planned at: target_utilization, or "
+           "lower so that the M/D/1 wait rho D / (2 (1 - rho)) stays within half the first token's queueing budget (rho = 2 "
+           "budget / (D + 2 budget)); 0 = the target cannot be met", MIN(I.target_utilization, MAX(0, 2 * p_budget_s / (p_forward_s + 2 * p_budget_s))),
+           "[kleinrock1975] chapter 5 (M/D/1)")
+p_load_reps = q("disagg_prefill_replicas_for_load", "replicas", "Prefill replicas carrying the demand = demand / (prompts per second "
+                "of one x its planned load), rounded up (0 = none meets the first-token target)",
+                IF(p_util > 0.001, CEILING(serve_rps / (p_rps * p_util)), 0), "[distserve2024] section 4 (replicas per phase)")
+p_rho = IF(p_load_reps > 0, serve_rps / (p_load_reps * p_rps), 1)
+p_wait_s = q("disagg_prefill_wait_s", "s", "Mean wait for a prefill replica at its load, M/D/1 (Pollaczek-Khinchine)",
+             IF(p_rho < 1, p_rho * p_forward_s / (2 * (1 - p_rho)), NO_TARGET_S), "[kleinrock1975] chapter 5")
+
+
+def _pure_decode_batch(weights_s):
+    """Largest batch whose decode step alone (no prefill between tokens) meets the per-token target, memory and compute line."""
+    return MIN((tpot_target_s - weights_s - fixed_step_s) / (kv_read_s_per_seq + ar_tok_s),
+               (tpot_target_s - fixed_step_s) / (compute_s_per_seq + ar_tok_s))
+
+
+# The largest batch within the per-token target: the largest power of two whose step meets it (a mixture-of-experts step
+# reads more experts as the batch grows, so the step is tried at each), then the closed form between it and twice it
+# with the experts read at twice it (safe: a smaller batch reads fewer).
+DECODE_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+grid_steps = {g: q(f"disagg_decode_step_s_at_{g}", "s", f"Decode replica: step of {g} sequences without prefill between tokens",
+                   _decode_s(g), "[pope2022] section 2") for g in DECODE_GRID}
+d_grid = q("disagg_decode_grid_batch", "sequences", "Decode replica: the largest of 1, 2, 4 ... 1024 sequences whose step meets the "
+           "per-token target (0 = none)", MAX(*(IF(grid_steps[g] <= tpot_target_s, g, 0) for g in DECODE_GRID)))
+d_top = MIN(2 * d_grid, DECODE_GRID[-1])
+d_top_w = q("disagg_decode_weights_s_at_top", "s", "Decode replica: weight read time of a step at twice the grid batch (per GPU)",
+            _weights_s(MAX(1, d_top)))
+d_closed = q("disagg_decode_batch_closed_form", "sequences", "Decode replica: largest batch within the per-token target with the "
+             "experts read at twice the grid batch (memory and compute line)", _pure_decode_batch(d_top_w))
+d_bound = q("disagg_decode_batch_bound", "sequences", "Decode replica: largest batch within the per-token target: the closed form "
+            "with the experts read at twice the grid batch (up to twice it; beyond 1,024 every expert is read), at least the grid batch",
+            IF(d_grid >= 1, MAX(d_grid, IF(d_grid >= DECODE_GRID[-1], d_closed, MIN(2 * d_grid, d_closed))), 0))
+d_batch = q("disagg_decode_batch", "sequences", "Sequences a decode replica decodes at once: the largest batch within the per-token "
+            "target, at most what the KV cache holds and max_num_seqs (0 = none)",
+            MIN(FLOOR(MAX(0, d_bound)), kv_batch, I.max_num_seqs),
+            "[distserve2024] (decode without prefill interference)")
+d_step_s = q("disagg_decode_step_s", "s", "Decode replica: time per output token = the decode step of its batch (no prefill chunks "
+             "between tokens)", _decode_s(MAX(1, d_batch)), "[distserve2024]; [pope2022] section 2")
+d_rps = q("disagg_decode_replica_requests_per_s", "requests/s", "Requests per second one decode replica sustains = batch / (output "
+          "tokens x time per token); 0 = none", IF(d_batch >= 1, d_batch / (o_tok * d_step_s), 0), "Little's law")
+d_slots = MAX(1, d_batch)
+
+
+def _decode_slot_wait_s(u):
+    """Mean wait for a free slot on a decode replica at load ``u``: M/M/c, Sakasegawa (1e9 s at u >= 1)."""
+    return IF(u < 1, o_tok * d_step_s * u ** (SQRT(2 * (d_slots + 1)) - 1) / (d_slots * (1 - u)), NO_TARGET_S)
+
+
+d_budget_s = ttft_target_s - ttft_d_s - p_wait_s
+d_budget_s = q("disagg_decode_wait_budget_s", "s", "Wait for a decode slot the first-token target leaves = target - service - "
+               "prefill wait", d_budget_s)
+d_waits = {step: q(f"disagg_decode_wait_s_at_{round(step * 100)}pct", "s", f"Decode replicas: wait for a sequence slot at "
+                   f"{round(step * 100)} % of target_utilization (M/M/c, Sakasegawa)", _decode_slot_wait_s(I.target_utilization * step),
+                   "[sakasegawa1977]") for step in UTILIZATION_STEPS}
+d_util = I.target_utilization
+for _step in reversed(UTILIZATION_STEPS):
+    d_util = IF(d_waits[_step] <= d_budget_s, I.target_utilization * _step, d_util)
+d_util = q("disagg_decode_planned_utilization", "fraction", "Load the decode replicas are planned at: target_utilization, or the "
+           "first of 3/4, 1/2 and 1/4 of it whose wait for a sequence slot fits what the first-token target leaves",
+           d_util, "[sakasegawa1977]; [kingman1961]")
+d_load_reps = q("disagg_decode_replicas_for_load", "replicas", "Decode replicas carrying the demand at their planned utilization, "
+                "rounded up", IF(d_rps > 0, CEILING(serve_rps / (d_rps * d_util)), 0), "[kingman1961]")
+d_rho = IF(d_load_reps > 0, serve_rps / (d_load_reps * d_rps), 1)
+d_wait_s = q("disagg_decode_slot_wait_s", "s", "Mean wait for a free sequence slot on a decode replica at its load, M/M/c "
+             "(Sakasegawa)", _decode_slot_wait_s(d_rho), "[sakasegawa1977]")
+d_ttft_load_s = q("disagg_ttft_at_load_s", "s", "Disaggregated: time to the first token at the planned load = service + the "
+                  "prefill wait + the decode slot wait", ttft_d_s + p_wait_s + d_wait_s)
+p_reps = q("disagg_prefill_replicas", "replicas", "Prefill replicas = those carrying the demand + spare_replicas (0 = none serves it)",
+           IF(p_load_reps > 0, p_load_reps + I.spare_replicas, 0), "[sre_book2016] chapter 18")
+d_reps = q("disagg_decode_replicas", "replicas", "Decode replicas = those carrying the demand + spare_replicas (0 = none serves it)",
+           IF(d_load_reps > 0, d_load_reps + I.spare_replicas, 0), "[sre_book2016] chapter 18")
+disagg_gpus = q("disagg_gpus", "GPUs", "Disaggregated: GPUs of the deployment = (prefill + decode replicas) x n_gpus",
+                (p_reps + d_reps) * I.n_gpus)
+disagg_ok = q("disagg_ok", "flag", "1 = disaggregated serving fits, its decode replicas run a batch of at least one within the "
+              "per-token target and its first token, KV transfer and queueing included, meets its target",
+              AND(kv_batch >= 1, d_batch >= 1, p_load_reps >= 1, d_step_s <= tpot_target_s, d_ttft_load_s <= ttft_target_s))
+q("serve_aggregated_output_tokens_per_s_per_gpu", "tokens/s/GPU", "Aggregated serving: generated tokens per second per GPU of one "
+  "replica at full load within the targets", replica_rps * o_tok / I.n_gpus, "Little's law")
+q("disagg_output_tokens_per_s_per_gpu", "tokens/s/GPU", "Disaggregated: generated tokens per second per GPU of prefill and decode "
+  "replicas in the ideal ratio at full load = output tokens / (GPUs x (1 / prefill rate + 1 / decode rate))",
+  IF(AND(disagg_ok, d_rps > 0), o_tok / (I.n_gpus * (1 / p_rps + 1 / d_rps)), 0), "[distserve2024] (goodput per GPU)")
+disagg_wins = q("serve_disaggregated_wins", "flag", "1 = disaggregated serving meets the targets and either aggregated serving "
+                "does not, or it needs at least disaggregation_min_saving_pct fewer GPUs (else aggregated: one kind of replica)",
+                AND(disagg_ok, OR(NOT(agg_ok), disagg_gpus <= agg_gpus * (1 - I.disaggregation_min_saving_pct / 100))),
+                "[aiconfigurator_disagg]; [distserve2024] (wins with long prompts under tight per-token targets)")
+used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (prefill and decode replicas apart): serving_layout 2, "
+         "or serving_layout 0 and disaggregation wins", IF(EQ(I.serving_layout, 2), 1, IF(EQ(I.serving_layout, 1), 0, disagg_wins)))
+q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggregated misses the targets; 2 = disaggregated, fewer "
+  "GPUs; 3 = aggregated, disaggregated saves fewer GPUs than disaggregation_min_saving_pct; 4 = aggregated, disaggregated misses the targets; 5 = set by "
+  "serving_layout", IF(I.serving_layout > 0, 5, IF(disagg_wins, IF(NOT(agg_ok), 1, 2), IF(disagg_ok, 3, 4))))
+
+# The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.
+replicas_for_load = q("serve_replicas_for_load", "replicas", "Replicas that carry the demand at the planned utilization: aggregated "
+                      "replicas, or prefill + decode replicas when disaggregated (0 = none serves it)",
+                      IF(used, p_load_reps + d_load_reps, agg_replicas_for_load), "[kingman1961]")
+replicas = q("serve_replicas", "replicas", "Replicas of the deployment = those carrying the demand + spare_replicas (one per pool "
+             "when disaggregated; 0 = none serves it)", IF(used, IF(AND(p_reps > 0, d_reps > 0), p_reps + d_reps, 0), agg_replicas),
+             "[sre_book2016] chapter 18 (N + 1, N + 2 redundancy)")
+rps_used = q("serve_replica_requests_per_s", "requests/s", "Requests per second one replica sustains within the targets: "
+             "aggregated, or for disaggregated serving the rate per replica of prefill and decode replicas in the ideal ratio "
+             "= 1 / (1 / prefill rate + 1 / decode rate); 0 = none",
+             IF(used, IF(AND(p_rps > 0, d_rps > 0), 1 / (1 / p_rps + 1 / d_rps), 0), replica_rps), "Little's law")
+q("serve_replica_output_tokens_per_s", "tokens/s", "Generated tokens per second of one replica at full load", rps_used * o_tok)
 q("serve_gpus", "GPUs", "GPUs of the deployment = replicas x n_gpus", replicas * I.n_gpus)
-load = q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses (all replicas running)",
-         IF(replicas > 0, serve_rps / (replicas * replica_rps), 0))
+load = q("serve_load_fraction", "fraction", "Share of the deployment's capacity the demand uses (all replicas running; "
+         "disaggregated: the busier pool)",
+         IF(used, IF(AND(p_reps > 0, d_reps > 0), MAX(serve_rps / (p_reps * p_rps), serve_rps / (d_reps * d_rps)), 0), agg_load))
+
+
+def _after_loss(lost):
+    """Disaggregated: the busier pool's load with ``lost`` replicas of that pool down (1e9 when a pool would be empty)."""
+    return MAX(IF(p_reps > lost, serve_rps / ((p_reps - lost) * p_rps), 1e9), IF(d_reps > lost, serve_rps / ((d_reps - lost) * d_rps), 1e9))
+
+
 q("serve_load_after_failure", "fraction", "Share of the capacity the demand uses with one replica down (> 1: the rest cannot "
-  "carry it; 1e9 with a single replica: nothing is left)",
-  IF(replicas > 1, serve_rps / ((replicas - 1) * replica_rps), 1e9))
+  "carry it; 1e9 with a single replica: nothing is left; disaggregated: one replica of the busier pool)",
+  IF(used, _after_loss(1), IF(replicas > 1, serve_rps / ((replicas - 1) * replica_rps), 1e9)))
 q("serve_single_failure_stops", "flag", "1 = one failed replica stops or overloads the service: a single replica, or the "
-  "others cannot carry the demand", OR(replicas <= 1, serve_rps > (replicas - 1) * replica_rps),
+  "others cannot carry the demand (disaggregated: in either pool)",
+  IF(used, _after_loss(1) > 1, OR(replicas <= 1, serve_rps > (replicas - 1) * replica_rps)),
   "[sre_book2016] chapter 18 (N + 1: the service survives one failure)")
 # Whole servers: a bought deployment is ordered as servers (the GPU's server_sizes: 4- or 8-GPU boards, 72-GPU
 # racks), the replicas packed into them; renting follows the offers' instance sizes (serve_rent_usd_per_month).
@@ -1417,8 +1590,9 @@ serve_servers = q("serve_servers", "servers", "Servers bought for the deployment
 q("serve_idle_gpus", "GPUs", "GPUs bought with the servers that no replica uses", serve_servers * server_gpus_serve - replicas * I.n_gpus)
 q("serve_load_after_server_failure", "fraction", "Owned: share of the capacity the demand uses with one server down (its "
   "replicas, as many as a server holds, lost together); 1e9 when all replicas share one server",
-  IF(AND(serve_servers > 1, replicas > MAX(1, replicas_per_server)),
-     serve_rps / ((replicas - MAX(1, replicas_per_server)) * replica_rps), 1e9),
+  IF(used, _after_loss(MAX(1, replicas_per_server)),
+     IF(AND(serve_servers > 1, replicas > MAX(1, replicas_per_server)),
+        serve_rps / ((replicas - MAX(1, replicas_per_server)) * replica_rps), 1e9)),
   "a server (power supply, board, NVSwitch) fails as one: [sre_book2016] chapter 18 (failure domains)")
 
 # The wait before the first token at the planned load, on top of the service time (ttft_ms).  Requests arrive as a
@@ -1428,22 +1602,40 @@ q("serve_load_after_server_failure", "fraction", "Owned: share of the capacity t
 #   - the prefill of the prompts ahead: the replica's prefill work as one server with a fixed service time
 #     D = prompt x prefill time per token, M/D/1 (Pollaczek-Khinchine)  Wq = rho_p x D / (2 (1 - rho_p)).
 # A load of 1 or more has no steady state: the wait is then 1e9 s (no target is met).
-arrivals = q("serve_replica_arrivals_per_s", "requests/s", "Requests per second reaching one replica = demand / replicas",
-             IF(replicas > 0, serve_rps / replicas, 0))
+arrivals = q("serve_replica_arrivals_per_s", "requests/s", "Aggregated serving: requests per second reaching one replica = "
+             "demand / replicas", IF(agg_replicas > 0, serve_rps / agg_replicas, 0))
 q("serve_slot_wait_ms", "ms", "Mean wait for a free sequence slot at the planned load, M/M/c with c = the serving batch "
-  "(Sakasegawa's approximation), milliseconds",
-  _slot_wait_s(load) * 1000,
+  "(Sakasegawa's approximation; disaggregated: on a decode replica), milliseconds",
+  IF(used, d_wait_s, _slot_wait_s(agg_load)) * 1000,
   "[sakasegawa1977] (Lq = rho^sqrt(2(c+1)) / (1 - rho) for M/M/c)")
 prefill_load = q("serve_prefill_load", "fraction", "Share of a replica's time its prompts' prefill takes = arrivals x prefill work",
                  arrivals * prefill_service_s)
 q("serve_prefill_wait_ms", "ms", "Mean wait for the prefill of the prompts ahead at the planned load, M/D/1 "
-  "(Pollaczek-Khinchine), milliseconds",
-  _prefill_wait_s(prefill_load) * 1000,
+  "(Pollaczek-Khinchine; disaggregated: on a prefill replica), milliseconds",
+  IF(used, p_wait_s, _prefill_wait_s(prefill_load)) * 1000,
   "[kleinrock1975] chapter 5 (Pollaczek-Khinchine mean-value formula, deterministic service)")
 queue_wait_ms = q("ttft_queue_wait_ms", "ms", "Wait before a request's prefill starts at the planned load (open loop, Poisson "
                   "arrivals): a free sequence slot + the prefill of the prompts ahead, milliseconds",
                   Ref("serve_slot_wait_ms") + Ref("serve_prefill_wait_ms"),
                   "[sakasegawa1977] (M/M/c); [kleinrock1975] chapter 5 (M/D/1)")
+# The latencies of the layout chosen: what every answer shows.
+tpot_used_s = IF(used, d_step_s, tpot_s)
+ttft_used_s = IF(used, ttft_d_s, ttft_s)
+q("tpot_ms", "ms", "Time per output token at full load, milliseconds: aggregated (decode step + the prefill it carries) or, when "
+  "disaggregated, a decode replica's step", tpot_used_s * 1000, "[sarathi2024]; [distserve2024]")
+q("ttft_ms", "ms", "Time to the first token at full load without the open-loop wait, milliseconds: aggregated (closed loop, the "
+  "batch's other prompts counted) or, when disaggregated, prefill + KV transfer", ttft_used_s * 1000,
+  "[sarathi2024] (chunked prefill); [distserve2024]")
+q("serve_layout_batch", "sequences", "Sequences a replica decodes at once: the serving batch, or a decode replica's batch when "
+  "disaggregated", IF(used, d_batch, serve_batch))
+q("tpot_ms_likely_low", "ms", "Time per output token at full load, low end of the likely range = tpot_ms x the engine's low factor",
+  tpot_used_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
+q("tpot_ms_likely_high", "ms", "Time per output token at full load, high end of the likely range = tpot_ms x the engine's high factor",
+  tpot_used_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("ttft_ms_likely_low", "ms", "Time to the first token at full load, low end of the likely range", ttft_used_s * 1000 * _band("ttft", "low"),
+  BAND_SOURCE)
+q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end of the likely range", ttft_used_s * 1000 * _band("ttft", "high"),
+  BAND_SOURCE)
 ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the planned load = service time (ttft_ms) + "
                  "queueing wait, milliseconds", Ref("ttft_ms") + queue_wait_ms)
 q("serve_meets_ttft_at_load", "flag", "1 = the first token, queueing included, meets its target at the planned load (no target: 1)",
@@ -1454,13 +1646,14 @@ weights_allowed = q("serve_weights_allowed", "flag", "1 = the weight format has 
                     "[awq2023]; [gptq2022]; [llamacpp_perplexity]; [nvidia_llama33_70b_fp4] (accuracy of 4-bit formats)")
 q("serve_ok", "flag", "1 = fits, meets both targets at a batch of at least one, the first token meets its target "
   "with the queueing wait at the planned load, and the weight format is one the user accepts",
-  AND(Ref("serve_fits"), serve_batch >= 1, Ref("serve_meets_ttft_at_load"), weights_allowed))
+  AND(Ref("serve_fits"), IF(used, disagg_ok, AND(serve_batch >= 1, Ref("serve_meets_ttft_at_load"))), weights_allowed))
 in_mtok = q("serve_input_mtok_per_month", "Mtok/month", "Prompt tokens per month, millions", serve_rps * p_tok * 3600 * traffic_hours / 1e6)
 out_mtok = q("serve_output_mtok_per_month", "Mtok/month", "Generated tokens per month, millions", serve_rps * o_tok * 3600 * traffic_hours / 1e6)
 q("serve_mtok_per_month", "Mtok/month", "Tokens per month, prompt and generated, millions", in_mtok + out_mtok)
 prefill_share = q("serve_prefill_share", "fraction",
-                  "Share of a replica's time spent on prompts = prompt x prefill time / (output x time per token / batch)",
-                  p_tok * prefill_s_per_token * b_run / (o_tok * tpot_s))
+                  "Share of a replica's time spent on prompts = prompt x prefill time / (output x time per token / batch); disaggregated: "
+                  "the prefill replicas' share of all replicas",
+                  IF(used, p_reps / MAX(1, p_reps + d_reps), p_tok * prefill_s_per_token * b_run / (o_tok * tpot_s)))
 
 # ---------------------------------------------------------------------------
 # Costs.  Conventions: hours are wall-clock hours of the

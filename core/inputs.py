@@ -458,6 +458,18 @@ INPUTS += (
     _n("concurrency", "sequences", 0, "Requests in flight the clients hold (a closed-loop benchmark's --max-concurrency); "
        "0 = the serving batch", 0, 1_000_000, kind="integer", group="serving",
        source="closed-loop load as benchmarks run it ([vllm_bench_serve] --max-concurrency)"),
+    _n("serving_layout", "code", 0, "Serving layout: 0 = the planner compares aggregated serving (each replica prefills and "
+       "decodes) with disaggregated serving (separate prefill and decode replicas, the KV cache sent between them) and keeps "
+       "the one needing fewer GPUs within the targets; 1 = aggregated only; 2 = disaggregated only", 0, 2, kind="integer",
+       group="serving", source="[distserve2024]; [splitwise2024]; [dynamo_disagg]; [aiconfigurator_disagg]"),
+    _n("disaggregation_min_saving_pct", "%", 15, "Serving: prefill and decode on separate replicas are chosen (serving_layout 0) "
+       "only when they need at least this share fewer GPUs than aggregated serving: they run two kinds of replicas and a KV "
+       "transfer network, and their estimate is checked only against mixture-of-experts measurements", 0, 100, group="serving",
+       source="gpu-tco assumption: beside NVIDIA AIConfigurator 0.12 on six workloads, gpu-tco's disaggregated estimate gains "
+              "1.1-1.9x over its aggregated one where AIConfigurator finds 0.8-1.3x (docs/serving.md)"),
+    _z("kv_transfer_gb_per_s", "GB/s", 0, "Bandwidth per GPU that carries a prompt's KV cache from a prefill replica to a "
+       "decode replica (disaggregated serving); 0 = the network between machines (inter_node_gb_per_s)", 0.001, 1e6,
+       "the network between machines", group="serving", source="[dynamo_disagg] (NIXL over RDMA or NVLink); [splitwise2024]"),
     _z("engine_step_overhead_us_per_layer", "us", 0, "Fixed time of each decode step per model layer (kernel launches, "
        "scheduling, sampling); 0 = the engine's", 0.0001, 1e6, "the engine's", group="overheads", source=ENGINE_SOURCE),
     _z("engine_request_overhead_ms", "ms", 0, "Fixed time per request before its first token (tokenizing, scheduling, "
@@ -474,7 +486,10 @@ INPUTS += (
     _z("interleaved_prefill_share", "fraction", 0, "Share of the other requests' prefill that lands between a request's decode "
        "steps (chunked prefill); 0 = the engine's", 0.0001, 10, "the engine's", group="overheads", source=ENGINE_SOURCE),
 )
-LABELS.update({"engine": "Serving engine", "attention_dp": "Attention data-parallel GPUs (serving)", "concurrency": "Requests in flight (0 = the serving batch)",
+LABELS.update({"serving_layout": "Prefill and decode apart (0 = choose)",
+               "kv_transfer_gb_per_s": "KV transfer GB/s per GPU (0 = network)",
+               "disaggregation_min_saving_pct": "Least GPU saving to split prefill and decode",
+               "engine": "Serving engine", "attention_dp": "Attention data-parallel GPUs (serving)", "concurrency": "Requests in flight (0 = the serving batch)",
                "engine_step_overhead_us_per_layer": "Fixed time per decode step and layer (0 = the engine's)",
                "engine_request_overhead_ms": "Fixed time per request (0 = the engine's)",
                "engine_bandwidth_factor": "Engine memory-bandwidth factor (0 = the engine's)",
@@ -482,7 +497,7 @@ LABELS.update({"engine": "Serving engine", "attention_dp": "Attention data-paral
                "grouped_gemm_efficiency": "Expert (grouped GEMM) efficiency (0 = the engine's)",
                "prefill_queue_share": "Share of other prompts waited for (0 = the engine's)",
                "interleaved_prefill_share": "Share of other prompts between tokens (0 = the engine's)"})
-ADVANCED |= {"attention_dp", "concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
+ADVANCED |= {"kv_transfer_gb_per_s", "disaggregation_min_saving_pct", "attention_dp", "concurrency", "engine_step_overhead_us_per_layer", "engine_request_overhead_ms", "engine_bandwidth_factor",
              "engine_compute_factor", "grouped_gemm_efficiency", "prefill_queue_share", "interleaved_prefill_share"}
 
 INPUTS = tuple(replace(i, label=LABELS[i.name], advanced=i.name in ADVANCED) for i in INPUTS)

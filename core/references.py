@@ -474,6 +474,21 @@ _REFS += [
               "SGLang v0.4: Zero-Overhead Batch Scheduler, Cache-Aware Load Balancer, Faster Structured Outputs (data-parallel attention "
               "for DeepSeek models: with one latent KV head, tensor parallelism duplicates the KV cache on every GPU)", "2024-12-04",
               "https://lmsys.org/blog/2024-12-04-sglang-v0-4/"),
+    Reference("distserve2024", "Zhong, Liu, Chen, Hu, Zhu, Liu, Jin and Zhang",
+              "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized Large Language Model Serving (OSDI 2024: "
+              "prefill and decode on separate GPUs remove their interference; the KV cache moves between them)", "2024",
+              "https://arxiv.org/abs/2401.09670"),
+    Reference("splitwise2024", "Patel, Choukse, Zhang, Shah, Goiri, Maleki and Bianchini",
+              "Splitwise: Efficient Generative LLM Inference Using Phase Splitting (ISCA 2024: prompt and token phases on separate "
+              "machines, the KV cache sent over InfiniBand layer by layer)", "2024", "https://arxiv.org/abs/2311.18677"),
+    Reference("dynamo_disagg", "NVIDIA", "NVIDIA Dynamo documentation: Disaggregated Serving (prefill and decode workers, KV cache "
+              "moved by NIXL over NVLink or RDMA; disaggregation helps long prompts under tight per-token targets)", "2025",
+              "https://docs.nvidia.com/dynamo/latest/architecture/disagg_serving.html"),
+    Reference("aiconfigurator_disagg", "NVIDIA", "AIConfigurator: aggregated against disaggregated (xPyD) serving, searched per "
+              "workload and latency target (aiconfigurator cli default)", "2025", "https://github.com/ai-dynamo/aiconfigurator"),
+    Reference("trtllm_attention_dp", "NVIDIA", "TensorRT-LLM LLM API reference: AttentionDpConfig (enable_balance, "
+              "batching_wait_iters, timeout_iters: context requests wait until the attention data-parallel ranks can run them "
+              "together)", "2025", "https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html"),
     Reference("vllm_bench_serve", "vLLM project", "vllm bench serve (--max-concurrency: requests in flight; TTFT, TPOT)", "2025",
               "https://docs.vllm.ai/en/latest/cli/bench/serve.html"),
     Reference("sglang_server_args", "SGLang project", "Server Arguments (--tp-size, --max-running-requests, --chunked-prefill-size, "

@@ -57,6 +57,9 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
                  "serve_load_after_server_failure", "serve_planned_utilization",
                  "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
+                 "serve_disaggregated", "serve_layout_reason_code", "serve_layout_batch", "disagg_prefill_replicas",
+                 "disagg_decode_replicas", "disagg_kv_transfer_ms", "serve_aggregated_gpus", "disagg_gpus",
+                 "serve_aggregated_output_tokens_per_s_per_gpu", "disagg_output_tokens_per_s_per_gpu",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
                  "have a price first; among those within cost_tolerance_pct of the cheapest monthly cost, fewer GPUs in all "
@@ -111,6 +114,11 @@ class ServeOption(Record):
     engine: str = "vllm"              # the serving engine the latencies are for (engines catalog)
     tpot_ms_likely: tuple = ()        # (low, high) likely range of tpot_ms from the engine's calibration residuals
     ttft_ms_likely: tuple = ()        # (low, high) likely range of ttft_ms
+    layout: str = "aggregated"        # "aggregated" (each replica prefills and decodes) or "disaggregated"
+    prefill_replicas: int = 0         # disaggregated: replicas that only prefill (spare included)
+    decode_replicas: int = 0          # disaggregated: replicas that only decode (spare included)
+    kv_transfer_ms: float = float("nan")  # disaggregated: one prompt's KV cache from prefill to decode replica
+    layout_reason: str = ""           # why this layout, in words (aggregated against disaggregated GPUs)
 
 
 
@@ -270,7 +278,21 @@ def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
     inputs["max_num_seqs"] = max(1, int(option["batch"]))
     engine = str(option.get("engine") or resolve_inputs(inputs)["engine"])
     order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine]
-    return [launch_command({**inputs, "engine": e}) for e in order]
+    commands = [launch_command({**inputs, "engine": e}) for e in order]
+    if _get(option, "layout") == "disaggregated":
+        for c in commands:
+            how = DISAGG_LAUNCH.get(c["engine"], "this engine has no disaggregated mode: use NVIDIA Dynamo or aggregated serving")
+            c["note"] = f"prefill and decode apart ({option['prefill_replicas']} prefill, {option['decode_replicas']} decode " \
+                        f"replicas): {how}; " + c["note"]
+    return commands
+
+
+# how each engine runs prefill and decode on separate replicas (flags from each project's documentation)
+DISAGG_LAUNCH = {"vllm": "add --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}' to both "
+                         "kinds and route requests prefill first (vLLM disaggregated prefill, or NVIDIA Dynamo)",
+                 "sglang": "add --disaggregation-mode prefill to the prefill replicas and --disaggregation-mode decode to the "
+                           "decode replicas, behind sglang-router with --pd-disaggregation",
+                 "trtllm": "run context (prefill) and generation (decode) servers with trtllm-serve disaggregated, or NVIDIA Dynamo"}
 
 
 def likely_text(value: float, likely) -> str:
@@ -369,7 +391,7 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             gpu=gpu, n_gpus=int(cols["n_gpus"][j]), weights_dtype=cols["weights_dtype"][j], acquire="buy" if buy else "rent",
             offer="" if buy else cols["offer"][j], price_type="" if buy else str(offer_row["price_type"]),
             interruptible=bool(not buy and offer_row["interruptible"]), order=j,
-            replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_batch"][j]),
+            replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_layout_batch"][j]),
             ttft_ms=float(r["ttft_ms"][j]), tpot_ms=float(r["tpot_ms"][j]),
             requests_per_s_per_replica=float(r["serve_replica_requests_per_s"][j]),
             load_fraction=float(r["serve_load_fraction"][j]), usd_per_month=cost,
@@ -390,8 +412,33 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
             weights_bits=weight_bits(cols["weights_dtype"][j]), accuracy_effect=accuracy_effect(cols["weights_dtype"][j]),
             ok=not reasons, reasons=tuple(reasons), engine=str(base["engine"]),
             tpot_ms_likely=(float(r["tpot_ms_likely_low"][j]), float(r["tpot_ms_likely_high"][j])),
-            ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j]))))
+            ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j])),
+            **_layout_fields(r, j, float(base["disaggregation_min_saving_pct"]))))
     return options
+
+
+# why the planner kept one layout, by serve_layout_reason_code
+LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misses the targets",
+                  2: "disaggregated prefill and decode: {dis} GPUs against {agg} aggregated",
+                  3: "aggregated serving: {agg} GPUs against {dis} with prefill and decode apart which is chosen only when it saves at least {pct} %",
+                  4: "aggregated serving: prefill and decode apart would miss the targets",
+                  5: "{layout} serving, as set (serving_layout)"}
+
+
+def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:
+    """The layout and why, in words, from ``serve_layout_reason_code``, both layouts' GPUs and disaggregation_min_saving_pct."""
+    return LAYOUT_REASONS.get(int(code), "{layout} serving").format(agg=f"{agg_gpus:,.0f}", dis=f"{dis_gpus:,.0f}", layout=layout,
+                                                                    pct=f"{min_saving_pct:g}")
+
+
+def _layout_fields(r: Mapping, j: int, min_saving_pct: float) -> dict:
+    disagg = bool(r["serve_disaggregated"][j])
+    layout = "disaggregated" if disagg else "aggregated"
+    reason = layout_reason_text(int(r["serve_layout_reason_code"][j]), layout, float(r["serve_aggregated_gpus"][j]),
+                                float(r["disagg_gpus"][j]), min_saving_pct)
+    return {"layout": layout, "prefill_replicas": int(r["disagg_prefill_replicas"][j]) if disagg else 0,
+            "decode_replicas": int(r["disagg_decode_replicas"][j]) if disagg else 0,
+            "kv_transfer_ms": float(r["disagg_kv_transfer_ms"][j]), "layout_reason": reason}
 
 
 def _serve_choice(options: list, api: Mapping) -> dict:
@@ -497,6 +544,7 @@ def serve_curves(job: Mapping, option: Mapping, batches=None, volumes_mtok=None)
     ``option``: a ``ServeOption`` (or a mapping with gpu, n_gpus, weights_dtype, acquire, offer); ``job`` as for
     ``serve_plan`` (the plan's ``result["given"]``)."""
     base = serve_option_inputs(job, option)
+    base["serving_layout"] = 2 if _get(option, "layout") == "disaggregated" else 1  # the curve of the option's replicas
     kv = int(evaluate(base, outputs=("serve_kv_batch",))["serve_kv_batch"])
     if batches is None:
         batches = [b for b in CURVE_BATCHES if b <= max(kv, 1)]
@@ -533,7 +581,9 @@ def _rank(options: list, tolerance_pct: float):
 def serve_option_text(o: Mapping) -> str:
     """An option in words: "rent 2 replicas of 8x H100-SXM (fp8) from Lambda 8x H100 SXM (on-demand)"."""
     setup = f"{o['n_gpus']}x {o['gpu']} ({o['weights_dtype']})"
-    if o["replicas"] != 1:
+    if _get(o, "layout", "aggregated") == "disaggregated":
+        setup = f"{o['prefill_replicas']} prefill and {o['decode_replicas']} decode replicas of {setup}"
+    elif o["replicas"] != 1:
         setup = f"{o['replicas']} replicas of {setup}"
     if o["acquire"] == "buy":
         servers, size = int(_get(o, "servers", 0) or 0), int(_get(o, "server_gpus", 0) or 0)
@@ -557,6 +607,10 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
              f"{o['spare_replicas']} spare {'replica' if o['spare_replicas'] == 1 else 'replicas'}); first token in "
              f"{o['ttft_at_load_ms']:,.0f} ms with {o['ttft_queue_wait_ms']:,.0f} ms of queueing (Poisson arrivals: M/M/c for a "
              f"sequence slot, M/D/1 for the prefill ahead)"]
+    if _get(o, "layout_reason"):
+        kv = float(_get(o, "kv_transfer_ms", float("nan")))
+        moved = f", each prompt's KV cache sent in {kv:,.1f} ms" if _get(o, "layout") == "disaggregated" and math.isfinite(kv) else ""
+        notes.append(f"layout: {o['layout_reason']}{moved}")
     if o["single_failure_stops"]:
         notes.append("one failure stops the service: a single replica" if o["replicas"] <= 1 else
                      f"one failure overloads the service: the other replicas would run at {o['load_after_failure']:.0%} "

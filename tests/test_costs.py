@@ -467,7 +467,8 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
                              "engine_compute_factor": "serve_engine_compute_factor",
                              "grouped_gemm_efficiency": "serve_grouped_gemm_efficiency",
                              "prefill_queue_share": "serve_prefill_queue_share",
-                             "interleaved_prefill_share": "serve_interleaved_prefill_share"}
+                             "interleaved_prefill_share": "serve_interleaved_prefill_share",
+                             "kv_transfer_gb_per_s": "disagg_kv_link_gb_per_s"}
     assert set(AUTO_BASIS) == set(AUTO_QUANTITY) and all(BY_NAME[n].default == 0 for n in AUTO_QUANTITY)
     job = {"gpu": "H100-SXM", "n_gpus": 8, "offer": "AWS p5.48xlarge", "purchase_usd_per_gpu": 30_000}
     used = in_use(job)

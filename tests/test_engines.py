@@ -308,6 +308,43 @@ def test_excel_serve_plan_table_carries_the_launch_command_on_the_answers_setup(
     assert all(r["tpot_ms_likely_low"] <= r["tpot_ms"] <= r["tpot_ms_likely_high"] for r in ok)
 
 
+def test_attention_data_parallel_first_token_waits_for_the_other_groups():
+    """With attention data parallel a prompt is prefilled in its own attention group, and the engine waits for the other
+    groups to have a prompt too (TensorRT-LLM's attention-DP balancing): (attention_dp - 1) / 2 arrivals, one every
+    output x TPOT / concurrency in a closed loop.  On NVIDIA's 34 attention-DP points (DeepSeek-V3 and gpt-oss-120b,
+    TensorRT-LLM, B200 and H200) the median TTFT ratio was 0.68 without the wait; it must stay within 0.7-1.4."""
+    points = [p for p in sc.load_points() if p["attention_dp"] > 1 and sc.expressible(p)]
+    assert len(points) >= 30
+    _tpot, ttft = sc.predict(points)
+    ratio = ttft / np.array([p["ttft_ms"] for p in points])
+    assert 0.7 <= float(np.median(ratio)) <= 1.4
+    job = {**SERVE, "model": "DeepSeek-V3", "gpu": "H200-SXM", "n_gpus": 8, "weights_dtype": "fp8", "engine": "trtllm",
+           "prompt_tokens": 1024, "output_tokens": 1024, "concurrency": 128, "max_num_seqs": 128}
+    names = ("load_ttft_ms", "load_tpot_ms", "serve_attention_dp_wait_arrivals", "load_running_sequences")
+    dp = core.evaluate({**job, "attention_dp": 8}, outputs=names)
+    assert dp["serve_attention_dp_wait_arrivals"] == 3.5
+    tp = core.evaluate(job, outputs=names)
+    assert tp["serve_attention_dp_wait_arrivals"] == 0
+    # the wait: 3.5 arrivals x (1,024 tokens x TPOT) / 128 requests, on top of the rest of the first token
+    wait_ms = 3.5 * 1024 * dp["load_tpot_ms"] / dp["load_running_sequences"]
+    assert dp["load_ttft_ms"] > wait_ms > 0.2 * dp["load_ttft_ms"]
+
+
+@pytest.mark.slow
+def test_engines_without_measurements_carry_the_leave_one_engine_out_first_token_spread(fitted_points):
+    """An engine with no measured points (llama.cpp, transformers) is in the position of an engine left out of the fit:
+    its first-token range is at least as wide as the fitted engines' median measured / modelled when each is left out."""
+    out = sc.leave_one_out(fitted_points, "engine", sc.shipped_factors(), iterations=sc.LOO_ITERATIONS)
+    measured_over_modelled = [1 / s["ttft_median_ratio"] for s in out.values()]
+    assert max(measured_over_modelled) / min(measured_over_modelled) > 3  # the spread is real: engines schedule prompts differently
+    engines = core.catalog.tables()["engines"]
+    for name in ("llamacpp", "transformers"):
+        row = engines.row(name)
+        for kind in ("dense", "moe"):
+            assert float(row[f"ttft_low_{kind}"]) <= min(measured_over_modelled) * 1.05
+            assert float(row[f"ttft_high_{kind}"]) >= max(measured_over_modelled) * 0.95
+
+
 def test_eager_transformers_decode_matches_the_projects_own_h200_measurements():
     # gpu-tco's own measurement (tools/measure/serve_measure.py, results in tools/measure/results/h200-2026-11-26):
     # Llama 3.1 8B through eager Hugging Face generate on one H200 SXM, PyTorch 2.11 and transformers 5.17, took

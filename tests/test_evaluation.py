@@ -40,7 +40,8 @@ def test_pruned_scalar_evaluation_equals_the_full_path_on_random_inputs():
 def test_pruned_code_computes_only_the_ancestors():
     compiled = compile_formulas(False, ("own_tco_usd",))
     assert "peak_train_gib_per_gpu" not in compiled.source and "kv_cache_gib" not in compiled.source
-    assert len(ancestors(["own_tco_usd"])) < 0.4 * len(NAMES)  # owning reads the serving fleet size too: 135 of 402
+    # owning reads the serving fleet size too, and the fleet its layout (aggregated or prefill and decode apart): 186 of 465
+    assert len(ancestors(["own_tco_usd"])) < 0.45 * len(NAMES)
     assert "seq_len" not in inputs_of(["own_tco_usd"]) and "usd_per_kwh" in inputs_of(["own_tco_usd"])
     assert compile_formulas(False, ("own_tco_usd",)) is compiled  # cached per set of outputs
 

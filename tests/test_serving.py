@@ -90,7 +90,7 @@ def test_serving_batch_is_the_largest_within_the_per_token_target():
 
 
 def test_replicas_and_costs_follow_the_demand():
-    job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "requests_per_s": 2}
+    job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "requests_per_s": 2, "serving_layout": 1}  # aggregated replicas
     small = core.evaluate(job)
     # replicas carry the demand at the target utilization (0.8), plus one spare
     big = core.evaluate({**job, "requests_per_s": 19.5 * 0.8 * small["serve_replica_requests_per_s"]})

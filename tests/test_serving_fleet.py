@@ -13,7 +13,7 @@ import pytest
 from gpu_tco import core
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = json.loads((ROOT / "examples" / "serve-llama3-70b.json").read_text())
+EXAMPLE = {**json.loads((ROOT / "examples" / "serve-llama3-70b.json").read_text()), "serving_layout": 1}  # aggregated: the rules below are its
 GPUS = EXAMPLE.pop("gpus")
 
 

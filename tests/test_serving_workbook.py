@@ -45,6 +45,8 @@ def _serving_whatif(folder: Path):
     return path, None
 
 
+# long prompts under a tight per-token target: prefill and decode on separate replicas win
+LONG_PROMPTS = {"requests_per_s": 20, "prompt_tokens": 8000, "output_tokens": 500, "ttft_slo_ms": 3000, "tpot_slo_ms": 25}
 # the other branches of Start's sentence: the API wins at a small demand; renting only (no bought setup)
 VARIANTS = {"serving-api-wins": {"requests_per_s": 0.05}, "serving-rent-only": {"buy": 0}}
 
@@ -58,6 +60,12 @@ def _variant(name: str):
 
 for _name in VARIANTS:
     book(_name)(_variant(_name))
+
+
+@book("serving-disaggregated")
+def _serving_disaggregated(folder: Path):
+    inputs, gpus = _example()
+    return write_workbook(folder / "serve.xlsx", {**inputs, **LONG_PROMPTS}, gpus=["H100-SXM"]), None
 
 
 def _serving_rows(out, sheet: str) -> dict:
@@ -216,3 +224,14 @@ def test_printed_serving_workbook_fits_the_page(recalculated):
     assert sheets.count("Start") == 1 and set(sheets) == {"Start", "Inputs"} and len(pages) <= 6, sheets
     text = " ".join(line.text for pg in pages for line in pg)
     assert "The answer" in text and "LoRA rank" not in text and "Training tokens" not in text
+
+
+def test_serving_workbook_states_the_disaggregated_layout(recalculated):
+    """Long prompts, 25 ms per token: the answer (a live formula) names the prefill and decode replicas and why, word for
+    word as core says it, and the Serving sheet's numbers are core's."""
+    out = recalculated["serving-disaggregated"]
+    inputs, _gpus = _example()
+    result = _check(out, {**inputs, **LONG_PROMPTS}, ["H100-SXM"])
+    assert result["recommended"].layout == "disaggregated"
+    assert out.value("Start", "A7") == result["recommendation"]
+    assert "prefill and" in out.value("Start", "A7") and "layout: disaggregated prefill and decode" in out.value("Start", "A7")

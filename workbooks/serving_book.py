@@ -59,7 +59,9 @@ SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batc
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
                  "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
-                 "serve_load_after_server_failure", "serve_planned_utilization")
+                 "serve_load_after_server_failure", "serve_planned_utilization", "serve_layout_batch",
+                 "serve_disaggregated", "disagg_prefill_replicas", "disagg_decode_replicas", "disagg_kv_transfer_ms",
+                 "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_replicas_for_load")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -86,6 +88,24 @@ def likely_xl(value: str, low: str, high: str) -> str:
     milliseconds from 10 ms (thousands separated from 100 ms), tenths below 10 ms."""
     fmt = f'IF({value}>=100,"#,##0",IF({value}<10,"0.0","0"))'
     return (f'TEXT({value},{fmt})&" ms (likely "&TEXT({low},{fmt})&"-"&TEXT({high},{fmt})&")"')
+
+
+def layout_xl(ref) -> str:
+    """The layout and why in words, as core says it (``core.serving.LAYOUT_REASONS`` by serve_layout_reason_code)."""
+    from gpu_tco.core import SERVING_LAYOUT_REASONS as LAYOUT_REASONS
+    agg, dis = f'TEXT({ref("serve_aggregated_gpus")},"#,##0")', f'TEXT({ref("disagg_gpus")},"#,##0")'
+    layout = f'IF({ref("serve_disaggregated")},"disaggregated","aggregated")'
+
+    def text(code):
+        parts = LAYOUT_REASONS[code].replace('"', '""').split("{")
+        out = [f'"{parts[0]}"']
+        for part in parts[1:]:
+            name, rest = part.split("}", 1)
+            out += [{"agg": agg, "dis": dis, "layout": layout, "pct": "disaggregation_min_saving_pct"}[name], f'"{rest}"']
+        return "&".join(o for o in out if o != '""')
+    moved = (f'IF({ref("serve_disaggregated")},", each prompt\'s KV cache sent in "&TEXT({ref("disagg_kv_transfer_ms")},"#,##0.0")'
+             f'&" ms","")')
+    return f'CHOOSE({ref("serve_layout_reason_code")},{",".join(text(c) for c in sorted(LAYOUT_REASONS))})&{moved}'
 
 
 def _upper_first_xl(x: str) -> str:
@@ -173,8 +193,9 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     def ref(name: str) -> str:
         return f"{col}{rows[name]}" if name in rows else name
     way, word = _way(key), WAYS[key][1]
-    words = (f'IF({ref("serve_replicas")}<>1,{ref("serve_replicas")}&" replicas of ","")&{ref("n_gpus")}&"x "&{ref("gpu")}'
-             f'&" ("&{ref("weights_dtype")}&")"')
+    words = (f'IF({ref("serve_disaggregated")},{ref("disagg_prefill_replicas")}&" prefill and "&{ref("disagg_decode_replicas")}'
+             f'&" decode replicas of ",IF({ref("serve_replicas")}<>1,{ref("serve_replicas")}&" replicas of ",""))&{ref("n_gpus")}'
+             f'&"x "&{ref("gpu")}&" ("&{ref("weights_dtype")}&")"')
     servers = (f'{ref("serve_servers")}&IF({ref("serve_servers")}=1," server of "," servers of ")&{ref("own_server_gpus")}'
                f'&"x "&{ref("gpu")}&" holding "') if "own_server_gpus" in rows else '""'
     words = f'"buy "&{servers}&{words}' if key == "buy" else f'"rent "&{words}&" from "&{ref("offer")}&" ("&{ref("price_type")}&")"'
@@ -187,14 +208,14 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
             f'"{word} never beats the API at these prices")')
-    spare, after = ref("spare_replicas"), ref("serve_load_after_failure")
+    spare, after = f'({ref("serve_replicas")}-{ref("serve_replicas_for_load")})', ref("serve_load_after_failure")
     bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
     planned = ref("serve_planned_utilization")
     notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'
              f'&IF({planned}<target_utilization,", lowered to "&TEXT({planned},"0%")&" for the first-token target","")'
              f'&", "&{spare}&" spare "&IF({spare}=1,"replica","replicas")&"); first token in "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")'
              f'&" ms with "&TEXT({ref("ttft_queue_wait_ms")},"#,##0")&" ms of queueing (Poisson arrivals: M/M/c for a sequence slot, '
-             f'M/D/1 for the prefill ahead); "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
+             f'M/D/1 for the prefill ahead); layout: "&{layout_xl(ref)}&"; "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
              f'"one failure stops the service: a single replica","one failure overloads the service: the other replicas would run at "'
              f'&TEXT({after},"0%")&" (spare_replicas = 1 keeps it up)"),"one failed replica leaves the rest at "&TEXT({after},"0%")&" load")'
              + (f'&IF({ref("serve_servers")}<=1,"; one server failure stops the service: every replica is in one server",'
@@ -311,7 +332,8 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
              ("weight format", "weights_dtype", None, None, None), ("replicas", "serve_replicas", WHOLE, None, None),
              ("servers bought (whole servers)", "servers_shown", WHOLE, None, None),
              ("load of the replicas", "serve_load_fraction", "0%", None, None),
-             ("requests decoded at once per replica", "serve_batch", WHOLE, None, None),
+             ("requests decoded at once per replica", "serve_layout_batch", WHOLE, None, None),
+             ("prefill and decode apart (disaggregated)", "layout_shown", None, None, None),
              ("serving engine", "engine_shown", None, None, None),
              ("time to first token, service", "ttft_ms", MS, None, None),
              ("time to first token, likely range", "ttft_likely", None, None, None),
@@ -367,6 +389,10 @@ def _table_cell(name: str, key: str, option, cells: Mapping, lay: Layout) -> tup
         return f'=IF({c("buy")}=1,{c("serve_servers")},"-")', option.servers if option.acquire == "buy" else "-"
     if name == "meets":
         return f'=IF({c("serve_ok")},"yes","no")', "yes" if option.ok else "no"
+    if name == "layout_shown":
+        return (f'=IF({c("serve_disaggregated")},{c("disagg_prefill_replicas")}&" prefill + "&{c("disagg_decode_replicas")}'
+                f'&" decode replicas","no")'), (f"{option.prefill_replicas} prefill + {option.decode_replicas} decode replicas"
+                                                if option.layout == "disaggregated" else "no")
     if name == "engine_shown":
         return "=engine", option.engine
     if name in ("ttft_likely", "tpot_likely"):

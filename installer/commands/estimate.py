@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core import INPUTS, InputError, cite, number_text
+from ..core import INPUTS, InputError, cite, engine_text, number_text
 from .common import _collect_inputs, _jsonable, _money, table
 
 # the two memory views, named so nobody adds the allocator peak to the parts
@@ -40,8 +40,8 @@ def _plan_differs(ns, given: dict, used: dict, res: dict) -> str:
         diffs.append(f"the offer {rec.offer} instead of {used['offer']}")
     elif rec.acquire == "buy" and int(used["buy"]) == 0:
         diffs.append("buying instead of renting")
-    if rec.batch != int(res["serve_batch"]):
-        diffs.append(f"batch {rec.batch} instead of {int(res['serve_batch'])}")
+    if rec.batch != int(res["serve_layout_batch"]):
+        diffs.append(f"batch {rec.batch} instead of {int(res['serve_layout_batch'])}")
     what = "; it chooses " + ", ".join(diffs) if diffs else "; the same GPU, GPUs per replica, format and batch"
     return (f"gpu-tco plan on the same demand recommends: {serve_option_text(rec)} at {_money(rec.usd_per_month)} a month"
             f"{what} (this estimate keeps the GPU, count, format and offer given, or their defaults).")
@@ -58,10 +58,14 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
           f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
           f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
           f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
-    shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_batch"),
+    shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_layout_batch"),
              ("utilization planned", "serve_planned_utilization"),
              ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
              ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
+             ("prefill and decode on separate replicas (disaggregated)", "serve_disaggregated"),
+             ("prefill replicas if disaggregated", "disagg_prefill_replicas"),
+             ("decode replicas if disaggregated", "disagg_decode_replicas"),
+             ("KV cache sent per prompt if disaggregated (ms)", "disagg_kv_transfer_ms"),
              ("requests/s per replica", "serve_replica_requests_per_s"), ("replicas", "serve_replicas"),
              ("load of the replicas", "serve_load_fraction"), ("load with one replica down", "serve_load_after_failure"),
              ("servers if bought (whole servers)", "serve_servers"), ("GPUs bought", "own_gpus"),
@@ -71,17 +75,23 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
              ("owned: USD per million output tokens", "serve_own_usd_per_mtok_output"),
              ("rented: USD per month", "serve_rent_usd_per_month"), ("owned: USD per month", "serve_own_usd_per_month"),
              ("API: USD per month for the same tokens", "serve_api_usd_per_month")]
-    from ..core import NO_PRICE, SERVES_NOTHING, evaluate, price_gaps
+    from ..core import NO_PRICE, SERVES_NOTHING, evaluate, layout_reason_text, price_gaps
     if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
         res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
     missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
     # a replica that meets no target serves nothing: no replicas, load or cost to show (never $0)
-    idle = not res["serve_batch"] > 0
+    idle = not res["serve_layout_batch"] > 0
     fleet = {"serve_replica_requests_per_s", "serve_replicas", "serve_load_fraction", "serve_load_after_failure",
              "serve_servers", "own_gpus"}
-    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q == "serve_ok"
+    facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q in ("serve_ok", "serve_disaggregated")
               else SERVES_NOTHING if idle and (q in fleet or "usd" in q) and "api" not in q else res[q]] for label, q in shown]
     notes = list(dict.fromkeys(missing.values()))
+    if not idle:
+        layout = "disaggregated" if res["serve_disaggregated"] else "aggregated"
+        lay = evaluate({**given, "task": "serve"}, outputs=("serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus"))
+        notes.append("Layout: " + layout_reason_text(int(lay["serve_layout_reason_code"]), layout, float(lay["serve_aggregated_gpus"]),
+                                                      float(lay["disagg_gpus"]), float(used["disaggregation_min_saving_pct"]))
+                     + " (serving_layout: 0 = choose, 1 = aggregated, 2 = disaggregated).")
     notes.append(_plan_differs(ns, given, used, res))
     return facts, notes
 def _fits_text(res, used) -> str:
@@ -164,8 +174,10 @@ def cmd_estimate(ns) -> int:
             ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
             ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
             ["longest context that fits", res["max_context_fit"]],
-            ["decode tokens/s per sequence", res["decode_tokens_per_s_per_seq"]],
-            ["decode tokens/s, whole batch", res["decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
+            # the engine's decode step, as the serving figures below use it (fixed time per step included)
+            [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
+             f"{number_text(used['output_tokens'])} output tokens)", res["engine_decode_tokens_per_s_per_seq"]],
+            ["decode tokens/s, whole batch", res["engine_decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
         ]
         if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
             facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
