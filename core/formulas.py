@@ -984,12 +984,23 @@ q("max_context_fit", "tokens", "Longest context per sequence at this batch that 
   MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib - state_cache_gib_per_gpu) * GIB * kv_split
                / (I.batch * kv_bytes_per_token))))
 
+fp16_acc_peak = q(
+    "fp16_accumulate_tflops_per_gpu_peak", "TFLOPS",
+    "Dense 16-bit peak at the accumulation the engine uses: an engine that accumulates in FP16 (llama.cpp) on a GPU whose "
+    "FP16-accumulate rate is listed (GeForce cards: twice their FP32-accumulate rate) gets that rate; otherwise the BF16 rate "
+    "with FP32 accumulation (PyTorch, vLLM, SGLang and TensorRT-LLM accumulate in FP32; data-centre and workstation cards run "
+    "both at one rate)",
+    IF(AND(T("engines", "engine", "fp16_accumulate") > 0, G("fp16_accumulate_dense_tflops") > 0),
+       G("fp16_accumulate_dense_tflops"), G("bf16_dense_tflops")),
+    "GPU catalog fp16_accumulate_dense_tflops ([nvidia_ada] Appendix A, [nvidia_ampere_ga102], [nvidia_rtx_blackwell] Table 3); "
+    "engines catalog fp16_accumulate ([llamacpp_cublas_f16])")
 infer_tflops = q(
     "infer_tflops_per_gpu_peak", "TFLOPS",
     "Dense peak used for inference: FP4 when the weights are FP4 (NVFP4, MXFP4) and the GPU has FP4 tensor cores, FP8 when "
-    "they are FP8 and the GPU has FP8, else BF16 (weights widened to 16 bit for the multiply)",
+    "they are FP8 and the GPU has FP8, else the 16-bit peak at the engine's accumulation (weights widened to 16 bit for the "
+    "multiply)",
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
-       IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
+       IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), fp16_acc_peak)),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
 # Efficiencies per GPU family: the input (fitted on every measured GPU) x the family's factor where the calibration
 # set has measurements of that family (GPU catalog columns; 1 elsewhere), at most 1.

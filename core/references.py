@@ -473,6 +473,11 @@ _REFS += [
     Reference("llamacpp_server", "ggml-org", "llama.cpp: Using multiple GPUs (--split-mode layer: each GPU holds a contiguous slice of "
               "layers and their KV cache) and llama-server's options (--n-gpu-layers, --parallel, --ctx-size, --batch-size)", "2025",
               "https://github.com/ggml-org/llama.cpp/blob/master/docs/multi-gpu.md"),
+    Reference("llamacpp_cublas_f16", "ggml-org", "llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu: matrix products of 16-bit and "
+              "dequantized weights through cuBLAS with compute type CUBLAS_COMPUTE_16F (FP16 accumulation) on GPUs with fast FP16 "
+              "(batched_mul_mat_traits<GGML_TYPE_F16>, ggml_cuda_mul_mat_cublas); pull request 3816 (2023-10-27) kept it after "
+              "comparing CUBLAS_COMPUTE_32F", "2026",
+              "https://github.com/ggml-org/llama.cpp/blob/00108827d87949b538ad1821f81a6b111827fcda/ggml/src/ggml-cuda/ggml-cuda.cu"),
     Reference("llamacpp_cuda_bench", "Georgi Gerganov (ggml-org)", "llama.cpp pull request 3776: cuda: improve text-generation and "
               "batched decoding performance (tokens per second at batch 1 to 64)", "2023-10-27",
               "https://github.com/ggml-org/llama.cpp/pull/3776"),
