@@ -759,11 +759,20 @@ cp_link = q("cp_link_gb_per_s", "GB/s", "Link of the context-parallel ring: insi
             IF(t * cp <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_cp] (context-parallel ranks placed next to tensor-parallel ones)")
 ep_link = q("ep_link_gb_per_s", "GB/s", "Link of the expert all-to-all: inside a machine when tensor x context x expert parallel GPUs fit one",
             IF(t * cp * ep <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_moe] (expert groups inside a node where they fit)")
+# Tensor-parallel all-reduces sit between a layer's matrix products (the next one needs their result), so they do not
+# hide behind compute as the data-parallel gathers and reductions do: Megatron-LM's --tp-comm-overlap and torchtitan's
+# async tensor parallel, which split the matmuls to overlap them, are options that are off by default.
+tp_comm_s = q(
+    "tp_comm_s_per_step", "s", "Tensor-parallel all-reduce time per micro-batch = tensor-parallel bytes / (link inside the "
+    "machine x collective_efficiency); on the critical path, not overlapped with compute",
+    tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency),
+    "[megatron2019] section 3 (the all-reduces f and g between the layer's matrix products); [megatron_core_args] "
+    "(--tp-comm-overlap off by default); [torchtitan_async_tp] (async tensor parallel: off by default)")
 comm_s = q(
     "comm_s_per_step", "s", "Communication time per micro-batch: data-parallel bytes over the slowest link + tensor-parallel bytes "
     "inside the machine, at collective_efficiency",
     dp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
-    + tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency)
+    + tp_comm_s
     + pp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
     + cp_comm_bytes / (cp_link * 1e9 * I.collective_efficiency)
     + ep_comm_bytes / (ep_link * 1e9 * I.collective_efficiency), "[nccl_tests]")
@@ -823,11 +832,13 @@ cpu_optimizer_s = q(
     OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
     / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
 comm_slowdown = q(
-    "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication / compute, "
-    "offload transfers / compute) + CPU optimizer time / compute: traffic overlaps compute and only the part that does not fit "
-    "behind it costs time; the CPU optimizer step does not overlap",
-    MAX(1, comm_s / compute_s, offload_s / compute_s) + cpu_optimizer_s / compute_s,
-    "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute)")
+    "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication other than "
+    "tensor-parallel / compute, offload transfers / compute) + (tensor-parallel all-reduces + CPU optimizer time) / compute: "
+    "data-parallel, pipeline, context and expert traffic overlaps compute and only the part that does not fit behind it costs "
+    "time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
+    MAX(1, (comm_s - tp_comm_s) / compute_s, offload_s / compute_s) + (tp_comm_s + cpu_optimizer_s) / compute_s,
+    "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute); "
+    "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls)")
 bubble = q(
     "pipeline_bubble_fraction", "fraction",
     "Share of a pipeline step the GPUs idle (the bubble) = (p-1) / (v x m + p - 1) with p stages, m micro-batches, v model chunks per GPU",

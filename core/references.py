@@ -78,6 +78,12 @@ _REFS: list[Reference] = [
               "https://pytorch.org/docs/stable/amp.html"),
     Reference("pytorch_adam_source", "PyTorch", "torch/optim/adam.py: _multi_tensor_adam (foreach implementation and its temporaries)", "2025",
               "https://github.com/pytorch/pytorch/blob/main/torch/optim/adam.py"),
+    Reference("megatron_core_args", "NVIDIA", "Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (store_true: "
+              "the overlap of tensor-parallel communication and GEMM kernels is off unless asked for)", "2025",
+              "https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py"),
+    Reference("torchtitan_async_tp", "PyTorch (torchtitan)", "torchtitan torchtitan/config/job_config.py: "
+              "enable_async_tensor_parallel: bool = False (async tensor parallel, effective only with torch.compile)", "2025",
+              "https://github.com/pytorch/torchtitan/blob/main/torchtitan/config/job_config.py"),
     Reference("megatron_distopt", "NVIDIA", "Megatron-Core distributed optimizer (bytes per parameter: bf16 weights, fp32 gradients, fp32 main parameters and Adam states)",
               "2025", "https://github.com/NVIDIA/Megatron-LM/blob/main/docs/source/api-guide/dist_optimizer.md"),
     Reference("unsloth_kernels", "Unsloth", "Unsloth README (hand-written Triton kernels, manual backpropagation for LoRA layers)", "2025",
