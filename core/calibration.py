@@ -55,6 +55,11 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
 # H100's MFU; they keep the catalog's 1, and transformers gpu-tco's own H100/H200 measurement (docs/training.md).  The
 # rows' errors are reported per framework (leave_one_source_out "by_framework").
 FITTED_FRAMEWORKS = ("torchtune",)
+# gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
+# conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
+# one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
+OWN_SOURCES = ("gpu_tco_h200_2026",)
+
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
 KIND = {"train_tokens_per_s": "training speed", "train_gpu_hours": "training speed",
@@ -88,7 +93,8 @@ SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s
 # fp32 master weights and states, what torchtitan was built to show); NeMo AutoModel runs FSDP2 as torchtitan does.
 FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
                 "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
-                "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "DeepSeek-AI (HAI-LLM)": "torchtitan",
+                "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "transformers 5.17 + PEFT 0.21 (gpu-tco's own run)": "transformers",
+                "DeepSeek-AI (HAI-LLM)": "torchtitan",
                 "Meta (Llama 2)": "torchtitan", "Meta (Llama 3)": "torchtitan", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
                 "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
                 "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
@@ -207,7 +213,7 @@ def in_fit(m: Measurement) -> bool:
     """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
-    if m.quantity == "reserved_peak_train_gib":
+    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
@@ -272,7 +278,7 @@ def _log_ratio(m: Measurement) -> float:
         ideal = _evaluate(m, mfu=1.0)
         # the LoRA adapters' own time (lora_slowdown, 1 at mfu=1 where it is not modelled) is divided out the same way
         shipped = _evaluate(m)
-        slowdown = shipped["comm_slowdown"] / ideal["comm_slowdown"] * shipped["lora_slowdown"]
+        slowdown = shipped["comm_slowdown"] / ideal["comm_slowdown"] * shipped["step_work_slowdown"]
         at_one = ideal[m.quantity]
         at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
         at_one = at_one * slowdown if m.quantity == "train_gpu_hours" else at_one / slowdown
@@ -402,7 +408,7 @@ def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
     pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
     # a given MFU leaves the LoRA adapters' own time out (lora_slowdown 1): put the engine's back, as _log_ratio does
-    lora = _evaluate(m)["lora_slowdown"]
+    lora = _evaluate(m)["step_work_slowdown"]
     pred = pred * lora if m.quantity == "train_gpu_hours" else pred / lora
     return math.log(pred / m.value)
 
@@ -626,6 +632,8 @@ def _why_out(m: Measurement) -> str:
     """Why a row is not in the fit, in words."""
     if m.quantity == "reserved_peak_train_gib":
         return "no: reserved memory (a check)"
+    if m.source in OWN_SOURCES:
+        return "no: gpu-tco's own run (a check)"
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return "no: no dense row on this GPU (a check)"

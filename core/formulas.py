@@ -764,8 +764,9 @@ ep_link = q("ep_link_gb_per_s", "GB/s", "Link of the expert all-to-all: inside a
 # async tensor parallel, which split the matmuls to overlap them, are options that are off by default.
 tp_comm_s = q(
     "tp_comm_s_per_step", "s", "Tensor-parallel all-reduce time per micro-batch = tensor-parallel bytes / (link inside the "
-    "machine x collective_efficiency); on the critical path, not overlapped with compute",
-    tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency),
+    "machine x collective_efficiency); on the critical path, not overlapped with compute (0 with an MFU given: a measured "
+    "run's MFU holds it)",
+    (I.mfu <= 0) * tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency),
     "[megatron2019] section 3 (the all-reduces f and g between the layer's matrix products); [megatron_core_args] "
     "(--tp-comm-overlap off by default); [torchtitan_async_tp] (async tensor parallel: off by default)")
 comm_s = q(
@@ -813,6 +814,39 @@ lora_adapter_s = q(
 lora_slowdown = q(
     "lora_slowdown", "x", "How much the adapters' own work stretches a LoRA micro-batch = (compute + adapter time) / compute",
     (compute_s + lora_adapter_s) / compute_s)
+# Work each step does once, whatever its tokens: it weighs on a step of few tokens (one GPU, micro-batch 1) and vanishes
+# behind a large one.  QLoRA dequantizes every NF4 weight before each matmul that uses it (forward, backward and a
+# recomputed forward); the optimizer reads and writes every trainable weight, its gradient and its states.
+qlora_dequant_s = q(
+    "qlora_dequant_s_per_step", "s",
+    "Time QLoRA spends dequantizing its 4-bit weights per micro-batch on one GPU (0 without QLoRA or with an MFU given) = "
+    "passes (forward, backward, and the recomputed forward) x (the GPU's linear weights x the framework's time per weight "
+    "+ its 4-bit matrices x the framework's fixed time per matrix)",
+    quantized_base * (I.mfu <= 0) * (2 + rec("checkpoint_layers")) / (t * pp)
+    * (linear_params * fw("qlora_dequant_ps_per_weight") * 1e-12
+       + L * (4 + Ref("experts_held_per_layer") * (M("gated_mlp") + 2)) * fw("qlora_dequant_us_per_matrix") * 1e-6),
+    "[bnb_linear4bit] (dequantize_4bit before each matmul, forward and backward); frameworks catalog "
+    "qlora_dequant_ps_per_weight from [gpu_tco_h200_2026] (docs/training.md)")
+optimizer_step_bytes = q(
+    "optimizer_step_bytes_per_param", "bytes/param",
+    "Bytes per trainable parameter the optimizer step touches once: the tensor it updates, the gradient, the states, and "
+    "the 16-bit copy written back when it updates an fp32 master",
+    updated_bytes + grad_bytes_per_param + opt_state_bytes + IF(master_bytes > 0, weight_bytes_per_param, 0),
+    "[pytorch_adam_source]; [zero2020] section 3.1")
+optimizer_step_s = q(
+    "optimizer_step_s_per_step", "s",
+    "GPU time of the optimizer step per micro-batch (0 with the optimizer on the CPU or an MFU given) = trainable "
+    "parameters on the GPU x bytes touched x the optimizer's passes over them / (memory bandwidth x "
+    "decode_bandwidth_efficiency), once per optimizer step (shared by its micro-batches)",
+    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params * optimizer_step_bytes
+    * opt("step_passes") / split("shard_optimizer") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
+    / m_pipe,
+    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel)")
+step_work_slowdown = q(
+    "step_work_slowdown", "x",
+    "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
+    "optimizer step) / compute",
+    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s) / compute_s)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
@@ -857,11 +891,11 @@ q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
-    / imbalance_stretch / lora_slowdown)
+    / imbalance_stretch / step_work_slowdown)
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
     train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)
-    * imbalance_stretch * lora_slowdown,
+    * imbalance_stretch * step_work_slowdown,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 speed_band = fw("speed_band_pct") / 100

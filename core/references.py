@@ -229,6 +229,10 @@ _REFS: list[Reference] = [
               "2023-10-19", "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/README.md"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
+    Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
+              "H200, 2026-11-26: PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, bitsandbytes 0.50.2, liger-kernel "
+              "0.8.5; random weights from config.json, SDPA attention, eager, 2 warm-up and 4 timed steps; one process per row",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26/train_rows.jsonl"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",
