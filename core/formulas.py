@@ -1130,10 +1130,23 @@ decode_step_s = q(
     "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
+# A short prompt leaves every matmul a few hundred rows tall and the fixed work of each layer (norms, rotary, the
+# attention kernel's launch) weighs: gpu-tco's own H200 rows (Llama 3.1 8B, eager transformers, SDPA) follow
+# s / (s + 180) of one asymptote within 2 % from 512 to 32,768 prompt tokens (42, 54, 55 and 57 % of the dense peak).
+PREFILL_HALF_TOKENS = 180  # tokens at which a prefill reaches half its long-prompt efficiency ([gpu_tco_h200_serve])
+prefill_length = q(
+    "prefill_length_factor", "fraction",
+    "Share of its long-prompt efficiency a prefill of context_tokens reaches = s / (s + 180 tokens)",
+    ctx / (ctx + PREFILL_HALF_TOKENS),
+    "[gpu_tco_h200_serve] (Llama 3.1 8B prefill at 512, 2,048, 8,192 and 32,768 tokens on one H200: 42, 54, 55 and 57 % "
+    "of the dense peak, causal attention counted)")
 q("prefill_tokens_per_s", "tokens/s",
-  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L_attention*s*a*d + sparse indexer + state recurrences)",
-  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + mixer_flops(ctx, 4)),
-  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
+  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU x the prompt-length factor / (2P + causal attention "
+  "4*L_attention*(s/2)*a*d + sparse indexer + state recurrences)",
+  tp_inf * infer_tflops * 1e12 * prefill_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
+  / (2 * params_active + mixer_flops(ctx / 2, 4)),
+  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
+  "average (as serve_prefill_s_per_token counts it)")
 
 # ---------------------------------------------------------------------------
 # Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with
