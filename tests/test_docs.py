@@ -46,7 +46,9 @@ def test_every_cited_key_resolves_to_a_full_citation():
             assert resolve(key), (where, key)
             cited.add(key)
     assert len(cited) >= 60
-    assert all(ref.url.startswith("https://") and ref.title and ref.year for ref in REFERENCES.values())
+    # a published source has its URL; gpu-tco's own measurements name their results file in the repository
+    assert all((ref.url.startswith("https://") or (ROOT / ref.url).is_file()) and ref.title and ref.year
+               for ref in REFERENCES.values())
 
 
 def test_every_catalog_row_names_a_resolvable_source():
