@@ -213,7 +213,7 @@ def in_fit(m: Measurement) -> bool:
     """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
-    if m.quantity == "reserved_peak_train_gib" or (m.source in OWN_SOURCES and m.kind in ("training speed", "memory")):
+    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
@@ -632,7 +632,7 @@ def _why_out(m: Measurement) -> str:
     """Why a row is not in the fit, in words."""
     if m.quantity == "reserved_peak_train_gib":
         return "no: reserved memory (a check)"
-    if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
+    if m.source in OWN_SOURCES:
         return "no: gpu-tco's own run (a check)"
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
