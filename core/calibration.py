@@ -212,7 +212,8 @@ def executed_utilisation(m: Measurement) -> float | None:
 def in_fit(m: Measurement) -> bool:
     """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
-    reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it."""
+    reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it; gpu-tco's
+    own runs (OWN_SOURCES) are checks too."""
     if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
@@ -741,9 +742,11 @@ def _prose_fp8_and_fit() -> list[str]:
         f"Rule for leaving a row out: a training-speed row whose speed needs more than {EXECUTED_LIMIT:.0%} of the GPUs'",
         "dense peak, counting every FLOP its stated recipe executes (recomputation included), is not used: no published",
         "end-to-end training run comes close (torchtitan's best here is 61 %), so the recipe or the token count is not",
-        "what the source states.  Two more kinds of row are checks, not fitted: a training-speed row on a GPU without",
-        "dense rows of its chip in the set (its mixture-of-experts rows would otherwise set that card's MFU: B200), and a",
-        "reserved-memory row (the allocator's cache).  The rows stay in the file and in the table below.",
+        "what the source states.  Three more kinds of row are checks, not fitted: a training-speed row on a GPU without",
+        "dense rows of its chip in the set (its mixture-of-experts rows would otherwise set that card's MFU: B200), a",
+        "reserved-memory row (the allocator's cache), and gpu-tco's own runs (tools/measure/, one H200, transformers eager:",
+        "they set the transformers row's costs and the prompt-length factor of prefill, docs/training.md).  The rows stay in",
+        "the file and in the table below.",
         "",
     ]
 
