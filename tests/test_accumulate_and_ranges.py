@@ -142,3 +142,15 @@ def test_own_h200_rows_are_checks_with_their_errors():
         error = cal.predict(m) / m.value - 1
         if m.id not in outliers:
             assert abs(error) <= (0.05 if m.kind == "memory" else 0.30), (m.id, error)
+
+
+@pytest.mark.slow
+def test_calibrate_prints_the_errors_per_framework():
+    """`gpu-tco calibrate` prints the leave-one-source-out table with a line per framework and kind (it stopped with an
+    internal error at that table before), and names gpu-tco's own rows as checks."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "calibrate"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "training speed, megatron" in out.stdout and "memory, transformers" in out.stdout
+    assert "no: gpu-tco's own run (a check)" in out.stdout
