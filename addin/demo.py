@@ -40,6 +40,8 @@ EXAMPLES = {
     "GPU_TRAIN_FIT": ["model", "gpu", "n_gpus", "method"],
     "GPU_NETWORK": ["gpu", "n_gpus"],
     "GPU_TRAIN_HOURS": ["model", "tokens", "gpu", "n_gpus", "method"],
+    "GPU_TRAIN_HOURS_LOW": ["model", "tokens", "gpu", "n_gpus", "method"],
+    "GPU_TRAIN_HOURS_HIGH": ["model", "tokens", "gpu", "n_gpus", "method"],
     "GPU_TOKENS_PER_SEC": ["model", "gpu", "n_gpus"],
     "GPU_SPEC": ["gpu"],
     "MODEL_SPEC": ["model"],

@@ -841,6 +841,14 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("GPU_TRAIN_HOURS", "Wall-clock hours to train tokens x epochs on n_gpus: FLOPs / (GPUs x dense TFLOPS x MFU).",
              ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT + ("framework",),
              "train_hours", "h"),
+    Function("GPU_TRAIN_HOURS_LOW", "Low end of the likely training hours: GPU_TRAIN_HOURS / (1 + the framework's speed band, "
+             "twice the median error of its published runs left out of the fit).",
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT + ("framework",),
+             "train_hours_likely_low", "h"),
+    Function("GPU_TRAIN_HOURS_HIGH", "High end of the likely training hours: GPU_TRAIN_HOURS x (1 + the framework's speed "
+             "band, twice the median error of its published runs left out of the fit).",
+             ("model", "tokens", "gpu", "n_gpus", "method", "mfu", "epochs", "precision") + _LAYOUT + ("framework",),
+             "train_hours_likely_high", "h"),
     Function("GPU_TOKENS_PER_SEC", "Throughput in tokens per second: decode (generated), prefill (prompt) or train.",
              ("model", "gpu", "n_gpus", "mode", "batch", "context_tokens", "weights_dtype"), "decode_tokens_per_s", "tokens/s"),
     Function("GPU_PLAN", "Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first "

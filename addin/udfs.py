@@ -232,6 +232,48 @@ def GPU_TRAIN_HOURS(model=None, tokens=None, gpu=None, n_gpus=None, method=None,
 
 @xw.func(category='GPU TCO')
 @xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
+@xw.arg('tokens', ndim=2, doc='Training tokens per epoch (dataset size) [tokens]. Default 100000000')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
+@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
+@xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_TRAIN_HOURS_LOW(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
+    "Low end of the likely training hours: GPU_TRAIN_HOURS / (1 + the framework's speed band, twice the median error of its published runs left out of the fit)."
+    return _call('GPU_TRAIN_HOURS_LOW', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
+@xw.arg('tokens', ndim=2, doc='Training tokens per epoch (dataset size) [tokens]. Default 100000000')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+@xw.arg('method', ndim=2, doc='Training method: full, lora, qlora (NF4 + double quantization), qlora_nodq. Default lora')
+@xw.arg('mfu', ndim=2, doc='Model FLOPs utilisation as papers report it: model FLOPs per second ((6 full | 4 LoRA) x active parameters + attention; recomputation not counted, no embedding lookup) over the dense peak (with an FP8 precision: the peak of its FLOP mix, train_tflops_per_')
+@xw.arg('epochs', ndim=2, doc='Passes over the dataset [epochs]. Default 1')
+@xw.arg('precision', ndim=2, doc='Numeric precision: bf16_mixed (fp32 master), bf16_pure, fp32, fp8 (linear layers in FP8, Transformer Engine / torchao float8; needs FP8 tensor cores), mxfp8 (block-scaled FP8 on data-centre Blackwell). Default bf16_mixed')
+@xw.arg('tensor_parallel', ndim=2, doc='Tensor-parallel degree t (must divide n_gpus) [GPUs]. Default 1')
+@xw.arg('pipeline_parallel', ndim=2, doc='Pipeline-parallel degree: the layers are split into this many stages, one per GPU group (n_gpus = tensor x pipeline x context x data parallel) [GPUs]. Default 1')
+@xw.arg('pipeline_microbatches', ndim=2, doc='Micro-batches per optimizer step of one data-parallel rank (gradient accumulation; with pipelining the micro-batches of a pipeline step); 0 = 8 x pipeline_parallel with pipelining, 1 without [micro-batches]. Default 0')
+@xw.arg('context_parallel', ndim=2, doc='Context-parallel degree: each sequence is split into this many parts on different GPUs (ring attention exchanges keys and values) [GPUs]. Default 1')
+@xw.arg('expert_parallel', ndim=2, doc='Expert-parallel degree (mixture-of-experts models): the experts are split over this many data-parallel GPUs, tokens travel to their experts by all-to-all [GPUs]. Default 1')
+@xw.arg('offload_params', ndim=2, doc='1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed (FSDP CPU offload, ZeRO-Infinity) [flag]. Default 0')
+@xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
+def GPU_TRAIN_HOURS_HIGH(model=None, tokens=None, gpu=None, n_gpus=None, method=None, mfu=None, epochs=None, precision=None, tensor_parallel=None, pipeline_parallel=None, pipeline_microbatches=None, context_parallel=None, expert_parallel=None, offload_params=None, framework=None):
+    "High end of the likely training hours: GPU_TRAIN_HOURS x (1 + the framework's speed band, twice the median error of its published runs left out of the fit)."
+    return _call('GPU_TRAIN_HOURS_HIGH', model, tokens, gpu, n_gpus, method, mfu, epochs, precision, tensor_parallel, pipeline_parallel, pipeline_microbatches, context_parallel, expert_parallel, offload_params, framework)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('mode', ndim=2, doc='decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)')

@@ -759,11 +759,21 @@ cp_link = q("cp_link_gb_per_s", "GB/s", "Link of the context-parallel ring: insi
             IF(t * cp <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_cp] (context-parallel ranks placed next to tensor-parallel ones)")
 ep_link = q("ep_link_gb_per_s", "GB/s", "Link of the expert all-to-all: inside a machine when tensor x context x expert parallel GPUs fit one",
             IF(t * cp * ep <= node_gpus, intra_gb_per_s, dp_link_gb_per_s), "[megatron_moe] (expert groups inside a node where they fit)")
+# Tensor-parallel all-reduces sit between a layer's matrix products (the next one needs their result), so they do not
+# hide behind compute as the data-parallel gathers and reductions do: Megatron-LM's --tp-comm-overlap and torchtitan's
+# async tensor parallel, which split the matmuls to overlap them, are options that are off by default.
+tp_comm_s = q(
+    "tp_comm_s_per_step", "s", "Tensor-parallel all-reduce time per micro-batch = tensor-parallel bytes / (link inside the "
+    "machine x collective_efficiency); on the critical path, not overlapped with compute (0 with an MFU given: a measured "
+    "run's MFU holds it)",
+    (I.mfu <= 0) * tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency),
+    "[megatron2019] section 3 (the all-reduces f and g between the layer's matrix products); [megatron_core_args] "
+    "(--tp-comm-overlap off by default); [torchtitan_async_tp] (async tensor parallel: off by default)")
 comm_s = q(
     "comm_s_per_step", "s", "Communication time per micro-batch: data-parallel bytes over the slowest link + tensor-parallel bytes "
     "inside the machine, at collective_efficiency",
     dp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
-    + tp_comm_bytes / (intra_gb_per_s * 1e9 * I.collective_efficiency)
+    + tp_comm_s
     + pp_comm_bytes / (dp_link_gb_per_s * 1e9 * I.collective_efficiency)
     + cp_comm_bytes / (cp_link * 1e9 * I.collective_efficiency)
     + ep_comm_bytes / (ep_link * 1e9 * I.collective_efficiency), "[nccl_tests]")
@@ -804,6 +814,39 @@ lora_adapter_s = q(
 lora_slowdown = q(
     "lora_slowdown", "x", "How much the adapters' own work stretches a LoRA micro-batch = (compute + adapter time) / compute",
     (compute_s + lora_adapter_s) / compute_s)
+# Work each step does once, whatever its tokens: it weighs on a step of few tokens (one GPU, micro-batch 1) and vanishes
+# behind a large one.  QLoRA dequantizes every NF4 weight before each matmul that uses it (forward, backward and a
+# recomputed forward); the optimizer reads and writes every trainable weight, its gradient and its states.
+qlora_dequant_s = q(
+    "qlora_dequant_s_per_step", "s",
+    "Time QLoRA spends dequantizing its 4-bit weights per micro-batch on one GPU (0 without QLoRA or with an MFU given) = "
+    "passes (forward, backward, and the recomputed forward) x (the GPU's linear weights x the framework's time per weight "
+    "+ its 4-bit matrices x the framework's fixed time per matrix)",
+    quantized_base * (I.mfu <= 0) * (2 + rec("checkpoint_layers")) / (t * pp)
+    * (linear_params * fw("qlora_dequant_ps_per_weight") * 1e-12
+       + L * (4 + Ref("experts_held_per_layer") * (M("gated_mlp") + 2)) * fw("qlora_dequant_us_per_matrix") * 1e-6),
+    "[bnb_linear4bit] (dequantize_4bit before each matmul, forward and backward); frameworks catalog "
+    "qlora_dequant_ps_per_weight from [gpu_tco_h200_2026] (docs/training.md)")
+optimizer_step_bytes = q(
+    "optimizer_step_bytes_per_param", "bytes/param",
+    "Bytes per trainable parameter the optimizer step touches once: the tensor it updates, the gradient, the states, and "
+    "the 16-bit copy written back when it updates an fp32 master",
+    updated_bytes + grad_bytes_per_param + opt_state_bytes + IF(master_bytes > 0, weight_bytes_per_param, 0),
+    "[pytorch_adam_source]; [zero2020] section 3.1")
+optimizer_step_s = q(
+    "optimizer_step_s_per_step", "s",
+    "GPU time of the optimizer step per micro-batch (0 with the optimizer on the CPU or an MFU given) = trainable "
+    "parameters on the GPU x bytes touched x the optimizer's passes over them / (memory bandwidth x "
+    "decode_bandwidth_efficiency), once per optimizer step (shared by its micro-batches)",
+    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params * optimizer_step_bytes
+    * opt("step_passes") / split("shard_optimizer") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
+    / m_pipe,
+    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel)")
+step_work_slowdown = q(
+    "step_work_slowdown", "x",
+    "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
+    "optimizer step) / compute",
+    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s) / compute_s)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
@@ -823,11 +866,13 @@ cpu_optimizer_s = q(
     OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
     / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
 comm_slowdown = q(
-    "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication / compute, "
-    "offload transfers / compute) + CPU optimizer time / compute: traffic overlaps compute and only the part that does not fit "
-    "behind it costs time; the CPU optimizer step does not overlap",
-    MAX(1, comm_s / compute_s, offload_s / compute_s) + cpu_optimizer_s / compute_s,
-    "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute)")
+    "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication other than "
+    "tensor-parallel / compute, offload transfers / compute) + (tensor-parallel all-reduces + CPU optimizer time) / compute: "
+    "data-parallel, pipeline, context and expert traffic overlaps compute and only the part that does not fit behind it costs "
+    "time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
+    MAX(1, (comm_s - tp_comm_s) / compute_s, offload_s / compute_s) + (tp_comm_s + cpu_optimizer_s) / compute_s,
+    "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute); "
+    "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls)")
 bubble = q(
     "pipeline_bubble_fraction", "fraction",
     "Share of a pipeline step the GPUs idle (the bubble) = (p-1) / (v x m + p - 1) with p stages, m micro-batches, v model chunks per GPU",
@@ -846,11 +891,11 @@ q = quantities_of("training compute")
 train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
-    / imbalance_stretch / lora_slowdown)
+    / imbalance_stretch / step_work_slowdown)
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
     train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)
-    * imbalance_stretch * lora_slowdown,
+    * imbalance_stretch * step_work_slowdown,
     "[palm2022] Appendix B (model FLOPs utilization); [narayanan2021] section 5.1")
 q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n_gpus)
 speed_band = fw("speed_band_pct") / 100
@@ -984,12 +1029,23 @@ q("max_context_fit", "tokens", "Longest context per sequence at this batch that 
   MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib - state_cache_gib_per_gpu) * GIB * kv_split
                / (I.batch * kv_bytes_per_token))))
 
+fp16_acc_peak = q(
+    "fp16_accumulate_tflops_per_gpu_peak", "TFLOPS",
+    "Dense 16-bit peak at the accumulation the engine uses: an engine that accumulates in FP16 (llama.cpp) on a GPU whose "
+    "FP16-accumulate rate is listed (GeForce cards: twice their FP32-accumulate rate) gets that rate; otherwise the BF16 rate "
+    "with FP32 accumulation (PyTorch, vLLM, SGLang and TensorRT-LLM accumulate in FP32; data-centre and workstation cards run "
+    "both at one rate)",
+    IF(AND(T("engines", "engine", "fp16_accumulate") > 0, G("fp16_accumulate_dense_tflops") > 0),
+       G("fp16_accumulate_dense_tflops"), G("bf16_dense_tflops")),
+    "GPU catalog fp16_accumulate_dense_tflops ([nvidia_ada] Appendix A, [nvidia_ampere_ga102], [nvidia_rtx_blackwell] Table 3); "
+    "engines catalog fp16_accumulate ([llamacpp_cublas_f16])")
 infer_tflops = q(
     "infer_tflops_per_gpu_peak", "TFLOPS",
     "Dense peak used for inference: FP4 when the weights are FP4 (NVFP4, MXFP4) and the GPU has FP4 tensor cores, FP8 when "
-    "they are FP8 and the GPU has FP8, else BF16 (weights widened to 16 bit for the multiply)",
+    "they are FP8 and the GPU has FP8, else the 16-bit peak at the engine's accumulation (weights widened to 16 bit for the "
+    "multiply)",
     IF(AND(wd("fp4_compute"), G("fp4_dense_tflops") > 0), G("fp4_dense_tflops"),
-       IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), G("bf16_dense_tflops"))),
+       IF(AND(wd("fp8_compute"), G("fp8_dense_tflops") > 0), G("fp8_dense_tflops"), fp16_acc_peak)),
     "GPU catalog dense rates; [nvidia_rtx_blackwell], [verda_blackwell_ultra] (FP4 tensor cores on Blackwell)")
 # Efficiencies per GPU family: the input (fitted on every measured GPU) x the family's factor where the calibration
 # set has measurements of that family (GPU catalog columns; 1 elsewhere), at most 1.
@@ -1074,10 +1130,23 @@ decode_step_s = q(
     "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
+# A short prompt leaves every matmul a few hundred rows tall and the fixed work of each layer (norms, rotary, the
+# attention kernel's launch) weighs: gpu-tco's own H200 rows (Llama 3.1 8B, eager transformers, SDPA) follow
+# s / (s + 180) of one asymptote within 2 % from 512 to 32,768 prompt tokens (42, 54, 55 and 57 % of the dense peak).
+PREFILL_HALF_TOKENS = 180  # tokens at which a prefill reaches half its long-prompt efficiency ([gpu_tco_h200_serve])
+prefill_length = q(
+    "prefill_length_factor", "fraction",
+    "Share of its long-prompt efficiency a prefill of context_tokens reaches = s / (s + 180 tokens)",
+    ctx / (ctx + PREFILL_HALF_TOKENS),
+    "[gpu_tco_h200_serve] (Llama 3.1 8B prefill at 512, 2,048, 8,192 and 32,768 tokens on one H200: 42, 54, 55 and 57 % "
+    "of the dense peak, causal attention counted)")
 q("prefill_tokens_per_s", "tokens/s",
-  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU / (2P + 4*L_attention*s*a*d + sparse indexer + state recurrences)",
-  tp_inf * infer_tflops * 1e12 * prefill_eff * IF(E > 1, I.moe_prefill_efficiency, 1) / (2 * params_active + mixer_flops(ctx, 4)),
-  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token")
+  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU x the prompt-length factor / (2P + causal attention "
+  "4*L_attention*(s/2)*a*d + sparse indexer + state recurrences)",
+  tp_inf * infer_tflops * 1e12 * prefill_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
+  / (2 * params_active + mixer_flops(ctx / 2, 4)),
+  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
+  "average (as serve_prefill_s_per_token counts it)")
 
 # ---------------------------------------------------------------------------
 # Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with

@@ -129,7 +129,7 @@ INPUTS: tuple[Input, ...] = (
     _n("fused_loss_chunk_tokens", "tokens", CALIBRATED["fused_loss_chunk_tokens"], "Tokens whose logits a chunked/fused loss holds at once (its working set)", 1, 10_000_000,
        group="training", source="[liger2024] (chunked loss); fitted on [torchtune_readme] peak memory; docs/calibration.md"),
     _n("logits_bytes_per_element", "bytes", CALIBRATED["logits_bytes_per_element"],
-       "Peak bytes per logit (token x vocabulary entry) in an unfused loss: bf16 logits 2 + fp32 upcast 4 + fp32 log-softmax 4 + fp32 grad 4 + bf16 grad 2",
+       "Peak bytes per logit (token x vocabulary entry) in an unfused loss: of bf16 logits 2, fp32 upcast 4, fp32 log-softmax 4, fp32 grad 4 and bf16 grad 2, about 12 live at once",
        1, 64, group="training",
        source="[hf_llama] loss path; calibrated on [unsloth_llama31] (maximum contexts of Llama 3.1 8B QLoRA with Hugging Face + FlashAttention 2)"),
     _n("tensor_parallel", "GPUs", 1, "Tensor-parallel degree t (must divide n_gpus)", 1, 1024, kind="integer", group="training"),

@@ -88,6 +88,12 @@ _REFS: list[Reference] = [
               "https://pytorch.org/docs/stable/amp.html"),
     Reference("pytorch_adam_source", "PyTorch", "torch/optim/adam.py: _multi_tensor_adam (foreach implementation and its temporaries)", "2025",
               "https://github.com/pytorch/pytorch/blob/main/torch/optim/adam.py"),
+    Reference("megatron_core_args", "NVIDIA", "Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (store_true: "
+              "the overlap of tensor-parallel communication and GEMM kernels is off unless asked for)", "2025",
+              "https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py"),
+    Reference("torchtitan_async_tp", "PyTorch (torchtitan)", "torchtitan torchtitan/config/job_config.py: "
+              "enable_async_tensor_parallel: bool = False (async tensor parallel, effective only with torch.compile)", "2025",
+              "https://github.com/pytorch/torchtitan/blob/main/torchtitan/config/job_config.py"),
     Reference("megatron_distopt", "NVIDIA", "Megatron-Core distributed optimizer (bytes per parameter: bf16 weights, fp32 gradients, fp32 main parameters and Adam states)",
               "2025", "https://github.com/NVIDIA/Megatron-LM/blob/main/docs/source/api-guide/dist_optimizer.md"),
     Reference("unsloth_kernels", "Unsloth", "Unsloth README (hand-written Triton kernels, manual backpropagation for LoRA layers)", "2025",
@@ -233,6 +239,14 @@ _REFS: list[Reference] = [
               "2023-10-19", "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/README.md"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
+    Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
+              "H200, 2026-11-26: PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, bitsandbytes 0.50.2, liger-kernel "
+              "0.8.5; random weights from config.json, SDPA attention, eager, 2 warm-up and 4 timed steps; one process per row",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26/train_rows.jsonl"),
+    Reference("gpu_tco_h200_serve", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/serve_measure.py, NVIDIA "
+              "H200, 2026-11-26: Llama 3.1 8B (random weights, bf16) through eager Hugging Face generate, PyTorch 2.11.0+cu130, "
+              "transformers 5.17.0, SDPA: one forward pass over 512 to 32,768 prompt tokens, decode at 1, 8 and 32 sequences",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26/serve_rows.jsonl"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",
@@ -498,14 +512,14 @@ _REFS += [
     Reference("llamacpp_server", "ggml-org", "llama.cpp: Using multiple GPUs (--split-mode layer: each GPU holds a contiguous slice of "
               "layers and their KV cache) and llama-server's options (--n-gpu-layers, --parallel, --ctx-size, --batch-size)", "2025",
               "https://github.com/ggml-org/llama.cpp/blob/master/docs/multi-gpu.md"),
+    Reference("llamacpp_cublas_f16", "ggml-org", "llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu: matrix products of 16-bit and "
+              "dequantized weights through cuBLAS with compute type CUBLAS_COMPUTE_16F (FP16 accumulation) on GPUs with fast FP16 "
+              "(batched_mul_mat_traits<GGML_TYPE_F16>, ggml_cuda_mul_mat_cublas); pull request 3816 (2023-10-27) kept it after "
+              "comparing CUBLAS_COMPUTE_32F", "2026",
+              "https://github.com/ggml-org/llama.cpp/blob/00108827d87949b538ad1821f81a6b111827fcda/ggml/src/ggml-cuda/ggml-cuda.cu"),
     Reference("llamacpp_cuda_bench", "Georgi Gerganov (ggml-org)", "llama.cpp pull request 3776: cuda: improve text-generation and "
               "batched decoding performance (tokens per second at batch 1 to 64)", "2023-10-27",
               "https://github.com/ggml-org/llama.cpp/pull/3776"),
-    Reference("gpu_tco_h200_2026", "gpu-tco project",
-              "Own measurements on one NVIDIA H200 SXM with random weights: tools/measure/train_measure.py (training speed and "
-              "memory, transformers + PEFT) and tools/measure/serve_measure.py (eager generate); PyTorch 2.11, transformers "
-              "5.17, PEFT 0.21, bitsandbytes 0.50; results in tools/measure/results/h200-2026-11-26", "2026-11-26",
-              "tools/measure/results/h200-2026-11-26/README.md"),
     Reference("hf_llm_optims", "Hugging Face", "Transformers documentation: LLM inference optimization (a static KV cache and "
               "torch.compile make generation up to 4x faster than the default eager generate)", "2025",
               "https://huggingface.co/docs/transformers/llm_optims"),

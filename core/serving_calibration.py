@@ -28,12 +28,14 @@ ENGINES_PATH = DATA / "engines.csv"
 FIT_GPUS = ("H100-SXM", "B200")
 FITTED_ENGINES = ("vllm", "sglang", "trtllm")
 # fitted factor -> (input that overrides it, lower bound, upper bound).  The upper bounds keep the engines physical with
-# the global efficiencies as calibrated (decode_bandwidth_efficiency 0.698, prefill_mfu 0.414): at most 90 % of peak
-# memory bandwidth (what memory-copy benchmarks reach on HBM) and 80 % of dense peak FLOPS (large GEMMs).
+# the global efficiencies as calibrated (data/calibrated.csv decode_bandwidth_efficiency and prefill_mfu): at most 90 % of
+# peak memory bandwidth (what memory-copy benchmarks reach on HBM) and 80 % of dense peak FLOPS (large GEMMs).
+with open(DATA / "calibrated.csv", newline="", encoding="utf-8") as _fh:
+    _CALIBRATED = {row["name"]: float(row["value"]) for row in csv.DictReader(_fh)}
 PARAMS = {"step_overhead_us_per_layer": ("engine_step_overhead_us_per_layer", 1.0, 1000.0),
           "request_overhead_ms": ("engine_request_overhead_ms", 1.0, 1000.0),
-          "bandwidth_factor": ("engine_bandwidth_factor", 0.3, 1.29),
-          "compute_factor": ("engine_compute_factor", 0.2, 1.93),
+          "bandwidth_factor": ("engine_bandwidth_factor", 0.3, round(0.90 / _CALIBRATED["decode_bandwidth_efficiency"], 2)),
+          "compute_factor": ("engine_compute_factor", 0.2, round(0.80 / _CALIBRATED["prefill_mfu"], 2)),
           "grouped_gemm_efficiency": ("grouped_gemm_efficiency", 0.1, 2.0),
           "prefill_queue_share": ("prefill_queue_share", 0.01, 1.5),
           "interleaved_prefill_share": ("interleaved_prefill_share", 0.01, 1.5)}

@@ -351,7 +351,7 @@ def test_eager_transformers_decode_matches_the_projects_own_h200_measurements():
     # 40.0, 36.7 and 49.2 ms per output token at 1, 8 and 32 sequences.  With the earlier guess of 500 us per layer
     # and step the model said 21 ms (42-56 % fast, as published eager runs had shown).
     from gpu_tco.core import calibration as cal
-    rows = [m for m in cal.serving_measurements() if m.source == "gpu_tco_h200_2026"]
+    rows = [m for m in cal.serving_measurements() if m.source == "gpu_tco_h200_serve" and m.quantity == "tpot_ms"]
     assert {m.inputs["batch"] for m in rows} == {1, 8, 32}
     for m, predicted, err in cal.serving_errors(None, rows):
         assert abs(err) <= 0.30, (m.id, predicted, m.value)

@@ -142,15 +142,17 @@ def test_megatron_end_to_end_training_time(arch, tokens, gpus, tflops, days):
 @pytest.mark.parametrize("model, gpu_hours", [("Llama-2-7B", 184_320), ("Llama-2-13B", 368_640), ("Llama-2-70B", 1_720_320)])
 def test_llama2_pretraining_gpu_hours(model, gpu_hours):
     """Touvron et al. 2023 (Llama 2) Table 2: A100-80GB GPU-hours for 2.0T tokens at 4k context, within 25 % at the
-    calibrated defaults (these rows are in the calibration set; 2,048 GPUs as for LLaMA 1).  The same job on 64 GPUs
-    runs at a higher MFU: the large-cluster factor is what separates the two.  Layout as in the calibration set: model
+    calibrated defaults (these rows are in the calibration set; 2,048 GPUs as for LLaMA 1).  Their tensor-parallel
+    all-reduces sit between the matrix products and stretch the step (Shoeybi et al. 2019, section 3); with them counted,
+    the fit holds the large-cluster factor at 1.  Layout as in the calibration set: model
     and sequence parallelism (LLaMA 1 section 2.4), 4 sequences per data-parallel rank (the 4M-token batch), owned
     servers on 200 Gbit/s per GPU (Llama 2 section 2.2.1)."""
     job = dict(model=model, gpu="A100-80GB-SXM", tokens=2.0e12, method="full", recompute="selective", seq_len=4096, buy=1,
                own_fabric_gbps_per_gpu=200, tensor_parallel=8, sequence_parallel=1, sharding="zero1", micro_batch=4)
     r = core.evaluate(job, n_gpus=2048)
     assert r["train_gpu_hours"] == pytest.approx(gpu_hours, rel=0.25)
-    assert r["mfu_effective"] < core.evaluate(job, n_gpus=64)["mfu_effective"]
+    assert r["comm_slowdown"] > 1 + 0.5 * r["tp_comm_s_per_step"] / r["compute_s_per_step"] > 1
+    assert r["mfu_effective"] <= core.evaluate(job, n_gpus=64)["mfu_effective"]
 
 
 def test_llama31_405b_gpu_hours_at_documented_mfu():

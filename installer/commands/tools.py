@@ -86,7 +86,10 @@ def cmd_calibrate(ns) -> int:
     loso = cal.leave_one_source_out(rows)
     print("\nLeave one source out (refit without the source, predict its rows):")
     print(table(["quantity", "rows", "median error", "worst error"],
-                [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items() if k != "by_source"],
+                [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items()
+                 if k not in ("by_source", "by_framework")]
+                + [[f"{kind}, {framework}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
+                   for (framework, kind), v in loso["by_framework"].items()],
                 align=["<", ">", ">", ">"]))
     serving = cal.serving_measurements()
     decision = cal.serving_family_decision(serving)
