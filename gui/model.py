@@ -68,7 +68,12 @@ TRAIN_ANSWER = list(PLAN_OUTPUTS) + list(HEADLINE_OUTPUTS) + list(CASH_OUTPUTS) 
 FORM_INPUTS: tuple[Input, ...] = tuple(
     BY_NAME[n] for n in inputs_of(TRAIN_ANSWER + list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS) + (BY_NAME["consider_buying"],)
 TASKS = ("train", "serve")
-SHOWN = {"train": frozenset(n for n in inputs_of(TRAIN_ANSWER) if n not in SCOPE_INPUTS) | {"consider_buying"},
+# training mode's serving figures (the trained model on the same GPUs, at the batch a replica sustains within the
+# targets) read the demand and the prefill/decode layout too, through the layout the planner picks; those are serving
+# mode's questions (shown and kept there), not a training job's
+SERVE_DEMAND_INPUTS = ("requests_per_s", "monthly_mtok", "serving_layout", "kv_transfer_gb_per_s", "disaggregation_min_saving_pct")
+SHOWN = {"train": frozenset(n for n in inputs_of(TRAIN_ANSWER) if n not in SCOPE_INPUTS and n not in SERVE_DEMAND_INPUTS)
+         | {"consider_buying"},
          "serve": frozenset(n for n in inputs_of(list(SERVE_OUTPUTS)) if n not in SCOPE_INPUTS and n not in SERVE_CHOSEN)}
 # a serving job's own questions, shown in the job's box in serving mode (the demand, the targets, the API)
 SERVE_JOB_INPUTS = ("requests_per_s", "monthly_mtok", "prompt_tokens", "output_tokens", "ttft_slo_ms", "tpot_slo_ms",

@@ -317,7 +317,8 @@ def test_draft_parses_back_with_the_workbook_attached(workbook, tmp_path):
     # the job is checked as the planner checks it: a tensor-parallel degree of 16 need not divide the default 8
     assert draft_text({"method": "lora", "tensor_parallel": 16})[0] == subject
     rec = plan({"method": "lora"})["recommended"]
-    assert f"${rec['cost_usd']:,.0f}" in body
+    from gpu_tco.core.recommendation import usd_text
+    assert usd_text(rec["cost_usd"]) in body  # core's wording of money (cents below $100)
     eml = write_draft(tmp_path / "draft.eml", workbook, subject, body)
     raw = eml.read_bytes()
     assert b"\r\n" in raw and b"\n" not in raw.replace(b"\r\n", b"")  # CRLF throughout
