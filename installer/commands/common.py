@@ -107,10 +107,11 @@ def _fmt(v) -> str:
 
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) if not isinstance(c, str) else c for c in r] for r in rows]
+    cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else _fmt(c) for c in r] for r in rows]
     align = align or ["<"] + [">"] * (len(headers) - 1)
-    if not any("\n" in c for r in cells for c in r):  # one line per row: one format string (100,000 offers in a second)
-        widths = [max(map(len, column)) for column in zip(*cells)]
+    columns = list(zip(*cells))
+    if not any("\n" in "\t".join(column) for column in columns):  # one line per row: one format string (100,000 offers in a second)
+        widths = [max(map(len, column)) for column in columns]
         fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
         lines = [fmt.format(*r).rstrip() for r in cells]
         lines.insert(1, "  ".join("-" * w for w in widths))
