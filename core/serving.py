@@ -31,7 +31,7 @@ from . import catalog, planner
 from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
-from .planner import Record, _offers_by_gpu
+from .planner import Record, planned_offers
 from .recommendation import usd_text
 from .validation import heads_problem, number_list
 
@@ -212,12 +212,15 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         millions) above which the best rented / bought setup beats the API (-1 = never, None = no such option);
       - ``recommendation``: one sentence (rent, buy or use the API, and above which monthly volume each wins);
       - ``demand``: {"requests_per_s", "mtok_per_month"}; ``job``, ``inputs`` (resolved), ``rejected_counts``,
-        ``ranking``, ``task`` ("serve").
+        ``ranking``, ``task`` ("serve");
+      - ``offers_left_out``: offers that cost at least as much as ALIKE_OFFERS_KEPT offers alike (left out by
+        ``core.planner.planned_offers``: none of their options could rank among that many).
     Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
     """
     job, fixed, base = _serving_job(job, gpus)
     tabs = catalog.tables()
     cols = _serve_candidates(base, fixed, gpus, include_buy)
+    offers_left_out = cols.pop("offers_left_out")
     options: list[ServeOption] = []
     if cols["gpu"]:
         r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
@@ -237,7 +240,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
-              "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
+              "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api),
+              "offers_left_out": offers_left_out}
     result["engine"] = engine_text(str(base["engine"]))
     lead = lead_option(result)
     result["launch"] = launch_commands(result["given"], lead) if lead is not None else []
@@ -321,7 +325,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         offer_fixed = tabs["offers"].resolve(fixed["offer"], "offer")
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
-    offers = _offers_by_gpu()
+    offers, left_out = planned_offers()
     model = row_of(base, "model")
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
     server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
@@ -343,6 +347,9 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
                     for size in _server_sizes(row, n, server_fixed):
                         for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1, size)):
                             cols[k].append(v)
+    # offers costing at least as much as ALIKE_OFFERS_KEPT offers alike (core.planner.planned_offers): how many were left out
+    cols["offers_left_out"] = 0 if offer_fixed is not None or buy_only else \
+        sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names)
     return cols
 
 
