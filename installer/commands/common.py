@@ -107,9 +107,12 @@ def _fmt(v) -> str:
 
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
-    cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else _fmt(c) for c in r] for r in rows]
     align = align or ["<"] + [">"] * (len(headers) - 1)
-    columns = list(zip(*cells))
+    # a column at a time: one that holds text only (the type check runs in C) is taken as it is
+    columns = [[str(h)] + (list(column) if set(map(type, column)) <= {str} else
+                           [c if isinstance(c, str) else _fmt(c) for c in column])
+               for h, column in zip(headers, zip(*rows))] if rows else [[str(h)] for h in headers]
+    cells = list(zip(*columns))
     if not any("\n" in "\t".join(column) for column in columns):  # one line per row: one format string (100,000 offers in a second)
         widths = [max(map(len, column)) for column in columns]
         fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
