@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+from itertools import repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
@@ -22,7 +23,7 @@ from typing import Mapping
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
-from .names import normalize, split_weight_format, words
+from .names import normalize, normalized, split_weight_format, words
 from .text import did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -505,7 +506,7 @@ def _parse_columns(header, records, is_text, required, rows) -> bool:
         if not ((array >= 0) & (array < math.inf)).all():  # NaN fails too
             return False
         columns.append(numbers)
-    rows.extend(dict(zip(header, values)) for values in zip(*columns))
+    rows.extend(map(dict, map(zip, repeat(header), zip(*columns))))  # a dict per row, built in C
     return True
 
 
@@ -682,8 +683,7 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
         as_is = user_header[:len(columns)] == columns
         price_line = _first_price_mismatch(user_rows) + 2 if name == "offers" else None
         index = table._index
-        for line, r in enumerate(user_rows, start=2):
-            key = normalize(r["name"])
+        for line, (r, key) in enumerate(zip(user_rows, normalized([r["name"] for r in user_rows])), start=2):
             builtin_row = table._index.get(key)
             if builtin_row is not None and builtin_row < table.file_rows:
                 # a row named like a built-in one changes what it gives (a price, say) and keeps the rest
@@ -1025,8 +1025,15 @@ def _same_folder(a: Path, b: Path) -> bool:
 def _load_all(user_files: dict | None = None) -> dict:
     """Every catalog, read with the user's files (``user_files``: table -> a file read instead of the user's own), and
     checked across tables; raises CatalogError."""
+    import gc
     user_files = user_files or {}
-    loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    collecting = gc.isenabled()
+    gc.disable()  # reading makes no reference cycles: the collector's passes over 100,000 fresh rows would only cost time
+    try:
+        loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    finally:
+        if collecting:
+            gc.enable()
     _check_offers(loaded)
     _check_apis(loaded)
     _check_mig(loaded)

@@ -45,14 +45,15 @@ def cmd_offers(ns) -> int:
                                           np.asarray(sold["offer_node_gpus"], dtype=float).tolist())],
                 align=["<", "<", ">", "<", ">", ">", ">", "<", "<"]))
     print(f"\n{len(rows)} offers from {', '.join(tab.files)}; sources per row: --json.")
-    dates = sorted(str(r["as_of"]) for r in rows if r.get("as_of"))
+    dates = [str(r["as_of"]) for r in rows if r.get("as_of")]
     if dates:
         import datetime
         today = datetime.date.today()
-        y, m = (int(x) for x in dates[-1][:7].split("-"))
+        oldest, newest = min(dates), max(dates)
+        y, m = (int(x) for x in newest[:7].split("-"))
         from ..core import refreshed_note
         note = refreshed_note(rows)
-        print(f"Prices as of {dates[0]} to {dates[-1]}: the newest is {(today.year - y) * 12 + today.month - m} months old "
+        print(f"Prices as of {oldest} to {newest}: the newest is {(today.year - y) * 12 + today.month - m} months old "
               f"on {today.isoformat()}" + (f" ({note})" if note else "") +
               ". Prices move: gpu-tco offers --refresh brings today's (needs the live extra); check the offer's page before you rent.")
     return 0

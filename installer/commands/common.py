@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from itertools import repeat
 
 from ..core import INPUTS, InputError, catalog, is_whole_number, number_text
 from .exits import EXIT_BAD_INPUT
@@ -112,13 +113,20 @@ def table(headers, rows, align=None) -> str:
     columns = [[str(h)] + (list(column) if set(map(type, column)) <= {str} else
                            [c if isinstance(c, str) else _fmt(c) for c in column])
                for h, column in zip(headers, zip(*rows))] if rows else [[str(h)] for h in headers]
-    cells = list(zip(*columns))
-    if not any("\n" in "\t".join(column) for column in columns):  # one line per row: one format string (100,000 offers in a second)
+    one_line = not any("\n" in "\t".join(column) for column in columns)
+    if one_line and set(align) <= {"<", ">"}:
+        # one line per row: padded a column at a time, in C (100,000 offers in a fraction of a second)
         widths = [max(map(len, column)) for column in columns]
-        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
-        lines = [fmt.format(*r).rstrip() for r in cells]
+        padded = [list(map(str.ljust if a == "<" else str.rjust, column, repeat(w))) for column, a, w in zip(columns, align, widths)]
+        lines = list(map(str.rstrip, map("  ".join, zip(*padded))))
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
+    cells = list(zip(*columns))
+    if one_line:
+        widths = [max(map(len, column)) for column in columns]
+        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
+        return "\n".join([fmt.format(*cells[0]).rstrip(), "  ".join("-" * w for w in widths)]
+                         + [fmt.format(*r).rstrip() for r in cells[1:]])
     widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     lines = []
     for j, r in enumerate(cells):
