@@ -907,11 +907,18 @@ def sized_reference_offers():
     return snapshot().derived("sized reference offers", lambda: _build_sized_offers(tables()))
 
 
+def _offer_gpu_row_list(tabs: Mapping[str, Table]) -> list:
+    """The GPU row of each offer (None for none), each GPU name matched once."""
+    gpus_ = tabs["gpus"]
+    column = tabs["offers"].col["gpu"]
+    row_of_gpu = {g: gpus_.find(g) if g and g != "-" else None for g in set(column)}
+    return list(map(row_of_gpu.__getitem__, column))
+
+
 def _build_sized_offers(tabs: Mapping[str, Table]) -> dict:
-    offers, gpus_ = tabs["offers"], tabs["gpus"]
+    offers = tabs["offers"]
     out: dict[int, list] = {}
-    for i, row in enumerate(offers.rows):
-        g = gpus_.find(row["gpu"]) if row["gpu"] and row["gpu"] != "-" else None
+    for i, (row, g) in enumerate(zip(offers.rows, _offer_gpu_row_list(tabs))):
         on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
         if g is not None and on_demand and not row["interruptible"] and not row["commitment_months"] and row["usd_per_gpu_hour"] > 0:
             out.setdefault(g, []).append((row["usd_per_gpu_hour"], i, offer_max_gpus(row)))
@@ -946,16 +953,17 @@ def auto_offer_steps(gpu_row: int) -> tuple[list[tuple[int, int]], float]:
 def _build_offer_maps(tabs: Mapping[str, Table]):
     import numpy as np
     offers, gpus_ = tabs["offers"], tabs["gpus"]
-    gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
+    gpu_rows = [-1 if g is None else g for g in _offer_gpu_row_list(tabs)]
     none = offers.names.index("none")
-    ref = np.full(len(gpus_.rows), none, dtype=np.intp)
-    best = np.full(len(gpus_.rows), np.inf)
-    for i, row in enumerate(offers.rows):
+    ref = [none] * len(gpus_.rows)  # Python lists in the loop: a NumPy element read costs ten times more
+    best = [math.inf] * len(gpus_.rows)
+    for i, (g, row) in enumerate(zip(gpu_rows, offers.rows)):
         on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
-        if gpu_row[i] >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
-                and 0 < row["usd_per_gpu_hour"] < best[gpu_row[i]]:
-            best[gpu_row[i]] = row["usd_per_gpu_hour"]
-            ref[gpu_row[i]] = i
+        if g >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
+                and 0 < row["usd_per_gpu_hour"] < best[g]:
+            best[g] = row["usd_per_gpu_hour"]
+            ref[g] = i
+    gpu_row, ref = np.array(gpu_rows, dtype=np.intp), np.array(ref, dtype=np.intp)
     return gpu_row, ref
 
 

@@ -413,7 +413,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     n_col = np.asarray(sweep["n_gpus"])
     buy_col = np.asarray(sweep["buy"])
     offer_rows = tabs["offers"].rows
-    offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+    offer_index = tabs["offers"].exact_names()  # {name: row}, built once per table
     offer_col = np.asarray(sweep["offer"], dtype=object)
     n_rows = len(r["option_cost_usd"])
     pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))

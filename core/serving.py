@@ -355,7 +355,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
 
 def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> list[ServeOption]:
     """One ``ServeOption`` per candidate of the sweep ``r``, with the reasons it is not acceptable."""
-    offer_index = {name: i for i, name in enumerate(offer_table.names)}
+    offer_index = offer_table.exact_names()  # {name: row}, built once per table
     options = []
     for j, gpu in enumerate(cols["gpu"]):
         buy = bool(cols["buy"][j])
