@@ -281,7 +281,7 @@ def is_refreshed(row: dict) -> bool:
 def refreshed_note(rows: list[dict]) -> str | None:
     """How many of the offers rows came from a refresh, and when ("12 of them refreshed through gpuhunt on
     2026-11-02"), for the lines that say how old the prices are; None when none did."""
-    dates = [str(r.get("as_of", "")) for r in rows if is_refreshed(r)]
+    dates = [str(r.get("as_of", "")) for r in rows if str(r.get("source", "")).startswith(SOURCE)]  # is_refreshed, inlined
     if not dates:
         return None
     oldest, newest = min(dates), max(dates)

@@ -108,11 +108,16 @@ def _fmt(v) -> str:
 
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
+    return column_table(headers, list(zip(*rows)) if rows else [() for _ in headers], align)
+
+
+def column_table(headers, columns, align=None) -> str:
+    """``table`` from its columns (sequences of cells, one per header) instead of its rows."""
     align = align or ["<"] + [">"] * (len(headers) - 1)
     # a column at a time: one that holds text only (the type check runs in C) is taken as it is
     columns = [[str(h)] + (list(column) if set(map(type, column)) <= {str} else
                            [c if isinstance(c, str) else _fmt(c) for c in column])
-               for h, column in zip(headers, zip(*rows))] if rows else [[str(h)] for h in headers]
+               for h, column in zip(headers, columns)]
     one_line = not any("\n" in "\t".join(column) for column in columns)
     if one_line and set(align) <= {"<", ">"}:
         # one line per row: padded a column at a time, in C (100,000 offers in a fraction of a second)
