@@ -643,8 +643,9 @@ def _check_row(table: str, row: dict, path, line: int, ranges: bool = True) -> N
 def _first_price_mismatch(rows: list[dict]) -> int:
     """Index of the first offer row whose two prices disagree as ``_check_row`` words it (len(rows) when none does),
     a column at a time."""
-    import numpy as np
     from operator import itemgetter
+
+    import numpy as np
     if not rows:
         return 0
 
