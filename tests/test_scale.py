@@ -5,9 +5,12 @@ import csv
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpu_tco import core
 from gpu_tco.core import catalog, planner, price_refresh
+from gpu_tco.core.names import normalize, normalized
 
 TRAIN_JOB = {"model": "Llama-3-8B", "method": "qlora", "tokens": 2e8}
 SERVE_JOB = {"model": "Llama-3-8B", "requests_per_s": 5, "prompt_tokens": 1000, "output_tokens": 200,
@@ -153,3 +156,33 @@ def test_the_alike_columns_hold_every_offer_column_a_formula_reads_but_the_price
     alike = set(planner.alike_offer_columns(catalog.offers().columns))
     assert read - alike <= {"usd_per_gpu_hour"}, read - alike
     assert "usd_per_instance_hour" not in read  # the planners price by the GPU-hour: cost grows with it alone
+
+
+def test_a_file_with_windows_line_ends_is_checked_once_not_cell_by_cell(tmp_path, monkeypatch):
+    # Excel and Python's csv module end lines with CR LF; the whole-file check for characters a workbook cannot hold
+    # must read that as a line end, or every cell of a 100,000-row file is checked on its own
+    rows = _refreshed(50)
+    _write_offers(tmp_path / "offers.csv", rows)
+    lf = (tmp_path / "offers.csv").read_text(encoding="utf-8")
+    crlf = lf.replace("\n", "\r\n")
+    crlf = crlf.replace("fetched 2026-11-01", "fetched\r\n2026-11-01", 1)  # and a CR LF inside a quoted cell
+    calls = []
+    monkeypatch.setattr(catalog, "text_problem", lambda value: calls.append(value))
+    read = {end: catalog._parse_text(tmp_path / "offers.csv", text, "offers", None, [])[0] for end, text in
+            (("lf", lf), ("crlf", crlf))}
+    assert calls == []
+    assert read["crlf"][0]["source"] == read["lf"][0]["source"].replace("fetched 2026", "fetched\n2026")
+    assert read["crlf"][1:] == read["lf"][1:] and len(read["lf"]) == 50
+    # a control character is still found, and named by its row and column
+    bad = lf.replace("AWS inst-7,", "AWS inst-\x077,", 1)
+    monkeypatch.undo()
+    with pytest.raises(core.CatalogError, match=r"row 9, column name: holds a control character \(code 7\)"):
+        catalog._parse_text(tmp_path / "offers.csv", bad, "offers", None, [])
+
+
+PIECES = [*"aZ09 .-_/\u00c5\u0130\u212a\u00df\n\u2028", "nvidia", "NVIDIA ", "Tesla", "amd", "GeForce", "instinct"]
+
+
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), max_size=6))
+def test_names_normalised_together_are_normalised_as_one_by_one(names):
+    assert normalized(names) == [normalize(n) for n in names]
