@@ -236,10 +236,6 @@ def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[i
     return out, left_out
 
 
-def _offers_by_gpu() -> dict[int, list[int]]:
-    return planned_offers()[0]
-
-
 PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")
 # inputs the planner reads itself (no formula does): every door that plans takes them
 PLANNER_INPUTS = ("cost_tolerance_pct", "consider_buying")
@@ -252,7 +248,8 @@ def ranks_purchases(inputs: Mapping) -> bool:
 
 
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool | None = None,
-         count: int | None = None, offer: str | None = None, price_gpu: str | None = None) -> dict:
+         count: int | None = None, offer: str | None = None, price_gpu: str | None = None,
+         alike_kept: int | None = None) -> dict:
     """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
 
     The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
@@ -267,7 +264,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     "offers_left_out"}`` (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
     the first when it is acceptable, else None; ``offers_left_out``: offers that cost at least as much as
-    ALIKE_OFFERS_KEPT offers alike (``planned_offers``), which no list of that many options would show.
+    ``alike_kept`` (default ALIKE_OFFERS_KEPT) offers alike (``planned_offers``), which no list of the first
+    ``alike_kept`` options would show.
     """
     gpus, count, tp = _checked_scope(job, gpus, count)
     job = dict(job or {})
@@ -301,13 +299,13 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
-    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy)
+    weighed, left_out = planned_offers(alike_kept)
+    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []
     if candidates["gpu"]:
         sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
         options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
-    left_out = planned_offers()[1]
     offers_left_out = 0 if chosen_offer is not None else \
         sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names if g not in never)
     for g in never:
@@ -352,12 +350,12 @@ def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]
 
 
 def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int | None,
-                include_buy: bool) -> tuple[dict[str, list], list[str]]:
+                include_buy: bool, offers: Mapping[int, list[int]]) -> tuple[dict[str, list], list[str]]:
     """Every GPU x count x (each offer, or buying whole servers) as columns {gpu, n_gpus, offer, buy}, and the
-    GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none)."""
+    GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none); ``offers``: the offer rows
+    weighed per GPU row (``planned_offers``)."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
-    offers = _offers_by_gpu()
     columns: dict[str, list] = {"gpu": [], "n_gpus": [], "offer": [], "buy": []}
 
     def add(gpu: str, n: int, offer_name: str, buy: int) -> None:

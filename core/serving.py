@@ -191,7 +191,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
     return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
 
 
-def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True) -> dict:
+def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,
+               alike_kept: int | None = None) -> dict:
     """Plan a serving deployment for ``job`` and say whether to rent, buy or use the API.
 
     ``job``: inputs as for ``evaluate`` (names in ``INPUTS``), the serving ones being ``requests_per_s`` (or
@@ -213,13 +214,13 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
       - ``recommendation``: one sentence (rent, buy or use the API, and above which monthly volume each wins);
       - ``demand``: {"requests_per_s", "mtok_per_month"}; ``job``, ``inputs`` (resolved), ``rejected_counts``,
         ``ranking``, ``task`` ("serve");
-      - ``offers_left_out``: offers that cost at least as much as ALIKE_OFFERS_KEPT offers alike (left out by
-        ``core.planner.planned_offers``: none of their options could rank among that many).
+      - ``offers_left_out``: offers that cost at least as much as ``alike_kept`` (default ALIKE_OFFERS_KEPT) offers
+        alike (left out by ``core.planner.planned_offers``: none of their options could rank among that many).
     Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
     """
     job, fixed, base = _serving_job(job, gpus)
     tabs = catalog.tables()
-    cols = _serve_candidates(base, fixed, gpus, include_buy)
+    cols = _serve_candidates(base, fixed, gpus, include_buy, alike_kept)
     offers_left_out = cols.pop("offers_left_out")
     options: list[ServeOption] = []
     if cols["gpu"]:
@@ -308,7 +309,7 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     return job, fixed, base
 
 
-def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) -> dict[str, list]:
+def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, alike_kept: int | None = None) -> dict[str, list]:
     """Columns of the search: GPU x GPUs per replica x weight format x (each offer of the GPU, or buying)."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
@@ -325,7 +326,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         offer_fixed = tabs["offers"].resolve(fixed["offer"], "offer")
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
-    offers, left_out = planned_offers()
+    offers, left_out = planned_offers(alike_kept)
     model = row_of(base, "model")
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
     server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
@@ -434,11 +435,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             job["n_gpus"] = scope["count"]
         if scope.get("offer") is not None:
             job["offer"] = scope["offer"]
-        unknown = set(scope) - {"count", "offer", "price_gpu"}
+        unknown = set(scope) - {"count", "offer", "price_gpu", "alike_kept"}
         if unknown:
             name = sorted(unknown)[0]
             raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
-        return serve_plan(job, gpus=gpus, include_buy=True if include_buy is None else include_buy)
+        return serve_plan(job, gpus=gpus, include_buy=True if include_buy is None else include_buy,
+                          alike_kept=scope.get("alike_kept"))
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
 
