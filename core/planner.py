@@ -208,7 +208,11 @@ def planned_offers(keep: int | None = None) -> tuple[dict[int, list[int]], dict[
     """({GPU row: the offer rows the planners weigh, in catalog order}, {GPU row: offers left out}): priced, not
     historical, and not costing at least as much as ``keep`` (default ALIKE_OFFERS_KEPT) earlier offers alike.  Built
     once per catalog snapshot."""
-    keep = ALIKE_OFFERS_KEPT if keep is None else max(1, int(keep))
+    if keep is None:
+        keep = ALIKE_OFFERS_KEPT
+    elif isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
+        raise InputError("alike_kept", keep, f"must be a whole number >= 1 (offers alike kept; default {ALIKE_OFFERS_KEPT})")
+    keep = int(keep)
     snap = catalog.snapshot()
     return snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))
 
@@ -268,6 +272,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     ``alike_kept`` options would show.
     """
     gpus, count, tp = _checked_scope(job, gpus, count)
+    weighed, left_out = planned_offers(alike_kept)  # checks alike_kept; built once per catalog snapshot
     job = dict(job or {})
     given_job = dict(job)  # as the caller gave it (a model as fields stays fields)
     if "task" in job and check_input("task", job.pop("task")) != "train":
@@ -299,7 +304,6 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
-    weighed, left_out = planned_offers(alike_kept)
     candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []

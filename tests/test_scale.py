@@ -181,3 +181,11 @@ PIECES = [*"aZ09 .-_/\u00c5\u0130\u212a\u00df\n\u2028", "nvidia", "NVIDIA ", "Te
 @given(st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), max_size=6))
 def test_names_normalised_together_are_normalised_as_one_by_one(names):
     assert normalized(names) == [normalize(n) for n in names]
+
+
+@pytest.mark.parametrize("keep", [0, -3, 2.5, "25", True])
+def test_a_number_of_offers_alike_kept_that_is_no_whole_number_from_1_is_refused(keep):
+    with pytest.raises(core.InputError, match="alike_kept: .* must be a whole number >= 1"):
+        core.plan(dict(TRAIN_JOB), alike_kept=keep)
+    with pytest.raises(core.InputError, match="alike_kept: .* must be a whole number >= 1"):
+        core.plan({**SERVE_JOB, "task": "serve"}, alike_kept=keep)
