@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+from itertools import repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
@@ -22,7 +23,7 @@ from typing import Mapping
 from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
-from .names import normalize, split_weight_format, words
+from .names import normalize, normalized, split_weight_format, words
 from .text import did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -223,6 +224,10 @@ class Table:
             self._exact_map, self._exact_for = exact, names
         return self._exact_map
 
+    def exact_names(self) -> Mapping[str, int]:
+        """{row name as written: row index}, read-only (what ``find`` returns for a row's own name)."""
+        return MappingProxyType(self._exact())
+
     def known(self, value) -> int | None:
         """Row index of a value ``find`` has already matched, without matching it again (the fast path of a
         sweep's or a form's repeated lookups); None for a value not looked up yet."""
@@ -398,7 +403,10 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
     import io
     # the text checks run once over the whole file; a cell is looked at on its own only when the file holds a problem
     # (a catalog of 100,000 refreshed offers loads in about a second, not a minute)
-    clean = (ASCII_NOT_TEXT if text.isascii() else NOT_TEXT).search(text) is None
+    # (a CR LF line end, as Excel and Python's csv module write them, is a line end, not a character in a cell)
+    checked = text.replace("\r\n", "\n") if "\r" in text else text
+    clean = (ASCII_NOT_TEXT if checked.isascii() else NOT_TEXT).search(checked) is None
+    del checked
     with io.StringIO(text, newline="") as fh:
         reader = csv.reader(fh)
         raw_header = next(reader, None) or []
@@ -465,15 +473,16 @@ def _parse_text(path: Path, text: str, table: str, columns: list[str] | None, ro
 def _parse_columns(header, records, is_text, required, rows) -> bool:
     """Rows from CSV records a column at a time (float() mapped over a column runs in C: 100,000 offers in a fraction
     of a second); False, with ``rows`` untouched, at the first cell that needs a message (the cell-by-cell reader then
-    names it)."""
+    names it).  Every check runs in C over a whole column (a join, a set, a map)."""
+    import numpy as np
     width = len(header)
-    if any(len(r) != width for r in records):
+    if set(map(len, records)) != {width}:
         return False
     columns = []
-    for k, (key, text_column, needed) in enumerate(zip(header, is_text, required)):
-        cells = [r[k].strip() for r in records]
+    for key, text_column, needed, raw in zip(header, is_text, required, zip(*records)):  # zip(*records): columns, in C
+        cells = list(map(str.strip, raw))
         if text_column:
-            if any("\r" in c for c in cells):
+            if "\r" in "\n".join(cells):
                 cells = [c.replace("\r\n", "\n") for c in cells]
             if key == "as_of" and any(as_of_problem(c) for c in set(cells) if c):
                 return False
@@ -489,10 +498,11 @@ def _parse_columns(header, records, is_text, required, rows) -> bool:
             numbers = list(map(float, cells))
         except ValueError:
             return False
-        if any(not 0 <= x < math.inf for x in numbers):
+        array = np.array(numbers)
+        if not ((array >= 0) & (array < math.inf)).all():  # NaN fails too
             return False
         columns.append(numbers)
-    rows.extend(dict(zip(header, values)) for values in zip(*columns))
+    rows.extend(map(dict, map(zip, repeat(header), zip(*columns))))  # a dict per row, built in C
     return True
 
 
@@ -574,10 +584,18 @@ RESERVED_OFFERS = ("auto", "none")  # "auto" picks the GPU's cheapest offer; "no
 def _check_ranges(table: str, rows: list[dict], path, first_line: int = 2) -> None:
     """Every row's numbers against the catalog's declared ranges, a column at a time (100,000 refreshed offers in a
     fraction of a second); the first row holding a bad number is reported as ``_check_row`` words it."""
+    from operator import itemgetter
     worst = len(rows)
     for column, rule in RULES.get(table, {}).items():
         ok = RULE_OK[rule]
-        bad = next((i for i, r in enumerate(rows[:worst]) if column in r and not ok(float(r[column]))), None)
+        try:
+            values = set(map(itemgetter(column), rows))  # a refreshed catalog repeats few distinct numbers: each checked once
+        except KeyError:  # a row without the column
+            values = {r[column] for r in rows if column in r}
+        wrong = {v for v in values if not ok(float(v))}
+        if not wrong:
+            continue
+        bad = next((i for i, r in enumerate(rows[:worst]) if column in r and r[column] in wrong), None)
         if bad is not None:
             worst = bad
     if worst < len(rows):
@@ -624,6 +642,26 @@ def _check_row(table: str, row: dict, path, line: int, ranges: bool = True) -> N
                 raise CatalogError(path, line, small, f"{row[small]:g} is more than {big} ({row[big]:g}) for {where}")
 
 
+def _first_price_mismatch(rows: list[dict]) -> int:
+    """Index of the first offer row whose two prices disagree as ``_check_row`` words it (len(rows) when none does),
+    a column at a time."""
+    from operator import itemgetter
+
+    import numpy as np
+    if not rows:
+        return 0
+
+    def column(key, default):  # float(row.get(key, default) or default) for every row
+        try:
+            values = np.array(list(map(itemgetter(key), rows)), dtype=float)
+        except (KeyError, TypeError, ValueError):
+            return np.array([float(r.get(key, default) or default) for r in rows])
+        return np.where(values == 0, default, values)
+    per_instance, per_gpu, gpus = column("usd_per_instance_hour", 0), column("usd_per_gpu_hour", 0), column("gpus_per_instance", 1)
+    bad = (per_instance > 0) & (per_gpu > 0) & (np.abs(per_instance - per_gpu * gpus) > np.maximum(0.011, 0.01 * per_instance))
+    return int(np.argmax(bad)) if bad.any() else len(rows)
+
+
 def load_table(name: str, user_dir: Path | None = None, user_file: Path | None = None) -> Table:
     """The built-in catalog ``name`` with the user's rows (``<user_dir>/<name>.csv``, or ``user_file``); CatalogError."""
     builtin = DATA_DIR / f"{name}.csv"
@@ -645,8 +683,12 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
         new_rows: list[dict] = []
         new_keys: list[str] = []
         new_lines: list[int] = []
-        for line, r in enumerate(user_rows, start=2):
-            key = normalize(r["name"])
+        # rows whose columns are the catalog's, in its order, are taken as they are (a copy per row costs a second
+        # on 100,000 refreshed offers); the offers' price check runs a column at a time, its first failure on its line
+        as_is = user_header[:len(columns)] == columns
+        price_line = _first_price_mismatch(user_rows) + 2 if name == "offers" else None
+        index = table._index
+        for line, (r, key) in enumerate(zip(user_rows, normalized([r["name"] for r in user_rows])), start=2):
             builtin_row = table._index.get(key)
             if builtin_row is not None and builtin_row < table.file_rows:
                 # a row named like a built-in one changes what it gives (a price, say) and keeps the rest
@@ -661,11 +703,13 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
             if name == "offers" and key in RESERVED_OFFERS:
                 raise CatalogError(user_file, line, "name", f'"{r["name"]}" is reserved ({", ".join(RESERVED_OFFERS)}); '
                                                             "choose another name")
-            _check_row(name, r, user_file, line, ranges=False)
+            if name != "offers" or line == price_line or builtin_row is not None:  # an override took columns from the built-in row
+                _check_row(name, r, user_file, line, ranges=False)
             # a row named like a built-in row overrides it (and is listed as such); an alias may not take another row's name
-            own = table._index.get(key)
+            own = index.get(key)
             own = own if own is not None and own < table.file_rows else None
-            for alias in filter(None, (a.strip() for a in str(r.get("aliases", "") or "").split(";"))):
+            aliases = r.get("aliases")
+            for alias in filter(None, (a.strip() for a in str(aliases).split(";"))) if aliases else ():
                 other = table._index.get(normalize(alias))
                 if other is not None and other < table.file_rows and other != own:
                     raise CatalogError(user_file, line, "aliases", f'"{alias}" already names {table.rows[other]["name"]}; '
@@ -678,11 +722,11 @@ def load_table(name: str, user_dir: Path | None = None, user_file: Path | None =
             if own is not None:
                 table.origin[table._append({**defaults, **r})] = (str(user_file), line)
             else:  # a new row: appended with the others in one pass below
-                new_rows.append({**defaults, **r})
+                new_rows.append(r if as_is else {**defaults, **r})
                 new_keys.append(key)
                 new_lines.append(line)
         first = table._extend(new_rows, new_keys)
-        table.origin.update(zip(range(first, first + len(new_rows)), ((str(user_file), line) for line in new_lines)))
+        table.origin.update(zip(range(first, first + len(new_rows)), zip(repeat(str(user_file)), new_lines)))
         table.files.append(str(user_file))
         table.user_rows = len(user_rows)
         table.file_rows = len(table.rows)  # the user's rows are file rows too (GPU_LIST lists them)
@@ -788,10 +832,11 @@ AUTO_OFFER = "auto"  # the offer input's default: the GPU's reference offer (see
 def _check_offers(tabs: dict) -> None:
     """Every offer names a catalog GPU (canonicalised) and bills in whole seconds >= 1."""
     offers, gpus_ = tabs["offers"], tabs["gpus"]
+    gpu_row = {g: gpus_.find(g) if g else None for g in set(offers.col["gpu"])}  # each GPU name matched once
     for i, row in enumerate(offers.rows):
         if row["name"] == "none":
             continue
-        j = gpus_.find(row["gpu"]) if row["gpu"] else None
+        j = gpu_row[row["gpu"]]
         if j is None:
             where, line = offers.origin.get(i, (offers.files[0], i + 2))
             raise CatalogError(where, line, "gpu", f"unknown GPU {row['gpu']!r}{did_you_mean(row['gpu'], gpus_.names)}; it must name a row of gpus.csv")
@@ -865,11 +910,18 @@ def sized_reference_offers():
     return snapshot().derived("sized reference offers", lambda: _build_sized_offers(tables()))
 
 
+def _offer_gpu_row_list(tabs: Mapping[str, Table]) -> list:
+    """The GPU row of each offer (None for none), each GPU name matched once."""
+    gpus_ = tabs["gpus"]
+    column = tabs["offers"].col["gpu"]
+    row_of_gpu = {g: gpus_.find(g) if g and g != "-" else None for g in set(column)}
+    return list(map(row_of_gpu.__getitem__, column))
+
+
 def _build_sized_offers(tabs: Mapping[str, Table]) -> dict:
-    offers, gpus_ = tabs["offers"], tabs["gpus"]
+    offers = tabs["offers"]
     out: dict[int, list] = {}
-    for i, row in enumerate(offers.rows):
-        g = gpus_.find(row["gpu"]) if row["gpu"] and row["gpu"] != "-" else None
+    for i, (row, g) in enumerate(zip(offers.rows, _offer_gpu_row_list(tabs))):
         on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
         if g is not None and on_demand and not row["interruptible"] and not row["commitment_months"] and row["usd_per_gpu_hour"] > 0:
             out.setdefault(g, []).append((row["usd_per_gpu_hour"], i, offer_max_gpus(row)))
@@ -904,16 +956,17 @@ def auto_offer_steps(gpu_row: int) -> tuple[list[tuple[int, int]], float]:
 def _build_offer_maps(tabs: Mapping[str, Table]):
     import numpy as np
     offers, gpus_ = tabs["offers"], tabs["gpus"]
-    gpu_row = np.array([gpus_.find(g) if g and g != "-" else -1 for g in offers.col["gpu"]], dtype=np.intp)
+    gpu_rows = [-1 if g is None else g for g in _offer_gpu_row_list(tabs)]
     none = offers.names.index("none")
-    ref = np.full(len(gpus_.rows), none, dtype=np.intp)
-    best = np.full(len(gpus_.rows), np.inf)
-    for i, row in enumerate(offers.rows):
+    ref = [none] * len(gpus_.rows)  # Python lists in the loop: a NumPy element read costs ten times more
+    best = [math.inf] * len(gpus_.rows)
+    for i, (g, row) in enumerate(zip(gpu_rows, offers.rows)):
         on_demand = str(row["price_type"]).startswith("on-demand") and "historical" not in str(row["price_type"])
-        if gpu_row[i] >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
-                and 0 < row["usd_per_gpu_hour"] < best[gpu_row[i]]:
-            best[gpu_row[i]] = row["usd_per_gpu_hour"]
-            ref[gpu_row[i]] = i
+        if g >= 0 and on_demand and not row["interruptible"] and not row["commitment_months"] \
+                and 0 < row["usd_per_gpu_hour"] < best[g]:
+            best[g] = row["usd_per_gpu_hour"]
+            ref[g] = i
+    gpu_row, ref = np.array(gpu_rows, dtype=np.intp), np.array(ref, dtype=np.intp)
     return gpu_row, ref
 
 
@@ -985,8 +1038,15 @@ def _same_folder(a: Path, b: Path) -> bool:
 def _load_all(user_files: dict | None = None) -> dict:
     """Every catalog, read with the user's files (``user_files``: table -> a file read instead of the user's own), and
     checked across tables; raises CatalogError."""
+    import gc
     user_files = user_files or {}
-    loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    collecting = gc.isenabled()
+    gc.disable()  # reading makes no reference cycles: the collector's passes over 100,000 fresh rows would only cost time
+    try:
+        loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
+    finally:
+        if collecting:
+            gc.enable()
     _check_offers(loaded)
     _check_apis(loaded)
     _check_mig(loaded)

@@ -391,8 +391,13 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         for j, v in enumerate(cells):  # each value's first row, in one pass (cells.index per value is quadratic)
             first.setdefault(v, j)
         memo = {}
+        # a row's own name (GPUs, offers: not a model, which may also be a path or a count) needs no resolving: a
+        # column of 100,000 refreshed offer names is looked up in one dictionary
+        exact = table.exact_names() if not inp.accepts_number else {}
         for v, j in first.items():  # a catalog name as written: no resolving (the planner passes every GPU's)
             i = table.known(v)
+            if i is None:
+                i = exact.get(v)
             memo[v] = resolve(v, j) if i is None else i
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)

@@ -187,15 +187,57 @@ def _counts(minimum: int) -> list[int]:
     return counts
 
 
-def _offers_by_gpu() -> dict[int, list[int]]:
-    tabs = catalog.tables()
+# Offers alike in everything the formulas read but their price (the same GPU, GPUs per machine, network, billing, terms,
+# commission, storage and egress prices; the name, provider, instance, region and sources aside) give options that
+# differ only in price, and the cheaper (or, at the same price, the earlier) one ranks first under both planners' rules
+# (RANKING, SERVE_RANKING: cost never decreases with the price per GPU-hour).  An offer that costs at least as much as
+# ALIKE_OFFERS_KEPT earlier offers alike is left out: each of its options has that many options ranked before it, so it
+# can never be recommended, be the best rental, nor appear among the first ALIKE_OFFERS_KEPT options of any list, and
+# leaving it out changes no other option's rank.  A refresh of 100,000 instances is planned from a few thousand offers.
+ALIKE_OFFERS_KEPT = 25
+OFFER_LABEL_COLUMNS = ("name", "aliases", "provider", "instance", "region", "description", "source", "as_of", "notes")
+OFFER_PRICE_COLUMNS = ("usd_per_gpu_hour", "usd_per_instance_hour")
+
+
+def alike_offer_columns(columns) -> list[str]:
+    """The offer columns two offers must share to be alike (all but OFFER_LABEL_COLUMNS and OFFER_PRICE_COLUMNS)."""
+    return [c for c in columns if c not in OFFER_LABEL_COLUMNS and c not in OFFER_PRICE_COLUMNS]
+
+
+def planned_offers(keep: int | None = None) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """({GPU row: the offer rows the planners weigh, in catalog order}, {GPU row: offers left out}): priced, not
+    historical, and not costing at least as much as ``keep`` (default ALIKE_OFFERS_KEPT) earlier offers alike.  Built
+    once per catalog snapshot."""
+    if keep is None:
+        keep = ALIKE_OFFERS_KEPT
+    elif isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
+        raise InputError("alike_kept", keep, f"must be a whole number >= 1 (offers alike kept; default {ALIKE_OFFERS_KEPT})")
+    keep = int(keep)
+    snap = catalog.snapshot()
+    return snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))
+
+
+def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[int, int]]:
+    import heapq
     offers = tabs["offers"]
-    gpu_rows = catalog.offer_gpu_rows()
+    gpu_rows = catalog.offer_map_lists()[0]
+    alike = zip(*(offers.col[c] for c in alike_offer_columns(offers.columns)))
+    cheapest: dict[tuple, list[float]] = {}  # per kind of offer: the ``keep`` lowest prices so far, negated (a max-heap)
     out: dict[int, list[int]] = {}
-    for i, row in enumerate(offers.rows):
-        if gpu_rows[i] >= 0 and HISTORICAL not in str(row["price_type"]) and row["usd_per_gpu_hour"] > 0:
-            out.setdefault(int(gpu_rows[i]), []).append(i)
-    return out
+    left_out: dict[int, int] = {}
+    for i, (g, price, price_type, kind) in enumerate(zip(gpu_rows, offers.col["usd_per_gpu_hour"], offers.col["price_type"], alike)):
+        if g < 0 or HISTORICAL in str(price_type) or not price > 0:
+            continue
+        heap = cheapest.setdefault(kind, [])
+        if len(heap) < keep:
+            heapq.heappush(heap, -price)
+        elif -heap[0] <= price:  # ``keep`` earlier offers alike cost no more
+            left_out[g] = left_out.get(g, 0) + 1
+            continue
+        else:
+            heapq.heapreplace(heap, -price)
+        out.setdefault(g, []).append(i)
+    return out, left_out
 
 
 PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")
@@ -210,7 +252,8 @@ def ranks_purchases(inputs: Mapping) -> bool:
 
 
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool | None = None,
-         count: int | None = None, offer: str | None = None, price_gpu: str | None = None) -> dict:
+         count: int | None = None, offer: str | None = None, price_gpu: str | None = None,
+         alike_kept: int | None = None) -> dict:
     """Rank every way to run ``job`` (inputs as for ``core.evaluate``).
 
     The scope: ``gpus`` (GPU names; default every GPU in the catalog), ``count`` (a fixed
@@ -221,12 +264,15 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
     Buying counts are whole servers (GPU catalog server_sizes).
     A ``task`` in the job must be "train" here (``gpu_tco.plan`` sends "serve" to ``serving.serve_plan``).
-    Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu"}``
-    (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
+    Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu",
+    "offers_left_out"}`` (``given``: the job as passed in; ``job`` and ``inputs``: resolved): ``options``
     are ``Option`` records, acceptable ones first in the order of ``RANKING``; ``recommended`` is
-    the first when it is acceptable, else None.
+    the first when it is acceptable, else None; ``offers_left_out``: offers that cost at least as much as
+    ``alike_kept`` (default ALIKE_OFFERS_KEPT) offers alike (``planned_offers``), which no list of the first
+    ``alike_kept`` options would show.
     """
     gpus, count, tp = _checked_scope(job, gpus, count)
+    weighed, left_out = planned_offers(alike_kept)  # checks alike_kept; built once per catalog snapshot
     job = dict(job or {})
     given_job = dict(job)  # as the caller gave it (a model as fields stays fields)
     if "task" in job and check_input("task", job.pop("task")) != "train":
@@ -258,12 +304,14 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
-    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy)
+    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []
     if candidates["gpu"]:
         sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
         options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
+    offers_left_out = 0 if chosen_offer is not None else \
+        sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names if g not in never)
     for g in never:
         options.append(Option(gpu=g, n_gpus=0, acquire="", order=len(options), reasons=("does not fit at any GPU count",)))
     for g in slices:
@@ -276,7 +324,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     inputs = {**base, **given_prices}
     return {"job": {k: inputs[k] for k in BY_NAME if k in job or k in given_prices or k in _JOB_FIELDS}, "inputs": inputs,
             "options": options, "recommended": recommended, "rejected_counts": _rejected_counts(options), "ranking": RANKING,
-            "price_gpu": price_owner, "given": given_job}
+            "price_gpu": price_owner, "given": given_job, "offers_left_out": offers_left_out}
 
 
 def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]:
@@ -306,12 +354,12 @@ def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]
 
 
 def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int | None,
-                include_buy: bool) -> tuple[dict[str, list], list[str]]:
+                include_buy: bool, offers: Mapping[int, list[int]]) -> tuple[dict[str, list], list[str]]:
     """Every GPU x count x (each offer, or buying whole servers) as columns {gpu, n_gpus, offer, buy}, and the
-    GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none)."""
+    GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none); ``offers``: the offer rows
+    weighed per GPU row (``planned_offers``)."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
-    offers = _offers_by_gpu()
     columns: dict[str, list] = {"gpu": [], "n_gpus": [], "offer": [], "buy": []}
 
     def add(gpu: str, n: int, offer_name: str, buy: int) -> None:
@@ -367,7 +415,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     n_col = np.asarray(sweep["n_gpus"])
     buy_col = np.asarray(sweep["buy"])
     offer_rows = tabs["offers"].rows
-    offer_index = {name: i for i, name in enumerate(tabs["offers"].names)}
+    offer_index = tabs["offers"].exact_names()  # {name: row}, built once per table
     offer_col = np.asarray(sweep["offer"], dtype=object)
     n_rows = len(r["option_cost_usd"])
     pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))

@@ -281,10 +281,11 @@ def is_refreshed(row: dict) -> bool:
 def refreshed_note(rows: list[dict]) -> str | None:
     """How many of the offers rows came from a refresh, and when ("12 of them refreshed through gpuhunt on
     2026-11-02"), for the lines that say how old the prices are; None when none did."""
-    dates = sorted(str(r.get("as_of", "")) for r in rows if is_refreshed(r))
+    dates = [str(r.get("as_of", "")) for r in rows if str(r.get("source", "")).startswith(SOURCE)]  # is_refreshed, inlined
     if not dates:
         return None
-    when = dates[-1] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    oldest, newest = min(dates), max(dates)
+    when = newest if oldest == newest else f"{oldest} to {newest}"
     return f"{len(dates)} of them refreshed through gpuhunt on {when}"
 
 

@@ -31,7 +31,7 @@ from . import catalog, planner
 from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
-from .planner import Record, _offers_by_gpu
+from .planner import Record, planned_offers
 from .recommendation import usd_text
 from .validation import heads_problem, number_list
 
@@ -199,7 +199,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
     return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
 
 
-def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True) -> dict:
+def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool = True,
+               alike_kept: int | None = None) -> dict:
     """Plan a serving deployment for ``job`` and say whether to rent, buy or use the API.
 
     ``job``: inputs as for ``evaluate`` (names in ``INPUTS``), the serving ones being ``requests_per_s`` (or
@@ -220,12 +221,15 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         millions) above which the best rented / bought setup beats the API (-1 = never, None = no such option);
       - ``recommendation``: one sentence (rent, buy or use the API, and above which monthly volume each wins);
       - ``demand``: {"requests_per_s", "mtok_per_month"}; ``job``, ``inputs`` (resolved), ``rejected_counts``,
-        ``ranking``, ``task`` ("serve").
+        ``ranking``, ``task`` ("serve");
+      - ``offers_left_out``: offers that cost at least as much as ``alike_kept`` (default ALIKE_OFFERS_KEPT) offers
+        alike (left out by ``core.planner.planned_offers``: none of their options could rank among that many).
     Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
     """
     job, fixed, base = _serving_job(job, gpus)
     tabs = catalog.tables()
-    cols = _serve_candidates(base, fixed, gpus, include_buy)
+    cols = _serve_candidates(base, fixed, gpus, include_buy, alike_kept)
+    offers_left_out = cols.pop("offers_left_out")
     options: list[ServeOption] = []
     if cols["gpu"]:
         r = evaluate({**job, "gpu": cols["gpu"], "n_gpus": np.array(cols["n_gpus"]), "weights_dtype": cols["weights_dtype"],
@@ -245,7 +249,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
     result = {"task": "serve", "job": {k: base[k] for k in BY_NAME if k in job}, "inputs": base, "given": {**job, **fixed},
-              "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api)}
+              "options": options, "api": api, "demand": demand, "ranking": SERVE_RANKING, **_serve_choice(options, api),
+              "offers_left_out": offers_left_out}
     result["engine"] = engine_text(str(base["engine"]))
     lead = lead_option(result)
     result["launch"] = launch_commands(result["given"], lead) if lead is not None else []
@@ -326,7 +331,7 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     return job, fixed, base
 
 
-def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) -> dict[str, list]:
+def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, alike_kept: int | None = None) -> dict[str, list]:
     """Columns of the search: GPU x GPUs per replica x weight format x (each offer of the GPU, or buying)."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
@@ -343,7 +348,7 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
         offer_fixed = tabs["offers"].resolve(fixed["offer"], "offer")
     buy_only = "buy" in fixed and bool(base["buy"])
     rent_only = "buy" in fixed and not bool(base["buy"])
-    offers = _offers_by_gpu()
+    offers, left_out = planned_offers(alike_kept)
     model = row_of(base, "model")
     cols: dict[str, list] = {"gpu": [], "n_gpus": [], "weights_dtype": [], "offer": [], "buy": [], "gpus_per_server": []}
     server_fixed = int(base["gpus_per_server"]) if "gpus_per_server" in fixed else None
@@ -365,12 +370,15 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool) ->
                     for size in _server_sizes(row, n, server_fixed):
                         for k, v in zip(cols, (g, n, fmt, catalog.AUTO_OFFER, 1, size)):
                             cols[k].append(v)
+    # offers costing at least as much as ALIKE_OFFERS_KEPT offers alike (core.planner.planned_offers): how many were left out
+    cols["offers_left_out"] = 0 if offer_fixed is not None or buy_only else \
+        sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names)
     return cols
 
 
 def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> list[ServeOption]:
     """One ``ServeOption`` per candidate of the sweep ``r``, with the reasons it is not acceptable."""
-    offer_index = {name: i for i, name in enumerate(offer_table.names)}
+    offer_index = offer_table.exact_names()  # {name: row}, built once per table
     options = []
     for j, gpu in enumerate(cols["gpu"]):
         buy = bool(cols["buy"][j])
@@ -474,11 +482,12 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             job["n_gpus"] = scope["count"]
         if scope.get("offer") is not None:
             job["offer"] = scope["offer"]
-        unknown = set(scope) - {"count", "offer", "price_gpu"}
+        unknown = set(scope) - {"count", "offer", "price_gpu", "alike_kept"}
         if unknown:
             name = sorted(unknown)[0]
             raise InputError(name, scope[name], "is not a choice of a serving plan; name gpu, n_gpus, offer or buy in the job")
-        return serve_plan(job, gpus=gpus, include_buy=True if include_buy is None else include_buy)
+        return serve_plan(job, gpus=gpus, include_buy=True if include_buy is None else include_buy,
+                          alike_kept=scope.get("alike_kept"))
     return planner.plan(job, gpus=gpus, include_buy=include_buy, **scope)
 
 

@@ -296,9 +296,11 @@ def test_a_catalog_beyond_the_row_cap_is_refused_in_one_line(tmp_path, monkeypat
         catalog.load_table("offers", user_dir=tmp_path)
 
 
-# Processor seconds on the 2-core machine these tests were written on (offers 5.5 s, plan 11.3 s with 100,000 offers;
-# before: minutes, growing with the square of the rows).  The aim is offers under 5 s and plan under 10 s.
-OFFERS_CPU_LIMIT_S, PLAN_CPU_LIMIT_S = 8.0, 16.0
+# Processor seconds on the shared 2-core machine these tests were written on, with 100,000 offers: offers about 4 s,
+# plan and plan --task serve about 3.5 s each (at first: minutes, growing with the square of the rows; then offers
+# 6 s, plan 10 s, serve 39 s).  The aim is offers under 5 s and each plan under 10 s; the limits leave room for a
+# machine whose other work slows this one's caches (docs/benchmarks.md).
+OFFERS_CPU_LIMIT_S, PLAN_CPU_LIMIT_S = 7.5, 10.0
 
 
 @pytest.mark.slow
@@ -306,7 +308,8 @@ def test_100000_refreshed_offers_list_and_plan_in_seconds(tmp_path):
     _write_offers(tmp_path / "offers.csv", 100_000)
     env = {"GPU_TCO_CONFIG_DIR": str(tmp_path)}
     for args, limit in ((("offers",), OFFERS_CPU_LIMIT_S),
-                        (("plan", "--model", "Llama-3-8B", "--method", "qlora", "--tokens", "2e8"), PLAN_CPU_LIMIT_S)):
+                        (("plan", "--model", "Llama-3-8B", "--method", "qlora", "--tokens", "2e8"), PLAN_CPU_LIMIT_S),
+                        (("plan", "--task", "serve"), PLAN_CPU_LIMIT_S)):
         start = os.times()
         out = _cli(*args, env=env, timeout=600)
         used = os.times()

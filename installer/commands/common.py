@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from itertools import repeat
 
 from ..core import INPUTS, InputError, catalog, is_whole_number, number_text
 from .exits import EXIT_BAD_INPUT
@@ -107,14 +108,30 @@ def _fmt(v) -> str:
 
 def table(headers, rows, align=None) -> str:
     """A plain fixed-width text table; a cell holding several lines (wrapped text) spans as many."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) if not isinstance(c, str) else c for c in r] for r in rows]
+    return column_table(headers, list(zip(*rows)) if rows else [() for _ in headers], align)
+
+
+def column_table(headers, columns, align=None) -> str:
+    """``table`` from its columns (sequences of cells, one per header) instead of its rows."""
     align = align or ["<"] + [">"] * (len(headers) - 1)
-    if not any("\n" in c for r in cells for c in r):  # one line per row: one format string (100,000 offers in a second)
-        widths = [max(map(len, column)) for column in zip(*cells)]
-        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
-        lines = [fmt.format(*r).rstrip() for r in cells]
+    # a column at a time: one that holds text only (the type check runs in C) is taken as it is
+    columns = [[str(h)] + (list(column) if set(map(type, column)) <= {str} else
+                           [c if isinstance(c, str) else _fmt(c) for c in column])
+               for h, column in zip(headers, columns)]
+    one_line = not any("\n" in "\t".join(column) for column in columns)
+    if one_line and set(align) <= {"<", ">"}:
+        # one line per row: padded a column at a time, in C (100,000 offers in a fraction of a second)
+        widths = [max(map(len, column)) for column in columns]
+        padded = [list(map(str.ljust if a == "<" else str.rjust, column, repeat(w))) for column, a, w in zip(columns, align, widths)]
+        lines = list(map(str.rstrip, map("  ".join, zip(*padded))))
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
+    cells = list(zip(*columns))
+    if one_line:
+        widths = [max(map(len, column)) for column in columns]
+        fmt = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
+        return "\n".join([fmt.format(*cells[0]).rstrip(), "  ".join("-" * w for w in widths)]
+                         + [fmt.format(*r).rstrip() for r in cells[1:]])
     widths = [max(len(line) for r in cells for line in r[i].split("\n")) for i in range(len(headers))]
     lines = []
     for j, r in enumerate(cells):

@@ -16,13 +16,14 @@ def cmd_plan(ns) -> int:
         return _serve_plan(ns, given)
     # a gpu, n_gpus or offer the inputs name narrows the search (one GPU type, a fixed count, one offer)
     job, where = scope(given, ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None))
-    result = plan(job, **where)
+    result = plan(job, **where, alike_kept=_kept(ns))
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()}  # noqa: E731
         print(json.dumps({"job": {k: _jsonable(v) for k, v in result["job"].items()},
                           "recommended": clean(result["recommended"]) if result["recommended"] else None,
                           "options": [clean(o) for o in result["options"]],
-                          "rejected_counts": result["rejected_counts"]}, indent=2))
+                          "rejected_counts": result["rejected_counts"],
+                          **({"offers_left_out": result["offers_left_out"]} if result["offers_left_out"] else {})}, indent=2))
         return 0
     job = result["job"]
     print(f"gpu-tco plan: {job['method']} {job['model']} with {job['framework']}, "
@@ -53,6 +54,7 @@ def cmd_plan(ns) -> int:
         print("No option meets every requirement; see the reasons below.")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
+    _left_out(result, _kept(ns))
     if ns.all:
         print()
         from ..core import option_inputs, what_would_fit
@@ -76,7 +78,7 @@ def _serve_plan(ns, given: dict) -> int:
     from ..core import serve_option_text, serve_plan
 
     gpus = ns.gpus.split(",") if ns.gpus else getattr(ns, "scenario_gpus", None)
-    result = serve_plan(given, gpus=gpus)
+    result = serve_plan(given, gpus=gpus, alike_kept=_kept(ns))
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o is not None else None  # noqa: E731
         print(json.dumps({"task": "serve", "job": {k: _jsonable(v) for k, v in result["job"].items()},
@@ -87,7 +89,8 @@ def _serve_plan(ns, given: dict) -> int:
                           "buy_beats_api_mtok_per_month": result["buy_beats_api_mtok_per_month"],
                           "options": [clean(o) for o in result["options"]],
                           "rejected_counts": result["rejected_counts"], "engine": result["engine"],
-                          "launch": result["launch"]}, indent=2))
+                          "launch": result["launch"],
+                          **({"offers_left_out": result["offers_left_out"]} if result["offers_left_out"] else {})}, indent=2))
         return 0
     i = result["inputs"]
     targets = ", ".join(t for t in (f"first token within {number_text(i['ttft_slo_ms'])} ms" if i["ttft_slo_ms"] else "",
@@ -113,6 +116,7 @@ def _serve_plan(ns, given: dict) -> int:
         print(f"  ({result['launch'][0]['note']}; the first line is {result['engine'].split(' (')[0]}, then the equivalents)")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
+    _left_out(result, _kept(ns))
     if ns.all:
         print()
         rej = [[f"{o.n_gpus}x {o.gpu} ({o.weights_dtype})", o.acquire if o.acquire != "rent" else o.offer, "; ".join(o.reasons)]
@@ -122,6 +126,20 @@ def _serve_plan(ns, given: dict) -> int:
         print("Rejected options and why: --all. Per-token time at full load (the batch each replica runs); first token with its "
               "queueing wait at the planned load; costs for the traffic hours; bought setups are whole servers.")
     return 0
+
+
+def _kept(ns) -> int:
+    """Offers alike the planners keep (core.planned_offers): enough that the listed options are those of every offer."""
+    from ..core import ALIKE_OFFERS_KEPT
+    return max(ALIKE_OFFERS_KEPT, ns.top)
+
+
+def _left_out(result, kept: int) -> None:
+    """The line on offers the planner left out (none: no line)."""
+    if result.get("offers_left_out"):
+        print(f"{result['offers_left_out']:,} more offers left out: each costs at least as much as {kept} other "
+              "offers of the same machine (GPU, GPUs per machine, network, billing and terms), so none of them could rank "
+              f"among the first {kept}.")
 
 
 CHOSEN_BY_THE_TOOL = {"gpu", "n_gpus", "offer", "buy"}  # the main job and the planner choose these themselves
