@@ -654,7 +654,7 @@ def _scalar_args(named: dict, func_name: str) -> dict:
 
 def _plan(named: dict):
     from gpu_tco.core import compose_recommendation as compose
-    from gpu_tco.core import plan
+    from gpu_tco.core import offers_kept_for, plan
     named = _scalar_args(named, "GPU_PLAN")
     top = named.pop("top", None)
     top = 10 if _blank(top) else _clean(top)
@@ -662,7 +662,7 @@ def _plan(named: dict):
         raise InputError("top", top, "is not a whole number; allowed: a whole number >= 0 (0 = all options)")
     if top < 0:
         raise InputError("top", top, "is too small; allowed: a whole number >= 0 (0 = all options)")
-    result = plan(_row_inputs(named))
+    result = plan(_row_inputs(named), alike_kept=offers_kept_for(top))
     options = result["options"] if top == 0 else [o for o in result["options"] if o["ok"]][:top]
     head = ["rank", "gpu", "n_gpus", "acquire", "offer", "hours", "cost_usd", "outlay_usd", "usd_per_mtok_train", "ok", "reasons",
             "machines", "fit", "recommendation"]
@@ -689,7 +689,7 @@ SERVE_HEAD = ("rank", "gpu", "n_gpus", "weights_dtype", "acquire", "offer", "rep
 
 def _serve_plan(named: dict):
     """GPU_SERVE_PLAN: core's serving answer (``serve_plan``) in one cell, or its ranked setups as a table."""
-    from gpu_tco.core import lead_option, serve_plan
+    from gpu_tco.core import lead_option, offers_kept_for, serve_plan
     named = _scalar_args(named, "GPU_SERVE_PLAN")
     top = named.pop("serve_top", None)
     if not _blank(top):
@@ -697,7 +697,7 @@ def _serve_plan(named: dict):
         if isinstance(top, bool) or not isinstance(top, int) or top < 0:
             raise InputError("top", top, "is not a whole number >= 0; allowed: empty (the answer), a number of setups "
                              "(0 = all options)")
-    result = serve_plan(_row_inputs(named))
+    result = serve_plan(_row_inputs(named), alike_kept=None if _blank(top) else offers_kept_for(top))
     if _blank(top):
         return result["recommendation"]
     options = result["options"] if top == 0 else [o for o in result["options"] if o.ok][:top]

@@ -19,6 +19,7 @@ The main job, GPU_PLAN and the workbook's Compare sheet all name ``plan(job)["re
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass, replace
 from typing import Mapping
 
@@ -202,6 +203,12 @@ OFFER_PRICE_COLUMNS = ("usd_per_gpu_hour", "usd_per_instance_hour")
 def alike_offer_columns(columns) -> list[str]:
     """The offer columns two offers must share to be alike (all but OFFER_LABEL_COLUMNS and OFFER_PRICE_COLUMNS)."""
     return [c for c in columns if c not in OFFER_LABEL_COLUMNS and c not in OFFER_PRICE_COLUMNS]
+
+
+def offers_kept_for(top: int) -> int:
+    """Offers alike the planners must keep so that a list of the first ``top`` options (0 = every option) is the list
+    every offer would give: max(ALIKE_OFFERS_KEPT, top), or all of them for every option."""
+    return sys.maxsize if top == 0 else max(ALIKE_OFFERS_KEPT, int(top))
 
 
 def planned_offers(keep: int | None = None) -> tuple[dict[int, list[int]], dict[int, int]]:

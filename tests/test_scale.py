@@ -189,3 +189,21 @@ def test_a_number_of_offers_alike_kept_that_is_no_whole_number_from_1_is_refused
         core.plan(dict(TRAIN_JOB), alike_kept=keep)
     with pytest.raises(core.InputError, match="alike_kept: .* must be a whole number >= 1"):
         core.plan({**SERVE_JOB, "task": "serve"}, alike_kept=keep)
+
+
+def test_excel_plan_tables_list_what_every_offer_would_give(offers_file):
+    """GPU_PLAN(..., top) keeps enough offers alike for its top rows, and top 0 (every option) keeps them all: the
+    same rows as the planner with nothing left out."""
+    import sys
+
+    from gpu_tco.addin.functions import call
+    assert core.offers_kept_for(0) == sys.maxsize and core.offers_kept_for(3) == core.ALIKE_OFFERS_KEPT
+    assert core.offers_kept_for(40) == 40
+    offers_file(_refreshed(900))
+    everything = core.plan(TRAIN_JOB, alike_kept=sys.maxsize)
+    assert core.plan(TRAIN_JOB)["offers_left_out"]  # the default leaves some out on this file
+    table = call("GPU_PLAN", "Llama-3-8B", "qlora", 2e8, None, None, None, None, None, 0, raise_errors=True)
+    assert len(table) - 1 == len(everything["options"])
+    ok = [o for o in everything["options"] if o["ok"]]
+    top40 = call("GPU_PLAN", "Llama-3-8B", "qlora", 2e8, None, None, None, None, None, 40, raise_errors=True)
+    assert [(r[1], r[2], r[4]) for r in top40[1:]] == [(o["gpu"], o["n_gpus"], o["offer"]) for o in ok[:40]]

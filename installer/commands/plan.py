@@ -130,8 +130,8 @@ def _serve_plan(ns, given: dict) -> int:
 
 def _kept(ns) -> int:
     """Offers alike the planners keep (core.planned_offers): enough that the listed options are those of every offer."""
-    from ..core import ALIKE_OFFERS_KEPT
-    return max(ALIKE_OFFERS_KEPT, ns.top)
+    from ..core import offers_kept_for
+    return offers_kept_for(ns.top)
 
 
 def _left_out(result, kept: int) -> None:
