@@ -54,9 +54,19 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
     auto = off < 0
     off[auto] = catalog.reference_offer_rows()[gpu_row[auto]]
     # a job of several GPUs: the cheapest offer that sells that many as one job (catalog.auto_offer_row)
+    # (catalog.auto_offer_row row by row, vectorised: per GPU, its offers from the dearest to the cheapest each take
+    # the rows they sell, so the cheapest that sells a row's size holds it last; a row no offer sells keeps the
+    # reference offer.  A Python loop over a million rows took most of a sweep's time.)
     n = np.broadcast_to(np.asarray(values.get("n_gpus", 1)), shape)
-    for j in np.flatnonzero((auto & (n > 1) & (gpu_row >= 0)).ravel()):
-        off.flat[j] = catalog.auto_offer_row(int(gpu_row.flat[j]), float(n.flat[j]), int(off.flat[j]))
+    several = auto & (n > 1) & (gpu_row >= 0)
+    if several.any():
+        sized = catalog.sized_reference_offers()
+        for g in np.flatnonzero(np.bincount(gpu_row[several])):
+            rows = several & (gpu_row == g)
+            picked, size = off[rows], n[rows]
+            for most, i in reversed(sized.get(int(g), ())):
+                picked[most >= size] = i
+            off[rows] = picked
     explicit_gpu = np.where(auto, -1, gpu_of_offer[off])
     bad = (explicit_gpu >= 0) & (explicit_gpu != gpu_row)
     if bad.any():
