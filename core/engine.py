@@ -132,18 +132,36 @@ def _given(inputs, kw) -> dict:
     given = dict(inputs) if inputs else {}
     if kw:
         given.update(kw)
-    for name in given:
-        if name not in BY_NAME:
-            raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
+    if not _INPUT_NAMES >= given.keys():
+        raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
     for name, value in given.items():
-        if isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+        if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
             raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     model = given.get("model")
-    if isinstance(model, str) and "weights_dtype" not in given:
+    if type(model) is str and "weights_dtype" not in given:
+        fmt = _weights_dtype_of_model_name(model)
+    elif isinstance(model, str) and "weights_dtype" not in given:
         fmt = weights_dtype_of_model_name(model)
         if fmt is not None:  # "Qwen/Qwen3-235B-A22B-FP8": the base model with FP8 weights (a weights_dtype given wins)
             given["weights_dtype"] = fmt
     return given
+
+
+_INPUT_NAMES = frozenset(BY_NAME)
+_FORMATS_KEPT = 4096  # model names whose weight format is remembered per catalog snapshot
+
+
+def _weights_dtype_of_model_name(model: str) -> str | None:
+    """``weights_dtype_of_model_name``, remembered per catalog snapshot (whether the catalog holds the name is the one
+    part that depends on it): every evaluation that names a model asks, and the answer costs microseconds."""
+    formats = _cached("weight formats of model names", dict)
+    try:
+        return formats[model]
+    except KeyError:
+        fmt = weights_dtype_of_model_name(model)
+        if len(formats) < _FORMATS_KEPT:
+            formats[model] = fmt
+        return fmt
 
 
 def weights_dtype_of_model_name(model: str) -> str | None:
@@ -154,29 +172,32 @@ def weights_dtype_of_model_name(model: str) -> str | None:
     return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 
+_CHOICE_TABLES = {i.name: (i.table, i.name + "__row") for i in INPUTS if i.kind == "choice"}  # asked per input given
+
+
 def _scalar_values(given: Mapping) -> dict:
     """Defaults overlaid with validated, resolved scalar inputs (choice inputs also get their row)."""
     values = dict(_resolved_defaults())
     tabs = catalog.tables()
     for name, value in given.items():
-        inp = BY_NAME[name]
-        if inp.kind == "choice":
-            table = tabs[inp.table]
+        choice = _CHOICE_TABLES.get(name)
+        if choice is not None:
+            table = tabs[choice[0]]
             i = table.known(value) if type(value) is str else None
             if i is None:
-                i = _resolve_choice(inp, value)
+                i = _resolve_choice(BY_NAME[name], value)
             if isinstance(i, dict):
                 values[name], values[name + "__row"], values[name + "__adhoc"] = i["name"], -1, i
             else:
                 values[name] = table.col["name"][i] if i >= 0 else catalog.AUTO_OFFER
-                values[name + "__row"] = i
+                values[choice[1]] = i
         else:
             fast = FAST_BOUNDS[name]
             if type(value) in (int, float) and fast is not None and fast[0] <= value <= fast[1] \
                     and (not fast[2] or value == int(value)):
                 values[name] = value  # common case: a plain in-range number
             else:
-                values[name] = check_number(inp, value)
+                values[name] = check_number(BY_NAME[name], value)
     return values
 
 
