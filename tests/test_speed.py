@@ -101,9 +101,11 @@ def test_a_shared_subtree_that_may_raise_is_bound_only_where_every_path_computes
     assert first.startswith("(_s0 := ") and emitter.render(shared * 2, False) == "_s0 * 2"
 
 
-def test_a_sweep_picks_the_auto_offer_of_each_row_as_one_configuration_does():
+@pytest.mark.parametrize("row_by_row", [4096, 0])  # a planner's few rows looked up one by one; a large sweep per GPU
+def test_a_sweep_picks_the_auto_offer_of_each_row_as_one_configuration_does(monkeypatch, row_by_row):
     # a sweep over GPUs and job sizes (sizes no offer sells included) picks, row by row, the offer a scalar call picks
     import numpy as np
+    monkeypatch.setattr(core.offers, "_ROW_BY_ROW", row_by_row)
     rng = np.random.default_rng(37)
     gpus = [g["name"] for g in core.catalog.tables()["gpus"].rows if "MIG" not in g["name"]]
     n = 400
