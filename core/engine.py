@@ -139,10 +139,9 @@ def _given(inputs, kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
             raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     model = given.get("model")
-    if type(model) is str and "weights_dtype" not in given:
-        fmt = _weights_dtype_of_model_name(model)
-    elif isinstance(model, str) and "weights_dtype" not in given:
-        fmt = weights_dtype_of_model_name(model)
+    if isinstance(model, str) and "weights_dtype" not in given:
+        # (a str subclass is asked anew: the remembered answers are keyed by plain names)
+        fmt = _weights_dtype_of_model_name(model) if type(model) is str else weights_dtype_of_model_name(model)
         if fmt is not None:  # "Qwen/Qwen3-235B-A22B-FP8": the base model with FP8 weights (a weights_dtype given wins)
             given["weights_dtype"] = fmt
     return given
