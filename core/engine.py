@@ -103,18 +103,25 @@ def row_of(values: Mapping, key: str) -> dict:
     return catalog.tables()[BY_NAME[key].table].rows[values[key + "__row"]]
 
 
+def _build_defaults() -> dict:
+    values: dict = {}
+    for inp in INPUTS:
+        if inp.kind == "choice":
+            i = _resolve_choice(inp, inp.default)
+            values[inp.name] = catalog.tables()[inp.table].rows[i]["name"] if i >= 0 else inp.default
+            values[inp.name + "__row"] = i
+        else:
+            values[inp.name] = check_number(inp, inp.default)
+    return values
+
+
 def _resolved_defaults() -> dict:
-    def build():
-        values: dict = {}
-        for inp in INPUTS:
-            if inp.kind == "choice":
-                i = _resolve_choice(inp, inp.default)
-                values[inp.name] = catalog.tables()[inp.table].rows[i]["name"] if i >= 0 else inp.default
-                values[inp.name + "__row"] = i
-            else:
-                values[inp.name] = check_number(inp, inp.default)
-        return values
-    return _cached("defaults", build)
+    # (``_cached`` without its closure: every scalar evaluation asks)
+    memo = catalog.snapshot().memo
+    try:
+        return memo["defaults"]
+    except KeyError:
+        return memo.setdefault("defaults", _build_defaults())
 
 
 def _unknown(name) -> InputError:
@@ -231,16 +238,23 @@ def _resolved(given: Mapping) -> dict:
 
 def _task_kinds() -> tuple[str, ...]:
     """Per row of the tasks catalog, "serve" or "train" (its serve flag): the scalar code is generated per task."""
-    return _cached("task_kinds", lambda: tuple("serve" if float(flag) else "train"
-                                                for flag in catalog.tables()["tasks"].col["serve"]))
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
+    try:
+        return memo["task_kinds"]
+    except KeyError:
+        return memo.setdefault("task_kinds", tuple("serve" if float(flag) else "train"
+                                                   for flag in catalog.tables()["tasks"].col["serve"]))
 
 
 def _scalar_rows(compiled) -> dict:
     """Per table, its rows as tuples of the fields the compiled code unpacks."""
-    def build():
+    key = ("rows", compiled.source)  # a str caches its hash; a tuple of 170 names does not
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
+    try:
+        return memo[key]
+    except KeyError:
         tabs = catalog.tables()
-        return {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
-    return _cached(("rows", compiled.source), build)  # a str caches its hash; a tuple of 170 names does not
+        return memo.setdefault(key, {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields})
 
 
 def _outputs(outputs) -> tuple[str, ...] | None:
