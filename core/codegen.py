@@ -77,7 +77,7 @@ def _vif(condition, a, b):
     the chosen branch itself, in np.where's type, without the element-wise select.  A branch that
     is one value stays one value (its rows all equal it), so what is computed from it downstream
     costs scalar arithmetic, and an output made of it costs no memory (engine broadcasts it)."""
-    if np.ndim(condition) == 0:
+    if not (isinstance(condition, np.ndarray) and condition.ndim):  # np.ndim(condition) == 0, without its dispatch
         chosen, other = (a, b) if condition else (b, a)
         dtype = np.result_type(a, b)
         if np.ndim(chosen) == 0:

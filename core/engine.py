@@ -8,6 +8,7 @@ trees the Excel formulas are rendered from.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 from typing import Mapping
@@ -102,18 +103,25 @@ def row_of(values: Mapping, key: str) -> dict:
     return catalog.tables()[BY_NAME[key].table].rows[values[key + "__row"]]
 
 
+def _build_defaults() -> dict:
+    values: dict = {}
+    for inp in INPUTS:
+        if inp.kind == "choice":
+            i = _resolve_choice(inp, inp.default)
+            values[inp.name] = catalog.tables()[inp.table].rows[i]["name"] if i >= 0 else inp.default
+            values[inp.name + "__row"] = i
+        else:
+            values[inp.name] = check_number(inp, inp.default)
+    return values
+
+
 def _resolved_defaults() -> dict:
-    def build():
-        values: dict = {}
-        for inp in INPUTS:
-            if inp.kind == "choice":
-                i = _resolve_choice(inp, inp.default)
-                values[inp.name] = catalog.tables()[inp.table].rows[i]["name"] if i >= 0 else inp.default
-                values[inp.name + "__row"] = i
-            else:
-                values[inp.name] = check_number(inp, inp.default)
-        return values
-    return _cached("defaults", build)
+    # (``_cached`` without its closure: every scalar evaluation asks)
+    memo = catalog.snapshot().memo
+    try:
+        return memo["defaults"]
+    except KeyError:
+        return memo.setdefault("defaults", _build_defaults())
 
 
 def _unknown(name) -> InputError:
@@ -132,18 +140,35 @@ def _given(inputs, kw) -> dict:
     given = dict(inputs) if inputs else {}
     if kw:
         given.update(kw)
-    for name in given:
-        if name not in BY_NAME:
-            raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
+    if not _INPUT_NAMES >= given.keys():
+        raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
     for name, value in given.items():
-        if isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+        if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
             raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     model = given.get("model")
     if isinstance(model, str) and "weights_dtype" not in given:
-        fmt = weights_dtype_of_model_name(model)
+        # (a str subclass is asked anew: the remembered answers are keyed by plain names)
+        fmt = _weights_dtype_of_model_name(model) if type(model) is str else weights_dtype_of_model_name(model)
         if fmt is not None:  # "Qwen/Qwen3-235B-A22B-FP8": the base model with FP8 weights (a weights_dtype given wins)
             given["weights_dtype"] = fmt
     return given
+
+
+_INPUT_NAMES = frozenset(BY_NAME)
+_FORMATS_KEPT = 4096  # model names whose weight format is remembered per catalog snapshot
+
+
+def _weights_dtype_of_model_name(model: str) -> str | None:
+    """``weights_dtype_of_model_name``, remembered per catalog snapshot (whether the catalog holds the name is the one
+    part that depends on it): every evaluation that names a model asks, and the answer costs microseconds."""
+    formats = _cached("weight formats of model names", dict)
+    try:
+        return formats[model]
+    except KeyError:
+        fmt = weights_dtype_of_model_name(model)
+        if len(formats) < _FORMATS_KEPT:
+            formats[model] = fmt
+        return fmt
 
 
 def weights_dtype_of_model_name(model: str) -> str | None:
@@ -154,29 +179,32 @@ def weights_dtype_of_model_name(model: str) -> str | None:
     return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 
+_CHOICE_TABLES = {i.name: (i.table, i.name + "__row") for i in INPUTS if i.kind == "choice"}  # asked per input given
+
+
 def _scalar_values(given: Mapping) -> dict:
     """Defaults overlaid with validated, resolved scalar inputs (choice inputs also get their row)."""
     values = dict(_resolved_defaults())
     tabs = catalog.tables()
     for name, value in given.items():
-        inp = BY_NAME[name]
-        if inp.kind == "choice":
-            table = tabs[inp.table]
+        choice = _CHOICE_TABLES.get(name)
+        if choice is not None:
+            table = tabs[choice[0]]
             i = table.known(value) if type(value) is str else None
             if i is None:
-                i = _resolve_choice(inp, value)
+                i = _resolve_choice(BY_NAME[name], value)
             if isinstance(i, dict):
                 values[name], values[name + "__row"], values[name + "__adhoc"] = i["name"], -1, i
             else:
                 values[name] = table.col["name"][i] if i >= 0 else catalog.AUTO_OFFER
-                values[name + "__row"] = i
+                values[choice[1]] = i
         else:
             fast = FAST_BOUNDS[name]
             if type(value) in (int, float) and fast is not None and fast[0] <= value <= fast[1] \
                     and (not fast[2] or value == int(value)):
                 values[name] = value  # common case: a plain in-range number
             else:
-                values[name] = check_number(inp, value)
+                values[name] = check_number(BY_NAME[name], value)
     return values
 
 
@@ -210,16 +238,23 @@ def _resolved(given: Mapping) -> dict:
 
 def _task_kinds() -> tuple[str, ...]:
     """Per row of the tasks catalog, "serve" or "train" (its serve flag): the scalar code is generated per task."""
-    return _cached("task_kinds", lambda: tuple("serve" if float(flag) else "train"
-                                                for flag in catalog.tables()["tasks"].col["serve"]))
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
+    try:
+        return memo["task_kinds"]
+    except KeyError:
+        return memo.setdefault("task_kinds", tuple("serve" if float(flag) else "train"
+                                                   for flag in catalog.tables()["tasks"].col["serve"]))
 
 
 def _scalar_rows(compiled) -> dict:
     """Per table, its rows as tuples of the fields the compiled code unpacks."""
-    def build():
+    key = ("rows", compiled.source)  # a str caches its hash; a tuple of 170 names does not
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
+    try:
+        return memo[key]
+    except KeyError:
         tabs = catalog.tables()
-        return {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
-    return _cached(("rows", compiled.source), build)  # a str caches its hash; a tuple of 170 names does not
+        return memo.setdefault(key, {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields})
 
 
 def _outputs(outputs) -> tuple[str, ...] | None:
@@ -387,18 +422,23 @@ def _choice_rows(inp: Input, cells: list, extra_rows: dict) -> np.ndarray:
         return found
 
     if set(map(type, cells)) == {str}:  # the common case, names: per-cell work stays in C
-        first: dict = {}
-        for j, v in enumerate(cells):  # each value's first row, in one pass (cells.index per value is quadratic)
-            first.setdefault(v, j)
-        memo = {}
-        # a row's own name (GPUs, offers: not a model, which may also be a path or a count) needs no resolving: a
-        # column of 100,000 refreshed offer names is looked up in one dictionary
-        exact = table.exact_names() if not inp.accepts_number else {}
-        for v, j in first.items():  # a catalog name as written: no resolving (the planner passes every GPU's)
+        memo = dict.fromkeys(cells)  # each value once, in the order of its first row
+        unknown = []
+        for v in memo:  # a catalog name as written: no resolving (the planner passes every GPU's)
             i = table.known(v)
             if i is None:
+                unknown.append(v)
+            memo[v] = i
+        if unknown:  # resolved in the order of their first rows (an error names the first bad row)
+            # a row's own name (GPUs, offers: not a model, which may also be a path or a count) needs no resolving: a
+            # column of 100,000 refreshed offer names is looked up in one dictionary
+            exact = table.exact_names() if not inp.accepts_number else {}
+            first: dict = {}
+            for j, v in enumerate(cells):
+                first.setdefault(v, j)
+            for v in unknown:
                 i = exact.get(v)
-            memo[v] = resolve(v, j) if i is None else i
+                memo[v] = resolve(v, first[v]) if i is None else i
         return np.fromiter(map(memo.__getitem__, cells), dtype=np.intp, count=len(cells))
     idx = np.empty(len(cells), dtype=np.intp)
     memo = {}
@@ -514,12 +554,24 @@ class SweepMemory:
             self._arrays.clear()
 
 
-SPARE_BYTES = 1 << 30
+def _spare_bytes() -> int:
+    """How much of a large sweep's results is kept for the next: an eighth of the machine's memory, at least 1 GiB.
+    A million rows of every quantity are 2.1 GB of results; keeping only 1 GiB of them, the next sweep faulted in
+    the rest anew, a third of its time."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        physical = 0
+    return max(1 << 30, physical // 8)
+
+
+SPARE_BYTES = _spare_bytes()
 SWEEP_MEMORY = SweepMemory(SPARE_BYTES)
 
 
 def free_sweep_memory() -> None:
-    """Let go of the memory kept from the last sweep's results (up to 1 GiB)."""
+    """Let go of the memory kept from the last sweep's results (up to an eighth of the machine's memory, at least
+    1 GiB)."""
     SWEEP_MEMORY.clear()
 
 

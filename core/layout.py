@@ -75,11 +75,14 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
     hours = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
                                  "expert_parallel": e_col, "buy": 1}, outputs=("train_gpu_hours",))["train_gpu_hours"], dtype=float)
     out = {}
+    # Python lists: the loop reads each element several times (a NumPy element costs ten times a list's)
+    # (np.round: what round() of a NumPy float does, element by element)
+    valid_l, hours_l, p_l, e_l = valid.tolist(), np.round(hours, 9).tolist(), p_col.tolist(), e_col.tolist()
     for i, g in enumerate(gpu_names):
-        rows = [j for j in range(i * len(cands), (i + 1) * len(cands)) if valid[j]]
+        rows = [j for j in range(i * len(cands), (i + 1) * len(cands)) if valid_l[j]]
         if not rows:
             continue
-        best = min(rows, key=lambda j: (round(hours[j], 9), p_col[j], e_col[j]))
-        if (p_col[best], e_col[best]) != (1, 1):
-            out[g] = {"pipeline_parallel": int(p_col[best]), "expert_parallel": int(e_col[best]), "gpus_needed": int(n[best])}
+        best = min(rows, key=lambda j: (hours_l[j], p_l[j], e_l[j]))
+        if (p_l[best], e_l[best]) != (1, 1):
+            out[g] = {"pipeline_parallel": int(p_l[best]), "expert_parallel": int(e_l[best]), "gpus_needed": int(n[best])}
     return out

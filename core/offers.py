@@ -36,6 +36,9 @@ def link(values: dict, gpu_given: bool) -> None:
     values["offer__row"], values["offer"] = off, tabs["offers"].col["name"][off]
 
 
+_ROW_BY_ROW = 4096  # up to this many rows of several GPUs, link_vector looks each up; more, it works per GPU on arrays
+
+
 def link_vector(values: dict, shape, gpu_given: bool) -> None:
     """The same for arrays of rows; the first mismatching row raises, naming its row.  Rows that
     are one value for the whole sweep stay scalars (the generated code then reads one catalog row)."""
@@ -55,8 +58,23 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
     off[auto] = catalog.reference_offer_rows()[gpu_row[auto]]
     # a job of several GPUs: the cheapest offer that sells that many as one job (catalog.auto_offer_row)
     n = np.broadcast_to(np.asarray(values.get("n_gpus", 1)), shape)
-    for j in np.flatnonzero((auto & (n > 1) & (gpu_row >= 0)).ravel()):
-        off.flat[j] = catalog.auto_offer_row(int(gpu_row.flat[j]), float(n.flat[j]), int(off.flat[j]))
+    several = auto & (n > 1) & (gpu_row >= 0)
+    count = int(np.count_nonzero(several))
+    if 0 < count <= _ROW_BY_ROW:  # a planner's few hundred rows: one call per distinct (GPU, count, reference offer)
+        memo: dict = {}
+        off[several] = [memo[key] if key in memo else memo.setdefault(key, catalog.auto_offer_row(*key))
+                        for key in zip(gpu_row[several].tolist(), n[several].astype(float).tolist(), off[several].tolist())]
+    elif count:
+        # catalog.auto_offer_row vectorised: per GPU, its offers from the dearest to the cheapest each take the rows
+        # they sell, so the cheapest that sells a row's size holds it last; a row no offer sells keeps the reference
+        # offer.  (Row by row, a million rows took most of a sweep's time.)
+        sized = catalog.sized_reference_offers()
+        for g in np.flatnonzero(np.bincount(gpu_row[several])):
+            rows = several & (gpu_row == g)
+            picked, size = off[rows], n[rows]
+            for most, i in reversed(sized.get(int(g), ())):
+                picked[most >= size] = i
+            off[rows] = picked
     explicit_gpu = np.where(auto, -1, gpu_of_offer[off])
     bad = (explicit_gpu >= 0) & (explicit_gpu != gpu_row)
     if bad.any():

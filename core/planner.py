@@ -418,53 +418,73 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order."""
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
-    gpu_col = np.asarray(sweep["gpu"], dtype=object)
-    n_col = np.asarray(sweep["n_gpus"])
-    buy_col = np.asarray(sweep["buy"])
+    n_rows = len(r["option_cost_usd"])
+    # every column as a Python list once: reading a list is cheap, a NumPy element (and converting it) is not
+    gpu_col = [str(g) for g in np.asarray(sweep["gpu"], dtype=object).tolist()]
+    n_col = [int(k) for k in np.asarray(sweep["n_gpus"]).tolist()]
+    buy_col = [bool(b) for b in np.asarray(sweep["buy"]).tolist()]
+    offer_col = [str(o) for o in np.asarray(sweep["offer"], dtype=object).tolist()]
+    pp_col = [int(p) for p in np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,)).tolist()]
+    ep_col = [int(e) for e in np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,)).tolist()]
     offer_rows = tabs["offers"].rows
     offer_index = tabs["offers"].exact_names()  # {name: row}, built once per table
-    offer_col = np.asarray(sweep["offer"], dtype=object)
-    n_rows = len(r["option_cost_usd"])
-    pp_col = np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,))
-    ep_col = np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,))
+    # the rows that pass every check, and those whose cost, outlay and hourly price are finite numbers
+    passes = np.ones(n_rows, dtype=bool)
+    for flag, _ in REJECTIONS:
+        passes &= np.asarray(r[flag], dtype=bool)
+    hourly_col = np.where(np.asarray(sweep["buy"], dtype=bool), r["own_usd_per_gpu_hour"], r["rent_usd_per_gpu_hour"])
+    finite = (np.isfinite(np.asarray(r["option_cost_usd"], dtype=float)) & np.isfinite(np.asarray(r["option_outlay_usd"], dtype=float))
+              & np.isfinite(hourly_col.astype(float))).tolist()
+    passes = passes.tolist()
     r = {k: np.asarray(v).tolist() for k, v in r.items()}  # Python floats: cheap to read one by one
+    own_hourly, rent_hourly = r["own_usd_per_gpu_hour"], r["rent_usd_per_gpu_hour"]
+    fits, peak, hours_col, cost = r["fits_train"], r["peak_train_gib_per_gpu"], r["option_hours"], r["option_cost_usd"]
+    outlay, per_mtok, machines, capital = r["option_outlay_usd"], r["option_usd_per_mtok_train"], r["job_machines"], r["own_capital_usd"]
+    slowdown, tight, own_hours, low, high = (r["comm_slowdown"], r["train_memory_tight"], r["own_hours_per_day"],
+                                             r["option_hours_likely_low"], r["option_hours_likely_high"])
+    option_ok = r["option_ok"]
     sizes_of: dict[str, tuple[int, ...]] = {}
+    nan = float("nan")
     options = []
     for j in range(n_rows):
-        buy = bool(buy_col[j])
-        offer_name = str(offer_col[j])
-        gpu = str(gpu_col[j])
-        failing = [word for flag, word in REJECTIONS if not r[flag][j]]
+        buy = buy_col[j]
+        offer_name = offer_col[j]
+        gpu = gpu_col[j]
+        n = n_col[j]
+        failing = [] if passes[j] else [word for flag, word in REJECTIONS if not r[flag][j]]
         reasons = [_reason(word, r, j, base, buy) for word in failing]
-        hourly = r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]
-        priced = all(math.isfinite(x) for x in (r["option_cost_usd"][j], r["option_outlay_usd"][j], hourly))
+        hourly = own_hourly[j] if buy else rent_hourly[j]
+        priced = finite[j]
         if not priced and "no price" not in failing:  # e.g. a purchase price of 1e308: never ranked, never "$inf"
             reasons.append("no price: the cost is not a finite number (check the price inputs)")
-        sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
-        sold = not buy or buyable_count(int(n_col[j]), sizes) == int(n_col[j])
-        if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
-            reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
-        offer_row = offer_rows[offer_index[offer_name]] if not buy else None
-        given = "purchase_usd_per_gpu" if buy else "usd_per_gpu_hour_rented"
-        if given in given_prices and gpu == price_owner:
-            source = f"{given} as given for {gpu}"
+        if buy:
+            sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
+            sold = buyable_count(n, sizes) == n
+            if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
+                reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
+            offer_row = None
+            source = ("purchase_usd_per_gpu as given for " + gpu if "purchase_usd_per_gpu" in given_prices and gpu == price_owner
+                      else "GPU catalog purchase price")
         else:
-            source = "GPU catalog purchase price" if buy else "offers catalog price"
+            sold = True
+            offer_row = offer_rows[offer_index[offer_name]]
+            source = ("usd_per_gpu_hour_rented as given for " + gpu if "usd_per_gpu_hour_rented" in given_prices
+                      and gpu == price_owner else "offers catalog price")
         options.append(Option(
-            gpu=gpu, n_gpus=int(n_col[j]), acquire="buy" if buy else "rent",
+            gpu=gpu, n_gpus=n, acquire="buy" if buy else "rent",
             offer="" if buy else offer_name, price_type="" if buy else str(offer_row["price_type"]),
             interruptible=bool(not buy and offer_row["interruptible"]),
             commitment_months=0.0 if buy else float(offer_row["commitment_months"]),
-            order=j, fits=bool(r["fits_train"][j]), peak_gib_per_gpu=float(r["peak_train_gib_per_gpu"][j]),
-            hours=float(r["option_hours"][j]), cost_usd=float(r["option_cost_usd"][j]),
-            outlay_usd=float(r["option_outlay_usd"][j]), usd_per_mtok_train=float(r["option_usd_per_mtok_train"][j]),
-            usd_per_gpu_hour=float(hourly), machines=float(r["job_machines"][j]),
-            capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),
-            network_slowdown=float(r["comm_slowdown"][j]), tight=bool(r["train_memory_tight"][j]),
-            own_hours_per_day=float(r["own_hours_per_day"][j]) if buy else float("nan"),
-            hours_likely_low=float(r["option_hours_likely_low"][j]), hours_likely_high=float(r["option_hours_likely_high"][j]),
-            pipeline_parallel=int(pp_col[j]), expert_parallel=int(ep_col[j]),
-            ok=bool(r["option_ok"][j]) and priced and sold, reasons=tuple(reasons), price_source=source))
+            order=j, fits=bool(fits[j]), peak_gib_per_gpu=float(peak[j]),
+            hours=float(hours_col[j]), cost_usd=float(cost[j]),
+            outlay_usd=float(outlay[j]), usd_per_mtok_train=float(per_mtok[j]),
+            usd_per_gpu_hour=float(hourly), machines=float(machines[j]),
+            capital_usd=float(capital[j]) if buy else nan,
+            network_slowdown=float(slowdown[j]), tight=bool(tight[j]),
+            own_hours_per_day=float(own_hours[j]) if buy else nan,
+            hours_likely_low=float(low[j]), hours_likely_high=float(high[j]),
+            pipeline_parallel=pp_col[j], expert_parallel=ep_col[j],
+            ok=bool(option_ok[j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
 
 

@@ -126,8 +126,8 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         problem = heads_problem(model, int(n))
         if problem:
             raise InputError("n_gpus", n, f"GPUs per serving replica (tensor parallel) {problem}", row)
-    gpu = _row(values, "gpu", "gpus") if "gpu__row" in values else None
-    if gpu is not None and n > 1 and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
+    gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None
+    if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
         raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "
                                       "between slices); allowed: 1 (more slices serve as more replicas)", row)
     if "precision__row" in values:
@@ -137,10 +137,15 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
 
 
 def _row(values, key: str, table: str) -> dict | None:
-    if values.get(key + "__adhoc") is not None:
-        return values[key + "__adhoc"]
-    i = values.get(key + "__row")
+    adhoc_key, row_key = _ROW_KEYS.get(key) or (key + "__adhoc", key + "__row")
+    adhoc = values.get(adhoc_key)
+    if adhoc is not None:
+        return adhoc
+    i = values.get(row_key)
     return None if i is None or i < 0 else catalog.tables()[table].rows[i]
+
+
+_ROW_KEYS = {i.name: (i.name + "__adhoc", i.name + "__row") for i in INPUTS if i.kind == "choice"}  # asked on every call
 
 
 def fp8_gpus(block_scaled: bool) -> list[str]:
@@ -246,7 +251,9 @@ def kv_replication_note(model: dict, t: int) -> str | None:
 def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None, virtual_stages=1, seq_len=None) -> None:
     """n_gpus = tensor x pipeline x context x data parallel, expert parallel inside data x context parallel;
     pipeline stages no more than the model's layers, expert-parallel degree a divisor of its experts."""
-    n, t, pp, cp, ep = (int(x) for x in (n, t, pp, cp, ep))
+    # (int() only where needed: the common call passes ints, and each int() costs more than the check it feeds)
+    if not type(n) is type(t) is type(pp) is type(cp) is type(ep) is int:
+        n, t, pp, cp, ep = int(n), int(t), int(pp), int(cp), int(ep)
     if seq_len is not None and cp > int(seq_len):
         raise InputError("context_parallel", cp, f"is more than the sequence length ({int(seq_len)} tokens): each context-"
                                                  f"parallel GPU holds a part of every sequence; allowed: 1 to {int(seq_len)}", row)
@@ -261,14 +268,15 @@ def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None, virtual_
                                                 f"allowed: {_divisors(n // (t * pp))}", row)
     if model is None:
         return
-    layers, experts = int(model["layers"]), int(model["experts"])
+    layers, experts = model["layers"], model["experts"]
+    layers, experts = layers if type(layers) is int else int(layers), experts if type(experts) is int else int(experts)
     if pp > layers:
         raise InputError("pipeline_parallel", pp, f"is more than the model's {layers} layers; allowed: 1 to {layers}", row)
     v = int(virtual_stages or 1)
     if pp > 1 and pp * v > layers:
         raise InputError("pipeline_virtual_stages", v, f"x pipeline_parallel ({pp}) is more than the model's {layers} layers "
                                                        f"(each stage holds at least one layer); allowed: 1 to {max(1, layers // pp)}", row)
-    problem = heads_problem(model, t)
+    problem = heads_problem(model, t) if t > 1 else None  # (heads_problem of one GPU is None)
     if problem:
         raise InputError("tensor_parallel", t, problem, row)
     if ep > 1 and experts <= 1:

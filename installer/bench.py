@@ -90,11 +90,12 @@ _BIG_SWEEP = """
 import json, resource, sys, time
 import numpy as np
 from gpu_tco import core
+clock = time.process_time if sys.argv[1:] == ["cpu"] else time.perf_counter
 rng = np.random.default_rng(0)
 seq = rng.integers(128, 32768, 10_000_000)
-t = time.perf_counter()
+t = clock()
 core.evaluate({"seq_len": seq, "micro_batch": 2}, outputs=["peak_train_gib_per_gpu"])
-s = time.perf_counter() - t
+s = clock() - t
 # VmHWM: this process's own peak (ru_maxrss would include the parent's, inherited across fork and exec)
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM")]
 peak_mb = int(hwm[0].split()[1]) / 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -115,15 +116,16 @@ _SWEEP_1M = """
 import statistics, sys, time
 from gpu_tco import core
 from gpu_tco.bench import sweep_1m
+clock = time.process_time if sys.argv[2] == "cpu" else time.perf_counter
 sweep = sweep_1m()
 held = core.evaluate(sweep)
 if sys.argv[1] == "dropped":
     del held
 times = []
 for _ in range(5):
-    t = time.perf_counter()
+    t = clock()
     result = core.evaluate(sweep)
-    times.append(time.perf_counter() - t)
+    times.append(clock() - t)
     if sys.argv[1] == "dropped":
         del result  # a loop that uses each result and lets it go
     else:
@@ -208,13 +210,14 @@ def _sweep_figures(figures: dict) -> None:
     # In a fresh process, as the 10,000,000-row figure.  The sweep's results are 0.9 GB; a sweep
     # reuses the arrays of an earlier result nobody holds any more, while memory the operating
     # system has to provide anew costs about 0.45 s per 0.9 GB on this machine: the second figure.
-    dropped = subprocess.run([sys.executable, "-c", _SWEEP_1M, "dropped"], capture_output=True, text=True, check=True)
-    held = subprocess.run([sys.executable, "-c", _SWEEP_1M, "held"], capture_output=True, text=True, check=True)
+    clock = "cpu" if _Clock.now is time.process_time else "wall"  # --cpu-time: the sweep's process's CPU time
+    dropped = subprocess.run([sys.executable, "-c", _SWEEP_1M, "dropped", clock], capture_output=True, text=True, check=True)
+    held = subprocess.run([sys.executable, "-c", _SWEEP_1M, "held", clock], capture_output=True, text=True, check=True)
     held_s, varying, nbytes = held.stdout.split()
     figures["sweep_1M_rows_4_inputs_all_quantities_s"] = (float(dropped.stdout.split()[0]), 0.3,
                                                           f"fresh process; {varying} quantities vary: {int(nbytes) / 1e9:.2f} GB of results")
     figures["sweep_1M_rows_previous_result_held_s"] = (float(held_s), 0.0, "same, each call's results still held while the next runs")
-    big = subprocess.run([sys.executable, "-c", _BIG_SWEEP], capture_output=True, text=True, check=True)
+    big = subprocess.run([sys.executable, "-c", _BIG_SWEEP, clock], capture_output=True, text=True, check=True)
     big = json.loads(big.stdout)
     figures["sweep_10M_rows_one_quantity_s"] = (big["s"], 3.0, "fresh process")
     figures["sweep_10M_rows_one_quantity_peak_mb"] = (big["peak_mb"], 400.0, "whole process, inputs included")

@@ -101,6 +101,23 @@ def test_a_shared_subtree_that_may_raise_is_bound_only_where_every_path_computes
     assert first.startswith("(_s0 := ") and emitter.render(shared * 2, False) == "_s0 * 2"
 
 
+@pytest.mark.parametrize("row_by_row", [4096, 0])  # a planner's few rows looked up one by one; a large sweep per GPU
+def test_a_sweep_picks_the_auto_offer_of_each_row_as_one_configuration_does(monkeypatch, row_by_row):
+    # a sweep over GPUs and job sizes (sizes no offer sells included) picks, row by row, the offer a scalar call picks
+    import numpy as np
+    monkeypatch.setattr(core.offers, "_ROW_BY_ROW", row_by_row)
+    rng = np.random.default_rng(37)
+    gpus = [g["name"] for g in core.catalog.tables()["gpus"].rows if "MIG" not in g["name"]]
+    n = 400
+    sweep = {"gpu": list(rng.choice(gpus, n)), "n_gpus": rng.choice([1, 2, 4, 8, 16, 24, 64, 256, 1024, 4096], n)}
+    values = {"offer__row": -1, "gpu__row": np.array([core.catalog.tables()["gpus"].find(g) for g in sweep["gpu"]], dtype=np.intp),
+              "n_gpus": sweep["n_gpus"].astype(float)}
+    core.offers.link_vector(values, (n,), True)
+    one_by_one = [core.resolve_inputs({"gpu": g, "n_gpus": int(k)})["offer__row"] for g, k in zip(sweep["gpu"], sweep["n_gpus"])]
+    assert values["offer__row"].tolist() == one_by_one
+    assert len(set(one_by_one)) > 20  # many GPUs, and several offers of one GPU by job size
+
+
 # --- the cache on disk ------------------------------------------------------------------------------------
 
 _FIRST = """
