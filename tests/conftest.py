@@ -45,6 +45,14 @@ def recalculated(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def training_loso():
+    """Leave-one-source-out over the shipped training measurements (one refit per source: about 6 s), computed once for
+    the tests that read it (one xdist group, below)."""
+    from gpu_tco.core import calibration
+    return calibration.leave_one_source_out(calibration.load_measurements())
+
+
+@pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory):
     """The project's wheel, built once per session (the test extra installs setuptools: no isolated build)."""
     import subprocess
@@ -74,11 +82,12 @@ def pytest_collection_finish(session):
 # the wheel is built once; the groups hold the most tests, so they are handed out first (the longest chains start
 # first), and every other test goes to whichever worker is free.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-GROUP_OF_FIXTURE = {"recalculated": "libreoffice", "built_wheel": "wheel"}
+GROUP_OF_FIXTURE = {"recalculated": "libreoffice", "built_wheel": "wheel", "training_loso": "calibration"}
 
 MARKS_OF_FIXTURE = {
     "recalculated": ("libreoffice", "slow"),  # the LibreOffice batch: about 30 s of both cores
     "built_wheel": ("slow",),                 # pip wheel, then installs of it
+    "training_loso": ("slow",),               # a refit per source
     "qtbot": ("gui",),
 }
 
