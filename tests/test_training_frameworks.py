@@ -158,6 +158,7 @@ def test_every_training_row_runs_under_a_framework():
             assert m.inputs.get("framework") in {r["name"] for r in core.catalog.tables()["frameworks"].rows}, m.id
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_the_command_line_names_the_framework_and_the_likely_range():
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--model", "Llama-3-8B", "--n-gpus", "1",
                           "--framework", "unsloth", "--sharding", "none"], capture_output=True, text=True, cwd=ROOT)

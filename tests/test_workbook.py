@@ -514,6 +514,7 @@ def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
         assert wb[title].print_area, title
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_start_states_one_setup_and_labels_the_scenario_apart():
     """Start's figures are the recommended option's (the setup its answer names, at the cost the answer says); the
     scenario on Inputs, another setup in the default job, stands in its own column labelled as that scenario."""
