@@ -42,7 +42,7 @@ def start_build() -> None:
     script = '"$@" >"$0/build.log" 2>&1; echo $? >"$0/rc.tmp" && mv "$0/rc.tmp" "$0/rc"'
     subprocess.Popen(["sh", "-c", script, str(work), sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
                       "--distpath", str(work / "dist"), "--workpath", str(work / "build"), str(SPEC)],
-                     cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                     cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def result(timeout: float = 600) -> tuple[int, Path, float, str]:
