@@ -30,10 +30,15 @@ if not os.environ.get("GPU_TCO_CACHE_DIR"):
 # installed package: where Python writes no bytecode itself (PYTHONDONTWRITEBYTECODE, as on the project's test machine),
 # an editable install's modules would be compiled again by every process, and every command-line run in a subprocess
 # (hundreds per run) would spend about 0.14 s of its 0.4 s on it.  Up-to-date files are left as they are.
-if sys.dont_write_bytecode:
+# The same for the test modules: pytest keeps their assert-rewritten code in tests/__pycache__ only when Python may write
+# bytecode, so it may while the tests are collected (about 2.5 s of each collecting process's 4.5 s once the cache
+# exists); collection done, this process is back to writing none (pytest_collection_finish).
+WROTE_NO_BYTECODE = sys.dont_write_bytecode
+if WROTE_NO_BYTECODE:
     import compileall
     for _folder in ("core", "installer", "workbooks", "addin", "gui"):
         compileall.compile_dir(ROOT / _folder, quiet=2)
+    sys.dont_write_bytecode = False
 # The frozen form's build folder (tests/frozen.py), shared the same way: the build may run in one worker, its test in another.
 if not os.environ.get("GPU_TCO_TEST_FROZEN_DIR"):
     os.environ["GPU_TCO_TEST_FROZEN_DIR"] = tempfile.mkdtemp(prefix="gpu-tco-frozen-")
@@ -77,6 +82,7 @@ def pytest_collection_finish(session):
     last and waits for it.  With pytest-xdist every worker collects every test: the first to start the build builds
     (tests/frozen.py), whichever worker runs the test waits for it."""
     import frozen
+    sys.dont_write_bytecode = WROTE_NO_BYTECODE
     if session.config.option.collectonly:
         return
     if any(item.name == frozen.TEST_NAME for item in session.items):
