@@ -832,9 +832,16 @@ def family(gpu: str) -> str | None:
     return None
 
 
+# Engines whose rows fit the GPU families' serving factors: the ones that batch continuously.  An eager engine's time
+# per step is mostly its host's kernel launches (engines.csv step_overhead_us_per_layer), not the GPU's efficiency.
+FAMILY_FIT_ENGINES = ("vllm", "sglang", "trtllm")
+
+
 def serving_in_fit(m: Measurement) -> bool:
-    """A serving row is fitted when its workload is known: prompt and output tokens per request."""
-    return "prompt_tokens" in m.inputs and "output_tokens" in m.inputs
+    """A serving row is fitted when its workload is known (prompt and output tokens per request) and its engine
+    batches continuously (FAMILY_FIT_ENGINES)."""
+    return ("prompt_tokens" in m.inputs and "output_tokens" in m.inputs
+            and engine_of(m.framework) in FAMILY_FIT_ENGINES)
 
 
 def _engine_max_seqs(m: Measurement) -> int:

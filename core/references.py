@@ -19,8 +19,18 @@ class Reference:
     year: str
     url: str
 
+    @property
+    def own(self) -> bool:
+        """The project's own measurement: its address is a file of this repository, not a web page."""
+        return not self.url.startswith("https://")
+
+    def addressed(self, root) -> bool:
+        """A web address, or (own measurement) a file that exists under the repository ``root``."""
+        return self.url.startswith("https://") or (self.own and (root / self.url).is_file())
+
     def full(self) -> str:
-        return f"{self.authors} ({self.year}), \"{self.title}\", {self.url}"
+        where = f"{self.url} in gpu-tco's repository" if self.own else self.url
+        return f"{self.authors} ({self.year}), \"{self.title}\", {where}"
 
     def short(self) -> str:
         first = self.authors.split(",")[0].split(" and ")[0]
@@ -476,6 +486,11 @@ _REFS += [
     Reference("llamacpp_cuda_bench", "Georgi Gerganov (ggml-org)", "llama.cpp pull request 3776: cuda: improve text-generation and "
               "batched decoding performance (tokens per second at batch 1 to 64)", "2023-10-27",
               "https://github.com/ggml-org/llama.cpp/pull/3776"),
+    Reference("gpu_tco_h200_2026", "gpu-tco project",
+              "Own measurements on one NVIDIA H200 SXM with random weights: tools/measure/train_measure.py (training speed and "
+              "memory, transformers + PEFT) and tools/measure/serve_measure.py (eager generate); PyTorch 2.11, transformers "
+              "5.17, PEFT 0.21, bitsandbytes 0.50; results in tools/measure/results/h200-2026-11-26", "2026-11-26",
+              "tools/measure/results/h200-2026-11-26/README.md"),
     Reference("hf_llm_optims", "Hugging Face", "Transformers documentation: LLM inference optimization (a static KV cache and "
               "torch.compile make generation up to 4x faster than the default eager generate)", "2025",
               "https://huggingface.co/docs/transformers/llm_optims"),

@@ -295,7 +295,9 @@ def render_lines() -> list[str]:
     for name in table.names[: table.file_rows]:
         row = table.row(name)
         lines.append(f"| {name} | " + " | ".join(f"{float(row[k]):.3g}" for k in PARAMS) + f" | {int(float(row['fitted_points']))} |")
-    lines += ["", "llama.cpp and transformers have no measured points here: their rows are gpu-tco's assumptions guided by "
-              "published figures (their sources in engines.csv), not fits; their likely ranges are wider.  The likely ranges every serving answer gives are the 10th-90th "
+    lines += ["", "llama.cpp has no measured points here: its row is gpu-tco's assumptions guided by published figures (its "
+              "source in engines.csv), not a fit.  transformers' fixed time per decode step is fitted on gpu-tco's own "
+              "measurements of eager generate on an H200 (measurements.csv rows own-h200-*, tools/measure/serve_measure.py); "
+              "its other factors are assumptions.  Both have wider likely ranges.  The likely ranges every serving answer gives are the 10th-90th "
               "percentiles of measured / modelled per engine and model kind (engines.csv tpot_low_dense ... ttft_high_moe).", ""]
     return lines

@@ -71,8 +71,15 @@ def build(ns):
         # random weights, quantized as they load: save a random model once and load it through bitsandbytes
         import tempfile
         folder = tempfile.mkdtemp()
-        AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16).save_pretrained(folder)
+        began = time.perf_counter()
+        with torch.device("cuda"):  # random init on the GPU: on the CPU it takes minutes for a 3B model
+            dense = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        dense.save_pretrained(folder)
+        del dense
+        torch.cuda.empty_cache()
+        print(f"random bf16 checkpoint written in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
         model = AutoModelForCausalLM.from_pretrained(folder, device_map={"": 0}, dtype=torch.bfloat16, **kwargs)
+        print(f"loaded as NF4 after {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
     else:
         with torch.device("cuda"):
             model = AutoModelForCausalLM.from_config(config, dtype=dtype, **kwargs)
