@@ -89,6 +89,11 @@ def pytest_collection_finish(session):
         frozen.start_build()
 
 
+def pytest_sessionfinish(session):
+    import frozen
+    frozen.reap()
+
+
 # Markers by the fixtures a test uses (pyproject.toml declares them): python -m pytest -m "not slow" runs the
 # fast part; the README's command runs everything, and nothing here skips a test.
 # pytest-xdist (pyproject's addopts: -n auto --dist loadgroup) sends the tests of one group to one worker: the

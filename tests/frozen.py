@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "installer" / "gpu-tco-form.spec"
 TEST_NAME = "test_frozen_form_builds_and_starts"
 BUILD_DIR_VARIABLE = "GPU_TCO_TEST_FROZEN_DIR"
+_started: list[subprocess.Popen] = []  # the build, when this process started it
 
 
 def shared_folder() -> Path:
@@ -40,9 +41,9 @@ def start_build() -> None:
     os.close(fd)
     # the exit code is written by the shell around PyInstaller, so it arrives even when this process has ended
     script = '"$@" >"$0/build.log" 2>&1; echo $? >"$0/rc.tmp" && mv "$0/rc.tmp" "$0/rc"'
-    subprocess.Popen(["sh", "-c", script, str(work), sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+    _started.append(subprocess.Popen(["sh", "-c", script, str(work), sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
                       "--distpath", str(work / "dist"), "--workpath", str(work / "build"), str(SPEC)],
-                     cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
 
 def result(timeout: float = 600) -> tuple[int, Path, float, str]:
@@ -63,3 +64,10 @@ def cleanup() -> None:
     """The built app is about 250 MB: removed once its test has run (the folder itself goes with the run)."""
     for name in ("dist", "build"):
         shutil.rmtree(shared_folder() / name, ignore_errors=True)
+
+
+def reap(timeout: float = 600) -> None:
+    """Wait for the build this process started (at the end of its session): no process is left behind, and the build's
+    processor time is counted with this process's children (/usr/bin/time of the run includes it)."""
+    for process in _started:
+        process.wait(timeout)
