@@ -766,11 +766,14 @@ def _parameter_lines(params: dict, current: dict, used: set) -> list[str]:
                     + "; ".join(f"{', '.join(t)} from {n}" for n, t in SAME_CHIP.items()) + ".  Other GPUs keep their prior MFU.", ""]
 
 
-def render() -> str:
-    """docs/calibration.md: the set, the rule, the fitted values, every row's error, leave-one-source-out."""
+def render(loso: dict | None = None) -> str:
+    """docs/calibration.md: the set, the rule, the fitted values, every row's error, leave-one-source-out.
+    ``loso``: ``leave_one_source_out()`` of the shipped measurements when the caller has it already (it is most of
+    the work: one refit per source)."""
     from .references import REFERENCES
     rows = load_measurements()
-    params, current, loso = fit(rows), catalog_values(), leave_one_source_out(rows)
+    params, current = fit(rows), catalog_values()
+    loso = loso if loso is not None else leave_one_source_out(rows)
     used = informed(rows)
     sources = sorted({m.source for m in rows})
     kinds = sorted({m.kind for m in rows})

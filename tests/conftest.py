@@ -26,6 +26,23 @@ sys.path.insert(0, str(Path(__file__).parent))  # helpers: helpers, lo, excel_ev
 if not os.environ.get("GPU_TCO_CACHE_DIR"):
     os.environ["GPU_TCO_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpu-tco-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GPU_TCO_CACHE_DIR"], ignore_errors=True)  # by the process that made it
+# The project's modules compiled to bytecode beside their sources (__pycache__, which git ignores), as pip does for an
+# installed package: where Python writes no bytecode itself (PYTHONDONTWRITEBYTECODE, as on the project's test machine),
+# an editable install's modules would be compiled again by every process, and every command-line run in a subprocess
+# (hundreds per run) would spend about 0.14 s of its 0.4 s on it.  Up-to-date files are left as they are.
+# The same for the test modules: pytest keeps their assert-rewritten code in tests/__pycache__ only when Python may write
+# bytecode, so it may while the tests are collected (about 2.5 s of each collecting process's 4.5 s once the cache
+# exists); collection done, this process is back to writing none (pytest_collection_finish).
+WROTE_NO_BYTECODE = sys.dont_write_bytecode
+if WROTE_NO_BYTECODE:
+    import compileall
+    for _folder in ("core", "installer", "workbooks", "addin", "gui"):
+        compileall.compile_dir(ROOT / _folder, quiet=2)
+    sys.dont_write_bytecode = False
+# The frozen form's build folder (tests/frozen.py), shared the same way: the build may run in one worker, its test in another.
+if not os.environ.get("GPU_TCO_TEST_FROZEN_DIR"):
+    os.environ["GPU_TCO_TEST_FROZEN_DIR"] = tempfile.mkdtemp(prefix="gpu-tco-frozen-")
+    atexit.register(shutil.rmtree, os.environ["GPU_TCO_TEST_FROZEN_DIR"], ignore_errors=True)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt without a screen, set before any Qt import
 import qt_setup  # noqa: E402 - after sys.path has the helpers
 
@@ -36,12 +53,16 @@ QT_MISSING = qt_setup.ensure_offscreen()
 @pytest.fixture(scope="session")
 def recalculated(tmp_path_factory):
     """Every workbook registered with lo.book(...), recalculated by LibreOffice in one batch."""
-    import frozen
     import lo
-    try:
-        return lo.recalculate_all(tmp_path_factory.mktemp("libreoffice"), sorted(lo.BUILDERS))
-    finally:
-        frozen.start_if_wanted()  # the second core is free again: the rest of the tests run in one process
+    return lo.recalculate_all(tmp_path_factory.mktemp("libreoffice"), sorted(lo.BUILDERS))
+
+
+@pytest.fixture(scope="session")
+def training_loso():
+    """Leave-one-source-out over the shipped training measurements (one refit per source: about 6 s), computed once for
+    the tests that read it (one xdist group, below)."""
+    from gpu_tco.core import calibration
+    return calibration.leave_one_source_out(calibration.load_measurements())
 
 
 @pytest.fixture(scope="session")
@@ -56,30 +77,36 @@ def built_wheel(tmp_path_factory):
 
 
 def pytest_collection_finish(session):
-    """The frozen form's PyInstaller build (about 20 s) runs in the background when its test is selected:
-    after the LibreOffice batch, which uses both cores, or at once when that batch is not part of the run;
-    the other tests run in one process, so it uses the core they leave idle.  With pytest-xdist every worker
-    collects every test but runs only some: the build then starts in the worker that runs the frozen test's
-    group (the LibreOffice batch's, below), after the batch, or when the test itself asks for it."""
+    """The frozen form's PyInstaller build (about 25 s of one core) starts in the background as soon as its test is
+    collected, beside the LibreOffice batch and the installers (the longest chains, which start first); its test runs
+    last and waits for it.  With pytest-xdist every worker collects every test: the first to start the build builds
+    (tests/frozen.py), whichever worker runs the test waits for it."""
     import frozen
-    ids = [item.nodeid for item in session.items]
-    if any(i.endswith(frozen.TEST_NAME) for i in ids):
-        frozen.WANTED = True
-        if not XDIST_WORKER and not any("recalculated" in getattr(item, "fixturenames", ()) for item in session.items):
-            frozen.start_if_wanted()
+    sys.dont_write_bytecode = WROTE_NO_BYTECODE
+    if session.config.option.collectonly:
+        return
+    if any(item.name == frozen.TEST_NAME for item in session.items):
+        frozen.start_build()
+
+
+def pytest_sessionfinish(session):
+    import frozen
+    frozen.reap()
 
 
 # Markers by the fixtures a test uses (pyproject.toml declares them): python -m pytest -m "not slow" runs the
 # fast part; the README's command runs everything, and nothing here skips a test.
 # pytest-xdist (pyproject's addopts: -n auto --dist loadgroup) sends the tests of one group to one worker: the
-# LibreOffice batch (a session fixture, so once per worker that uses it) and the frozen form's build run once in
-# the whole run, in one worker, and the wheel is built once; every other test goes to whichever worker is free.
+# LibreOffice batch (a session fixture, so once per worker that uses it) runs once in the whole run, in one worker, and
+# the wheel is built once; the groups hold the most tests, so they are handed out first (the longest chains start
+# first), and every other test goes to whichever worker is free.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-GROUP_OF_FIXTURE = {"recalculated": "libreoffice", "built_wheel": "wheel"}
+GROUP_OF_FIXTURE = {"recalculated": "libreoffice", "built_wheel": "wheel", "training_loso": "calibration"}
 
 MARKS_OF_FIXTURE = {
     "recalculated": ("libreoffice", "slow"),  # the LibreOffice batch: about 30 s of both cores
     "built_wheel": ("slow",),                 # pip wheel, then installs of it
+    "training_loso": ("slow",),               # a refit per source
     "qtbot": ("gui",),
 }
 
@@ -87,11 +114,8 @@ MARKS_OF_FIXTURE = {
 def pytest_itemcollected(item):
     """The groups, as each test is collected: before any pytest_collection_modifyitems (pytest-xdist's worker reads
     them in its own, which is registered after this file and so would run before a hook of this file)."""
-    import frozen
     fixtures = set(getattr(item, "fixturenames", ()))
     groups = sorted({GROUP_OF_FIXTURE[f] for f in fixtures & set(GROUP_OF_FIXTURE)})
-    if item.name == frozen.TEST_NAME:
-        groups = ["libreoffice"]  # its build starts when the batch is done, in the batch's worker
     if groups:
         item.add_marker(pytest.mark.xdist_group(groups[0]))
         if XDIST_WORKER and "@" not in item.nodeid:
@@ -111,6 +135,10 @@ def _set_group_in_test_id(item, group: str) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
+    import frozen
+    # the frozen form's test last: its build runs in the background meanwhile (pytest-xdist hands out single tests
+    # in this order, after the groups, which hold the most tests and so go first)
+    items.sort(key=lambda item: item.name == frozen.TEST_NAME)
     for item in items:
         for fixture in set(getattr(item, "fixturenames", ())) & set(MARKS_OF_FIXTURE):
             for mark in MARKS_OF_FIXTURE[fixture]:

@@ -105,9 +105,8 @@ def test_the_fit_reduces_the_errors_it_was_asked_to():
     assert max(after.values()) < max(before.values())
 
 
-@pytest.mark.slow
-def test_leave_one_source_out_is_reported_and_honest():
-    loso = cal.leave_one_source_out(ROWS)
+def test_leave_one_source_out_is_reported_and_honest(training_loso):
+    loso = training_loso  # cal.leave_one_source_out(ROWS), shared with the tests below (conftest.py)
     for kind in ("training speed", "memory", "decode speed", "prefill speed"):
         assert 0 < loso[kind]["median"] <= loso[kind]["worst"]
     # out of sample the errors are larger than in sample: the figures are not the fit's own residuals
@@ -117,10 +116,9 @@ def test_leave_one_source_out_is_reported_and_honest():
     assert set(cal.OWN_SOURCES) <= {m.source for m in ROWS} - set(loso["by_source"])  # gpu-tco's own runs are checks
 
 
-@pytest.mark.slow
-def test_docs_calibration_is_current():
-    with open(cal.DOC_PATH, encoding="utf-8") as fh:
-        assert fh.read() == cal.render(), "docs/calibration.md is stale: run `gpu-tco docs`"
+def test_docs_calibration_is_current(training_loso):
+    with open(cal.DOC_PATH, encoding="utf-8") as fh:  # render() with the leave-one-source-out it would compute itself
+        assert fh.read() == cal.render(loso=training_loso), "docs/calibration.md is stale: run `gpu-tco docs`"
 
 
 def test_mfu_input_is_model_flops_utilisation():

@@ -97,6 +97,7 @@ def test_seed001_a100_72h_versus_h100_24h():
     assert 2.0 < ratio < 3.0
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_seed001_marketplace_commission_from_a_user_offer_file(tmp_path):
     # users add offers in their own file; a 20 % commission turns $3.00 into $3.60
     (tmp_path / "offers.csv").write_text(

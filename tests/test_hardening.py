@@ -41,6 +41,7 @@ def test_evaluate_raises_only_the_projects_errors_and_accepted_inputs_give_finit
         assert np.all(np.isfinite(arr)) and np.all(arr >= 0), (inputs, name, value)
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(json_like, st.dictionaries(st.sampled_from([n for n in NAMES if n not in ("gpu", "n_gpus", "offer", "buy")]),
                                             json_like, max_size=3)))
@@ -186,6 +187,7 @@ def test_scenario_and_path_problems_end_in_one_line_and_exit_2(tmp_path):
     assert ok.returncode == 0 and "L40S" in ok.stdout  # a UTF-8 byte-order mark is fine
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_a_read_only_target_is_refused_and_left_untouched(tmp_path):
     target = tmp_path / "plan.xlsx"
     target.write_bytes(b"old")
@@ -294,6 +296,7 @@ def test_hostile_catalog_rows_are_refused_naming_file_row_and_column(tmp_path, m
         catalog.reload()
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_duplicates_overrides_and_stolen_aliases(tmp_path, monkeypatch):
     t = catalog.gpus()
     base = {**t.rows[t.find("L40S")], "aliases": "", "source": ""}

@@ -76,6 +76,7 @@ def test_a_401_digit_number_in_a_config_field_is_refused_naming_file_field_and_v
     assert cells[0][0].startswith(f"#INPUT! model.{field}") and isinstance(cells[1][0], float)
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_the_command_line_refuses_huge_nan_infinite_and_boolean_config_fields(tmp_path):
     base = json.loads(QWEN.read_text())
     cases = {"huge": ("hidden_size", HUGE), "nan": ("num_attention_heads", "NaN"), "inf": ("intermediate_size", "Infinity"),
@@ -93,6 +94,7 @@ def test_unusable_numbers_elsewhere_in_a_config_are_left_alone_and_those_read_ar
     assert core.evaluate(model=str(path), outputs=["params_total_b"])["params_total_b"] == pytest.approx(7.6, rel=0.02)
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_genai_prices_data_with_unusable_numbers_is_refused_and_the_old_file_kept(tmp_path, config_dir):
     data = json.loads(GENAI.read_text())
     data[0]["models"][0]["prices"]["output_mtok"] = 0.5
@@ -110,6 +112,7 @@ def test_genai_prices_data_with_unusable_numbers_is_refused_and_the_old_file_kep
         assert (config_dir / "apis.csv").read_bytes() == before
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_a_scenario_with_a_number_no_float_holds_is_refused(tmp_path):
     path = tmp_path / "s.json"
     path.write_text('{"model": "Llama-3-8B", "n_gpus": 1e999}')
@@ -135,6 +138,7 @@ except KeyboardInterrupt:
 """
 
 
+@pytest.mark.slow  # processes of their own
 @pytest.mark.parametrize("sig", ["INT", "TERM"])
 def test_a_signal_during_the_check_of_an_install_leaves_the_old_file_and_no_candidate(tmp_path, sig):
     path = tmp_path / "offers.csv"
@@ -146,6 +150,7 @@ def test_a_signal_during_the_check_of_an_install_leaves_the_old_file_and_no_cand
     assert sorted(p.name for p in tmp_path.iterdir()) == ["offers.csv"]  # the candidate is gone too
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_a_refused_refresh_keeps_the_old_file_byte_for_byte(tmp_path, config_dir, monkeypatch):
     config_dir.mkdir(parents=True)
     own = config_dir / "offers.csv"
@@ -182,6 +187,7 @@ def _refresh(tmp_path, config_dir, body: str, *args):
     return _cli("offers", "--refresh", *args, env={"GPU_TCO_CONFIG_DIR": str(config_dir), "GPUHUNT_CATALOG_DIR": str(hunt)})
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 @pytest.mark.parametrize("body", ["", "x,y,2.0,1,1,1,NOT-A-GPU,80.0,False,,nvidia,,x86,{}\n",
                                   "x,y,1e-300,1,1,1,H100,80.0,False,,nvidia,,x86,{}\n"])
 def test_a_refresh_that_reads_no_usable_offer_is_refused_keeping_the_earlier_rows(tmp_path, config_dir, body):
@@ -192,6 +198,7 @@ def test_a_refresh_that_reads_no_usable_offer_is_refused_keeping_the_earlier_row
     assert (config_dir / "offers.csv").read_bytes() == before
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_provider_text_that_starts_like_a_formula_stays_text_and_json_output_is_valid(tmp_path, config_dir):
     body = ('"=HYPERLINK(""http://x"",""y"")",@evil,2.0,1,1,1,H100,80.0,False,,nvidia,,x86,{}\n'
             "+cmd,-region,3.0,1,1,1,H100,80.0,False,,nvidia,,x86,{}\n"
@@ -207,6 +214,7 @@ def test_provider_text_that_starts_like_a_formula_stays_text_and_json_output_is_
     assert {r["instance"] for r in rows} == {"'=HYPERLINK(\"http://x\",\"y\")", "'+cmd"}
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_impossible_upstream_values_never_become_zero_dollar_offers(tmp_path, config_dir):
     body = ("tiny,us,1e-300,1,1,1,H100,80.0,False,,nvidia,,x86,{}\nbig,us,10,1,1,100000000000,H100,80.0,False,,nvidia,,x86,{}\n"
             "fine,us,2.5,1,1,1,H100,80.0,False,,nvidia,,x86,{}\n")
@@ -276,6 +284,7 @@ def _write_offers(path: Path, n: int) -> None:
                 "billing_increment_s": 3600, "source": f"{price_refresh.SOURCE}, fetched 2026-11-01", "as_of": "2026-11-01"})
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_catalog_loading_grows_linearly_with_offer_rows(tmp_path):
     def cpu_seconds(n):
         folder = tmp_path / str(n)
@@ -320,6 +329,7 @@ def test_100000_refreshed_offers_list_and_plan_in_seconds(tmp_path):
 
 # 10, 11. layouts engines run; MIG serving jobs -------------------------------------------------------------------------
 
+@pytest.mark.slow  # command-line runs in processes of their own
 @pytest.mark.parametrize("args, words", [
     (("estimate", "--model", "Llama-3-8B", "--n-gpus", "1024", "--tensor-parallel", "1024"),
      ["tensor_parallel: 1024 must divide the model's 32 attention heads", "allowed: 1, 2, 4, 8, 16, 32"]),
@@ -335,6 +345,7 @@ def test_layouts_no_framework_runs_are_refused_naming_field_value_and_allowed_de
     _one_line_exit_2(_cli(*args), *words)
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_more_tensor_parallel_gpus_than_kv_heads_replicate_them_and_say_so():
     out = _cli("estimate", "--model", "Llama-3-70B", "--gpu", "H100-SXM", "--n-gpus", "16", "--tensor-parallel", "16")
     assert out.returncode == 0 and "each KV head is replicated on 2 GPUs" in out.stderr, out.stderr
@@ -412,6 +423,7 @@ def test_json_number_reader_names_the_path_of_the_bad_number():
 
 # 15. an unknown GPU in the user's offers file is reported at its own row ------------------------------------------------
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_an_unknown_gpu_in_a_user_offer_is_reported_at_its_row(tmp_path):
     header = (catalog.DATA_DIR / "offers.csv").read_text().splitlines()[0]
     row = "Mine,,Me,x,H999,1,on-demand,0,0,2,2,0,,0,0,0,3600,0,0,0,,,,2026-11"
@@ -422,6 +434,7 @@ def test_an_unknown_gpu_in_a_user_offer_is_reported_at_its_row(tmp_path):
 
 # 4. no local path in a generated workbook or e-mail draft --------------------------------------------------------------
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_a_model_read_from_a_file_is_named_without_its_path_in_the_workbook_and_draft(tmp_path):
     import shutil
     import zipfile
@@ -439,6 +452,7 @@ def test_a_model_read_from_a_file_is_named_without_its_path_in_the_workbook_and_
 
 # 13. every writer through the one atomic writer ------------------------------------------------------------------------
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_addin_lite_refuses_a_named_pipe_and_a_read_only_main_py_and_writes_whole_files(tmp_path):
     out = tmp_path / "lite"
     out.mkdir()
@@ -473,6 +487,7 @@ def test_docs_out_never_replaces_a_read_only_file_nor_a_file_named_like_its_old_
 
 # 16. nonsense user offers ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # command-line runs in processes of their own
 @pytest.mark.parametrize("cells, words", [
     ("8,reserved,0,1000000000,16,2", ["column commitment_months: 1e+09 is not allowed for Mine", "to 120 months"]),
     ("8,on-demand,0,0,100,2", ["column usd_per_instance_hour: 100 is not gpus_per_instance x usd_per_gpu_hour (8 x 2 = 16)"]),

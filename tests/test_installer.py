@@ -257,8 +257,9 @@ home_names = st.lists(st.sampled_from(HOSTILE) | st.text(st.characters(blacklist
     lambda name: name not in (".", "..") and len(name.encode()) <= 120)
 
 
-# each example runs pip: few of them, and no shrinking (a failing name is printed as drawn)
-@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+# each example runs pip (about 5 s of CPU): the five explicit names below and one drawn name per run, no shrinking (a
+# failing name is printed as drawn); in CI the drawn name is the same every run (derandomize), elsewhere a new one
+@settings(max_examples=1, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(name=home_names, system=st.sampled_from(["linux", "macos"]), with_conf=st.booleans(), own_pip=st.just(False))
 @example(name="bt `touch INJECTED` $PATH home", system="linux", with_conf=True, own_pip=False)  # the reported case

@@ -142,6 +142,7 @@ def test_python_plan_with_task_serve():
         gpu_tco.plan({"task": "dance", "model": "Llama-3-8B"})
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_command_line_plans_a_serving_scenario():
     """Real runs: plan --task serve with flags named after the inputs (JSON), the serving example as a scenario, and
     estimate --mode infer printing latency and cost."""

@@ -135,6 +135,7 @@ def test_formats_below_8_bits_only_when_allowed_and_named_with_their_accuracy_co
         assert row["accuracy_effect"], row["name"]
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_command_line_and_excel_show_servers_load_and_queueing():
     """Real runs: plan --task serve prints the queued first token, the load and whole servers; GPU_SERVE_PLAN's table
     carries the same fields."""

@@ -38,12 +38,14 @@ def _modules(package: str) -> dict[str, set[str]]:
     return {(f"{package}.{p.stem}" if p.stem != "__init__" else package): _imports(package, p) for p in folder.glob("*.py")}
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_core_imports_no_front_end_and_no_front_end_library():
     for module, imports in _modules("gpu_tco.core").items():
         bad = {i for i in imports if i.startswith(FRONT_ENDS) or i.split(".")[0] in NOT_IN_CORE}
         assert not bad, (module, bad)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_no_import_cycles_inside_core():
     graph = _modules("gpu_tco.core")
     names = set(graph)
@@ -88,6 +90,7 @@ def _project_imports() -> dict[str, set[str]]:
     return {m: {i for i in imps if i in graph and i != m and not m.startswith(i + ".")} for m, imps in graph.items()}
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_no_import_cycles_among_the_projects_modules():
     """No module of the project imports, through any chain, a module that imports it back (the training and the
     serving workbook share workbooks/common.py instead of importing each other)."""

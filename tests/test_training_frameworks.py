@@ -140,11 +140,10 @@ def test_likely_ranges_follow_the_framework_band():
     assert r["peak_train_gib_likely_low"] < r["peak_train_gib_per_gpu"] < r["peak_train_gib_likely_high"]
 
 
-@pytest.mark.slow
-def test_bands_are_twice_the_held_out_median_error():
+def test_bands_are_twice_the_held_out_median_error(training_loso):
     """Each framework's band is twice the median leave-one-source-out error of its rows (or of all rows of the kind
     when it has fewer than three), at least 10 %: what frameworks.csv holds after calibrate --write."""
-    loso = cal.leave_one_source_out()
+    loso = training_loso  # cal.leave_one_source_out(), shared (conftest.py)
     bands = cal.bands(loso)
     rows = {r["name"]: r for r in csv.DictReader(open(ROOT / "core" / "data" / "frameworks.csv", encoding="utf-8"))}
     for name, (speed, memory) in bands.items():
@@ -159,6 +158,7 @@ def test_every_training_row_runs_under_a_framework():
             assert m.inputs.get("framework") in {r["name"] for r in core.catalog.tables()["frameworks"].rows}, m.id
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_the_command_line_names_the_framework_and_the_likely_range():
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--model", "Llama-3-8B", "--n-gpus", "1",
                           "--framework", "unsloth", "--sharding", "none"], capture_output=True, text=True, cwd=ROOT)

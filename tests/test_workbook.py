@@ -30,6 +30,12 @@ from gpu_tco.workbooks.build import COMPARE_COLUMNS
 from gpu_tco.workbooks.common import CANDIDATE_FIRST_COL, INPUT_NAME_COL, INPUTS_HEADER_ROW, task_inputs
 from gpu_tco.workbooks.xlsx import save_atomically
 
+
+@pytest.fixture(scope="module")
+def default_book():
+    """The default scenario's workbook (openpyxl objects and cached values), built once for the tests that only read it."""
+    return build_workbook()
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
             "ISNUMBER", "CHOOSE", "COUNTIF", "TEXT", "ROUND", "ABS"}
@@ -230,8 +236,8 @@ def test_a_user_added_gpu_row_flows_through(recalculated):
 
 
 @pytest.mark.slow  # over 0.45 s
-def test_formulas_use_only_portable_functions_and_names():
-    wb, _ = build_workbook()
+def test_formulas_use_only_portable_functions_and_names(default_book):
+    wb, _ = default_book
     names = set(wb.defined_names.keys())
     for ws in wb.worksheets:
         for row in ws.iter_rows():
@@ -293,8 +299,8 @@ def test_unwritable_targets_give_clear_errors_and_leave_no_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ro"]  # no temporary or half-written file
 
 
-def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation():
-    wb, _ = build_workbook()
+def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation(default_book):
+    wb, _ = default_book
     ws = wb["Inputs"]
     rows = _input_rows(ws)
     assert set(rows) == {i.name for i in INPUTS}  # every input once
@@ -387,14 +393,14 @@ def _width(ws, letter: str) -> float:
 
 
 @pytest.mark.slow  # over 0.45 s
-def test_print_setup_is_readable_on_every_sheet():
+def test_print_setup_is_readable_on_every_sheet(default_book):
     """Report sheets print at 70 % or more, or as wide as the page when their printed columns are no wider
     than 70 % allows (about 200 character widths on landscape A4); the other sheets fit the page width and
     are left out of the default print (a print area of one empty cell); every page says its sheet."""
     from openpyxl.utils import column_index_from_string
 
     from gpu_tco.addin.demo import build_demo
-    wb = build_workbook()[0]
+    wb = default_book[0]
     for ws in wb.worksheets:
         assert ws.print_area, ws.title
         assert ws.oddHeader.center.text == "&A", ws.title
@@ -447,12 +453,12 @@ def test_printed_workbook_is_a_short_report_with_whole_charts(recalculated):
                 assert len(word) * 1.15 + 1 <= _width(ws, c.column_letter), (ws.title, c.value)
 
 
-def test_row_heights_hold_their_wrapped_text():
+def test_row_heights_hold_their_wrapped_text(default_book):
     """Every printed row with wrapped text is as high as its text needs at the column's width (the answer on
     Start included), measured as fit_heights measures; the measure counts words, not characters."""
     from gpu_tco.workbooks.common import text_height, text_lines
     assert text_lines("a " * 30, 20) == 3 and text_lines("word", 20) == 1 and text_lines("x" * 45, 20) == 3
-    wb, cached = build_workbook()
+    wb, cached = default_book
     start = wb["Start"]
     answer = cached["Start!A7"]
     width = sum(_width(start, col) for col in "ABCD")
@@ -482,8 +488,8 @@ def test_auto_inputs_show_the_value_in_use_and_sensitivities_raise_it(recalculat
     assert 0.1 < best < 1 and "auto" in start.cell(row=shown[label], column=4).value
 
 
-def test_numbers_carry_formats_with_separators_or_units():
-    wb, cached = build_workbook()
+def test_numbers_carry_formats_with_separators_or_units(default_book):
+    wb, cached = default_book
     plain = []
     for key, value in cached.items():
         sheet, coord = key.split("!")
@@ -514,11 +520,12 @@ def test_charts_carry_their_data_and_sheets_have_print_areas(tmp_path):
         assert wb[title].print_area, title
 
 
-def test_start_states_one_setup_and_labels_the_scenario_apart():
+@pytest.mark.slow  # over 0.45 s
+def test_start_states_one_setup_and_labels_the_scenario_apart(default_book):
     """Start's figures are the recommended option's (the setup its answer names, at the cost the answer says); the
     scenario on Inputs, another setup in the default job, stands in its own column labelled as that scenario."""
     from gpu_tco.core.recommendation import usd_text
-    wb, cached = build_workbook()
+    wb, cached = default_book
     ws = wb["Start"]
     rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value}
     head = rows["setup"] - 1
@@ -542,7 +549,7 @@ def test_start_states_one_setup_and_labels_the_scenario_apart():
     assert "The scenario on Inputs is the recommended option (Compare, option 1)." in texts
 
 
-def test_start_and_the_email_name_the_framework_and_the_likely_hours():
+def test_start_and_the_email_name_the_framework_and_the_likely_hours(default_book):
     """Every door states the training framework its figures assume and the likely range of the hours, in core's words
     (likely_hours_text): the e-mail body as the command line, and Start's figures read from Compare."""
     from gpu_tco.workbooks.email_draft import draft_text
@@ -551,7 +558,7 @@ def test_start_and_the_email_name_the_framework_and_the_likely_hours():
     words = core.likely_hours_text(rec, result["job"]["framework"])
     assert words.startswith("likely ") and "transformers" in words
     assert words in draft_text()[1]
-    wb, cached = build_workbook()
+    wb, cached = default_book
     ws = wb["Start"]
     rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value}
     assert cached[f"Start!B{rows['training framework the figures assume']}"] == "transformers"
