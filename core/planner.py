@@ -221,10 +221,20 @@ def planned_offers(keep: int | None = None) -> tuple[dict[int, list[int]], dict[
         raise InputError("alike_kept", keep, f"must be a whole number >= 1 (offers alike kept; default {ALIKE_OFFERS_KEPT})")
     keep = int(keep)
     snap = catalog.snapshot()
-    return snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))
+    weighed, left_out, _rows = snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))
+    return weighed, left_out
 
 
-def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[int, int]]:
+def offer_rows_left_out(keep: int | None = None) -> frozenset[int]:
+    """The offer rows ``planned_offers`` leaves out (each costs at least as much as ``keep`` earlier offers alike):
+    rows no planner weighs and no answer names, which a workbook need not list.  Built once per catalog snapshot."""
+    keep = ALIKE_OFFERS_KEPT if keep is None else keep
+    planned_offers(keep)  # checks keep
+    snap = catalog.snapshot()
+    return snap.derived(("planned offers", int(keep)), lambda: _build_planned_offers(snap.tables, int(keep)))[2]
+
+
+def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[int, int], frozenset[int]]:
     import heapq
     offers = tabs["offers"]
     gpu_rows = catalog.offer_map_lists()[0]
@@ -232,6 +242,7 @@ def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[i
     cheapest: dict[tuple, list[float]] = {}  # per kind of offer: the ``keep`` lowest prices so far, negated (a max-heap)
     out: dict[int, list[int]] = {}
     left_out: dict[int, int] = {}
+    dropped: list[int] = []
     for i, (g, price, price_type, kind) in enumerate(zip(gpu_rows, offers.col["usd_per_gpu_hour"], offers.col["price_type"], alike)):
         if g < 0 or HISTORICAL in str(price_type) or not price > 0:
             continue
@@ -240,11 +251,12 @@ def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[i
             heapq.heappush(heap, -price)
         elif -heap[0] <= price:  # ``keep`` earlier offers alike cost no more
             left_out[g] = left_out.get(g, 0) + 1
+            dropped.append(i)
             continue
         else:
             heapq.heapreplace(heap, -price)
         out.setdefault(g, []).append(i)
-    return out, left_out
+    return out, left_out, frozenset(dropped)
 
 
 PRICE_INPUTS = ("purchase_usd_per_gpu", "usd_per_gpu_hour_rented")

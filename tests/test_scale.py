@@ -207,3 +207,35 @@ def test_excel_plan_tables_list_what_every_offer_would_give(offers_file):
     ok = [o for o in everything["options"] if o["ok"]]
     top40 = call("GPU_PLAN", "Llama-3-8B", "qlora", 2e8, None, None, None, None, None, 40, raise_errors=True)
     assert [(r[1], r[2], r[4]) for r in top40[1:]] == [(o["gpu"], o["n_gpus"], o["offer"]) for o in ok[:40]]
+
+
+def test_the_workbook_lists_the_offers_an_answer_can_name(offers_file, tmp_path):
+    """A refreshed file's dearer copies are left off the Cloud sheet (a refresh of 100,000 instances made an 8.6 MB
+    workbook in 37 s); every offer the Options sheet names, and an offer the scenario names even where the planners
+    leave it out, is listed; Start says how many were left out.  The built-in catalog is listed whole."""
+    import openpyxl
+
+    from gpu_tco.workbooks import write_workbook
+
+    def cloud_names(book):
+        ws = openpyxl.load_workbook(book, read_only=True)["Cloud"]
+        return {row[0] for row in ws.iter_rows(min_row=2, values_only=True) if row[0]}
+
+    whole = write_workbook(tmp_path / "whole.xlsx", TRAIN_JOB)
+    assert cloud_names(whole) == set(catalog.offers().names)
+    offers_file(_refreshed(900))
+    left_out = core.offer_rows_left_out()
+    names = catalog.offers().names
+    assert left_out
+    dear = names[max(left_out)]
+    book = write_workbook(tmp_path / "refreshed.xlsx", {**TRAIN_JOB, "gpu": catalog.offers().row(dear)["gpu"], "offer": dear})
+    listed = cloud_names(book)
+    assert dear in listed and len(listed) == len(names) - len(left_out) + 1
+    wb = openpyxl.load_workbook(book, read_only=True)
+    rows = list(wb["Inputs"].iter_rows(values_only=True))  # the options' table: a header row naming "offer"
+    head = next(k for k, row in enumerate(rows) if "offer" in row and "n_gpus" in row)
+    column = rows[head].index("offer")
+    named = {row[column] for row in rows[head + 1:] if row[column] in names}
+    assert named and named <= listed
+    start = " ".join(str(c) for row in wb["Start"].iter_rows(values_only=True) for c in row if c)
+    assert f"{len(left_out) - 1} offers that cost at least as much as 25 offers alike are left out" in start

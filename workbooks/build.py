@@ -185,7 +185,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     # a model given as a config.json, a parameter count or fields is a row of the Models sheet too, so the
     # formulas find it by name as they find a catalog model
     adhoc = job.values.get("model__adhoc")
-    _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {})
+    _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {},
+                    offer=str(job.values.get("offer", "")))
     _start_sheet(start, tabs, job, lay)
     wb.calculation.fullCalcOnLoad = True
     wb.properties.creator = "gpu-tco"
@@ -588,7 +589,7 @@ def _start_sheet(ws, tabs: Mapping, job: Scenario, lay: Layout) -> None:
     ws["A1"].font = Font(bold=True, size=16)
     _start_answer(ws, job, lay)
     r = _start_movers(ws, job, lay, 11)
-    r = _start_ages(ws, tabs, r + 2)
+    r = _start_ages(ws, tabs, r + 2, str(job.values.get("offer", "")))
     i = _start_scenario(ws, job, lay, r)
     _note(ws, f"A{i}", "Printing this workbook prints Start, Inputs, Compare and Break-even. Calc, Options and the catalog "
                        "sheets (GPUs, Models, Cloud, Tables) are left out: to print one, clear its print area (Excel: Page "

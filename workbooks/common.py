@@ -498,9 +498,20 @@ def _auto_step(gpu_row: int, col: str):
     return steps[k][0] if col.endswith("_from") else catalog.offers().names[steps[k][1]]
 
 
-def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -> None:
+def _listed_offer_rows(tabs: Mapping, named: str = "") -> list:
+    """The Cloud sheet's rows: every offer but those no planner weighs (core.offer_rows_left_out: each costs at least
+    as much as 25 offers alike, so no answer names it; a refresh of 100,000 instances lists a few thousand), and
+    the offer the scenario names whatever it costs."""
+    from gpu_tco.core import offer_rows_left_out
+    left_out = offer_rows_left_out()
+    rows = tabs["offers"].rows
+    return rows if not left_out else [row for i, row in enumerate(rows) if i not in left_out or row["name"] == named]
+
+
+def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None, offer: str = "") -> None:
     """The catalogs as plain ranges; each column a defined name <table>_<column> with spare rows.
-    ``extra``: rows to add after a table's own (a model the scenario gives outside the catalog)."""
+    ``extra``: rows to add after a table's own (a model the scenario gives outside the catalog); ``offer``: the
+    scenario's offer, listed even where the planners leave it out (``_listed_offer_rows``)."""
     extra = extra or {}
     small = wb.create_sheet("Tables")
     small_col = 1
@@ -512,7 +523,7 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
             origin_col, sheet = small_col, small
             small_col += len(table.columns) + 1
         cols = list(table.columns) + (AUTO_COLUMNS if tname == "gpus" else [])
-        rows = list(table.rows) + list(extra.get(tname, []))
+        rows = (_listed_offer_rows(tabs, offer) if tname == "offers" else list(table.rows)) + list(extra.get(tname, []))
         last = len(rows) + 1 + SPARE_ROWS
         for j, col in enumerate(cols):
             h = sheet.cell(row=1, column=origin_col + j, value=col)
@@ -539,14 +550,18 @@ def _catalog_sheets(wb: Workbook, tabs: Mapping, extra: Mapping | None = None) -
     not_in_default_print(small, max(small_col - 1, 1), title_rows="1:1")
 
 
-def _start_ages(ws, tabs: Mapping, r: int) -> int:
-    """From row r: how old the catalogs and prices are; returns the next free row after a blank one."""
+def _start_ages(ws, tabs: Mapping, r: int, offer: str = "") -> int:
+    """From row r: how old the catalogs and prices are (``offer``: the scenario's, listed on Cloud whatever it costs);
+    returns the next free row after a blank one."""
     ws.cell(row=r, column=1, value="How old the numbers are").font = Font(bold=True, size=12)
     today = _dt.date.today()
     lines = []
     for t, sheet in CATALOG_SHEETS.items():
         dates = sorted({str(x.get("as_of", "")) for x in tabs[t].rows if x.get("as_of")}) or ["-"]
-        lines.append(f"{sheet} sheet: {len(tabs[t].rows)} rows, as of {dates[0]} to {dates[-1]}; each row names its source.")
+        listed, total = (len(_listed_offer_rows(tabs, offer)), len(tabs[t].rows)) if t == "offers" else (len(tabs[t].rows),) * 2
+        left = (f" ({total - listed} offers that cost at least as much as 25 offers alike are left out: no answer "
+                "names them)") if listed < total else ""
+        lines.append(f"{sheet} sheet: {listed} rows{left}, as of {dates[0]} to {dates[-1]}; each row names its source.")
     offer_dates = sorted({str(x["as_of"])[:7] for x in tabs["offers"].rows if x.get("as_of")})
     if offer_dates:
         y, mth = map(int, offer_dates[-1].split("-")[:2])

@@ -128,7 +128,8 @@ def build_serving_workbook(inputs: Mapping, gpus: list[str] | None = None) -> tu
     cells = _serving_sheet(sheets["Serving"], result, setups, lay)
     adhoc = job.values.get("model__adhoc")
     tabs = catalog.tables()
-    _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {})
+    _catalog_sheets(wb, tabs, {"models": [adhoc]} if adhoc is not None and adhoc["name"] not in tabs["models"].names else {},
+                    offer=str(job.values.get("offer", "")))
     _serve_start(start, tabs, result, setups, cells, lay)
     _tradeoff_sheet(wb, result, lay)
     wb.calculation.fullCalcOnLoad = True
@@ -314,7 +315,7 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
         put_text(ws.cell(row=r, column=1), result["launch"][0]["note"])
         ws.cell(row=r, column=1).font = NOTE_FONT
         r += 1
-    r = _start_ages(ws, tabs, r + 1)
+    r = _start_ages(ws, tabs, r + 1, str(result["given"].get("offer", "")))
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})
     fit_heights(ws, lay.cached)
     page_setup(ws, f"A1:E{r}", fit_width=True)
