@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from extract_serving_points import FORMATS, GPUS, MODELS, number
+from extract_serving_points import FORMATS, GPUS, MODELS, number, write_points
 
 COLUMNS = ("id", "engine", "model", "gpu", "weights_dtype", "kv_dtype", "prompt_tokens", "output_tokens", "concurrency",
            "prefill_workers", "prefill_tp", "prefill_attention_dp", "decode_workers", "decode_tp", "decode_attention_dp",
@@ -48,12 +48,7 @@ def main(path: str) -> None:
             if row["concurrency"] != "" and key not in seen:
                 seen.add(key)
                 out.append(row)
-    target = Path(__file__).resolve().parent / "serving_points_disagg.csv"
-    with open(target, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(out)
-    print(f"{len(out)} points -> {target}")
+    write_points(Path(__file__).resolve().parent / "serving_points_disagg.csv", COLUMNS, out)
 
 
 if __name__ == "__main__":

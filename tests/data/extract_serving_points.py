@@ -58,12 +58,16 @@ def main(path: str) -> None:
             seen.add(key)
             unique.append(row)
     out = unique
-    target = Path(__file__).resolve().parents[2] / "core" / "data" / "serving_points.csv"
+    write_points(Path(__file__).resolve().parents[2] / "core" / "data" / "serving_points.csv", COLUMNS, out)
+
+
+def write_points(target: Path, columns, rows: list) -> None:
+    """The extracted points as a CSV file (one row a point), and a line saying how many went where."""
     with open(target, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(fh, columns, lineterminator="\n")
         w.writeheader()
-        w.writerows(out)
-    print(f"{len(out)} points -> {target}")
+        w.writerows(rows)
+    print(f"{len(rows)} points -> {target}")
 
 
 if __name__ == "__main__":
