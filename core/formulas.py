@@ -604,11 +604,14 @@ lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows li
 quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
                     scores_gib / (s * s))
 max_train_seq_len = q(
-    "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none)",
-    MAX(0, FLOOR(IF(quad_per_token2 > 0,
-                    (SQRT(lin_per_token * lin_per_token + 4 * quad_per_token2 * MAX(budget_tokens_gib, 0)) - lin_per_token) / (2 * quad_per_token2),
-                    MAX(budget_tokens_gib, 0) / lin_per_token))),
-    "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without FlashAttention)")
+    "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none; none either when "
+    "the optimizer step's temporaries alone do not fit beside the states)",
+    IF(step_transient_gib > usable_gib - states_gib, 0,
+       MAX(0, FLOOR(IF(quad_per_token2 > 0,
+                       (SQRT(lin_per_token * lin_per_token + 4 * quad_per_token2 * MAX(budget_tokens_gib, 0)) - lin_per_token) / (2 * quad_per_token2),
+                       MAX(budget_tokens_gib, 0) / lin_per_token)))),
+    "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without "
+    "FlashAttention); the peak is the states plus the larger of the forward/backward and the optimizer step phases")
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")

@@ -190,3 +190,19 @@ def test_the_loss_follows_the_framework():
     per_logit = core.resolve_inputs({})["logits_bytes_per_element"]
     assert hf["logits_gib"] == pytest.approx(8192 * vocab * per_logit / 2**30)
     assert liger["logits_gib"] < hf["logits_gib"] / 10
+
+
+def test_longest_sequence_is_none_where_the_optimizer_step_alone_does_not_fit():
+    """Full fine-tuning of Llama 3.1 8B with fp32 weights under autocast and torch's foreach AdamW cannot run on one
+    H200 at any length: fp32 weights, gradients and two moments are 16 bytes x 8.03e9 = 120 GiB, and the foreach step
+    adds a whole-model fp32 temporary (30 GiB).  The longest sequence that fits said 7,874 tokens while the fit said
+    no: the step's temporary did not count there.  Where it fits, the longest sequence is the edge of the fit."""
+    from gpu_tco import core
+    base = {"model": "Llama-3.1-8B", "method": "full", "n_gpus": 1, "optimizer": "adamw_foreach", "recompute": "full",
+            "seq_len": 2048}
+    r = core.evaluate({**base, "gpu": "H200-SXM", "master_weights": "fp32_autocast"})
+    assert not r["fits_train"] and r["max_train_seq_len"] == 0
+    longest = core.evaluate({**base, "gpu": "H100-SXM", "precision": "bf16_pure"})["max_train_seq_len"]
+    assert longest > 2048
+    assert core.evaluate({**base, "gpu": "H100-SXM", "precision": "bf16_pure", "seq_len": longest})["fits_train"]
+    assert not core.evaluate({**base, "gpu": "H100-SXM", "precision": "bf16_pure", "seq_len": int(longest * 1.05)})["fits_train"]
