@@ -206,6 +206,9 @@ def test_disaggregated_serving_is_refused_for_an_engine_that_has_no_such_mode(en
         core.serve_plan({**SHORT, "engine": engine, "serving_layout": 2})
     cli = _cli("plan", "--task", "serve", "--model", "Llama-3.1-8B", "--engine", engine, "--serving-layout", "2")
     assert cli.returncode == 2 and cli.stderr.count("\n") == 1 and "serving_layout: 2" in cli.stderr, cli.stderr
+    est = _cli("estimate", "--mode", "infer", "--model", "Llama-3.1-8B", "--engine", engine, "--serving-layout", "2",
+               "--requests-per-s", "10")
+    assert est.returncode == 2 and est.stdout == "" and "serving_layout: 2" in est.stderr  # nothing half-printed
     cell = call("GPU_SERVE_PLAN", "Llama-3.1-8B", 10, 1000, 200, 2000, 50, None, None, None, None, None, None, None,
                 engine, 2)
     assert cell.startswith("#INPUT! serving_layout: 2"), cell
