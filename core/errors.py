@@ -87,6 +87,8 @@ def show(value) -> str:
         return f'"{_cut(one_line(str(value)))}"'
     if isinstance(value, float):
         return f"{float(value):g}"
+    if isinstance(value, int) and not isinstance(value, bool) and 10 ** 16 <= abs(value) < 2 ** 1023:  # float-sized
+        return f"{value:g}"  # a whole number past float precision (1e300 read as a whole number): 1e+300, not 301 digits
     try:
         module = type(value).__module__ or ""
         if module.startswith(("pandas", "numpy")) and getattr(value, "ndim", 0) >= 1:

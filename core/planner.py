@@ -207,7 +207,11 @@ def alike_offer_columns(columns) -> list[str]:
 
 def offers_kept_for(top: int) -> int:
     """Offers alike the planners must keep so that a list of the first ``top`` options (0 = every option) is the list
-    every offer would give: max(ALIKE_OFFERS_KEPT, top), or all of them for every option."""
+    every offer would give: max(ALIKE_OFFERS_KEPT, top), or all of them for every option.  ``top`` that is not a whole
+    number >= 0 (a negative, a fraction, a yes/no value, text, NaN) is refused with an InputError naming ``top``."""
+    whole = isinstance(top, (int, np.integer)) or (isinstance(top, float) and top.is_integer())
+    if isinstance(top, (bool, np.bool_)) or not whole or top < 0:
+        raise InputError("top", top, "must be a whole number >= 0 (options listed; 0 = every option)")
     return sys.maxsize if top == 0 else max(ALIKE_OFFERS_KEPT, int(top))
 
 

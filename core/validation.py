@@ -110,6 +110,11 @@ def check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
     return x
 
 
+# engines that run prefill and decode on separate replicas, the KV cache sent between them ([dynamo_disagg]: vLLM
+# NixlConnector, SGLang --disaggregation-mode, TensorRT-LLM disaggregated serving); core.serving names their flags
+ENGINES_WITH_DISAGGREGATION = ("vllm", "sglang", "trtllm")
+
+
 def cross_check(values, row=None, model: dict | None = None) -> None:
     """Checks that involve two inputs (and, given the model's row, the model's layers and experts)."""
     n, t = values["n_gpus"], values["tensor_parallel"]
@@ -126,6 +131,12 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         problem = heads_problem(model, int(n))
         if problem:
             raise InputError("n_gpus", n, f"GPUs per serving replica (tensor parallel) {problem}", row)
+    if serving and values.get("serving_layout", 0) == 2 and "engine__row" in values:
+        engine = _row(values, "engine", "engines")
+        if engine is not None and str(engine["name"]) not in ENGINES_WITH_DISAGGREGATION:
+            raise InputError("serving_layout", 2, f"(prefill and decode on separate replicas) is not a mode of {engine['name']}; "
+                                                 f"allowed: 0 or 1 with this engine, or 2 with engine "
+                                                 f"{', '.join(ENGINES_WITH_DISAGGREGATION)}", row)
     gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None
     if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
         raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "

@@ -15,9 +15,12 @@ Sources (full citations in core/references.py):
   16-bit and dequantized weights multiply through cuBLAS with CUBLAS_COMPUTE_16F.
 """
 import csv
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_tco import core
 from gpu_tco.addin.functions import FUNCTIONS, MAX_TEXT, call
@@ -154,3 +157,21 @@ def test_calibrate_prints_the_errors_per_framework():
     assert out.returncode == 0, out.stderr
     assert "training speed, megatron" in out.stdout and "memory, transformers" in out.stdout
     assert "no: gpu-tco's own run (a check)" in out.stdout
+
+
+@settings(max_examples=25, deadline=None)
+@given(model=st.sampled_from(["Llama-3.1-8B", "Qwen3-30B-A3B", "Llama-3-70B"]),
+       tokens=st.floats(1, 1e12), gpu=st.sampled_from(["H100-SXM", "RTX-4090", "A100-80GB-SXM", "MI300X"]),
+       n_gpus=st.sampled_from([1, 2, 8, 64]), method=st.sampled_from(["lora", "qlora", "full"]),
+       framework=st.sampled_from([None, "transformers", "torchtune", "unsloth", "megatron", "deepspeed"]))
+def test_excel_likely_training_hours_bracket_the_estimate(model, tokens, gpu, n_gpus, method, framework):
+    """GPU_TRAIN_HOURS_LOW <= GPU_TRAIN_HOURS <= GPU_TRAIN_HOURS_HIGH for any job the three accept; where one refuses
+    the job (a framework without the method, say) all three give the same short text."""
+    n = len(FUNCTIONS["GPU_TRAIN_HOURS"].args)
+    args = [model, tokens, gpu, n_gpus, method] + [None] * (n - 6) + [framework]
+    hours, low, high = (call(name, *args) for name in ("GPU_TRAIN_HOURS", "GPU_TRAIN_HOURS_LOW", "GPU_TRAIN_HOURS_HIGH"))
+    if isinstance(hours, str):
+        assert low == hours and high == hours and len(hours) <= MAX_TEXT
+        return
+    assert all(isinstance(x, float) and math.isfinite(x) for x in (hours, low, high)), (hours, low, high)
+    assert 0 < low <= hours <= high

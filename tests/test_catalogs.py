@@ -280,3 +280,47 @@ def test_a_user_row_can_change_only_the_price_of_a_builtin_gpu(tmp_path):
                                          "print(r['own_purchase_usd_per_gpu'], r['gpu_memory_gib'])")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["19000.0", "80.0"]
+
+
+@pytest.fixture
+def user_dir(tmp_path, monkeypatch):
+    """The user's config folder as GPU_TCO_CONFIG_DIR, the catalogs reloaded; the built-in ones come back afterwards."""
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    yield tmp_path
+    monkeypatch.undo()
+    catalog.reload()
+
+
+def _copy_rows(table: str, names: set[str], folder: Path, change: dict | None = None) -> None:
+    with open(catalog.DATA_DIR / f"{table}.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with open(folder / f"{table}.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows({**r, **(change or {})} for r in rows if r["name"] in names)
+
+
+def test_built_in_engine_and_gpu_rows_copied_into_the_users_files_load_as_they_are(user_dir):
+    """docs/catalogs.md: the user's engines.csv and gpus.csv take the built-in columns.  The built-in rows leave
+    fp16_accumulate, fp16_accumulate_dense_tflops and the per-card efficiency factors empty; copied verbatim they
+    load and give the same answer (before: "column fp16_accumulate: is empty; a number is required")."""
+    job = dict(task="serve", model="Llama-3.1-8B", gpu="RTX-4090", n_gpus=1, engine="vllm")
+    before = core.evaluate(job)["prefill_tokens_per_s"]
+    _copy_rows("engines", {"vllm", "llamacpp"}, user_dir)
+    _copy_rows("gpus", {"RTX-4090", "H100-SXM"}, user_dir)
+    catalog.reload()
+    assert core.evaluate(job)["prefill_tokens_per_s"] == pytest.approx(before, rel=1e-12)
+
+
+@pytest.mark.parametrize("table,column,value,problem", [
+    ("engines", "fp16_accumulate", "0.5", "0.5 is not allowed for llamacpp; allowed: 0 or 1"),
+    ("engines", "fp16_accumulate", "-1", "'-1' must be a finite number >= 0"),
+    ("engines", "fp16_accumulate", "yes", "'yes' is not a number"),
+    ("gpus", "fp16_accumulate_dense_tflops", "-1", "'-1' must be a finite number >= 0"),
+    ("gpus", "fp16_accumulate_dense_tflops", "fast", "'fast' is not a number")])
+def test_a_bad_fp16_accumulate_cell_in_a_users_file_names_file_row_and_column(user_dir, table, column, value, problem):
+    _copy_rows(table, {"llamacpp" if table == "engines" else "RTX-4090"}, user_dir, {column: value})
+    with pytest.raises(core.CatalogError) as err:
+        catalog.reload()
+        core.evaluate(engine="llamacpp", gpu="RTX-4090", task="serve")
+    assert str(err.value) == f"{user_dir / (table + '.csv')}, row 2, column {column}: {problem}"

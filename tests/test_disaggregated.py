@@ -191,3 +191,25 @@ def test_the_form_answers_with_the_layout():
     assert figures["serve_disaggregated"] == 1
     assert figures["disagg_prefill_replicas"] == rec.prefill_replicas and figures["disagg_decode_replicas"] == rec.decode_replicas
     assert figures["disagg_kv_transfer_ms"] == pytest.approx(rec.kv_transfer_ms)
+
+
+@pytest.mark.parametrize("engine", ["llamacpp", "transformers"])
+def test_disaggregated_serving_is_refused_for_an_engine_that_has_no_such_mode(engine):
+    """llama.cpp and Hugging Face generate() run no separate prefill and decode replicas: serving_layout 2 with them is
+    one line naming serving_layout, on the command line (exit 2), in Excel and in core (before, the planner priced
+    "5 prefill and 3 decode replicas ... with llama.cpp")."""
+    from gpu_tco.addin.functions import call
+    from gpu_tco.core.serving import DISAGG_LAUNCH
+    from gpu_tco.core.validation import ENGINES_WITH_DISAGGREGATION
+    assert set(ENGINES_WITH_DISAGGREGATION) == set(DISAGG_LAUNCH)  # the engines whose flags the answer gives
+    with pytest.raises(core.InputError, match=rf"^serving_layout: 2 .*not a mode of {engine}; allowed: 0 or 1"):
+        core.serve_plan({**SHORT, "engine": engine, "serving_layout": 2})
+    cli = _cli("plan", "--task", "serve", "--model", "Llama-3.1-8B", "--engine", engine, "--serving-layout", "2")
+    assert cli.returncode == 2 and cli.stderr.count("\n") == 1 and "serving_layout: 2" in cli.stderr, cli.stderr
+    est = _cli("estimate", "--mode", "infer", "--model", "Llama-3.1-8B", "--engine", engine, "--serving-layout", "2",
+               "--requests-per-s", "10")
+    assert est.returncode == 2 and est.stdout == "" and "serving_layout: 2" in est.stderr  # nothing half-printed
+    cell = call("GPU_SERVE_PLAN", "Llama-3.1-8B", 10, 1000, 200, 2000, 50, None, None, None, None, None, None, None,
+                engine, 2)
+    assert cell.startswith("#INPUT! serving_layout: 2"), cell
+    assert core.serve_plan({**SHORT, "engine": engine, "serving_layout": 1})["options"]  # aggregated: planned as before

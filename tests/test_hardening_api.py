@@ -263,3 +263,15 @@ def test_a_full_disk_exits_2_with_one_line_and_keeps_the_old_workbook(tmp_path):
     assert out.stderr.startswith("gpu-tco: error: ") and "File too large" in out.stderr, out.stderr
     assert target.read_bytes() == b"the older file"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.xlsx"]
+
+
+def test_a_huge_whole_number_is_quoted_in_short_form():
+    """1e300 for a whole-number input (serving_layout) or for tokens reaches the message as a whole number; it is quoted
+    as 1e+300, not as its 301 digits cut short."""
+    from gpu_tco.addin.functions import call
+    cli = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", "--task", "serve", "--serving-layout", "1e300"],
+                         capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 2 and "serving_layout: 1e+300 is too large" in cli.stderr, cli.stderr
+    assert call("GPU_TRAIN_HOURS", "Llama-3.1-8B", 1e300).startswith("#INPUT! tokens: 1e+300 is too large")
+    assert call("GPU_SERVE_PLAN", "Llama-3.1-8B", 10, 1000, 200, 2000, 50, None, None, None, None, None, None, None,
+                None, 1e300).startswith("#INPUT! serving_layout: 1e+300 is too large")

@@ -191,6 +191,15 @@ def test_a_number_of_offers_alike_kept_that_is_no_whole_number_from_1_is_refused
         core.plan({**SERVE_JOB, "task": "serve"}, alike_kept=keep)
 
 
+@pytest.mark.parametrize("top", [-1, 1.5, True, "x", float("nan"), float("inf"), None])
+def test_offers_kept_for_refuses_a_top_that_is_no_whole_number_from_0(top):
+    """core.offers_kept_for is public: a negative, fractional, yes/no, text or NaN ``top`` is one InputError naming top
+    (before: -1, 1.5 and True passed as 25 offers alike; "x" and NaN raised a bare ValueError)."""
+    with pytest.raises(core.InputError, match=r"^top: .*must be a whole number >= 0"):
+        core.offers_kept_for(top)
+    assert core.offers_kept_for(10 ** 12) == 10 ** 12 and core.offers_kept_for(2.0) == core.ALIKE_OFFERS_KEPT
+
+
 def test_excel_plan_tables_list_what_every_offer_would_give(offers_file):
     """GPU_PLAN(..., top) keeps enough offers alike for its top rows, and top 0 (every option) keeps them all: the
     same rows as the planner with nothing left out."""

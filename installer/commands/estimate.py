@@ -54,10 +54,6 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     if not serving_demand_given(given):
         return [], ["Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
                     "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
-    print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
-          f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
-          f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
-          f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
     shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_layout_batch"),
              ("utilization planned", "serve_planned_utilization"),
              ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
@@ -78,6 +74,11 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     from ..core import NO_PRICE, SERVES_NOTHING, evaluate, layout_reason_text, price_gaps
     if used["task"] != "serve":  # what is owned is the deployment (whole servers), whatever task the estimate names
         res = {**res, **evaluate({**given, "task": "serve"}, outputs=[q for _, q in shown])}
+    # printed once the serving inputs passed their checks: an error leaves no half-written block
+    print(f"serving the demand given, {n(res['serve_demand_requests_per_s'])} requests/s of {n(used['prompt_tokens'])} prompt + "
+          f"{n(used['output_tokens'])} output tokens, on replicas of {n(used['n_gpus'])}x {used['gpu']} ({used['weights_dtype']}), "
+          f"within {n(used['ttft_slo_ms'])} ms to the first token and {n(used['tpot_slo_ms'])} ms per token (0 = no target), "
+          f"at a target utilization of {used['target_utilization']:g} with {n(used['spare_replicas'])} spare:")
     missing = price_gaps({**used, **res}, [q for _, q in shown])  # a missing price reads "no price", never 0
     # a replica that meets no target serves nothing: no replicas, load or cost to show (never $0)
     idle = not res["serve_layout_batch"] > 0
@@ -124,6 +125,8 @@ def cmd_estimate(ns) -> int:
     given = _collect_inputs(ns)
     res = evaluate(given)
     resolved = resolve_inputs(given)
+    if ns.mode == "infer" and serving_demand_given(given):
+        resolve_inputs({**given, "task": "serve"})  # the serving block's checks, before anything is printed
     network = _network_text(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
