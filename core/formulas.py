@@ -1321,10 +1321,11 @@ adp_wait_share = q("serve_attention_dp_wait_arrivals", "arrivals", "Arrivals a n
 
 def _ttft_s(batch, step=None):
     """Closed loop: the request's fixed overhead, its own prefill, the queue share of the other batch - 1 prompts, and the
-    decode steps its prefill chunks share."""
+    decode steps its prefill chunks share; with attention data parallel, the arrivals it waits for while the engine
+    balances its groups (none for a lone request: there is nothing to balance)."""
     step = _decode_s(batch) if step is None else step
-    return (request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * step
-            + adp_wait_share * o_tok * _tpot_s(batch, step) / MAX(1, batch))
+    balancing = 0 if isinstance(batch, int) and batch <= 1 else IF(batch > 1, adp_wait_share * o_tok * _tpot_s(batch, step) / batch, 0)
+    return request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * step + balancing
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
@@ -1609,9 +1610,11 @@ q("serve_aggregated_output_tokens_per_s_per_gpu", "tokens/s/GPU", "Aggregated se
 q("disagg_output_tokens_per_s_per_gpu", "tokens/s/GPU", "Disaggregated: generated tokens per second per GPU of prefill and decode "
   "replicas in the ideal ratio at full load = output tokens / (GPUs x (1 / prefill rate + 1 / decode rate))",
   IF(AND(disagg_ok, d_rps > 0), o_tok / (I.n_gpus * (1 / p_rps + 1 / d_rps)), 0), "[distserve2024] (goodput per GPU)")
-disagg_wins = q("serve_disaggregated_wins", "flag", "1 = disaggregated serving meets the targets and either aggregated serving "
-                "does not, or it needs at least disaggregation_min_saving_pct fewer GPUs (else aggregated: one kind of replica)",
-                AND(disagg_ok, OR(NOT(agg_ok), disagg_gpus <= agg_gpus * (1 - I.disaggregation_min_saving_pct / 100))),
+disagg_wins = q("serve_disaggregated_wins", "flag", "1 = the engine runs prefill and decode apart (engines.csv "
+                "disaggregated_mode), disaggregated serving meets the targets and either aggregated serving does not, or it "
+                "needs at least disaggregation_min_saving_pct fewer GPUs (else aggregated: one kind of replica)",
+                AND(EN("disaggregated_mode") > 0, disagg_ok,
+                    OR(NOT(agg_ok), disagg_gpus <= agg_gpus * (1 - I.disaggregation_min_saving_pct / 100))),
                 "[aiconfigurator_disagg]; [distserve2024] (wins with long prompts under tight per-token targets)")
 used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (prefill and decode replicas apart): serving_layout 2, "
          "or serving_layout 0 and disaggregation wins", IF(EQ(I.serving_layout, 2), 1, IF(EQ(I.serving_layout, 1), 0, disagg_wins)))

@@ -112,7 +112,10 @@ def check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
 
 # engines that run prefill and decode on separate replicas, the KV cache sent between them ([dynamo_disagg]: vLLM
 # NixlConnector, SGLang --disaggregation-mode, TensorRT-LLM disaggregated serving); core.serving names their flags
-ENGINES_WITH_DISAGGREGATION = ("vllm", "sglang", "trtllm")
+def engines_with_disaggregation() -> tuple[str, ...]:
+    """The engines that run prefill and decode on separate replicas (engines.csv disaggregated_mode = 1)."""
+    table = catalog.tables()["engines"]
+    return tuple(n for n in table.names[: table.file_rows] if float(table.row(n).get("disaggregated_mode") or 0) > 0)
 
 
 def cross_check(values, row=None, model: dict | None = None) -> None:
@@ -133,10 +136,10 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
             raise InputError("n_gpus", n, f"GPUs per serving replica (tensor parallel) {problem}", row)
     if serving and values.get("serving_layout", 0) == 2 and "engine__row" in values:
         engine = _row(values, "engine", "engines")
-        if engine is not None and str(engine["name"]) not in ENGINES_WITH_DISAGGREGATION:
+        if engine is not None and not float(engine.get("disaggregated_mode") or 0) > 0:
             raise InputError("serving_layout", 2, f"(prefill and decode on separate replicas) is not a mode of {engine['name']}; "
                                                  f"allowed: 0 or 1 with this engine, or 2 with engine "
-                                                 f"{', '.join(ENGINES_WITH_DISAGGREGATION)}", row)
+                                                 f"{', '.join(engines_with_disaggregation())}", row)
     gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None
     if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
         raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "

@@ -200,8 +200,8 @@ def test_disaggregated_serving_is_refused_for_an_engine_that_has_no_such_mode(en
     "5 prefill and 3 decode replicas ... with llama.cpp")."""
     from gpu_tco.addin.functions import call
     from gpu_tco.core.serving import DISAGG_LAUNCH
-    from gpu_tco.core.validation import ENGINES_WITH_DISAGGREGATION
-    assert set(ENGINES_WITH_DISAGGREGATION) == set(DISAGG_LAUNCH)  # the engines whose flags the answer gives
+    from gpu_tco.core.validation import engines_with_disaggregation
+    assert set(engines_with_disaggregation()) == set(DISAGG_LAUNCH)  # the engines whose flags the answer gives
     with pytest.raises(core.InputError, match=rf"^serving_layout: 2 .*not a mode of {engine}; allowed: 0 or 1"):
         core.serve_plan({**SHORT, "engine": engine, "serving_layout": 2})
     cli = _cli("plan", "--task", "serve", "--model", "Llama-3.1-8B", "--engine", engine, "--serving-layout", "2")
@@ -213,3 +213,26 @@ def test_disaggregated_serving_is_refused_for_an_engine_that_has_no_such_mode(en
                 engine, 2)
     assert cell.startswith("#INPUT! serving_layout: 2"), cell
     assert core.serve_plan({**SHORT, "engine": engine, "serving_layout": 1})["options"]  # aggregated: planned as before
+
+
+@pytest.mark.parametrize("engine", ["llamacpp", "transformers"])
+def test_an_engine_without_a_disaggregated_mode_is_never_planned_apart(engine):
+    """serving_layout 0 (compare both) chose and priced prefill and decode replicas apart for llama.cpp, which has no
+    such mode; the engines catalog's disaggregated_mode is the one definition the formula and the input check read."""
+    assert core.evaluate({**LONG, "engine": "vllm"}, outputs=NAMES)["serve_disaggregated"] == 1
+    r = core.evaluate({**LONG, "engine": engine}, outputs=NAMES)
+    assert r["serve_disaggregated"] == 0 and r["serve_layout_reason_code"] == 4
+    job = {k: v for k, v in LONG.items() if k not in ("gpu", "n_gpus")}
+    answer = core.serve_plan({**job, "engine": engine}, gpus=["H100-SXM"])
+    assert answer["options"] and all(o.layout == "aggregated" for o in answer["options"])
+    assert any(o.layout == "disaggregated" for o in core.serve_plan({**job, "engine": "vllm"}, gpus=["H100-SXM"])["options"])
+
+
+def test_a_lone_request_waits_for_no_balancing_with_attention_data_parallel():
+    """With attention data parallel the first token waits while the engine balances its groups over other arrivals; a
+    lone request has none to wait for (DeepSeek-V3 on 8x H200 with attention_dp 8 said 7,101 ms at batch 1 against
+    704 ms at its serving batch, and every attention-DP option failed the first-token target)."""
+    r = core.evaluate({"task": "serve", "model": "DeepSeek-V3", "attention_dp": 8, "n_gpus": 8, "gpu": "H200-SXM",
+                       "weights_dtype": "fp8"}, outputs=("ttft_ms", "serve_ttft_ms_at_batch_1", "serve_batch"))
+    assert r["serve_batch"] > 1
+    assert r["serve_ttft_ms_at_batch_1"] < r["ttft_ms"] < 2000
