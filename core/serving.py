@@ -322,13 +322,21 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     named_format = weights_dtype_of_model_name(job["model"]) if isinstance(job.get("model"), str) else None
     if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4": that checkpoint is what is served
         fixed["weights_dtype"] = named_format
-    base = resolve_inputs({**job, **fixed})  # checks every value once, with field names in messages
+    # GPUs per replica are the planner's to choose: the check reads the smallest count attention data parallel divides
+    size = {} if "n_gpus" in fixed else {"n_gpus": _attention_groups(job)}
+    base = resolve_inputs({**job, **size, **fixed})  # checks every value once, with field names in messages
     if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
         api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))
         if api is not None:
             job["api_model"] = api
-            base = resolve_inputs({**job, **fixed})
+            base = resolve_inputs({**job, **size, **fixed})
     return job, fixed, base
+
+
+def _attention_groups(job: Mapping) -> int:
+    """The attention data-parallel degree the job gives (1 when none or not a whole number: the check then says so)."""
+    adp = job.get("attention_dp", 1)
+    return adp if isinstance(adp, int) and not isinstance(adp, bool) and adp > 1 else 1
 
 
 def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, alike_kept: int | None = None) -> dict[str, list]:
@@ -361,6 +369,8 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, al
         for n in _degrees(row, n_fixed):
             if n_fixed is None and heads_problem(model, n):
                 continue  # a replica the engines cannot split the model's heads over (28 heads on 8 GPUs)
+            if n % int(base["attention_dp"]):
+                continue  # attention data-parallel groups split the replica's GPUs evenly
             for fmt in _formats(row, dtype_fixed):
                 if not buy_only:
                     for off in mine:

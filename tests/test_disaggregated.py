@@ -236,3 +236,15 @@ def test_a_lone_request_waits_for_no_balancing_with_attention_data_parallel():
                        "weights_dtype": "fp8"}, outputs=("ttft_ms", "serve_ttft_ms_at_batch_1", "serve_batch"))
     assert r["serve_batch"] > 1
     assert r["serve_ttft_ms_at_batch_1"] < r["ttft_ms"] < 2000
+
+
+def test_the_serving_planner_takes_attention_data_parallel_without_a_replica_size():
+    """`plan --task serve --attention-dp 4` was refused over a replica size the user never gave ("must divide n_gpus
+    (1)"); the planner now weighs the replica sizes attention data parallel divides."""
+    answer = core.serve_plan({"model": "Qwen3-30B-A3B", "attention_dp": 4}, gpus=["H100-SXM", "RTX-4090"])
+    sizes = {o.n_gpus for o in answer["options"]}
+    assert sizes and all(n % 4 == 0 for n in sizes)
+    assert answer["recommended"] is not None and answer["launch"]
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", "--task", "serve", "--model", "Qwen3-30B-A3B",
+                          "--attention-dp", "4"], capture_output=True, text=True)
+    assert out.returncode == 0 and ("replicas of 4x" in out.stdout or "replicas of 8x" in out.stdout), out.stderr
