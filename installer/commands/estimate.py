@@ -119,14 +119,20 @@ def _check_heads_split(ns, resolved, model_row) -> None:
         print(f"gpu-tco: note: {kv_replication_note(model_row, split)}", file=sys.stderr)
 
 
+def _checked(ns, given: dict) -> dict:
+    """The inputs resolved, and with a serving demand the serving block's checks too, before anything is printed."""
+    from ..core import resolve_inputs
+    if ns.mode == "infer" and serving_demand_given(given):
+        resolve_inputs({**given, "task": "serve"})
+    return resolve_inputs(given)
+
+
 def cmd_estimate(ns) -> int:
-    from ..core import QUANTITIES, breakdown, evaluate, resolve_inputs, row_of
+    from ..core import QUANTITIES, breakdown, evaluate, row_of
 
     given = _collect_inputs(ns)
     res = evaluate(given)
-    resolved = resolve_inputs(given)
-    if ns.mode == "infer" and serving_demand_given(given):
-        resolve_inputs({**given, "task": "serve"})  # the serving block's checks, before anything is printed
+    resolved = _checked(ns, given)
     network = _network_text(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
     used = {i.name: resolved[i.name] for i in INPUTS}
     gpu_row, model_row = row_of(resolved, "gpu"), row_of(resolved, "model")
