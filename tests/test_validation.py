@@ -53,6 +53,11 @@ def _consistent_offer(cfg: dict) -> dict:
         model = catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))
         n = max(1, int(cfg["n_gpus"]))
         cfg["n_gpus"] = max(d for d in range(1, n + 1) if not core.heads_problem(model, d))
+    if cfg.get("serving_layout") == 2 and "engine" in cfg:
+        # prefill and decode apart only with an engine that has the mode (refusal: test_disaggregated.py)
+        engine = catalog.tables()["engines"].row(core.check_input("engine", cfg["engine"]))
+        if not float(engine.get("disaggregated_mode") or 0) > 0:
+            cfg["serving_layout"] = 0
     if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
         # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
         supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
