@@ -250,7 +250,6 @@ def test_excel_functions_take_the_layout():
 
 
 def test_the_form_offers_the_layout_fields():
-    pytest.importorskip("PySide6")
     from gpu_tco.gui import model
     shown = {i.name for _, inputs in model.sections() for i in inputs}
     assert {"pipeline_parallel", "pipeline_microbatches", "context_parallel", "expert_parallel", "moe_train_efficiency",
