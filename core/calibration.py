@@ -867,16 +867,13 @@ def family(gpu: str) -> str | None:
     return None
 
 
-# Engines whose rows fit the GPU families' serving factors: the ones that batch continuously.  An eager engine's time
-# per step is mostly its host's kernel launches (engines.csv step_overhead_us_per_layer), not the GPU's efficiency.
-FAMILY_FIT_ENGINES = ("vllm", "sglang", "trtllm")
-
-
 def serving_in_fit(m: Measurement) -> bool:
-    """A serving row is fitted when its workload is known (prompt and output tokens per request) and its engine
-    batches continuously (FAMILY_FIT_ENGINES)."""
+    """A serving row is fitted when its workload is known (prompt and output tokens per request) and its engine's
+    factors are fitted on NVIDIA's points (serving_calibration.FITTED_ENGINES): the family factors are relative to
+    those.  An eager engine's step is mostly its host's kernel launches, not the GPU's efficiency."""
+    from .serving_calibration import FITTED_ENGINES
     return ("prompt_tokens" in m.inputs and "output_tokens" in m.inputs
-            and engine_of(m.framework) in FAMILY_FIT_ENGINES)
+            and engine_of(m.framework) in FITTED_ENGINES)
 
 
 def _engine_max_seqs(m: Measurement) -> int:

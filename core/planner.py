@@ -225,17 +225,14 @@ def planned_offers(keep: int | None = None) -> tuple[dict[int, list[int]], dict[
         raise InputError("alike_kept", keep, f"must be a whole number >= 1 (offers alike kept; default {ALIKE_OFFERS_KEPT})")
     keep = int(keep)
     snap = catalog.snapshot()
-    weighed, left_out, _rows = snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))
-    return weighed, left_out
+    return snap.derived(("planned offers", keep), lambda: _build_planned_offers(snap.tables, keep))[:2]
 
 
-def offer_rows_left_out(keep: int | None = None) -> frozenset[int]:
-    """The offer rows ``planned_offers`` leaves out (each costs at least as much as ``keep`` earlier offers alike):
-    rows no planner weighs and no answer names, which a workbook need not list.  Built once per catalog snapshot."""
-    keep = ALIKE_OFFERS_KEPT if keep is None else keep
-    planned_offers(keep)  # checks keep
+def offer_rows_left_out() -> frozenset[int]:
+    """The offer rows ``planned_offers`` leaves out (each costs at least as much as ALIKE_OFFERS_KEPT earlier offers
+    alike): rows no planner weighs and no answer names, which a workbook need not list.  Built once per catalog snapshot."""
     snap = catalog.snapshot()
-    return snap.derived(("planned offers", int(keep)), lambda: _build_planned_offers(snap.tables, int(keep)))[2]
+    return snap.derived(("planned offers", ALIKE_OFFERS_KEPT), lambda: _build_planned_offers(snap.tables, ALIKE_OFFERS_KEPT))[2]
 
 
 def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[int, int], frozenset[int]]:
