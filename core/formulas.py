@@ -1620,7 +1620,8 @@ used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (pr
          "or serving_layout 0 and disaggregation wins", IF(EQ(I.serving_layout, 2), 1, IF(EQ(I.serving_layout, 1), 0, disagg_wins)))
 q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggregated misses the targets; 2 = disaggregated, fewer "
   "GPUs; 3 = aggregated, disaggregated saves fewer GPUs than disaggregation_min_saving_pct; 4 = aggregated, disaggregated misses the targets; 5 = set by "
-  "serving_layout", IF(I.serving_layout > 0, 5, IF(disagg_wins, IF(NOT(agg_ok), 1, 2), IF(disagg_ok, 3, 4))))
+  "serving_layout; 6 = aggregated, the engine has no disaggregated mode",
+  IF(I.serving_layout > 0, 5, IF(EN("disaggregated_mode") > 0, IF(disagg_wins, IF(NOT(agg_ok), 1, 2), IF(disagg_ok, 3, 4)), 6)))
 
 # The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.
 replicas_for_load = q("serve_replicas_for_load", "replicas", "Replicas that carry the demand at the planned utilization: aggregated "

@@ -438,9 +438,10 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
 # why the planner kept one layout, by serve_layout_reason_code
 LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misses the targets",
                   2: "disaggregated prefill and decode: {dis} GPUs against {agg} aggregated",
-                  3: "aggregated serving: {agg} GPUs against {dis} with prefill and decode apart which is chosen only when it saves at least {pct} %",
+                  3: "aggregated serving: {agg} GPUs, against {dis} with prefill and decode apart (chosen only when that saves at least {pct} %)",
                   4: "aggregated serving: prefill and decode apart would miss the targets",
-                  5: "{layout} serving, as set (serving_layout)"}
+                  5: "{layout} serving, as set (serving_layout)",
+                  6: "aggregated serving: this engine does not run prefill and decode apart"}
 
 
 def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:

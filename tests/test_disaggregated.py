@@ -221,7 +221,8 @@ def test_an_engine_without_a_disaggregated_mode_is_never_planned_apart(engine):
     such mode; the engines catalog's disaggregated_mode is the one definition the formula and the input check read."""
     assert core.evaluate({**LONG, "engine": "vllm"}, outputs=NAMES)["serve_disaggregated"] == 1
     r = core.evaluate({**LONG, "engine": engine}, outputs=NAMES)
-    assert r["serve_disaggregated"] == 0 and r["serve_layout_reason_code"] == 4
+    assert r["serve_disaggregated"] == 0 and r["serve_layout_reason_code"] == 6
+    assert "does not run prefill and decode apart" in core.layout_reason_text(6, "aggregated", 1, 1, 15)
     job = {k: v for k, v in LONG.items() if k not in ("gpu", "n_gpus")}
     answer = core.serve_plan({**job, "engine": engine}, gpus=["H100-SXM"])
     assert answer["options"] and all(o.layout == "aggregated" for o in answer["options"])
