@@ -49,6 +49,8 @@ def parse(argv=None) -> argparse.Namespace:
                    help="fp32: PEFT's prepare_model_for_kbit_training; none: keep norms and embeddings in bf16")
     p.add_argument("--fused-loss", action="store_true", help="Liger's fused linear cross-entropy")
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, flash_attention_2, eager)")
+    p.add_argument("--phases", action="store_true",
+                   help="also time forward (with the loss), backward and the optimizer step apart (ms per step)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=10)
     return p.parse_args(argv)
@@ -119,18 +121,29 @@ def main(argv=None) -> int:
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=ns.precision == "bf16_mixed")
     torch.cuda.reset_peak_memory_stats()
     oom, timed = False, 0.0
+    phases = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}  # seconds over the timed steps
     try:
         for step in range(ns.warmup + ns.steps):
             torch.cuda.synchronize()
             start = time.perf_counter()
             with autocast:
                 loss = model(input_ids=tokens, labels=tokens).loss
+            if ns.phases:  # a synchronisation between phases: microseconds, and each phase's share is known
+                torch.cuda.synchronize()
+            forward_done = time.perf_counter()
             loss.backward()
+            if ns.phases:
+                torch.cuda.synchronize()
+            backward_done = time.perf_counter()
             opt.step()
             opt.zero_grad(set_to_none=True)
             torch.cuda.synchronize()
             if step >= ns.warmup:
-                timed += time.perf_counter() - start
+                end = time.perf_counter()
+                timed += end - start
+                phases["forward"] += forward_done - start
+                phases["backward"] += backward_done - forward_done
+                phases["optimizer"] += end - backward_done
     except torch.OutOfMemoryError:
         oom = True
     free, total = torch.cuda.mem_get_info()
@@ -146,6 +159,7 @@ def main(argv=None) -> int:
            "train_tokens_per_s": None if oom else ns.steps * ns.micro_batch * ns.seq_len / timed,
            "allocator_peak_train_gib": torch.cuda.max_memory_allocated() / GIB,
            "reserved_peak_train_gib": torch.cuda.max_memory_reserved() / GIB,
+           **({f"{k}_ms_per_step": 1000 * v / ns.steps for k, v in phases.items()} if ns.phases and not oom else {}),
            "device_used_gib": (total - free) / GIB, "device_total_gib": total / GIB, "out_of_memory": oom,
            "versions": {"torch": torch.__version__, **_versions()}}
     json.dump(row, sys.stdout, indent=2)
