@@ -528,7 +528,7 @@ RULES = {
                "compressed_kv_layers": "nonneg", "indexer_kv_layers": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
-    "optimizers": {"step_passes": "pos"},
+    "optimizers": {"step_passes": "pos", "step_ps_per_param": "nonneg"},
     "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag", "chunked_loss": "flag",
                    "activation_factor": "pos", "speed_factor": "frac_pos", "qlora_dequant_ps_per_weight": "nonneg", "qlora_dequant_us_per_matrix": "nonneg", "lora_ops_per_adapter": "whole",
                    "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},

@@ -839,12 +839,15 @@ optimizer_step_bytes = q(
 optimizer_step_s = q(
     "optimizer_step_s_per_step", "s",
     "GPU time of the optimizer step per micro-batch (0 with the optimizer on the CPU or an MFU given) = trainable "
-    "parameters on the GPU x bytes touched x the optimizer's passes over them / (memory bandwidth x "
-    "decode_bandwidth_efficiency), once per optimizer step (shared by its micro-batches)",
-    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params * optimizer_step_bytes
-    * opt("step_passes") / split("shard_optimizer") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
-    / m_pipe,
-    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel)")
+    "parameters on the GPU x the larger of (bytes touched x the optimizer's passes over them / (memory bandwidth x "
+    "decode_bandwidth_efficiency)) and the optimizer's arithmetic time per parameter (8-bit blockwise optimizers), once "
+    "per optimizer step (shared by its micro-batches)",
+    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params
+    * MAX(optimizer_step_bytes * opt("step_passes") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+          opt("step_ps_per_param") * 1e-12)
+    / split("shard_optimizer") / m_pipe,
+    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel) "
+    "and step_ps_per_param ([gpu_tco_h200_phases]: bitsandbytes AdamW8bit on an H200)")
 step_work_slowdown = q(
     "step_work_slowdown", "x",
     "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "

@@ -247,6 +247,10 @@ _REFS: list[Reference] = [
               "H200, 2026-11-26: Llama 3.1 8B (random weights, bf16) through eager Hugging Face generate, PyTorch 2.11.0+cu130, "
               "transformers 5.17.0, SDPA: one forward pass over 512 to 32,768 prompt tokens, decode at 1, 8 and 32 sequences",
               "2026-11-26", "tools/measure/results/h200-2026-11-26/serve_rows.jsonl"),
+    Reference("gpu_tco_h200_phases", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py "
+              "--phases, NVIDIA H200, 2026-11-26: Llama 3.1 8B and Mistral 7B, forward with the loss, backward and the optimizer "
+              "step timed apart (bitsandbytes 0.50.2 AdamW8bit, torch AdamW foreach and fused, PEFT LoRA, Liger fused loss)",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",

@@ -15,6 +15,7 @@ Sources (full citations in core/references.py):
   16-bit and dequantized weights multiply through cuBLAS with CUBLAS_COMPUTE_16F.
 """
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -104,6 +105,28 @@ def test_the_optimizer_step_costs_its_passes_over_the_states():
     assert core.evaluate(job, optimizer="adamw_foreach", micro_batch=1, pipeline_microbatches=4)["optimizer_step_s_per_step"] \
         == pytest.approx(foreach["optimizer_step_s_per_step"] / 4)
     assert core.evaluate(job, optimizer="adamw_foreach", mfu=0.4)["optimizer_step_s_per_step"] == 0
+
+
+PHASE_ROWS = Path(__file__).resolve().parents[1] / "tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl"
+
+
+def test_the_8bit_adamw_step_is_bound_by_its_arithmetic_not_its_bytes():
+    """bitsandbytes 0.50.2 AdamW8bit took 219 ms a step for Mistral 7B on one H200 against 97 ms for torch's foreach AdamW
+    (gpu-tco's own phase timing, tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl): its bytes alone would take
+    about 23 ms; the optimizer's arithmetic floor per parameter (optimizers.csv step_ps_per_param) gives its time."""
+    rows = {r["optimizer"]: r for r in map(json.loads, PHASE_ROWS.read_text().splitlines())
+            if r["model"] == "Mistral-7B"}
+    job = dict(model="Mistral-7B", gpu="H200-SXM", n_gpus=1, method="full", precision="bf16_pure", sharding="none",
+               seq_len=2048, micro_batch=1, recompute="full", buy=1)
+    for optimizer in ("adamw_8bit", "adamw_foreach"):
+        modelled_ms = core.evaluate(job, optimizer=optimizer)["optimizer_step_s_per_step"] * 1000
+        assert modelled_ms == pytest.approx(rows[optimizer]["optimizer_ms_per_step"], rel=0.15), optimizer
+    # the floor never makes a bandwidth-bound optimizer faster, and it is shared by gradient accumulation as the rest
+    eight = core.evaluate(job, optimizer="adamw_8bit")
+    assert eight["optimizer_step_s_per_step"] > 5 * eight["trainable_params"] * eight["optimizer_step_bytes_per_param"] * 1.75 \
+        / (4800e9 * core.resolve_inputs({})["decode_bandwidth_efficiency"])
+    assert core.evaluate(job, optimizer="adamw_8bit", pipeline_microbatches=4)["optimizer_step_s_per_step"] \
+        == pytest.approx(eight["optimizer_step_s_per_step"] / 4)
 
 
 def test_qlora_dequantization_weighs_on_a_small_step_not_a_large_one():
