@@ -269,6 +269,19 @@ lora_dims_per_layer = q(
     "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
     lora_attn_dims + lora_mlp_dims,
     "[lora2021] section 4.1: adapter B (d_out x r) A (r x d_in) per adapted matrix")
+# The input each adapter reads: PEFT keeps every adapter in fp32 (get_peft_model's autocast_adapter_dtype, on by default)
+# and casts each adapted layer's input to fp32 before A; A keeps that copy for its weight gradient, one per adapted
+# matrix (q, k and v each cast the same normed input).  Per token, a mixture-of-experts layer feeds its active experts.
+lora_attn_in_dims = q(
+    "lora_attention_input_dims_per_layer", "-", "Sum of d_in over the adapted attention projections of one layer, each matrix "
+    "counted (latent attention: the Q and KV down-projections read the hidden state, O reads the value width)",
+    IF(mla, (tgt("q") + MAX(tgt("k"), tgt("v"))) * h + tgt("o") * mla_value, (tgt("q") + tgt("k") + tgt("v")) * h + tgt("o") * q_dim),
+    "[lora2021] section 4.1 (A reads the layer's input)")
+lora_in_dims = q(
+    "lora_input_dims_per_layer", "-", "Sum of d_in over the adapted linears of one layer, each matrix counted (a token's active "
+    "experts for the expert MLPs)",
+    lora_attn_in_dims + IF(E > 1, k_act, 1) * (tgt("gate") * M("gated_mlp") * h + tgt("up") * h + tgt("down") * f),
+    "[lora2021] section 4.1 (A reads the layer's input); [peft_adapter_dtype] (the input cast to the adapter's dtype per layer)")
 lora_params = q(
     "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
     is_lora * I.lora_rank * (moe_layers * lora_dims_per_layer + n_dense * (lora_attn_dims + mlp_dims(f_dense))),
@@ -439,9 +452,31 @@ act_split_bytes_per_layer = q(
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
+fp32_adapter_inputs = q(
+    "lora_fp32_adapter_inputs_on", "flag",
+    "1 = LoRA adapters kept in fp32 that each save an fp32 copy of their input for backward (the framework's convention, "
+    "frameworks catalog lora_fp32_adapter_inputs: PEFT); 0 without LoRA, or when the hidden states are fp32 already "
+    "(QLoRA with fp32 casts: the input is not copied)",
+    AND(is_lora, fw("lora_fp32_adapter_inputs") > 0, NOT(qlora_casts_on)),
+    "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32; LoRA Linear.forward "
+    "casts x to the adapter's dtype)")
+replaced_in_dims = q(
+    "lora_replaced_input_dims_per_layer", "-", "Widths of the distinct linear inputs of a layer that an adapted matrix reads and "
+    "the layer count holds at 16 bits: the QKV input, the output projection's, the MLP input and the down projection's",
+    h * MAX(tgt("q"), tgt("k"), tgt("v")) + IF(mla, mla_value, q_dim) * tgt("o") + h * MAX(tgt("gate"), tgt("up")) + f * tgt("down"),
+    KORTHIKANTI + " (the linear inputs counted in act_unsplit_bytes_per_layer and act_split_bytes_per_layer)")
+adapter_input_bytes_per_layer = q(
+    "lora_adapter_input_bytes_per_layer", "bytes",
+    "Per layer: the fp32 copies the adapters keep = tokens x 4 bytes x the adapted matrices' input widths, less the 16-bit "
+    "linear inputs they replace (QKV, output, MLP and down inputs of adapted matrices, counted above); 0 unless "
+    "lora_fp32_adapter_inputs_on",
+    fp32_adapter_inputs * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    "[peft_adapter_dtype]; gpu-tco's own H200 row (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured, "
+    "[gpu_tco_h200_2026])")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
-    (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp * fw("activation_factor"),
+    ((act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp + adapter_input_bytes_per_layer / (t * cp))
+    * fw("activation_factor"),
     KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h); [megatron_cp] (s / cp tokens per GPU); "
     "x the framework's activation_factor (eager layers keep more: fp32 norm inputs, the SwiGLU intermediates; frameworks catalog)")
 layers_in_flight = q(
