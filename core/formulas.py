@@ -1188,13 +1188,6 @@ prefill_length = q(
     prefill_pass_share(ctx),
     "[gpu_tco_h200_serve] (Llama 3.1 8B prefill at 512, 2,048, 8,192 and 32,768 tokens on one H200, eager transformers: "
     "42, 54, 55 and 57 % of the dense peak, causal attention counted: s / (s + 180)); engines catalog prefill_half_tokens")
-q("prefill_tokens_per_s", "tokens/s",
-  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU x the prompt-length factor / (2P + causal attention "
-  "4*L_attention*(s/2)*a*d + sparse indexer + state recurrences)",
-  tp_inf * infer_tflops * 1e12 * prefill_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
-  / (2 * params_active + mixer_flops(ctx / 2, 4)),
-  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
-  "average (as serve_prefill_s_per_token counts it)")
 
 # ---------------------------------------------------------------------------
 # Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with
@@ -1242,6 +1235,17 @@ compute_factor = q("serve_engine_compute_factor", "factor", "The engine's comput
                    IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor")), ENGINE_FIT)
 serve_flops_eff = q("serve_compute_efficiency", "fraction", "Share of dense peak FLOPS the engine's prefill and compute-bound steps reach = "
                     "prefill_mfu_used x the engine's compute factor, at most 1", MIN(1, prefill_eff * compute_factor), ENGINE_FIT)
+# The inference estimate's prefill is the engine's, as the serving planner's first token counts it: the engine's compute
+# efficiency (prefill_mfu x the GPU family's factor x the engine's compute factor) x the prompt-length factor.
+quantities_of("inference")(
+    "prefill_tokens_per_s", "tokens/s",
+    "Prompt tokens processed per second by the engine: n_gpus x TFLOPS x the engine's compute efficiency "
+    "(serve_compute_efficiency) x the prompt-length factor / (2P + causal attention 4*L_attention*(s/2)*a*d + sparse indexer "
+    "+ state recurrences)",
+    tp_inf * infer_tflops * 1e12 * serve_flops_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
+    / (2 * params_active + mixer_flops(ctx / 2, 4)),
+    "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
+    "average (as serve_prefill_s_per_token counts it); " + ENGINE_FIT)
 gg_engine = q("serve_grouped_gemm_efficiency", "fraction", "The engine's grouped-GEMM efficiency in use: grouped_gemm_efficiency, "
               "else the engine's", IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), ENGINE_FIT)
 gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the grouped-GEMM efficiency for "
