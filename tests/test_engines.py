@@ -404,3 +404,17 @@ def test_prompt_length_prefill_efficiency_is_one_definition_for_estimate_and_ser
     vllm = core.evaluate({**SERVE, "model": "Llama-3.1-8B", "gpu": "H200-SXM", "n_gpus": 1, "engine": "vllm", "prompt_tokens": 512,
                           "context_tokens": 512}, outputs=("prefill_length_factor", "serve_own_prefill_length_factor"))
     assert vllm["prefill_length_factor"] == vllm["serve_own_prefill_length_factor"] == 1
+
+
+def test_static_batching_sizes_the_batch_on_its_own_first_token():
+    """With static batching (eager generate) a first token is the request overhead, its prompt and the queue of the other
+    prompts, with no decode step: the serving batch is the largest whose first token meets the target, and one more
+    request would miss it."""
+    job = {"task": "serve", "model": "Llama-3.1-8B", "gpu": "H200-SXM", "n_gpus": 1, "engine": "transformers",
+           "prompt_tokens": 512, "output_tokens": 128, "tpot_slo_ms": 0, "requests_per_s": 1}
+    for target_ms in (200, 1000):
+        r = core.evaluate({**job, "ttft_slo_ms": target_ms}, outputs=("serve_batch", "serve_ttft_s", "serve_first_token_steps"))
+        assert r["serve_first_token_steps"] == 0 and 1 < r["serve_batch"] < 1000
+        assert r["serve_ttft_s"] <= target_ms / 1000
+        more = core.evaluate({**job, "ttft_slo_ms": 0, "max_num_seqs": int(r["serve_batch"]) + 1}, outputs=("serve_ttft_s",))
+        assert more["serve_ttft_s"] > target_ms / 1000
