@@ -217,6 +217,9 @@ _REFS: list[Reference] = [
               "https://huggingface.co/spaces/nanotron/ultrascale-playbook"),
     Reference("peft_lora", "Hugging Face", "PEFT LoRA configuration and default target modules", "2024",
               "https://huggingface.co/docs/peft/package_reference/lora"),
+    Reference("peft_adapter_dtype", "Hugging Face", "PEFT BaseTuner._cast_adapter_dtype (get_peft_model autocast_adapter_dtype=True "
+              "upcasts bf16 and fp16 adapters to fp32) and LoRA Linear.forward (the input cast to the adapter's dtype before A)", "2026",
+              "https://github.com/huggingface/peft/blob/main/src/peft/tuners/tuners_utils.py"),
     Reference("deepspeed_memory", "DeepSpeed", "Memory requirements (ZeRO-3 model-states estimator)", "2023",
               "https://deepspeed.readthedocs.io/en/latest/memory.html"),
     Reference("pytorch_fsdp", "PyTorch", "FullyShardedDataParallel (forward and backward prefetch)", "2024",

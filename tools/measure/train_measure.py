@@ -48,6 +48,9 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--qlora-fp32-casts", choices=("fp32", "none"), default="fp32",
                    help="fp32: PEFT's prepare_model_for_kbit_training; none: keep norms and embeddings in bf16")
     p.add_argument("--fused-loss", action="store_true", help="Liger's fused linear cross-entropy")
+    p.add_argument("--liger-kernels", action="store_true",
+                   help="with --fused-loss, also Liger's RoPE, RMSNorm and SwiGLU kernels (liger-kernel's defaults; the "
+                        "2026-11-26 H200 run of the fused loss had them)")
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, flash_attention_2, eager)")
     p.add_argument("--phases", action="store_true",
                    help="also time forward (with the loss), backward and the optimizer step apart (ms per step)")
@@ -98,7 +101,10 @@ def build(ns):
                                                  target_modules=TARGETS[ns.lora_targets], task_type="CAUSAL_LM"))
     if ns.fused_loss:
         from liger_kernel.transformers import _apply_liger_kernel_to_instance
-        _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, cross_entropy=False)
+        # liger-kernel's apply functions default rope, rms_norm and swiglu to True: name them, so a run of the fused
+        # loss measures the loss alone unless --liger-kernels asks for the rest
+        _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, cross_entropy=False,
+                                        rope=ns.liger_kernels, rms_norm=ns.liger_kernels, swiglu=ns.liger_kernels)
     return model, config
 
 
@@ -156,6 +162,8 @@ def main(argv=None) -> int:
            "precision": "bf16_pure", "optimizer": ns.optimizer, "recompute": ns.recompute, "sharding": "none",
            "seq_len": ns.seq_len, "micro_batch": ns.micro_batch, "fused_loss": int(ns.fused_loss),
            "lora_rank": ns.lora_rank, "lora_targets": ns.lora_targets, **framework_inputs,
+           "liger_kernels": "rope, rms_norm, swiglu, fused_linear_cross_entropy" if ns.fused_loss and ns.liger_kernels
+           else ("fused_linear_cross_entropy" if ns.fused_loss else "none"),
            "train_tokens_per_s": None if oom else ns.steps * ns.micro_batch * ns.seq_len / timed,
            "allocator_peak_train_gib": torch.cuda.max_memory_allocated() / GIB,
            "reserved_peak_train_gib": torch.cuda.max_memory_reserved() / GIB,
