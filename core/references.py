@@ -231,6 +231,9 @@ _REFS: list[Reference] = [
     # published measurements in the calibration set (core/data/measurements.csv)
     Reference("torchtune_readme", "PyTorch (torchtune)", "torchtune README: Memory and training speed (Llama 3.1, batch 2, packed to 2,048 tokens, torch.compile)",
               "2024-09-24", "https://github.com/pytorch/torchtune/blob/30b8519e86d2094879576e16ab1f8d21a6f6f9f7/README.md"),
+    Reference("torchtune_readme_flags", "PyTorch (torchtune; Felipe Mello)",
+              "torchtune README: Optimization flags (Llama 3.2 3B, full_finetune_single_device, batch 2, sequence 4,096, bf16, one A100)",
+              "2024-11-18", "https://github.com/pytorch/torchtune/blob/1814feb17a9038e1a8053ce93111bd26774a8db6/README.md"),
     Reference("torchtune_memory", "PyTorch (torchtune)", "Memory Optimization Overview (optimizer in backward, paged optimizers, CPU offload)",
               "2024", "https://pytorch.org/torchtune/main/tutorials/memory_optimizations.html"),
     Reference("torchtitan_perf", "PyTorch (torchtitan)", "torchtitan performance numbers: Llama 2 and Llama 3 with FSDP2 on 64 A100 80GB",
