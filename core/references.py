@@ -418,7 +418,7 @@ _REFS: list[Reference] = [
     Reference("automodel_perf", "NVIDIA NeMo", "NeMo AutoModel performance summary (pre-training on DGX-H100, BF16; last updated 2025-10-02) "
               "and its benchmark configurations", "2025-10-02",
               "https://github.com/NVIDIA-NeMo/Automodel/blob/main/docs/performance-summary.md"),
-    Reference("answerai_fsdp_qlora_bench", "Answer.AI (Whitaker, Hodge et al.)",
+    Reference("answerai_fsdp_qlora_bench", "Answer.AI (Jonathan Whitaker, Benjamin Warner, Kerem Turgutlu)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
     # FP8 training, and GPUs sold under other names (H800, A10G)
