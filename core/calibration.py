@@ -48,11 +48,12 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
           "decode_bandwidth_efficiency": 0.8, "prefill_mfu": 0.5, "moe_prefill_efficiency": 1.0,
           "framework:torchtune": 1.0}
 # Framework speed factors (frameworks.csv speed_factor), relative to torchtitan's (the reference: 1).  Fitted only for
-# torchtune, whose rows on the A100 (besides its GeForce and RTX A6000 rows) measure a GPU that other sources measured too.
-# With it fitted the RTX 4090's MFU rises (0.62 to about 0.75) and torchtune's factor falls (about 0.78): Answer.AI's
-# independent FSDP + QLoRA rows on RTX 4090s agree (-16 to -23 % with it, -34 to -38 % without).  Megatron's factor would
+# torchtune, whose rows on the A100 (besides its GeForce and RTX A6000 rows) measure a GPU that other sources measured too;
+# it is its only fitted source (the second torchtune table is a check: CHECK_SOURCES), so left out its rows fall back to a
+# factor of 1 (docs/training.md, "Calibration per framework").  Megatron's factor would
 # trade against the mixture-of-experts factor (its sources measured most MoE rows), composer's one for one against the
-# H100's MFU; they keep the catalog's 1, and transformers gpu-tco's own H100/H200 measurement (docs/training.md).  The
+# H100's MFU; they keep the catalog's 1, and transformers gpu-tco's own H100/H200 measurement (docs/training.md), which
+# Answer.AI's FSDP + QLoRA runs over NVLink (A100 40GB, H100) check as a held-out source.  The
 # rows' errors are reported per framework (leave_one_source_out "by_framework").
 FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
