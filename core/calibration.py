@@ -219,8 +219,8 @@ def executed_utilisation(m: Measurement) -> float | None:
 def pcie_multi_gpu(m: Measurement) -> bool:
     """A training-speed row on several GPUs joined by PCIe only (no NVLink): the engine multiplies its speed by
     pcie_multi_gpu_efficiency (0.7, an assumption no row sets) on top of the modelled transfers, so the row checks that
-    assumption; it does not fit the GPU's efficiency (Answer.AI's dual RTX 4090 rows run 18-27 % faster than the 0.7
-    allows, and within 8 % of the model without it: docs/calibration.md)."""
+    assumption; it does not fit the GPU's efficiency (on Answer.AI's dual RTX 4090 rows the model is 16-24 % low with the
+    0.7, within 8 % without it: docs/training.md)."""
     if m.kind != "training speed":
         return False
     r = _evaluate(m)

@@ -122,8 +122,8 @@ def test_leave_one_source_out_is_reported_and_honest(training_loso):
 def test_checks_are_reported_per_framework(training_loso):
     """Rows that never enter the fit are still reported: gpu-tco's own transformers runs, torchtune's second README
     table (Llama 3.2 3B on one A100, packed short documents: the model counts attention over the whole 4,096-token pack,
-    18 % of its work, and is 28-34 % slow on the full fine-tunes), and Answer.AI's dual RTX 4090 rows, whose 18-27 %
-    shortfall is the flat PCIe penalty: without it they are within 8 %."""
+    18 % of its work, and is 30-34 % low on the full fine-tunes), and Answer.AI's dual RTX 4090 rows, on which the model
+    is 16-24 % low with the flat PCIe penalty and within 8 % without it."""
     checks = training_loso["checks"]
     assert checks[("transformers", "training speed", cal.CHECK_GROUPS["own"])]["rows"] >= 10
     packed = checks[("torchtune", "training speed", cal.CHECK_SOURCES["torchtune_readme_flags"].removesuffix(" (a check)"))]
