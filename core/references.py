@@ -234,6 +234,9 @@ _REFS: list[Reference] = [
     # published measurements in the calibration set (core/data/measurements.csv)
     Reference("torchtune_readme", "PyTorch (torchtune)", "torchtune README: Memory and training speed (Llama 3.1, batch 2, packed to 2,048 tokens, torch.compile)",
               "2024-09-24", "https://github.com/pytorch/torchtune/blob/30b8519e86d2094879576e16ab1f8d21a6f6f9f7/README.md"),
+    Reference("torchtune_readme_flags", "PyTorch (torchtune; Felipe Mello)",
+              "torchtune README: Optimization flags (Llama 3.2 3B, full_finetune_single_device, batch 2, sequence 4,096, bf16, one A100)",
+              "2024-11-18", "https://github.com/pytorch/torchtune/blob/1814feb17a9038e1a8053ce93111bd26774a8db6/README.md"),
     Reference("torchtune_memory", "PyTorch (torchtune)", "Memory Optimization Overview (optimizer in backward, paged optimizers, CPU offload)",
               "2024", "https://pytorch.org/torchtune/main/tutorials/memory_optimizations.html"),
     Reference("torchtitan_perf", "PyTorch (torchtitan)", "torchtitan performance numbers: Llama 2 and Llama 3 with FSDP2 on 64 A100 80GB",
@@ -418,7 +421,7 @@ _REFS: list[Reference] = [
     Reference("automodel_perf", "NVIDIA NeMo", "NeMo AutoModel performance summary (pre-training on DGX-H100, BF16; last updated 2025-10-02) "
               "and its benchmark configurations", "2025-10-02",
               "https://github.com/NVIDIA-NeMo/Automodel/blob/main/docs/performance-summary.md"),
-    Reference("answerai_fsdp_qlora_bench", "Answer.AI (Whitaker, Hodge et al.)",
+    Reference("answerai_fsdp_qlora_bench", "Answer.AI (Jonathan Whitaker, Benjamin Warner, Kerem Turgutlu)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
     # FP8 training, and GPUs sold under other names (H800, A10G)

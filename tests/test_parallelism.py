@@ -100,7 +100,7 @@ def test_expert_parallel_splits_the_experts_only():
     "automodel-gptoss120b-h100",      # MoE, FSDP x EP 64 across 8 machines (NeMo AutoModel)
     "llama3-405b-8k-8192gpu",         # TP 8 x PP 16 on 8,192 H100 (Llama 3 paper, Table 4)
     "llama3-405b-128k-16384gpu",      # TP 8 x CP 16 x PP 16 on 16,384 H100
-    "answerai-70b-qlora-offload-4090-speed",  # FSDP + QLoRA with CPU offload on 2 RTX 4090
+    "answerai-70b-qlora-4xh100-speed",  # FSDP + QLoRA on 4 H100 (Answer.AI; its PCIe RTX 4090 rows are checks)
     "tt-70b-full-a100-speed",         # full fine-tune with CPU offload (FSDP) on 8 A100: the CPU optimizer step
     "tt-70b-full-a100-mem",           # ... and the memory it leaves on the GPU
 ])

@@ -87,10 +87,14 @@ def cmd_calibrate(ns) -> int:
     print("\nLeave one source out (refit without the source, predict its rows):")
     print(table(["quantity", "rows", "median error", "worst error"],
                 [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items()
-                 if k not in ("by_source", "by_framework")]
+                 if k not in ("by_source", "by_framework", "checks")]
                 + [[f"{kind}, {framework}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
                    for (framework, kind), v in loso["by_framework"].items()],
                 align=["<", ">", ">", ">"]))
+    print("\nChecks (rows never fitted, predicted by the fit on all the others):")
+    print(table(["quantity, framework: why not fitted", "rows", "median error", "worst error"],
+                [[f"{kind}, {framework}: {why}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
+                 for (framework, kind, why), v in loso["checks"].items()], align=["<", ">", ">", ">"]))
     serving = cal.serving_measurements()
     decision = cal.serving_family_decision(serving)
     print("\nServing rows (the serving formulas at each row's workload):")
