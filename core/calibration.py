@@ -216,17 +216,6 @@ def executed_utilisation(m: Measurement) -> float | None:
     return m.value * executed / (m.inputs["n_gpus"] * r["train_tflops_per_gpu_peak"] * 1e12)
 
 
-def pcie_multi_gpu(m: Measurement) -> bool:
-    """A training-speed row on several GPUs joined by PCIe only (no NVLink): the engine multiplies its speed by
-    pcie_multi_gpu_efficiency (0.7, an assumption no row sets) on top of the modelled transfers, so the row checks that
-    assumption; it does not fit the GPU's efficiency (on Answer.AI's dual RTX 4090 rows the model is 16-24 % low with the
-    0.7, within 8 % without it: docs/training.md)."""
-    if m.kind != "training speed":
-        return False
-    r = _evaluate(m)
-    return r["n_gpus"] > 1 and _gpu_row(r["gpu"])["multi_gpu_fabric"] < 1
-
-
 def in_fit(m: Measurement) -> bool:
     """Rows the fit uses: not beyond EXECUTED_LIMIT of peak; a training-speed row only on a GPU whose MFU the fit has
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
@@ -236,8 +225,6 @@ def in_fit(m: Measurement) -> bool:
         return False
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
-        return False
-    if pcie_multi_gpu(m):
         return False
     u = executed_utilisation(m)
     return u is None or u <= EXECUTED_LIMIT
@@ -488,8 +475,7 @@ def errors(params: dict | None = None, rows: list[Measurement] | None = None) ->
     return out
 
 
-CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)",
-                "pcie": "several GPUs over PCIe (the unfitted PCIe penalty)"}
+CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)"}
 
 
 def _check_group(m: Measurement) -> str | None:
@@ -500,7 +486,7 @@ def _check_group(m: Measurement) -> str | None:
         return CHECK_GROUPS["own"]
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source].removesuffix(" (a check)")
-    return CHECK_GROUPS["pcie"] if pcie_multi_gpu(m) else None
+    return None
 
 
 def checks(params: dict | None = None, rows: list[Measurement] | None = None) -> dict:
@@ -698,8 +684,6 @@ def _why_out(m: Measurement) -> str:
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return "no: no dense row on this GPU (a check)"
-    if pcie_multi_gpu(m):
-        return "no: several GPUs over PCIe, the unfitted PCIe penalty (a check)"
     return f"no: needs {executed_utilisation(m):.0%} of peak"
 
 

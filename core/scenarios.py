@@ -72,20 +72,29 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
         return setup_offer({**plan_job, "method": m}, g, n)
     rows = [(g, n, m, offer_of(g, n, m)) for (g, n) in setups for m in methods]
     marks = [""] * len(rows)
+    # the layout each row runs: the job's, or on the recommendation's row the pipeline and expert parallelism the
+    # planner chose for it (so the row states the recommendation's hours)
+    defaults = resolve_inputs({k: v for k, v in base.items() if k in ("pipeline_parallel", "expert_parallel")})
+    layouts = [(defaults["pipeline_parallel"], defaults["expert_parallel"])] * len(rows)
     for m in methods:
         pick = picks.get(m)
         if pick is None:
             continue
         mine = [(k, how) for k, (g, n, mm, o) in enumerate(rows) if mm == m for how in ("rent", "buy")
                 if same_option({"gpu": g, "n_gpus": n, "acquire": how, "offer": o}, pick)]
+        layout = (pick.get("pipeline_parallel", layouts[0][0]), pick.get("expert_parallel", layouts[0][1]))
         if mine:
             marks[mine[0][0]] = mine[0][1]
+            layouts[mine[0][0]] = layout
         else:
             rent = pick["acquire"] == "rent"
             rows.append((pick["gpu"], int(pick["n_gpus"]), m, pick["offer"] if rent else offer_of(pick["gpu"], int(pick["n_gpus"]), m)))
             marks.append(pick["acquire"])
+            layouts.append(layout)
     sweep = dict(base)
     sweep.update({
+        "pipeline_parallel": np.array([lay[0] for lay in layouts] * 2),
+        "expert_parallel": np.array([lay[1] for lay in layouts] * 2),
         "gpu": [r[0] for r in rows] * 2,
         "n_gpus": np.array([r[1] for r in rows] * 2),
         "method": [r[2] for r in rows] * 2,
