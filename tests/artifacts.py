@@ -2,9 +2,9 @@
 form, each in ``build/test-artifacts/`` with the fingerprint of what it was built from.
 
 A test uses a prepared artifact only when its fingerprint is that of the checkout and the environment as they are now
-(the package folders, pyproject.toml, README.md, the Python and the build tools); otherwise it builds its own, as it
-always could.  So an edited file never meets a stale wheel or app: the set-up only moves the build ahead of the timed
-run, it never replaces it with something older."""
+(the package folders, pyproject.toml, for the wheel README.md, the Python and the build tools); otherwise it builds
+its own, as it always could.  So an edited file never meets a stale wheel or app: the set-up only moves the build ahead
+of the timed run, it never replaces it with something older."""
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +33,7 @@ def fingerprint(kind: str) -> str:
     digest = hashlib.sha256(f"{kind}\n{sys.version}\n{sys.prefix}\n".encode())
     if kind == "frozen":
         digest.update(f"{_version('pyinstaller')} {_version('PySide6')}\n".encode())
-    files = [ROOT / "pyproject.toml", ROOT / "README.md"]
+    files = [ROOT / "pyproject.toml"] + ([ROOT / "README.md"] if kind == "wheel" else [])  # the wheel's description
     for folder in PACKAGE_FOLDERS:
         files += [p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
     for path in sorted(files):
