@@ -7,8 +7,9 @@ measurements, sources or pages outside the markers.
 
 Sources: the catalogs (``core/data/*.csv``), the published measurements (``core/data/measurements.csv``), the
 generated calibration report (``docs/calibration.md``: its leave-one-source-out and serving tables, which
-``gpu-tco docs`` writes first), the calibrated defaults (``core/data/calibrated.csv`` through core) and the printed report's page limit (``workbooks.PRINTED_PAGES_AT_MOST``, which
-the LibreOffice test holds the PDF to).
+``gpu-tco docs`` writes first), the calibrated defaults (``core/data/calibrated.csv`` through core), the printed
+report's page limit (``workbooks.PRINTED_PAGES_AT_MOST``, which the LibreOffice test holds the PDF to) and the test
+suite's measured times (a table row of ``docs/benchmarks.md``).
 """
 from __future__ import annotations
 
@@ -65,6 +66,20 @@ def _errors() -> dict[str, str]:
     return out
 
 
+BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
+SUITE_ROW = "the README's figures"
+
+
+def _suite() -> dict[str, str]:
+    """The test suite's times as last measured, from the row of docs/benchmarks.md's table whose first cell is
+    ``SUITE_ROW``: pytest after the set-up, the whole ``.ci/run`` from a clean clone, the fast part, the machine's load."""
+    text = BENCHMARKS_DOC.read_text(encoding="utf-8")
+    m = re.search(rf"^\| {re.escape(SUITE_ROW)} \| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \|$", text, re.M)
+    if m is None:
+        raise LookupError(f"docs/benchmarks.md has no table row {SUITE_ROW!r}")
+    return dict(zip(("suite_time", "suite_whole_time", "fast_part_time", "suite_load"), m.groups()))
+
+
 def _calibrated() -> dict[str, str]:
     from gpu_tco.core import DEFAULTS, auto_in_use
     return {"moe_train_efficiency": f"{DEFAULTS['moe_train_efficiency']:g}",
@@ -76,7 +91,7 @@ def _report() -> dict[str, str]:
     return {"report_pages_at_most": str(PRINTED_PAGES_AT_MOST)}
 
 
-SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _calibrated, _report)
+SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _calibrated, _report, _suite)
 
 
 def figures() -> dict[str, str]:

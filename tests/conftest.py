@@ -67,8 +67,14 @@ def training_loso():
 
 @pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory):
-    """The project's wheel, built once per session (the test extra installs setuptools: no isolated build)."""
+    """The project's wheel: the one the set-up built from this checkout (tests/prepare.py, tests/artifacts.py), else
+    built once per session (the test extra installs setuptools: no isolated build)."""
     import subprocess
+
+    import artifacts
+    prepared = artifacts.prepared_wheel()
+    if prepared is not None:
+        return prepared
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)],
                    check=True, capture_output=True, timeout=300)

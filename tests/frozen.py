@@ -1,10 +1,12 @@
-"""The frozen desktop form (PyInstaller one-folder build), built once per test run in the background.
+"""The frozen desktop form (PyInstaller one-folder build).
 
-The build (about 25 s of one core) starts as soon as a process of the run has collected the frozen form's test, so it
-runs beside the LibreOffice batch and the installers from the first second instead of after them; the test, which
-runs last, waits for it.  With pytest-xdist the build may run in one worker and the test in another: the build's
-folder is one the run's processes share (``BUILD_DIR_VARIABLE``, made by the first process, which the workers
-inherit), the first process to create its ``started`` file builds, and the test reads the exit code from ``rc``."""
+The README's test command builds it in the set-up, before pytest starts (tests/prepare.py); its test uses that app
+when it was built from this very checkout (tests/artifacts.py).  Otherwise it is built once per test run in the
+background: the build (about 25 s of one core) starts as soon as a process of the run has collected the frozen form's
+test, and the test, which runs last, waits for it.  With pytest-xdist the build may run in one worker and the test in
+another: the build's folder is one the run's processes share (``BUILD_DIR_VARIABLE``, made by the first process, which
+the workers inherit), the first process to create its ``started`` file builds, and the test reads the exit code from
+``rc``."""
 from __future__ import annotations
 
 import os
@@ -14,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import artifacts
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "installer" / "gpu-tco-form.spec"
@@ -31,7 +35,10 @@ def shared_folder() -> Path:
 
 
 def start_build() -> None:
-    """Start the build unless a process of this run already has: creating ``started`` is the lock."""
+    """Start the build unless the set-up built the app from this checkout (tests/prepare.py) or a process of this run
+    already started it: creating ``started`` is the lock."""
+    if artifacts.prepared_frozen_app() is not None:
+        return
     work = shared_folder()
     try:
         fd = os.open(work / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -46,8 +53,12 @@ def start_build() -> None:
                      cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
 
-def result(timeout: float = 600) -> tuple[int, Path, float, str]:
-    """(exit code, the app folder, seconds from start to finish, the build log); starts the build if nobody has."""
+def result(timeout: float = 600) -> tuple[int, Path, float | None, str]:
+    """(exit code, the app folder, seconds from start to finish, the build log); starts the build if nobody has.  The
+    app the set-up built from this checkout, when there is one: (0, its folder, None, its log)."""
+    prepared = artifacts.prepared_frozen_app()
+    if prepared is not None:
+        return 0, prepared, None, (artifacts.FROZEN_FOLDER / "build.log").read_text(errors="replace")
     start_build()
     work = shared_folder()
     deadline = time.monotonic() + timeout
@@ -61,7 +72,8 @@ def result(timeout: float = 600) -> tuple[int, Path, float, str]:
 
 
 def cleanup() -> None:
-    """The built app is about 250 MB: removed once its test has run (the folder itself goes with the run)."""
+    """The app this run built is about 250 MB: removed once its test has run (the folder itself goes with the run).
+    The set-up's app stays in build/test-artifacts for the next run of an unchanged checkout."""
     for name in ("dist", "build"):
         shutil.rmtree(shared_folder() / name, ignore_errors=True)
 

@@ -2,7 +2,6 @@
 its sentence, practical ties, the memory margin and "tight", and a missing price never shown as 0."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -169,9 +168,7 @@ def test_the_main_job_shows_no_offer_and_no_price_never_zero():
     gb200 = [line for line in lines if line.startswith("72x GB200")]
     if gb200:  # bought: no offer rents a GB200 rack, and the table says so instead of 0.00
         assert "no offer" in gb200[0] and " 0.00 " not in gb200[0]
-    data = json.loads(subprocess.run([sys.executable, "-m", "gpu_tco", "--json", "--workbook", ""],
-                                     capture_output=True, text=True).stdout)
-    assert all(r["rent_usd_per_gpu_hour"] is None or r["rent_usd_per_gpu_hour"] > 0 for r in data["rows"])
+    # the JSON's rows (no price: null, never 0) are checked with the main job's JSON run in test_cli.py
 
 
 def test_excel_names_the_network_between_machines_and_each_rows_fit():

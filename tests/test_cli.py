@@ -21,6 +21,7 @@ def test_main_job_prints_the_comparison(tmp_path):
     out = gpu_tco("--workbook", str(tmp_path / "main.xlsx"))
     assert out.returncode == 0, out.stderr
     text = out.stdout
+    assert str(tmp_path / "main.xlsx") in text and (tmp_path / "main.xlsx").exists()  # the workbook written, its path said
     assert "Llama-3-70B" in text
     for setup in ("4x RTX-4090", "2x H100-SXM", "8x A100-80GB-SXM"):
         assert setup in text
@@ -47,6 +48,8 @@ def test_main_job_json_matches_core():
 
     out = gpu_tco("--json", "--workbook", "")
     data = json.loads(out.stdout)
+    # a row without a rental price says null, never 0
+    assert all(r["rent_usd_per_gpu_hour"] is None or r["rent_usd_per_gpu_hour"] > 0 for r in data["rows"])
     row = next(r for r in data["rows"] if r["gpu"] == "H100-SXM" and r["n_gpus"] == 8 and r["method"] == "lora")
     # the row is priced at the offer the recommendation rule picks for that setup
     ref = core.evaluate({**data["job"], "gpu": "H100-SXM", "n_gpus": 8, "method": "lora", "offer": row["offer"]})

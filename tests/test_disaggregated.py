@@ -110,6 +110,7 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_command_line_plan_and_estimate_state_the_layout():
     demand = ["--model", "Llama-3-70B", "--requests-per-s", "20", "--prompt-tokens", "8000", "--output-tokens", "500",
               "--ttft-slo-ms", "3000", "--tpot-slo-ms", "25"]
@@ -137,6 +138,7 @@ def test_excel_serve_plan_lists_the_layout():
     assert dict(zip(forced[0], forced[1]))["layout"] == "aggregated"
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 def test_estimate_decode_speed_carries_the_engines_fixed_step_time():
     """estimate --mode infer's decode line is the engine's step (fixed time per step included), the same step the time per
     output token uses: at batch 1 it is 1000 / the lone request's time per token."""
@@ -193,6 +195,7 @@ def test_the_form_answers_with_the_layout():
     assert figures["disagg_kv_transfer_ms"] == pytest.approx(rec.kv_transfer_ms)
 
 
+@pytest.mark.slow  # command-line runs in processes of their own
 @pytest.mark.parametrize("engine", ["llamacpp", "transformers"])
 def test_disaggregated_serving_is_refused_for_an_engine_that_has_no_such_mode(engine):
     """llama.cpp and Hugging Face generate() run no separate prefill and decode replicas: serving_layout 2 with them is

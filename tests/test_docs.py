@@ -124,7 +124,8 @@ def test_readme_is_a_short_page_with_the_quick_start_and_a_door_each():
     quick = text[text.index("## Quick start"):]
     block = quick[quick.index("```\n") + 4:quick.index("\n```", quick.index("```\n") + 4)].splitlines()
     assert block == ["python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/gpu-tco",
-                     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && CI=\"${CI:-}\" .venv/bin/python -m pytest -q"]
+                     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python tests/prepare.py && "
+                     "CI=\"${CI:-}\" .venv/bin/python -m pytest -q"]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "/^## Quick start/" in ci and "sed -n 2p" in ci  # .ci/run runs the block's second line
     for door in ("**Command line**", "**Python**", "**Excel**", "**The desktop form**", "**The workbook**", "**E-mail**"):

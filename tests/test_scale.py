@@ -218,6 +218,7 @@ def test_excel_plan_tables_list_what_every_offer_would_give(offers_file):
     assert [(r[1], r[2], r[4]) for r in top40[1:]] == [(o["gpu"], o["n_gpus"], o["offer"]) for o in ok[:40]]
 
 
+@pytest.mark.slow  # over 0.45 s: two workbooks, one of them with a refreshed offers file
 def test_the_workbook_lists_the_offers_an_answer_can_name(offers_file, tmp_path):
     """A refreshed file's dearer copies are left off the Cloud sheet (a refresh of 100,000 instances made an 8.6 MB
     workbook in 37 s); every offer the Options sheet names, and an offer the scenario names even where the planners

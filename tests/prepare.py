@@ -1,0 +1,61 @@
+"""The test set-up after the install (the README's test command runs it before pytest): builds the project's wheel and
+the frozen desktop form side by side into build/test-artifacts/, each with the fingerprint of what it was built from
+(tests/artifacts.py).  The tests that need them use these when the fingerprint still matches the checkout and build
+their own otherwise, so this only moves the two builds (about 30 s of CPU) ahead of the timed run.
+
+A build that fails here is said on the terminal and leaves no fingerprint: the tests then build it again themselves and
+fail with its log.  Exit code 0 either way; ``python tests/prepare.py`` may be run again at any time."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+
+import artifacts
+
+
+def say(message: str) -> None:
+    print(f"[gpu-tco tests] set-up: {message}", flush=True)
+
+
+def _start(kind: str, folder, command: list[str]) -> tuple:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    log = open(folder / "build.log", "w")
+    # the fingerprint of the sources the build starts from: a file edited meanwhile makes it stale, and the tests rebuild
+    source = artifacts.fingerprint(kind)
+    started = time.monotonic()
+    return kind, folder, subprocess.Popen(command, cwd=artifacts.ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT), started, log, source
+
+
+def main() -> int:
+    builds = []
+    if artifacts.prepared_wheel() is None:
+        builds.append(_start("wheel", artifacts.WHEEL_FOLDER,
+                             [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                              str(artifacts.WHEEL_FOLDER), str(artifacts.ROOT)]))
+    else:
+        say("the wheel is up to date")
+    if artifacts.prepared_frozen_app() is None:
+        folder = artifacts.FROZEN_FOLDER
+        builds.append(_start("frozen", folder,
+                             [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN", "--distpath",
+                              str(folder / "dist"), "--workpath", str(folder / "work"), str(artifacts.ROOT / "installer" / "gpu-tco-form.spec")]))
+    else:
+        say("the frozen form is up to date")
+    for kind, folder, process, started, log, source in builds:
+        code = process.wait()
+        log.close()
+        what = "the wheel" if kind == "wheel" else "the frozen form"
+        if code == 0:
+            (folder / artifacts.FINGERPRINT_FILE).write_text(source + "\n")
+            say(f"built {what} in {time.monotonic() - started:.0f} s ({folder.relative_to(artifacts.ROOT)})")
+        else:
+            say(f"building {what} failed (exit {code}); the tests build it again and show why ({folder / 'build.log'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
