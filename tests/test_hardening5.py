@@ -1,0 +1,194 @@
+"""Hardening of the answers a hostile user can drive into contradiction: a request longer than the model's context,
+an attention data-parallel degree no replica takes, time and cost of a training job that does not fit, the main
+command with one cloud offer, and the workbook's size.  Every door is driven for real: core, the command line in a
+subprocess (exit code 2, one line), the Excel functions (a short text in the cell), the form (pytest-qt, offscreen)
+and real .xlsx files."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_tco import core
+from gpu_tco.core.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+QWEN_CONFIG = ROOT / "tests" / "data" / "hf_configs" / "Qwen2.5-7B" / "config.json"
+SERVE = {"task": "serve", "model": "Llama-3-8B", "requests_per_s": 2, "ttft_slo_ms": 2000, "tpot_slo_ms": 50}
+
+
+def _cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def _one_line_exit_2(out, *words) -> str:
+    assert out.returncode == 2, (out.returncode, out.stdout[-400:], out.stderr[-600:])
+    assert "internal error" not in out.stderr and "Traceback" not in out.stderr, out.stderr[-600:]
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpu-tco: error: "), out.stderr[-600:]
+    assert all(w in lines[0] for w in words), (words, lines[0])
+    return lines[0]
+
+
+# --- a request longer than the model's context ------------------------------------------------------------------------
+
+def test_a_prompt_longer_than_a_catalog_models_context_is_refused_in_core():
+    """Llama 3 8B takes 8,192 tokens (model catalog, max_context; Meta's config.json max_position_embeddings): a
+    200,000-token prompt is refused naming prompt_tokens, the value and the context, not planned into a fleet that
+    no engine would start (vLLM refuses a request over max_model_len)."""
+    with pytest.raises(InputError) as err:
+        core.serve_plan({**SERVE, "prompt_tokens": 200_000, "output_tokens": 100})
+    assert err.value.field == "prompt_tokens" and err.value.value == 200_000
+    assert "8,192" in str(err.value) and "Llama-3-8B" in str(err.value)
+    # the prompt alone fits, prompt + output does not: output_tokens is what to change, and by how much
+    with pytest.raises(InputError) as err:
+        core.serve_plan({**SERVE, "prompt_tokens": 8000, "output_tokens": 500})
+    assert err.value.field == "output_tokens" and "up to 192" in str(err.value)
+    # at the context exactly: planned
+    assert core.serve_plan({**SERVE, "prompt_tokens": 8000, "output_tokens": 192})["options"]
+    # the same check for one setup (evaluate of a serving job) and for the Python API's plan
+    with pytest.raises(InputError, match="prompt_tokens"):
+        core.evaluate({**SERVE, "gpu": "H100-SXM", "n_gpus": 1, "prompt_tokens": 9000})
+    # a model with a long context takes the same prompt
+    assert core.serve_plan({**SERVE, "model": "Llama-3.1-8B", "prompt_tokens": 100_000, "output_tokens": 100})["options"]
+
+
+def test_a_default_context_is_planned_with_a_note_not_refused():
+    """A model estimated from a parameter count (or fields, or a config.json without max_position_embeddings) has
+    only a default context: the plan goes ahead and the answer says the context is not known."""
+    long = {**SERVE, "prompt_tokens": 200_000, "output_tokens": 100}
+    result = core.serve_plan({**long, "model": 8})
+    assert "longer than the 8,192 tokens assumed" in result["recommendation"]
+    assert "context length is not known" in result["context_note"]
+    assert core.serve_plan({**SERVE, "model": 8, "prompt_tokens": 2000})["context_note"] is None
+    fields = {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256}
+    assert "not known" in core.serve_plan({**long, "model": fields})["recommendation"]
+    # the same fields with their context given: refused, naming the model's own context
+    with pytest.raises(InputError, match="prompt_tokens.*context of 16,384 tokens"):
+        core.serve_plan({**long, "model": {**fields, "max_context": 16384}})
+
+
+def test_a_config_json_without_its_context_gets_the_note_and_with_it_the_refusal(tmp_path):
+    config = json.loads(QWEN_CONFIG.read_text())
+    with pytest.raises(InputError, match="prompt_tokens.*131,072"):
+        core.serve_plan({**SERVE, "model": str(QWEN_CONFIG), "prompt_tokens": 200_000})
+    config.pop("max_position_embeddings")
+    folder = tmp_path / "no-context"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    result = core.serve_plan({**SERVE, "model": str(folder / "config.json"), "prompt_tokens": 200_000})
+    assert "not known" in result["recommendation"]
+
+
+@pytest.mark.parametrize("value", [float("nan"), "long", -5, 1e300, True])
+def test_bad_prompt_values_are_refused_by_the_inputs_own_rule(value):
+    with pytest.raises(InputError) as err:
+        core.serve_plan({**SERVE, "prompt_tokens": value})
+    assert err.value.field == "prompt_tokens"
+
+
+def test_the_command_line_refuses_a_prompt_longer_than_the_context_in_one_line(tmp_path):
+    out = _cli("plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "2", "--prompt-tokens", "200000",
+               "--output-tokens", "100")
+    line = _one_line_exit_2(out, "prompt_tokens: 200000", "8,192")
+    assert "allowed:" in line and not out.stdout
+    # the main command with a serving scenario, and the serving workbook: the same line, no file written
+    scenario = tmp_path / "long.json"
+    scenario.write_text(json.dumps({"task": "serve", "model": "Llama-3-8B", "prompt_tokens": 200000}))
+    out = _cli("--scenario", str(scenario), "--workbook", str(tmp_path / "serve.xlsx"))
+    _one_line_exit_2(out, "prompt_tokens: 200000", "8,192")
+    assert not (tmp_path / "serve.xlsx").exists()
+    # an estimated model: planned (exit 0), the answer says the context is only assumed
+    out = _cli("plan", "--task", "serve", "--model", "8", "--requests-per-s", "2", "--prompt-tokens", "200000")
+    assert out.returncode == 0, out.stderr[-600:]
+    assert "context length is not known" in out.stdout
+
+
+def test_the_serving_workbook_is_not_written_for_a_prompt_longer_than_the_context(tmp_path):
+    target = tmp_path / "serve.xlsx"
+    out = _cli("workbook", "--out", str(target), "--task", "serve", "--model", "Llama-3-8B", "--prompt-tokens", "9000")
+    _one_line_exit_2(out, "prompt_tokens: 9000")
+    assert not target.exists() and not list(tmp_path.iterdir())
+
+
+def test_excel_serve_plan_answers_a_prompt_longer_than_the_context_in_a_short_text():
+    from gpu_tco.addin.functions import call
+    text = call("GPU_SERVE_PLAN", "Llama-3-8B", 2, 200000, 100, 2000, 50)
+    assert isinstance(text, str) and text.startswith("#INPUT!") and "prompt_tokens" in text and "8,192" in text
+    assert len(text) < 300
+    answer = call("GPU_SERVE_PLAN", "8", 2, 200000, 100, 2000, 50)  # an estimated model: planned, with the note
+    assert not answer.startswith("#") and "context length is not known" in answer
+
+
+@pytest.mark.gui
+def test_the_form_shows_the_context_refusal_at_the_prompt_field(qtbot, tmp_path, monkeypatch):
+    """The form: the message under the prompt field, the last answer kept and marked stale, no dialog; a prompt
+    that fits brings the answer back."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QRadioButton
+
+    from gpu_tco.gui.controller import Controller
+    from gpu_tco.gui.window import MainWindow
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path / "config"))
+    w = MainWindow(Controller(), QSettings(str(tmp_path / "form.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        pass
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        w.findChild(QRadioButton, "task_serve").click()
+    before = w.headline.text()
+    prompt = w.fields["prompt_tokens"].editor
+    prompt.setFocus()
+    prompt.selectAll()
+    with qtbot.waitSignal(w.controller.problem, timeout=20_000):
+        qtbot.keyClicks(prompt, "200000")
+    message = w.findChild(QLabel, "message_prompt_tokens")
+    qtbot.waitUntil(message.isVisible, timeout=10_000)
+    assert message.text().startswith("prompt_tokens: 200000 is longer than Llama-3-70B's context of 8,192 tokens")
+    assert w.stale_banner.isVisible() and w.headline.text() == before
+    assert not [d for d in QApplication.topLevelWidgets() if isinstance(d, QMessageBox) and d.isVisible()]
+    with qtbot.waitSignal(w.controller.answered, timeout=20_000):
+        prompt.selectAll()
+        qtbot.keyClicks(prompt, "2000")
+    assert not message.isVisible() and not w.stale_banner.isVisible()
+
+
+# --- attention data parallel ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("adp", [3, 16, 5])
+def test_attention_dp_that_divides_no_replica_is_refused_naming_attention_dp(adp):
+    """The serving planner picks the GPUs per replica (1, 2, 4, 8, the ones the model's 64 heads split over): a degree
+    that divides none of them is attention_dp's problem, never an n_gpus the user did not give."""
+    with pytest.raises(InputError) as err:
+        core.serve_plan({"task": "serve", "model": "Llama-3-70B", "requests_per_s": 2, "attention_dp": adp})
+    assert err.value.field == "attention_dp" and err.value.value == adp
+    assert "n_gpus" not in str(err.value) and str(err.value).endswith("allowed: 1, 2, 4, 8")
+
+
+def test_attention_dp_that_divides_a_replica_plans_replicas_it_divides():
+    result = core.serve_plan({"task": "serve", "model": "Llama-3-70B", "requests_per_s": 2, "attention_dp": 4})
+    assert result["options"] and all(o["n_gpus"] % 4 == 0 for o in result["options"])
+    # a model whose heads 8 GPUs cannot split (Qwen2.5-7B: 28 heads, 4 KV heads): 8 is refused with what it allows
+    with pytest.raises(InputError) as err:
+        core.serve_plan({"task": "serve", "model": str(QWEN_CONFIG), "requests_per_s": 2, "attention_dp": 8})
+    assert err.value.field == "attention_dp" and "allowed: 1, 2, 4" in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["3", float("nan"), 2.5, 0, -1, 10**9, True])
+def test_bad_attention_dp_values_are_refused_naming_attention_dp(value):
+    with pytest.raises(InputError) as err:
+        core.serve_plan({"task": "serve", "model": "Llama-3-70B", "requests_per_s": 2, "attention_dp": value})
+    assert err.value.field == "attention_dp"
+
+
+def test_the_command_line_refuses_attention_dp_3_naming_it():
+    out = _cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "2", "--attention-dp", "3")
+    line = _one_line_exit_2(out, "attention_dp: 3", "allowed: 1, 2, 4, 8")
+    assert "n_gpus" not in line
