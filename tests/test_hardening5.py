@@ -6,7 +6,6 @@ and real .xlsx files."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -192,3 +191,52 @@ def test_the_command_line_refuses_attention_dp_3_naming_it():
     out = _cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "2", "--attention-dp", "3")
     line = _one_line_exit_2(out, "attention_dp: 3", "allowed: 1, 2, 4, 8")
     assert "n_gpus" not in line
+
+
+# --- the main command with one cloud offer ----------------------------------------------------------------------------
+
+def test_the_main_command_with_an_offer_compares_the_offers_gpu_and_recommends_through_it(tmp_path):
+    """`gpu-tco --offer NAME` (the main job) used to compare RTX 4090s and A100s too and then refuse the offer for not
+    renting them; an offer rents one GPU type, so the comparison is that GPU at the usual counts, rented through the
+    offer, and the recommendation is the planner's on that offer.  The workbook is written as `gpu-tco workbook --offer`
+    writes it."""
+    offer = "Lambda 8x H100 SXM"
+    book = tmp_path / "main.xlsx"
+    out = _cli("--offer", offer, "--json", "--workbook", str(book))
+    assert out.returncode == 0, out.stderr[-600:]
+    answer = json.loads(out.stdout)
+    assert {(r["gpu"], r["offer"]) for r in answer["rows"]} == {("H100-SXM", offer)}
+    assert sorted({r["n_gpus"] for r in answer["rows"]}) == [2, 4, 8]
+    picked = {m: o for m, o in answer["recommended"].items() if o}
+    assert picked and all(o["offer"] == offer and o["gpu"] == "H100-SXM" for o in picked.values())
+    # the table's rented cost of the recommended row is the planner's on that offer
+    plan = core.plan({**core.DEFAULT_JOB, "method": "lora"}, gpus=["H100-SXM"], offer=offer)["recommended"]
+    row = next(r for r in answer["rows"] if r["recommended"] == "rent" and r["method"] == "lora")
+    assert row["n_gpus"] == plan["n_gpus"] and row["rent_usd"] == pytest.approx(plan["cost_usd"], rel=1e-9)
+    import openpyxl
+    assert openpyxl.load_workbook(book)["Inputs"] is not None
+    text = _cli("--offer", offer.lower(), "--workbook", "")  # the name as typed, in another case
+    assert text.returncode == 0, text.stderr[-600:]
+    assert f"from {offer}" in text.stdout and "RTX-4090" not in text.stdout
+    assert "for full: nothing acceptable through Lambda 8x H100 SXM" in text.stdout
+
+
+def test_the_main_command_with_a_one_gpu_offer_compares_the_size_it_sells():
+    out = _cli("--offer", "Lambda 1x A10", "--json", "--workbook", "")
+    assert out.returncode == 0, out.stderr[-600:]
+    rows = json.loads(out.stdout)["rows"]
+    assert {(r["gpu"], r["n_gpus"]) for r in rows} == {("A10", 1)}
+
+
+@pytest.mark.parametrize("offer", ["Lambda 8x H100", "", "nan", "=HYPERLINK(1)"])
+def test_the_main_command_refuses_an_unknown_offer_in_one_line(offer, tmp_path):
+    book = tmp_path / "main.xlsx"
+    _one_line_exit_2(_cli("--offer", offer, "--workbook", str(book)), "offer:")
+    assert not book.exists()
+
+
+def test_compared_setups_are_the_offers_gpu_or_the_usual_ones():
+    assert core.compared_setups({}) == core.compared_setups({"offer": "auto"}) != ()
+    assert {g for g, _ in core.compared_setups({"offer": "Lambda 8x H100 SXM"})} == {"H100-SXM"}
+    with pytest.raises(InputError, match="offer"):
+        core.compared_setups({"offer": "no such offer"})
