@@ -103,6 +103,11 @@ _ON_FIRST_USE = {
     "NEEDS_PURCHASE_PRICE": ("prices", "NEEDS_PURCHASE_PRICE"),
     "NEEDS_RENTAL_PRICE": ("prices", "NEEDS_RENTAL_PRICE"),
     "price_gaps": ("prices", "gaps"),
+    "NEEDS_FIT": ("job_fit", "NEEDS_FIT"),
+    "FIT_OUTPUTS": ("job_fit", "FIT_OUTPUTS"),
+    "fit_gaps": ("job_fit", "gaps"),
+    "not_fitting_rows": ("job_fit", "not_fitting_rows"),
+    "not_fit_text": ("job_fit", "not_fit_text"),
     "require_prices": ("prices", "require"),
     "PRESETS": ("presets", "PRESETS"),
     "preset": ("presets", "preset"),
@@ -145,6 +150,7 @@ __all__ = [
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
+    "NEEDS_FIT", "FIT_OUTPUTS", "fit_gaps", "not_fitting_rows", "not_fit_text",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",

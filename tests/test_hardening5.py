@@ -240,3 +240,69 @@ def test_compared_setups_are_the_offers_gpu_or_the_usual_ones():
     assert {g for g, _ in core.compared_setups({"offer": "Lambda 8x H100 SXM"})} == {"H100-SXM"}
     with pytest.raises(InputError, match="offer"):
         core.compared_setups({"offer": "no such offer"})
+
+
+# --- time and cost of a training job that does not fit ----------------------------------------------------------------
+
+BIG_ON_ONE_4090 = ("Llama-3-70B", 1e8, "RTX-4090", 1, "full")  # 1,111 GiB per GPU of tensors on a 24 GiB card
+
+
+def test_excel_training_hours_of_a_job_that_does_not_fit_say_so_as_the_planner_does():
+    """GPU_MEMORY_TRAIN says 1,111 GiB on a 24 GiB card and GPU_TRAIN_FIT 0; GPU_TRAIN_HOURS (and its likely range)
+    used to give 156 hours for that job all the same.  Now every one says the planner's words."""
+    from gpu_tco.addin.functions import MAX_TEXT, call
+    assert call("GPU_TRAIN_FIT", "Llama-3-70B", "RTX-4090", 1, "full") == 0
+    r = core.evaluate(dict(zip(("model", "tokens", "gpu", "n_gpus", "method"), BIG_ON_ONE_4090)))
+    words = core.not_fit_text(r["peak_train_gib_per_gpu"], r["fit_limit_gib"], r["gpu_memory_gib"], r["gpus_needed"])
+    assert words.startswith("does not fit: 1,110.9 GiB/GPU > 22.8 GiB (95 % of 24 GiB)") and "223 GPUs hold it" in words
+    for name in ("GPU_TRAIN_HOURS", "GPU_TRAIN_HOURS_LOW", "GPU_TRAIN_HOURS_HIGH"):
+        assert call(name, *BIG_ON_ONE_4090) == words, name
+    # the planner rejects the same option with the same words (core.planner's reason)
+    planned = core.plan({"model": "Llama-3-70B", "method": "full", "tokens": 1e8}, gpus=["RTX-4090"], count=1)
+    reasons = [reason for o in planned["options"] for reason in o["reasons"] if reason.startswith("does not fit")]
+    assert reasons and all(reason == words.split("; ")[0] for reason in reasons)
+    # a job that fits: the hours, as before
+    hours = call("GPU_TRAIN_HOURS", "Llama-3-8B", 1e8, "H100-SXM", 8, "lora")
+    assert isinstance(hours, float) and hours == pytest.approx(
+        core.evaluate({"model": "Llama-3-8B", "tokens": 1e8, "gpu": "H100-SXM", "n_gpus": 8, "method": "lora"})["train_hours"])
+    assert len(words) <= MAX_TEXT
+
+
+def test_excel_ranges_mark_only_the_rows_that_do_not_fit():
+    from gpu_tco.addin.functions import call
+    column = call("GPU_TRAIN_HOURS", [["Llama-3-8B"], ["Llama-3-70B"]], 1e8, "RTX-4090", 1, "qlora")
+    assert isinstance(column[0][0], float) and column[1][0].startswith("does not fit: ")
+    row = call("GPU_TRAIN_HOURS_HIGH", [["Llama-3-8B", "Llama-3-70B"]], 1e8, "RTX-4090", 1, "qlora")
+    assert isinstance(row[0][0], float) and row[0][1].startswith("does not fit: ")
+    # throughput of the training job (GPU_TOKENS_PER_SEC mode train) too; decode is serving, not this job
+    modes = call("GPU_TOKENS_PER_SEC", "Llama-3-70B", "RTX-4090", 1, [["train"], ["decode"]])
+    assert modes[0][0].startswith("does not fit: ") and isinstance(modes[1][0], float)
+    # the cost of renting for the estimated training time: none; for hours the user gives, the cost of those hours
+    assert call("GPU_CLOUD_COST", "RTX-4090", 0, 1).startswith("does not fit: ")
+    assert isinstance(call("GPU_CLOUD_COST", "RTX-4090", 10, 1), float)
+    mixed = call("GPU_CLOUD_COST", [["RTX-4090"], ["RTX-4090"]], [[0], [10]], 1)
+    assert mixed[0][0].startswith("does not fit: ") and isinstance(mixed[1][0], float)
+
+
+@pytest.mark.parametrize("tokens", [float("nan"), "many", -1, 1e300, True])
+def test_excel_training_hours_refuse_bad_tokens_before_the_fit(tokens):
+    from gpu_tco.addin.functions import call
+    cell = call("GPU_TRAIN_HOURS", "Llama-3-70B", tokens, "RTX-4090", 1, "full")
+    assert cell.startswith("#INPUT! tokens"), cell
+
+
+def test_estimate_gives_no_hours_for_a_job_that_does_not_fit():
+    out = _cli("estimate", "--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "1", "--method", "full")
+    assert out.returncode == 0, out.stderr[-600:]
+    rows = {line[:36].strip(): line[36:].strip() for line in out.stdout.splitlines()}
+    assert rows["training hours"].startswith("does not fit: 1,110.9 GiB/GPU > 22.8 GiB (95 % of 24 GiB)")
+    assert rows["training hours, likely range"] == rows["GPU-hours"] == rows["throughput (tokens/s)"] == "-"
+    fits = _cli("estimate", "--model", "Llama-3-8B", "--gpu", "H100-SXM", "--n-gpus", "1", "--method", "lora")
+    rows = {line[:36].strip(): line[36:].strip() for line in fits.stdout.splitlines()}
+    assert float(rows["training hours"]) > 0 and " to " in rows["training hours, likely range"]
+
+
+def test_the_quantities_that_need_a_fit_are_the_training_time_and_what_follows_from_it():
+    assert {"train_hours", "train_hours_likely_low", "train_hours_likely_high", "train_tokens_per_s", "train_gpu_hours",
+            "rent_total_usd", "option_cost_usd"} <= core.NEEDS_FIT
+    assert not core.NEEDS_FIT & {"fits_train", "option_ok", "peak_train_gib_per_gpu", "decode_tokens_per_s", "own_tco_usd"}
