@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -306,3 +307,49 @@ def test_the_quantities_that_need_a_fit_are_the_training_time_and_what_follows_f
     assert {"train_hours", "train_hours_likely_low", "train_hours_likely_high", "train_tokens_per_s", "train_gpu_hours",
             "rent_total_usd", "option_cost_usd"} <= core.NEEDS_FIT
     assert not core.NEEDS_FIT & {"fits_train", "option_ok", "peak_train_gib_per_gpu", "decode_tokens_per_s", "own_tco_usd"}
+
+
+# --- the workbook's size ----------------------------------------------------------------------------------------------
+
+WORKBOOK_TARGET_KB = 250  # installer/bench.py's figure workbook_size_kb
+
+
+def test_the_default_workbook_is_under_its_size_target_with_every_formula_live(tmp_path):
+    """The Options sheet repeats each quantity's formula across the option columns: written once per row as a shared
+    formula (the file held 281 KB with a formula per cell).  Read back, every cell's formula is the one the generator
+    wrote (openpyxl shifts a shared formula into each cell as Excel and LibreOffice do), and every formula cell keeps
+    its cached value."""
+    import zipfile
+
+    import openpyxl
+
+    from gpu_tco.workbooks import write_workbook
+    from gpu_tco.workbooks.build import build_workbook
+    path = write_workbook(tmp_path / "book.xlsx")
+    assert path.stat().st_size / 1000 < WORKBOOK_TARGET_KB, path.stat().st_size
+    written, _ = build_workbook()
+    read = openpyxl.load_workbook(path)
+    checked = 0
+    for ws in written.worksheets:
+        back = read[ws.title]
+        for row in ws.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    assert back[cell.coordinate].value == cell.value, (ws.title, cell.coordinate)
+                    checked += 1
+    assert checked > 4000
+    with zipfile.ZipFile(path) as z:
+        sheets = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/sheet")]
+    options = [x for x in sheets if 't="shared"' in x]
+    assert len(options) == 1 and options[0].count('<f t="shared" si=') > 3000
+    # each shared cell carries its own cached value (a viewer that does not recalculate shows numbers)
+    assert options[0].count('<f t="shared" si=') == len(re.findall(r'<f t="shared" si="\d+"/><v>[^<]+</v>', options[0]))
+
+
+@pytest.mark.parametrize("value, text", [(75.94827586206897, "75.9482758621"), (2.0, "2.0"), (70553706496.0, "70553706496.0"),
+                                         (0.1 + 0.2, "0.3"), (3.650908e-13, "3.650908e-13"), (-1.5e300, "-1.5e+300"),
+                                         (1 / 3, "0.333333333333")])
+def test_cached_numbers_keep_twelve_significant_digits(value, text):
+    from gpu_tco.workbooks.xlsx import cached_number
+    assert cached_number(value) == text
+    assert float(text) == pytest.approx(value, rel=1e-11)
