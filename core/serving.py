@@ -345,7 +345,8 @@ def _attention_groups(job: Mapping, fixed: Mapping) -> int:
     adp = check_input("attention_dp", adp)  # a bad value (text, NaN, 2.5, 0) is refused with the input's own rule
     if adp == 1:
         return 1
-    probe = resolve_inputs({**job, **fixed, "n_gpus": 1, "attention_dp": 1})  # the model's (and GPU's) rows
+    # the model's (and a fixed GPU's) rows alone: the job's other inputs (a layout, a prompt) are checked with the job
+    probe = resolve_inputs({**{k: v for k, v in {**job, **fixed}.items() if k in ("model", "gpu")}, "n_gpus": 1})
     model = row_of(probe, "model")
     degrees = _degrees(row_of(probe, "gpu"), None) if "gpu" in fixed else list(TP_DEGREES)
     sizes = [n for n in degrees if heads_problem(model, n) is None]

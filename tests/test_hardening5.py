@@ -181,6 +181,19 @@ def test_attention_dp_that_divides_a_replica_plans_replicas_it_divides():
     assert err.value.field == "attention_dp" and "allowed: 1, 2, 4" in str(err.value)
 
 
+def test_attention_dp_is_checked_against_the_gpu_named_and_whatever_else_the_job_gives():
+    """A MIG slice serves on one slice: attention_dp 2 is refused naming the slice and allowing 1; the job's other
+    inputs (a tensor-parallel degree, a prompt) do not turn the refusal into a message about them."""
+    with pytest.raises(InputError) as err:
+        core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 2, "attention_dp": 2,
+                         "gpu": "A100-40GB-SXM MIG 1g.5gb"})
+    assert err.value.field == "attention_dp" and "MIG 1g.5gb" in str(err.value) and str(err.value).endswith("allowed: 1")
+    for other in ({"tensor_parallel": 2}, {"expert_parallel": 8}, {"prompt_tokens": 9000}):
+        with pytest.raises(InputError) as err:
+            core.serve_plan({"task": "serve", "model": "Llama-3-70B", "requests_per_s": 2, "attention_dp": 3, **other})
+        assert err.value.field == "attention_dp", other
+
+
 @pytest.mark.parametrize("value", ["3", float("nan"), 2.5, 0, -1, 10**9, True])
 def test_bad_attention_dp_values_are_refused_naming_attention_dp(value):
     with pytest.raises(InputError) as err:
