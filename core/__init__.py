@@ -121,6 +121,7 @@ _ON_FIRST_USE = {
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
     "compared_setups": ("scenarios", "compared_setups"),
+    "named_offer": ("scenarios", "named_offer"),
     "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
     # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
@@ -145,7 +146,7 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
     "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
-    "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "worded_recommendations",
+    "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs

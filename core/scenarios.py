@@ -41,12 +41,15 @@ COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib
 
 
 def named_offer(job: dict | None) -> str | None:
-    """The cloud offer the job names (canonical name), or None when it names none or "auto"."""
+    """The cloud offer the job names (canonical name) when it rents one GPU type; None when the job names none, "auto",
+    or an offer of no GPU (the "none" placeholder, whose price the job gives)."""
     from . import catalog
     offer = (job or {}).get("offer")
     if offer is None or (isinstance(offer, str) and offer.strip().lower() == catalog.AUTO_OFFER):
         return None
-    return str(resolve_inputs({"offer": offer})["offer"])
+    name = str(resolve_inputs({"offer": offer})["offer"])
+    gpu_rows = catalog.offer_map_lists()[0]
+    return name if gpu_rows[catalog.tables()["offers"].names.index(name)] >= 0 else None
 
 
 def compared_setups(job: dict | None = None) -> tuple:

@@ -254,6 +254,8 @@ def test_compared_setups_are_the_offers_gpu_or_the_usual_ones():
     assert {g for g, _ in core.compared_setups({"offer": "Lambda 8x H100 SXM"})} == {"H100-SXM"}
     with pytest.raises(InputError, match="offer"):
         core.compared_setups({"offer": "no such offer"})
+    # the "none" placeholder rents no GPU (the job gives the price): the usual setups, as before
+    assert core.named_offer({"offer": "none"}) is None and core.compared_setups({"offer": "none"}) == core.compared_setups({})
 
 
 # --- time and cost of a training job that does not fit ----------------------------------------------------------------

@@ -35,6 +35,7 @@ def cmd_main(ns) -> int:
         check_input,
         compared_setups,
         likely_hours_text,
+        named_offer,
         resolve_inputs,
         worded_recommendations,
     )
@@ -50,7 +51,7 @@ def cmd_main(ns) -> int:
         from ..workbooks.xlsx import check_target
         target = check_target(ns.workbook)
     # a named offer (not auto) rents one GPU type: the setups compared and the recommendation are on that offer
-    offer = a["offer"] if str(j.get("offer", "auto")).strip().lower() != "auto" else None
+    offer = named_offer(j)
     setups = compared_setups(j)
     methods = (a["method"],) if "method" in job else METHODS
     worded = worded_recommendations(job, methods)
