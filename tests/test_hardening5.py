@@ -368,3 +368,17 @@ def test_cached_numbers_keep_twelve_significant_digits(value, text):
     from gpu_tco.workbooks.xlsx import cached_number
     assert cached_number(value) == text
     assert float(text) == pytest.approx(value, rel=1e-11)
+
+
+def test_rows_are_shared_only_where_every_cell_is_a_plain_formula():
+    """The writer shares a row only when each cell of the range holds a plain formula; an empty row before it, a cell
+    missing or an array formula leaves the row as openpyxl wrote it."""
+    from gpu_tco.workbooks.xlsx import _share_rows
+    row = '<row r="2"><c r="C2" s="5"><f>C1+1</f><v>1</v></c><c r="D2" s="5"><f>D1+1</f><v>2</v></c></row>'
+    shared = _share_rows(f'<sheetData><row r="1"/>{row}</sheetData>', [(2, 3, 4)])
+    assert '<c r="C2" s="5"><f t="shared" ref="C2:D2" si="0">C1+1</f><v>1</v></c>' in shared
+    assert '<c r="D2" s="5"><f t="shared" si="0"/><v>2</v></c>' in shared
+    for groups in ([(2, 3, 5)], [(3, 3, 4)], [(2, 3, 3)]):  # a cell missing, another row, a single cell
+        assert _share_rows(f"<sheetData>{row}</sheetData>", groups) == f"<sheetData>{row}</sheetData>"
+    array = row.replace("<f>D1+1</f>", '<f t="array" ref="D2">D1+1</f>')
+    assert _share_rows(f"<sheetData>{array}</sheetData>", [(2, 3, 4)]) == f"<sheetData>{array}</sheetData>"

@@ -192,7 +192,7 @@ def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object],
     return out.getvalue()
 
 
-_ROW = re.compile(r'<row r="([0-9]+)"[^>]*>.*?</row>', re.S)
+_ROW = re.compile(r'<row r="([0-9]+)"[^>]*(?<!/)>.*?</row>', re.S)  # (an empty row, <row r="5"/>, has no </row>)
 _FORMULA_CELL = re.compile(r'(<c r="([A-Z]+)[0-9]+"[^>]*>)<f>(.*?)</f>', re.S)
 
 
