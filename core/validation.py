@@ -180,6 +180,30 @@ def context_refusal(values, model: dict) -> tuple[str, object, str] | None:
                                                       f"output_tokens up to {context - prompt:,.0f}")
 
 
+def check_context_rows(values, shape, extra_models, task: str | None) -> None:
+    """A sweep (``core.evaluate`` over arrays) of a serving job: the first row whose request (prompt_tokens +
+    output_tokens) is longer than its model's known context raises ``context_refusal``'s InputError, naming the row.
+    ``task``: "serve" or "train" when one task holds for every row, None when it varies; ``extra_models``: the rows of
+    models outside the catalog the sweep uses (their indices follow the catalog's)."""
+    if task == "train":
+        return
+    models = catalog.tables()["models"].rows
+    kinds = [bool(float(flag)) for flag in catalog.tables()["tasks"].col["serve"]]
+    serve = np.broadcast_to(np.asarray(kinds)[np.asarray(values["task__row"], dtype=int)], shape)
+    if not serve.any():
+        return
+    rows = np.broadcast_to(np.asarray(values["model__row"], dtype=int), shape)
+    every = list(models) + list(extra_models)
+    context = np.array([0.0 if context_is_default(r) else float(r.get("max_context", 0) or 0) for r in every])[rows]
+    asked = np.broadcast_to(np.asarray(values["prompt_tokens"], dtype=float) + np.asarray(values["output_tokens"], dtype=float),
+                            shape)
+    bad = np.flatnonzero((serve & (context > 0) & (asked > context)).ravel())
+    if bad.size:
+        j = int(bad[0])
+        one = {k: float(np.broadcast_to(np.asarray(values[k], dtype=float), shape).flat[j]) for k in ("prompt_tokens", "output_tokens")}
+        raise InputError(*context_refusal(one, every[int(rows.flat[j])]), row=j)
+
+
 def context_note(values, model: dict) -> str | None:
     """A sentence when a serving request is longer than a context length that is only a default (an estimated or
     ad-hoc architecture): planned, not refused, since the model's real context is not known."""

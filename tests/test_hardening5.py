@@ -59,6 +59,20 @@ def test_a_prompt_longer_than_a_catalog_models_context_is_refused_in_core():
     assert core.serve_plan({**SERVE, "model": "Llama-3.1-8B", "prompt_tokens": 100_000, "output_tokens": 100})["options"]
 
 
+def test_a_sweep_of_serving_rows_refuses_the_first_row_longer_than_its_models_context():
+    """core.evaluate over arrays: the row is named; training rows and models with a default context are not refused."""
+    one = {"task": "serve", "gpu": "H100-SXM", "n_gpus": 1}
+    with pytest.raises(InputError) as err:
+        core.evaluate({**one, "model": "Llama-3-8B", "prompt_tokens": [1000, 200_000]}, outputs=("ttft_ms",))
+    assert err.value.field == "prompt_tokens" and err.value.row == 1 and "8,192" in str(err.value)
+    with pytest.raises(InputError, match=r"output_tokens \(row 0\).*up to 96"):
+        core.evaluate({**one, "model": ["Llama-2-7B", "Llama-3.1-8B"], "prompt_tokens": 4000, "output_tokens": [500, 500]},
+                      outputs=("ttft_ms",))
+    assert len(core.evaluate({**one, "task": ["train", "serve"], "model": "Llama-3-8B", "prompt_tokens": [200_000, 1000]},
+                             outputs=("ttft_ms",))["ttft_ms"]) == 2
+    assert len(core.evaluate({**one, "model": 8, "prompt_tokens": [200_000, 1000]}, outputs=("ttft_ms",))["ttft_ms"]) == 2
+
+
 def test_a_default_context_is_planned_with_a_note_not_refused():
     """A model estimated from a parameter count (or fields, or a config.json without max_position_embeddings) has
     only a default context: the plan goes ahead and the answer says the context is not known."""
