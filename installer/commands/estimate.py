@@ -128,7 +128,7 @@ def _checked(ns, given: dict) -> dict:
 
 
 def cmd_estimate(ns) -> int:
-    from ..core import QUANTITIES, breakdown, evaluate, fit_gaps, row_of
+    from ..core import QUANTITIES, breakdown, evaluate, row_of
 
     given = _collect_inputs(ns)
     res = evaluate(given)
@@ -162,20 +162,7 @@ def cmd_estimate(ns) -> int:
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
-        # a job that does not fit has no hours, throughput or GPU-hours: core's words, as the planner and Excel say it
-        not_fit = fit_gaps(res, ["train_hours"]).get("train_hours")
-        facts = [
-            ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
-            ["longest sequence that fits", res["max_train_seq_len"]],
-            ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
-            ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
-            ["training hours", not_fit or res["train_hours"]],
-            ["training hours, likely range", "-" if not_fit else
-             f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
-            ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
-                                                   f"{res['peak_train_gib_likely_high']:.3g}"],
-            ["GPU-hours", "-" if not_fit else res["train_gpu_hours"]],
-        ]
+        facts = _training_facts(res, used)
     else:
         print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
         comp = breakdown(res, "infer")
@@ -209,6 +196,25 @@ def cmd_estimate(ns) -> int:
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
     return 0
+
+
+def _training_facts(res: dict, used: dict) -> list:
+    """The training rows of ``estimate``'s result table (``res``: every quantity, ``used``: the resolved inputs)."""
+    # a job that does not fit has no hours, throughput or GPU-hours: core's words, as the planner and Excel say it
+    from ..core import fit_gaps
+    not_fit = fit_gaps(res, ["train_hours"]).get("train_hours")
+    return [
+        ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
+        ["longest sequence that fits", res["max_train_seq_len"]],
+        ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
+        ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
+        ["training hours", not_fit or res["train_hours"]],
+        ["training hours, likely range", "-" if not_fit else
+         f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
+        ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
+                                               f"{res['peak_train_gib_likely_high']:.3g}"],
+        ["GPU-hours", "-" if not_fit else res["train_gpu_hours"]],
+    ]
 
 
 ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",
