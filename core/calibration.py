@@ -288,7 +288,10 @@ def _log_ratio(m: Measurement) -> float:
     if m.kind == "decode speed":
         return math.log(m.value / _evaluate(m, decode_bandwidth_efficiency=1.0)[m.quantity])
     if m.kind == "prefill speed":
-        return math.log(m.value / _evaluate(m, prefill_mfu=1.0, moe_prefill_efficiency=1.0)[m.quantity])
+        # the speed at prefill_mfu 1, from a small reference: the engine's compute factor multiplies prefill_mfu under a
+        # cap of the dense peak (MIN(1, ...)), which 1 x a factor above 1 would reach; the speed is linear below it
+        at_ref = _evaluate(m, prefill_mfu=PREFILL_MFU_REFERENCE, moe_prefill_efficiency=1.0)[m.quantity]
+        return math.log(m.value / (at_ref / PREFILL_MFU_REFERENCE))
     raise ValueError(m.kind)
 
 
@@ -437,6 +440,9 @@ def fit(rows: list[Measurement] | None = None) -> dict:
     rows = rows if rows is not None else load_measurements()
     speed = fit_speed(rows)
     return {**speed, **fit_offload(rows, speed), **fit_memory(rows)}
+
+
+PREFILL_MFU_REFERENCE = 0.05  # times any engine's compute factor (at most 10) stays below the cap of 1
 
 
 def predict_with(m: Measurement, params: dict) -> float:

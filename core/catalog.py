@@ -58,9 +58,13 @@ OPTIONAL_COLUMNS = {
     "server_sizes", "server_gpus",
     # gpus: per-card decode and prefill efficiency factors (empty: 1) and the FP16-accumulate peak (empty: the card has none
     # apart from bf16_dense_tflops); engines: fp16_accumulate (empty: 0, the engine accumulates in FP32) and
-    # disaggregated_mode (empty: 0, no separate prefill and decode replicas). Built-in rows leave some of them empty, so a
+    # disaggregated_mode (empty: 0, no separate prefill and decode replicas), static_batching (empty: 0, chunked prefill) and
+    # prefill_half_tokens (empty: 0, no prompt-length loss). Built-in rows leave some of them empty, so a
     # built-in row copied into the user's file must load as it is
     "decode_efficiency_factor", "prefill_efficiency_factor", "fp16_accumulate_dense_tflops", "fp16_accumulate", "disaggregated_mode",
+    "static_batching", "prefill_half_tokens",
+    # frameworks: lora_fp32_adapter_inputs (empty: 0, adapters in the weights' dtype)
+    "lora_fp32_adapter_inputs",
     # apis: a user row needs name, usd_per_mtok_input and usd_per_mtok_output
     "model", "catalog_model", "price_key",
 }
@@ -528,12 +532,12 @@ RULES = {
                "compressed_kv_layers": "nonneg", "indexer_kv_layers": "nonneg"},
     "precisions": {"fp8_linears": "flag", "block_scaled": "flag", "fp8_weight_copy_bytes": "nonneg", "linear_input_bytes": "nonneg",
                    "fp8_mfu_factor": "nonneg"},
-    "optimizers": {"step_passes": "pos"},
+    "optimizers": {"step_passes": "pos", "step_ps_per_param": "nonneg"},
     "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag", "chunked_loss": "flag",
                    "activation_factor": "pos", "speed_factor": "frac_pos", "qlora_dequant_ps_per_weight": "nonneg", "qlora_dequant_us_per_matrix": "nonneg", "lora_ops_per_adapter": "whole",
-                   "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
+                   "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "lora_fp32_adapter_inputs": "flag", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
-    "engines": {"fp16_accumulate": "flag", "disaggregated_mode": "flag"},
+    "engines": {"fp16_accumulate": "flag", "disaggregated_mode": "flag", "static_batching": "flag", "prefill_half_tokens": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "months", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",

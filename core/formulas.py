@@ -269,6 +269,19 @@ lora_dims_per_layer = q(
     "lora_dims_per_layer", "-", "Sum of (d_in + d_out) over the adapted linears of one layer (experts counted each)",
     lora_attn_dims + lora_mlp_dims,
     "[lora2021] section 4.1: adapter B (d_out x r) A (r x d_in) per adapted matrix")
+# The input each adapter reads: PEFT keeps every adapter in fp32 (get_peft_model's autocast_adapter_dtype, on by default)
+# and casts each adapted layer's input to fp32 before A; A keeps that copy for its weight gradient, one per adapted
+# matrix (q, k and v each cast the same normed input).  Per token, a mixture-of-experts layer feeds its active experts.
+lora_attn_in_dims = q(
+    "lora_attention_input_dims_per_layer", "-", "Sum of d_in over the adapted attention projections of one layer, each matrix "
+    "counted (latent attention: the Q and KV down-projections read the hidden state, O reads the value width)",
+    IF(mla, (tgt("q") + MAX(tgt("k"), tgt("v"))) * h + tgt("o") * mla_value, (tgt("q") + tgt("k") + tgt("v")) * h + tgt("o") * q_dim),
+    "[lora2021] section 4.1 (A reads the layer's input)")
+lora_in_dims = q(
+    "lora_input_dims_per_layer", "-", "Sum of d_in over the adapted linears of one layer, each matrix counted (a token's active "
+    "experts for the expert MLPs)",
+    lora_attn_in_dims + IF(E > 1, k_act, 1) * (tgt("gate") * M("gated_mlp") * h + tgt("up") * h + tgt("down") * f),
+    "[lora2021] section 4.1 (A reads the layer's input); [peft_adapter_dtype] (the input cast to the adapter's dtype per layer)")
 lora_params = q(
     "lora_params", "params", "Trainable LoRA adapter parameters r*(d_in+d_out) summed over adapted linears (0 unless LoRA/QLoRA)",
     is_lora * I.lora_rank * (moe_layers * lora_dims_per_layer + n_dense * (lora_attn_dims + mlp_dims(f_dense))),
@@ -439,9 +452,31 @@ act_split_bytes_per_layer = q(
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
+fp32_adapter_inputs = q(
+    "lora_fp32_adapter_inputs_on", "flag",
+    "1 = LoRA adapters kept in fp32 that each save an fp32 copy of their input for backward (the framework's convention, "
+    "frameworks catalog lora_fp32_adapter_inputs: PEFT); 0 without LoRA, or when the hidden states are fp32 already "
+    "(QLoRA with fp32 casts: the input is not copied)",
+    AND(is_lora, fw("lora_fp32_adapter_inputs") > 0, NOT(qlora_casts_on)),
+    "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32; LoRA Linear.forward "
+    "casts x to the adapter's dtype)")
+replaced_in_dims = q(
+    "lora_replaced_input_dims_per_layer", "-", "Widths of the distinct linear inputs of a layer that an adapted matrix reads and "
+    "the layer count holds at 16 bits: the QKV input, the output projection's, the MLP input and the down projection's",
+    h * MAX(tgt("q"), tgt("k"), tgt("v")) + IF(mla, mla_value, q_dim) * tgt("o") + h * MAX(tgt("gate"), tgt("up")) + f * tgt("down"),
+    KORTHIKANTI + " (the linear inputs counted in act_unsplit_bytes_per_layer and act_split_bytes_per_layer)")
+adapter_input_bytes_per_layer = q(
+    "lora_adapter_input_bytes_per_layer", "bytes",
+    "Per layer: the fp32 copies the adapters keep = tokens x 4 bytes x the adapted matrices' input widths, less the 16-bit "
+    "linear inputs they replace (QKV, output, MLP and down inputs of adapted matrices, counted above); 0 unless "
+    "lora_fp32_adapter_inputs_on",
+    fp32_adapter_inputs * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    "[peft_adapter_dtype]; gpu-tco's own H200 row (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured, "
+    "[gpu_tco_h200_2026])")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
-    (act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp * fw("activation_factor"),
+    ((act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp + adapter_input_bytes_per_layer / (t * cp))
+    * fw("activation_factor"),
     KORTHIKANTI + ": sbh(10 + 24/t + 5as/(ht)); with sequence parallel sbh/t(34 + 5as/h); [megatron_cp] (s / cp tokens per GPU); "
     "x the framework's activation_factor (eager layers keep more: fp32 norm inputs, the SwiGLU intermediates; frameworks catalog)")
 layers_in_flight = q(
@@ -839,12 +874,15 @@ optimizer_step_bytes = q(
 optimizer_step_s = q(
     "optimizer_step_s_per_step", "s",
     "GPU time of the optimizer step per micro-batch (0 with the optimizer on the CPU or an MFU given) = trainable "
-    "parameters on the GPU x bytes touched x the optimizer's passes over them / (memory bandwidth x "
-    "decode_bandwidth_efficiency), once per optimizer step (shared by its micro-batches)",
-    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params * optimizer_step_bytes
-    * opt("step_passes") / split("shard_optimizer") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
-    / m_pipe,
-    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel)")
+    "parameters on the GPU x the larger of (bytes touched x the optimizer's passes over them / (memory bandwidth x "
+    "decode_bandwidth_efficiency)) and the optimizer's arithmetic time per parameter (8-bit blockwise optimizers), once "
+    "per optimizer step (shared by its micro-batches)",
+    (1 - OR(I.offload_optimizer, I.offload_params)) * (I.mfu <= 0) * trainable_params
+    * MAX(optimizer_step_bytes * opt("step_passes") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+          opt("step_ps_per_param") * 1e-12)
+    / split("shard_optimizer") / m_pipe,
+    "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel) "
+    "and step_ps_per_param ([gpu_tco_h200_phases]: bitsandbytes AdamW8bit on an H200)")
 step_work_slowdown = q(
     "step_work_slowdown", "x",
     "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
@@ -1133,23 +1171,26 @@ decode_step_s = q(
     "[pope2022] section 2: memory time versus compute time per step; [megatron2019] (all-reduces)")
 q("decode_tokens_per_s_per_seq", "tokens/s", "Generation speed of one sequence", 1 / decode_step_s)
 q("decode_tokens_per_s", "tokens/s", "Aggregate generated tokens per second of the batch", I.batch / decode_step_s)
-# A short prompt leaves every matmul a few hundred rows tall and the fixed work of each layer (norms, rotary, the
-# attention kernel's launch) weighs: gpu-tco's own H200 rows (Llama 3.1 8B, eager transformers, SDPA) follow
-# s / (s + 180) of one asymptote within 2 % from 512 to 32,768 prompt tokens (42, 54, 55 and 57 % of the dense peak).
-PREFILL_HALF_TOKENS = 180  # tokens at which a prefill reaches half its long-prompt efficiency ([gpu_tco_h200_serve])
+# A short prefill pass leaves every matmul a few hundred rows tall and the fixed work of each layer (kernel launches,
+# norms, rotary, the attention kernel's launch) weighs: the time of a pass of n tokens is a fixed part plus n x the
+# long-pass time per token, so its efficiency is n / (n + n_half) of the long-pass efficiency, n_half = fixed time /
+# time per token.  gpu-tco's own H200 rows (Llama 3.1 8B, eager transformers, SDPA) follow n / (n + 180) of one
+# asymptote within 2 % from 512 to 32,768 prompt tokens (42, 54, 55 and 57 % of the dense peak).  n_half is the
+# engine's (engines.csv prefill_half_tokens): eager PyTorch launches each operation from Python; the serving engines
+# capture CUDA graphs and fuse kernels, fitted on NVIDIA's points.  One definition for the inference estimate and
+# the serving planner's first token.
+def prefill_pass_share(tokens):
+    """Share of its long-pass efficiency a prefill pass of ``tokens`` tokens reaches: tokens / (tokens + the engine's
+    prefill_half_tokens); 1 where the engine gives none."""
+    return tokens / (tokens + T("engines", "engine", "prefill_half_tokens"))
+
+
 prefill_length = q(
     "prefill_length_factor", "fraction",
-    "Share of its long-prompt efficiency a prefill of context_tokens reaches = s / (s + 180 tokens)",
-    ctx / (ctx + PREFILL_HALF_TOKENS),
-    "[gpu_tco_h200_serve] (Llama 3.1 8B prefill at 512, 2,048, 8,192 and 32,768 tokens on one H200: 42, 54, 55 and 57 % "
-    "of the dense peak, causal attention counted)")
-q("prefill_tokens_per_s", "tokens/s",
-  "Prompt tokens processed per second: n_gpus x TFLOPS x MFU x the prompt-length factor / (2P + causal attention "
-  "4*L_attention*(s/2)*a*d + sparse indexer + state recurrences)",
-  tp_inf * infer_tflops * 1e12 * prefill_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
-  / (2 * params_active + mixer_flops(ctx / 2, 4)),
-  "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
-  "average (as serve_prefill_s_per_token counts it)")
+    "Share of its long-prompt efficiency a prefill of context_tokens reaches = s / (s + the engine's prefill_half_tokens)",
+    prefill_pass_share(ctx),
+    "[gpu_tco_h200_serve] (Llama 3.1 8B prefill at 512, 2,048, 8,192 and 32,768 tokens on one H200, eager transformers: "
+    "42, 54, 55 and 57 % of the dense peak, causal attention counted: s / (s + 180)); engines catalog prefill_half_tokens")
 
 # ---------------------------------------------------------------------------
 # Serving a demand within latency targets, as engines run it: continuous batching over a paged KV cache with
@@ -1197,6 +1238,17 @@ compute_factor = q("serve_engine_compute_factor", "factor", "The engine's comput
                    IF(I.engine_compute_factor > 0, I.engine_compute_factor, EN("compute_factor")), ENGINE_FIT)
 serve_flops_eff = q("serve_compute_efficiency", "fraction", "Share of dense peak FLOPS the engine's prefill and compute-bound steps reach = "
                     "prefill_mfu_used x the engine's compute factor, at most 1", MIN(1, prefill_eff * compute_factor), ENGINE_FIT)
+# The inference estimate's prefill is the engine's, as the serving planner's first token counts it: the engine's compute
+# efficiency (prefill_mfu x the GPU family's factor x the engine's compute factor) x the prompt-length factor.
+quantities_of("inference")(
+    "prefill_tokens_per_s", "tokens/s",
+    "Prompt tokens processed per second by the engine: n_gpus x TFLOPS x the engine's compute efficiency "
+    "(serve_compute_efficiency) x the prompt-length factor / (2P + causal attention 4*L_attention*(s/2)*a*d + sparse indexer "
+    "+ state recurrences)",
+    tp_inf * infer_tflops * 1e12 * serve_flops_eff * prefill_length * IF(E > 1, I.moe_prefill_efficiency, 1)
+    / (2 * params_active + mixer_flops(ctx / 2, 4)),
+    "[kaplan2020] (2N forward FLOPs per token) plus attention 4*L*s*h per token, a causal prompt attending to s/2 tokens on "
+    "average (as serve_prefill_s_per_token counts it); " + ENGINE_FIT)
 gg_engine = q("serve_grouped_gemm_efficiency", "fraction", "The engine's grouped-GEMM efficiency in use: grouped_gemm_efficiency, "
               "else the engine's", IF(I.grouped_gemm_efficiency > 0, I.grouped_gemm_efficiency, EN("grouped_gemm_efficiency")), ENGINE_FIT)
 gg_eff = q("serve_expert_read_efficiency", "fraction", "Expert reads relative to dense reads: the grouped-GEMM efficiency for "
@@ -1257,6 +1309,22 @@ kv_read_s_per_seq = q(
     (serve_kv_read / IF(split, 1, kv_split_attn) / adp + 2 * state_bytes_per_seq / tp_inf) / membw,
     "[vllm2023]; [pope2022] section 2")
 flops_per_gpu_s = infer_tflops * 1e12 * serve_flops_eff
+static_batch = q("serve_static_batching", "flag", "1 = the engine prefills a batch's prompts together in one forward pass before it "
+                 "decodes and samples the first token from that pass (eager Hugging Face generate); 0 = chunked prefill: a prompt's "
+                 "chunks ride on the decode steps of the running requests", EN("static_batching") > 0,
+                 "[hf_llm_optims] (generate runs the prompt's forward pass, then one step per token); [sarathi2024]")
+own_pass_tokens = q("serve_own_prefill_pass_tokens", "tokens", "Tokens in the forward pass that prefills a lone prompt: the prompt, "
+                    "at most one prefill chunk (static batching: the whole prompt)",
+                    IF(static_batch, p_tok, MIN(p_tok, I.prefill_chunk_tokens)), "[vllm_engine_args]; [sarathi2024]")
+queue_pass_tokens = q("serve_queue_prefill_pass_tokens", "tokens", "Tokens in a prefill pass while prompts queue: the engine fills its "
+                      "prefill chunk (prefill_chunk_tokens) from the queue, at least one prompt's pass",
+                      MAX(own_pass_tokens, I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
+own_pass_share = q("serve_own_prefill_length_factor", "fraction", "Share of its long-pass efficiency a lone prompt's prefill pass "
+                   "reaches = n / (n + the engine's prefill_half_tokens), n = serve_own_prefill_pass_tokens (as prefill_length_factor)",
+                   prefill_pass_share(own_pass_tokens), "[gpu_tco_h200_serve]; engines catalog prefill_half_tokens")
+queue_pass_share = q("serve_queue_prefill_length_factor", "fraction", "Share of its long-pass efficiency a prefill pass of queued "
+                     "prompts reaches = n / (n + the engine's prefill_half_tokens), n = serve_queue_prefill_pass_tokens",
+                     prefill_pass_share(queue_pass_tokens), "[gpu_tco_h200_serve]; engines catalog prefill_half_tokens")
 compute_s_per_seq = q(
     "serve_compute_s_per_seq", "s", "Compute time per sequence per decode step = (2 x active params + attention 4 x L_attention x "
     "tokens x q_dim (sparse: top-k tokens and the indexer) + state recurrences) / (GPUs sharing the step x TFLOPS x prefill_mfu)",
@@ -1265,10 +1333,10 @@ compute_s_per_seq = q(
 prefill_s_per_token = q(
     "serve_prefill_s_per_token", "s/token",
     "Prefill time per prompt token on one replica = (2 x active params + causal attention 4 x L_attention x prompt/2 x q_dim "
-    "(sparse: top-k, and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu x MoE factor) + its tensor-parallel "
-    "all-reduces",
-    (2 * params_active + mixer_flops(p_tok / 2, 4)) / tp_inf / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1))
-    + ar_tok_s, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
+    "(sparse: top-k, and the indexer) + state recurrences) / (n_gpus x TFLOPS x prefill_mfu x MoE factor x the length factor "
+    "of a pass of queued prompts) + its tensor-parallel all-reduces",
+    (2 * params_active + mixer_flops(p_tok / 2, 4)) / tp_inf
+    / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1) * queue_pass_share) + ar_tok_s, "[kaplan2020]; prefill is compute-bound ([pope2022]); [megatron2019]")
 prefill_per_seq_step = q(
     "serve_prefill_s_per_seq_step", "s", "Prefill riding on each decode step per sequence of the batch = interleaved share x prompt/output "
     "x prefill time per token",
@@ -1276,15 +1344,18 @@ prefill_per_seq_step = q(
     "[sarathi2024] (chunked prefill piggybacks on decode steps); the share landing between one request's tokens: " + ENGINE_FIT)
 prefill_chunks = q("serve_prefill_chunks", "steps", "Steps a prompt's prefill spreads over = prompt / prefill_chunk_tokens, rounded up",
                    CEILING(p_tok / I.prefill_chunk_tokens), "[vllm_engine_args]; [sarathi2024]")
+first_token_steps = q("serve_first_token_steps", "steps", "Decode steps of the running requests a prompt's first token waits through: "
+                      "its prefill chunks, each riding on a step; 0 with static batching (the first token comes from the prompt's "
+                      "own forward pass)", IF(static_batch, 0, prefill_chunks), "[sarathi2024]; [hf_llm_optims]")
 routed_active = q("serve_routed_expert_params_active", "params", "Routed-expert (a dense model's MLP) weights each token multiplies "
                   "= expert layers x experts per token x one expert's weights", moe_layers * k_act * mlp_params_per_expert)
 prompt_prefill_s_per_token = q(
     "serve_prompt_prefill_s_per_token", "s/token",
     "Prefill time per token of one prompt: its attention and other weights but the experts on its attention group's GPUs "
     "(n_gpus / attention_dp), the experts (a dense model's MLP) on all the replica's GPUs, + all-reduces; without attention "
-    "data parallel the same as serve_prefill_s_per_token (the replica's rate over many prompts)",
+    "data parallel the same as serve_prefill_s_per_token but for the length factor of the prompt's own pass",
     ((2 * (params_active - routed_active) + mixer_flops(p_tok / 2, 4)) / t_attn + 2 * routed_active / tp_inf)
-    / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1)) + ar_tok_s,
+    / (flops_per_gpu_s * IF(E > 1, I.moe_prefill_efficiency, 1) * own_pass_share) + ar_tok_s,
     "[sglang_dp_attention] (each attention group prefills its own requests); [kaplan2020]")
 own_prefill_s = q("serve_own_prefill_s", "s", "A request's own prompt: prompt tokens x the prefill time per token of one prompt",
                   p_tok * prompt_prefill_s_per_token)
@@ -1325,30 +1396,31 @@ def _ttft_s(batch, step=None):
     balances its groups (none for a lone request: there is nothing to balance)."""
     step = _decode_s(batch) if step is None else step
     balancing = 0 if isinstance(batch, int) and batch <= 1 else IF(batch > 1, adp_wait_share * o_tok * _tpot_s(batch, step) / batch, 0)
-    return request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + prefill_chunks * step + balancing
+    return request_overhead_s + own_prefill_s + (batch - 1) * queue_prefill_s_per_seq + first_token_steps * step + balancing
 
 
 tpot_target_s = q("serve_tpot_target_s", "s", "Per-token target in seconds (no target: 1e9 s)", IF(I.tpot_slo_ms > 0, I.tpot_slo_ms / 1000, NO_TARGET_S))
 ttft_target_s = q("serve_ttft_target_s", "s", "First-token target in seconds (no target: 1e9 s)", IF(I.ttft_slo_ms > 0, I.ttft_slo_ms / 1000, NO_TARGET_S))
-ttft_decode_budget_s = q(
-    "serve_ttft_step_budget_s", "s", "Longest decode step (with the queue's prefill shared over the chunks) that keeps the first token "
-    "within its target = (target - request overhead - own prefill + one queue share) / chunks",
-    (ttft_target_s - request_overhead_s - own_prefill_s + queue_prefill_s_per_seq) / prefill_chunks)
-queue_s_per_step = queue_prefill_s_per_seq / prefill_chunks
+# First token within its target: overhead + own + (B - 1) x queue + steps x (fixed + B x per-sequence time) <= target, so
+# B <= (target - overhead - own + queue - steps x fixed) / (steps x per-sequence time + queue), on each line.
+ttft_room_s = q(
+    "serve_ttft_room_s", "s", "First-token time the decode steps and the queue may take within the target = target - request "
+    "overhead - own prefill + one queue share", ttft_target_s - request_overhead_s - own_prefill_s + queue_prefill_s_per_seq)
 tpot_slope = q("serve_tpot_s_per_seq", "s", "Memory-bound step time each sequence of the batch adds to a token: KV read + all-reduce bytes + carried prefill",
                kv_read_s_per_seq + ar_tok_s + prefill_per_seq_step)
-ttft_slope = q("serve_decode_s_per_seq", "s", "First-token time per chunk each sequence adds on the memory line: KV read + "
-               "all-reduce bytes + its queued prefill / chunks", kv_read_s_per_seq + ar_tok_s + queue_s_per_step)
+ttft_slope = q("serve_decode_s_per_seq", "s", "First-token time each sequence adds on the memory line: the steps it waits through x "
+               "(KV read + all-reduce bytes) + its queued prefill", first_token_steps * (kv_read_s_per_seq + ar_tok_s) + queue_prefill_s_per_seq)
 compute_batch = q(
     "serve_compute_batch_limit", "sequences", "Largest batch the compute-bound step allows within both targets (the compute line of each)",
     MIN((tpot_target_s - fixed_step_s + prefill_per_seq_step) / (compute_s_per_seq + ar_tok_s + prefill_per_seq_step),
-        (ttft_decode_budget_s - fixed_step_s) / (compute_s_per_seq + ar_tok_s + queue_s_per_step)))
+        (ttft_room_s - first_token_steps * fixed_step_s)
+        / (first_token_steps * (compute_s_per_seq + ar_tok_s) + queue_prefill_s_per_seq)))
 
 
 def _largest_batch(weights_s):
     """Largest batch with the weight time held at ``weights_s``: both targets, each against the memory and the compute line."""
     return MIN((tpot_target_s - weights_s - fixed_step_s + prefill_per_seq_step) / tpot_slope,
-               (ttft_decode_budget_s - weights_s - fixed_step_s) / ttft_slope, compute_batch)
+               (ttft_room_s - first_token_steps * (weights_s + fixed_step_s)) / ttft_slope, compute_batch)
 
 
 w_s = q("serve_weights_s_bound_1", "s", "Weight read time of a step whose batch reads one token's experts (per GPU)", _weights_s(1))

@@ -217,6 +217,9 @@ _REFS: list[Reference] = [
               "https://huggingface.co/spaces/nanotron/ultrascale-playbook"),
     Reference("peft_lora", "Hugging Face", "PEFT LoRA configuration and default target modules", "2024",
               "https://huggingface.co/docs/peft/package_reference/lora"),
+    Reference("peft_adapter_dtype", "Hugging Face", "PEFT BaseTuner._cast_adapter_dtype (get_peft_model autocast_adapter_dtype=True "
+              "upcasts bf16 and fp16 adapters to fp32) and LoRA Linear.forward (the input cast to the adapter's dtype before A)", "2026",
+              "https://github.com/huggingface/peft/blob/main/src/peft/tuners/tuners_utils.py"),
     Reference("deepspeed_memory", "DeepSpeed", "Memory requirements (ZeRO-3 model-states estimator)", "2023",
               "https://deepspeed.readthedocs.io/en/latest/memory.html"),
     Reference("pytorch_fsdp", "PyTorch", "FullyShardedDataParallel (forward and backward prefetch)", "2024",
@@ -247,6 +250,10 @@ _REFS: list[Reference] = [
               "H200, 2026-11-26: Llama 3.1 8B (random weights, bf16) through eager Hugging Face generate, PyTorch 2.11.0+cu130, "
               "transformers 5.17.0, SDPA: one forward pass over 512 to 32,768 prompt tokens, decode at 1, 8 and 32 sequences",
               "2026-11-26", "tools/measure/results/h200-2026-11-26/serve_rows.jsonl"),
+    Reference("gpu_tco_h200_phases", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py "
+              "--phases, NVIDIA H200, 2026-11-26: Llama 3.1 8B and Mistral 7B, forward with the loss, backward and the optimizer "
+              "step timed apart (bitsandbytes 0.50.2 AdamW8bit, torch AdamW foreach and fused, PEFT LoRA, Liger fused loss)",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",

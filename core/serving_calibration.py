@@ -109,6 +109,13 @@ def shipped_factors() -> dict:
     return {n: {k: float(t.row(n)[k]) for k in PARAMS} for n in t.names[: t.file_rows]}
 
 
+def _loss(res, weight, pull) -> float:
+    """What the reweighted Gauss-Newton steps lower: weight^2 x (r^2 within SOFT, 2 SOFT |r| - SOFT^2 beyond: soft L1) plus
+    the pull towards the starting values."""
+    a = np.abs(res)
+    return float(np.sum(weight ** 2 * np.where(a <= SOFT, a ** 2, 2 * SOFT * a - SOFT ** 2)) + np.sum((0.05 * pull) ** 2))
+
+
 def fit(points=None, start: dict | None = None, iterations: int | None = None) -> dict:
     """Each engine's factors fitted on ``points`` (default: the H100 and B200 points): {engine: {factor: value}}.
     Iteratively reweighted Gauss-Newton on log(modelled / measured) of TPOT and TTFT, in the logarithm of each factor,
@@ -117,10 +124,10 @@ def fit(points=None, start: dict | None = None, iterations: int | None = None) -
     engines = sorted({p["engine"] for p in points})
     base = {**shipped_factors(), **(start or {})}
     names = list(PARAMS)
-    x = {e: np.log([base[e][n] for n in names]) for e in engines}
-    x0 = {e: v.copy() for e, v in x.items()}
     lo = np.log([PARAMS[n][1] for n in names])
     hi = np.log([PARAMS[n][2] for n in names])
+    x = {e: np.clip(np.log([base[e][n] for n in names]), lo, hi) for e in engines}  # a start beyond a bound starts at it
+    x0 = {e: v.copy() for e, v in x.items()}
     meas = np.log(np.concatenate([[p["tpot_ms"] for p in points], [p["ttft_ms"] for p in points]]))
     eng_of = np.array([p["engine"] for p in points] * 2)
     weight = np.concatenate([np.ones(len(points)), np.full(len(points), TTFT_WEIGHT)])
@@ -139,15 +146,29 @@ def fit(points=None, start: dict | None = None, iterations: int | None = None) -
                 bumped[e][j] += h
             J[:, j] = (residual(bumped) - res) / h
         biggest = 0.0
+        steps = {}
         for e in engines:
             m = eng_of == e
             w = weight[m] / np.sqrt(np.maximum(1, np.abs(res[m]) / SOFT))
             A = np.vstack([J[m] * w[:, None], 0.05 * np.eye(len(names))])
             b = np.concatenate([-res[m] * w, -0.05 * (x[e] - x0[e])])
-            step = np.linalg.lstsq(A, b, rcond=None)[0]
-            step = np.clip(step, -0.7, 0.7)
-            x[e] = np.clip(x[e] + step, lo, hi)
-            biggest = max(biggest, float(np.abs(step).max()))
+            steps[e] = np.clip(np.linalg.lstsq(A, b, rcond=None)[0], -0.7, 0.7)
+        # a step is kept only where it lowers the engine's loss, else halved (the model has kinks: the batch is a whole
+        # number, the step the larger of memory and compute time), so the fit never ends worse than it started
+        before = {e: _loss(res[eng_of == e], weight[eng_of == e], x[e] - x0[e]) for e in engines}
+        for _half in range(5):
+            trial = {e: np.clip(x[e] + steps[e], lo, hi) if e in steps else x[e] for e in engines}
+            res_t = residual(trial)
+            for e in list(steps):
+                m = eng_of == e
+                if _loss(res_t[m], weight[m], trial[e] - x0[e]) < before[e]:
+                    biggest = max(biggest, float(np.abs(trial[e] - x[e]).max()))
+                    x[e] = trial[e]
+                    del steps[e]
+                else:
+                    steps[e] = steps[e] / 2
+            if not steps:
+                break
         if biggest < 1e-3:
             break
     return {e: {n: float(v) for n, v in zip(names, np.exp(x[e]))} for e in engines}

@@ -109,9 +109,35 @@ def test_qlora_fp32_casts_of_the_peft_recipe():
 def test_eager_layers_keep_more_activations():
     """Without recomputation gpu-tco's own runs kept 24 % more activations than the count of what the layers need (fp32
     norm inputs, the SwiGLU intermediates): the transformers row's activation_factor; compiled stacks keep the count."""
-    job = dict(JOB_8B, recompute="none", method="lora", gpu="H200-SXM", precision="bf16_pure")
+    job = dict(JOB_8B, recompute="none", method="full", gpu="H200-SXM", precision="bf16_pure")
     eager, compiled = core.evaluate(job, framework="transformers"), core.evaluate(job, framework="torchtune")
     assert eager["activations_gib"] / compiled["activations_gib"] == pytest.approx(1.24)
+
+
+def test_peft_adapters_keep_an_fp32_copy_of_their_input():
+    """PEFT keeps LoRA adapters in fp32 (get_peft_model(..., autocast_adapter_dtype=True), the default: BaseTuner.
+    _cast_adapter_dtype upcasts bf16 and fp16 adapter weights; Hugging Face, PEFT src/peft/tuners/tuners_utils.py, 2026,
+    https://github.com/huggingface/peft/blob/main/src/peft/tuners/tuners_utils.py) and each adapted layer casts its input
+    to the adapter's dtype before A (LoRA Linear.forward, _cast_input_dtype; src/peft/tuners/lora/layer.py): A keeps that
+    fp32 copy for its weight gradient, one per adapted matrix (q, k and v each copy the same input).  gpu-tco's own run
+    (tools/measure/results/h200-2026-11-26/train_rows.jsonl: Llama 3.1 8B, LoRA r16 on all linears, no recomputation,
+    2,048 tokens, one H200) peaked at 36.46 GiB; without the copies the model said 28.71 (-21 %)."""
+    row = next(m for m in cal.load_measurements() if m.id == "own-h200-l31-8b-lora-norc-2048x1-mem")
+    assert cal.predict(row) == pytest.approx(row.value, rel=0.03)
+    job = dict(JOB_8B, model="Llama-3.1-8B", recompute="none", method="lora", gpu="H200-SXM", precision="bf16_pure",
+               lora_rank=16, lora_targets="all")
+    names = ("lora_adapter_input_bytes_per_layer", "lora_input_dims_per_layer", "lora_fp32_adapter_inputs_on")
+    peft, tune = core.evaluate(job, framework="transformers", outputs=names), core.evaluate(job, framework="torchtune", outputs=names)
+    h, q_dim, f = 4096, 4096, 14336
+    assert peft["lora_input_dims_per_layer"] == 5 * h + q_dim + f  # q, k, v, gate, up read h; o reads q_dim; down reads f
+    # fp32 copies (4 bytes) of every adapted input, less the four 16-bit inputs the layer count already holds
+    assert peft["lora_adapter_input_bytes_per_layer"] == 2048 * (4 * (5 * h + q_dim + f) - 2 * (h + q_dim + h + f))
+    assert tune["lora_fp32_adapter_inputs_on"] == 0 and tune["lora_adapter_input_bytes_per_layer"] == 0  # adapters in bf16
+    # QLoRA through prepare_model_for_kbit_training: the hidden states are fp32 already, nothing is copied
+    qlora = core.evaluate(dict(job, method="qlora"), framework="transformers", outputs=names)
+    assert qlora["lora_fp32_adapter_inputs_on"] == 0
+    assert core.evaluate(dict(job, method="qlora", qlora_fp32_casts="none"), outputs=names)["lora_fp32_adapter_inputs_on"] == 1
+    assert core.evaluate(dict(job, method="full"), outputs=names)["lora_adapter_input_bytes_per_layer"] == 0
 
 
 def test_lora_time_from_its_work():

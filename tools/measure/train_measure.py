@@ -48,7 +48,12 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--qlora-fp32-casts", choices=("fp32", "none"), default="fp32",
                    help="fp32: PEFT's prepare_model_for_kbit_training; none: keep norms and embeddings in bf16")
     p.add_argument("--fused-loss", action="store_true", help="Liger's fused linear cross-entropy")
+    p.add_argument("--liger-kernels", action="store_true",
+                   help="with --fused-loss, also Liger's RoPE, RMSNorm and SwiGLU kernels (liger-kernel's defaults; the "
+                        "2026-11-26 H200 run of the fused loss had them)")
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, flash_attention_2, eager)")
+    p.add_argument("--phases", action="store_true",
+                   help="also time forward (with the loss), backward and the optimizer step apart (ms per step)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=10)
     return p.parse_args(argv)
@@ -96,7 +101,10 @@ def build(ns):
                                                  target_modules=TARGETS[ns.lora_targets], task_type="CAUSAL_LM"))
     if ns.fused_loss:
         from liger_kernel.transformers import _apply_liger_kernel_to_instance
-        _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, cross_entropy=False)
+        # liger-kernel's apply functions default rope, rms_norm and swiglu to True: name them, so a run of the fused
+        # loss measures the loss alone unless --liger-kernels asks for the rest
+        _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, cross_entropy=False,
+                                        rope=ns.liger_kernels, rms_norm=ns.liger_kernels, swiglu=ns.liger_kernels)
     return model, config
 
 
@@ -119,18 +127,29 @@ def main(argv=None) -> int:
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=ns.precision == "bf16_mixed")
     torch.cuda.reset_peak_memory_stats()
     oom, timed = False, 0.0
+    phases = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}  # seconds over the timed steps
     try:
         for step in range(ns.warmup + ns.steps):
             torch.cuda.synchronize()
             start = time.perf_counter()
             with autocast:
                 loss = model(input_ids=tokens, labels=tokens).loss
+            if ns.phases:  # a synchronisation between phases: microseconds, and each phase's share is known
+                torch.cuda.synchronize()
+            forward_done = time.perf_counter()
             loss.backward()
+            if ns.phases:
+                torch.cuda.synchronize()
+            backward_done = time.perf_counter()
             opt.step()
             opt.zero_grad(set_to_none=True)
             torch.cuda.synchronize()
             if step >= ns.warmup:
-                timed += time.perf_counter() - start
+                end = time.perf_counter()
+                timed += end - start
+                phases["forward"] += forward_done - start
+                phases["backward"] += backward_done - forward_done
+                phases["optimizer"] += end - backward_done
     except torch.OutOfMemoryError:
         oom = True
     free, total = torch.cuda.mem_get_info()
@@ -143,9 +162,12 @@ def main(argv=None) -> int:
            "precision": "bf16_pure", "optimizer": ns.optimizer, "recompute": ns.recompute, "sharding": "none",
            "seq_len": ns.seq_len, "micro_batch": ns.micro_batch, "fused_loss": int(ns.fused_loss),
            "lora_rank": ns.lora_rank, "lora_targets": ns.lora_targets, **framework_inputs,
+           "liger_kernels": "rope, rms_norm, swiglu, fused_linear_cross_entropy" if ns.fused_loss and ns.liger_kernels
+           else ("fused_linear_cross_entropy" if ns.fused_loss else "none"),
            "train_tokens_per_s": None if oom else ns.steps * ns.micro_batch * ns.seq_len / timed,
            "allocator_peak_train_gib": torch.cuda.max_memory_allocated() / GIB,
            "reserved_peak_train_gib": torch.cuda.max_memory_reserved() / GIB,
+           **({f"{k}_ms_per_step": 1000 * v / ns.steps for k, v in phases.items()} if ns.phases and not oom else {}),
            "device_used_gib": (total - free) / GIB, "device_total_gib": total / GIB, "out_of_memory": oom,
            "versions": {"torch": torch.__version__, **_versions()}}
     json.dump(row, sys.stdout, indent=2)
