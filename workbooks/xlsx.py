@@ -142,6 +142,9 @@ def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) ->
 _CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f([^>]*)>(.*?)</f><v\s*/?>(?:</v>)?</c>', re.S)
 
 
+# zlib level of the file's parts: 8 packs the default workbook about 2 % smaller than the default 6 for some 30 ms more
+# (9 adds nothing over 8 here)
+DEFLATE_LEVEL = 8
 CACHED_DIGITS = 12  # significant digits of a cached value (a spreadsheet keeps 15; recalculation restores them all)
 
 
@@ -188,7 +191,7 @@ def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object],
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             if info.filename in shared_files:
                 data = _share_rows(data.decode("utf-8"), shared_files[info.filename]).encode("utf-8")
-            zout.writestr(info, data)
+            zout.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=DEFLATE_LEVEL)
     return out.getvalue()
 
 
