@@ -27,7 +27,7 @@ import numpy as np
 
 from gpu_tco import core
 from gpu_tco.core import (
-    FIT_OUTPUTS,
+    FIT_INPUTS,
     NEEDS_FIT,
     NEEDS_PURCHASE_PRICE,
     NEEDS_RENTAL_PRICE,
@@ -37,6 +37,7 @@ from gpu_tco.core import (
     catalog,
     did_you_mean,
     fit_gaps,
+    fit_outputs,
     formula_text,
     not_fitting_rows,
     number_text,
@@ -403,7 +404,7 @@ def _columns_fast(func: Function, named: dict):
     the general path (which marks bad cells one by one) answers instead; both give the same values.
     A result that rests on a price the catalogs lack leaves its cells to the general path, which says "no price"."""
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
-    timed = func.result in NEEDS_FIT  # a training job's time or cost: a row that does not fit says so (general path)
+    timed = func.result in NEEDS_FIT  # a job's time or cost: a row whose job does not fit says so (general path)
     n = 0
     given: dict = {}
     for arg, value in named.items():
@@ -445,12 +446,12 @@ def _columns_fast(func: Function, named: dict):
                 return None
             inputs[arg] = numbers
     try:
-        result = core.evaluate(inputs, outputs=(func.result, *(PRICE_FLAGS if priced else ()), *(FIT_OUTPUTS if timed else ())))
+        result = core.evaluate(inputs, outputs=(func.result, *(PRICE_FLAGS if priced else ()), *fit_outputs(func.result)))
     except (InputError, core.CatalogError):
         return None
     if priced and not all(bool((np.asarray(result[k]) > 0).all()) for k in PRICE_FLAGS):
         return None  # some row has no price
-    if timed and len(not_fitting_rows({**result, **_job_hours(inputs)}, func.result, n)):
+    if timed and len(not_fitting_rows({**result, **_fit_inputs(inputs)}, func.result, n)):
         return None  # some row's job does not fit
     return np.broadcast_to(np.asarray(result[func.result]), (n,)).reshape(n, 1).tolist()  # a column, built in C
 
@@ -480,9 +481,9 @@ def _scalar(func: Function, named: dict):
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
     inputs = _row_inputs(named)
-    if quantity in NEEDS_FIT:  # the time or cost of a training job: none for a job that does not fit
-        r = core.evaluate(inputs, outputs=(quantity, *FIT_OUTPUTS))
-        gap = fit_gaps({**r, **_job_hours(inputs)}, [quantity])
+    if quantity in NEEDS_FIT:  # the time or cost of a job: none for a job that does not fit
+        r = core.evaluate(inputs, outputs=(quantity, *fit_outputs(quantity)))
+        gap = fit_gaps({**r, **_fit_inputs(inputs)}, [quantity])
         if gap:
             return gap[quantity][:MAX_TEXT]
     if quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE:
@@ -591,8 +592,8 @@ def _wanted(func: Function, flat: dict) -> tuple[tuple[str, ...], bool]:
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
         wanted = (*wanted, *PRICE_FLAGS)
-    if any(w in NEEDS_FIT for w in wanted):  # a training job's time or cost: whether it fits comes along
-        wanted = (*wanted, *FIT_OUTPUTS)
+    fit = tuple(dict.fromkeys(o for w in wanted for o in fit_outputs(w)))  # a job's time or cost: whether it fits
+    wanted = (*wanted, *(o for o in fit if o not in wanted))
     return wanted, priced
 
 
@@ -632,9 +633,10 @@ def _sweep_inputs(flat: dict, floats: dict, cells_of: dict, idx: np.ndarray, eve
     return inputs
 
 
-def _job_hours(inputs: dict) -> dict:
-    """The job_hours input when a call gives it (GPU_CLOUD_COST): hours given need no fit."""
-    return {"job_hours": inputs["job_hours"]} if "job_hours" in inputs else {}
+def _fit_inputs(inputs: dict) -> dict:
+    """The inputs a call gives that stand for a job's time (job_hours of GPU_CLOUD_COST, a measured throughput): the
+    quantities read through them need no fit (core.job_fit.FIT_INPUTS)."""
+    return {k: inputs[k] for k in FIT_INPUTS if k in inputs}
 
 
 def _mark_not_fitting(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray, at: int | None = None) -> None:
@@ -642,16 +644,13 @@ def _mark_not_fitting(quantity: str, inputs: dict, result: dict, idx: np.ndarray
     (``at``: the one row of the sweep ``idx`` holds, when the cells are marked one by one)."""
     if quantity not in NEEDS_FIT:
         return
-    size = len(np.atleast_1d(np.asarray(result["fits_train"]))) if at is not None else idx.shape[0]
-    fit = {k: np.broadcast_to(np.asarray(result[k]), (max(size, 1),)) for k in FIT_OUTPUTS}
-    hours = _job_hours(inputs)
-    if hours:
-        hours = {"job_hours": np.broadcast_to(np.asarray(hours["job_hours"], dtype=float), (max(size, 1),))}
+    needed = fit_outputs(quantity)
+    size = max((np.size(result[k]) for k in needed), default=1) if at is not None else idx.shape[0]
+    columns = {k: np.broadcast_to(np.asarray(result[k]), (max(size, 1),)) for k in needed}
+    columns.update({k: np.broadcast_to(np.asarray(v, dtype=float), (max(size, 1),)) for k, v in _fit_inputs(inputs).items()})
     rows = [at] if at is not None else range(idx.shape[0])
     for pos in rows:
-        one = {**{k: v[pos if v.shape[0] > 1 else 0] for k, v in fit.items()},
-               **({"job_hours": hours["job_hours"][pos if hours["job_hours"].shape[0] > 1 else 0]} if hours else {})}
-        gap = fit_gaps(one, [quantity])
+        gap = fit_gaps({k: v[pos if v.shape[0] > 1 else 0] for k, v in columns.items()}, [quantity])
         if gap:
             out[idx[0] if at is not None else idx[pos]] = gap[quantity][:MAX_TEXT]
 

@@ -108,6 +108,9 @@ _ON_FIRST_USE = {
     "fit_gaps": ("job_fit", "gaps"),
     "not_fitting_rows": ("job_fit", "not_fitting_rows"),
     "not_fit_text": ("job_fit", "not_fit_text"),
+    "serve_not_fit_text": ("job_fit", "serve_not_fit_text"),
+    "fit_outputs": ("job_fit", "fit_outputs"),
+    "FIT_INPUTS": ("job_fit", "FIT_INPUTS"),
     "require_prices": ("prices", "require"),
     "PRESETS": ("presets", "PRESETS"),
     "preset": ("presets", "preset"),
@@ -151,7 +154,8 @@ __all__ = [
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
-    "NEEDS_FIT", "FIT_OUTPUTS", "fit_gaps", "not_fitting_rows", "not_fit_text",
+    "NEEDS_FIT", "FIT_OUTPUTS", "FIT_INPUTS", "fit_outputs", "fit_gaps", "not_fitting_rows", "not_fit_text",
+    "serve_not_fit_text",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",

@@ -31,6 +31,7 @@ from . import catalog, planner
 from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
+from .job_fit import serve_not_fit_text
 from .planner import Record, planned_offers
 from .recommendation import usd_text
 from .validation import context_note, heads_problem, number_list
@@ -179,9 +180,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
     if word == "weights below the lowest bit width accepted":
         return (f"weights below the lowest bit width accepted: {cols_dtype(r, j)} has fewer than {base['min_weight_bits']:g} bits "
                 f"(min_weight_bits = 4 allows 4-bit formats, at the accuracy cost the answer names)")
-    if word == "does not fit":
-        return (f"does not fit: weights {r['infer_weights_gib'][j]:.1f} GiB/GPU leave no room for one request's KV cache "
-                f"in {r['gpu_memory_gib'][j]:.0f} GiB")
+    if word == "does not fit":  # the words every door uses for a replica that does not fit (core.job_fit)
+        return serve_not_fit_text(r["infer_weights_gib"][j], r["gpu_memory_gib"][j])
     if word == "first token too slow":
         return f"first token too slow: {r['serve_ttft_ms_at_batch_1'][j]:,.0f} ms alone > target {base['ttft_slo_ms']:g} ms"
     if word == "too slow per token":

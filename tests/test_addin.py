@@ -63,7 +63,7 @@ def test_each_function_equals_core_on_a_grid_of_inputs_single_cells_and_ranges()
                 inputs["gpu"] = cfg["gpu"]
             r = core.evaluate(inputs)
             # a training job's time or cost where the job does not fit: core's words, not a number
-            gap = core.fit_gaps({**r, **{k: inputs[k] for k in ("job_hours",) if k in inputs}}, [func.result])
+            gap = core.fit_gaps({**r, **{k: inputs[k] for k in core.FIT_INPUTS if k in inputs}}, [func.result])
             expected.append(gap[func.result] if gap else float(r[func.result]))
             got = call(name, *_args(func, cfg))
             assert got == expected[-1] if gap else _close(got, expected[-1]), (name, cfg, got)

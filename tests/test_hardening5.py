@@ -304,8 +304,8 @@ def test_excel_ranges_mark_only_the_rows_that_do_not_fit():
     assert isinstance(column[0][0], float) and column[1][0].startswith("does not fit: ")
     row = call("GPU_TRAIN_HOURS_HIGH", [["Llama-3-8B", "Llama-3-70B"]], 1e8, "RTX-4090", 1, "qlora")
     assert isinstance(row[0][0], float) and row[0][1].startswith("does not fit: ")
-    # throughput of the training job (GPU_TOKENS_PER_SEC mode train) too; decode is serving, not this job
-    modes = call("GPU_TOKENS_PER_SEC", "Llama-3-70B", "RTX-4090", 1, [["train"], ["decode"]])
+    # throughput of the training job (GPU_TOKENS_PER_SEC mode train) too; decode is serving, which fits here
+    modes = call("GPU_TOKENS_PER_SEC", "Llama-3-8B", "RTX-4090", 1, [["train"], ["decode"]])
     assert modes[0][0].startswith("does not fit: ") and isinstance(modes[1][0], float)
     # the cost of renting for the estimated training time: none; for hours the user gives, the cost of those hours
     assert call("GPU_CLOUD_COST", "RTX-4090", 0, 1).startswith("does not fit: ")
@@ -332,10 +332,39 @@ def test_estimate_gives_no_hours_for_a_job_that_does_not_fit():
     assert float(rows["training hours"]) > 0 and " to " in rows["training hours, likely range"]
 
 
-def test_the_quantities_that_need_a_fit_are_the_training_time_and_what_follows_from_it():
+def test_the_quantities_that_need_a_fit_are_the_time_and_cost_of_a_job_and_what_follows_from_them():
     assert {"train_hours", "train_hours_likely_low", "train_hours_likely_high", "train_tokens_per_s", "train_gpu_hours",
             "rent_total_usd", "option_cost_usd"} <= core.NEEDS_FIT
-    assert not core.NEEDS_FIT & {"fits_train", "option_ok", "peak_train_gib_per_gpu", "decode_tokens_per_s", "own_tco_usd"}
+    assert {"decode_tokens_per_s", "prefill_tokens_per_s", "serve_tokens_per_s", "decode_usd_per_mtok_rent",
+            "selfhost_rent_breakeven_mtok_per_month", "selfhost_breakeven_mtok_per_month"} <= core.NEEDS_FIT
+    assert not core.NEEDS_FIT & {"fits_train", "option_ok", "peak_train_gib_per_gpu", "serve_fits", "own_tco_usd",
+                                 "kv_cache_gib", "peak_infer_gib_per_gpu"}
+
+
+def test_excel_serving_costs_of_a_replica_that_does_not_fit_say_so_as_the_serving_planner_does():
+    """Llama 3 70B in bf16 on one RTX 4090: 131 GiB of weights on a 24 GiB card.  GPU_COST_PER_MTOK used to price the
+    tokens of that replica (about $16 per million), GPU_TOKENS_PER_SEC to give its speed; now they say what the
+    serving planner says when it rejects that setup."""
+    from gpu_tco.addin.functions import call
+    words = call("GPU_COST_PER_MTOK", "Llama-3-70B", "RTX-4090", 1)
+    assert words.startswith("does not fit: weights 131.4 GiB/GPU leave no room for one request's KV cache in 24 GiB")
+    for name, args in (("GPU_API_BREAKEVEN", ()), ("GPU_API_BREAKEVEN_OWNED", ()), ("GPU_TOKENS_PER_SEC", (1, "decode")),
+                       ("GPU_TOKENS_PER_SEC", (1, "prefill"))):
+        assert call(name, "Llama-3-70B", "RTX-4090", *(args or (1,))) == words, name
+    planned = core.serve_plan({"model": "Llama-3-70B", "requests_per_s": 1, "gpu": "RTX-4090", "n_gpus": 1,
+                               "weights_dtype": "bf16"}, include_buy=False)
+    assert any(reason == words for o in planned["options"] for reason in o["reasons"])
+    mixed = call("GPU_COST_PER_MTOK", [["Llama-3-70B"], ["Llama-3-8B"]], "RTX-4090", 1)
+    assert mixed[0][0] == words and isinstance(mixed[1][0], float)
+    assert isinstance(call("GPU_COST_PER_MTOK", "Llama-3-70B", "H100-SXM", 8), float)
+
+
+def test_estimate_gives_no_speed_for_a_replica_that_does_not_fit():
+    out = _cli("estimate", "--mode", "infer", "--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "1")
+    assert out.returncode == 0, out.stderr[-600:]
+    lines = {line.split("  ")[0]: line for line in out.stdout.splitlines()}
+    assert "does not fit: weights 131.4 GiB/GPU" in next(v for k, v in lines.items() if k.startswith("decode tokens/s per sequence"))
+    assert lines["decode tokens/s, whole batch"].split()[-1] == lines["prefill tokens/s"].split()[-1] == "-"
 
 
 # --- the workbook's size ----------------------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def _checked(ns, given: dict) -> dict:
 
 
 def cmd_estimate(ns) -> int:
-    from ..core import QUANTITIES, breakdown, evaluate, row_of
+    from ..core import QUANTITIES, breakdown, evaluate, fit_gaps, row_of
 
     given = _collect_inputs(ns)
     res = evaluate(given)
@@ -169,14 +169,17 @@ def cmd_estimate(ns) -> int:
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items()
                                                if k not in ("gradients", "optimizer", "logits")]))
         print()
+        # a replica whose weights leave no room for one request runs nothing: core's words, as the serving planner's
+        not_fit = fit_gaps(res, ["decode_tokens_per_s"]).get("decode_tokens_per_s")
         facts = [
             ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
             ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
             ["longest context that fits", res["max_context_fit"]],
             # the engine's decode step, as the serving figures below use it (fixed time per step included)
             [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
-             f"{number_text(used['output_tokens'])} output tokens)", res["engine_decode_tokens_per_s_per_seq"]],
-            ["decode tokens/s, whole batch", res["engine_decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
+             f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
+            ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
+            ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
         ]
         if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
             facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
