@@ -26,9 +26,9 @@ from typing import Callable, Mapping
 import numpy as np
 
 from gpu_tco import core
-from gpu_tco.core import INFER_COMPONENTS as CORE_INFER
-from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
 from gpu_tco.core import (
+    FIT_INPUTS,
+    NEEDS_FIT,
     NEEDS_PURCHASE_PRICE,
     NEEDS_RENTAL_PRICE,
     NOT_ADDITIVE,
@@ -36,12 +36,17 @@ from gpu_tco.core import (
     InputError,
     catalog,
     did_you_mean,
+    fit_gaps,
+    fit_outputs,
     formula_text,
+    not_fitting_rows,
     number_text,
     one_line,
     price_gaps,
     row_of,
 )
+from gpu_tco.core import INFER_COMPONENTS as CORE_INFER
+from gpu_tco.core import INPUTS_BY_NAME as BY_NAME
 from gpu_tco.core import TRAIN_COMPONENTS as CORE_TRAIN
 from gpu_tco.core import show_value as show
 
@@ -399,6 +404,7 @@ def _columns_fast(func: Function, named: dict):
     the general path (which marks bad cells one by one) answers instead; both give the same values.
     A result that rests on a price the catalogs lack leaves its cells to the general path, which says "no price"."""
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
+    timed = func.result in NEEDS_FIT  # a job's time or cost: a row whose job does not fit says so (general path)
     n = 0
     given: dict = {}
     for arg, value in named.items():
@@ -440,11 +446,13 @@ def _columns_fast(func: Function, named: dict):
                 return None
             inputs[arg] = numbers
     try:
-        result = core.evaluate(inputs, outputs=(func.result, *PRICE_FLAGS) if priced else (func.result,))
+        result = core.evaluate(inputs, outputs=(func.result, *(PRICE_FLAGS if priced else ()), *fit_outputs(func.result)))
     except (InputError, core.CatalogError):
         return None
     if priced and not all(bool((np.asarray(result[k]) > 0).all()) for k in PRICE_FLAGS):
         return None  # some row has no price
+    if timed and len(not_fitting_rows({**result, **_fit_inputs(inputs)}, func.result, n)):
+        return None  # some row's job does not fit
     return np.broadcast_to(np.asarray(result[func.result]), (n,)).reshape(n, 1).tolist()  # a column, built in C
 
 
@@ -473,6 +481,11 @@ def _scalar(func: Function, named: dict):
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
     inputs = _row_inputs(named)
+    if quantity in NEEDS_FIT:  # the time or cost of a job: none for a job that does not fit
+        r = core.evaluate(inputs, outputs=(quantity, *fit_outputs(quantity)))
+        gap = fit_gaps({**r, **_fit_inputs(inputs)}, [quantity])
+        if gap:
+            return gap[quantity][:MAX_TEXT]
     if quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE:
         r = core.evaluate(inputs, outputs=(quantity, *PRICE_FLAGS))
         if all(r[k] > 0 for k in PRICE_FLAGS):  # the usual case: both prices known
@@ -514,12 +527,15 @@ def _vector(func: Function, named: dict, raise_errors: bool):
             out[idx] = np.broadcast_to(np.asarray(result[func.result]), idx.shape).tolist()
             if priced:
                 _mark_missing_prices(func.result, inputs, result, idx, out)
+            _mark_not_fitting(func.result, inputs, result, idx, out)
             break
         for pos, j in enumerate(idx):
             selectors = {k: flat[k][j] for k in ("component", "infer_component", "mode") if k in flat}
             quantity = _pick(func, selectors) if selectors else func.result
             value = result[quantity]
             out[j] = _plain(value[pos] if np.ndim(value) else value)
+            if quantity in NEEDS_FIT:
+                _mark_not_fitting(quantity, inputs, result, idx[pos:pos + 1], out, pos)
         break
     if raise_errors and n == 1 and isinstance(out[0], str) and out[0].startswith("#"):
         raise _CellError(out[0])
@@ -576,6 +592,8 @@ def _wanted(func: Function, flat: dict) -> tuple[tuple[str, ...], bool]:
     priced = func.result in NEEDS_PURCHASE_PRICE or func.result in NEEDS_RENTAL_PRICE
     if priced and not any(k in flat for k in ("component", "infer_component", "mode")):
         wanted = (*wanted, *PRICE_FLAGS)
+    fit = tuple(dict.fromkeys(o for w in wanted for o in fit_outputs(w)))  # a job's time or cost: whether it fits
+    wanted = (*wanted, *(o for o in fit if o not in wanted))
     return wanted, priced
 
 
@@ -613,6 +631,28 @@ def _sweep_inputs(flat: dict, floats: dict, cells_of: dict, idx: np.ndarray, eve
             cleaned[v] if _hashable(v) else v for v in cells]
         inputs[arg] = np.array(values, dtype=object if BY_NAME[arg].kind == "choice" or BY_NAME[arg].accepts_number else float)
     return inputs
+
+
+def _fit_inputs(inputs: dict) -> dict:
+    """The inputs a call gives that stand for a job's time (job_hours of GPU_CLOUD_COST, a measured throughput): the
+    quantities read through them need no fit (core.job_fit.FIT_INPUTS)."""
+    return {k: inputs[k] for k in FIT_INPUTS if k in inputs}
+
+
+def _mark_not_fitting(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray, at: int | None = None) -> None:
+    """Cells whose ``quantity`` is the time or cost of a training job that does not fit get core's "does not fit" text
+    (``at``: the one row of the sweep ``idx`` holds, when the cells are marked one by one)."""
+    if quantity not in NEEDS_FIT:
+        return
+    needed = fit_outputs(quantity)
+    size = max((np.size(result[k]) for k in needed), default=1) if at is not None else idx.shape[0]
+    columns = {k: np.broadcast_to(np.asarray(result[k]), (max(size, 1),)) for k in needed}
+    columns.update({k: np.broadcast_to(np.asarray(v, dtype=float), (max(size, 1),)) for k, v in _fit_inputs(inputs).items()})
+    rows = [at] if at is not None else range(idx.shape[0])
+    for pos in rows:
+        gap = fit_gaps({k: v[pos if v.shape[0] > 1 else 0] for k, v in columns.items()}, [quantity])
+        if gap:
+            out[idx[0] if at is not None else idx[pos]] = gap[quantity][:MAX_TEXT]
 
 
 def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndarray, out: np.ndarray) -> None:

@@ -103,6 +103,14 @@ _ON_FIRST_USE = {
     "NEEDS_PURCHASE_PRICE": ("prices", "NEEDS_PURCHASE_PRICE"),
     "NEEDS_RENTAL_PRICE": ("prices", "NEEDS_RENTAL_PRICE"),
     "price_gaps": ("prices", "gaps"),
+    "NEEDS_FIT": ("job_fit", "NEEDS_FIT"),
+    "FIT_OUTPUTS": ("job_fit", "FIT_OUTPUTS"),
+    "fit_gaps": ("job_fit", "gaps"),
+    "not_fitting_rows": ("job_fit", "not_fitting_rows"),
+    "not_fit_text": ("job_fit", "not_fit_text"),
+    "serve_not_fit_text": ("job_fit", "serve_not_fit_text"),
+    "fit_outputs": ("job_fit", "fit_outputs"),
+    "FIT_INPUTS": ("job_fit", "FIT_INPUTS"),
     "require_prices": ("prices", "require"),
     "PRESETS": ("presets", "PRESETS"),
     "preset": ("presets", "preset"),
@@ -115,6 +123,8 @@ _ON_FIRST_USE = {
     "COMPARED_METHODS": ("scenarios", "METHODS"),
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
+    "compared_setups": ("scenarios", "compared_setups"),
+    "named_offer": ("scenarios", "named_offer"),
     "api_prices": ("apis", None),  # the API price catalog's update (gpu-tco apis --update / --refresh)
     # the serving doors (form, workbook): what the serving planner chooses, a quantity's ancestors
     "SERVE_CHOSEN": ("serving", "CHOSEN"),
@@ -139,11 +149,13 @@ __all__ = [
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
     "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
-    "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "worded_recommendations",
+    "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
+    "NEEDS_FIT", "FIT_OUTPUTS", "FIT_INPUTS", "fit_outputs", "fit_gaps", "not_fitting_rows", "not_fit_text",
+    "serve_not_fit_text",
     "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",

@@ -28,6 +28,7 @@ _DEFAULTS = {"tied_embeddings": 0, "gated_mlp": 1, "experts": 1, "active_experts
              "sliding_window": 0, "sliding_layer_fraction": 0, "params_published_b": 0, "is_estimate": 0,
              "shared_experts": 0, "dense_layers": 0, "dense_ffn": 0, "q_lora_rank": 0, "kv_lora_rank": 0, "qk_rope_dim": 0,
              "encoder_params": 0, "v_head_dim": 0, **{k: 0 for k in _NEW_COLUMNS}}
+CONTEXT_IS_DEFAULT = "max_context_is_default"  # 1 on an architecture row whose max_context is a default, not the model's
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]?\s*$")  # "70B", "1.5b", "13": a parameter count in billions
 CACHE_SIZE = 256
 
@@ -41,7 +42,7 @@ def size_in_billions(text: str) -> float | None:
 def custom_row(spec: Mapping) -> dict:
     """A user-given architecture (a mapping of model catalog fields), checked like an input."""
     numeric = catalog.models().numeric
-    allowed = set(numeric) | set(TEXT_FIELDS)
+    allowed = set(numeric) | set(TEXT_FIELDS) | {CONTEXT_IS_DEFAULT}
     for key in spec:
         if key not in allowed:
             raise InputError(f"model.{key}", spec[key], f"is not an architecture field{did_you_mean(key, sorted(allowed))}")
@@ -78,6 +79,9 @@ def custom_row(spec: Mapping) -> dict:
     row["family"] = str(spec.get("family") or "custom")
     row.setdefault("aliases", "")
     row.setdefault("as_of", "")
+    # a context length nobody gave (no max_context field, no max_position_embeddings in a config.json) is a default:
+    # a serving job longer than it is planned with a note instead of refused
+    row[CONTEXT_IS_DEFAULT] = 1.0 if "max_context" not in spec or spec.get(CONTEXT_IS_DEFAULT) else 0.0
     return row
 
 
@@ -130,7 +134,7 @@ def _estimate_row(params_b: float) -> dict:
         "sliding_window": 0.0, "sliding_layer_fraction": 0.0, "params_published_b": float(params_b), "is_estimate": 1.0,
         **{k: 0.0 for k in ("shared_experts", "dense_layers", "dense_ffn", "q_lora_rank", "kv_lora_rank", "qk_rope_dim", "v_head_dim",
                                  "encoder_params", *_NEW_COLUMNS)},
-        "source": "estimated from the parameter count with Llama-3 shape rules", "as_of": "",
+        "source": "estimated from the parameter count with Llama-3 shape rules", "as_of": "", CONTEXT_IS_DEFAULT: 1.0,
     }
 
 

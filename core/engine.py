@@ -26,7 +26,7 @@ from .inputs import BY_NAME, INPUTS, Input
 from .names import split_weight_format
 from .references import cite
 from .text import did_you_mean
-from .validation import FAST_BOUNDS, allowed, check_array, check_number, cross_check, mig_serving_count
+from .validation import FAST_BOUNDS, allowed, check_array, check_context_rows, check_number, cross_check, mig_serving_count
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
@@ -372,6 +372,8 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
                         if isinstance(v, np.ndarray) and v.ndim)
     task_row = values["task__row"]
     task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
+    if task != "train":  # a serving request longer than its model's context (validation.context_refusal), per row
+        check_context_rows(values, shape, extra_rows.get("models", ()), task)
     compiled = compile_formulas(True, wanted, varying, task)
     columns = {}
     for table in compiled.row_fields:

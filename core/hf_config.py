@@ -297,7 +297,9 @@ def _architecture(cfg: dict, where: str) -> dict:
     head_dim = c.get("head_dim") or h / heads
     row = {"layers": L, "hidden": h, "heads": heads, "kv_heads": kv, "head_dim": head_dim, "vocab": vocab,
            "tied_embeddings": int(bool(c.get("tie_word_embeddings", False))), "gated_mlp": 1, "norms_per_layer": 2,
-           "max_context": c.get("max_position_embeddings") or 4096, "qkv_bias": int(bool(c.get("attention_bias", False)))}
+           "qkv_bias": int(bool(c.get("attention_bias", False)))}
+    if c.get("max_position_embeddings"):  # absent: the architecture's default context, which a serving plan says it assumed
+        row["max_context"] = c["max_position_embeddings"]
     window = c.get("sliding_window") or 0
     sliding = _sliding_fraction(c, L) if window else 0.0
     other, window, sliding = _family_fields(mtype, c, top, row, need, window, sliding)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from . import catalog
-from .engine import resolve_inputs
+from .engine import resolve_inputs, row_of
 
 # weight formats engines apply to a 16-bit checkpoint themselves (a pre-quantized checkpoint needs no flag)
 QUANT_FLAGS = {"vllm": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
@@ -25,12 +25,19 @@ GGUF_NAMES = {"bf16": "BF16", "fp16": "F16", "fp8": "Q8_0", "int8": "Q8_0", "int
               "nf4": "Q4_K_M", "mxfp4": "MXFP4"}
 
 
-def hf_id(model: str) -> str:
-    """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name."""
-    row = catalog.tables()["models"].row(model)
+MODEL_PLACEHOLDER = "MODEL"  # in the command of a model outside the catalog: its Hugging Face id or local folder
+
+
+def hf_id(model) -> str:
+    """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name.
+    ``model``: a catalog name, or a model's row (an architecture outside the catalog, estimated from a parameter count
+    or given as fields, has no id: MODEL_PLACEHOLDER stands for it)."""
+    row = model if isinstance(model, Mapping) else catalog.tables()["models"].row(model)
     for alias in str(row.get("aliases", "") or "").split(";"):
         if "/" in alias.strip():
             return alias.strip()
+    if isinstance(model, Mapping) and str(row.get("name", "")) not in catalog.tables()["models"].names:
+        return MODEL_PLACEHOLDER
     return str(row["name"])
 
 
@@ -43,14 +50,15 @@ def launch_command(job: Mapping) -> dict:
     row = catalog.tables()["engines"].row(engine)
     fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
     batch = max(1, int(r["max_num_seqs"]))
-    values = {"hf_id": hf_id(r["model"]), "tp": int(r["n_gpus"]), "max_num_seqs": batch,
+    model_id = hf_id(row_of(r, "model"))
+    values = {"hf_id": model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
               "quant_vllm": QUANT_FLAGS["vllm"].get(fmt, ""), "quant_sglang": QUANT_FLAGS["sglang"].get(fmt, ""),
               "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
               "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"])))}
     command = str(row["launch"]).format(**values)
-    notes = []
+    notes = [] if model_id != MODEL_PLACEHOLDER else [f"{MODEL_PLACEHOLDER}: the model's Hugging Face id or local folder"]
     if fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
         notes.append(f"point it at {PREQUANTIZED[fmt]} of the model")
     if engine == "trtllm" and (fmt == "fp8" or kv == "fp8"):

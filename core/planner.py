@@ -30,6 +30,7 @@ from .engine import check_input, evaluate, resolve_inputs
 from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
+from .job_fit import not_fit_text
 from .text import spreadsheet_round
 from .validation import check_number
 
@@ -133,9 +134,9 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
         return f"over the capital budget: ${r['own_capital_usd'][j]:,.0f} of capital > ${base['capital_budget_usd']:,.0f}"
     if word == "larger than the offer sells":
         return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
+    if word == "does not fit":  # the words every door uses for a job that does not fit (core.job_fit)
+        return not_fit_text(r["peak_train_gib_per_gpu"][j], r["fit_limit_gib"][j], r["gpu_memory_gib"][j])
     detail = {
-        "does not fit": lambda: (f"{r['peak_train_gib_per_gpu'][j]:.1f} GiB/GPU > {r['fit_limit_gib'][j]:.1f} GiB "
-                                 f"({100 - base['memory_margin_pct']:g} % of {r['gpu_memory_gib'][j]:.0f} GiB)"),
         "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
         "over budget": lambda: f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
     }[word]()

@@ -40,6 +40,34 @@ COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib
                    "breakeven_hours_per_day", "own_purchase_usd_per_gpu")
 
 
+def named_offer(job: dict | None) -> str | None:
+    """The cloud offer the job names (canonical name) when it rents one GPU type; None when the job names none, "auto",
+    or an offer of no GPU (the "none" placeholder, whose price the job gives)."""
+    from . import catalog
+    offer = (job or {}).get("offer")
+    if offer is None or (isinstance(offer, str) and offer.strip().lower() == catalog.AUTO_OFFER):
+        return None
+    name = str(resolve_inputs({"offer": offer})["offer"])
+    gpu_rows = catalog.offer_map_lists()[0]
+    return name if gpu_rows[catalog.tables()["offers"].names.index(name)] >= 0 else None
+
+
+def compared_setups(job: dict | None = None) -> tuple:
+    """The (GPU, count) setups the main job compares: CANDIDATE_SETUPS, or for a job that names one cloud offer, the
+    offer's GPU at the counts the candidates use (and the offer's instance size), up to the largest job the offer sells
+    (catalog.offer_max_gpus): an offer rents one GPU type, so the comparison is that GPU's."""
+    from . import catalog
+    offer = named_offer(job)
+    if offer is None:
+        return CANDIDATE_SETUPS
+    row = catalog.tables()["offers"].row(offer)
+    gpu = str(resolve_inputs({"offer": offer})["gpu"])
+    largest = catalog.offer_max_gpus(row)
+    counts = sorted({n for _, n in CANDIDATE_SETUPS} | {int(row["gpus_per_instance"] or 1)})
+    counts = [n for n in counts if n <= largest] or [int(largest)]
+    return tuple((gpu, n) for n in counts)
+
+
 def setup_offer(job: dict, gpu: str, n_gpus: int) -> str:
     """The offer a setup is rented through: the one the recommendation rule picks for that GPU and count
     (``planner.plan`` over its offers, renting only), else "auto" (the cheapest on-demand offer that sells that size)."""
@@ -53,8 +81,8 @@ def setup_offer(job: dict, gpu: str, n_gpus: int) -> str:
     return resolve_inputs({"gpu": gpu, "n_gpus": n_gpus, "offer": job.get("offer", "auto")})["offer"]
 
 
-def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, picks: dict | None = None) -> list[dict]:
-    """One row per (setup, method): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost rented (through the offer
+def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict | None = None) -> list[dict]:
+    """One row per (setup, method; ``setups``: default ``compared_setups(job)``): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost rented (through the offer
     the recommendation rule picks for that setup, ``setup_offer``, or the job's own offer) and owned (the owned share).
     ``recommended`` is "rent" or "buy" on the row that is the planner's recommendation for its method (``picks``,
     default ``recommendations(job, methods)``); a recommendation that is none of these setups gets a row of its own.
@@ -62,6 +90,7 @@ def compare(job: dict | None = None, setups=CANDIDATE_SETUPS, methods=METHODS, p
     purchase's hours, any other the rental's, so a row and the recommendation's sentence state the same figures."""
     base = dict(DEFAULT_JOB)
     base.update(job or {})
+    setups = compared_setups(base) if setups is None else setups  # a job naming an offer compares the offer's GPU
     picks = recommendations(job, methods) if picks is None else picks
     named = base.get("offer", "auto")
     plan_job = {k: v for k, v in base.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
@@ -145,5 +174,8 @@ def worded_recommendations(job: dict | None = None, methods=METHODS) -> dict:
     from .recommendation import recommend
     base = {**DEFAULT_JOB, **(job or {})}
     price_gpu = base.get("gpu")  # a price in the job belongs to its GPU
+    offer = named_offer(base)
+    # a job naming one cloud offer is planned on that offer (its GPU; buying as the job's terms allow)
+    scope = {} if offer is None else {"offer": offer, "gpus": [compared_setups(base)[0][0]]}
     base = {k: v for k, v in base.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
-    return {m: recommend({**base, "method": m}, price_gpu=price_gpu) for m in methods}
+    return {m: recommend({**base, "method": m}, price_gpu=price_gpu, **scope) for m in methods}

@@ -31,9 +31,10 @@ from . import catalog, planner
 from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
 from .errors import InputError
 from .inputs import BY_NAME
+from .job_fit import serve_not_fit_text
 from .planner import Record, planned_offers
 from .recommendation import usd_text
-from .validation import heads_problem, number_list
+from .validation import context_note, heads_problem, number_list
 
 TP_DEGREES = (1, 2, 4, 8)
 # checked in this order; the first failing one is what a table shows
@@ -179,9 +180,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
     if word == "weights below the lowest bit width accepted":
         return (f"weights below the lowest bit width accepted: {cols_dtype(r, j)} has fewer than {base['min_weight_bits']:g} bits "
                 f"(min_weight_bits = 4 allows 4-bit formats, at the accuracy cost the answer names)")
-    if word == "does not fit":
-        return (f"does not fit: weights {r['infer_weights_gib'][j]:.1f} GiB/GPU leave no room for one request's KV cache "
-                f"in {r['gpu_memory_gib'][j]:.0f} GiB")
+    if word == "does not fit":  # the words every door uses for a replica that does not fit (core.job_fit)
+        return serve_not_fit_text(r["infer_weights_gib"][j], r["gpu_memory_gib"][j])
     if word == "first token too slow":
         return f"first token too slow: {r['serve_ttft_ms_at_batch_1'][j]:,.0f} ms alone > target {base['ttft_slo_ms']:g} ms"
     if word == "too slow per token":
@@ -254,6 +254,7 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
     result["engine"] = engine_text(str(base["engine"]))
     lead = lead_option(result)
     result["launch"] = launch_commands(result["given"], lead) if lead is not None else []
+    result["context_note"] = context_note(base, row_of(base, "model"))
     result["recommendation"] = serve_sentence(result)
     return result
 
@@ -323,7 +324,7 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4": that checkpoint is what is served
         fixed["weights_dtype"] = named_format
     # GPUs per replica are the planner's to choose: the check reads the smallest count attention data parallel divides
-    size = {} if "n_gpus" in fixed else {"n_gpus": _attention_groups(job)}
+    size = {} if "n_gpus" in fixed else {"n_gpus": _attention_groups(job, fixed)}
     base = resolve_inputs({**job, **size, **fixed})  # checks every value once, with field names in messages
     if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
         api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))
@@ -333,10 +334,30 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     return job, fixed, base
 
 
-def _attention_groups(job: Mapping) -> int:
-    """The attention data-parallel degree the job gives (1 when none or not a whole number: the check then says so)."""
+def _attention_groups(job: Mapping, fixed: Mapping) -> int:
+    """The GPUs per replica the job is checked at: 1, or with attention data parallel (``attention_dp`` > 1) the smallest
+    replica size the planner weighs (TP_DEGREES, the GPU's servers) that the degree divides and the engines can split
+    the model's heads over.  A degree that divides none of them is refused here, naming attention_dp (the replica size
+    is the planner's to choose, so a message about n_gpus would name an input the user never gave)."""
     adp = job.get("attention_dp", 1)
-    return adp if isinstance(adp, int) and not isinstance(adp, bool) and adp > 1 else 1
+    if adp is None or adp == 1 or "n_gpus" in fixed:
+        return 1
+    adp = check_input("attention_dp", adp)  # a bad value (text, NaN, 2.5, 0) is refused with the input's own rule
+    if adp == 1:
+        return 1
+    # the model's (and a fixed GPU's) rows alone: the job's other inputs (a layout, a prompt) are checked with the job
+    probe = resolve_inputs({**{k: v for k, v in {**job, **fixed}.items() if k in ("model", "gpu")}, "n_gpus": 1})
+    model = row_of(probe, "model")
+    degrees = _degrees(row_of(probe, "gpu"), None) if "gpu" in fixed else list(TP_DEGREES)
+    sizes = [n for n in degrees if heads_problem(model, n) is None]
+    fitting = [n for n in sizes if n % adp == 0]
+    if fitting:
+        return fitting[0]
+    allowed = sorted({d for n in sizes for d in range(1, n + 1) if n % d == 0})
+    where = f" of {probe['gpu']}" if "gpu" in fixed else ""
+    raise InputError("attention_dp", adp, f"must divide the GPUs of a serving replica{where}, which the planner takes from "
+                                          f"{', '.join(map(str, sizes))} (the sizes the engines split {probe['model']}'s "
+                                          f"{int(model['heads'])} attention heads over); allowed: {', '.join(map(str, allowed))}")
 
 
 def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, alike_kept: int | None = None) -> dict[str, list]:
@@ -669,9 +690,9 @@ def serve_sentence(result: Mapping) -> str:
     if rent is None and buy is None:
         if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
             return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "
-                    f"left out (allow buying, or name a GPU an offer rents); {api_text} for {volume}.")
+                    f"left out (allow buying, or name a GPU an offer rents); {api_text} for {volume}.") + _context_sentence(result)
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
-        return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}."
+        return f"Use the API: no setup meets the targets (rejected: {counts}); {api_text} for {volume}." + _context_sentence(result)
     lead = {"rent": rent, "buy": buy}.get(result["choice"])
     if lead is None:
         head = f"Use the API: {api_text} for {volume}"
@@ -696,7 +717,13 @@ def serve_sentence(result: Mapping) -> str:
     text = head + ". " + _upper_first("; ".join(wins)) + "."
     if lead is not None:
         text += " " + _upper_first(serve_option_notes(lead, result["inputs"])) + "."
-    return text
+    return text + _context_sentence(result)
+
+
+def _context_sentence(result: Mapping) -> str:
+    """" A request of ... is longer than the ... tokens assumed ...": the context note, as a sentence to append."""
+    note = result.get("context_note")
+    return f" {note}." if note else ""
 
 
 

@@ -134,6 +134,9 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         problem = heads_problem(model, int(n))
         if problem:
             raise InputError("n_gpus", n, f"GPUs per serving replica (tensor parallel) {problem}", row)
+        refusal = context_refusal(values, model)
+        if refusal is not None:
+            raise InputError(*refusal, row)
     if serving and values.get("serving_layout", 0) == 2 and "engine__row" in values:
         engine = _row(values, "engine", "engines")
         if engine is not None and not float(engine.get("disaggregated_mode") or 0) > 0:
@@ -148,6 +151,69 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         problem = precision_problem(values)
         if problem:
             raise InputError("precision", values["precision"], problem, row)
+
+
+def context_is_default(model: dict) -> bool:
+    """Whether the model's max_context is a default rather than the model's own: an architecture estimated from a
+    parameter count, or fields / a config.json that give no context length (``architectures.CONTEXT_IS_DEFAULT``)."""
+    from .architectures import CONTEXT_IS_DEFAULT
+    return bool(float(model.get(CONTEXT_IS_DEFAULT, 0) or 0))
+
+
+def context_refusal(values, model: dict) -> tuple[str, object, str] | None:
+    """(field, value, what is allowed) when a serving request (prompt_tokens + output_tokens) is longer than the model's
+    context, from the model catalog or the model's own config (an engine refuses such a request: vLLM's "This model's
+    maximum context length is N tokens" error, the prompt plus max_tokens against max_model_len); None when it fits, or
+    when the context is only a default (``context_is_default``: the answer then says so, ``context_note``)."""
+    context = float(model.get("max_context", 0) or 0)
+    prompt, output = float(values.get("prompt_tokens", 0)), float(values.get("output_tokens", 0))
+    if context <= 0 or prompt + output <= context or context_is_default(model):
+        return None
+    name = model.get("name", "the model")
+    where = "model catalog" if name in catalog.tables()["models"].names else "the model's config.json or fields"
+    if prompt > context:
+        return ("prompt_tokens", values["prompt_tokens"], f"is longer than {name}'s context of {context:,.0f} tokens ({where}, "
+                                                          f"max_context); allowed: prompt_tokens + output_tokens up to "
+                                                          f"{context:,.0f}")
+    return ("output_tokens", values["output_tokens"], f"with prompt_tokens {prompt:,.0f} is longer than {name}'s context of "
+                                                      f"{context:,.0f} tokens ({where}, max_context); allowed: "
+                                                      f"output_tokens up to {context - prompt:,.0f}")
+
+
+def check_context_rows(values, shape, extra_models, task: str | None) -> None:
+    """A sweep (``core.evaluate`` over arrays) of a serving job: the first row whose request (prompt_tokens +
+    output_tokens) is longer than its model's known context raises ``context_refusal``'s InputError, naming the row.
+    ``task``: "serve" or "train" when one task holds for every row, None when it varies; ``extra_models``: the rows of
+    models outside the catalog the sweep uses (their indices follow the catalog's)."""
+    if task == "train":
+        return
+    models = catalog.tables()["models"].rows
+    kinds = [bool(float(flag)) for flag in catalog.tables()["tasks"].col["serve"]]
+    serve = np.broadcast_to(np.asarray(kinds)[np.asarray(values["task__row"], dtype=int)], shape)
+    if not serve.any():
+        return
+    rows = np.broadcast_to(np.asarray(values["model__row"], dtype=int), shape)
+    every = list(models) + list(extra_models)
+    context = np.array([0.0 if context_is_default(r) else float(r.get("max_context", 0) or 0) for r in every])[rows]
+    asked = np.broadcast_to(np.asarray(values["prompt_tokens"], dtype=float) + np.asarray(values["output_tokens"], dtype=float),
+                            shape)
+    bad = np.flatnonzero((serve & (context > 0) & (asked > context)).ravel())
+    if bad.size:
+        j = int(bad[0])
+        one = {k: float(np.broadcast_to(np.asarray(values[k], dtype=float), shape).flat[j]) for k in ("prompt_tokens", "output_tokens")}
+        raise InputError(*context_refusal(one, every[int(rows.flat[j])]), row=j)
+
+
+def context_note(values, model: dict) -> str | None:
+    """A sentence when a serving request is longer than a context length that is only a default (an estimated or
+    ad-hoc architecture): planned, not refused, since the model's real context is not known."""
+    context = float(model.get("max_context", 0) or 0)
+    prompt, output = float(values.get("prompt_tokens", 0)), float(values.get("output_tokens", 0))
+    if context <= 0 or prompt + output <= context or not context_is_default(model):
+        return None
+    return (f"A request of {prompt:,.0f} prompt + {output:,.0f} output tokens is longer than the {context:,.0f} tokens "
+            f"assumed for {model.get('name', 'this model')}, whose context length is not known (no max_context given); "
+            "check the model's own context (max_position_embeddings in its config.json) before serving it")
 
 
 def _row(values, key: str, table: str) -> dict | None:

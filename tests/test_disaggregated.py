@@ -21,7 +21,8 @@ from gpu_tco import core
 
 # Llama 3 70B in fp8 on replicas of 2x H100, 20 requests/s
 BASE = {"task": "serve", "model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "requests_per_s": 20}
-LONG = {**BASE, "prompt_tokens": 8000, "output_tokens": 500, "ttft_slo_ms": 3000, "tpot_slo_ms": 25}   # long prompt, tight TPOT
+# (Llama 3.1 70B: the same architecture with a 128k context; Llama 3 70B's 8,192 tokens refuse 8,000 + 500)
+LONG = {**BASE, "model": "Llama-3.1-70B", "prompt_tokens": 8000, "output_tokens": 500, "ttft_slo_ms": 3000, "tpot_slo_ms": 25}   # long prompt, tight TPOT
 SHORT = {**BASE, "prompt_tokens": 500, "output_tokens": 200, "ttft_slo_ms": 2000, "tpot_slo_ms": 50}   # short prompt, loose TPOT
 NAMES = ("serve_disaggregated", "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_gpus", "disagg_ok",
          "serve_aggregated_ok", "serve_batch", "disagg_decode_batch", "serve_aggregated_tpot_ms", "tpot_ms", "ttft_ms",
@@ -112,7 +113,7 @@ def _cli(*args):
 
 @pytest.mark.slow  # command-line runs in processes of their own
 def test_command_line_plan_and_estimate_state_the_layout():
-    demand = ["--model", "Llama-3-70B", "--requests-per-s", "20", "--prompt-tokens", "8000", "--output-tokens", "500",
+    demand = ["--model", "Llama-3.1-70B", "--requests-per-s", "20", "--prompt-tokens", "8000", "--output-tokens", "500",
               "--ttft-slo-ms", "3000", "--tpot-slo-ms", "25"]
     plan = _cli("plan", "--task", "serve", "--gpus", "H100-SXM", *demand)
     assert plan.returncode == 0, plan.stderr
@@ -129,7 +130,7 @@ def test_command_line_plan_and_estimate_state_the_layout():
 def test_excel_serve_plan_lists_the_layout():
     from gpu_tco.addin.functions import call
     # model, requests/s, prompt, output, TTFT and TPOT targets, API, hours a day, GPU, top, ..., serving_layout
-    args = ["Llama-3-70B", 20, 8000, 500, 3000, 25, None, None, "H100-SXM", 3]
+    args = ["Llama-3.1-70B", 20, 8000, 500, 3000, 25, None, None, "H100-SXM", 3]
     table = call("GPU_SERVE_PLAN", *args)
     rows = [dict(zip(table[0], row)) for row in table[1:]]
     assert rows[0]["layout"] == "disaggregated" and rows[0]["prefill_replicas"] >= 2 and rows[0]["kv_transfer_ms"] > 0
@@ -182,7 +183,7 @@ def test_the_form_answers_with_the_layout():
     decode apart, with the replicas of each kind and the KV transfer."""
     from gpu_tco.gui import model
     state = model.FormState()
-    for name, value in (("task", "serve"), ("model", "Llama-3-70B"), ("requests_per_s", 20), ("prompt_tokens", 8000),
+    for name, value in (("task", "serve"), ("model", "Llama-3.1-70B"), ("requests_per_s", 20), ("prompt_tokens", 8000),
                         ("output_tokens", 500), ("ttft_slo_ms", 3000), ("tpot_slo_ms", 25)):
         assert state.set_value(name, value) is None, name
     state.gpus = ["H100-SXM"]

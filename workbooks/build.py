@@ -85,6 +85,7 @@ from .xlsx import (
     not_in_default_print,
     page_setup,
     save_atomically,
+    shared_rows,
 )
 
 
@@ -230,6 +231,9 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
         vals["buy_ranked"] = core.ranks_purchases(job.values)
         _option_column(ws, k, per_option, vals, lay)
         lay.option_values.append(vals)
+    # each quantity's row is one formula shifted across the option columns (every reference in it is a cell of its own
+    # column, a defined name or a constant): one shared formula per row, the largest part of the workbook's bytes
+    shared_rows(ws.parent)[ws.title] = [(rows[n], 3, 2 + len(options) + 1) for n in (*PRICE_INPUTS, *per_option)]
     _widths(ws, {"A": 34, "B": 12, **{get_column_letter(2 + k): 20 for k in range(1, len(options) + 2)}})
     not_in_default_print(ws, 2 + len(options) + 1, title_rows="1:1")
     ws.protection.sheet = True

@@ -128,7 +128,7 @@ def _checked(ns, given: dict) -> dict:
 
 
 def cmd_estimate(ns) -> int:
-    from ..core import QUANTITIES, breakdown, evaluate, row_of
+    from ..core import QUANTITIES, breakdown, evaluate, fit_gaps, row_of
 
     given = _collect_inputs(ns)
     res = evaluate(given)
@@ -162,31 +162,24 @@ def cmd_estimate(ns) -> int:
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()
-        facts = [
-            ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
-            ["longest sequence that fits", res["max_train_seq_len"]],
-            ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
-            ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", res["train_tokens_per_s"]],
-            ["training hours", res["train_hours"]],
-            ["training hours, likely range", f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
-            ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
-                                                   f"{res['peak_train_gib_likely_high']:.3g}"],
-            ["GPU-hours", res["train_gpu_hours"]],
-        ]
+        facts = _training_facts(res, used)
     else:
         print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
         comp = breakdown(res, "infer")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items()
                                                if k not in ("gradients", "optimizer", "logits")]))
         print()
+        # a replica whose weights leave no room for one request runs nothing: core's words, as the serving planner's
+        not_fit = fit_gaps(res, ["decode_tokens_per_s"]).get("decode_tokens_per_s")
         facts = [
             ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
             ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
             ["longest context that fits", res["max_context_fit"]],
             # the engine's decode step, as the serving figures below use it (fixed time per step included)
             [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
-             f"{number_text(used['output_tokens'])} output tokens)", res["engine_decode_tokens_per_s_per_seq"]],
-            ["decode tokens/s, whole batch", res["engine_decode_tokens_per_s"]], ["prefill tokens/s", res["prefill_tokens_per_s"]],
+             f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
+            ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
+            ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
         ]
         if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
             facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
@@ -206,6 +199,25 @@ def cmd_estimate(ns) -> int:
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
     return 0
+
+
+def _training_facts(res: dict, used: dict) -> list:
+    """The training rows of ``estimate``'s result table (``res``: every quantity, ``used``: the resolved inputs)."""
+    # a job that does not fit has no hours, throughput or GPU-hours: core's words, as the planner and Excel say it
+    from ..core import fit_gaps
+    not_fit = fit_gaps(res, ["train_hours"]).get("train_hours")
+    return [
+        ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
+        ["longest sequence that fits", res["max_train_seq_len"]],
+        ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
+        ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
+        ["training hours", not_fit or res["train_hours"]],
+        ["training hours, likely range", "-" if not_fit else
+         f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
+        ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
+                                               f"{res['peak_train_gib_likely_high']:.3g}"],
+        ["GPU-hours", "-" if not_fit else res["train_gpu_hours"]],
+    ]
 
 
 ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",

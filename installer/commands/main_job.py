@@ -29,7 +29,15 @@ def _main_table(rows: list[dict]) -> str:
 
 def cmd_main(ns) -> int:
     from ..core import COMPARED_METHODS as METHODS
-    from ..core import DEFAULT_JOB, NO_OFFER, check_input, likely_hours_text, resolve_inputs, worded_recommendations
+    from ..core import (
+        DEFAULT_JOB,
+        check_input,
+        compared_setups,
+        likely_hours_text,
+        named_offer,
+        resolve_inputs,
+        worded_recommendations,
+    )
     from ..core import compare_setups as compare
 
     job = _collect_inputs(ns)
@@ -41,10 +49,13 @@ def cmd_main(ns) -> int:
     if ns.workbook:
         from ..workbooks.xlsx import check_target
         target = check_target(ns.workbook)
+    # a named offer (not auto) rents one GPU type: the setups compared and the recommendation are on that offer
+    offer = named_offer(j)
+    setups = compared_setups(j)
     methods = (a["method"],) if "method" in job else METHODS
     worded = worded_recommendations(job, methods)
     picks = {m: rec.option for m, rec in worded.items()}
-    rows = compare(job, methods=methods, picks=picks)
+    rows = compare(job, setups=setups, methods=methods, picks=picks)
     if ns.json:
         clean = lambda o: {k: _jsonable(v) for k, v in o.items()} if o else None  # noqa: E731
         print(json.dumps({"job": {k: _jsonable(v) for k, v in j.items()},
@@ -68,42 +79,53 @@ def cmd_main(ns) -> int:
         print()
         for m in methods:
             if picks[m] is None:
-                print(f"Recommended for {m}: nothing acceptable on any GPU; see `gpu-tco plan --method {m} --all`.")
+                where = f"through {offer}; see `gpu-tco plan --method {m} --gpus {setups[0][0]} --all`" if offer else \
+                    f"on any GPU; see `gpu-tco plan --method {m} --all`"
+                print(f"Recommended for {m}: nothing acceptable {where}.")
                 continue
             print(f"Recommended for {m}: {worded[m].text}")
             print(f"  {likely_hours_text(picks[m], a['framework'])}")
         print()
-        from ..core import ranks_purchases
-        if ranks_purchases(a):
-            how = (f"renting through every cloud offer or buying (bought GPUs busy {a['owned_busy_hours_per_day'] or a['hours_per_day']:g} "
-                   f"hours a day over {a['months']:g} months)")
-        else:
-            how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
-                   "after it, or --consider-buying 1, ranks purchases too)")
-        print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
-              f"memory, the device total within it; tight: above 90 %), has a price, meets the deadline and budget, over every GPU, count and {how}; within "
-              f"{a['cost_tolerance_pct']:g} % of the cheapest, fewer machines, then fewer hours, then fewer GPUs win. "
-              "The table shows the usual setups.")
-        if not a["allow_interruptible"]:
-            print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
-                  "--allow-interruptible 1 includes them.")
-        print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
-              f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
-        print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
-              f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
-              "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
-        print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
-              f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
-              f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "
-              f"{a['value_loss_pct_per_year']:g} %/year value loss.")
-        print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: "
-              "gpu-tco explain QUANTITY, docs/quantities.md.")
+        _print_rule(a, offer, setups)
     if target is not None:
         from ..workbooks import write_workbook
         path = write_workbook(target, job)
         if not ns.json:
             print(f"Workbook (every number a live Excel formula): {path.resolve()}")
     return 0
+
+
+def _print_rule(a: dict, offer: str | None, setups) -> None:
+    """The recommendation rule and what each column means, for the resolved inputs ``a`` (``offer``: the one offer the
+    job names, whose GPU the table ``setups`` compares)."""
+    from ..core import NO_OFFER, ranks_purchases
+    if offer:
+        how = f"renting through {offer}" + (" or buying its GPUs" if ranks_purchases(a) else "")
+    elif ranks_purchases(a):
+        how = (f"renting through every cloud offer or buying (bought GPUs busy {a['owned_busy_hours_per_day'] or a['hours_per_day']:g} "
+               f"hours a day over {a['months']:g} months)")
+    else:
+        how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
+               "after it, or --consider-buying 1, ranks purchases too)")
+    print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
+          f"memory, the device total within it; tight: above 90 %), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
+          f"{a['cost_tolerance_pct']:g} % of the cheapest, fewer machines, then fewer hours, then fewer GPUs win. "
+          + (f"The table shows {setups[0][0]}, the GPU {offer} rents, at the usual counts." if offer
+             else "The table shows the usual setups."))
+    if not a["allow_interruptible"]:
+        print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
+              "--allow-interruptible 1 includes them.")
+    print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
+          f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
+    print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
+          f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
+          "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
+    print(f"Own = share of the total cost of owning for {a['months']:g} months at {a['hours_per_day']:g} h/day: GPUs + "
+          f"{a['server_overhead_pct']:g} % server, {a['pue']:g} PUE at ${a['usd_per_kwh']:g}/kWh, colocation "
+          f"${a['colo_usd_per_kw_month']:g}/kW-month, {a['maintenance_pct_per_year']:g} %/year upkeep, "
+          f"{a['value_loss_pct_per_year']:g} %/year value loss.")
+    print("Every assumption is an input (--hours-per-day, --usd-per-kwh, ...). Formulas and sources: "
+          "gpu-tco explain QUANTITY, docs/quantities.md.")
 
 
 def _serve_main(ns, job: dict) -> int:
