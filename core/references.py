@@ -156,6 +156,17 @@ _REFS: list[Reference] = [
     Reference("llama2_2023", "Touvron, Martin, Stone et al.", "Llama 2: Open Foundation and Fine-Tuned Chat Models", "2023",
               "https://arxiv.org/abs/2307.09288"),
     Reference("llama3_2024", "Llama Team, Meta AI", "The Llama 3 Herd of Models", "2024", "https://arxiv.org/abs/2407.21783"),
+    Reference("pythia2023", "Biderman, Schoelkopf, Anthony et al.", "Pythia: A Suite for Analyzing Large Language Models Across "
+              "Training and Scaling", "2023-04-03", "https://arxiv.org/abs/2304.01373"),
+    Reference("pythia_configs", "EleutherAI", "Pythia: GPT-NeoX training configurations (models/1B/pythia-1b.yml: "
+              "\"trained on 64 gpus\", micro-batch 16, activation checkpointing, fp16, ZeRO stage 1)", "2023",
+              "https://github.com/EleutherAI/pythia/blob/b14d5af9ae1809046209c079852e8891dca4678f/models/1B/pythia-1b.yml"),
+    Reference("tinyllama2024", "Zhang, Zeng, Wang and Lu", "TinyLlama: An Open-Source Small Language Model", "2024-01-04",
+              "https://arxiv.org/abs/2401.02385"),
+    Reference("tinyllama_readme", "Zhang, Zeng, Wang and Lu (TinyLlama)", "TinyLlama README: Training Details and Blazingly "
+              "Fast (24k tokens per second per A100-40G, 56 % MFU without activation checkpointing; A100 GPU hours on 300B "
+              "tokens: TinyLlama-1.1B 3456, Pythia-1.0B 4830 from the Pythia paper)", "2023-09-04",
+              "https://github.com/jzhang38/TinyLlama/blob/026587c0fbc5cf756eba92e0220566550df66ca7/README.md"),
     Reference("mistral2023", "Jiang, Sablayrolles, Mensch et al.", "Mistral 7B", "2023", "https://arxiv.org/abs/2310.06825"),
     Reference("mixtral2024", "Jiang, Sablayrolles, Roux et al.", "Mixtral of Experts", "2024", "https://arxiv.org/abs/2401.04088"),
     Reference("deepseekv2_2024", "DeepSeek-AI", "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
