@@ -58,7 +58,7 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve")
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small")
 
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")

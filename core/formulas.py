@@ -845,11 +845,44 @@ optimizer_step_s = q(
     * opt("step_passes") / split("shard_optimizer") / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
     / m_pipe,
     "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel)")
+# Work that grows with the layers' widths, not with their products: every matrix product reads its input and writes its
+# output through memory (forward, and twice in the backward pass), and the elementwise operations between them (norms,
+# activation functions, residual adds, rotary embeddings; the loss over the vocabulary) move the same activations again.
+# Per token this is proportional to h and ffn while the FLOPs grow with h x ffn, so its share of a step grows as the
+# model narrows: SmolLM2 135M (h 576) runs at about 20 % of the H200's dense peak where Llama 3.2 1B (h 2048) reaches 40 %.
+mlp_io_dims = lambda width: (2 + M("gated_mlp")) * (h + width)  # noqa: E731
+attn_io_dims = IF(mla, IF(r_q > 0, h + 2 * r_q + q_dim, h + q_dim) + h + mla_kv_down + r_kv + mla_kv_up + mla_value + h,
+                  2 * (h + q_dim) + 2 * (h + kv_dim))
+io_dims_per_token = q(
+    "activation_io_dims_per_token", "-",
+    "Sum of (d_in + d_out) over the matrix products one token passes through: every layer's attention projections and "
+    "active MLP matrices (active and shared experts, dense layers), plus the output layer (hidden + vocabulary)",
+    moe_layers * (attn_io_dims + (k_act + S) * mlp_io_dims(f)) + n_dense * (attn_io_dims + mlp_io_dims(f_dense)) + h + V,
+    "[megatron2019] section 3 (the layer's matrices); [kaplan2020] (the output layer)")
+activation_io_s = q(
+    "activation_io_s_per_step", "s",
+    "Time per micro-batch on one GPU spent moving activations through memory around the matrix products (0 with an MFU "
+    "given) = tokens x activation_io_dims_per_token x the framework's bytes per width (activation_bytes_per_dim: eager "
+    "layers launch each norm, activation function, residual add and rotary embedding as its own kernel, which re-reads "
+    "and writes the activations; 0 for the compiled or fused stacks, whose matmul kernels overlap their own inputs and "
+    "outputs) / (memory bandwidth x decode_bandwidth_efficiency); a recomputed forward repeats a third of it",
+    (I.mfu <= 0) * s * b / (t * cp * pp) * io_dims_per_token * fw("activation_bytes_per_dim")
+    * (1 + rec("checkpoint_layers") / 3) / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+    "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); frameworks catalog "
+    "activation_bytes_per_dim, fitted on [gpu_tco_h200_small] (docs/training.md)")
+layer_overhead_s = q(
+    "layer_overhead_s_per_step", "s",
+    "Fixed time per micro-batch on one GPU for launching each layer's operations, whatever its tokens (0 with an MFU "
+    "given) = the GPU's layers x the framework's microseconds per layer (forward and backward; eager PyTorch issues "
+    "each operation from Python)",
+    (I.mfu <= 0) * L / pp * fw("layer_overhead_us") * 1e-6,
+    "frameworks catalog layer_overhead_us, fitted on [gpu_tco_h200_small] (two micro-batch sizes of SmolLM2 135M and "
+    "Pythia 160M; docs/training.md)")
 step_work_slowdown = q(
     "step_work_slowdown", "x",
     "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
-    "optimizer step) / compute",
-    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s) / compute_s)
+    "optimizer step + activation traffic + per-layer launch overhead) / compute",
+    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s + activation_io_s + layer_overhead_s) / compute_s)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "

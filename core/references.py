@@ -156,6 +156,8 @@ _REFS: list[Reference] = [
     Reference("llama2_2023", "Touvron, Martin, Stone et al.", "Llama 2: Open Foundation and Fine-Tuned Chat Models", "2023",
               "https://arxiv.org/abs/2307.09288"),
     Reference("llama3_2024", "Llama Team, Meta AI", "The Llama 3 Herd of Models", "2024", "https://arxiv.org/abs/2407.21783"),
+    Reference("williams2009", "Williams, Waterman and Patterson", "Roofline: An Insightful Visual Performance Model for "
+              "Multicore Architectures (Communications of the ACM 52(4))", "2009-04", "https://doi.org/10.1145/1498765.1498785"),
     Reference("pythia2023", "Biderman, Schoelkopf, Anthony et al.", "Pythia: A Suite for Analyzing Large Language Models Across "
               "Training and Scaling", "2023-04-03", "https://arxiv.org/abs/2304.01373"),
     Reference("pythia_configs", "EleutherAI", "Pythia: GPT-NeoX training configurations (models/1B/pythia-1b.yml: "
@@ -254,6 +256,11 @@ _REFS: list[Reference] = [
               "H200, 2026-11-26: PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, bitsandbytes 0.50.2, liger-kernel "
               "0.8.5; random weights from config.json, SDPA attention, eager, 2 warm-up and 4 timed steps; one process per row",
               "2026-11-26", "tools/measure/results/h200-2026-11-26/train_rows.jsonl"),
+    Reference("gpu_tco_h200_small", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
+              "H200, 2026-11-26 (second set): full fine-tuning of eight models of 135 million to 1.2 billion parameters without "
+              "recomputation, 2,048 tokens per sequence; PyTorch 2.11.0+cu130, transformers 5.17.0; random weights from "
+              "config.json, SDPA attention, eager, bf16 weights, torch AdamW (foreach); 3 warm-up and 8 timed steps",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26b/small_train_rows.jsonl"),
     Reference("gpu_tco_h200_serve", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/serve_measure.py, NVIDIA "
               "H200, 2026-11-26: Llama 3.1 8B (random weights, bf16) through eager Hugging Face generate, PyTorch 2.11.0+cu130, "
               "transformers 5.17.0, SDPA: one forward pass over 512 to 32,768 prompt tokens, decode at 1, 8 and 32 sequences",
