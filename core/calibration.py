@@ -59,6 +59,9 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
 OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small")
+# Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models
+# on large clusters"): TinyLlama 1.1B on 16 A100s and Pythia 1B on 64 (both read in the TinyLlama README)
+HELD_OUT_SOURCES = ("tinyllama_readme",)
 
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
@@ -98,7 +101,9 @@ FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtita
                 "Meta (Llama 2)": "torchtitan", "Meta (Llama 3)": "torchtitan", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
                 "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
                 "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
-                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron"}
+                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron",
+                "lit-gpt (TinyLlama: FSDP, FlashAttention 2, fused kernels)": "torchtitan",
+                "GPT-NeoX (Pythia: Megatron-LM layers on DeepSpeed)": "megatron"}
 
 
 def _check_serving_settings(inputs: dict, line: int) -> dict:
@@ -214,7 +219,7 @@ def in_fit(m: Measurement) -> bool:
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it; gpu-tco's
     own runs (OWN_SOURCES) are checks too."""
-    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES:
+    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES or m.source in HELD_OUT_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
@@ -635,6 +640,8 @@ def _why_out(m: Measurement) -> str:
         return "no: reserved memory (a check)"
     if m.source in OWN_SOURCES:
         return "no: gpu-tco's own run (a check)"
+    if m.source in HELD_OUT_SOURCES:
+        return "no: small model on many GPUs (a held-out check)"
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return "no: no dense row on this GPU (a check)"
