@@ -865,9 +865,11 @@ activation_io_s = q(
     "given) = tokens x activation_io_dims_per_token x the framework's bytes per width (activation_bytes_per_dim: eager "
     "layers launch each norm, activation function, residual add and rotary embedding as its own kernel, which re-reads "
     "and writes the activations; 0 for the compiled or fused stacks, whose matmul kernels overlap their own inputs and "
-    "outputs) / (memory bandwidth x decode_bandwidth_efficiency); a recomputed forward repeats a third of it",
+    "outputs) / (memory bandwidth x decode_bandwidth_efficiency); split as the FLOPs are, a third each to the forward "
+    "pass, the input gradients and the weight gradients: a recomputed forward adds a third, LoRA's frozen weights take "
+    "no weight gradients (a third less)",
     (I.mfu <= 0) * s * b / (t * cp * pp) * io_dims_per_token * fw("activation_bytes_per_dim")
-    * (1 + rec("checkpoint_layers") / 3) / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+    * (1 + rec("checkpoint_layers") / 3 - is_lora / 3) / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
     "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); frameworks catalog "
     "activation_bytes_per_dim, fitted on [gpu_tco_h200_small] (docs/training.md)")
 layer_overhead_s = q(

@@ -44,7 +44,7 @@ def test_narrow_models_lose_more_of_their_step_to_activation_traffic():
         r = core.evaluate(JOB, model=name, micro_batch=8 if name != "Llama-3.1-8B" else 1)
         share[name] = r["activation_io_s_per_step"] / r["compute_s_per_step"]
     assert share["SmolLM2-135M"] > share["Qwen2.5-0.5B"] > share["TinyLlama-1.1B"] > share["Llama-3.1-8B"]
-    assert share["SmolLM2-135M"] > 0.3 and share["Llama-3.1-8B"] < 0.1
+    assert share["SmolLM2-135M"] > 0.4 and share["Llama-3.1-8B"] < 0.15
     small, large = (core.evaluate(JOB, model="SmolLM2-135M", micro_batch=b) for b in (8, 32))
     assert small["layer_overhead_s_per_step"] == large["layer_overhead_s_per_step"] > 0
     assert small["step_work_slowdown"] > large["step_work_slowdown"]
@@ -54,14 +54,14 @@ def test_narrow_models_lose_more_of_their_step_to_activation_traffic():
         assert r["activation_io_s_per_step"] == r["layer_overhead_s_per_step"] == 0
 
 
-def test_own_small_model_rows_are_held_within_a_third():
+def test_own_small_model_rows_within_28_percent():
     """gpu-tco's own full fine-tuning of eight small models on one H200: the estimate was 2.3x the measured tokens/s for
     SmolLM2 135M (median error of the ten rows 44 %) before the activation traffic and launch cost were modelled; now the
-    median error is under 12 % and every row within 36 %."""
+    median error is 11 % and every row within 27 %."""
     assert len(SMALL) == 10 and not any(cal.in_fit(m) for m in SMALL)
     errors = {m.id: cal.predict(m) / m.value - 1 for m in SMALL}
     assert statistics.median(abs(e) for e in errors.values()) < 0.12, errors
-    assert max(abs(e) for e in errors.values()) < 0.36, errors
+    assert max(abs(e) for e in errors.values()) < 0.28, errors
     # the measured MFU falls with the hidden size, and so does the estimate: SmolLM2 135M (576) below Llama 3.2 1B (2048)
     def mfu(m, tokens_per_s):
         r = cal._evaluate(m)
