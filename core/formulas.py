@@ -862,16 +862,17 @@ io_dims_per_token = q(
 activation_io_s = q(
     "activation_io_s_per_step", "s",
     "Time per micro-batch on one GPU spent moving activations through memory around the matrix products (0 with an MFU "
-    "given) = tokens x activation_io_dims_per_token x the framework's bytes per width (activation_bytes_per_dim: eager "
-    "layers launch each norm, activation function, residual add and rotary embedding as its own kernel, which re-reads "
-    "and writes the activations; 0 for the compiled or fused stacks, whose matmul kernels overlap their own inputs and "
-    "outputs) / (memory bandwidth x decode_bandwidth_efficiency); split as the FLOPs are, a third each to the forward "
+    "given) = tokens x activation_io_dims_per_token x bytes per width (activation_bytes_per_dim, fitted on published "
+    "small-model runs, x the framework's activation_traffic_share: 0 where torch.compile or hand-written Triton kernels fuse "
+    "the norms, activation functions and residual adds into few kernels; + its eager_bytes_per_dim) / (memory bandwidth x "
+    "decode_bandwidth_efficiency); split as the FLOPs are, a third each to the forward "
     "pass, the input gradients and the weight gradients: a recomputed forward adds a third, LoRA's frozen weights take "
     "no weight gradients (a third less)",
-    (I.mfu <= 0) * s * b / (t * cp * pp) * io_dims_per_token * fw("activation_bytes_per_dim")
+    (I.mfu <= 0) * s * b / (t * cp * pp) * io_dims_per_token * (I.activation_bytes_per_dim * fw("activation_traffic_share") + fw("eager_bytes_per_dim"))
     * (1 + rec("checkpoint_layers") / 3 - is_lora / 3) / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
-    "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); frameworks catalog "
-    "activation_bytes_per_dim, fitted on [gpu_tco_h200_small] (docs/training.md)")
+    "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); activation_bytes_per_dim "
+    "fitted on [llmfoundry_bench_a100]; frameworks catalog eager_bytes_per_dim fitted on [gpu_tco_h200_small] "
+    "(docs/training.md)")
 layer_overhead_s = q(
     "layer_overhead_s_per_step", "s",
     "Fixed time per micro-batch on one GPU for launching each layer's operations, whatever its tokens (0 with an MFU "

@@ -250,6 +250,12 @@ _REFS: list[Reference] = [
               "2024-04-24", "https://github.com/pytorch/torchtitan/blob/041336434916bdc0f88c1f89fda176fd3c2092e4/docs/performance.md"),
     Reference("llmfoundry_bench", "MosaicML (Databricks)", "LLM Foundry: MPT Training Benchmarks (H100 80GB BF16 table)",
               "2023-10-19", "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/README.md"),
+    Reference("llmfoundry_bench_a100", "MosaicML (Databricks)", "LLM Foundry: MPT Training Benchmarks (the H100 80GB BF16, A100 "
+              "80GB and A100 40GB tables with MPT 125M to 3B; 1,600 Gbit/s RoCE between the 8-GPU nodes)", "2023-10-19",
+              "https://github.com/mosaicml/llm-foundry/blob/061f2c7ce64e655100286584a7629e2a09f827ba/scripts/train/benchmarking/README.md"),
+    Reference("llmfoundry_yamls", "MosaicML (Databricks)", "LLM Foundry pre-training configurations scripts/train/yamls/pretrain/"
+              "mpt-125m.yaml, mpt-350m.yaml, mpt-760m.yaml, mpt-1b.yaml, mpt-3b.yaml (the benchmarks' models)", "2023",
+              "https://github.com/mosaicml/llm-foundry/tree/34c28fc9199278b10193e69fb52979043b7dc1bd/scripts/train/yamls/pretrain"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
     Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
