@@ -348,11 +348,15 @@ UPPER_BOUND = {"large_cluster_mfu_factor": 1.0}
 
 
 # Activation traffic around the matrix products (activation_bytes_per_dim, bytes per token and unit of layer width) is work
-# besides the compute the factors describe: it enters each training row's step_work_slowdown, which is linear in it.  It is
-# fitted on published runs of small models (whose steps it weighs on: MPT 125M to 3B, h 768 to 2,560) with the factors the
-# larger models set, as the CPU optimizer speed is fitted on the offloaded rows; those rows do not fit the factors.
-ACTIVATION_SOURCES: tuple = ()  # none yet: see docs/training.md, "Small models"
-ACTIVATION_BYTES_PRIOR = 0.0  # the fused and compiled stacks of the fit: their rows hold the traffic in their factors
+# besides the compute the factors describe, taken out of each training row as time (_activation_terms).  fit_activation fits
+# it on the rows of ACTIVATION_SOURCES (published small-model runs) with the factors the larger models set, as the CPU
+# optimizer speed is fitted on the offloaded rows.  It is switched off (no source, value 0): LLM Foundry's MPT 125M to 3B
+# rows give 13.3 bytes per width, and with it the held-out errors of megatron, torchtitan and transformers fall (11.5 to
+# 9.0 %, 8.4 to 5.5 %, 23 to 17 %) but composer's and torchtune's rise (5.9 to 8.3 %, 30 to 48 %; torchtune's compiled
+# rows on the RTX 4090 cannot carry the traffic, and its A100 rows then run ahead of the A100 factor the others raise):
+# docs/training.md, "Small models".  Put "llmfoundry_bench_a100" here (and out of HELD_OUT_SOURCES) to switch it on.
+ACTIVATION_SOURCES: tuple = ()
+ACTIVATION_BYTES_PRIOR = 0.0  # without small-model rows in the fit the larger models' factors hold the traffic
 ACTIVATION_BYTES_RANGE = (0.0, 60.0)
 _STEP_WORK: dict = {}
 
@@ -369,12 +373,35 @@ def _step_work(m: Measurement) -> tuple[float, float, float, float]:
     return _STEP_WORK[key]
 
 
+def _activation_terms(m: Measurement) -> tuple[float, float, float, float]:
+    """A training row's time in units of its compute time at factors 1 (C): (measured time / C, the other step work's
+    stretch at the catalogs' factors, activation traffic per byte per width / C x the catalogs' factors, the catalogs'
+    factor product).  The traffic is a time of its own, not a share of the compute: a fit that raised the factors would
+    otherwise raise the share with them, and the fixed point would run away."""
+    at0, per_byte, now, log_ratio = _step_work(m)
+    from . import catalog
+    key = ("factors", m.id, m.source, m.value, id(catalog.snapshot()))
+    if key not in _STEP_WORK:
+        _STEP_WORK[key] = _evaluate(m)["mfu_effective"] / _pcie_penalty(m)
+    factors_now = _STEP_WORK[key]
+    return math.exp(-(log_ratio - math.log(now))), at0, per_byte / factors_now, factors_now
+
+
 def _log_ratio_at(m: Measurement, activation_bytes: float | None) -> float:
-    """_log_ratio with the activation traffic at ``activation_bytes`` per width instead of the catalogs' value."""
+    """log of the factor product the row needs (what _log_ratio gives) with the activation traffic at ``activation_bytes``
+    per width taken out as time."""
     if activation_bytes is None or m.kind != "training speed":
         return _log_ratio(m)
-    at0, per_byte, now, log_ratio = _step_work(m)
-    return log_ratio + math.log((at0 + activation_bytes * per_byte) / now)
+    measured, at0, per_byte, _now = _activation_terms(m)
+    left = measured - activation_bytes * per_byte
+    return math.log(at0) - math.log(max(left, 1e-3 * measured))  # more traffic than the measured time: a large error
+
+
+def _activation_prediction_ratio(m: Measurement, factors: float, activation_bytes: float) -> float:
+    """modelled / measured for a training row with the factor product ``factors`` and ``activation_bytes`` per width."""
+    measured, at0, per_byte, _now = _activation_terms(m)
+    modelled = at0 / factors + activation_bytes * per_byte
+    return measured / modelled if m.quantity != "train_gpu_hours" else modelled / measured
 
 
 def _fit_factors(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -390,21 +417,22 @@ def _fit_factors(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
     return theta
 
 
-def fit_speed(rows: list[Measurement]) -> dict:
-    """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}; a parameter of UPPER_BOUND
-    that the rows would put above its bound is held there.  The small-model rows (ACTIVATION_SOURCES) fit the
-    activation traffic instead (fit_activation)."""
+def fit_speed(rows: list[Measurement], activation_bytes: float | None = None) -> dict:
+    """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}, the activation traffic at
+    ``activation_bytes`` per width (the catalogs' value when None); a parameter of UPPER_BOUND that the rows would put
+    above its bound is held there.  The small-model rows (ACTIVATION_SOURCES) fit the activation traffic instead."""
     rows = [m for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) and m.source not in ACTIVATION_SOURCES]
     X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
-    y = np.array([_log_ratio(m) for m in rows])
+    y = np.array([_log_ratio_at(m, activation_bytes) for m in rows])
     prior = np.log([PRIORS[n] for n in SPEED_PARAMS])
     return {n: float(math.exp(t)) for n, t in zip(SPEED_PARAMS, _fit_factors(X, y, prior))}
 
 
 def _activation_log_error(m: Measurement, speed: dict, activation_bytes: float) -> float:
-    """log(modelled / measured speed) for a training row at ``activation_bytes`` per width and the factors ``speed``."""
+    """log(modelled / measured) for a training row at ``activation_bytes`` per width and the factors ``speed``."""
     params = {**catalog_values(), **speed}
-    return sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio_at(m, activation_bytes)
+    factors = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()))
+    return math.log(_activation_prediction_ratio(m, factors, activation_bytes))
 
 
 def fit_activation(rows: list[Measurement], speed: dict) -> dict:
@@ -504,8 +532,11 @@ def fit_offload(rows: list[Measurement], speed: dict) -> dict:
 def fit(rows: list[Measurement] | None = None) -> dict:
     """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms."""
     rows = rows if rows is not None else load_measurements()
-    speed = fit_speed(rows)
-    return {**speed, **fit_activation(rows, speed), **fit_offload(rows, speed), **fit_memory(rows)}
+    from .inputs import DEFAULTS
+    speed = fit_speed(rows, DEFAULTS["activation_bytes_per_dim"])
+    activation = fit_activation(rows, speed)
+    speed = fit_speed(rows, activation["activation_bytes_per_dim"])  # the factors again, at the fitted traffic
+    return {**speed, **activation, **fit_offload(rows, speed), **fit_memory(rows)}
 
 
 def predict_with(m: Measurement, params: dict) -> float:
@@ -517,8 +548,10 @@ def predict_with(m: Measurement, params: dict) -> float:
         params = {**catalog_values(), **params}  # a GPU the fit has no MFU for keeps its catalog value
     if offloaded(m):
         return m.value * math.exp(_offload_log_error(m, params, params["cpu_optimizer_params_per_s"]))
-    ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items())
-                     - _log_ratio_at(m, params.get("activation_bytes_per_dim")))
+    factors = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()))
+    if m.kind == "training speed" and "activation_bytes_per_dim" in params:
+        return m.value * _activation_prediction_ratio(m, factors, params["activation_bytes_per_dim"])
+    ratio = factors / math.exp(_log_ratio(m))
     return m.value * ratio if m.quantity != "train_gpu_hours" else m.value / ratio
 
 
