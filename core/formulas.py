@@ -851,13 +851,19 @@ optimizer_step_s = q(
 # Per token this is proportional to h and ffn while the FLOPs grow with h x ffn, so its share of a step grows as the
 # model narrows: SmolLM2 135M (h 576) runs at about 20 % of the H200's dense peak where Llama 3.2 1B (h 2048) reaches 40 %.
 mlp_io_dims = lambda width: (2 + M("gated_mlp")) * (h + width)  # noqa: E731
-attn_io_dims = IF(mla, IF(r_q > 0, h + 2 * r_q + q_dim, h + q_dim) + h + mla_kv_down + r_kv + mla_kv_up + mla_value + h,
-                  2 * (h + q_dim) + 2 * (h + kv_dim))
+attn_io_dims = q(
+    "activation_io_attn_dims_per_layer", "-",
+    "Sum of (d_in + d_out) over one layer's attention projections: Q, K, V and O (latent attention: its down and up "
+    "projections)",
+    IF(mla, IF(r_q > 0, h + 2 * r_q + q_dim, h + q_dim) + h + mla_kv_down + r_kv + mla_kv_up + mla_value + h,
+       2 * (h + q_dim) + 2 * (h + kv_dim)), "[megatron2019] section 3; [deepseekv2_2024] section 2.1")
+mlp_io = q("activation_io_mlp_dims_per_expert", "-",
+           "Sum of (d_in + d_out) over one MLP's (one expert's) matrices: (2 + gated) x (hidden + ffn)", mlp_io_dims(f))
 io_dims_per_token = q(
     "activation_io_dims_per_token", "-",
     "Sum of (d_in + d_out) over the matrix products one token passes through: every layer's attention projections and "
     "active MLP matrices (active and shared experts, dense layers), plus the output layer (hidden + vocabulary)",
-    moe_layers * (attn_io_dims + (k_act + S) * mlp_io_dims(f)) + n_dense * (attn_io_dims + mlp_io_dims(f_dense)) + h + V,
+    moe_layers * (attn_io_dims + (k_act + S) * mlp_io) + n_dense * (attn_io_dims + mlp_io_dims(f_dense)) + h + V,
     "[megatron2019] section 3 (the layer's matrices); [kaplan2020] (the output layer)")
 activation_io_s = q(
     "activation_io_s_per_step", "s",
