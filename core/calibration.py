@@ -500,15 +500,21 @@ PARAMETER_PRIORS = {**PRIORS, "activation_bytes_per_dim": ACTIVATION_BYTES_PRIOR
 
 
 def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
-    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
+    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors: the
+    engine's step as the catalogs stand, its compute rescaled to the factors and its CPU step to ``rate`` (the transfers
+    overlap all the GPU's work, the CPU step does not: comm_slowdown)."""
+    r = _evaluate(m)
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
-    pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
-    # a given MFU leaves the LoRA adapters' own time out (lora_slowdown 1): put the engine's back, as _log_ratio does
-    lora = _evaluate(m)["step_work_slowdown"]
-    if "activation_bytes_per_dim" in speed:
-        at0, per_byte, _now, _ratio = _step_work(m)
-        lora = at0 + speed["activation_bytes_per_dim"] * per_byte
-    pred = pred * lora if m.quantity == "train_gpu_hours" else pred / lora
+    at0, per_byte, now, _ratio = _step_work(m)
+    activation = speed.get("activation_bytes_per_dim", r["activation_bytes_per_dim"])
+    compute_now = r["compute_s_per_step"]
+    overlapped = max(r["comm_s_per_step"] - r["tp_comm_s_per_step"], r["offload_pcie_s_per_step"])
+    fixed = r["tp_comm_s_per_step"]
+    step_now = max(compute_now * now, overlapped) + fixed + r["cpu_optimizer_s_per_step"]
+    compute = compute_now * r["mfu_effective"] / mfu
+    work = compute_now * (at0 + activation * per_byte - 1)
+    step = max(compute + work, overlapped) + fixed + r["cpu_optimizer_s_per_step"] * r["cpu_optimizer_params_per_s"] / rate
+    pred = r[m.quantity] * (step / step_now if m.quantity == "train_gpu_hours" else step_now / step)
     return math.log(pred / m.value)
 
 

@@ -910,12 +910,14 @@ cpu_optimizer_s = q(
     "cpu_optimizer_params_per_s, once per optimizer step (it waits for the gradients and does not overlap compute)",
     OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
     / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
+gpu_busy_s = compute_s * step_work_slowdown  # the GPU's own work per micro-batch: what overlapped traffic hides behind
 comm_slowdown = q(
     "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication other than "
-    "tensor-parallel / compute, offload transfers / compute) + (tensor-parallel all-reduces + CPU optimizer time) / compute: "
-    "data-parallel, pipeline, context and expert traffic overlaps compute and only the part that does not fit behind it costs "
-    "time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
-    MAX(1, (comm_s - tp_comm_s) / compute_s, offload_s / compute_s) + (tp_comm_s + cpu_optimizer_s) / compute_s,
+    "tensor-parallel / GPU work, offload transfers / GPU work) + (tensor-parallel all-reduces + CPU optimizer time) / GPU "
+    "work, GPU work = compute x step_work_slowdown: data-parallel, pipeline, context and expert traffic overlaps all the "
+    "GPU's work (the matmuls, the adapters, the activation traffic, the launches) and only the part that does not fit behind "
+    "it costs time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
+    MAX(1, (comm_s - tp_comm_s) / gpu_busy_s, offload_s / gpu_busy_s) + (tp_comm_s + cpu_optimizer_s) / gpu_busy_s,
     "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute); "
     "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls)")
 bubble = q(
