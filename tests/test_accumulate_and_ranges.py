@@ -138,14 +138,14 @@ def test_own_h200_rows_are_checks_with_their_errors():
     LoRA without recomputation (eager layers keep more than the count) and Llama 3.2 1B; speed within 30 % but for the
     settings whose time is not all counted yet (fp32 weights under autocast, bitsandbytes' 8-bit AdamW, a fused loss with a
     fused AdamW at 4,096 tokens)."""
-    assert len(OWN) == 36 and not any(cal.in_fit(m) for m in OWN)
+    assert len(OWN) == 46 and not any(cal.in_fit(m) for m in OWN)
     assert REFERENCES["gpu_tco_h200_2026"].url.startswith("tools/measure/results/")
     outliers = {"own-h200-l31-8b-lora-norc-2048x1-mem", "own-h200-l32-1b-full-rc-2048x4-mem",
                 "own-h200-l32-3b-full-rc-2048x1-fp32w-speed", "own-h200-mistral-7b-full-rc-2048x1-adamw8bit-speed",
                 "own-h200-l31-8b-full-rc-4096x1-adamw-fused-speed"}
     for m in OWN:
         error = cal.predict(m) / m.value - 1
-        if m.id not in outliers:
+        if m.id not in outliers and not (m.kind == "memory" and m.source == "gpu_tco_h200_small"):  # tests/test_small_models.py
             assert abs(error) <= (0.05 if m.kind == "memory" else 0.30), (m.id, error)
 
 

@@ -22,7 +22,8 @@ import pytest
 from gpu_tco import core
 from gpu_tco.core import calibration as cal
 
-SMALL = [m for m in cal.load_measurements() if m.source == "gpu_tco_h200_small"]
+SMALL = [m for m in cal.load_measurements() if m.source == "gpu_tco_h200_small" and m.kind == "training speed"]
+SMALL_MEMORY = [m for m in cal.load_measurements() if m.source == "gpu_tco_h200_small" and m.kind == "memory"]
 HELD_OUT = {m.id: m for m in cal.load_measurements() if m.source in cal.HELD_OUT_SOURCES}
 JOB = dict(method="full", gpu="H200-SXM", n_gpus=1, seq_len=2048, precision="bf16_pure", recompute="none",
            optimizer="adamw_foreach", framework="transformers")
@@ -112,3 +113,17 @@ def test_one_activation_traffic_explains_the_published_small_models():
     tiny, pythia = HELD_OUT["tinyllama-11b-16xa100"], HELD_OUT["pythia-1b-64xa100"]
     assert error(tiny, 0.0) > 0.12 and abs(error(tiny, fitted)) < 0.12
     assert error(pythia, 0.0) < -0.25 and abs(error(pythia, fitted)) < 0.12
+
+
+def test_own_small_model_memory_within_18_percent():
+    """The same runs' allocator peaks (torch.cuda.max_memory_allocated): the memory model, whose eager activation factor
+    (1.24) was measured on Llama-style layers, holds the Llama-style small models within 10 % (a little low) and the
+    GPT-NeoX ones (Pythia: one fused LayerNorm and a parallel residual, fewer tensors kept for the backward) within 18 %
+    (high)."""
+    assert len(SMALL_MEMORY) == 10 and not any(cal.in_fit(m) for m in SMALL_MEMORY)
+    for m in SMALL_MEMORY:
+        error = cal.predict(m) / m.value - 1
+        if m.inputs["model"].startswith("Pythia"):
+            assert 0 < error < 0.18, (m.id, error)
+        else:
+            assert -0.10 < error < 0, (m.id, error)
