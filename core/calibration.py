@@ -59,13 +59,16 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve")
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small")
 # Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
 # Alpaca's short examples into 4,096-token sequences with per-document attention masks: the model counts attention over the
 # whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
 # factor every torchtune plan carries; its memory row without optimizer-in-backward shows the model holding every gradient
 # beside the activations (+20 %), a phase question, not a framework constant.  Their errors are reported (checks()).
 CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)"}
+# Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models
+# on large clusters"): TinyLlama 1.1B on 16 A100s and Pythia 1B on 64 (both read in the TinyLlama README)
+HELD_OUT_SOURCES = ("tinyllama_readme", "llmfoundry_bench_a100")
 
 TRAIN_QUANTITIES = ("train_tokens_per_s", "train_gpu_hours")
 MEMORY_QUANTITIES = ("allocator_peak_train_gib", "peak_train_gib_per_gpu", "reserved_peak_train_gib")
@@ -105,7 +108,9 @@ FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtita
                 "Meta (Llama 2)": "torchtitan", "Meta (Llama 3)": "torchtitan", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
                 "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
                 "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
-                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron"}
+                "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron",
+                "lit-gpt (TinyLlama: FSDP, FlashAttention 2, fused kernels)": "torchtitan",
+                "GPT-NeoX (Pythia: Megatron-LM layers on DeepSpeed)": "megatron"}
 
 
 def _check_serving_settings(inputs: dict, line: int) -> dict:
@@ -221,7 +226,8 @@ def in_fit(m: Measurement) -> bool:
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it; gpu-tco's
     own runs (OWN_SOURCES) are checks too."""
-    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES or m.source in CHECK_SOURCES:
+    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES or m.source in CHECK_SOURCES \
+            or m.source in HELD_OUT_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
@@ -352,22 +358,111 @@ def offloaded(m: Measurement) -> bool:
 UPPER_BOUND = {"large_cluster_mfu_factor": 1.0}
 
 
-def fit_speed(rows: list[Measurement]) -> dict:
-    """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}; a parameter of UPPER_BOUND
-    that the rows would put above its bound is held there."""
-    rows = [m for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m)]
-    X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
-    y = np.array([_log_ratio(m) for m in rows])
-    prior = np.log([PRIORS[n] for n in SPEED_PARAMS])
+# Activation traffic around the matrix products (activation_bytes_per_dim, bytes per token and unit of layer width) is work
+# besides the compute the factors describe, taken out of each training row as time (_activation_terms).  fit_activation fits
+# it on the rows of ACTIVATION_SOURCES (published small-model runs) with the factors the larger models set, as the CPU
+# optimizer speed is fitted on the offloaded rows.  It is switched off (no source, value 0): LLM Foundry's MPT 125M to 3B
+# rows give 13.3 bytes per width, and with it the held-out errors of megatron, torchtitan and transformers fall (11.5 to
+# 9.0 %, 8.4 to 5.5 %, 23 to 17 %) but composer's and torchtune's rise (5.9 to 8.3 %, 30 to 48 %; torchtune's compiled
+# rows on the RTX 4090 cannot carry the traffic, and its A100 rows then run ahead of the A100 factor the others raise):
+# docs/training.md, "Small models".  Put "llmfoundry_bench_a100" here (and out of HELD_OUT_SOURCES) to switch it on.
+ACTIVATION_SOURCES: tuple = ()
+ACTIVATION_BYTES_PRIOR = 0.0  # without small-model rows in the fit the larger models' factors hold the traffic
+ACTIVATION_BYTES_RANGE = (0.0, 60.0)
+_STEP_WORK: dict = {}
+
+
+def _step_work(m: Measurement) -> tuple[float, float, float, float]:
+    """(step_work_slowdown at activation_bytes_per_dim 0, its rise per byte, its value as the catalogs stand, and
+    _log_ratio as they stand), once per row and state of the catalogs."""
+    from . import catalog
+    key = (m.id, m.source, m.value, id(catalog.snapshot()))  # a rewrite of the catalogs publishes a new snapshot
+    if key not in _STEP_WORK:
+        at0 = _evaluate(m, activation_bytes_per_dim=0.0)["step_work_slowdown"]
+        at1 = _evaluate(m, activation_bytes_per_dim=1.0)["step_work_slowdown"]
+        _STEP_WORK[key] = (at0, at1 - at0, _evaluate(m)["step_work_slowdown"], _log_ratio(m))
+    return _STEP_WORK[key]
+
+
+def _activation_terms(m: Measurement) -> tuple[float, float, float, float]:
+    """A training row's time in units of its compute time at factors 1 (C): (measured time / C, the other step work's
+    stretch at the catalogs' factors, activation traffic per byte per width / C x the catalogs' factors, the catalogs'
+    factor product).  The traffic is a time of its own, not a share of the compute: a fit that raised the factors would
+    otherwise raise the share with them, and the fixed point would run away."""
+    at0, per_byte, now, log_ratio = _step_work(m)
+    from . import catalog
+    key = ("factors", m.id, m.source, m.value, id(catalog.snapshot()))
+    if key not in _STEP_WORK:
+        _STEP_WORK[key] = _evaluate(m)["mfu_effective"] / _pcie_penalty(m)
+    factors_now = _STEP_WORK[key]
+    return math.exp(-(log_ratio - math.log(now))), at0, per_byte / factors_now, factors_now
+
+
+def _log_ratio_at(m: Measurement, activation_bytes: float | None) -> float:
+    """log of the factor product the row needs (what _log_ratio gives) with the activation traffic at ``activation_bytes``
+    per width taken out as time."""
+    if activation_bytes is None or m.kind != "training speed":
+        return _log_ratio(m)
+    measured, at0, per_byte, _now = _activation_terms(m)
+    left = measured - activation_bytes * per_byte
+    return math.log(at0) - math.log(max(left, 1e-3 * measured))  # more traffic than the measured time: a large error
+
+
+def _activation_prediction_ratio(m: Measurement, factors: float, activation_bytes: float) -> float:
+    """modelled / measured for a training row with the factor product ``factors`` and ``activation_bytes`` per width."""
+    measured, at0, per_byte, _now = _activation_terms(m)
+    modelled = at0 / factors + activation_bytes * per_byte
+    return measured / modelled if m.quantity != "train_gpu_hours" else modelled / measured
+
+
+def _fit_factors(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
     theta = _minimax(X, y, prior)
     held = [j for j, n in enumerate(SPEED_PARAMS) if n in UPPER_BOUND and theta[j] > math.log(UPPER_BOUND[n]) + 1e-12]
     if held:
+        X, y, prior = X.copy(), y.copy(), prior.copy()
         for j in held:
             y = y - X[:, j] * math.log(UPPER_BOUND[SPEED_PARAMS[j]])
             X[:, j] = 0.0
             prior[j] = math.log(UPPER_BOUND[SPEED_PARAMS[j]])
         theta = _minimax(X, y, prior)
-    return {n: float(math.exp(t)) for n, t in zip(SPEED_PARAMS, theta)}
+    return theta
+
+
+def fit_speed(rows: list[Measurement], activation_bytes: float | None = None) -> dict:
+    """Efficiency parameters from the speed rows that are ``in_fit``: {parameter: value}, the activation traffic at
+    ``activation_bytes`` per width (the catalogs' value when None); a parameter of UPPER_BOUND that the rows would put
+    above its bound is held there.  The small-model rows (ACTIVATION_SOURCES) fit the activation traffic instead."""
+    rows = [m for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) and m.source not in ACTIVATION_SOURCES]
+    X = np.array([[_features(m).get(n, 0.0) for n in SPEED_PARAMS] for m in rows]).reshape(len(rows), len(SPEED_PARAMS))
+    y = np.array([_log_ratio_at(m, activation_bytes) for m in rows])
+    prior = np.log([PRIORS[n] for n in SPEED_PARAMS])
+    return {n: float(math.exp(t)) for n, t in zip(SPEED_PARAMS, _fit_factors(X, y, prior))}
+
+
+def _activation_log_error(m: Measurement, speed: dict, activation_bytes: float) -> float:
+    """log(modelled / measured) for a training row at ``activation_bytes`` per width and the factors ``speed``."""
+    params = {**catalog_values(), **speed}
+    factors = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()))
+    return math.log(_activation_prediction_ratio(m, factors, activation_bytes))
+
+
+def fit_activation(rows: list[Measurement], speed: dict, sources: tuple = ACTIVATION_SOURCES) -> dict:
+    """``activation_bytes_per_dim`` from the small-model rows of ``sources``: the value making their largest log error
+    smallest (golden-section search), the compute factors as ``speed``; the prior without such rows."""
+    rows = [m for m in rows if m.source in sources and m.kind == "training speed"
+            and (in_fit(m) or m.source in HELD_OUT_SOURCES)]
+    if not rows:
+        return {"activation_bytes_per_dim": ACTIVATION_BYTES_PRIOR}
+    worst = lambda x: max(abs(_activation_log_error(m, speed, x)) for m in rows)  # noqa: E731
+    lo, hi = ACTIVATION_BYTES_RANGE
+    golden = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if worst(a) <= worst(b):
+            hi = b
+        else:
+            lo = a
+    return {"activation_bytes_per_dim": (lo + hi) / 2}
 
 
 def _memory_prediction(m: Measurement, params: dict) -> float:
@@ -411,16 +506,26 @@ CPU_OPTIMIZER_PRIOR = 1e9  # params/s per GPU process: [zero_offload2021] Figure
 
 
 # every fitted parameter with its prior, as the reports list them
-PARAMETER_PRIORS = {**PRIORS, "cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR, **MEMORY_PRIORS}
+PARAMETER_PRIORS = {**PRIORS, "activation_bytes_per_dim": ACTIVATION_BYTES_PRIOR, "cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR,
+                    **MEMORY_PRIORS}
 
 
 def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
-    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors."""
+    """log(modelled / measured) for an offloaded row at CPU optimizer speed ``rate`` and the fitted compute factors: the
+    engine's step as the catalogs stand, its compute rescaled to the factors and its CPU step to ``rate`` (the transfers
+    overlap all the GPU's work, the CPU step does not: comm_slowdown)."""
+    r = _evaluate(m)
     mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
-    pred = _evaluate(m, mfu=mfu, cpu_optimizer_params_per_s=rate)[m.quantity]
-    # a given MFU leaves the LoRA adapters' own time out (lora_slowdown 1): put the engine's back, as _log_ratio does
-    lora = _evaluate(m)["step_work_slowdown"]
-    pred = pred * lora if m.quantity == "train_gpu_hours" else pred / lora
+    at0, per_byte, now, _ratio = _step_work(m)
+    activation = speed.get("activation_bytes_per_dim", r["activation_bytes_per_dim"])
+    compute_now = r["compute_s_per_step"]
+    overlapped = max(r["comm_s_per_step"] - r["tp_comm_s_per_step"], r["offload_pcie_s_per_step"])
+    fixed = r["tp_comm_s_per_step"]
+    step_now = max(compute_now * now, overlapped) + fixed + r["cpu_optimizer_s_per_step"]
+    compute = compute_now * r["mfu_effective"] / mfu
+    work = compute_now * (at0 + activation * per_byte - 1)
+    step = max(compute + work, overlapped) + fixed + r["cpu_optimizer_s_per_step"] * r["cpu_optimizer_params_per_s"] / rate
+    pred = r[m.quantity] * (step / step_now if m.quantity == "train_gpu_hours" else step_now / step)
     return math.log(pred / m.value)
 
 
@@ -445,8 +550,11 @@ def fit_offload(rows: list[Measurement], speed: dict) -> dict:
 def fit(rows: list[Measurement] | None = None) -> dict:
     """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms."""
     rows = rows if rows is not None else load_measurements()
-    speed = fit_speed(rows)
-    return {**speed, **fit_offload(rows, speed), **fit_memory(rows)}
+    from .inputs import DEFAULTS
+    speed = fit_speed(rows, DEFAULTS["activation_bytes_per_dim"])
+    activation = fit_activation(rows, speed)
+    speed = fit_speed(rows, activation["activation_bytes_per_dim"])  # the factors again, at the fitted traffic
+    return {**speed, **activation, **fit_offload(rows, speed), **fit_memory(rows)}
 
 
 PREFILL_MFU_REFERENCE = 0.05  # times any engine's compute factor (at most 10) stays below the cap of 1
@@ -461,7 +569,10 @@ def predict_with(m: Measurement, params: dict) -> float:
         params = {**catalog_values(), **params}  # a GPU the fit has no MFU for keeps its catalog value
     if offloaded(m):
         return m.value * math.exp(_offload_log_error(m, params, params["cpu_optimizer_params_per_s"]))
-    ratio = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()) - _log_ratio(m))
+    factors = math.exp(sum(math.log(params[n]) * v for n, v in _features(m).items()))
+    if m.kind == "training speed" and "activation_bytes_per_dim" in params:
+        return m.value * _activation_prediction_ratio(m, factors, params["activation_bytes_per_dim"])
+    ratio = factors / math.exp(_log_ratio(m))
     return m.value * ratio if m.quantity != "train_gpu_hours" else m.value / ratio
 
 
@@ -531,7 +642,7 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
 
 # ---------------------------------------------------------------------------
 # where the fitted values live, and writing them there
-ROUNDING = {"cpu_optimizer_params_per_s": -7, "fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
+ROUNDING = {"activation_bytes_per_dim": 1, "cpu_optimizer_params_per_s": -7, "fused_loss_chunk_tokens": 0, "cuda_context_gib": 2, "fragmentation_pct": 1, "logits_bytes_per_element": 1}
 # cards built on the same chip at the same clocks and power as a measured one take its value
 SAME_CHIP = {"A100-80GB-SXM": ("A100-40GB-SXM",), "H100-SXM": ("H200-SXM", "H800-SXM")}
 # a card sold under another name with the same compute chip shares its efficiency (H800: the H100 SXM with NVLink cut
@@ -540,7 +651,7 @@ CHIP_OF = {twin: name for name, twins in SAME_CHIP.items() for twin in twins}
 # FP8 recipes that share a fitted factor: MXFP8 is Transformer Engine's FP8 recipe with block scales (no published
 # MXFP8 row in the set yet), so it takes the factor of fp8
 FP8_RECIPE = {"mxfp8": "fp8"}
-INPUT_PARAMS = ("moe_train_efficiency", "cpu_optimizer_params_per_s", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
+INPUT_PARAMS = ("moe_train_efficiency", "activation_bytes_per_dim", "cpu_optimizer_params_per_s", "large_cluster_mfu_factor", "decode_bandwidth_efficiency", "prefill_mfu",
                 "moe_prefill_efficiency", *MEMORY_PRIORS)
 
 
@@ -550,6 +661,10 @@ def informed(rows: list[Measurement] | None = None) -> set:
     names = {n for m in rows if m.kind != "memory" and in_fit(m) and not offloaded(m) for n in _features(m)}
     if any(offloaded(m) and in_fit(m) for m in rows):
         names.add("cpu_optimizer_params_per_s")
+    if any(m.source in ACTIVATION_SOURCES and m.kind == "training speed" and in_fit(m) for m in rows):
+        names.add("activation_bytes_per_dim")
+    names -= {n for n in SPEED_PARAMS if not any(n in _features(m) for m in rows if m.kind != "memory" and in_fit(m)
+                                                   and not offloaded(m) and m.source not in ACTIVATION_SOURCES)}
     return names | (set(MEMORY_PRIORS) if any(m.kind == "memory" and in_fit(m) for m in rows) else set())
 
 
@@ -681,6 +796,8 @@ def _why_out(m: Measurement) -> str:
         return "no: gpu-tco's own run (a check)"
     if m.source in CHECK_SOURCES:
         return "no: " + CHECK_SOURCES[m.source]
+    if m.source in HELD_OUT_SOURCES:
+        return "no: small model (a held-out check)"
     gpu = _evaluate(m)["gpu"]
     if m.kind == "training speed" and f"gpu:{CHIP_OF.get(gpu, gpu)}" not in PRIORS:
         return "no: no dense row on this GPU (a check)"

@@ -883,11 +883,53 @@ optimizer_step_s = q(
     / split("shard_optimizer") / m_pipe,
     "optimizers catalog step_passes ([pytorch_adam_source]: foreach AdamW's separate passes; fused AdamW's one kernel) "
     "and step_ps_per_param ([gpu_tco_h200_phases]: bitsandbytes AdamW8bit on an H200)")
+# Work that grows with the layers' widths, not with their products: every matrix product reads its input and writes its
+# output through memory (forward, and twice in the backward pass), and the elementwise operations between them (norms,
+# activation functions, residual adds, rotary embeddings; the loss over the vocabulary) move the same activations again.
+# Per token this is proportional to h and ffn while the FLOPs grow with h x ffn, so its share of a step grows as the
+# model narrows: SmolLM2 135M (h 576) runs at about 20 % of the H200's dense peak where Llama 3.2 1B (h 2048) reaches 40 %.
+mlp_io_dims = lambda width: (2 + M("gated_mlp")) * (h + width)  # noqa: E731
+attn_io_dims = q(
+    "activation_io_attn_dims_per_layer", "-",
+    "Sum of (d_in + d_out) over one layer's attention projections: Q, K, V and O (latent attention: its down and up "
+    "projections)",
+    IF(mla, IF(r_q > 0, h + 2 * r_q + q_dim, h + q_dim) + h + mla_kv_down + r_kv + mla_kv_up + mla_value + h,
+       2 * (h + q_dim) + 2 * (h + kv_dim)), "[megatron2019] section 3; [deepseekv2_2024] section 2.1")
+mlp_io = q("activation_io_mlp_dims_per_expert", "-",
+           "Sum of (d_in + d_out) over one MLP's (one expert's) matrices: (2 + gated) x (hidden + ffn)", mlp_io_dims(f))
+io_dims_per_token = q(
+    "activation_io_dims_per_token", "-",
+    "Sum of (d_in + d_out) over the matrix products one token passes through: every layer's attention projections and "
+    "active MLP matrices (active and shared experts, dense layers), plus the output layer (hidden + vocabulary)",
+    moe_layers * (attn_io_dims + (k_act + S) * mlp_io) + n_dense * (attn_io_dims + mlp_io_dims(f_dense)) + h + V,
+    "[megatron2019] section 3 (the layer's matrices); [kaplan2020] (the output layer)")
+activation_io_s = q(
+    "activation_io_s_per_step", "s",
+    "Time per micro-batch on one GPU spent moving activations through memory around the matrix products (0 with an MFU "
+    "given) = tokens x activation_io_dims_per_token x bytes per width (activation_bytes_per_dim, fitted on published "
+    "small-model runs, x the framework's activation_traffic_share: 0 where torch.compile or hand-written Triton kernels fuse "
+    "the norms, activation functions and residual adds into few kernels; + its eager_bytes_per_dim) / (memory bandwidth x "
+    "decode_bandwidth_efficiency); split as the FLOPs are, a third each to the forward "
+    "pass, the input gradients and the weight gradients: a recomputed forward adds a third, LoRA's frozen weights take "
+    "no weight gradients (a third less)",
+    (I.mfu <= 0) * s * b / (t * cp * pp) * io_dims_per_token * (I.activation_bytes_per_dim * fw("activation_traffic_share") + fw("eager_bytes_per_dim"))
+    * (1 + rec("checkpoint_layers") / 3 - is_lora / 3) / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency),
+    "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); activation_bytes_per_dim "
+    "fitted on [llmfoundry_bench_a100]; frameworks catalog eager_bytes_per_dim fitted on [gpu_tco_h200_small] "
+    "(docs/training.md)")
+layer_overhead_s = q(
+    "layer_overhead_s_per_step", "s",
+    "Fixed time per micro-batch on one GPU for launching each layer's operations, whatever its tokens (0 with an MFU "
+    "given) = the GPU's layers x the framework's microseconds per layer (forward and backward; eager PyTorch issues "
+    "each operation from Python)",
+    (I.mfu <= 0) * L / pp * fw("layer_overhead_us") * 1e-6,
+    "frameworks catalog layer_overhead_us, fitted on [gpu_tco_h200_small] (two micro-batch sizes of SmolLM2 135M and "
+    "Pythia 160M; docs/training.md)")
 step_work_slowdown = q(
     "step_work_slowdown", "x",
     "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
-    "optimizer step) / compute",
-    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s) / compute_s)
+    "optimizer step + activation traffic + per-layer launch overhead) / compute",
+    (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s + activation_io_s + layer_overhead_s) / compute_s)
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
@@ -906,12 +948,14 @@ cpu_optimizer_s = q(
     "cpu_optimizer_params_per_s, once per optimizer step (it waits for the gradients and does not overlap compute)",
     OR(I.offload_optimizer, I.offload_params) * trainable_params / split("shard_optimizer") / I.cpu_optimizer_params_per_s
     / m_pipe, "[zero_offload2021] section 5 (CPU-Adam; the step sits between backward and the next forward)")
+gpu_busy_s = compute_s * step_work_slowdown  # the GPU's own work per micro-batch: what overlapped traffic hides behind
 comm_slowdown = q(
     "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication other than "
-    "tensor-parallel / compute, offload transfers / compute) + (tensor-parallel all-reduces + CPU optimizer time) / compute: "
-    "data-parallel, pipeline, context and expert traffic overlaps compute and only the part that does not fit behind it costs "
-    "time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
-    MAX(1, (comm_s - tp_comm_s) / compute_s, offload_s / compute_s) + (tp_comm_s + cpu_optimizer_s) / compute_s,
+    "tensor-parallel / GPU work, offload transfers / GPU work) + (tensor-parallel all-reduces + CPU optimizer time) / GPU "
+    "work, GPU work = compute x step_work_slowdown: data-parallel, pipeline, context and expert traffic overlaps all the "
+    "GPU's work (the matmuls, the adapters, the activation traffic, the launches) and only the part that does not fit behind "
+    "it costs time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
+    MAX(1, (comm_s - tp_comm_s) / gpu_busy_s, offload_s / gpu_busy_s) + (tp_comm_s + cpu_optimizer_s) / gpu_busy_s,
     "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute); "
     "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls)")
 bubble = q(

@@ -185,6 +185,12 @@ INPUTS: tuple[Input, ...] = (
     _n("large_cluster_mfu_factor", "fraction", CALIBRATED["large_cluster_mfu_factor"],
        "Efficiency kept on clusters of 512 GPUs or more (collectives across many nodes, stragglers, restarts)", 0.01, 1,
        group="training", source="fitted on [llama2_2023] Table 2 (GPU-hours on 2,048 A100) against 8-64 GPU runs; docs/calibration.md"),
+    _n("activation_bytes_per_dim", "bytes", CALIBRATED["activation_bytes_per_dim"],
+       "Bytes per token and unit of layer width that training moves through GPU memory around the matrix products "
+       "(their inputs and outputs, the norms, activation functions and residual adds between them), forward and backward; "
+       "eager frameworks add their own (frameworks.csv eager_bytes_per_dim)", 0, 1000,
+       group="training", source="fitted on [llmfoundry_bench_a100] (MPT 125M to 3B on 8 to 128 A100s and H100s) with the "
+       "calibration set; docs/calibration.md and docs/training.md"),
     _n("pcie_multi_gpu_efficiency", "fraction", 1.0,
        "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1), on top of the "
        "PCIe transfers the communication model already times", 0.01, 1,
@@ -424,10 +430,10 @@ LABELS = {
     "pipeline_parallel": "Pipeline-parallel stages", "pipeline_microbatches": "Micro-batches per optimizer step (0 = automatic)",
     "pipeline_virtual_stages": "Interleaved stages per GPU", "context_parallel": "Context-parallel GPUs",
     "expert_parallel": "Expert-parallel GPUs", "moe_train_efficiency": "Training efficiency kept by MoE models",
-    "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
+    "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "activation_bytes_per_dim": "Activation traffic per unit of layer width", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
+ADVANCED = {"activation_bytes_per_dim", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",

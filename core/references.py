@@ -156,6 +156,19 @@ _REFS: list[Reference] = [
     Reference("llama2_2023", "Touvron, Martin, Stone et al.", "Llama 2: Open Foundation and Fine-Tuned Chat Models", "2023",
               "https://arxiv.org/abs/2307.09288"),
     Reference("llama3_2024", "Llama Team, Meta AI", "The Llama 3 Herd of Models", "2024", "https://arxiv.org/abs/2407.21783"),
+    Reference("williams2009", "Williams, Waterman and Patterson", "Roofline: An Insightful Visual Performance Model for "
+              "Multicore Architectures (Communications of the ACM 52(4))", "2009-04", "https://doi.org/10.1145/1498765.1498785"),
+    Reference("pythia2023", "Biderman, Schoelkopf, Anthony et al.", "Pythia: A Suite for Analyzing Large Language Models Across "
+              "Training and Scaling", "2023-04-03", "https://arxiv.org/abs/2304.01373"),
+    Reference("pythia_configs", "EleutherAI", "Pythia: GPT-NeoX training configurations (models/1B/pythia-1b.yml: "
+              "\"trained on 64 gpus\", micro-batch 16, activation checkpointing, fp16, ZeRO stage 1)", "2023",
+              "https://github.com/EleutherAI/pythia/blob/b14d5af9ae1809046209c079852e8891dca4678f/models/1B/pythia-1b.yml"),
+    Reference("tinyllama2024", "Zhang, Zeng, Wang and Lu", "TinyLlama: An Open-Source Small Language Model", "2024-01-04",
+              "https://arxiv.org/abs/2401.02385"),
+    Reference("tinyllama_readme", "Zhang, Zeng, Wang and Lu (TinyLlama)", "TinyLlama README: Training Details and Blazingly "
+              "Fast (24k tokens per second per A100-40G, 56 % MFU without activation checkpointing; A100 GPU hours on 300B "
+              "tokens: TinyLlama-1.1B 3456, Pythia-1.0B 4830 from the Pythia paper)", "2023-09-04",
+              "https://github.com/jzhang38/TinyLlama/blob/026587c0fbc5cf756eba92e0220566550df66ca7/README.md"),
     Reference("mistral2023", "Jiang, Sablayrolles, Mensch et al.", "Mistral 7B", "2023", "https://arxiv.org/abs/2310.06825"),
     Reference("mixtral2024", "Jiang, Sablayrolles, Roux et al.", "Mixtral of Experts", "2024", "https://arxiv.org/abs/2401.04088"),
     Reference("deepseekv2_2024", "DeepSeek-AI", "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
@@ -243,12 +256,23 @@ _REFS: list[Reference] = [
               "2024-04-24", "https://github.com/pytorch/torchtitan/blob/041336434916bdc0f88c1f89fda176fd3c2092e4/docs/performance.md"),
     Reference("llmfoundry_bench", "MosaicML (Databricks)", "LLM Foundry: MPT Training Benchmarks (H100 80GB BF16 table)",
               "2023-10-19", "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/README.md"),
+    Reference("llmfoundry_bench_a100", "MosaicML (Databricks)", "LLM Foundry: MPT Training Benchmarks (the H100 80GB BF16, A100 "
+              "80GB and A100 40GB tables with MPT 125M to 3B; 1,600 Gbit/s RoCE between the 8-GPU nodes)", "2023-10-19",
+              "https://github.com/mosaicml/llm-foundry/blob/061f2c7ce64e655100286584a7629e2a09f827ba/scripts/train/benchmarking/README.md"),
+    Reference("llmfoundry_yamls", "MosaicML (Databricks)", "LLM Foundry pre-training configurations scripts/train/yamls/pretrain/"
+              "mpt-125m.yaml, mpt-350m.yaml, mpt-760m.yaml, mpt-1b.yaml, mpt-3b.yaml (the benchmarks' models)", "2023",
+              "https://github.com/mosaicml/llm-foundry/tree/34c28fc9199278b10193e69fb52979043b7dc1bd/scripts/train/yamls/pretrain"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
     Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
               "H200, 2026-11-26: PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, bitsandbytes 0.50.2, liger-kernel "
               "0.8.5; random weights from config.json, SDPA attention, eager, 2 warm-up and 4 timed steps; one process per row",
               "2026-11-26", "tools/measure/results/h200-2026-11-26/train_rows.jsonl"),
+    Reference("gpu_tco_h200_small", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
+              "H200, 2026-11-26 (second set): full fine-tuning of eight models of 135 million to 1.2 billion parameters without "
+              "recomputation, 2,048 tokens per sequence; PyTorch 2.11.0+cu130, transformers 5.17.0; random weights from "
+              "config.json, SDPA attention, eager, bf16 weights, torch AdamW (foreach); 3 warm-up and 8 timed steps",
+              "2026-11-26", "tools/measure/results/h200-2026-11-26b/small_train_rows.jsonl"),
     Reference("gpu_tco_h200_serve", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/serve_measure.py, NVIDIA "
               "H200, 2026-11-26: Llama 3.1 8B (random weights, bf16) through eager Hugging Face generate, PyTorch 2.11.0+cu130, "
               "transformers 5.17.0, SDPA: one forward pass over 512 to 32,768 prompt tokens, decode at 1, 8 and 32 sequences",

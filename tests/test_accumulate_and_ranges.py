@@ -149,8 +149,10 @@ def test_tensor_parallel_all_reduces_add_to_the_step():
                micro_batch=4, buy=1)
     r = core.evaluate(job)
     assert r["tp_comm_s_per_step"] > 0
-    overlapped = (r["comm_s_per_step"] - r["tp_comm_s_per_step"]) / r["compute_s_per_step"]
-    assert r["comm_slowdown"] == pytest.approx(max(1, overlapped) + r["tp_comm_s_per_step"] / r["compute_s_per_step"])
+    # the overlapped traffic hides behind all the GPU's work (compute x step_work_slowdown), the all-reduces do not
+    busy = r["compute_s_per_step"] * r["step_work_slowdown"]
+    overlapped = (r["comm_s_per_step"] - r["tp_comm_s_per_step"]) / busy
+    assert r["comm_slowdown"] == pytest.approx(max(1, overlapped) + r["tp_comm_s_per_step"] / busy)
     assert core.evaluate(job, tensor_parallel=1, n_gpus=8)["tp_comm_s_per_step"] == 0
 
 
@@ -163,14 +165,14 @@ def test_own_h200_rows_are_checks_with_their_errors():
     fp32 copies PEFT's adapters keep, to the logits, which are not live at the same time); speed within 30 % but for the
     settings whose time is not all counted yet (fp32 weights under autocast, bitsandbytes' 8-bit AdamW, Liger's kernels
     with a fused AdamW at 4,096 tokens)."""
-    assert len(OWN) == 26 and not any(cal.in_fit(m) for m in OWN)
+    assert len(OWN) == 46 and not any(cal.in_fit(m) for m in OWN)
     assert REFERENCES["gpu_tco_h200_2026"].url.startswith("tools/measure/results/")
     outliers = {"own-h200-l31-8b-lora-rc-8192x1-mem", "own-h200-qwen25-7b-lora-rc-2048x4-mem", "own-h200-l32-1b-full-rc-2048x4-mem",
                 "own-h200-l32-3b-full-rc-2048x1-fp32w-speed", "own-h200-mistral-7b-full-rc-2048x1-adamw8bit-speed",
                 "own-h200-l31-8b-full-rc-4096x1-adamw-fused-speed"}
     for m in OWN:
         error = cal.predict(m) / m.value - 1
-        if m.id not in outliers:
+        if m.id not in outliers and not (m.kind == "memory" and m.source == "gpu_tco_h200_small"):  # tests/test_small_models.py
             assert abs(error) <= (0.05 if m.kind == "memory" else 0.30), (m.id, error)
 
 
