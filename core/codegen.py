@@ -153,6 +153,7 @@ class Compiled:
     row_keys: dict[str, str]                # table -> the choice input that names its row
     template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
     derived: dict[str, RowDerived]          # table -> its row-derived quantities
+    staged: Callable | None = None          # scalar code in stages (``_staged_lines``): staged(I, C, T, M, tag) -> R
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -409,6 +410,7 @@ class _Emitter:
         # scalar code: a quantity no other formula reads goes into the result alone, with no name of its own
         self.read_later = _quantities_read(names_computed, task) if not vector else set()
         self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
+        self.outputs_as_locals = False  # scalar code in stages: every quantity a local, collected per stage
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -431,7 +433,7 @@ class _Emitter:
         if skipped:
             return
         if moving is None:  # scalar code: an output also goes straight into the result dict
-            if name not in slots:
+            if name not in slots or self.outputs_as_locals:
                 target = name
             else:
                 target = f"R[{name!r}] = {name}" if name in self.read_later else f"R[{name!r}]"
@@ -688,6 +690,8 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
     emitter = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task,
                        row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of)
     once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
+    staged = not vector and STAGED and len(names) - len(table_of) >= STAGE_MIN_QUANTITIES
+    bodies = _stage_bodies(names, table_of, emitter, task) if staged else None
     hoisted: dict[str, list] = {}
     for var, table, node in emitter.hoisted.values():
         hoisted.setdefault(table, []).append((var, node))
@@ -703,6 +707,8 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
         lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
     else:
         lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
+        if bodies is not None:
+            lines += _staged_lines(outputs, used_inputs, rows, table_of, bodies)
     source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
     stored = {
@@ -716,18 +722,19 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
 
 def _from_stored(stored: dict) -> Compiled:
     """A ``Compiled`` from what ``_generate`` made (or ``codecache`` read back): the code objects run once."""
-    derived = {table: RowDerived(tuple(fields), tuple(names), _run_code(code, "_derive"), key)
+    derived = {table: RowDerived(tuple(fields), tuple(names), _run_code(code)["_derive"], key)
                for table, (fields, names, key, code) in stored["derived"].items()}
     outputs = tuple(stored["outputs"])
-    return Compiled(_run_code(stored["code"], "_run"), stored["source"], outputs, tuple(stored["inputs"]),
+    namespace = _run_code(stored["code"])
+    return Compiled(namespace["_run"], stored["source"], outputs, tuple(stored["inputs"]),
                     {t: tuple(f) for t, f in stored["row_fields"].items()}, dict(stored["row_keys"]),
-                    dict.fromkeys(outputs), derived)
+                    dict.fromkeys(outputs), derived, namespace.get("_staged"))
 
 
-def _run_code(code, name: str):
+def _run_code(code) -> dict:
     namespace = dict(RUNTIME)
     exec(code, namespace)  # noqa: S102 - code generated from our own expression trees
-    return namespace[name]
+    return namespace
 
 
 def _derive_source(table: str, mine: list[str], hoisted=()) -> tuple[tuple, tuple, str, str]:
@@ -800,3 +807,155 @@ def _scalar_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, per_bl
     lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{rows.keys[table]}__row]" for table, vars_ in rows.variables.items()]
     lines += [f"    R[{name!r}] = {name}" for name in outputs if name in table_of]
     return lines + per_block
+
+
+# --- scalar code in stages: a call recomputes only what the inputs it changed reach ---------------------------
+# A spreadsheet, a planner or a what-if loop evaluates configurations that differ in one or two inputs call after
+# call.  ``_staged`` (generated beside ``_run`` for functions of many quantities) splits the quantities by which of
+# the inputs such a sweep varies (``STAGE_INPUTS``) they depend on, and keeps each stage's results keyed by the
+# exact values it reads: every other input and catalog row in one key per call, then per stage the varied inputs it
+# reads.  A stage whose key was seen before is not computed: its results and the values later stages read are
+# taken as they were computed.  The same code computes every stage, so a result is the same bit for bit.
+STAGED = True
+STAGE_INPUTS = ("n_gpus", "seq_len", "tokens", "micro_batch", "lora_rank", "epochs", "hours_per_day", "months",
+                "job_hours", "mfu", "requests_per_s", "prompt_tokens", "output_tokens")
+STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what they save
+STAGE_MIN_GROUP = 8        # a smaller group of quantities joins the last stage (keyed by every varied input)
+SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
+STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
+
+
+def _input_sets(names, task: str | None) -> dict[str, frozenset]:
+    """Per quantity, every input it depends on (directly or through other quantities; catalog keys included)."""
+    deps: dict[str, frozenset] = {}
+    for name in names:
+        used: set = set()
+        for node in _reads(QUANTITIES[name].expr, task):
+            if isinstance(node, Ref):
+                if node.name in BY_NAME:
+                    used.add(node.name)
+                elif node.name in deps:
+                    used |= deps[node.name]
+            elif isinstance(node, Lookup):
+                used.add(node.key)
+        deps[name] = frozenset(used)
+    return deps
+
+
+def stages(names, table_of: dict, task: str | None) -> list[tuple[tuple[str, ...], list[str]]]:
+    """The stages of the staged scalar code: (varied inputs its key reads, its quantities in definition order), the
+    stage of none of them first, every stage after the stages of the subsets of its inputs."""
+    computed = [n for n in names if n not in table_of]
+    deps = _input_sets(names, task)
+    varied = frozenset(STAGE_INPUTS)
+    own = {n: deps[n] & varied for n in computed}
+    sizes: dict[frozenset, int] = {}
+    for key in own.values():
+        sizes[key] = sizes.get(key, 0) + 1
+    big = sorted((k for k, n in sizes.items() if n >= STAGE_MIN_GROUP or not k), key=lambda k: (len(k), sorted(k)))
+    last = frozenset().union(*own.values())
+
+    def stage_of(key: frozenset) -> frozenset:
+        """The smallest stage of many quantities whose key holds ``key`` (a small group joins it), else the last."""
+        return next((k for k in big if key <= k), last)
+
+    assigned: dict[str, frozenset] = {}
+    for name in computed:  # definition order: what a quantity reads is assigned before it, to a stage before it
+        key = own[name].union(*(assigned[r] for r in _quantities_read([name], task) if r in assigned))
+        assigned[name] = stage_of(key)
+    groups: dict[frozenset, list[str]] = {frozenset(): []}
+    for name in computed:
+        groups.setdefault(assigned[name], []).append(name)
+    order = sorted(groups, key=lambda k: (len(k), sorted(k)))
+    return [(tuple(sorted(k)), groups[k]) for k in order]
+
+
+def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> list[tuple[tuple, list[str], list[str]]]:
+    """(key inputs, quantities, lines) per stage, rendered by an emitter sharing ``plain``'s catalog fields and
+    row-hoisted subtrees (the row unpacking is common to both functions); every quantity becomes a local."""
+    emitter = _Emitter(names, False, plain.fields, skip=table_of.keys(), task=task, row_tables=plain.row_tables)
+    emitter.hoisted, emitter._hoist_memo = plain.hoisted, plain._hoist_memo
+    emitter.outputs_as_locals = True
+    hoisted_before = len(plain.hoisted)
+    bodies = []
+    for key, members in stages(names, table_of, task):
+        start = len(emitter.per_block)
+        for name in members:
+            emitter.quantity(name, False, {})
+        bodies.append((key, members, emitter.per_block[start:]))
+    assert len(plain.hoisted) == hoisted_before, "the staged code hoisted a row subtree the plain code did not"
+    return bodies
+
+
+def _stores_and_loads(lines: list[str]) -> tuple[set[str], set[str]]:
+    import ast
+    stores: set[str] = set()
+    loads: set[str] = set()
+    for node in ast.walk(ast.parse("\n".join(line[4:] for line in lines))):
+        if isinstance(node, ast.Name):
+            (stores if isinstance(node.ctx, ast.Store) else loads).add(node.id)
+    return stores, loads
+
+
+def _tuple(names) -> str:
+    return f"({', '.join(names)},)" if names else "()"
+
+
+def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
+    """``_staged(I, C, T, M, tag)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+
+    ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
+    ``tag``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
+    first stage's results and one dict per later stage: its key (its varied inputs' values) -> its results and the
+    values later stages read.  ``M[None]`` holds the last call's state: its keys, and its results as one dict, so a
+    stage whose key did not change since then costs a comparison.  The state is taken out of ``M`` while a call
+    runs: a call in another thread meanwhile starts from the stored stages instead."""
+    keys = list(dict.fromkeys(rows.keys.values()))
+    wanted = set(outputs)
+    varied = set(STAGE_INPUTS)
+    names_used = [_stores_and_loads(lines) for _, _, lines in bodies]
+    exports = []
+    for i in range(len(bodies)):
+        later_loads = set().union(*(loads for _, loads in names_used[i + 1:]))
+        exports.append(_tuple(sorted(names_used[i][0] & later_loads)))
+    lines = ["", "def _staged(I, C, T, M, tag):"]
+    lines += [f"    {name} = I[{name!r}]" for name in used_inputs]
+    lines += [f"    {key}__row = I[{key + '__row'!r}]" for key in keys]
+    lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{rows.keys[table]}__row]" for table, vars_ in rows.variables.items()]
+    slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
+    base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
+    lines += [f"    _sk = (tag, {', '.join(slow)})",
+              "    _st = M.pop(None, None)",
+              "    if _st is None or _st[0] != _sk:",
+              "        _P = M.get(_sk)",
+              "        if _P is None:",
+              f"            if len(M) >= {SLOW_KEYS_KEPT}:",
+              "                M.clear()",
+              f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}]",
+              "        _v = _P[0]",
+              "        if _v is None:"]
+    lines += ["        " + line for line in bodies[0][2]]
+    lines += ["            _R = T.copy()"]
+    if base_results:
+        lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
+    lines += [f"            _v = _P[0] = ({exports[0]}, _R)"]
+    if exports[0] != "()":
+        lines += ["        else:", f"            {exports[0]} = _v[0]"]
+    lines += [f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}]",
+              "    else:", "        _P = _st[1]"]
+    lines += [f"        {exports[0]} = _st[3]" if exports[0] != "()" else "        pass"]
+    lines += ["    L = _st[2]"]
+    for i, (key, members, body) in enumerate(bodies[1:], 1):
+        results = [n for n in members if n in wanted]
+        lines += [f"    _k = {_tuple(key)}", f"    _l = _st[{3 + i}]", "    if _l is not None and _l[0] == _k:"]
+        lines += [f"        {exports[i]} = _l[1][0]" if exports[i] != "()" else "        pass"]
+        lines += ["    else:", f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None:"]
+        lines += ["        " + line for line in body]
+        lines += [f"            _v = ({exports[i]}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})",
+                  f"            if len(_g) >= {STAGE_KEYS_KEPT}:", "                _g.clear()", "            _g[_k] = _v"]
+        if exports[i] != "()":
+            lines += ["        else:", f"            {exports[i]} = _v[0]"]
+        if results:
+            lines += ["        L.update(_v[1])"]
+        lines += [f"        _st[{3 + i}] = (_k, _v)"]
+    return lines + ["    M[None] = _st", "    return L.copy()"]

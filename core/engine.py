@@ -8,6 +8,7 @@ trees the Excel formulas are rendered from.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import threading
@@ -309,11 +310,42 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
     try:
+        if compiled.staged is not None:
+            # results kept per stage, keyed by the exact values each stage reads; a model outside the catalog (its
+            # one-row table) keeps nothing
+            memo = {} if rows is not _scalar_rows(compiled) else _stage_memo(compiled)
+            return compiled.staged(values, rows, compiled.template, memo, _type_tag(given, values))
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+
+
+def _stage_memo(compiled) -> dict:
+    """The staged code's kept results for ``compiled``, per catalog snapshot: a reloaded or refreshed catalog (a user's
+    file, new offers) starts empty, and nothing computed from the old rows is ever read again."""
+    key = ("stages", compiled.source)
+    memo = catalog.snapshot().memo
+    try:
+        return memo[key]
+    except KeyError:
+        return memo.setdefault(key, {})
+
+
+def _type_tag(given: Mapping, values: dict) -> tuple:
+    """What the staged code's keys must hold beside the values: equal values of other types (8 and 8.0, 1 and True)
+    or signs (0.0 and -0.0) may give results that differ (an int or a float, -0.0), so an input given with another
+    type than its default's, or a negative zero, is named here.  Inputs not given hold their defaults' types (the
+    offer and GPU rows, a count set by the checks: ints)."""
+    defaults = _resolved_defaults()
+    tag = ()
+    for name in given:
+        value = values.get(name)
+        kind = type(value)
+        if kind is not type(defaults.get(name)) or (kind is float and value == 0.0 and math.copysign(1.0, value) < 0):
+            tag += ((name, kind, repr(value)),)
+    return tag
 
 
 _CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])
