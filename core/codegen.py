@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -96,7 +97,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan,
+    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter,
 }
 
 
@@ -153,7 +154,7 @@ class Compiled:
     row_keys: dict[str, str]                # table -> the choice input that names its row
     template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
     derived: dict[str, RowDerived]          # table -> its row-derived quantities
-    staged: Callable | None = None          # scalar code in stages (``_staged_lines``): staged(I, C, T, M, tag) -> R
+    staged: Callable | None = None          # scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -820,7 +821,7 @@ STAGED = True
 STAGE_INPUTS = ("n_gpus", "seq_len", "tokens", "micro_batch", "lora_rank", "epochs", "hours_per_day", "months",
                 "job_hours", "mfu", "requests_per_s", "prompt_tokens", "output_tokens")
 STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what they save
-STAGE_MIN_GROUP = 8        # a smaller group of quantities joins the last stage (keyed by every varied input)
+STAGE_MIN_GROUP = 3        # a smaller group of quantities joins the last stage (keyed by every varied input)
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
 
@@ -902,14 +903,15 @@ def _tuple(names) -> str:
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
-    """``_staged(I, C, T, M, tag)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
 
     ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
-    ``tag``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
+    ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
     first stage's results and one dict per later stage: its key (its varied inputs' values) -> its results and the
-    values later stages read.  ``M[None]`` holds the last call's state: its keys, and its results as one dict, so a
-    stage whose key did not change since then costs a comparison.  The state is taken out of ``M`` while a call
-    runs: a call in another thread meanwhile starts from the stored stages instead."""
+    values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
+    one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
+    while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
+    computed first reads into locals what its code reads: inputs, catalog rows, values of earlier stages."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -917,14 +919,35 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     exports = []
     for i in range(len(bodies)):
         later_loads = set().union(*(loads for _, loads in names_used[i + 1:]))
-        exports.append(_tuple(sorted(names_used[i][0] & later_loads)))
-    lines = ["", "def _staged(I, C, T, M, tag):"]
-    lines += [f"    {name} = I[{name!r}]" for name in used_inputs]
-    lines += [f"    {key}__row = I[{key + '__row'!r}]" for key in keys]
-    lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{rows.keys[table]}__row]" for table, vars_ in rows.variables.items()]
+        exports.append(sorted(names_used[i][0] & later_loads))
+    exported_by = {name: i for i, names in enumerate(exports) for name in names}
+    table_of_var = {var: table for table, vars_ in rows.variables.items() for var in vars_}
+    inputs = set(used_inputs) | {f"{key}__row" for key in keys}
     slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
-    lines += [f"    _sk = (tag, {', '.join(slow)})",
+    getters = {"_igs": ["__tag", *slow]}
+    reads: list[list[str]] = []
+    for i, (key, _, lines_) in enumerate(bodies):
+        getters[f"_igk{i}"] = list(key)
+        stores, loads = names_used[i]
+        free = (loads | (set(base_results) if i == 0 else set())) - stores
+        tables = [t for t in rows.variables if any(table_of_var.get(n) == t for n in free)]
+        wanted_inputs = [n for n in [*used_inputs, *(f"{k}__row" for k in keys)]
+                         if n in free or any(n == f"{rows.keys[t]}__row" for t in tables)]
+        getters[f"_igi{i}"] = wanted_inputs
+        out = []
+        if len(wanted_inputs) == 1:
+            out.append(f"{wanted_inputs[0]} = _igi{i}(I)")
+        elif wanted_inputs:
+            out.append(f"{_tuple(wanted_inputs)} = _igi{i}(I)")
+        out += [f"({', '.join(rows.variables[t])},) = C[{t!r}][{rows.keys[t]}__row]" for t in tables]
+        sources = sorted({exported_by[n] for n in free if n in exported_by and n not in inputs and n not in table_of_var})
+        out += [f"{_tuple(exports[j])} = _st[{3 + j}]{'' if j == 0 else '[1][0]'}" for j in sources]
+        reads.append(out)
+    getters = {k: v for k, v in getters.items() if v}
+    lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
+    lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
+    lines += ["    _sk = _igs(I)",
               "    _st = M.pop(None, None)",
               "    if _st is None or _st[0] != _sk:",
               "        _P = M.get(_sk)",
@@ -934,27 +957,22 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
               f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}]",
               "        _v = _P[0]",
               "        if _v is None:"]
+    lines += ["            " + line for line in reads[0]]
     lines += ["        " + line for line in bodies[0][2]]
     lines += ["            _R = T.copy()"]
     if base_results:
         lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
-    lines += [f"            _v = _P[0] = ({exports[0]}, _R)"]
-    if exports[0] != "()":
-        lines += ["        else:", f"            {exports[0]} = _v[0]"]
-    lines += [f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}]",
-              "    else:", "        _P = _st[1]"]
-    lines += [f"        {exports[0]} = _st[3]" if exports[0] != "()" else "        pass"]
-    lines += ["    L = _st[2]"]
+    lines += [f"            _v = _P[0] = ({_tuple(exports[0])}, _R)",
+              f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}]",
+              "    else:", "        _P = _st[1]", "    L = _st[2]"]
     for i, (key, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _k = {_tuple(key)}", f"    _l = _st[{3 + i}]", "    if _l is not None and _l[0] == _k:"]
-        lines += [f"        {exports[i]} = _l[1][0]" if exports[i] != "()" else "        pass"]
-        lines += ["    else:", f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None:"]
+        lines += [f"    _k = _igk{i}(I)", f"    _l = _st[{3 + i}]", "    if _l is None or _l[0] != _k:",
+                  f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None:"]
+        lines += ["            " + line for line in reads[i]]
         lines += ["        " + line for line in body]
-        lines += [f"            _v = ({exports[i]}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})",
+        lines += [f"            _v = ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})",
                   f"            if len(_g) >= {STAGE_KEYS_KEPT}:", "                _g.clear()", "            _g[_k] = _v"]
-        if exports[i] != "()":
-            lines += ["        else:", f"            {exports[i]} = _v[0]"]
         if results:
             lines += ["        L.update(_v[1])"]
         lines += [f"        _st[{3 + i}] = (_k, _v)"]

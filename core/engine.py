@@ -303,18 +303,17 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
             return _evaluate_vector(given, wanted)
     values = _resolved(given)
     compiled = compile_formulas(False, wanted, None, _task_kinds()[values["task__row"]])
-    rows = _scalar_rows(compiled)
+    rows, memo = _scalar_plan(compiled)
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
-        if adhoc is not None:  # a model outside the catalog: a one-row table for this call
+        if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
+            memo = {}
     try:
-        if compiled.staged is not None:
-            # results kept per stage, keyed by the exact values each stage reads; a model outside the catalog (its
-            # one-row table) keeps nothing
-            memo = {} if rows is not _scalar_rows(compiled) else _stage_memo(compiled)
-            return compiled.staged(values, rows, compiled.template, memo, _type_tag(given, values))
+        if compiled.staged is not None:  # results kept per stage, keyed by the exact values each stage reads
+            values["__tag"] = _type_tag(given, values)
+            return compiled.staged(values, rows, compiled.template, memo)
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
         return result
@@ -322,15 +321,29 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
 
-def _stage_memo(compiled) -> dict:
-    """The staged code's kept results for ``compiled``, per catalog snapshot: a reloaded or refreshed catalog (a user's
-    file, new offers) starts empty, and nothing computed from the old rows is ever read again."""
-    key = ("stages", compiled.source)
-    memo = catalog.snapshot().memo
+def _scalar_plan(compiled) -> tuple[dict, dict]:
+    """(``_scalar_rows(compiled)``, the staged code's kept results) for ``compiled``, per catalog snapshot: a
+    reloaded or refreshed catalog (a user's file, new offers) starts with nothing kept, and nothing computed from the
+    old rows is read again."""
+    key = ("plan", compiled.source)
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
     try:
         return memo[key]
     except KeyError:
-        return memo.setdefault(key, {})
+        return memo.setdefault(key, (_scalar_rows(compiled), {}))
+
+
+def _stage_memo(compiled) -> dict:
+    """The staged code's kept results for ``compiled`` in the current catalog snapshot (tests read it)."""
+    return _scalar_plan(compiled)[1]
+
+
+def _default_types() -> dict:
+    memo = catalog.snapshot().memo
+    try:
+        return memo["default types"]
+    except KeyError:
+        return memo.setdefault("default types", {k: type(v) for k, v in _resolved_defaults().items()})
 
 
 def _type_tag(given: Mapping, values: dict) -> tuple:
@@ -338,12 +351,12 @@ def _type_tag(given: Mapping, values: dict) -> tuple:
     or signs (0.0 and -0.0) may give results that differ (an int or a float, -0.0), so an input given with another
     type than its default's, or a negative zero, is named here.  Inputs not given hold their defaults' types (the
     offer and GPU rows, a count set by the checks: ints)."""
-    defaults = _resolved_defaults()
+    types = _default_types()
     tag = ()
     for name in given:
-        value = values.get(name)
+        value = values[name]
         kind = type(value)
-        if kind is not type(defaults.get(name)) or (kind is float and value == 0.0 and math.copysign(1.0, value) < 0):
+        if kind is not types[name] or (kind is float and value == 0.0 and math.copysign(1.0, value) < 0):
             tag += ((name, kind, repr(value)),)
     return tag
 
