@@ -911,7 +911,9 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
     one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
     while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
-    computed first reads into locals what its code reads: inputs, catalog rows, values of earlier stages."""
+    computed first reads into locals what its code reads: inputs, catalog rows, values of earlier stages.  Values of
+    the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
+    them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -944,20 +946,33 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
         sources = sorted({exported_by[n] for n in free if n in exported_by and n not in inputs and n not in table_of_var})
         out += [f"{_tuple(exports[j])} = _st[{3 + j}]{'' if j == 0 else '[1][0]'}" for j in sources]
         reads.append(out)
+    moving = [n for n in used_inputs if n in varied]
+    getters["_igm"] = moving
+    reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
+    reads_all += [f"{moving[0]} = _igm(I)" if len(moving) == 1 else f"{_tuple(moving)} = _igm(I)"] if moving else []
+    reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
+    reads_all += ["_u = True"]
     getters = {k: v for k, v in getters.items() if v}
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
     lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
-    lines += ["    _sk = _igs(I)",
+    lines += ["    _sk = _igs(I)", "    _u = False  # whether every input and row is read into locals",
               "    _st = M.pop(None, None)",
               "    if _st is None or _st[0] != _sk:",
               "        _P = M.get(_sk)",
-              "        if _P is None:",
+              "        if _P is None:  # values first seen: the plain code, nothing kept but the key",
               f"            if len(M) >= {SLOW_KEYS_KEPT}:",
               "                M.clear()",
+              "            M[_sk] = False",
+              "            if _st is not None:",
+              "                M[None] = _st",
+              "            R = T.copy()",
+              "            _run(I, C, R)",
+              "            return R",
+              "        if _P is False:  # seen before: kept from now on",
               f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}]",
               "        _v = _P[0]",
-              "        if _v is None:"]
-    lines += ["            " + line for line in reads[0]]
+              "        if _v is None:  # then every later stage is computed too: every local read here"]
+    lines += ["            " + line for line in reads_all]
     lines += ["        " + line for line in bodies[0][2]]
     lines += ["            _R = T.copy()"]
     if base_results:
@@ -968,12 +983,17 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     for i, (key, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
         lines += [f"    _k = _igk{i}(I)", f"    _l = _st[{3 + i}]", "    if _l is None or _l[0] != _k:",
-                  f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None:"]
-        lines += ["            " + line for line in reads[i]]
+                  f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None or _v is False:"]
+        if reads[i]:
+            lines += ["            if not _u:"] + ["                " + line for line in reads[i]]
         lines += ["        " + line for line in body]
-        lines += [f"            _v = ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})",
-                  f"            if len(_g) >= {STAGE_KEYS_KEPT}:", "                _g.clear()", "            _g[_k] = _v"]
+        lines += [f"            L[{n!r}] = {n}" for n in results]
+        lines += ["            if _v is None:  # seen for the first time: only the key kept",
+                  f"                if len(_g) >= {STAGE_KEYS_KEPT}:", "                    _g.clear()",
+                  "                _g[_k] = False", f"                _v = ({_tuple(exports[i])}, None)",
+                  "            else:",
+                  f"                _v = _g[_k] = ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
         if results:
-            lines += ["        L.update(_v[1])"]
+            lines += ["        else:", "            L.update(_v[1])"]
         lines += [f"        _st[{3 + i}] = (_k, _v)"]
     return lines + ["    M[None] = _st", "    return L.copy()"]

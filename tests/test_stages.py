@@ -78,7 +78,9 @@ def test_staged_results_equal_the_plain_code_over_random_sequences(seed):
     rng = random.Random(seed)
     cfg = random_config(rng)
     cfg["task"] = rng.choice(["train", "serve"])
-    for step in [cfg, *_neighbours(cfg, rng), cfg]:  # back to the first: its stages come from what was kept
+    steps = _neighbours(cfg, rng)
+    # values seen once are computed, seen twice kept, then read back: each configuration comes three times
+    for step in [cfg, *steps, cfg, *steps[::-1], cfg, *steps]:
         _check(step)
 
 
@@ -132,15 +134,18 @@ def test_a_changed_catalog_is_never_answered_from_results_kept_for_the_old_one(t
 def test_kept_results_stay_within_their_bounds():
     rng = random.Random(5)
     base = random_config(rng)
-    for i in range(codegen.STAGE_KEYS_KEPT * 2 + 10):  # more distinct values of one swept input than a stage keeps
-        _check({**base, "tokens": 1e6 + i})
-    for i in range(codegen.SLOW_KEYS_KEPT * 3):  # more distinct values of an input outside the swept ones
-        _check({**base, "restarts": i % 20, "setup_hours": 10 + i})
     compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[core.resolve_inputs(base)["task__row"]])
     memo = engine._stage_memo(compiled)
+    for i in range(codegen.STAGE_KEYS_KEPT * 2 + 10):  # more distinct values of one swept input than a stage keeps
+        _check({**base, "tokens": 1e6 + i})
+    staged = [p for k, p in memo.items() if k is not None and p is not False]
+    assert staged and all(0 < len(stage) <= codegen.STAGE_KEYS_KEPT for p in staged for stage in p[1:] if stage)
+    for i in range(codegen.SLOW_KEYS_KEPT * 3):  # more distinct values of an input outside the swept ones
+        _check({**base, "restarts": i % 20, "setup_hours": 10 + i})
     kept = [k for k in memo if k is not None]
     assert 1 <= len(kept) <= codegen.SLOW_KEYS_KEPT
-    assert all(len(stage) <= codegen.STAGE_KEYS_KEPT for k in kept for stage in memo[k][1:])
+    # values of the other inputs seen once are computed by the plain code, and only their key is kept
+    assert all(memo[k] is False for k in kept)
 
 
 def test_a_result_changed_by_the_caller_changes_nothing_kept():
