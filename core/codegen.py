@@ -949,7 +949,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     moving = [n for n in used_inputs if n in varied]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
-    reads_all += [f"{moving[0]} = _igm(I)" if len(moving) == 1 else f"{_tuple(moving)} = _igm(I)"] if moving else []
+    reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
     getters = {k: v for k, v in getters.items() if v}
@@ -978,11 +978,19 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     if base_results:
         lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
     lines += [f"            _v = _P[0] = ({_tuple(exports[0])}, _R)",
-              f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}]",
+              f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
               "    else:", "        _P = _st[1]", "    L = _st[2]"]
+    # which swept inputs differ from the last call's (all, after a change of the others): a stage none of whose
+    # inputs changed is skipped on one test, its results already in L
+    last = 3 + len(bodies)
+    changed = {name: f"_c{j}" for j, name in enumerate(moving)}
+    if moving:
+        lines += [f"    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
+                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:"]
+        lines += [f"        _c{j} = _vk[{j}] != _lv[{j}]" for j in range(len(moving))]
     for i, (key, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _k = _igk{i}(I)", f"    _l = _st[{3 + i}]", "    if _l is None or _l[0] != _k:",
+        lines += [f"    if {' or '.join(changed[n] for n in key)}:", f"        _k = _igk{i}(I)",
                   f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None or _v is False:"]
         if reads[i]:
             lines += ["            if not _u:"] + ["                " + line for line in reads[i]]
@@ -996,4 +1004,5 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
         if results:
             lines += ["        else:", "            L.update(_v[1])"]
         lines += [f"        _st[{3 + i}] = (_k, _v)"]
+    lines += [f"    _st[{last}] = _vk"] if moving else []
     return lines + ["    M[None] = _st", "    return L.copy()"]

@@ -196,8 +196,8 @@ def _changing(config: dict, kinds=("seq_len", "n_gpus", "tokens")):
             state["seq_len"] = 1024 + i % 1_000_000
         elif kind == "n_gpus":
             state["n_gpus"] = (1, 2, 4, 8)[i // len(kinds) % 4]
-        elif kind == "n_gpus_new":  # a count not seen before (up to 4,096)
-            state["n_gpus"] = 1 + i % 4096
+        elif kind == "n_gpus_new":  # a count not seen before (up to 100,000)
+            state["n_gpus"] = 1 + i % 100_000
         else:
             state["tokens"] = 1e8 + i
         return core.evaluate(state)
