@@ -911,7 +911,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
     one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
     while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
-    computed first reads into locals what its code reads: inputs, catalog rows, values of earlier stages.  Values of
+    computed first reads every input and catalog row into locals, and each the values of earlier stages it reads.  Values of
     the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
     them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
     keys = list(dict.fromkeys(rows.keys.values()))
@@ -928,23 +928,13 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
-    reads: list[list[str]] = []
+    reads: list[list[str]] = []  # per stage: the values of earlier stages its code reads
     for i, (key, _, lines_) in enumerate(bodies):
         getters[f"_igk{i}"] = list(key)
         stores, loads = names_used[i]
-        free = (loads | (set(base_results) if i == 0 else set())) - stores
-        tables = [t for t in rows.variables if any(table_of_var.get(n) == t for n in free)]
-        wanted_inputs = [n for n in [*used_inputs, *(f"{k}__row" for k in keys)]
-                         if n in free or any(n == f"{rows.keys[t]}__row" for t in tables)]
-        getters[f"_igi{i}"] = wanted_inputs
-        out = []
-        if len(wanted_inputs) == 1:
-            out.append(f"{wanted_inputs[0]} = _igi{i}(I)")
-        elif wanted_inputs:
-            out.append(f"{_tuple(wanted_inputs)} = _igi{i}(I)")
-        out += [f"({', '.join(rows.variables[t])},) = C[{t!r}][{rows.keys[t]}__row]" for t in tables]
+        free = loads - stores
         sources = sorted({exported_by[n] for n in free if n in exported_by and n not in inputs and n not in table_of_var})
-        out += [f"{_tuple(exports[j])} = _st[{3 + j}]{'' if j == 0 else '[1][0]'}" for j in sources]
+        out = [f"{_tuple(exports[j])} = _st[{3 + j}]{'' if j == 0 else '[1][0]'}" for j in sources]
         reads.append(out)
     moving = [n for n in used_inputs if n in varied]
     getters["_igm"] = moving
@@ -992,8 +982,10 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
         results = [n for n in members if n in wanted]
         lines += [f"    if {' or '.join(changed[n] for n in key)}:", f"        _k = _igk{i}(I)",
                   f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None or _v is False:"]
-        if reads[i]:
-            lines += ["            if not _u:"] + ["                " + line for line in reads[i]]
+        # the first stage computed in a call reads every input and row (stages after it often compute too), then each
+        # the values of earlier stages it reads
+        lines += ["            if not _u:"] + ["                " + line for line in reads_all]
+        lines += ["            " + line for line in reads[i]]
         lines += ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
         lines += ["            if _v is None:  # seen for the first time: only the key kept",
