@@ -356,8 +356,10 @@ def _type_tag(given: Mapping, values: dict) -> tuple:
     for name in given:
         value = values[name]
         kind = type(value)
-        if kind is not types[name] or (kind is float and value == 0.0 and math.copysign(1.0, value) < 0):
-            tag += ((name, kind, repr(value)),)
+        if kind is not types[name]:
+            tag += ((name, kind),)
+        if kind is float and value == 0.0 and math.copysign(1.0, value) < 0:
+            tag += ((name, "-0.0"),)
     return tag
 
 

@@ -102,6 +102,9 @@ def test_inputs_equal_in_value_but_not_in_type_or_sign_are_kept_apart():
                 {**base, "n_gpus": 8.0, "seq_len": 2048.0}]
     for cfg in variants + variants[::-1]:
         assert _check(cfg)
+    # the tag names types, not values: a spreadsheet's floats keep one key of the other inputs while they change
+    tags = {engine._type_tag(cfg, core.resolve_inputs(cfg)) for cfg in ({**base, "n_gpus": float(n)} for n in (8, 16, 24))}
+    assert tags == {(("n_gpus", float),)}
     # an int count gives an int GPU count, a float count a float one: the int results kept are not handed back
     assert type(core.evaluate(base)["serve_gpus"]) is int
     assert type(core.evaluate({**base, "n_gpus": 8.0})["serve_gpus"]) is float
