@@ -911,7 +911,8 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
     one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
     while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
-    computed first reads every input and catalog row into locals, and each the values of earlier stages it reads.  Values of
+    computed reads every input and catalog row into locals once, and the values of the stages before it that were not
+    computed are read back from the state.  Values of
     the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
     them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
     keys = list(dict.fromkeys(rows.keys.values()))
@@ -922,20 +923,11 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     for i in range(len(bodies)):
         later_loads = set().union(*(loads for _, loads in names_used[i + 1:]))
         exports.append(sorted(names_used[i][0] & later_loads))
-    exported_by = {name: i for i, names in enumerate(exports) for name in names}
-    table_of_var = {var: table for table, vars_ in rows.variables.items() for var in vars_}
-    inputs = set(used_inputs) | {f"{key}__row" for key in keys}
     slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
-    reads: list[list[str]] = []  # per stage: the values of earlier stages its code reads
-    for i, (key, _, lines_) in enumerate(bodies):
+    for i, (key, _, _) in enumerate(bodies):
         getters[f"_igk{i}"] = list(key)
-        stores, loads = names_used[i]
-        free = loads - stores
-        sources = sorted({exported_by[n] for n in free if n in exported_by and n not in inputs and n not in table_of_var})
-        out = [f"{_tuple(exports[j])} = _st[{3 + j}]{'' if j == 0 else '[1][0]'}" for j in sources]
-        reads.append(out)
     moving = [n for n in used_inputs if n in varied]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
@@ -975,26 +967,34 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     last = 3 + len(bodies)
     changed = {name: f"_c{j}" for j, name in enumerate(moving)}
     if moving:
-        lines += [f"    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
+        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
                   "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:"]
         lines += [f"        _c{j} = _vk[{j}] != _lv[{j}]" for j in range(len(moving))]
-    for i, (key, members, body) in enumerate(bodies[1:], 1):
+    # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
+    # computed, every input and row is read once and the stages run in order, each either computed or (for the
+    # stages after it) its values read back from the state
+    lines += ["    _any = False"]
+    for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    if {' or '.join(changed[n] for n in key)}:", f"        _k = _igk{i}(I)",
-                  f"        _g = _P[{i}]", "        _v = _g.get(_k)", "        if _v is None or _v is False:"]
-        # the first stage computed in a call reads every input and row (stages after it often compute too), then each
-        # the values of earlier stages it reads
-        lines += ["            if not _u:"] + ["                " + line for line in reads_all]
-        lines += ["            " + line for line in reads[i]]
-        lines += ["        " + line for line in body]
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(I)",
+                  f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
+                  f"            _d{i} = _any = True", "        else:"]
+        lines += [f"            L.update(_v{i}[1])"] if results else []
+        lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
+    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_all]
+    lines += [f"            {_tuple(exports[0])} = _st[3]"] if exports[0] else []
+    for i, (_, members, body) in enumerate(bodies[1:], 1):
+        results = [n for n in members if n in wanted]
+        lines += [f"        if _d{i}:"] + ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
-        lines += ["            if _v is None:  # seen for the first time: only the key kept",
+        lines += [f"            _g = _P[{i}]",
+                  f"            if _v{i} is None:  # seen for the first time: only the key kept",
                   f"                if len(_g) >= {STAGE_KEYS_KEPT}:", "                    _g.clear()",
-                  "                _g[_k] = False", f"                _v = ({_tuple(exports[i])}, None)",
+                  f"                _g[_k{i}] = False", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
                   "            else:",
-                  f"                _v = _g[_k] = ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
-        if results:
-            lines += ["        else:", "            L.update(_v[1])"]
-        lines += [f"        _st[{3 + i}] = (_k, _v)"]
+                  f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
+                  f"                _g[_k{i}] = _st[{3 + i}][1]"]
+        if exports[i] and i < len(bodies) - 1:
+            lines += ["        else:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
     lines += [f"    _st[{last}] = _vk"] if moving else []
     return lines + ["    M[None] = _st", "    return L.copy()"]
