@@ -15,6 +15,7 @@ are here too, in one section: the generator is their main user.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import math
@@ -874,9 +875,9 @@ def stages(names, table_of: dict, task: str | None) -> list[tuple[tuple[str, ...
 def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> list[tuple[tuple, list[str], list[str]]]:
     """(key inputs, quantities, lines) per stage, rendered by an emitter sharing ``plain``'s catalog fields and
     row-hoisted subtrees (the row unpacking is common to both functions); every quantity becomes a local."""
-    emitter = _Emitter(names, False, plain.fields, skip=table_of.keys(), task=task, row_tables=plain.row_tables)
-    emitter.hoisted, emitter._hoist_memo = plain.hoisted, plain._hoist_memo
-    emitter.outputs_as_locals = True
+    emitter = copy.copy(plain)  # the same shared subtrees, fields and hoisted parts; its own lines and temporaries
+    emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
+    emitter.conditional, emitter.outputs_as_locals = 0, True
     hoisted_before = len(plain.hoisted)
     bodies = []
     for key, members in stages(names, table_of, task):
@@ -888,13 +889,20 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
     return bodies
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BOUND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) :=")
+
+
 def _stores_and_loads(lines: list[str]) -> tuple[set[str], set[str]]:
-    import ast
+    """The names the generated lines (each ``name = expression``) bind, and every name their expressions may read (a
+    superset: a name in a constant counts too, which costs at most a value passed on that no stage reads)."""
     stores: set[str] = set()
     loads: set[str] = set()
-    for node in ast.walk(ast.parse("\n".join(line[4:] for line in lines))):
-        if isinstance(node, ast.Name):
-            (stores if isinstance(node.ctx, ast.Store) else loads).add(node.id)
+    for line in lines:
+        target, _, expression = line.strip().partition(" = ")
+        stores.add(target)
+        stores.update(_BOUND.findall(expression))
+        loads.update(_IDENTIFIER.findall(expression))
     return stores, loads
 
 
