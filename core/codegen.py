@@ -942,6 +942,16 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
+    # what the stages after the first read (the first is computed only with every stage, after reads_all)
+    later = set().union(*(loads for _, loads in names_used[1:]))
+    later_slow = [n for n in slow if n in later or any(n == f"{rows.keys[t]}__row" and set(v) & later
+                                                        for t, v in rows.variables.items())]
+    getters["_igl"] = later_slow
+    reads_later = [f"{_tuple(later_slow)} = _igl(I)" if len(later_slow) > 1 else f"{later_slow[0]} = _igl(I)"] \
+        if later_slow else []
+    reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
+    reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
+                    for t, vars_ in rows.variables.items() if set(vars_) & later]
     getters = {k: v for k, v in getters.items() if v}
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
     lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
@@ -989,7 +999,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            L.update(_v{i}[1])"] if results else []
         lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
-    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_all]
+    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_later]
     lines += [f"            {_tuple(exports[0])} = _st[3]"] if exports[0] else []
     for i, (_, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
