@@ -302,8 +302,7 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
     values = _resolved(given)
-    compiled = compile_formulas(False, wanted, None, _task_kinds()[values["task__row"]])
-    rows, memo = _scalar_plan(compiled)
+    compiled, rows, memo = _scalar_plan(wanted, values["task__row"])
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
         if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
@@ -321,21 +320,28 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
 
 
-def _scalar_plan(compiled) -> tuple[dict, dict]:
-    """(``_scalar_rows(compiled)``, the staged code's kept results) for ``compiled``, per catalog snapshot: a
-    reloaded or refreshed catalog (a user's file, new offers) starts with nothing kept, and nothing computed from the
-    old rows is read again."""
-    key = ("plan", compiled.source)
+def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:
+    """(the scalar code for ``wanted`` and the task of ``task_row``, ``_scalar_rows`` of it, the staged code's kept
+    results), found in one lookup per call and kept per catalog snapshot: a reloaded or refreshed catalog (a user's
+    file, new offers, an added row) starts with nothing kept, and nothing computed from the old rows is read again."""
     memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
     try:
-        return memo[key]
+        return memo["scalar plans"][wanted, task_row]
     except KeyError:
-        return memo.setdefault(key, (_scalar_rows(compiled), {}))
+        compiled = compile_formulas(False, wanted, None, _task_kinds()[task_row])
+        kept = memo.setdefault(("stages", compiled.source), {})  # shared by the task rows of one task
+        plans = memo.setdefault("scalar plans", {})
+        if len(plans) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
+            plans.clear()
+        return plans.setdefault((wanted, task_row), (compiled, _scalar_rows(compiled), kept))
+
+
+_PLANS_KEPT = 64
 
 
 def _stage_memo(compiled) -> dict:
     """The staged code's kept results for ``compiled`` in the current catalog snapshot (tests read it)."""
-    return _scalar_plan(compiled)[1]
+    return catalog.snapshot().memo.setdefault(("stages", compiled.source), {})
 
 
 def _default_types() -> dict:
