@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import os
 import sys
 import threading
@@ -230,8 +231,29 @@ def _resolved(given: Mapping) -> dict:
     values = _scalar_values(given)
     offers.link(values, "gpu" in given)
     mig_serving_count(values, given)
-    cross_check(values, model=row_of(values, "model"))
+    if "model__adhoc" in values:  # a model outside the catalog: its fields are the model row itself
+        cross_check(values, model=values["model__adhoc"])
+        return values
+    # The checks between inputs read only the values in CROSS_CHECKED_NAMES (a test holds them to it) and the catalog
+    # rows those name, and compare numbers by value (8 and 8.0 alike): a combination that passed once passes again in
+    # this catalog snapshot.  One that raises is never kept, so its message always names the value given.
+    key = _cross_checked(values)
+    passed = catalog.snapshot().memo.get("cross checks passed")
+    if passed is None or key not in passed:
+        cross_check(values, model=row_of(values, "model"))
+        passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
+        if len(passed) >= _CROSS_CHECKS_KEPT:
+            passed.clear()
+        passed[key] = None
     return values
+
+
+# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time)
+CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
+                       "expert_parallel", "pipeline_virtual_stages", "seq_len", "serving_layout", "precision",
+                       "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
+_cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
+_CROSS_CHECKS_KEPT = 4096
 
 
 # ---------------------------------------------------------------------------

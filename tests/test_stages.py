@@ -214,3 +214,60 @@ def test_the_stages_cover_every_quantity_once_and_follow_what_they_read():
         assert deps[name] & set(codegen.STAGE_INPUTS) <= set(stages[i][0])  # its key holds every swept input it reads
         assert all(stage_of[r] <= i for r in codegen._quantities_read([name], "train") if r in stage_of)
     assert len(stages) >= 5 and stages[0][0] == ()
+
+
+class _Recording(dict):
+    """A dict that notes every key read (by subscript, get or in)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def test_the_checks_between_inputs_read_only_the_values_their_kept_passes_are_keyed_by():
+    """A combination of inputs that passed the checks between inputs is not checked again (engine.CROSS_CHECKED_NAMES
+    keys it): every value cross_check reads must be among those names, over random configurations of both tasks."""
+    from gpu_tco.core import validation
+    rng = random.Random(41)
+    allowed = set(engine.CROSS_CHECKED_NAMES)
+    checked = 0
+    for _ in range(150):
+        cfg = random_config(rng)
+        cfg["task"] = rng.choice(["train", "serve"])
+        cfg["serving_layout"] = rng.choice([0, 1, 2])
+        try:
+            values = core.resolve_inputs(cfg)
+        except core.InputError:
+            continue
+        recording = _Recording(values)
+        validation.cross_check(recording, model=engine.row_of(values, "model"))
+        # the other choice inputs' "__adhoc" keys are never set (only a model may come from outside the catalog)
+        read = {k for k in recording.read if not (k.endswith("__adhoc") and k != "model__adhoc")}
+        assert read <= allowed, sorted(read - allowed)
+        checked += 1
+    assert checked >= 60
+
+
+def test_a_combination_that_fails_the_checks_fails_every_time_and_a_new_catalog_checks_again(tmp_path, monkeypatch):
+    bad = {"model": "Llama-3-8B", "gpu": "H100-SXM", "n_gpus": 8, "tensor_parallel": 3}
+    for _ in range(3):
+        with pytest.raises(core.InputError, match="tensor_parallel"):
+            core.evaluate(bad)
+    good = {**bad, "tensor_parallel": 2}
+    core.evaluate(good)
+    assert engine._cross_checked(core.resolve_inputs(good)) in catalog.snapshot().memo["cross checks passed"]
+    catalog.reload()
+    assert "cross checks passed" not in catalog.snapshot().memo  # a new snapshot keeps no passes
+    assert not _identical(core.evaluate(good), _plain(good))
