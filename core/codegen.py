@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import marshal
 import math
 import operator
 import re
@@ -155,7 +156,14 @@ class Compiled:
     row_keys: dict[str, str]                # table -> the choice input that names its row
     template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
     derived: dict[str, RowDerived]          # table -> its row-derived quantities
-    staged: Callable | None = None          # scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R
+    staged_code: bytes | None = None        # the marshalled code of ``staged`` (None: this code is not staged)
+
+    @functools.cached_property
+    def staged(self) -> Callable:
+        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R, run beside ``fn`` (which it calls
+        for values seen once); loaded on first use, so a process that evaluates once never loads it."""
+        exec(marshal.loads(self.staged_code), self.fn.__globals__)  # noqa: S102 - code generated from our own trees
+        return self.fn.__globals__["_staged"]
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -709,12 +717,15 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
         lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
     else:
         lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
-        if bodies is not None:
-            lines += _staged_lines(outputs, used_inputs, rows, table_of, bodies)
     source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
+    staged_code = None
+    if bodies is not None:  # compiled on its own and kept marshalled: a process loads it at its second call
+        staged_source = "\n".join(_staged_lines(outputs, used_inputs, rows, table_of, bodies)) + "\n"
+        staged_code = marshal.dumps(compile(staged_source, label.replace("formulas", "formulas in stages"), "exec"))
     stored = {
-        "source": source, "code": compile(source, label, "exec"), "outputs": outputs, "inputs": tuple(used_inputs),
+        "source": source, "code": compile(source, label, "exec"),
+        "staged": staged_code, "outputs": outputs, "inputs": tuple(used_inputs),
         "row_fields": {t: tuple(f) for t, f in rows.fields.items()}, "row_keys": dict(rows.keys),
         "derived": {table: (part[0], part[1], part[2], compile(part[3], f"<gpu-tco formulas of one {table} row>", "exec"))
                     for table, part in derived_parts.items()},
@@ -730,7 +741,7 @@ def _from_stored(stored: dict) -> Compiled:
     namespace = _run_code(stored["code"])
     return Compiled(namespace["_run"], stored["source"], outputs, tuple(stored["inputs"]),
                     {t: tuple(f) for t, f in stored["row_fields"].items()}, dict(stored["row_keys"]),
-                    dict.fromkeys(outputs), derived, namespace.get("_staged"))
+                    dict.fromkeys(outputs), derived, stored["staged"])
 
 
 def _run_code(code) -> dict:

@@ -332,9 +332,11 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
             memo = {}
     try:
-        if compiled.staged is not None:  # results kept per stage, keyed by the exact values each stage reads
+        if compiled.staged_code is not None and memo:  # results kept per stage, by the exact values each reads
             values["__tag"] = _type_tag(given, values)
             return compiled.staged(values, rows, compiled.template, memo)
+        if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
+            memo[0] = False
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
         return result
