@@ -5,7 +5,9 @@ per quantity, the first evaluation in a fresh process with and without the gener
 import, main job, the training and serving planners), the Excel functions' Python side, and the workbook
 (generation, size, LibreOffice recalculation when LibreOffice is installed).  When llm-analysis
 is installed (``pip install "gpu-tco[bench]"``), its training estimate is timed beside gpu-tco's in the
-same run: the same question, and all of gpu-tco's quantities against it.  Figures are medians; this
+same run: the same question, and all of gpu-tco's quantities against it.  Scalar calls keep what did not change
+since earlier calls (core/codegen.py, ``_staged``), so the scalar figures with a target time configurations that
+differ call after call; one configuration repeated is printed for reference only.  Figures are medians; this
 machine's timings vary by tens of percent from run to run, so compare runs, not single numbers.
 Each figure is printed with its target and PASS or over.
 """
