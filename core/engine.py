@@ -248,9 +248,11 @@ def _resolved(given: Mapping) -> dict:
     return values
 
 
-# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time)
+# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time); the
+# serving request's length is here too, for the check of a request against the model's context
 CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
                        "expert_parallel", "pipeline_virtual_stages", "seq_len", "serving_layout", "precision",
+                       "prompt_tokens", "output_tokens",
                        "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
 _cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
 _CROSS_CHECKS_KEPT = 4096
