@@ -15,9 +15,12 @@ are here too, in one section: the generator is their main user.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
+import marshal
 import math
+import operator
 import re
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -96,7 +99,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan,
+    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter,
 }
 
 
@@ -153,6 +156,14 @@ class Compiled:
     row_keys: dict[str, str]                # table -> the choice input that names its row
     template: dict                          # the outputs as keys: a scalar result is a copy of it, filled
     derived: dict[str, RowDerived]          # table -> its row-derived quantities
+    staged_code: bytes | None = None        # the marshalled code of ``staged`` (None: this code is not staged)
+
+    @functools.cached_property
+    def staged(self) -> Callable:
+        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R, run beside ``fn`` (which it calls
+        for values seen once); loaded on first use, so a process that evaluates once never loads it."""
+        exec(marshal.loads(self.staged_code), self.fn.__globals__)  # noqa: S102 - code generated from our own trees
+        return self.fn.__globals__["_staged"]
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -409,6 +420,7 @@ class _Emitter:
         # scalar code: a quantity no other formula reads goes into the result alone, with no name of its own
         self.read_later = _quantities_read(names_computed, task) if not vector else set()
         self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
+        self.outputs_as_locals = False  # scalar code in stages: every quantity a local, collected per stage
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -431,7 +443,7 @@ class _Emitter:
         if skipped:
             return
         if moving is None:  # scalar code: an output also goes straight into the result dict
-            if name not in slots:
+            if name not in slots or self.outputs_as_locals:
                 target = name
             else:
                 target = f"R[{name!r}] = {name}" if name in self.read_later else f"R[{name!r}]"
@@ -688,6 +700,8 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
     emitter = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task,
                        row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of)
     once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
+    staged = not vector and STAGED and len(names) - len(table_of) >= STAGE_MIN_QUANTITIES
+    bodies = _stage_bodies(names, table_of, emitter, task) if staged else None
     hoisted: dict[str, list] = {}
     for var, table, node in emitter.hoisted.values():
         hoisted.setdefault(table, []).append((var, node))
@@ -705,8 +719,13 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
         lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
     source = "\n".join(lines) + "\n"
     label = f"<gpu-tco {'vector' if vector else 'scalar'} formulas, {len(outputs)} outputs>"
+    staged_code = None
+    if bodies is not None:  # compiled on its own and kept marshalled: a process loads it at its second call
+        staged_source = "\n".join(_staged_lines(outputs, used_inputs, rows, table_of, bodies)) + "\n"
+        staged_code = marshal.dumps(compile(staged_source, label.replace("formulas", "formulas in stages"), "exec"))
     stored = {
-        "source": source, "code": compile(source, label, "exec"), "outputs": outputs, "inputs": tuple(used_inputs),
+        "source": source, "code": compile(source, label, "exec"),
+        "staged": staged_code, "outputs": outputs, "inputs": tuple(used_inputs),
         "row_fields": {t: tuple(f) for t, f in rows.fields.items()}, "row_keys": dict(rows.keys),
         "derived": {table: (part[0], part[1], part[2], compile(part[3], f"<gpu-tco formulas of one {table} row>", "exec"))
                     for table, part in derived_parts.items()},
@@ -716,18 +735,19 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
 
 def _from_stored(stored: dict) -> Compiled:
     """A ``Compiled`` from what ``_generate`` made (or ``codecache`` read back): the code objects run once."""
-    derived = {table: RowDerived(tuple(fields), tuple(names), _run_code(code, "_derive"), key)
+    derived = {table: RowDerived(tuple(fields), tuple(names), _run_code(code)["_derive"], key)
                for table, (fields, names, key, code) in stored["derived"].items()}
     outputs = tuple(stored["outputs"])
-    return Compiled(_run_code(stored["code"], "_run"), stored["source"], outputs, tuple(stored["inputs"]),
+    namespace = _run_code(stored["code"])
+    return Compiled(namespace["_run"], stored["source"], outputs, tuple(stored["inputs"]),
                     {t: tuple(f) for t, f in stored["row_fields"].items()}, dict(stored["row_keys"]),
-                    dict.fromkeys(outputs), derived)
+                    dict.fromkeys(outputs), derived, stored["staged"])
 
 
-def _run_code(code, name: str):
+def _run_code(code) -> dict:
     namespace = dict(RUNTIME)
     exec(code, namespace)  # noqa: S102 - code generated from our own expression trees
-    return namespace[name]
+    return namespace
 
 
 def _derive_source(table: str, mine: list[str], hoisted=()) -> tuple[tuple, tuple, str, str]:
@@ -800,3 +820,210 @@ def _scalar_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, per_bl
     lines += [f"    ({', '.join(vars_)},) = C[{table!r}][{rows.keys[table]}__row]" for table, vars_ in rows.variables.items()]
     lines += [f"    R[{name!r}] = {name}" for name in outputs if name in table_of]
     return lines + per_block
+
+
+# --- scalar code in stages: a call recomputes only what the inputs it changed reach ---------------------------
+# A spreadsheet, a planner or a what-if loop evaluates configurations that differ in one or two inputs call after
+# call.  ``_staged`` (generated beside ``_run`` for functions of many quantities) splits the quantities by which of
+# the inputs such a sweep varies (``STAGE_INPUTS``) they depend on, and keeps each stage's results keyed by the
+# exact values it reads: every other input and catalog row in one key per call, then per stage the varied inputs it
+# reads.  A stage whose key was seen before is not computed: its results and the values later stages read are
+# taken as they were computed.  The same code computes every stage, so a result is the same bit for bit.
+STAGED = True
+STAGE_INPUTS = ("n_gpus", "seq_len", "tokens", "micro_batch", "lora_rank", "epochs", "hours_per_day", "months",
+                "job_hours", "mfu", "requests_per_s", "prompt_tokens", "output_tokens")
+STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what they save
+STAGE_MIN_GROUP = 3        # a smaller group of quantities joins the last stage (keyed by every varied input)
+SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
+STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
+
+
+def _input_sets(names, task: str | None) -> dict[str, frozenset]:
+    """Per quantity, every input it depends on (directly or through other quantities; catalog keys included)."""
+    deps: dict[str, frozenset] = {}
+    for name in names:
+        used: set = set()
+        for node in _reads(QUANTITIES[name].expr, task):
+            if isinstance(node, Ref):
+                if node.name in BY_NAME:
+                    used.add(node.name)
+                elif node.name in deps:
+                    used |= deps[node.name]
+            elif isinstance(node, Lookup):
+                used.add(node.key)
+        deps[name] = frozenset(used)
+    return deps
+
+
+def stages(names, table_of: dict, task: str | None) -> list[tuple[tuple[str, ...], list[str]]]:
+    """The stages of the staged scalar code: (varied inputs its key reads, its quantities in definition order), the
+    stage of none of them first, every stage after the stages of the subsets of its inputs."""
+    computed = [n for n in names if n not in table_of]
+    deps = _input_sets(names, task)
+    varied = frozenset(STAGE_INPUTS)
+    own = {n: deps[n] & varied for n in computed}
+    sizes: dict[frozenset, int] = {}
+    for key in own.values():
+        sizes[key] = sizes.get(key, 0) + 1
+    big = sorted((k for k, n in sizes.items() if n >= STAGE_MIN_GROUP or not k), key=lambda k: (len(k), sorted(k)))
+    last = frozenset().union(*own.values())
+
+    def stage_of(key: frozenset) -> frozenset:
+        """The smallest stage of many quantities whose key holds ``key`` (a small group joins it), else the last."""
+        return next((k for k in big if key <= k), last)
+
+    assigned: dict[str, frozenset] = {}
+    for name in computed:  # definition order: what a quantity reads is assigned before it, to a stage before it
+        key = own[name].union(*(assigned[r] for r in _quantities_read([name], task) if r in assigned))
+        assigned[name] = stage_of(key)
+    groups: dict[frozenset, list[str]] = {frozenset(): []}
+    for name in computed:
+        groups.setdefault(assigned[name], []).append(name)
+    order = sorted(groups, key=lambda k: (len(k), sorted(k)))
+    return [(tuple(sorted(k)), groups[k]) for k in order]
+
+
+def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> list[tuple[tuple, list[str], list[str]]]:
+    """(key inputs, quantities, lines) per stage, rendered by an emitter sharing ``plain``'s catalog fields and
+    row-hoisted subtrees (the row unpacking is common to both functions); every quantity becomes a local."""
+    emitter = copy.copy(plain)  # the same shared subtrees, fields and hoisted parts; its own lines and temporaries
+    emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
+    emitter.conditional, emitter.outputs_as_locals = 0, True
+    hoisted_before = len(plain.hoisted)
+    bodies = []
+    for key, members in stages(names, table_of, task):
+        start = len(emitter.per_block)
+        for name in members:
+            emitter.quantity(name, False, {})
+        bodies.append((key, members, emitter.per_block[start:]))
+    assert len(plain.hoisted) == hoisted_before, "the staged code hoisted a row subtree the plain code did not"
+    return bodies
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BOUND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) :=")
+
+
+def _stores_and_loads(lines: list[str]) -> tuple[set[str], set[str]]:
+    """The names the generated lines (each ``name = expression``) bind, and every name their expressions may read (a
+    superset: a name in a constant counts too, which costs at most a value passed on that no stage reads)."""
+    stores: set[str] = set()
+    loads: set[str] = set()
+    for line in lines:
+        target, _, expression = line.strip().partition(" = ")
+        stores.add(target)
+        stores.update(_BOUND.findall(expression))
+        loads.update(_IDENTIFIER.findall(expression))
+    return stores, loads
+
+
+def _tuple(names) -> str:
+    return f"({', '.join(names)},)" if names else "()"
+
+
+def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
+    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+
+    ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
+    ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
+    first stage's results and one dict per later stage: its key (its varied inputs' values) -> its results and the
+    values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
+    one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
+    while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
+    computed reads every input and catalog row into locals once, and the values of the stages before it that were not
+    computed are read back from the state.  Values of
+    the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
+    them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
+    keys = list(dict.fromkeys(rows.keys.values()))
+    wanted = set(outputs)
+    varied = set(STAGE_INPUTS)
+    names_used = [_stores_and_loads(lines) for _, _, lines in bodies]
+    exports = []
+    for i in range(len(bodies)):
+        later_loads = set().union(*(loads for _, loads in names_used[i + 1:]))
+        exports.append(sorted(names_used[i][0] & later_loads))
+    slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
+    base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
+    getters = {"_igs": ["__tag", *slow]}
+    for i, (key, _, _) in enumerate(bodies):
+        getters[f"_igk{i}"] = list(key)
+    moving = [n for n in used_inputs if n in varied]
+    getters["_igm"] = moving
+    reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
+    reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
+    reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
+    reads_all += ["_u = True"]
+    # what the stages after the first read (the first is computed only with every stage, after reads_all)
+    later = set().union(*(loads for _, loads in names_used[1:]))
+    later_slow = [n for n in slow if n in later or any(n == f"{rows.keys[t]}__row" and set(v) & later
+                                                        for t, v in rows.variables.items())]
+    getters["_igl"] = later_slow
+    reads_later = [f"{_tuple(later_slow)} = _igl(I)" if len(later_slow) > 1 else f"{later_slow[0]} = _igl(I)"] \
+        if later_slow else []
+    reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
+    reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
+                    for t, vars_ in rows.variables.items() if set(vars_) & later]
+    getters = {k: v for k, v in getters.items() if v}
+    lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
+    lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
+    lines += ["    _sk = _igs(I)", "    _u = False  # whether every input and row is read into locals",
+              "    _st = M.pop(None, None)",
+              "    if _st is None or _st[0] != _sk:",
+              "        _P = M.get(_sk)",
+              "        if _P is None:  # values first seen: the plain code, nothing kept but the key",
+              f"            if len(M) >= {SLOW_KEYS_KEPT}:",
+              "                M.clear()",
+              "            M[_sk] = False",
+              "            if _st is not None:",
+              "                M[None] = _st",
+              "            R = T.copy()",
+              "            _run(I, C, R)",
+              "            return R",
+              "        if _P is False:  # seen before: kept from now on",
+              f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}]",
+              "        _v = _P[0]",
+              "        if _v is None:  # then every later stage is computed too: every local read here"]
+    lines += ["            " + line for line in reads_all]
+    lines += ["        " + line for line in bodies[0][2]]
+    lines += ["            _R = T.copy()"]
+    if base_results:
+        lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
+    lines += [f"            _v = _P[0] = ({_tuple(exports[0])}, _R)",
+              f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
+              "    else:", "        _P = _st[1]", "    L = _st[2]"]
+    # which swept inputs differ from the last call's (all, after a change of the others): a stage none of whose
+    # inputs changed is skipped on one test, its results already in L
+    last = 3 + len(bodies)
+    changed = {name: f"_c{j}" for j, name in enumerate(moving)}
+    if moving:
+        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
+                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:"]
+        lines += [f"        _c{j} = _vk[{j}] != _lv[{j}]" for j in range(len(moving))]
+    # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
+    # computed, every input and row is read once and the stages run in order, each either computed or (for the
+    # stages after it) its values read back from the state
+    lines += ["    _any = False"]
+    for i, (key, members, _) in enumerate(bodies[1:], 1):
+        results = [n for n in members if n in wanted]
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(I)",
+                  f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
+                  f"            _d{i} = _any = True", "        else:"]
+        lines += [f"            L.update(_v{i}[1])"] if results else []
+        lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
+    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_later]
+    lines += [f"            {_tuple(exports[0])} = _st[3]"] if exports[0] else []
+    for i, (_, members, body) in enumerate(bodies[1:], 1):
+        results = [n for n in members if n in wanted]
+        lines += [f"        if _d{i}:"] + ["        " + line for line in body]
+        lines += [f"            L[{n!r}] = {n}" for n in results]
+        lines += [f"            _g = _P[{i}]",
+                  f"            if _v{i} is None:  # seen for the first time: only the key kept",
+                  f"                if len(_g) >= {STAGE_KEYS_KEPT}:", "                    _g.clear()",
+                  f"                _g[_k{i}] = False", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
+                  "            else:",
+                  f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
+                  f"                _g[_k{i}] = _st[{3 + i}][1]"]
+        if exports[i] and i < len(bodies) - 1:
+            lines += ["        else:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
+    lines += [f"    _st[{last}] = _vk"] if moving else []
+    return lines + ["    M[None] = _st", "    return L.copy()"]

@@ -8,6 +8,8 @@ trees the Excel formulas are rendered from.
 from __future__ import annotations
 
 import functools
+import math
+import operator
 import os
 import sys
 import threading
@@ -229,8 +231,31 @@ def _resolved(given: Mapping) -> dict:
     values = _scalar_values(given)
     offers.link(values, "gpu" in given)
     mig_serving_count(values, given)
-    cross_check(values, model=row_of(values, "model"))
+    if "model__adhoc" in values:  # a model outside the catalog: its fields are the model row itself
+        cross_check(values, model=values["model__adhoc"])
+        return values
+    # The checks between inputs read only the values in CROSS_CHECKED_NAMES (a test holds them to it) and the catalog
+    # rows those name, and compare numbers by value (8 and 8.0 alike): a combination that passed once passes again in
+    # this catalog snapshot.  One that raises is never kept, so its message always names the value given.
+    key = _cross_checked(values)
+    passed = catalog.snapshot().memo.get("cross checks passed")
+    if passed is None or key not in passed:
+        cross_check(values, model=row_of(values, "model"))
+        passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
+        if len(passed) >= _CROSS_CHECKS_KEPT:
+            passed.clear()
+        passed[key] = None
     return values
+
+
+# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time); the
+# serving request's length is here too, for the check of a request against the model's context
+CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
+                       "expert_parallel", "pipeline_virtual_stages", "seq_len", "serving_layout", "precision",
+                       "prompt_tokens", "output_tokens",
+                       "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
+_cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
+_CROSS_CHECKS_KEPT = 4096
 
 
 # ---------------------------------------------------------------------------
@@ -301,19 +326,73 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
     values = _resolved(given)
-    compiled = compile_formulas(False, wanted, None, _task_kinds()[values["task__row"]])
-    rows = _scalar_rows(compiled)
+    compiled, rows, memo = _scalar_plan(wanted, values["task__row"])
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
-        if adhoc is not None:  # a model outside the catalog: a one-row table for this call
+        if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
+            memo = {}
     try:
+        if compiled.staged_code is not None and memo:  # results kept per stage, by the exact values each reads
+            values["__tag"] = _type_tag(given, values)
+            return compiled.staged(values, rows, compiled.template, memo)
+        if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
+            memo[0] = False
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+
+
+def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:
+    """(the scalar code for ``wanted`` and the task of ``task_row``, ``_scalar_rows`` of it, the staged code's kept
+    results), found in one lookup per call and kept per catalog snapshot: a reloaded or refreshed catalog (a user's
+    file, new offers, an added row) starts with nothing kept, and nothing computed from the old rows is read again."""
+    memo = catalog.snapshot().memo  # (``_cached`` without its closure: every scalar evaluation asks)
+    try:
+        return memo["scalar plans"][wanted, task_row]
+    except KeyError:
+        compiled = compile_formulas(False, wanted, None, _task_kinds()[task_row])
+        kept = memo.setdefault(("stages", compiled.source), {})  # shared by the task rows of one task
+        plans = memo.setdefault("scalar plans", {})
+        if len(plans) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
+            plans.clear()
+        return plans.setdefault((wanted, task_row), (compiled, _scalar_rows(compiled), kept))
+
+
+_PLANS_KEPT = 64
+
+
+def _stage_memo(compiled) -> dict:
+    """The staged code's kept results for ``compiled`` in the current catalog snapshot (tests read it)."""
+    return catalog.snapshot().memo.setdefault(("stages", compiled.source), {})
+
+
+def _default_types() -> dict:
+    memo = catalog.snapshot().memo
+    try:
+        return memo["default types"]
+    except KeyError:
+        return memo.setdefault("default types", {k: type(v) for k, v in _resolved_defaults().items()})
+
+
+def _type_tag(given: Mapping, values: dict) -> tuple:
+    """What the staged code's keys must hold beside the values: equal values of other types (8 and 8.0, 1 and True)
+    or signs (0.0 and -0.0) may give results that differ (an int or a float, -0.0), so an input given with another
+    type than its default's, or a negative zero, is named here.  Inputs not given hold their defaults' types (the
+    offer and GPU rows, a count set by the checks: ints)."""
+    types = _default_types()
+    tag = ()
+    for name in given:
+        value = values[name]
+        kind = type(value)
+        if kind is not types[name]:
+            tag += ((name, kind),)
+        if kind is float and value == 0.0 and math.copysign(1.0, value) < 0:
+            tag += ((name, "-0.0"),)
+    return tag
 
 
 _CHECK_ONLY = ("params_total_b",)  # a cheap quantity: evaluating it checks every input given (outputs=[])

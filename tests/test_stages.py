@@ -1,0 +1,273 @@
+"""Scalar evaluation in stages (core/codegen.py ``_staged``) gives what the plain generated code gives, bit for bit.
+
+A stage's results are kept by the exact values it reads and reused by later calls; these tests run sequences of
+random configurations, each followed by neighbours that change one swept input (as a spreadsheet or a planner
+does), through ``core.evaluate`` and through the plain code (``Compiled.fn``, no kept results) and compare every
+quantity's value, type and sign, and the order of the result's keys; then the same after a catalog changes, with
+inputs of other types (8 and 8.0, 0.0 and -0.0, 1 and True), from several threads, and with a model outside the
+catalog.  The kept results stay within their bounds."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+from helpers import random_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpu_tco import core
+from gpu_tco.core import catalog, codegen, engine
+
+
+def _plain(cfg: dict) -> dict:
+    """Every quantity from the plain generated code: nothing kept between calls."""
+    values = core.resolve_inputs(cfg)
+    compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[values["task__row"]])
+    tabs = catalog.tables()
+    rows = {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
+    for adhoc_key, table in compiled.adhoc_keys:
+        adhoc = values.get(adhoc_key)
+        if adhoc is not None:
+            rows[table] = compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))
+            values = {**values, adhoc_key[:-len("__adhoc")] + "__row": 0}
+    result = compiled.template.copy()
+    compiled.fn(values, rows, result)
+    return result
+
+
+def _identical(a: dict, b: dict) -> list[str]:
+    """Quantities whose value differs in any bit, or in type (repr tells 8 from 8.0 and 0.0 from -0.0)."""
+    assert list(a) == list(b)
+    return [k for k in a if type(a[k]) is not type(b[k]) or repr(a[k]) != repr(b[k])]
+
+
+def _check(cfg: dict) -> bool:
+    try:
+        plain = _plain(cfg)
+    except core.InputError:
+        with pytest.raises(core.InputError):
+            core.evaluate(cfg)
+        return False
+    staged = core.evaluate(cfg)
+    assert not _identical(staged, plain), (cfg, _identical(staged, plain)[:5])
+    return True
+
+
+def _neighbours(cfg: dict, rng: random.Random) -> list[dict]:
+    """Configurations a sweep would visit next: one or two swept inputs changed, some back to earlier values."""
+    out = []
+    for _ in range(6):
+        step = dict(cfg)
+        for name in rng.sample(["seq_len", "n_gpus", "tokens", "micro_batch", "lora_rank", "hours_per_day", "months",
+                                "prompt_tokens", "output_tokens", "requests_per_s", "mfu", "epochs"], rng.choice([1, 2])):
+            step[name] = {"seq_len": rng.choice([512, 2048, 4096, 8192]),
+                          "n_gpus": cfg["n_gpus"] * rng.choice([1, 2]),
+                          "tokens": rng.choice([1e6, 1e8, 3e9]), "micro_batch": rng.randint(1, 8),
+                          "lora_rank": rng.choice([8, 16, 64]), "hours_per_day": rng.choice([1, 12, 24]),
+                          "months": rng.choice([6, 36]), "prompt_tokens": rng.choice([100, 1000, 8000]),
+                          "output_tokens": rng.choice([50, 200, 1000]), "requests_per_s": rng.choice([0.5, 10, 80]),
+                          "mfu": rng.choice([0, 0.3]), "epochs": rng.choice([1, 3])}[name]
+        out.append(step)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_staged_results_equal_the_plain_code_over_random_sequences(seed):
+    rng = random.Random(seed)
+    cfg = random_config(rng)
+    cfg["task"] = rng.choice(["train", "serve"])
+    steps = _neighbours(cfg, rng)
+    # values seen once are computed, seen twice kept, then read back: each configuration comes three times
+    for step in [cfg, *steps, cfg, *steps[::-1], cfg, *steps]:
+        _check(step)
+
+
+def test_staged_results_equal_the_plain_code_on_hundreds_of_configurations():
+    rng = random.Random(37)
+    checked = 0
+    for _ in range(60):
+        cfg = random_config(rng)
+        cfg["task"] = rng.choice(["train", "serve"])
+        for step in [cfg, *_neighbours(cfg, rng)]:
+            checked += _check(step)
+    assert checked >= 250
+
+
+def test_inputs_equal_in_value_but_not_in_type_or_sign_are_kept_apart():
+    base = {"model": "Llama-3-8B", "gpu": "H100-SXM", "n_gpus": 8, "seq_len": 2048, "mfu": 0.0}
+    variants = [base, {**base, "n_gpus": 8.0}, {**base, "seq_len": 2048.0}, {**base, "mfu": -0.0}, {**base, "mfu": 0},
+                {**base, "flash_attention": True}, {**base, "flash_attention": 1}, {**base, "flash_attention": 1.0},
+                {**base, "n_gpus": 8.0, "seq_len": 2048.0}]
+    for cfg in variants + variants[::-1]:
+        assert _check(cfg)
+    # the tag names types, not values: a spreadsheet's floats keep one key of the other inputs while they change
+    tags = {engine._type_tag(cfg, core.resolve_inputs(cfg)) for cfg in ({**base, "n_gpus": float(n)} for n in (8, 16, 24))}
+    assert tags == {(("n_gpus", float),)}
+    # an int count gives an int GPU count, a float count a float one: the int results kept are not handed back
+    assert type(core.evaluate(base)["serve_gpus"]) is int
+    assert type(core.evaluate({**base, "n_gpus": 8.0})["serve_gpus"]) is float
+
+
+def test_a_changed_catalog_is_never_answered_from_results_kept_for_the_old_one(tmp_path, monkeypatch):
+    job = {"model": "Llama-3-8B", "gpu": "H100-SXM", "n_gpus": 8, "buy": 1, "seq_len": 2048}
+    before = core.evaluate(job)
+    for seq in (1024, 4096, 2048):
+        core.evaluate({**job, "seq_len": seq})
+    (tmp_path / "gpus.csv").write_text("name,purchase_usd,purchase_basis,as_of\nH100-SXM,19000,our vendor quote,2026-11-20\n")
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(tmp_path))
+    try:
+        catalog.reload()
+        after = core.evaluate(job)
+        assert after["own_purchase_usd_per_gpu"] == 19000 != before["own_purchase_usd_per_gpu"]
+        assert not _identical(after, _plain(job))
+        gpus = catalog.gpus()  # a row added to a table publishes a new snapshot too
+        gpus.add({**gpus.rows[gpus.find("H100-SXM")], "name": "Staged-Test-GPU", "aliases": "", "purchase_usd": 12345})
+        added = core.evaluate({**job, "gpu": "Staged-Test-GPU"})
+        assert added["own_purchase_usd_per_gpu"] == 12345
+        assert not _identical(added, _plain({**job, "gpu": "Staged-Test-GPU"}))
+        assert not _identical(core.evaluate(job), _plain(job))
+    finally:
+        monkeypatch.undo()
+        catalog.reload()
+    assert not _identical(core.evaluate(job), before)
+
+
+def test_kept_results_stay_within_their_bounds():
+    rng = random.Random(5)
+    base = random_config(rng)
+    compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[core.resolve_inputs(base)["task__row"]])
+    memo = engine._stage_memo(compiled)
+    for i in range(codegen.STAGE_KEYS_KEPT * 2 + 10):  # more distinct values of one swept input than a stage keeps
+        _check({**base, "tokens": 1e6 + i})
+    staged = [p for k, p in memo.items() if k is not None and p is not False]
+    assert staged and all(0 < len(stage) <= codegen.STAGE_KEYS_KEPT for p in staged for stage in p[1:] if stage)
+    for i in range(codegen.SLOW_KEYS_KEPT * 3):  # more distinct values of an input outside the swept ones
+        _check({**base, "restarts": i % 20, "setup_hours": 10 + i})
+    kept = [k for k in memo if k is not None]
+    assert 1 <= len(kept) <= codegen.SLOW_KEYS_KEPT
+    # values of the other inputs seen once are computed by the plain code, and only their key is kept
+    assert all(memo[k] is False for k in kept)
+
+
+def test_a_result_changed_by_the_caller_changes_nothing_kept():
+    job = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
+    first = core.evaluate(job)
+    expected = dict(first)
+    for k in first:
+        first[k] = -1
+    core.evaluate({**job, "seq_len": 4096})
+    assert not _identical(core.evaluate(job), expected)
+
+
+def test_a_model_outside_the_catalog_is_computed_in_full_and_keeps_nothing():
+    for model in (7, "13B", {"params_b": 3, "layers": 24, "hidden": 2560, "heads": 20}):
+        for seq in (1024, 2048, 1024):
+            cfg = {"model": model, "gpu": "A100-80GB-SXM", "seq_len": seq}
+            try:
+                _plain(cfg)
+            except core.InputError:
+                continue
+            assert _check(cfg)
+    assert _check({"model": "Llama-3-8B", "gpu": "A100-80GB-SXM", "seq_len": 1024})  # a catalog row of index 0 after
+
+
+def test_threads_evaluating_at_once_get_the_plain_codes_results():
+    rng = random.Random(11)
+    configs = []
+    while len(configs) < 12:
+        cfg = random_config(rng)
+        try:
+            configs.append((cfg, _plain(cfg)))
+        except core.InputError:
+            pass
+    errors: list = []
+
+    def work(offset: int):
+        try:
+            for i in range(150):
+                cfg, expected = configs[(offset + i) % len(configs)]
+                bad = _identical(core.evaluate(cfg), expected)
+                if bad:
+                    errors.append((cfg, bad[:3]))
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:2]
+
+
+def test_the_stages_cover_every_quantity_once_and_follow_what_they_read():
+    names = codegen.ancestors(codegen.QUANTITY_NAMES, "train")
+    table_of = codegen.row_derived(names)
+    stages = codegen.stages(names, table_of, "train")
+    placed = [n for _, members in stages for n in members]
+    assert sorted(placed) == sorted(n for n in names if n not in table_of)
+    stage_of = {n: i for i, (_, members) in enumerate(stages) for n in members}
+    deps = codegen._input_sets(names, "train")
+    for name, i in stage_of.items():
+        assert deps[name] & set(codegen.STAGE_INPUTS) <= set(stages[i][0])  # its key holds every swept input it reads
+        assert all(stage_of[r] <= i for r in codegen._quantities_read([name], "train") if r in stage_of)
+    assert len(stages) >= 5 and stages[0][0] == ()
+
+
+class _Recording(dict):
+    """A dict that notes every key read (by subscript, get or in)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def test_the_checks_between_inputs_read_only_the_values_their_kept_passes_are_keyed_by():
+    """A combination of inputs that passed the checks between inputs is not checked again (engine.CROSS_CHECKED_NAMES
+    keys it): every value cross_check reads must be among those names, over random configurations of both tasks."""
+    from gpu_tco.core import validation
+    rng = random.Random(41)
+    allowed = set(engine.CROSS_CHECKED_NAMES)
+    checked = 0
+    for _ in range(150):
+        cfg = random_config(rng)
+        cfg["task"] = rng.choice(["train", "serve"])
+        cfg["serving_layout"] = rng.choice([0, 1, 2])
+        try:
+            values = core.resolve_inputs(cfg)
+        except core.InputError:
+            continue
+        recording = _Recording(values)
+        validation.cross_check(recording, model=engine.row_of(values, "model"))
+        # the other choice inputs' "__adhoc" keys are never set (only a model may come from outside the catalog)
+        read = {k for k in recording.read if not (k.endswith("__adhoc") and k != "model__adhoc")}
+        assert read <= allowed, sorted(read - allowed)
+        checked += 1
+    assert checked >= 60
+
+
+def test_a_combination_that_fails_the_checks_fails_every_time_and_a_new_catalog_checks_again(tmp_path, monkeypatch):
+    bad = {"model": "Llama-3-8B", "gpu": "H100-SXM", "n_gpus": 8, "tensor_parallel": 3}
+    for _ in range(3):
+        with pytest.raises(core.InputError, match="tensor_parallel"):
+            core.evaluate(bad)
+    good = {**bad, "tensor_parallel": 2}
+    core.evaluate(good)
+    assert engine._cross_checked(core.resolve_inputs(good)) in catalog.snapshot().memo["cross checks passed"]
+    catalog.reload()
+    assert "cross checks passed" not in catalog.snapshot().memo  # a new snapshot keeps no passes
+    assert not _identical(core.evaluate(good), _plain(good))
