@@ -70,8 +70,8 @@ def test_seed000_days_to_roi_and_where_it_goes_wrong():
     job = {"model": "Llama-3-70B", "method": "lora"}
     h100 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 8})
     farm_job = core.evaluate({**job, "gpu": "RTX-4090", "n_gpus": 6})
-    # 8 x 989 dense TFLOPS at the H100's calibrated MFU against 6 x 165 at the 4090's, over PCIe (x 0.7): ~8x longer
-    assert farm_job["train_hours"] / h100["train_hours"] > 5
+    # 8 x 989 dense TFLOPS at the H100's calibrated MFU against 6 x 165 at the 4090's, the PCIe transfers timed: over 4x longer
+    assert farm_job["train_hours"] / h100["train_hours"] > 4
     assert not farm_job["fits_train"]  # and 6 x 24 GB does not hold a 70B LoRA fine-tune at all (140 GB is weights only)
 
 
