@@ -369,19 +369,19 @@ UPPER_BOUND = {"large_cluster_mfu_factor": 1.0}
 ACTIVATION_SOURCES: tuple = ()
 ACTIVATION_BYTES_PRIOR = 0.0  # without small-model rows in the fit the larger models' factors hold the traffic
 ACTIVATION_BYTES_RANGE = (0.0, 60.0)
-_STEP_WORK: dict = {}
 
 
 def _step_work(m: Measurement) -> tuple[float, float, float, float]:
     """(step_work_slowdown at activation_bytes_per_dim 0, its rise per byte, its value as the catalogs stand, and
     _log_ratio as they stand), once per row and state of the catalogs."""
     from . import catalog
-    key = (m.id, m.source, m.value, id(catalog.snapshot()))  # a rewrite of the catalogs publishes a new snapshot
-    if key not in _STEP_WORK:
+
+    def build():
         at0 = _evaluate(m, activation_bytes_per_dim=0.0)["step_work_slowdown"]
         at1 = _evaluate(m, activation_bytes_per_dim=1.0)["step_work_slowdown"]
-        _STEP_WORK[key] = (at0, at1 - at0, _evaluate(m)["step_work_slowdown"], _log_ratio(m))
-    return _STEP_WORK[key]
+        return at0, at1 - at0, _evaluate(m)["step_work_slowdown"], _log_ratio(m)
+    # kept in the catalog snapshot: a rewrite of the catalogs publishes a new one
+    return catalog.snapshot().derived(("calibration step work", m.id, m.source, m.value), build)
 
 
 def _activation_terms(m: Measurement) -> tuple[float, float, float, float]:
@@ -391,10 +391,8 @@ def _activation_terms(m: Measurement) -> tuple[float, float, float, float]:
     otherwise raise the share with them, and the fixed point would run away."""
     at0, per_byte, now, log_ratio = _step_work(m)
     from . import catalog
-    key = ("factors", m.id, m.source, m.value, id(catalog.snapshot()))
-    if key not in _STEP_WORK:
-        _STEP_WORK[key] = _evaluate(m)["mfu_effective"] / _pcie_penalty(m)
-    factors_now = _STEP_WORK[key]
+    factors_now = catalog.snapshot().derived(("calibration factors", m.id, m.source, m.value),
+                                             lambda: _evaluate(m)["mfu_effective"] / _pcie_penalty(m))
     return math.exp(-(log_ratio - math.log(now))), at0, per_byte / factors_now, factors_now
 
 

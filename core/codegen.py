@@ -921,19 +921,10 @@ def _tuple(names) -> str:
     return f"({', '.join(names)},)" if names else "()"
 
 
-def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
-    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
-
-    ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
-    ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
-    first stage's results and one dict per later stage: its key (its varied inputs' values) -> its results and the
-    values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
-    one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
-    while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
-    computed reads every input and catalog row into locals once, and the values of the stages before it that were not
-    computed are read back from the state.  Values of
-    the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
-    them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
+def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> tuple:
+    """What ``_staged_lines`` generates around the stages: (names each stage exports to later ones, results of the
+    first stage, the item getters by name, the swept inputs it reads, the lines reading every input and row, the lines
+    reading what the later stages need)."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -963,7 +954,25 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
     reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
                     for t, vars_ in rows.variables.items() if set(vars_) & later]
-    getters = {k: v for k, v in getters.items() if v}
+    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, reads_later
+
+
+def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
+    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+
+    ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
+    ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
+    first stage's results and one dict per later stage: its key (its varied inputs' values) -> its results and the
+    values later stages read.  ``M[None]`` holds the last call's state: its keys and stage values, and its results as
+    one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
+    while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
+    computed reads every input and catalog row into locals once, and the values of the stages before it that were not
+    computed are read back from the state.  Values of
+    the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
+    them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
+    wanted = set(outputs)
+    exports, base_results, getters, moving, reads_all, reads_later = _staged_reads(
+        outputs, used_inputs, rows, table_of, bodies)
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
     lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
     lines += ["    _sk = _igs(I)", "    _u = False  # whether every input and row is read into locals",
@@ -1002,6 +1011,14 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
+    lines += _stage_lines(bodies, wanted, changed, exports, reads_later)
+    lines += [f"    _st[{last}] = _vk"] if moving else []
+    return lines + ["    M[None] = _st", "    return L.copy()"]
+
+
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[str]) -> list[str]:
+    """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
+    lines: list[str] = []
     lines += ["    _any = False"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
@@ -1025,5 +1042,4 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
                   f"                _g[_k{i}] = _st[{3 + i}][1]"]
         if exports[i] and i < len(bodies) - 1:
             lines += ["        else:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
-    lines += [f"    _st[{last}] = _vk"] if moving else []
-    return lines + ["    M[None] = _st", "    return L.copy()"]
+    return lines

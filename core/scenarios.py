@@ -81,6 +81,12 @@ def setup_offer(job: dict, gpu: str, n_gpus: int) -> str:
     return resolve_inputs({"gpu": gpu, "n_gpus": n_gpus, "offer": job.get("offer", "auto")})["offer"]
 
 
+def _job_layout(job: dict) -> tuple:
+    """(pipeline_parallel, expert_parallel) of a job, its defaults where it names none."""
+    given = resolve_inputs({k: v for k, v in job.items() if k in ("pipeline_parallel", "expert_parallel")})
+    return given["pipeline_parallel"], given["expert_parallel"]
+
+
 def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict | None = None) -> list[dict]:
     """One row per (setup, method; ``setups``: default ``compared_setups(job)``): fits, peak GiB/GPU, GPUs needed, hours, and the job's cost rented (through the offer
     the recommendation rule picks for that setup, ``setup_offer``, or the job's own offer) and owned (the owned share).
@@ -101,10 +107,8 @@ def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict |
         return setup_offer({**plan_job, "method": m}, g, n)
     rows = [(g, n, m, offer_of(g, n, m)) for (g, n) in setups for m in methods]
     marks = [""] * len(rows)
-    # the layout each row runs: the job's, or on the recommendation's row the pipeline and expert parallelism the
-    # planner chose for it (so the row states the recommendation's hours)
-    defaults = resolve_inputs({k: v for k, v in base.items() if k in ("pipeline_parallel", "expert_parallel")})
-    layouts = [(defaults["pipeline_parallel"], defaults["expert_parallel"])] * len(rows)
+    # the layout each row runs: the job's, or the planner's for the recommendation's row (it states the pick's hours)
+    layouts = [_job_layout(base)] * len(rows)
     for m in methods:
         pick = picks.get(m)
         if pick is None:

@@ -53,6 +53,14 @@ def _consistent_offer(cfg: dict) -> dict:
         model = catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))
         n = max(1, int(cfg["n_gpus"]))
         cfg["n_gpus"] = max(d for d in range(1, n + 1) if not core.heads_problem(model, d))
+    if "prompt_tokens" in cfg or "output_tokens" in cfg:
+        # a prompt and its output longer than the model's context are refused (tests/test_hardening5.py): keep them within it
+        model = catalog.tables()["models"].row(cfg.get("model", core.DEFAULTS["model"]))
+        context = int(model.get("max_context") or 0)
+        if context:
+            prompt = min(int(cfg.get("prompt_tokens", core.DEFAULTS["prompt_tokens"])), context - 1)
+            cfg["prompt_tokens"] = prompt
+            cfg["output_tokens"] = max(1, min(int(cfg.get("output_tokens", core.DEFAULTS["output_tokens"])), context - prompt))
     if cfg.get("serving_layout") == 2 and "engine" in cfg:
         # prefill and decode apart only with an engine that has the mode (refusal: test_disaggregated.py)
         engine = catalog.tables()["engines"].row(core.check_input("engine", cfg["engine"]))
