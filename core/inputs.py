@@ -189,8 +189,9 @@ INPUTS: tuple[Input, ...] = (
        "Bytes per token and unit of layer width that training moves through GPU memory around the matrix products "
        "(their inputs and outputs, the norms, activation functions and residual adds between them), forward and backward; "
        "eager frameworks add their own (frameworks.csv eager_bytes_per_dim)", 0, 1000,
-       group="training", source="fitted on [llmfoundry_bench_a100] (MPT 125M to 3B on 8 to 128 A100s and H100s) with the "
-       "calibration set; docs/calibration.md and docs/training.md"),
+       group="training", source="gpu-tco's count: each matrix product's bf16 input and output, read or written by the forward, "
+       "input-gradient and weight-gradient products (3 x 2 bytes); checked held out on [llmfoundry_bench_a100] (MPT 125M "
+       "to 3B on 8 to 128 A100s and H100s), [tinyllama_readme]; docs/training.md"),
     _n("pcie_multi_gpu_efficiency", "fraction", 1.0,
        "Scaling efficiency of multi-GPU training without an NVLink-class fabric (applied when n_gpus > 1), on top of the "
        "PCIe transfers the communication model already times", 0.01, 1,
