@@ -68,6 +68,7 @@ def test_exclusions_follow_the_rule():
     assert min(kept) < 0.4 and max(kept) > 0.7
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_catalogs_hold_the_fitted_values():
     """One definition: the values in gpus.csv, methods.csv, recomputes.csv and calibrated.csv are what the fit gives
     (to the written rounding); editing one without refitting (gpu-tco calibrate --write) fails here."""

@@ -107,6 +107,7 @@ def test_bad_prompt_values_are_refused_by_the_inputs_own_rule(value):
     assert err.value.field == "prompt_tokens"
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_the_command_line_refuses_a_prompt_longer_than_the_context_in_one_line(tmp_path):
     out = _cli("plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "2", "--prompt-tokens", "200000",
                "--output-tokens", "100")
@@ -140,6 +141,7 @@ def test_excel_serve_plan_answers_a_prompt_longer_than_the_context_in_a_short_te
     assert not answer.startswith("#") and "context length is not known" in answer
 
 
+@pytest.mark.slow  # over 0.45 s
 @pytest.mark.gui
 def test_the_form_shows_the_context_refusal_at_the_prompt_field(qtbot, tmp_path, monkeypatch):
     """The form: the message under the prompt field, the last answer kept and marked stale, no dialog; a prompt
@@ -223,6 +225,7 @@ def test_the_command_line_refuses_attention_dp_3_naming_it():
 
 # --- the main command with one cloud offer ----------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 0.45 s
 def test_the_main_command_with_an_offer_compares_the_offers_gpu_and_recommends_through_it(tmp_path):
     """`gpu-tco --offer NAME` (the main job) used to compare RTX 4090s and A100s too and then refuse the offer for not
     renting them; an offer rents one GPU type, so the comparison is that GPU at the usual counts, rented through the
@@ -256,6 +259,7 @@ def test_the_main_command_with_a_one_gpu_offer_compares_the_size_it_sells():
     assert {(r["gpu"], r["n_gpus"]) for r in rows} == {("A10", 1)}
 
 
+@pytest.mark.slow  # over 0.45 s
 @pytest.mark.parametrize("offer", ["Lambda 8x H100", "", "nan", "=HYPERLINK(1)"])
 def test_the_main_command_refuses_an_unknown_offer_in_one_line(offer, tmp_path):
     book = tmp_path / "main.xlsx"
@@ -321,6 +325,7 @@ def test_excel_training_hours_refuse_bad_tokens_before_the_fit(tokens):
     assert cell.startswith("#INPUT! tokens"), cell
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_estimate_gives_no_hours_for_a_job_that_does_not_fit():
     out = _cli("estimate", "--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "1", "--method", "full")
     assert out.returncode == 0, out.stderr[-600:]
@@ -372,6 +377,7 @@ def test_estimate_gives_no_speed_for_a_replica_that_does_not_fit():
 WORKBOOK_TARGET_KB = 250  # installer/bench.py's figure workbook_size_kb
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_the_default_workbook_is_under_its_size_target_with_every_formula_live(tmp_path):
     """The Options sheet repeats each quantity's formula across the option columns: written once per row as a shared
     formula (the file held 281 KB with a formula per cell).  Read back, every cell's formula is the one the generator

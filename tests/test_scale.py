@@ -74,6 +74,7 @@ def _answers(keep: int) -> tuple:
             trained["offers_left_out"], len(trained["options"]), len(served["options"]))
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_offers_left_out_change_no_answer_and_no_list_of_the_first_options(offers_file):
     # 900 refreshed offers in 12 kinds (GPU x GPUs per machine), 97 prices repeating: most cost at least as much as
     # 25 earlier offers of their kind

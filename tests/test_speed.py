@@ -54,6 +54,7 @@ def _plain_scalar(values: dict, task: str | None, hoist: bool) -> dict:
     return result
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_code_per_task_with_row_parts_hoisted_equals_the_plain_code_on_random_inputs():
     checked = 0
     for i in range(30):

@@ -72,6 +72,7 @@ def _neighbours(cfg: dict, rng: random.Random) -> list[dict]:
     return out
 
 
+@pytest.mark.slow  # over 0.45 s
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_staged_results_equal_the_plain_code_over_random_sequences(seed):
@@ -84,6 +85,7 @@ def test_staged_results_equal_the_plain_code_over_random_sequences(seed):
         _check(step)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_staged_results_equal_the_plain_code_on_hundreds_of_configurations():
     rng = random.Random(37)
     checked = 0
@@ -134,6 +136,7 @@ def test_a_changed_catalog_is_never_answered_from_results_kept_for_the_old_one(t
     assert not _identical(core.evaluate(job), before)
 
 
+@pytest.mark.slow  # over 0.45 s
 def test_kept_results_stay_within_their_bounds():
     rng = random.Random(5)
     base = random_config(rng)
