@@ -452,15 +452,19 @@ def fit_activation(rows: list[Measurement], speed: dict, sources: tuple = ACTIVA
     if not rows:
         return {"activation_bytes_per_dim": ACTIVATION_BYTES_PRIOR}
     worst = lambda x: max(abs(_activation_log_error(m, speed, x)) for m in rows)  # noqa: E731
-    lo, hi = ACTIVATION_BYTES_RANGE
+    return {"activation_bytes_per_dim": _golden_min(worst, *ACTIVATION_BYTES_RANGE)}
+
+
+def _golden_min(f, lo: float, hi: float) -> float:
+    """Where the unimodal ``f`` is smallest in [lo, hi] (golden-section search, 40 steps)."""
     golden = (math.sqrt(5) - 1) / 2
     for _ in range(40):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        if worst(a) <= worst(b):
+        if f(a) <= f(b):
             hi = b
         else:
             lo = a
-    return {"activation_bytes_per_dim": (lo + hi) / 2}
+    return (lo + hi) / 2
 
 
 def _memory_prediction(m: Measurement, params: dict) -> float:
@@ -534,15 +538,7 @@ def fit_offload(rows: list[Measurement], speed: dict) -> dict:
     if not rows:
         return {"cpu_optimizer_params_per_s": CPU_OPTIMIZER_PRIOR}
     worst = lambda x: max(abs(_offload_log_error(m, speed, math.exp(x))) for m in rows)  # noqa: E731
-    lo, hi = math.log(1e7), math.log(1e11)
-    golden = (math.sqrt(5) - 1) / 2
-    for _ in range(40):
-        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        if worst(a) <= worst(b):
-            hi = b
-        else:
-            lo = a
-    return {"cpu_optimizer_params_per_s": math.exp((lo + hi) / 2)}
+    return {"cpu_optimizer_params_per_s": math.exp(_golden_min(worst, math.log(1e7), math.log(1e11)))}
 
 
 def fit(rows: list[Measurement] | None = None) -> dict:

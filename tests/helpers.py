@@ -110,3 +110,18 @@ def same_cell(a, b) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
         return rel_equal(a, b)
     return (a in (None, "") and b in (None, "")) or a == b
+
+
+def run_compiled(compiled, values: dict) -> dict:
+    """Every quantity of scalar ``compiled`` code for resolved ``values``, run directly (no kept stages): the catalog
+    rows it reads, and a model outside the catalog as a one-row table."""
+    tabs = catalog.tables()
+    rows = {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
+    for adhoc_key, table in compiled.adhoc_keys:
+        adhoc = values.get(adhoc_key)
+        if adhoc is not None:
+            rows[table] = compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))
+            values = {**values, adhoc_key[:-len("__adhoc")] + "__row": 0}
+    result = compiled.template.copy()
+    compiled.fn(values, rows, result)
+    return result

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import random_config
+from helpers import random_config, run_compiled
 
 from gpu_tco import core
 from gpu_tco.core import codecache, codegen, engine
@@ -42,16 +42,7 @@ def _plain_scalar(values: dict, task: str | None, hoist: bool) -> dict:
         finally:
             codegen.HOIST_ROW_SUBTREES = saved
     compiled = _GENERATED[task, hoist]
-    tabs = core.catalog.tables()
-    rows = {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
-    for adhoc_key, table in compiled.adhoc_keys:
-        adhoc = values.get(adhoc_key)
-        if adhoc is not None:
-            rows[table] = compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))
-            values = {**values, adhoc_key[:-len("__adhoc")] + "__row": 0}
-    result = compiled.template.copy()
-    compiled.fn(values, rows, result)
-    return result
+    return run_compiled(compiled, values)
 
 
 @pytest.mark.slow  # over 0.45 s

@@ -12,7 +12,7 @@ import random
 import threading
 
 import pytest
-from helpers import random_config
+from helpers import random_config, run_compiled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,16 +24,7 @@ def _plain(cfg: dict) -> dict:
     """Every quantity from the plain generated code: nothing kept between calls."""
     values = core.resolve_inputs(cfg)
     compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[values["task__row"]])
-    tabs = catalog.tables()
-    rows = {t: compiled.table_rows(t, tabs[t].col.__getitem__) for t in compiled.row_fields}
-    for adhoc_key, table in compiled.adhoc_keys:
-        adhoc = values.get(adhoc_key)
-        if adhoc is not None:
-            rows[table] = compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))
-            values = {**values, adhoc_key[:-len("__adhoc")] + "__row": 0}
-    result = compiled.template.copy()
-    compiled.fn(values, rows, result)
-    return result
+    return run_compiled(compiled, values)
 
 
 def _identical(a: dict, b: dict) -> list[str]:
