@@ -75,6 +75,9 @@ def _vfloor(x, out=None):
     return np.floor(x * _UP, out=out)
 
 
+_SAME_TYPE_SCALARS = (np.float64, np.bool_, np.int64)
+
+
 def _vif(condition, a, b):
     """np.where(condition, a, b), except when the condition is one value for the whole block: then
     the chosen branch itself, in np.where's type, without the element-wise select.  A branch that
@@ -82,6 +85,8 @@ def _vif(condition, a, b):
     costs scalar arithmetic, and an output made of it costs no memory (engine broadcasts it)."""
     if not (isinstance(condition, np.ndarray) and condition.ndim):  # np.ndim(condition) == 0, without its dispatch
         chosen, other = (a, b) if condition else (b, a)
+        if type(a) is type(b) and type(a) in _SAME_TYPE_SCALARS:  # np.where's type is theirs: no promotion to work out
+            return chosen
         dtype = np.result_type(a, b)
         if np.ndim(chosen) == 0:
             return np.asarray(chosen, dtype=dtype)
