@@ -1824,6 +1824,12 @@ q("tpot_ms_likely_low", "ms", "Time per output token at full load, low end of th
   tpot_used_s * 1000 * _band("tpot", "low"), BAND_SOURCE)
 q("tpot_ms_likely_high", "ms", "Time per output token at full load, high end of the likely range = tpot_ms x the engine's high factor",
   tpot_used_s * 1000 * _band("tpot", "high"), BAND_SOURCE)
+q("engine_decode_tokens_per_s_per_seq_likely_low", "tokens/s", "Generation speed of one sequence with the engine, low end of "
+  "the likely range = engine_decode_tokens_per_s_per_seq / the engine's high factor on the time per token",
+  Ref("engine_decode_tokens_per_s_per_seq") / _band("tpot", "high"), BAND_SOURCE)
+q("engine_decode_tokens_per_s_per_seq_likely_high", "tokens/s", "Generation speed of one sequence with the engine, high end of "
+  "the likely range = engine_decode_tokens_per_s_per_seq / the engine's low factor on the time per token",
+  Ref("engine_decode_tokens_per_s_per_seq") / _band("tpot", "low"), BAND_SOURCE)
 q("ttft_ms_likely_low", "ms", "Time to the first token at full load, low end of the likely range", ttft_used_s * 1000 * _band("ttft", "low"),
   BAND_SOURCE)
 q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end of the likely range", ttft_used_s * 1000 * _band("ttft", "high"),

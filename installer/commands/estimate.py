@@ -178,6 +178,8 @@ def cmd_estimate(ns) -> int:
             # the engine's decode step, as the serving figures below use it (fixed time per step included)
             [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
              f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
+            ["decode tokens/s per sequence, likely range (the engine's measured spread)", "-" if not_fit else
+             f"{res['engine_decode_tokens_per_s_per_seq_likely_low']:,.4g} to {res['engine_decode_tokens_per_s_per_seq_likely_high']:,.4g}"],
             ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
             ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
         ]
