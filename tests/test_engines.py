@@ -418,3 +418,14 @@ def test_static_batching_sizes_the_batch_on_its_own_first_token():
         assert r["serve_ttft_s"] <= target_ms / 1000
         more = core.evaluate({**job, "ttft_slo_ms": 0, "max_num_seqs": int(r["serve_batch"]) + 1}, outputs=("serve_ttft_s",))
         assert more["serve_ttft_s"] > target_ms / 1000
+
+
+def test_the_per_sequence_decode_speed_carries_the_engines_likely_range():
+    """`estimate --mode infer` states its decode speed with the engine's measured spread (the same 10th-90th percentile
+    factors the serving plan gives its time per token with): a faster time per token is a higher speed."""
+    for engine in ("vllm", "llamacpp"):
+        r = core.evaluate(model="Llama-3-8B", gpu="H100-SXM", n_gpus=1, engine=engine, task="serve")
+        low, mid, high = (r[f"engine_decode_tokens_per_s_per_seq{s}"] for s in ("_likely_low", "", "_likely_high"))
+        assert low < mid < high, engine
+        assert mid / low == pytest.approx(r["tpot_ms_likely_high"] / r["tpot_ms"], rel=1e-9)
+        assert high / mid == pytest.approx(r["tpot_ms"] / r["tpot_ms_likely_low"], rel=1e-9)
