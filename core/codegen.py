@@ -407,8 +407,11 @@ class _Emitter:
     Subtrees several formulas spell out alike become temporaries ``_t<n>``, defined just before their first use."""
 
     def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None,
-                 task: str | None = None, row_tables: dict | None = None):
-        self.memo, self.shared = _shared_subtrees([n for n in names if n not in skip], vector, task)
+                 task: str | None = None, row_tables: dict | None = None, sharing: list[str] | None = None):
+        # ``sharing``: the quantities whose alike subtrees become temporaries (default: those computed here); code for
+        # part of a sweep's quantities names all of them, so that its products gather their factors as the whole does
+        shared_over = [n for n in names if n not in skip] if sharing is None else sharing
+        self.memo, self.shared = _shared_subtrees(shared_over, vector, task)
         self.vector, self.fields, self.moving, self.skip, self.task = vector, fields, moving, skip, task
         # scalar code: subtrees that read one catalog row alone (fields of one table, quantities derived from that
         # row, constants) are computed once per catalog row and unpacked with its fields, like a field
@@ -662,7 +665,8 @@ HOIST_ROW_SUBTREES = True
 
 @functools.lru_cache(maxsize=64)
 def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
-                     varying: frozenset[str] | None = None, task: str | None = None) -> Compiled:
+                     varying: frozenset[str] | None = None, task: str | None = None,
+                     given: frozenset[str] = frozenset(), part_of: tuple[str, ...] | None = None) -> Compiled:
     """Generate and compile the code for ``outputs`` (all quantities when None).
 
     Scalar code: ``fn(I, C, R)`` stores the outputs into the dict ``R``.  Vector code, generated for the inputs named
@@ -680,31 +684,46 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
     Quantities that depend on one catalog row alone (``row_derived``) are computed by a scalar
     function once per row and unpacked with the row's fields, like a field.
 
+    Vector code for part of a sweep (``split_by_inputs``): ``given`` names quantities the block reads from ``V``
+    (computed elsewhere) instead of computing them; ``part_of``: the outputs of the whole sweep, whose alike
+    subtrees the code shares, so that every value is computed by the same operations in the same order as the
+    code for ``part_of`` computes it (the same numbers, bit for bit).
+
     The generated code is kept on disk (``codecache``: the user's cache folder, keyed by a hash of the
     engine's code and catalogs), so a new process loads it instead of generating it again."""
     outputs = QUANTITY_NAMES if outputs is None else tuple(outputs)
     key = (vector, outputs, None if varying is None else tuple(sorted(varying)), task)
+    if given or part_of is not None:
+        key += (tuple(sorted(given)), part_of)
     stored = codecache.load(key)
     if stored is not None:
         try:
             return _from_stored(stored)
         except Exception:  # noqa: BLE001 - anything wrong with a stored entry: generate the code again
             pass
-    compiled, stored = _generate(vector, outputs, varying, task)
+    compiled, stored = _generate(vector, outputs, varying, task, given, part_of)
     codecache.save(key, stored)
     return compiled
 
 
-def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None) -> tuple[Compiled, dict]:
+def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None, given=frozenset(),
+              part_of=None) -> tuple[Compiled, dict]:
     """The code for ``compile_formulas``, and what ``codecache`` stores of it (plain values and code objects)."""
     names = ancestors(outputs, task)
     table_of = row_derived(names)
     # vector code: the inputs given as arrays; the emitter adds every quantity computed from one of them
     moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
-    emitter = _Emitter(names, vector, fields, skip=table_of.keys(), moving=moving, task=task,
-                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of)
+    whole = None if part_of is None else ancestors(part_of, task)
+    emitter = _Emitter(names, vector, fields, skip=table_of.keys() | given, moving=moving, task=task,
+                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of,
+                       sharing=None if whole is None else [n for n in whole if n not in row_derived(whole)])
     once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
+    assert not given or given <= moving, "a quantity computed elsewhere is one value for every row"
+    computed = [n for n in names if n not in given]
+    if given:  # read from the block's rows, as inputs are
+        read = _quantities_read([n for n in computed if n not in table_of], task)
+        per_block[:0] = [f"    {n} = V[{n!r}]" for n in names if n in given and n in read]
     staged = not vector and STAGED and len(names) - len(table_of) >= STAGE_MIN_QUANTITIES
     bodies = _stage_bodies(names, table_of, emitter, task) if staged else None
     hoisted: dict[str, list] = {}
@@ -716,8 +735,8 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None)
         key = derived_parts[table][2]
         for var, _ in part:
             fields[var] = Lookup(table, key, var)
-    used_inputs = _inputs_read(names, table_of, task)
-    rows = _Unpacking.of(names, outputs, table_of, fields, derived_parts, task)
+    used_inputs = _inputs_read(computed, table_of, task)
+    rows = _Unpacking.of(computed, outputs, table_of, fields, derived_parts, task)
     if vector:
         lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
     else:
@@ -841,6 +860,21 @@ STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what
 STAGE_MIN_GROUP = 3        # a smaller group of quantities joins the last stage (keyed by every varied input)
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
+
+
+@functools.lru_cache(maxsize=16)
+def split_by_inputs(outputs: tuple[str, ...], varying: frozenset[str], narrow: frozenset[str],
+                    task: str | None) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """How a sweep whose inputs ``varying`` vary, of which those in ``narrow`` take few values together, splits:
+    (the quantities that vary with ``narrow`` alone, in definition order: computed once per combination of those
+    inputs' values; the other outputs: computed per row; the first kind that the second reads, not computed again)."""
+    names = ancestors(outputs, task)
+    deps = _input_sets(names, task)
+    few = tuple(n for n in names if deps[n] & varying and deps[n] & varying <= narrow)
+    rest = tuple(n for n in outputs if n not in set(few))
+    rest_names = set(ancestors(rest, task))
+    table_of = row_derived(names)
+    return few, rest, frozenset(n for n in few if n in rest_names and n not in table_of)
 
 
 def _input_sets(names, task: str | None) -> dict[str, frozenset]:

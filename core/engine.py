@@ -19,7 +19,7 @@ import numpy as np
 
 from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
-from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs
+from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs, split_by_inputs
 from .errors import InputError
 from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
@@ -454,6 +454,19 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     if task != "train":  # a serving request longer than its model's context (validation.context_refusal), per row
         check_context_rows(values, shape, extra_rows.get("models", ()), task)
     compiled = compile_formulas(True, wanted, varying, task)
+    result = None
+    if int(np.prod(shape)) >= FEW_VALUES_MIN_ROWS:
+        result = _run_split(compiled, values, shape, varying, task, extra_rows)
+    if result is None:
+        result = _run_in_chunks(compiled, values, _columns(compiled, extra_rows), shape)
+    if series_index is not None:
+        import pandas as pd  # only when a Series came in: pandas is not a dependency of the engine
+        result = {k: pd.Series(np.array(v), index=series_index, name=k) for k, v in result.items()}
+    return result
+
+
+def _columns(compiled, extra_rows: dict) -> dict[str, np.ndarray]:
+    """``"table.field"`` -> NumPy column for every table the vector code reads, rows outside the catalog appended."""
     columns = {}
     for table in compiled.row_fields:
         columns.update(_vector_columns(compiled, table))
@@ -462,11 +475,7 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
             for f, vals in extra.items():
                 col = columns[f"{table}.{f}"]
                 columns[f"{table}.{f}"] = np.concatenate([col, np.asarray(vals, dtype=col.dtype)])
-    result = _run_in_chunks(compiled, values, columns, shape)
-    if series_index is not None:
-        import pandas as pd  # only when a Series came in: pandas is not a dependency of the engine
-        result = {k: pd.Series(np.array(v), index=series_index, name=k) for k, v in result.items()}
-    return result
+    return columns
 
 
 def _vector_columns(compiled, table: str) -> dict[str, np.ndarray]:
@@ -656,20 +665,30 @@ def free_sweep_memory() -> None:
     SWEEP_MEMORY.clear()
 
 
-def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
-    """Run the vector code over blocks of CHUNK_ROWS rows and assemble arrays of ``shape``.
-
-    Inputs that are arrays are flattened to the full length (a view when they already have the
-    full shape); scalars stay scalars.  A quantity that does not vary comes back as a broadcast
-    view of one value, costing no memory."""
-    size = int(np.prod(shape)) if shape else 1
-    large = size > CHUNK_ROWS  # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
-    if large:
-        SWEEP_MEMORY.prepare(size)
+def _flat(values: dict, shape) -> dict[str, np.ndarray]:
+    """The inputs that are arrays, flattened to the full length (a view when they already have the full shape)."""
     flat = {}
     for name, v in values.items():
         if isinstance(v, np.ndarray) and v.ndim:
             flat[name] = np.broadcast_to(v, shape).reshape(-1) if v.shape != shape else v.reshape(-1)
+    return flat
+
+
+def _run_in_chunks(compiled, values: dict, columns: dict, shape, spread=None, memory: SweepMemory | None = SWEEP_MEMORY,
+                   keep: bool = True) -> dict:
+    """Run the vector code over blocks of CHUNK_ROWS rows and assemble arrays of ``shape``.
+
+    Inputs that are arrays are flattened to the full length; scalars stay scalars.  A quantity that does not
+    vary comes back as a broadcast view of one value, costing no memory.  ``spread(start, stop)``: more of the
+    block's inputs (quantities computed elsewhere), run before each block.  ``memory``: where the result arrays of
+    a large sweep come from (None: new arrays); ``keep``: whether they are kept there for the next sweep."""
+    size = int(np.prod(shape)) if shape else 1
+    # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
+    large = size > CHUNK_ROWS and memory is not None
+    keep = keep and large
+    if keep:
+        memory.prepare(size)
+    flat = _flat(values, shape)
     out: dict[str, np.ndarray] = {}
     written: list[tuple[int, np.ndarray]] = []  # (position in the outputs, result array)
     # per output, the block's rows of its result array: the generated code writes an output's last
@@ -680,6 +699,8 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
         for start in range(0, size, CHUNK_ROWS):
             stop = min(size, start + CHUNK_ROWS)
             chunk = {k: v[start:stop] for k, v in flat.items()}
+            if spread is not None:
+                chunk.update(spread(start, stop))
             results = block(chunk, into)
             if start == 0:
                 for i, (name, v) in enumerate(zip(compiled.outputs, results)):
@@ -687,15 +708,143 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape) -> dict:
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
-                        out[name] = SWEEP_MEMORY.take(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
+                        out[name] = memory.take(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
                         written.append((i, out[name]))
             for i, arr in written:
                 if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
                     arr[start:stop] = results[i]
                 into[i] = arr[stop:stop + CHUNK_ROWS]
-    if large:
-        SWEEP_MEMORY.keep([arr for _, arr in written])
+    if keep:
+        memory.keep([arr for _, arr in written])
     return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
+
+
+# A sweep of at least this many rows looks for inputs that take few values together (``_few_values``) ...
+FEW_VALUES_MIN_ROWS = 4 * CHUNK_ROWS
+# ... and computes what depends on those inputs alone once per combination of their values, when there is at most
+# one combination in this many rows.  (A million rows of four inputs, three of them 4, 15 and 124 GPU counts, batch
+# sizes and ranks: two thirds of the work depends on those alone, 7,440 combinations.)
+FEW_VALUES_ROWS_PER_COMBINATION = 16
+_CODING_ROWS = 1 << 18  # rows coded at a time (bounds the temporaries of a 10-million-row sweep)
+
+
+def _offsets(rows: np.ndarray, lowest) -> np.ndarray:
+    """Each value's distance from ``lowest`` (whole numbers, int64)."""
+    if rows.dtype.kind == "f":
+        return (rows - lowest).astype(np.int64)
+    return rows.astype(np.int64) - lowest
+
+
+def _value_positions(column: np.ndarray, span_limit: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """For a column of whole numbers (integers, or floats that are whole numbers below 2**53 and no -0.0, which
+    would come back as 0.0) or truth values spanning fewer than ``span_limit`` values: (its lowest value, a table from
+    value - lowest to the value's position among its distinct values, the distinct values); else None."""
+    kind = column.dtype.kind
+    if kind not in "biuf" or column.dtype == np.uint64:
+        return None
+    lowest, highest = column.min(), column.max()
+    if kind == "f" and not (np.isfinite(lowest) and np.isfinite(highest) and lowest == np.floor(lowest)
+                            and max(-lowest, highest) < 2**53):
+        return None
+    lowest = float(lowest) if kind == "f" else int(lowest)
+    if highest - lowest >= span_limit:
+        return None
+    present = np.zeros(int(highest - lowest) + 1, dtype=bool)
+    for start in range(0, column.size, _CODING_ROWS):
+        rows = column[start:start + _CODING_ROWS]
+        offsets = _offsets(rows, lowest)
+        if kind == "f" and not (np.array_equal(offsets, rows - lowest) and not np.signbit(rows[rows == 0]).any()):
+            return None
+        present[offsets] = True
+    distinct = np.flatnonzero(present)
+    position = np.zeros(present.size, dtype=np.intp)
+    position[distinct] = np.arange(distinct.size)
+    return lowest, position, (distinct + lowest).astype(column.dtype)
+
+
+def _few_values(flat: dict[str, np.ndarray], size: int) -> tuple[list[str], np.ndarray, dict] | None:
+    """The sweep's inputs that take few values together, fewest first: (their names, each row's combination of their
+    values as a number 0..n-1, per name its value in each combination), or None when no input does."""
+    limit = size // FEW_VALUES_ROWS_PER_COMBINATION
+    coded = []
+    for name, column in flat.items():
+        found = _value_positions(column, limit)
+        if found is not None:
+            coded.append((found[2].size, name, column, *found))
+    chosen, combinations = [], 1
+    for entry in sorted(coded, key=lambda c: c[0]):
+        if combinations * entry[0] > limit:
+            break
+        chosen.append(entry)
+        combinations *= entry[0]
+    if not chosen:
+        return None
+    combination = np.empty(size, dtype=np.intp)  # mixed radix: each input's position, the first the most significant
+    for start in range(0, size, _CODING_ROWS):
+        number = 0
+        for count, _, column, lowest, position, _ in chosen:
+            number = number * count + position[_offsets(column[start:start + _CODING_ROWS], lowest)]
+        combination[start:start + _CODING_ROWS] = number
+    present = np.zeros(combinations, dtype=bool)
+    present[combination] = True
+    used = np.flatnonzero(present)  # the combinations that occur, numbered densely
+    dense = np.zeros(combinations, dtype=np.intp)
+    dense[used] = np.arange(used.size)
+    for start in range(0, size, _CODING_ROWS):
+        combination[start:start + _CODING_ROWS] = dense[combination[start:start + _CODING_ROWS]]
+    values_of = {}
+    for count, name, _, _, _, distinct in reversed(chosen):
+        values_of[name] = distinct[used % count]
+        used = used // count
+    return [entry[1] for entry in chosen], combination, values_of
+
+
+def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_rows: dict) -> dict | None:
+    """A large sweep where some inputs take few values together (``_few_values``): what depends on those alone is
+    computed once per combination of their values, and spread to the rows (the same operations on the same values:
+    the same numbers, bit for bit); the rest runs per block.  None when no quantity gains from it."""
+    size = int(np.prod(shape))
+    flat = _flat(values, shape)
+    found = _few_values(flat, size)
+    if found is None:
+        return None
+    names, combination, values_of = found
+    narrow = frozenset(n[:-len("__row")] if n.endswith("__row") else n for n in names)
+    few, rest, given = split_by_inputs(compiled.outputs, varying, narrow, task)
+    if not few:
+        return None
+    few_code = compile_formulas(True, few, narrow, task, part_of=compiled.outputs)
+    few_values = {k: v for k, v in values.items() if k not in flat or k in values_of}
+    few_values.update(values_of)
+    combinations = len(next(iter(values_of.values())))
+    per_combination = _run_in_chunks(few_code, few_values, _columns(few_code, extra_rows), (combinations,), memory=None)
+    SWEEP_MEMORY.prepare(size)
+    outputs = set(compiled.outputs)
+    spread_out = {}  # outputs computed once per combination: their result arrays, filled block by block
+    out = {}
+    for name, v in per_combination.items():
+        if name in outputs:
+            if v.strides == (0,):
+                out[name] = np.broadcast_to(v[0], shape)
+            else:
+                out[name] = spread_out[name] = SWEEP_MEMORY.take(size, v.dtype)
+
+    def spread(start: int, stop: int) -> dict:
+        rows = combination[start:stop]
+        for name, arr in spread_out.items():
+            np.take(per_combination[name], rows, out=arr[start:stop], mode="wrap")  # every index is in range
+        return {q: (out[q][start:stop] if q in spread_out else
+                    per_combination[q][0] if per_combination[q].strides == (0,) else
+                    np.take(per_combination[q], rows, mode="wrap")) for q in given}
+
+    if rest:
+        rest_code = compile_formulas(True, rest, varying, task, given, compiled.outputs)
+        out.update(_run_in_chunks(rest_code, values, _columns(rest_code, extra_rows), shape, spread, keep=False))
+    else:
+        for start in range(0, size, CHUNK_ROWS):
+            spread(start, min(size, start + CHUNK_ROWS))
+    SWEEP_MEMORY.keep([v for v in out.values() if v.flags.writeable])
+    return {k: (out[k].reshape(shape) if out[k].flags.writeable else out[k]) for k in compiled.outputs}
 
 
 # ---------------------------------------------------------------------------
