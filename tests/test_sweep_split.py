@@ -1,0 +1,140 @@
+"""A large sweep computes what depends only on inputs that take few values together once per combination of their
+values (engine._run_split): the results must be the plain vector code's, bit for bit, type, sign of zero and
+broadcast views included, for every length (one row, a block, a block and one) and shape."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gpu_tco import core
+from gpu_tco.core import engine
+from gpu_tco.core.codegen import compile_formulas, split_by_inputs
+
+NAMES = list(core.QUANTITIES)
+
+
+def _identical(a, b) -> bool:
+    """Same type, shape, broadcast or not, and bits (NaN payloads aside: every NaN equals every NaN)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape or (0 in a.strides) != (0 in b.strides):
+        return False
+    if a.dtype.kind != "f":
+        return bool(np.array_equal(a, b))
+    return bool(np.all(((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))))
+
+
+def _plain_and_split(monkeypatch, sweep: dict, outputs=None) -> tuple[dict, dict]:
+    monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", 10**18)
+    plain = core.evaluate(sweep, outputs=outputs)
+    monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", 1)
+    monkeypatch.setattr(engine, "FEW_VALUES_ROWS_PER_COMBINATION", 1)  # small sweeps split too
+    split = core.evaluate(sweep, outputs=outputs)
+    return plain, split
+
+
+def _sweep(rng: np.random.Generator, n: int) -> dict:
+    """Four inputs of few values (GPU counts, batch sizes, ranks, GPUs) and one of many (sequence lengths)."""
+    return {"seq_len": rng.integers(128, 32768, n), "micro_batch": rng.integers(1, 16, n),
+            "n_gpus": rng.choice([1, 2, 4, 8], n), "lora_rank": rng.integers(4, 128, n).astype(float),
+            "gpu": rng.choice(["H100-SXM", "A100-80GB-SXM", "L40S"], n).astype(object), "method": "lora"}
+
+
+@pytest.mark.slow  # over 0.45 s: each length's sweep has its own inputs of few values, so its own code is generated
+@pytest.mark.parametrize(("rows", "chunk"), [(1, 7), (7, 7), (8, 7), (29, 7), (300, 64), (65, 64)])
+def test_split_sweeps_equal_the_plain_vector_code_bit_for_bit(monkeypatch, rows, chunk):
+    monkeypatch.setattr(engine, "CHUNK_ROWS", chunk)
+    plain, split = _plain_and_split(monkeypatch, _sweep(np.random.default_rng(rows), rows))
+    assert list(plain) == list(split) == NAMES
+    wrong = [n for n in NAMES if not _identical(plain[n], split[n])]
+    assert not wrong, wrong[:5]
+    assert all(split[n].shape == (rows,) for n in NAMES)
+
+
+@pytest.mark.slow  # over 0.45 s
+def test_the_split_really_happens_and_broadcast_quantities_stay_broadcast(monkeypatch):
+    """The bench's kind of sweep: most quantities depend on the GPU count, batch size and rank alone."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    seen = []
+    real = engine.split_by_inputs
+
+    def spy(outputs, varying, narrow, task):
+        seen.append((varying, narrow))
+        return real(outputs, varying, narrow, task)
+
+    monkeypatch.setattr(engine, "split_by_inputs", spy)
+    sweep = {k: v for k, v in _sweep(np.random.default_rng(5), 1000).items() if k not in ("gpu", "method")}
+    plain, split = _plain_and_split(monkeypatch, sweep)
+    # 4 GPU counts x 15 batch sizes (one GPU, one offer) fit in 1,000 rows; 124 ranks more would not
+    assert seen and seen[-1][1] == {"gpu", "offer", "n_gpus", "micro_batch"}, seen
+    few, rest, given = real(tuple(NAMES), seen[-1][0], seen[-1][1], "train")
+    assert len(few) > len(rest) and given <= set(few)
+    broadcast = {n for n in NAMES if 0 in np.asarray(plain[n]).strides}
+    assert broadcast and broadcast == {n for n in NAMES if 0 in np.asarray(split[n]).strides}
+    assert not [n for n in NAMES if not _identical(plain[n], split[n])]
+
+
+@pytest.mark.slow  # over 0.45 s
+def test_grids_requested_outputs_and_series_keep_their_shape(monkeypatch):
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 5)
+    grid = {"seq_len": np.array([[512], [2048], [8192]]), "n_gpus": np.array([1, 2, 4, 8])}
+    asked = ["peak_train_gib_per_gpu", "gpu_memory_gib", "train_hours"]
+    plain, split = _plain_and_split(monkeypatch, grid, asked)
+    assert list(split) == asked and all(_identical(plain[n], split[n]) for n in asked)
+    assert split["train_hours"].shape == (3, 4)
+    import pandas as pd
+    s = pd.Series([1, 2, 4, 8, 2, 1], index=list("abcdef"))
+    plain, split = _plain_and_split(monkeypatch, {"n_gpus": s, "seq_len": [512, 1024] * 3}, asked)
+    assert list(split["train_hours"].index) == list("abcdef")
+    assert all(_identical(plain[n].to_numpy(), split[n].to_numpy()) for n in asked)
+
+
+def test_inputs_of_few_values_are_found_and_numbered_exactly():
+    rng = np.random.default_rng(3)
+    n = 4000
+    flat = {"ints": rng.choice([3, 7, 11], n), "whole_floats": rng.choice([1.0, 2.0, 8.0], n),
+            "flags": rng.choice([True, False], n), "many": rng.integers(0, 10**6, n).astype(float),
+            "halves": rng.choice([0.5, 1.5], n), "negative_zero": rng.choice([-0.0, 1.0], n),
+            "nan": np.where(rng.random(n) < 0.5, np.nan, 1.0)}
+    names, combination, values_of = engine._few_values(flat, n)
+    assert names == ["flags", "ints", "whole_floats"]  # fewest values first; the rest are not whole numbers or too many
+    assert combination.dtype == np.intp and combination.max() + 1 == len(values_of["ints"]) == 18
+    for name in names:  # each row's combination gives back its own values, of its own type
+        assert values_of[name].dtype == flat[name].dtype
+        assert np.array_equal(values_of[name][combination], flat[name])
+
+
+def test_validation_messages_are_those_of_the_plain_path(monkeypatch):
+    sweep = {"n_gpus": [8] * 40 + [3] + [8] * 9, "tensor_parallel": 2, "seq_len": list(range(512, 562))}
+    messages = []
+    for few_min in (10**18, 1):
+        monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", few_min)
+        monkeypatch.setattr(engine, "FEW_VALUES_ROWS_PER_COMBINATION", 1)
+        with pytest.raises(core.InputError) as err:
+            core.evaluate(sweep)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "row 40" in messages[0], messages
+
+
+def test_the_per_row_code_reads_what_was_computed_per_combination_instead_of_computing_it():
+    outputs = ("peak_train_gib_per_gpu", "train_hours")
+    varying = frozenset({"seq_len", "n_gpus"})
+    few, rest, given = split_by_inputs(outputs, varying, frozenset({"n_gpus"}), "train")
+    assert "states_gib" in few and "states_gib" in given and not set(rest) & set(few)
+    assert set(few) | set(rest) >= set(outputs)
+    whole = compile_formulas(True, outputs, varying, "train")
+    part = compile_formulas(True, rest, varying, "train", given, outputs)
+    assert part is not whole and part.source != whole.source
+    block = part.source.split("def _block(V, O):")[1]
+    assert "states_gib = V['states_gib']" in block and "states_gib = _np" not in block
+    assert "dp_size" not in block  # read only by what was computed per combination
+
+
+@pytest.mark.slow  # a fresh process sweeping ten million rows
+def test_ten_million_rows_of_one_quantity_stay_within_their_memory():
+    from gpu_tco.bench import _BIG_SWEEP
+    out = subprocess.run([sys.executable, "-c", _BIG_SWEEP, "cpu"], capture_output=True, text=True, check=True, timeout=300)
+    assert json.loads(out.stdout)["peak_mb"] <= 400
