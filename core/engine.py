@@ -438,12 +438,14 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         else:
             values[name] = check_array(inp, arr)
     offers.link_vector(values, shape, "gpu" in given)
-    n = np.broadcast_to(np.asarray(values["n_gpus"]), shape)
-    tp = np.broadcast_to(np.asarray(values["tensor_parallel"]), shape)
-    layout = [np.broadcast_to(np.asarray(values[k]), shape) for k in ("pipeline_parallel", "context_parallel", "expert_parallel")]
-    pp_, cp_, ep_ = layout
-    bad = np.flatnonzero((np.mod(n, tp) != 0) | (np.mod(n, tp * pp_ * cp_) != 0) | (np.mod(n // (tp * pp_), ep_) != 0))
-    if bad.size:
+    split = [values[k] for k in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel")]
+    if all(type(v) is not np.ndarray and v == 1 for v in split):  # one GPU per replica divides every count
+        bad = ()
+    else:
+        n = np.broadcast_to(np.asarray(values["n_gpus"]), shape)
+        tp, pp_, cp_, ep_ = (np.broadcast_to(np.asarray(v), shape) for v in split)
+        bad = np.flatnonzero((np.mod(n, tp) != 0) | (np.mod(n, tp * pp_ * cp_) != 0) | (np.mod(n // (tp * pp_), ep_) != 0))
+    if len(bad):
         j = int(bad[0])
         cross_check({"n_gpus": int(n.flat[j]), "tensor_parallel": int(tp.flat[j]), "pipeline_parallel": int(pp_.flat[j]),
                      "context_parallel": int(cp_.flat[j]), "expert_parallel": int(ep_.flat[j])}, row=j)
