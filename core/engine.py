@@ -751,6 +751,8 @@ def _value_positions(column: np.ndarray, span_limit: int) -> tuple[int, np.ndarr
     lowest = float(lowest) if kind == "f" else int(lowest)
     if highest - lowest >= span_limit:
         return None
+    if highest == lowest and (kind != "f" or lowest != 0):  # one value (a zero might be 0.0 and -0.0)
+        return lowest, np.zeros(1, dtype=np.intp), column[:1].copy()
     present = np.zeros(int(highest - lowest) + 1, dtype=bool)
     for start in range(0, column.size, _CODING_ROWS):
         rows = column[start:start + _CODING_ROWS]
@@ -785,7 +787,8 @@ def _few_values(flat: dict[str, np.ndarray], size: int) -> tuple[list[str], np.n
     for start in range(0, size, _CODING_ROWS):
         number = 0
         for count, _, column, lowest, position, _ in chosen:
-            number = number * count + position[_offsets(column[start:start + _CODING_ROWS], lowest)]
+            if count > 1:  # an input of one value adds nothing to the number
+                number = number * count + position[_offsets(column[start:start + _CODING_ROWS], lowest)]
         combination[start:start + _CODING_ROWS] = number
     present = np.zeros(combinations, dtype=bool)
     present[combination] = True

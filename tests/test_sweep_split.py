@@ -98,9 +98,10 @@ def test_inputs_of_few_values_are_found_and_numbered_exactly():
     flat = {"ints": rng.choice([3, 7, 11], n), "whole_floats": rng.choice([1.0, 2.0, 8.0], n),
             "flags": rng.choice([True, False], n), "many": rng.integers(0, 10**6, n).astype(float),
             "halves": rng.choice([0.5, 1.5], n), "negative_zero": rng.choice([-0.0, 1.0], n),
-            "nan": np.where(rng.random(n) < 0.5, np.nan, 1.0)}
+            "nan": np.where(rng.random(n) < 0.5, np.nan, 1.0), "one": np.full(n, 4.0), "zeros": np.zeros(n)}
+    flat["zeros"][n // 2] = -0.0
     names, combination, values_of = engine._few_values(flat, n)
-    assert names == ["flags", "ints", "whole_floats"]  # fewest values first; the rest are not whole numbers or too many
+    assert names == ["one", "flags", "ints", "whole_floats"]  # fewest values first; the rest are not whole numbers or too many
     assert combination.dtype == np.intp and combination.max() + 1 == len(values_of["ints"]) == 18
     for name in names:  # each row's combination gives back its own values, of its own type
         assert values_of[name].dtype == flat[name].dtype
