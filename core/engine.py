@@ -307,7 +307,9 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     or pandas Series, all inputs are broadcast together and every quantity comes back as an
     array of that shape (a Series with the input's index if a Series came in); sweeps run in
     blocks of ``CHUNK_ROWS`` rows, so memory grows with the inputs and the requested outputs only.
-    What does not vary with the inputs given as arrays is computed once per call.  A sweep reuses
+    What does not vary with the inputs given as arrays is computed once per call; in a large sweep,
+    what varies only with inputs that take few values together (GPU counts, batch sizes, catalog
+    rows) is computed once per combination of their values (the same numbers).  A sweep reuses
     the result arrays of the previous sweep of the same size once nothing refers to them any more
     (``free_sweep_memory()`` lets that memory go).
 
@@ -825,22 +827,29 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     per_combination = _run_in_chunks(few_code, few_values, _columns(few_code, extra_rows), (combinations,), memory=None)
     SWEEP_MEMORY.prepare(size)
     outputs = set(compiled.outputs)
-    spread_out = {}  # outputs computed once per combination: their result arrays, filled block by block
+    gathered, filled = {}, {}  # outputs computed once per combination, spread to their result arrays block by block
     out = {}
     for name, v in per_combination.items():
         if name in outputs:
             if v.strides == (0,):
                 out[name] = np.broadcast_to(v[0], shape)
+                continue
+            out[name] = SWEEP_MEMORY.take(size, v.dtype)
+            bits = v.view(f"u{v.itemsize}")
+            if (bits == bits[0]).all():  # one value in every combination (bit for bit): written, not gathered
+                filled[name] = v[0]
             else:
-                out[name] = spread_out[name] = SWEEP_MEMORY.take(size, v.dtype)
+                gathered[name] = v
 
     def spread(start: int, stop: int) -> dict:
         rows = combination[start:stop]
-        for name, arr in spread_out.items():
-            np.take(per_combination[name], rows, out=arr[start:stop], mode="wrap")  # every index is in range
-        return {q: (out[q][start:stop] if q in spread_out else
+        for name, v in gathered.items():
+            v.take(rows, out=out[name][start:stop], mode="wrap")  # every index is in range
+        for name, value in filled.items():
+            out[name][start:stop] = value
+        return {q: (out[q][start:stop] if q in gathered or q in filled else
                     per_combination[q][0] if per_combination[q].strides == (0,) else
-                    np.take(per_combination[q], rows, mode="wrap")) for q in given}
+                    per_combination[q].take(rows, mode="wrap")) for q in given}
 
     if rest:
         rest_code = compile_formulas(True, rest, varying, task, given, compiled.outputs)

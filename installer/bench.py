@@ -248,7 +248,7 @@ def _engine_figures(figures: dict) -> None:
 
 
 def _sweep_figures(figures: dict) -> None:
-    # In a fresh process, as the 10,000,000-row figure.  The sweep's results are 0.9 GB; a sweep
+    # In a fresh process, as the 10,000,000-row figure.  The sweep's results are 2.7 GB; a sweep
     # reuses the arrays of an earlier result nobody holds any more, while memory the operating
     # system has to provide anew costs about 0.45 s per 0.9 GB on this machine: the second figure.
     clock = "cpu" if _Clock.now is time.process_time else "wall"  # --cpu-time: the sweep's process's CPU time
