@@ -32,7 +32,12 @@ def _plain_and_split(monkeypatch, sweep: dict, outputs=None) -> tuple[dict, dict
     plain = core.evaluate(sweep, outputs=outputs)
     monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", 1)
     monkeypatch.setattr(engine, "FEW_VALUES_ROWS_PER_COMBINATION", 1)  # small sweeps split too
+    calls = []
+    real = engine._run_split
+    monkeypatch.setattr(engine, "_run_split", lambda *a: calls.append(real(*a)) or calls[-1])
     split = core.evaluate(sweep, outputs=outputs)
+    assert calls and calls[-1] is not None  # it did split
+    monkeypatch.setattr(engine, "_run_split", real)
     return plain, split
 
 
@@ -139,3 +144,21 @@ def test_ten_million_rows_of_one_quantity_stay_within_their_memory():
     from gpu_tco.bench import _BIG_SWEEP
     out = subprocess.run([sys.executable, "-c", _BIG_SWEEP, "cpu"], capture_output=True, text=True, check=True, timeout=300)
     assert json.loads(out.stdout)["peak_mb"] <= 400
+
+
+@pytest.mark.slow  # over 0.45 s
+def test_models_outside_the_catalog_serving_jobs_and_inputs_of_many_values_split_alike(monkeypatch):
+    """Catalog rows past the catalog's own (a parameter count, architecture fields), a serving task, a float input
+    of many values (hours a day) beside counts of few."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 16)
+    rng = np.random.default_rng(11)
+    n = 200
+    spec = {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256}
+    models = np.empty(n, dtype=object)
+    models[:] = [["Llama-3-8B", "13B", 70.0, spec][i] for i in rng.integers(0, 4, n)]
+    for task in ("train", "serve"):
+        sweep = {"model": models, "n_gpus": rng.choice([1, 2, 8], n), "hours_per_day": rng.uniform(1, 24, n),
+                 "micro_batch": rng.integers(1, 4, n), "task": task}
+        plain, split = _plain_and_split(monkeypatch, sweep)
+        wrong = [q for q in NAMES if not _identical(plain[q], split[q])]
+        assert not wrong, (task, wrong[:5])
