@@ -714,10 +714,13 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None,
     # vector code: the inputs given as arrays; the emitter adds every quantity computed from one of them
     moving = (set(BY_NAME) if varying is None else set(varying)) if vector else None
     fields: dict[str, Lookup] = {}
-    whole = None if part_of is None else ancestors(part_of, task)
+    sharing = None
+    if part_of is not None:  # the whole sweep's quantities, computed (not unpacked with a row) as its code computes them
+        whole = ancestors(part_of, task)
+        unpacked = row_derived(whole)
+        sharing = [n for n in whole if n not in unpacked]
     emitter = _Emitter(names, vector, fields, skip=table_of.keys() | given, moving=moving, task=task,
-                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of,
-                       sharing=None if whole is None else [n for n in whole if n not in row_derived(whole)])
+                       row_tables=None if vector or not HOIST_ROW_SUBTREES else table_of, sharing=sharing)
     once, per_block = emitter.body(names, slots={name: i for i, name in enumerate(outputs)})
     assert not given or given <= moving, "a quantity computed elsewhere is one value for every row"
     computed = [n for n in names if n not in given]

@@ -48,7 +48,6 @@ def _sweep(rng: np.random.Generator, n: int) -> dict:
             "gpu": rng.choice(["H100-SXM", "A100-80GB-SXM", "L40S"], n).astype(object), "method": "lora"}
 
 
-@pytest.mark.slow  # over 0.45 s: each length's sweep has its own inputs of few values, so its own code is generated
 @pytest.mark.parametrize(("rows", "chunk"), [(1, 7), (7, 7), (8, 7), (29, 7), (300, 64), (65, 64)])
 def test_split_sweeps_equal_the_plain_vector_code_bit_for_bit(monkeypatch, rows, chunk):
     monkeypatch.setattr(engine, "CHUNK_ROWS", chunk)
@@ -59,7 +58,6 @@ def test_split_sweeps_equal_the_plain_vector_code_bit_for_bit(monkeypatch, rows,
     assert all(split[n].shape == (rows,) for n in NAMES)
 
 
-@pytest.mark.slow  # over 0.45 s
 def test_the_split_really_happens_and_broadcast_quantities_stay_broadcast(monkeypatch):
     """The bench's kind of sweep: most quantities depend on the GPU count, batch size and rank alone."""
     monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
