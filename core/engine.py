@@ -806,6 +806,40 @@ def _few_values(flat: dict[str, np.ndarray], size: int) -> tuple[list[str], np.n
     return [entry[1] for entry in chosen], combination, values_of
 
 
+def _spread_later(gathered: dict, filled: dict, given, combination: np.ndarray, out: dict):
+    """Spreads the outputs computed once per combination that the per-row code does not read on a second thread,
+    while the per-row code runs (NumPy's gather runs without Python's lock, so on two cores both run at once); they
+    leave ``gathered`` and ``filled``.  Returns (the started thread, the errors it met) or None on one core."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS, Windows)
+        cores = os.cpu_count() or 1
+    if cores < 2:
+        return None
+    taken = {name: gathered.pop(name) for name in list(gathered) if name not in given}
+    written = {name: filled.pop(name) for name in list(filled) if name not in given}
+    errors: list = []
+
+    def run() -> None:
+        try:
+            for name, v in taken.items():
+                for start in range(0, combination.size, _SPREAD_ROWS):
+                    stop = start + _SPREAD_ROWS
+                    v.take(combination[start:stop], out=out[name][start:stop], mode="wrap")
+            for name, value in written.items():
+                out[name][...] = value
+        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+            errors.append(err)
+
+    thread = threading.Thread(target=run, name="gpu-tco sweep spread", daemon=True)
+    thread.start()
+    return thread, errors
+
+
+SPREAD_ON_A_SECOND_THREAD = True
+_SPREAD_ROWS = 1 << 16  # rows gathered per call on the second thread: each call long enough to pass the lock rarely
+
+
 def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_rows: dict) -> dict | None:
     """A large sweep where some inputs take few values together (``_few_values``): what depends on those alone is
     computed once per combination of their values, and spread to the rows (the same operations on the same values:
@@ -853,11 +887,20 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
 
     if rest:
         rest_code = compile_formulas(True, rest, varying, task, given, compiled.outputs)
-        out.update(_run_in_chunks(rest_code, values, _columns(rest_code, extra_rows), shape, spread, keep=False))
+        later = _spread_later(gathered, filled, given, combination, out) if SPREAD_ON_A_SECOND_THREAD else None
+        try:
+            out.update(_run_in_chunks(rest_code, values, _columns(rest_code, extra_rows), shape, spread, keep=False))
+        finally:
+            if later is not None:
+                later[0].join()
+        if later is not None and later[1]:
+            raise later[1][0]
     else:
         for start in range(0, size, CHUNK_ROWS):
             spread(start, min(size, start + CHUNK_ROWS))
-    SWEEP_MEMORY.keep([v for v in out.values() if v.flags.writeable])
+    # the arrays themselves, not views of them (the per-row part returns views): a caller holding a result holds its
+    # array through the view's base, so the array is never lent to the next sweep while held
+    SWEEP_MEMORY.keep([v if v.base is None else v.base for v in out.values() if v.flags.writeable])
     return {k: (out[k].reshape(shape) if out[k].flags.writeable else out[k]) for k in compiled.outputs}
 
 

@@ -160,3 +160,32 @@ def test_models_outside_the_catalog_serving_jobs_and_inputs_of_many_values_split
         plain, split = _plain_and_split(monkeypatch, sweep)
         wrong = [q for q in NAMES if not _identical(plain[q], split[q])]
         assert not wrong, (task, wrong[:5])
+
+
+def test_spreading_on_a_second_thread_gives_the_results_of_one(monkeypatch):
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(engine, "_SPREAD_ROWS", 100)  # several calls per output on the second thread, the last short
+    sweep = _sweep(np.random.default_rng(9), 1001)
+    results = []
+    for second_thread in (False, True):
+        monkeypatch.setattr(engine, "SPREAD_ON_A_SECOND_THREAD", second_thread)
+        results.append(_plain_and_split(monkeypatch, sweep))
+    (plain, one), (_, two) = results
+    assert not [n for n in NAMES if not (_identical(plain[n], one[n]) and _identical(one[n], two[n]))]
+
+
+def test_results_held_are_never_written_over_by_the_next_split_sweep(monkeypatch):
+    """The arrays of a sweep nobody holds any more are lent to the next sweep of the same size; those of a held
+    result never are (a held result's arrays are views of the lent arrays)."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", 1)
+    monkeypatch.setattr(engine, "FEW_VALUES_ROWS_PER_COMBINATION", 1)
+    rng = np.random.default_rng(21)
+    first = core.evaluate(_sweep(rng, 1001))
+    kept = {n: np.array(v) for n, v in first.items()}
+    second = core.evaluate(_sweep(rng, 1001))
+    assert not [n for n in NAMES if not _identical(np.array(first[n]), kept[n])]
+    assert any(not np.array_equal(first[n], second[n]) for n in NAMES)
+    del first
+    third = core.evaluate(_sweep(rng, 1001))  # may reuse the first's arrays, never the second's
+    assert not [n for n in NAMES if 0 not in second[n].strides and np.shares_memory(second[n], third[n])]
