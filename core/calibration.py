@@ -59,7 +59,10 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small")
+# gpu-tco's own torchtune runs (tools/measure/torchtune_measure.py, one H100) set nothing: they check the torchtune factor,
+# which the README's 2024 table sets, held out (docs/training.md, "torchtune on one H100")
+OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune",)
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *OWN_TORCHTUNE_SOURCES)
 # Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
 # Alpaca's short examples into 4,096-token sequences with per-document attention masks: the model counts attention over the
 # whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
@@ -101,7 +104,7 @@ SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s
 # name one): the conventions of its memory and its speed factor.  Meta's and DeepSeek's in-house pre-training stacks have
 # no row of their own: they are evaluated as torchtitan (the reference, speed factor 1: PyTorch-native 3D/4D parallelism with
 # fp32 master weights and states, what torchtitan was built to show); NeMo AutoModel runs FSDP2 as torchtitan does.
-FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
+FRAMEWORK_OF = {"torchtune": "torchtune", "torchtune 0.6.1 (gpu-tco's own run)": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
                 "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
                 "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "transformers 5.17 + PEFT 0.21 (gpu-tco's own run)": "transformers",
                 "DeepSeek-AI (HAI-LLM)": "torchtitan",
@@ -580,7 +583,8 @@ def errors(params: dict | None = None, rows: list[Measurement] | None = None) ->
     return out
 
 
-CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)"}
+CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)",
+                "own_torchtune": "gpu-tco's own torchtune runs on one H100 (held out: nothing is fitted on them)"}
 
 
 def _check_group(m: Measurement) -> str | None:
@@ -588,7 +592,7 @@ def _check_group(m: Measurement) -> str | None:
     if m.kind not in ("training speed", "memory") or in_fit(m) or m.quantity == "reserved_peak_train_gib":
         return None
     if m.source in OWN_SOURCES:
-        return CHECK_GROUPS["own"]
+        return CHECK_GROUPS["own_torchtune" if m.source in OWN_TORCHTUNE_SOURCES else "own"]
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source].removesuffix(" (a check)")
     return None
