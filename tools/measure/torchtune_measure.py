@@ -62,8 +62,9 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def build(ns):
-    import torch
     import importlib
+
+    import torch
     from torchtune import modules, training
     package = importlib.import_module("torchtune.models." + ns.builder.rsplit("_", 1)[0])  # llama3_1_8b -> torchtune.models.llama3_1
     with training.set_default_dtype(torch.bfloat16), torch.device(ns.device):
