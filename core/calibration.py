@@ -68,7 +68,13 @@ OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", 
 # whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
 # factor every torchtune plan carries; its memory row without optimizer-in-backward shows the model holding every gradient
 # beside the activations (+20 %), a phase question, not a framework constant.  Their errors are reported (checks()).
-CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)"}
+# llama.cpp's January 2024 llama-bench table on one RTX 4090 (pull request 4766) checks the prefill and decode model on a
+# GeForce card held out: its F16 prompt runs through cuBLAS with FP16 accumulation at 45 % of that peak, its Q8_0 and Q4_0
+# prompts (dequantised first) at 31-32 %; the model has one prefill efficiency for every weight format, so fitted, that
+# spread (1.4x) would go into the prefill efficiency every engine carries.
+CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)",
+                 "llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
+CHECK_KINDS = ("training speed", "memory", "decode speed", "prefill speed")
 # Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models
 # on large clusters"): TinyLlama 1.1B on 16 A100s and Pythia 1B on 64 (both read in the TinyLlama README)
 HELD_OUT_SOURCES = ("tinyllama_readme", "llmfoundry_bench_a100")
@@ -589,9 +595,9 @@ CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed fact
 
 def _check_group(m: Measurement) -> str | None:
     """Which kind of check a training or memory row outside the fit is (None: in the fit, or left out by another rule)."""
-    if m.kind not in ("training speed", "memory") or in_fit(m) or m.quantity == "reserved_peak_train_gib":
+    if m.kind not in CHECK_KINDS or in_fit(m) or m.quantity == "reserved_peak_train_gib":
         return None
-    if m.source in OWN_SOURCES:
+    if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
         return CHECK_GROUPS["own_torchtune" if m.source in OWN_TORCHTUNE_SOURCES else "own"]
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source].removesuffix(" (a check)")
@@ -599,7 +605,7 @@ def _check_group(m: Measurement) -> str | None:
 
 
 def checks(params: dict | None = None, rows: list[Measurement] | None = None) -> dict:
-    """The errors of the training and memory rows that check the model without fitting it (gpu-tco's own runs,
+    """The errors of the rows that check the model without fitting it (gpu-tco's own runs,
     CHECK_SOURCES, several GPUs over PCIe), under ``params`` (the fit on every other row: what leaving them out gives):
     {(framework, kind, why): {"median", "worst", "rows", "low", "high"}}."""
     rows = rows if rows is not None else load_measurements()
@@ -607,8 +613,9 @@ def checks(params: dict | None = None, rows: list[Measurement] | None = None) ->
     out: dict[tuple, list[float]] = {}
     for m in rows:
         group = _check_group(m)
-        if group and m.inputs.get("framework"):
-            out.setdefault((m.inputs["framework"], m.kind, group), []).append(predict_with(m, params) / m.value - 1)
+        stack = m.inputs.get("framework") or (m.framework if m.kind in ("decode speed", "prefill speed") else None)
+        if group and stack:
+            out.setdefault((stack, m.kind, group), []).append(predict_with(m, params) / m.value - 1)
     return {key: {"median": float(np.median(np.abs(v))), "worst": float(np.max(np.abs(v))), "rows": len(v),
                   "low": float(np.min(v)), "high": float(np.max(v))} for key, v in sorted(out.items())}
 

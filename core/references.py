@@ -262,6 +262,9 @@ _REFS: list[Reference] = [
     Reference("llmfoundry_yamls", "MosaicML (Databricks)", "LLM Foundry pre-training configurations scripts/train/yamls/pretrain/"
               "mpt-125m.yaml, mpt-350m.yaml, mpt-760m.yaml, mpt-1b.yaml, mpt-3b.yaml (the benchmarks' models)", "2023",
               "https://github.com/mosaicml/llm-foundry/tree/34c28fc9199278b10193e69fb52979043b7dc1bd/scripts/train/yamls/pretrain"),
+    Reference("llamacpp_4766", "Georgi Gerganov for ggml-org", "llama.cpp pull request 4766: ggml-backend integration (llama-bench "
+              "of CodeLlama 7B F16, Q8_0 and Q4_0 on one GeForce RTX 4090, comment of 2024-01-10)",
+              "2024-01-10", "https://github.com/ggml-org/llama.cpp/pull/4766"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
     Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
