@@ -165,10 +165,16 @@ class Compiled:
 
     @functools.cached_property
     def staged(self) -> Callable:
-        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R, run beside ``fn`` (which it calls
+        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M, K) -> R, run beside ``fn`` (which it calls
         for values seen once); loaded on first use, so a process that evaluates once never loads it."""
         exec(marshal.loads(self.staged_code), self.fn.__globals__)  # noqa: S102 - code generated from our own trees
         return self.fn.__globals__["_staged"]
+
+    @functools.cached_property
+    def slow_key(self) -> Callable:
+        """The key ``staged`` is passed: the values of the inputs (and catalog rows) it reads but does not sweep, and
+        ``I["__tag"]``, as one tuple from ``I``."""
+        return self.staged.__globals__["_igs"]  # defined beside ``_staged``, in the namespace it was loaded into
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -963,7 +969,9 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
-    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+    """``_staged(I, C, T, M, K)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.  ``K`` is
+    ``_igs(I)`` (``Compiled.slow_key``): the caller passes the previous call's key when it knows the inputs it holds
+    did not change.
 
     ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
     ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
@@ -979,10 +987,10 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     exports, base_results, getters, moving, reads_all, reads_later = _staged_reads(
         outputs, used_inputs, rows, table_of, bodies)
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
-    lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
-    lines += ["    _sk = _igs(I)", "    _u = False  # whether every input and row is read into locals",
+    lines += ["def _staged(I, C, T, M, _sk, " + ", ".join(f"{name}={name}" for name in getters if name != "_igs") + "):"]
+    lines += ["    _u = False  # whether every input and row is read into locals",
               "    _st = M.pop(None, None)",
-              "    if _st is None or _st[0] != _sk:",
+              "    if _st is None or (_st[0] is not _sk and _st[0] != _sk):",
               "        _P = M.get(_sk)",
               "        if _P is None:  # values first seen: the plain code, nothing kept but the key",
               f"            if len(M) >= {SLOW_KEYS_KEPT}:",

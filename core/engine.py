@@ -19,7 +19,7 @@ import numpy as np
 
 from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
-from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs
+from .codegen import QUANTITY_NAMES, STAGE_INPUTS, compile_formulas, lookups, refs
 from .errors import InputError
 from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
@@ -28,7 +28,16 @@ from .inputs import BY_NAME, INPUTS, Input
 from .names import split_weight_format
 from .references import cite
 from .text import did_you_mean
-from .validation import FAST_BOUNDS, allowed, check_array, check_context_rows, check_number, cross_check, mig_serving_count
+from .validation import (
+    FAST_BOUNDS,
+    allowed,
+    check_array,
+    check_context_parallel,
+    check_context_rows,
+    check_number,
+    cross_check,
+    mig_serving_count,
+)
 
 _PLAIN_SCALARS = (str, int, float, bool)
 _BYTES = (bytes, bytearray, memoryview)
@@ -229,31 +238,46 @@ def check_input(name: str, value):
 def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
+    _linked_and_checked(values, given)
+    return values
+
+
+def _linked_and_checked(values: dict, given: Mapping) -> None:
+    """``_resolved`` after ``_scalar_values``: the offer linked to the GPU, a serving replica's count, the checks."""
     offers.link(values, "gpu" in given)
     mig_serving_count(values, given)
     if "model__adhoc" in values:  # a model outside the catalog: its fields are the model row itself
         cross_check(values, model=values["model__adhoc"])
-        return values
-    # The checks between inputs read only the values in CROSS_CHECKED_NAMES (a test holds them to it) and the catalog
-    # rows those name, and compare numbers by value (8 and 8.0 alike): a combination that passed once passes again in
-    # this catalog snapshot.  One that raises is never kept, so its message always names the value given.
+        return
+    _checked_between(values)
+
+
+def _checked_between(values: dict) -> None:
+    """``cross_check`` for a model of the catalog.  The checks read only the values in CROSS_CHECKED_NAMES and
+    CHECKED_EVERY_CALL (a test holds them to it) and the catalog rows those name, and compare numbers by value (8 and
+    8.0 alike): a combination that passed once passes again in this catalog snapshot, but for the sequence length
+    against the context-parallel GPUs, checked on every call (one comparison; a sweep changes seq_len most).  One that
+    raises is never kept, so its message always names the value given."""
     key = _cross_checked(values)
     passed = catalog.snapshot().memo.get("cross checks passed")
-    if passed is None or key not in passed:
-        cross_check(values, model=row_of(values, "model"))
-        passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
-        if len(passed) >= _CROSS_CHECKS_KEPT:
-            passed.clear()
-        passed[key] = None
-    return values
+    if passed is not None and key in passed:
+        check_context_parallel(values.get("context_parallel", 1), values.get("seq_len"))
+        return
+    cross_check(values, model=row_of(values, "model"))
+    passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
+    if len(passed) >= _CROSS_CHECKS_KEPT:
+        passed.clear()
+    passed[key] = None
 
 
-# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time); the
-# serving request's length is here too, for the check of a request against the model's context
+# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time) but
+# those of the check run on every call; the serving request's length is here too, for the check of a request against
+# the model's context
 CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
-                       "expert_parallel", "pipeline_virtual_stages", "seq_len", "serving_layout", "precision",
+                       "expert_parallel", "pipeline_virtual_stages", "serving_layout", "precision",
                        "prompt_tokens", "output_tokens",
                        "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
+CHECKED_EVERY_CALL = ("context_parallel", "seq_len")  # validation.check_context_parallel
 _cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
 _CROSS_CHECKS_KEPT = 4096
 
@@ -325,25 +349,99 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
-    values = _resolved(given)
-    compiled, rows, memo = _scalar_plan(wanted, values["task__row"])
+    return _evaluate_scalar(given, wanted)
+
+
+def _evaluate_scalar(given: dict, wanted: tuple[str, ...] | None) -> dict:
+    """``evaluate`` of scalar inputs.  A call whose inputs differ from the previous call's only in plain numbers
+    (``_like_last``) starts from what that call resolved (kept per set of outputs); the state is taken out of the
+    catalog snapshot's memo while a call runs, so calls from several threads never share it, and a new snapshot starts without it."""
+    states = catalog.snapshot().memo.get(_LAST_CALLS)
+    if states is None:
+        states = catalog.snapshot().memo.setdefault(_LAST_CALLS, {})
+    last = states.pop(wanted, None)
+    again = None if last is None else _like_last(given, last)
+    if again is not None:
+        values, offer_given, plan, tag, slow_key = again
+    else:
+        values = _scalar_values(given)
+        offer_given = values["offer__row"]  # before linking: offer "auto" is linked again when n_gpus changes
+        _linked_and_checked(values, given)
+        plan = _scalar_plan(wanted, values["task__row"])
+        tag = slow_key = None
+    compiled, rows, kept = plan
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
         if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
-            memo = {}
+            kept = {}
     try:
-        if compiled.staged_code is not None and memo:  # results kept per stage, by the exact values each reads
-            values["__tag"] = _type_tag(given, values)
-            return compiled.staged(values, rows, compiled.template, memo)
+        if compiled.staged_code is not None and kept:  # results kept per stage, by the exact values each reads
+            if tag is None:
+                tag = _type_tag(given, values)
+            values["__tag"] = tag
+            if slow_key is None:
+                slow_key = compiled.slow_key(values)
+            result = compiled.staged(values, rows, compiled.template, kept, slow_key)
+            _keep(states, wanted, (given, values, offer_given, plan, tag, slow_key))
+            return result
         if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
-            memo[0] = False
+            kept[0] = False
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
+        if rows is plan[1]:  # (a model outside the catalog keeps nothing)
+            _keep(states, wanted, (given, values, offer_given, plan, tag, slow_key))
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+
+
+def _keep(states: dict, wanted, state: tuple) -> None:
+    if len(states) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
+        states.clear()
+    states[wanted] = state
+
+
+_LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of outputs, (inputs given, their values, ...)
+# changes of these inputs need the checks between inputs again (their kept passes, or the check run every call)
+_CHECKED_NAMES = frozenset(CROSS_CHECKED_NAMES + CHECKED_EVERY_CALL)
+_SWEPT = frozenset(STAGE_INPUTS)
+_PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
+
+
+def _like_last(given: dict, last: tuple) -> tuple | None:
+    """The previous scalar call's resolved values brought up to ``given``, when that differs from the previous inputs
+    only in plain in-range numbers of the same type, none of them zero (so the type tag stays as it was); else None.
+    ``last`` is that call's (inputs given, values, offer row before linking, plan, type tag, the staged
+    code's key of the inputs it does not sweep); the same tuple comes back, the key None when it may differ."""
+    last_given, values, offer_given, plan, tag, slow_key = last
+    if given.keys() != last_given.keys():
+        return None
+    changed = []
+    for name, value in given.items():
+        before = last_given[name]
+        if value is before or (type(value) is str and type(before) is str and value == before):
+            continue
+        kind = type(value)
+        fast = _PLAIN_NUMBERS.get(name)  # as ``_scalar_values`` takes a plain in-range number
+        if fast is None or kind is not type(before) or (kind is not int and kind is not float) or not value \
+                or not before or not (fast[0] <= value <= fast[1] and (not fast[2] or value == int(value))):
+            return None
+        changed.append(name)
+    for name in changed:  # the values are this call's alone: the state was taken out of the memo
+        values[name] = given[name]
+    if "n_gpus" in changed:  # offer "auto" picks an offer that sells that many GPUs
+        linked = values["offer__row"]
+        values["offer__row"] = offer_given
+        offers.link(values, "gpu" in given)
+        if values["offer__row"] != linked:
+            slow_key = None
+    if not _CHECKED_NAMES.isdisjoint(changed):
+        _checked_between(values)
+    if slow_key is not None and not _SWEPT.issuperset(changed):
+        slow_key = None
+    return values, offer_given, plan, tag, slow_key
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:
