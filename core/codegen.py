@@ -934,8 +934,8 @@ def _tuple(names) -> str:
 
 def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> tuple:
     """What ``_staged_lines`` generates around the stages: (names each stage exports to later ones, results of the
-    first stage, the item getters by name, the swept inputs it reads, the lines reading every input and row, the lines
-    reading what the later stages need)."""
+    first stage, the item getters by name (a stage's key by position in the swept inputs' values), the swept inputs
+    it reads, the lines reading every input and row, the lines reading what the later stages need)."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -947,21 +947,18 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
-    for i, (key, _, _) in enumerate(bodies):
-        getters[f"_igk{i}"] = list(key)
     moving = [n for n in used_inputs if n in varied]
+    for i, (key, _, _) in enumerate(bodies):  # a stage's key from the swept inputs' values (``_vk``), by position
+        getters[f"_igk{i}"] = [moving.index(n) for n in key]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
-    # what the stages after the first read (the first is computed only with every stage, after reads_all)
+    # what the stages after the first read (the first is computed only with every stage, after reads_all): the inputs
+    # they do not sweep unpacked from the key of those (a tuple: cheaper than looking each up in I again)
     later = set().union(*(loads for _, loads in names_used[1:]))
-    later_slow = [n for n in slow if n in later or any(n == f"{rows.keys[t]}__row" and set(v) & later
-                                                        for t, v in rows.variables.items())]
-    getters["_igl"] = later_slow
-    reads_later = [f"{_tuple(later_slow)} = _igl(I)" if len(later_slow) > 1 else f"{later_slow[0]} = _igl(I)"] \
-        if later_slow else []
+    reads_later = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
     reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
                     for t, vars_ in rows.variables.items() if set(vars_) & later]
@@ -1035,7 +1032,7 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
     lines += ["    _any = False"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(I)",
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
                   f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            L.update(_v{i}[1])"] if results else []
