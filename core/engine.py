@@ -13,6 +13,7 @@ import operator
 import os
 import sys
 import threading
+from itertools import compress
 from typing import Mapping
 
 import numpy as np
@@ -40,6 +41,7 @@ from .validation import (
 )
 
 _PLAIN_SCALARS = (str, int, float, bool)
+_PLAIN_TYPES = frozenset(_PLAIN_SCALARS)
 _BYTES = (bytes, bytearray, memoryview)
 
 
@@ -153,9 +155,10 @@ def _given(inputs, kw) -> dict:
         given.update(kw)
     if not _INPUT_NAMES >= given.keys():
         raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
-    for name, value in given.items():
-        if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
-            raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
+    if not _PLAIN_TYPES.issuperset(map(type, given.values())):  # (one pass in C for the common case)
+        for name, value in given.items():
+            if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+                raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     model = given.get("model")
     if isinstance(model, str) and "weights_dtype" not in given:
         # (a str subclass is asked anew: the remembered answers are keyed by plain names)
@@ -384,14 +387,14 @@ def _evaluate_scalar(given: dict, wanted: tuple[str, ...] | None) -> dict:
             if slow_key is None:
                 slow_key = compiled.slow_key(values)
             result = compiled.staged(values, rows, compiled.template, kept, slow_key)
-            _keep(states, wanted, (given, values, offer_given, plan, tag, slow_key))
+            _keep(states, wanted, (tuple(given), tuple(given.values()), values, offer_given, plan, tag, slow_key))
             return result
         if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
             kept[0] = False
         result = compiled.template.copy()
         compiled.fn(values, rows, result)
         if rows is plan[1]:  # (a model outside the catalog keeps nothing)
-            _keep(states, wanted, (given, values, offer_given, plan, tag, slow_key))
+            _keep(states, wanted, (tuple(given), tuple(given.values()), values, offer_given, plan, tag, slow_key))
         return result
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
@@ -413,15 +416,15 @@ _PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds
 def _like_last(given: dict, last: tuple) -> tuple | None:
     """The previous scalar call's resolved values brought up to ``given``, when that differs from the previous inputs
     only in plain in-range numbers of the same type, none of them zero (so the type tag stays as it was); else None.
-    ``last`` is that call's (inputs given, values, offer row before linking, plan, type tag, the staged
+    ``last`` is that call's (names and values of the inputs given, resolved values, offer row before linking, plan, type tag, the staged
     code's key of the inputs it does not sweep); the same tuple comes back, the key None when it may differ."""
-    last_given, values, offer_given, plan, tag, slow_key = last
-    if given.keys() != last_given.keys():
+    names, befores, values, offer_given, plan, tag, slow_key = last
+    if tuple(given) != names:  # other inputs, or in another order: resolved afresh
         return None
     changed = []
-    for name, value in given.items():
-        before = last_given[name]
-        if value is before or (type(value) is str and type(before) is str and value == before):
+    for name in list(compress(names, map(operator.is_not, given.values(), befores))):  # (in C: most are the same)
+        value, before = given[name], befores[names.index(name)]
+        if type(value) is str and type(before) is str and value == before:
             continue
         kind = type(value)
         fast = _PLAIN_NUMBERS.get(name)  # as ``_scalar_values`` takes a plain in-range number
