@@ -344,6 +344,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 
     Raises ``InputError`` naming the input, the value and what is allowed.
     """
+    if type(inputs) is dict and not kw:  # a call like the previous one but for a few numbers: from what it resolved
+        result = _evaluate_again(inputs, outputs)
+        if result is not None:
+            return result
     given = _given(inputs, kw)
     wanted = _outputs(outputs)
     if wanted == ():  # no quantity asked for: the inputs are still checked, the result is empty
@@ -352,78 +356,84 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
-    return _evaluate_scalar(given, wanted)
+    values = _scalar_values(given)
+    offer_given = values["offer__row"]  # before linking: offer "auto" is linked again when n_gpus changes
+    _linked_and_checked(values, given)
+    plan = _scalar_plan(wanted, values["task__row"])
+    tag = None if plan[0].staged_code is None else _type_tag(given, values)
+    # kept for the next call: a dict of plain values (an object of another type might change in place unseen)
+    raw = (tuple(inputs), tuple(inputs.values())) if type(inputs) is dict and not kw \
+        and _PLAIN_TYPES.issuperset(map(type, inputs.values())) else None
+    return _run_scalar(wanted, values, (raw, offer_given, "gpu" in given, plan, tag, None))
 
 
-def _evaluate_scalar(given: dict, wanted: tuple[str, ...] | None) -> dict:
-    """``evaluate`` of scalar inputs.  A call whose inputs differ from the previous call's only in plain numbers
-    (``_like_last``) starts from what that call resolved (kept per set of outputs); the state is taken out of the
-    catalog snapshot's memo while a call runs, so calls from several threads never share it, and a new snapshot starts without it."""
+def _evaluate_again(inputs: dict, outputs) -> dict | None:
+    """``evaluate`` of a call whose inputs differ from the previous call's with the same outputs only in plain numbers
+    (``_like_last``): from the values that call resolved, kept per set of outputs in the catalog snapshot's memo and
+    taken out while a call runs (calls from several threads never share it; a new snapshot starts without it).  None:
+    resolve afresh."""
+    try:
+        wanted = _outputs(outputs)
+    except InputError:
+        return None  # (the full call names what is wrong, inputs first)
     states = catalog.snapshot().memo.get(_LAST_CALLS)
-    if states is None:
-        states = catalog.snapshot().memo.setdefault(_LAST_CALLS, {})
-    last = states.pop(wanted, None)
-    again = None if last is None else _like_last(given, last)
-    if again is not None:
-        values, offer_given, plan, tag, slow_key = again
-    else:
-        values = _scalar_values(given)
-        offer_given = values["offer__row"]  # before linking: offer "auto" is linked again when n_gpus changes
-        _linked_and_checked(values, given)
-        plan = _scalar_plan(wanted, values["task__row"])
-        tag = slow_key = None
+    last = None if states is None else states.pop(wanted, None)
+    again = None if last is None else _like_last(inputs, last)
+    if again is None:
+        return None
+    return _run_scalar(wanted, *again)
+
+
+def _run_scalar(wanted, values: dict, state: tuple) -> dict:
+    """The scalar code for ``values``; ``state`` (what ``_like_last`` reads next time) is kept after it ran."""
+    raw, offer_given, gpu_given, plan, tag, slow_key = state
     compiled, rows, kept = plan
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
         if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
-            kept = {}
+            kept, raw = {}, None
     try:
         if compiled.staged_code is not None and kept:  # results kept per stage, by the exact values each reads
-            if tag is None:
-                tag = _type_tag(given, values)
             values["__tag"] = tag
             if slow_key is None:
                 slow_key = compiled.slow_key(values)
             result = compiled.staged(values, rows, compiled.template, kept, slow_key)
-            _keep(states, wanted, (tuple(given), tuple(given.values()), values, offer_given, plan, tag, slow_key))
-            return result
-        if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
-            kept[0] = False
-        result = compiled.template.copy()
-        compiled.fn(values, rows, result)
-        if rows is plan[1]:  # (a model outside the catalog keeps nothing)
-            _keep(states, wanted, (tuple(given), tuple(given.values()), values, offer_given, plan, tag, slow_key))
-        return result
+        else:
+            if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
+                kept[0] = False
+            result = compiled.template.copy()
+            compiled.fn(values, rows, result)
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+    if raw is not None:  # (inputs given as a dict, no model outside the catalog)
+        states = catalog.snapshot().memo.setdefault(_LAST_CALLS, {})
+        if len(states) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
+            states.clear()
+        states[wanted] = (*raw, values, offer_given, gpu_given, plan, tag, slow_key)
+    return result
 
 
-def _keep(states: dict, wanted, state: tuple) -> None:
-    if len(states) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
-        states.clear()
-    states[wanted] = state
-
-
-_LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of outputs, (inputs given, their values, ...)
+_LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of outputs, (inputs' names, their values, ...)
 # changes of these inputs need the checks between inputs again (their kept passes, or the check run every call)
 _CHECKED_NAMES = frozenset(CROSS_CHECKED_NAMES + CHECKED_EVERY_CALL)
 _SWEPT = frozenset(STAGE_INPUTS)
 _PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
 
 
-def _like_last(given: dict, last: tuple) -> tuple | None:
-    """The previous scalar call's resolved values brought up to ``given``, when that differs from the previous inputs
-    only in plain in-range numbers of the same type, none of them zero (so the type tag stays as it was); else None.
-    ``last`` is that call's (names and values of the inputs given, resolved values, offer row before linking, plan, type tag, the staged
-    code's key of the inputs it does not sweep); the same tuple comes back, the key None when it may differ."""
-    names, befores, values, offer_given, plan, tag, slow_key = last
-    if tuple(given) != names:  # other inputs, or in another order: resolved afresh
+def _like_last(inputs: dict, last: tuple) -> tuple | None:
+    """(values, state) for ``_run_scalar``: the previous call's resolved values brought up to ``inputs`` when they
+    differ from that call's (a dict of the same names in the same order) only in plain in-range numbers of the same
+    type, none of them zero (so the type tag and what ``_given`` adds stay as they were); else None.  ``last`` is that
+    call's (names and values of its inputs, resolved values, offer row before linking, whether a GPU was given, plan,
+    type tag, the staged code's key of the inputs it does not sweep); the key becomes None when it may differ."""
+    names, befores, values, offer_given, gpu_given, plan, tag, slow_key = last
+    if tuple(inputs) != names:  # other inputs, or in another order: resolved afresh
         return None
     changed = []
-    for name in list(compress(names, map(operator.is_not, given.values(), befores))):  # (in C: most are the same)
-        value, before = given[name], befores[names.index(name)]
+    for name in list(compress(names, map(operator.is_not, inputs.values(), befores))):  # (in C: most are the same)
+        value, before = inputs[name], befores[names.index(name)]
         if type(value) is str and type(before) is str and value == before:
             continue
         kind = type(value)
@@ -433,18 +443,18 @@ def _like_last(given: dict, last: tuple) -> tuple | None:
             return None
         changed.append(name)
     for name in changed:  # the values are this call's alone: the state was taken out of the memo
-        values[name] = given[name]
+        values[name] = inputs[name]
     if "n_gpus" in changed:  # offer "auto" picks an offer that sells that many GPUs
         linked = values["offer__row"]
         values["offer__row"] = offer_given
-        offers.link(values, "gpu" in given)
+        offers.link(values, gpu_given)
         if values["offer__row"] != linked:
             slow_key = None
     if not _CHECKED_NAMES.isdisjoint(changed):
         _checked_between(values)
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
-    return values, offer_given, plan, tag, slow_key
+    return values, ((names, tuple(inputs.values())), offer_given, gpu_given, plan, tag, slow_key)
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:

@@ -8,6 +8,7 @@ inputs of other types (8 and 8.0, 0.0 and -0.0, 1 and True), from several thread
 catalog.  The kept results stay within their bounds."""
 from __future__ import annotations
 
+import math
 import random
 import threading
 
@@ -293,6 +294,12 @@ def test_a_call_that_changes_numbers_alone_starts_from_the_previous_one_and_chec
         assert not _identical(core.evaluate(cfg, outputs=["train_hours", "own_tco_usd"]),
                               {k: _plain(cfg)[k] for k in ("train_hours", "own_tco_usd")})
     assert checked >= 30 and len(offers) > 1  # the offer "auto" picked changed with the count
+    # a negative zero after another number is named by the type tag, as in a call without a previous one
+    for share in (5.0, -0.0, 5.0, 0.0, -0.0, 5.0):
+        cfg["fragmentation_pct"] = share
+        assert _check(cfg)
+        state = catalog.snapshot().memo[engine._LAST_CALLS][None]
+        assert (("fragmentation_pct", "-0.0") in state[-2]) == (math.copysign(1.0, share) < 0)
     # numbers that fail their own check or a check between inputs, after a call that passed
     good = {**job, "n_gpus": 8, "tensor_parallel": 2, "context_parallel": 2, "seq_len": 4096}
     for bad, field in (({"n_gpus": 7}, "tensor_parallel"), ({"seq_len": 1}, "context_parallel"),
