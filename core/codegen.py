@@ -1028,8 +1028,8 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
 
 def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[str]) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
-    lines: list[str] = []
-    lines += ["    _any = False"]
+    loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
+    lines: list[str] = ["    _any = False"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
         lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
@@ -1050,6 +1050,7 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
                   "            else:",
                   f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
                   f"                _g[_k{i}] = _st[{3 + i}][1]"]
-        if exports[i] and i < len(bodies) - 1:
-            lines += ["        else:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
+        readers = [f"_d{j}" for j in range(i + 1, len(bodies)) if loads[j].intersection(exports[i])]
+        if readers:  # kept, and read by a stage computed in this call
+            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
     return lines
