@@ -416,8 +416,7 @@ def _run_scalar(wanted, values: dict, state: tuple) -> dict:
 
 
 _LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of outputs, (inputs' names, their values, ...)
-# changes of these inputs need the checks between inputs again (their kept passes, or the check run every call)
-_CHECKED_NAMES = frozenset(CROSS_CHECKED_NAMES + CHECKED_EVERY_CALL)
+_CROSS_CHECKED = frozenset(CROSS_CHECKED_NAMES)  # a change of one of these needs the checks between inputs again
 _SWEPT = frozenset(STAGE_INPUTS)
 _PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
 
@@ -450,8 +449,10 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         offers.link(values, gpu_given)
         if values["offer__row"] != linked:
             slow_key = None
-    if not _CHECKED_NAMES.isdisjoint(changed):
+    if not _CROSS_CHECKED.isdisjoint(changed):
         _checked_between(values)
+    elif "seq_len" in changed:  # the other checks read none of the values changed, and they passed for the others
+        check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
     return values, ((names, tuple(inputs.values())), offer_given, gpu_given, plan, tag, slow_key)
