@@ -378,8 +378,11 @@ def _evaluate_again(inputs: dict, outputs) -> dict | None:
         return None  # (the full call names what is wrong, inputs first)
     states = catalog.snapshot().memo.get(_LAST_CALLS)
     last = None if states is None else states.pop(wanted, None)
-    again = None if last is None else _like_last(inputs, last)
-    if again is None:
+    if last is None:
+        return None
+    again = _like_last(inputs, last)
+    if again is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
+        states.setdefault(wanted, last)
         return None
     return _run_scalar(wanted, *again)
 

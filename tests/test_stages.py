@@ -294,6 +294,11 @@ def test_a_call_that_changes_numbers_alone_starts_from_the_previous_one_and_chec
         assert not _identical(core.evaluate(cfg, outputs=["train_hours", "own_tco_usd"]),
                               {k: _plain(cfg)[k] for k in ("train_hours", "own_tco_usd")})
     assert checked >= 30 and len(offers) > 1  # the offer "auto" picked changed with the count
+    # a sweep of arrays between two scalar calls (the state of the scalar call is kept for the next one)
+    core.evaluate(cfg)
+    assert len(core.evaluate({**cfg, "seq_len": [1024, 2048]})["train_hours"]) == 2
+    cfg["seq_len"] = 3072
+    assert _check(cfg)
     # a negative zero after another number is named by the type tag, as in a call without a previous one
     for share in (5.0, -0.0, 5.0, 0.0, -0.0, 5.0):
         cfg["fragmentation_pct"] = share
