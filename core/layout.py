@@ -4,6 +4,14 @@ A job that names none of ``pipeline_parallel``, ``expert_parallel`` and ``contex
 pipeline stages (and, for a mixture-of-experts model, expert-parallel degrees) on each GPU: a degree is taken
 where the job does not fit without it, or where it lowers the GPU-hours (pipeline point-to-point traffic instead of
 data-parallel gathers over a slow network between machines, expert parallelism instead of replicated experts).
+Two rules an engineer would hold the planner to come first:
+
+- a model that fits one GPU (its tensor-parallel group) at its smallest count is not split: each GPU keeps a whole
+  copy (plain data parallel), as everyone runs a model that fits; a pipeline for it only adds a bubble and sends;
+- pipeline stages are chosen only for a framework that runs a pipeline schedule (frameworks.csv
+  ``pipeline_schedule``: Megatron, DeepSpeed, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
+  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO.
+
 Every number comes from the formulas (``gpus_needed``, ``train_gpu_hours``); this module only enumerates.
 """
 from __future__ import annotations
@@ -48,6 +56,12 @@ def candidates(layers: int, experts: int) -> list[tuple[int, int]]:
     return [(p, e) for p in PIPELINE_DEGREES if p <= layers for e in eps]
 
 
+def runs_pipelines(job: Mapping) -> bool:
+    """Whether the job's framework runs a pipeline schedule (frameworks.csv pipeline_schedule: 1F1B or interleaved)."""
+    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
+    return bool(int(fw["pipeline_schedule"]))
+
+
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
     """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
 
@@ -58,6 +72,8 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
         return {}
     model = row_of(resolve_inputs({k: v for k, v in job.items() if k == "model"}), "model")
     cands = candidates(int(model["layers"]), int(model["experts"]))
+    if not runs_pipelines(job):  # the framework has no pipeline schedule: stages only as the job gives them
+        cands = [(p, e) for p, e in cands if p == 1]
     if len(cands) == 1:
         return {}
     g_col = [g for g in gpu_names for _ in cands]
@@ -81,6 +97,9 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
     for i, g in enumerate(gpu_names):
         rows = [j for j in range(i * len(cands), (i + 1) * len(cands)) if valid_l[j]]
         if not rows:
+            continue
+        whole = i * len(cands)  # the (1, 1) layout comes first: a model that fits one GPU (group) is not split
+        if valid_l[whole] and need[whole] <= tp:
             continue
         best = min(rows, key=lambda j: (hours_l[j], p_l[j], e_l[j]))
         if (p_l[best], e_l[best]) != (1, 1):

@@ -169,6 +169,26 @@ def rank(options: list, tolerance_pct: float) -> list:
     return sorted(options, key=key), near
 
 
+# Consumer (GeForce) cards are bought as one server at most: a cluster of them would join its servers without
+# GPUDirect RDMA (NVIDIA supports it on data-centre and workstation GPUs only: NVIDIA, "GPUDirect RDMA User Manual",
+# System Requirements, https://docs.nvidia.com/networking/display/GPUDirectRDMAv18/System+Requirements+and+Recommendations),
+# every transfer between machines staged through host memory, over a network nobody buys for such cards.
+CONSUMER_ONE_SERVER = ("one server at most: {gpu} is a consumer card (no GPUDirect RDMA between machines); "
+                       "bought, at most {most} in one server")
+
+
+# A purchase is sized by the job: a GPU sold only in large servers or racks (a 72-GPU NVL72 rack) is not bought for a
+# job that fits on a few of them, however busy the team says its GPUs stay.
+OVERSIZED_PURCHASE = ("larger than the job needs: {n}x {gpu} is the smallest purchase (whole servers or racks) and the "
+                      "job fits on {need}; the planner weighs up to {most}")
+
+
+def consumer_gpu(gpu: str) -> bool:
+    """Whether the GPU catalog marks ``gpu`` as a consumer card (GeForce)."""
+    table = catalog.tables()["gpus"]
+    return bool(int(table.rows[table.find(gpu)]["consumer"] or 0))
+
+
 def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     """The smallest GPU count >= n that can be bought as whole servers: one server of an allowed size, or
     several of the largest (GPU catalog server_sizes: HGX boards of 4 or 8, NVL72 racks of 72, PCIe servers 1-8)."""
@@ -330,7 +350,10 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     options: list[Option] = []
     if candidates["gpu"]:
         sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
-        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
+        # a purchase is sized by the job: more GPUs than the counts tried for it (COUNT_MULTIPLE x the smallest that
+        # fits, at least 8) only because the GPU is sold in larger servers or racks is not bought for it
+        needs = {} if count is not None else {g: int(k) for g, k in zip(gpu_names, need) if int(k) > 0}
+        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner, needs)
     offers_left_out = 0 if chosen_offer is not None else \
         sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names if g not in never)
     for g in never:
@@ -428,8 +451,11 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
     return sweep
 
 
-def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str) -> list[Option]:
-    """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order."""
+def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str,
+             needs: Mapping[str, int] | None = None) -> list[Option]:
+    """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order.  ``needs``: each GPU's smallest
+    count that fits; a purchase above the counts tried for it (``_counts``) is not acceptable."""
+    needs = needs or {}
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     n_rows = len(r["option_cost_usd"])
@@ -476,6 +502,12 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             sold = buyable_count(n, sizes) == n
             if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
                 reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
+            elif n > max(sizes) and consumer_gpu(gpu):
+                sold = False
+                reasons.append(CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes)))
+            elif gpu in needs and n > max(_counts(needs[gpu])):
+                sold = False
+                reasons.append(OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu]))))
             offer_row = None
             source = ("purchase_usd_per_gpu as given for " + gpu if "purchase_usd_per_gpu" in given_prices and gpu == price_owner
                       else "GPU catalog purchase price")

@@ -169,9 +169,10 @@ def compose(result: Mapping) -> Recommendation:
                          f"{inputs['spot_rework_pct']:g} % re-work.")
     if o.network_slowdown > 1.05:
         sentences.append(f"Traffic between the GPUs makes the job {o.network_slowdown:.1f}x longer than its compute alone.")
-    split = []  # a parallel layout the planner chose (core.layout), said in words
+    split = []  # a parallel layout the planner chose (core.layout), said in words, with why
     if o.pipeline_parallel > 1 and "pipeline_parallel" not in result["given"]:
-        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel)")
+        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel) "
+                     f"{_why_split(result, o)}")
     if o.expert_parallel > 1 and "expert_parallel" not in result["given"]:
         split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
     if split:
@@ -186,6 +187,18 @@ def compose(result: Mapping) -> Recommendation:
                              "machines, hours or GPUs.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def _why_split(result: Mapping, o: Option) -> str:
+    """Why the planner split the model into pipeline stages: it does not fit the option's GPUs otherwise, or the stages
+    cost fewer GPU-hours than data parallel's gathers over the GPUs' links; and the framework that runs the schedule."""
+    from .engine import evaluate
+    from .planner import option_inputs
+    whole = evaluate({**option_inputs(result["given"], o, result["price_gpu"]), "pipeline_parallel": 1},
+                     outputs=("fits_train",))["fits_train"]
+    why = ("to fit: the model's states do not fit these GPUs without them" if not whole else
+           "because they cost fewer GPU-hours than gathering the weights over these GPUs' links")
+    return f"{why}; {result['inputs']['framework']} runs the pipeline schedule"
 
 
 def rental_offer_text(result: Mapping, o: Option) -> str:
@@ -252,7 +265,8 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
     from .engine import row_of
     n, t, cp, ep = (int(used[k]) for k in ("n_gpus", "tensor_parallel", "context_parallel", "expert_parallel"))
-    for p in (2, 4, 8, 16, 32):  # pipeline stages the GPUs allow: each GPU holds the layers of its stage only
+    from .layout import runs_pipelines
+    for p in (2, 4, 8, 16, 32) if runs_pipelines(base) else ():  # stages the GPUs allow, where the framework pipelines
         if int(used["pipeline_parallel"]) < p <= int(row_of(used, "model")["layers"]) and n % (t * p * cp) == 0 \
                 and (n // (t * p)) % ep == 0:
             tried.append(({"pipeline_parallel": p}, f"{p} pipeline stages"))

@@ -1,0 +1,88 @@
+"""Answers an experienced ML infrastructure engineer would sign, asked as a hostile expert user would ask them.
+
+Each test runs a question through the real command line (or core's public API where no door differs) and asserts
+the rule the answer must keep, not a fitted number: calibration may move the hours and dollars.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from gpu_tco import core
+from gpu_tco.core import layout
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    return out
+
+
+def plan_json(*args: str) -> dict:
+    return json.loads(cli("plan", *args, "--json", "--all").stdout)
+
+
+# ---------------------------------------------------------------------------
+# pipeline stages: only where the framework runs a pipeline schedule, never for a model that fits one GPU
+
+def test_the_default_framework_is_never_planned_into_pipeline_stages():
+    """The Hugging Face Trainer has no pipeline schedule (Hugging Face, "Efficient Training on Multiple GPUs",
+    https://huggingface.co/docs/transformers/perf_train_gpu_many: "none of the models supports full-PP"; a
+    device_map split runs one GPU at a time): a transformers answer that splits the model into 1F1B stages
+    assumes a schedule its framework cannot run."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    assert all(o["pipeline_parallel"] == 1 for o in data["options"])
+    text = cli("plan", "--method", "lora", "--owned-busy-hours-per-day", "20").stdout
+    assert "pipeline stages" not in text and "with transformers" in text
+    # the same job on a framework that runs a pipeline schedule may take stages where they help
+    assert layout.runs_pipelines({"framework": "megatron"}) and layout.runs_pipelines({"framework": "deepspeed"})
+    assert not layout.runs_pipelines({"framework": "transformers"}) and not layout.runs_pipelines({})
+    assert layout.choose({"model": "Llama-3-70B", "method": "lora"}, ["RTX-4090"], None, 1) == {}
+    assert layout.choose({"model": "Llama-3-70B", "method": "lora", "framework": "megatron"}, ["RTX-4090"], None, 1)
+
+
+def test_a_model_that_fits_one_gpu_is_not_split_into_stages():
+    """TinyLlama 1.1B full fine-tuning fits one RTX 4090: every GPU keeps a whole copy (data parallel); a pipeline
+    for it only adds a bubble and sends, whatever framework runs it."""
+    text = cli("plan", "--model", "TinyLlama-1.1B", "--method", "full").stdout
+    assert "pipeline stages" not in text
+    data = plan_json("--model", "TinyLlama-1.1B", "--method", "full")
+    assert all(o["pipeline_parallel"] == 1 for o in data["options"])
+    for framework in ("megatron", "deepspeed", "torchtitan"):
+        job = {"model": "TinyLlama-1.1B", "method": "full", "framework": framework}
+        assert core.evaluate({**job, "gpu": "RTX-4090", "n_gpus": 1})["fits_train"]
+        assert layout.choose(job, ["RTX-4090", "H100-SXM"], None, 1) == {}, framework
+
+
+def test_what_would_fit_suggests_stages_only_to_a_framework_that_runs_them():
+    job = dict(model="Llama-3-70B", method="full", sharding="zero1", n_gpus=32, gpu="H100-SXM", recompute="full")
+    fix = core.what_would_fit(job)
+    assert fix is None or "pipeline_parallel" not in fix.changes
+
+
+# ---------------------------------------------------------------------------
+# purchases an engineer would make: consumer cards in one server, a purchase sized by the job
+
+def test_consumer_cards_are_not_bought_as_a_cluster():
+    """GeForce cards have no GPUDirect RDMA (NVIDIA, GPUDirect RDMA User Manual, System Requirements: Tesla and Quadro
+    GPUs): a cluster of them joins its servers through host memory.  Bought, they are one server at most; the
+    default 70B LoRA at 20 busy hours a day once bought 24 RTX 4090s in 3 servers."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    rec = data["recommended"]
+    assert not (rec["gpu"] == "RTX-4090" and rec["n_gpus"] > 8)
+    for o in data["options"]:
+        if o["acquire"] == "buy" and o["gpu"] in ("RTX-4090", "RTX-5090", "RTX-3090") and o["n_gpus"] > 8:
+            assert not o["ok"] and any(r.startswith("one server at most: ") for r in o["reasons"]), o
+    assert any(r.startswith("one server at most: RTX-4090 is a consumer card") for o in data["options"] for r in o["reasons"])
+
+
+def test_a_rack_is_not_bought_for_a_job_that_fits_a_few_gpus():
+    """A GB200 NVL72 is sold as a 72-GPU rack; the 70B LoRA fits on one or two of its GPUs.  Busy hours or not,
+    nobody buys a $4.8M rack for it: the purchase is refused as larger than the job needs."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    racks = [o for o in data["options"] if o["acquire"] == "buy" and o["gpu"] == "GB200"]
+    assert racks and all(not o["ok"] for o in racks)
+    assert all(any(r.startswith("larger than the job needs: 72x GB200") for r in o["reasons"]) for o in racks)
+    assert data["recommended"]["gpu"] != "GB200"
