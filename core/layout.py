@@ -12,6 +12,11 @@ Two rules an engineer would hold the planner to come first:
   ``pipeline_schedule``: Megatron, DeepSpeed, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
   ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO.
 
+A job that names no ``sharding`` and no layout runs plain data parallel (``sharding`` none, DDP) on each GPU that holds
+the whole training state with room to spare (it fits one GPU and is not tight): torchrun's and the Trainer's default,
+the simplest run and only the gradients cross the links.  Where it does not, the job's sharding (ZeRO-3 / FSDP full
+shard by default) spreads the states.
+
 Every number comes from the formulas (``gpus_needed``, ``train_gpu_hours``); this module only enumerates.
 """
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .validation import check_number
 PIPELINE_DEGREES = (1, 2, 4, 8, 16)
 EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 LAYOUT_INPUTS = ("pipeline_parallel", "expert_parallel")
+DATA_PARALLEL = "none"  # the sharding of plain data parallel (DDP): every GPU holds all states
 GIVEN_LAYOUT = ("pipeline_parallel", "expert_parallel", "context_parallel")
 
 
@@ -62,20 +68,39 @@ def runs_pipelines(job: Mapping) -> bool:
     return bool(int(fw["pipeline_schedule"]))
 
 
+def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
+    """The GPUs on which a job that names no sharding and no layout runs plain data parallel: with sharding none, one GPU
+    (its tensor-parallel group) holds the whole training state, and not tightly (train_memory_tight: the device total
+    within 90 % of the memory).  [] when the job names a sharding or a layout."""
+    if "sharding" in job or any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
+        return []
+    r = evaluate({**job, "gpu": list(gpu_names), "n_gpus": tp, "sharding": DATA_PARALLEL},
+                 outputs=("fits_train", "train_memory_tight"))
+    fits, tight = np.atleast_1d(r["fits_train"]).tolist(), np.atleast_1d(r["train_memory_tight"]).tolist()
+    return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
+
+
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
     """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
 
     The best layout fits (``gpus_needed`` > 0; with a fixed ``count``, that count is a valid and large enough layout) and
     has the fewest GPU-hours at its own smallest count (or at ``count``); ties go to fewer pipeline stages, then fewer
-    expert-parallel GPUs.  A job that gives a layout input keeps it: {}."""
+    expert-parallel GPUs.  A job that gives a layout input keeps it: {}.  A job that names no sharding and no layout
+    runs plain data parallel on each GPU that holds the model with room to spare (``whole_copy_gpus``):
+    {gpu: {"pipeline_parallel": 1, "expert_parallel": 1, "sharding": "none", "gpus_needed": tp}}."""
     if any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
         return {}
+    out = {g: {"pipeline_parallel": 1, "expert_parallel": 1, "sharding": DATA_PARALLEL, "gpus_needed": tp}
+           for g in whole_copy_gpus(job, gpu_names, tp)}
+    gpu_names = [g for g in gpu_names if g not in out]
+    if not gpu_names:
+        return out
     model = row_of(resolve_inputs({k: v for k, v in job.items() if k == "model"}), "model")
     cands = candidates(int(model["layers"]), int(model["experts"]))
     if not runs_pipelines(job):  # the framework has no pipeline schedule: stages only as the job gives them
         cands = [(p, e) for p, e in cands if p == 1]
     if len(cands) == 1:
-        return {}
+        return out
     g_col = [g for g in gpu_names for _ in cands]
     p_col = np.array([p for _ in gpu_names for p, _e in cands])
     e_col = np.array([e for _ in gpu_names for _p, e in cands])
@@ -90,7 +115,6 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
         n = np.where(valid, count, unit)
     hours = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
                                  "expert_parallel": e_col, "buy": 1}, outputs=("train_gpu_hours",))["train_gpu_hours"], dtype=float)
-    out = {}
     # Python lists: the loop reads each element several times (a NumPy element costs ten times a list's)
     # (np.round: what round() of a NumPy float does, element by element)
     valid_l, hours_l, p_l, e_l = valid.tolist(), np.round(hours, 9).tolist(), p_col.tolist(), e_col.tolist()

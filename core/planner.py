@@ -115,6 +115,7 @@ class Option(Record):
     hours_likely_high: float = float("nan")
     pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
     expert_parallel: int = 1
+    sharding: str = ""                # the sharding the planner chose for this GPU ("": the job's)
     ok: bool = False
     reasons: tuple = ()
     price_source: str = ""
@@ -442,11 +443,13 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
     if layouts:
         for name in layout.LAYOUT_INPUTS:
             sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
+        if any("sharding" in lay for lay in layouts.values()):  # plain data parallel where a GPU holds the model
+            sweep["sharding"] = [layouts[g].get("sharding", base["sharding"]) if g in layouts else base["sharding"] for g in o_gpu]
     if step > 1 or layouts:
         # a count the parallel layout does not divide is not an option
         keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
                              int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
-        sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
+        sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer", "sharding") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                  for k, v in sweep.items()}
     return sweep
 
@@ -466,6 +469,8 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     offer_col = [str(o) for o in np.asarray(sweep["offer"], dtype=object).tolist()]
     pp_col = [int(p) for p in np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,)).tolist()]
     ep_col = [int(e) for e in np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,)).tolist()]
+    chosen_sharding = isinstance(sweep.get("sharding"), (list, np.ndarray))  # the planner chose it per GPU
+    sharding_col = [str(x) for x in np.asarray(sweep["sharding"], dtype=object).tolist()] if chosen_sharding else [""] * n_rows
     offer_rows = tabs["offers"].rows
     offer_index = tabs["offers"].exact_names()  # {name: row}, built once per table
     # the rows that pass every check, and those whose cost, outlay and hourly price are finite numbers
@@ -529,7 +534,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             network_slowdown=float(slowdown[j]), tight=bool(tight[j]),
             own_hours_per_day=float(own_hours[j]) if buy else nan,
             hours_likely_low=float(low[j]), hours_likely_high=float(high[j]),
-            pipeline_parallel=pp_col[j], expert_parallel=ep_col[j],
+            pipeline_parallel=pp_col[j], expert_parallel=ep_col[j], sharding=sharding_col[j],
             ok=bool(option_ok[j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
 
@@ -587,6 +592,8 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
     for name in layout.LAYOUT_INPUTS:  # the layout the planner chose for this GPU
         if int(option.get(name, 1) or 1) > 1:
             out[name] = int(option[name])
+    if option.get("sharding"):  # plain data parallel the planner chose for this GPU
+        out["sharding"] = option["sharding"]
     return out
 
 

@@ -177,6 +177,9 @@ def compose(result: Mapping) -> Recommendation:
         split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
     if split:
         sentences.append(f"In this setup {' and '.join(split)}.")
+    data_parallel = sharding_text(result, o)
+    if data_parallel:
+        sentences.append(data_parallel)
     if o.tight:
         sentences.append(f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is above 90 % of the "
                          "GPU's memory; a longer batch or another library's workspace may not fit.")
@@ -187,6 +190,22 @@ def compose(result: Mapping) -> Recommendation:
                              "machines, hours or GPUs.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def sharding_text(result: Mapping, o: Option) -> str:
+    """How the GPUs of a multi-GPU option share the model, when the planner chose it (the job names no sharding and no
+    layout): plain data parallel where one GPU holds the model with room to spare, else the job's sharding; "" for one
+    GPU or a sharding the job gives."""
+    from .layout import GIVEN_LAYOUT
+    given = result["given"]
+    if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
+        return ""
+    if o.sharding == "none":
+        return ("Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU "
+                "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
+    sharding = result["inputs"]["sharding"]
+    return (f"The states are sharded across the GPUs (sharding {sharding}): one GPU does not hold the model's weights, "
+            "gradients and optimizer states with room to spare.")
 
 
 def _why_split(result: Mapping, o: Option) -> str:

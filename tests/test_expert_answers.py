@@ -9,6 +9,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gpu_tco import core
 from gpu_tco.core import layout
 
@@ -53,7 +55,8 @@ def test_a_model_that_fits_one_gpu_is_not_split_into_stages():
     for framework in ("megatron", "deepspeed", "torchtitan"):
         job = {"model": "TinyLlama-1.1B", "method": "full", "framework": framework}
         assert core.evaluate({**job, "gpu": "RTX-4090", "n_gpus": 1})["fits_train"]
-        assert layout.choose(job, ["RTX-4090", "H100-SXM"], None, 1) == {}, framework
+        chosen = layout.choose(job, ["RTX-4090", "H100-SXM"], None, 1)
+        assert all(lay["pipeline_parallel"] == 1 and lay["expert_parallel"] == 1 for lay in chosen.values()), framework
 
 
 def test_what_would_fit_suggests_stages_only_to_a_framework_that_runs_them():
@@ -86,3 +89,42 @@ def test_a_rack_is_not_bought_for_a_job_that_fits_a_few_gpus():
     assert racks and all(not o["ok"] for o in racks)
     assert all(any(r.startswith("larger than the job needs: 72x GB200") for r in o["reasons"]) for o in racks)
     assert data["recommended"]["gpu"] != "GB200"
+
+
+# ---------------------------------------------------------------------------
+# plain data parallel where one GPU holds the model
+
+def test_a_model_that_fits_one_gpu_runs_plain_data_parallel_and_the_answer_says_why():
+    """Nobody shards a 1.1B model with ZeRO-3: it fits one GPU, so every GPU keeps a whole copy (DDP, torchrun's and the
+    Trainer's default) and only the gradients are exchanged.  The answer names the choice and its reason."""
+    text = cli("plan", "--model", "TinyLlama-1.1B", "--method", "full").stdout
+    assert "Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU" in text
+    rec = plan_json("--model", "TinyLlama-1.1B", "--method", "full")["recommended"]
+    assert rec["n_gpus"] > 1 and rec["sharding"] == "none"
+    # the option's figures are those of DDP: every door evaluates the option with the planner's sharding
+    job = {"model": "TinyLlama-1.1B", "method": "full"}
+    result = core.plan(job)
+    o = result["recommended"]
+    inputs = core.planner.option_inputs(result["given"], o)
+    assert inputs["sharding"] == "none"
+    assert core.evaluate(inputs)["option_hours"] == pytest.approx(o.hours, rel=1e-12)
+    # a 70B model does not fit one GPU: its states are sharded, and the answer says so
+    lora70 = core.recommend({"model": "Llama-3-70B", "method": "lora"})
+    assert lora70.option.sharding in ("", "zero3") and "The states are sharded across the GPUs (sharding zero3)" in lora70.text
+    # a sharding the job names is the job's: the planner keeps it and says nothing about it
+    given = core.recommend({**job, "sharding": "zero3"})
+    assert given.option.sharding == "" and "Plain data parallel" not in given.text and "sharded across" not in given.text
+
+
+def test_the_main_job_table_and_the_workbook_carry_the_planners_sharding():
+    """The main job's table row of the recommendation and the workbook's options state the hours of the planner's
+    sharding, so the row, the sentence and the workbook agree."""
+    from gpu_tco.workbooks.build import default_options
+    job = {"model": "TinyLlama-1.1B", "method": "full"}
+    pick = core.worded_recommendations(job, methods=("full",))["full"].option
+    rows = core.compare_setups(job, methods=("full",))
+    mine = [r for r in rows if r["recommended"]]
+    assert pick.sharding == "none" and mine and mine[0]["job_hours"] == pytest.approx(pick.hours, rel=1e-12)
+    options = default_options(job)
+    assert options[0]["sharding"] == "none"
+    assert (options[0]["gpu"], options[0]["n_gpus"]) == (pick.gpu, pick.n_gpus)

@@ -54,6 +54,7 @@ from .common import (
     HOURS_TENTHS,
     INPUTS_HEADER_ROW,
     LAYOUT_COLS,
+    OPTION_LAYOUT_COLS,
     MONTHS_OR_NEVER,
     TENTHS,
     USD,
@@ -96,6 +97,7 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     # a GPU, count or offer the scenario names is the planner's scope, as `gpu-tco plan --scenario` reads it
     job, where = scope(dict(inputs or {}))
     ranked = plan(job, **where)
+    job_sharding = core.resolve_inputs({k: v for k, v in job.items() if k == "sharding"})["sharding"]
     seen, picks = set(), []
     acceptable = [o for o in ranked["options"] if o["ok"]]
     # the cheapest acceptable option is a row too: the sheet's tolerance is measured from it, as the planner's is
@@ -105,7 +107,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
                 not any(same_option(o, {**p, "acquire": "buy" if p["buy"] else "rent"}) for p in picks):
             seen.add((o["gpu"], o["acquire"]))
             picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
-                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS}})
+                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS},
+                          "sharding": o["sharding"] or job_sharding})
         if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
                                                               for p in picks)):
             break
@@ -113,6 +116,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     need = 0
     if picks:  # the recommended GPU in its layout (the planner's choice when the job gives none)
         chosen = {**job, **{n: picks[0][n] for n in LAYOUT_COLS if picks[0][n] > 1}}
+        if picks[0]["sharding"] != job_sharding:  # the planner's plain data parallel
+            chosen["sharding"] = picks[0]["sharding"]
         unit = core.layout_unit(chosen)
         need = int(core.evaluate({**chosen, "gpu": picks[0]["gpu"], "n_gpus": unit}, outputs=("gpus_needed",))["gpus_needed"])
         need = need if need > unit else 0
@@ -129,7 +134,7 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
         if small:
             job_layout = core.resolve_inputs({**job, "gpu": max(small)[1]})
             picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0,
-                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}})
+                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}, "sharding": job_layout["sharding"]})
     return picks
 
 
@@ -210,8 +215,8 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     _head(ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
     ws.freeze_panes = "C2"
     rows = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6, **{name: 7 + i for i, name in enumerate(PRICE_INPUTS)}}
-    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(LAYOUT_COLS)})
-    rows.update({name: 7 + len(PRICE_INPUTS) + len(LAYOUT_COLS) + i for i, name in enumerate(per_option)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(OPTION_LAYOUT_COLS)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + len(OPTION_LAYOUT_COLS) + i for i, name in enumerate(per_option)})
     lay.option_rows = rows
     for name, r in rows.items():
         ws.cell(row=r, column=1, value=name)
@@ -254,7 +259,7 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
         "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
         "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"], f"{col}4"), "buy": f"={cand_cell['buy']}",
         **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
-        **{name: f"={cand_cell[name]}" for name in LAYOUT_COLS},
+        **{name: f"={cand_cell[name]}" for name in OPTION_LAYOUT_COLS},
     }
     formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
     for name, formula in formulas.items():
