@@ -537,7 +537,7 @@ RULES = {
                    "activation_factor": "pos", "speed_factor": "frac_pos", "qlora_dequant_ps_per_weight": "nonneg", "qlora_dequant_us_per_matrix": "nonneg", "lora_ops_per_adapter": "whole",
                    "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "lora_fp32_adapter_inputs": "flag", "activation_traffic_share": "frac", "eager_bytes_per_dim": "nonneg", "layer_overhead_us": "nonneg", "pipeline_schedule": "flag", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
-    "engines": {"fp16_accumulate": "flag", "disaggregated_mode": "flag", "static_batching": "flag", "prefill_half_tokens": "nonneg"},
+    "engines": {"memory_share_of": "nonneg", "fp16_accumulate": "flag", "disaggregated_mode": "flag", "static_batching": "flag", "prefill_half_tokens": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "months", "usd_per_instance_hour": "nonneg",
                "usd_per_gpu_hour": "nonneg", "billing_increment_s": "billing", "commission_pct": "pct", "usd_per_gb_month_storage": "nonneg",
                "usd_per_gb_egress": "nonneg", "gpus_per_node": "whole", "fabric_gbps_per_gpu": "nonneg", "max_gpus_per_job": "whole",

@@ -128,3 +128,49 @@ def test_the_main_job_table_and_the_workbook_carry_the_planners_sharding():
     options = default_options(job)
     assert options[0]["sharding"] == "none"
     assert (options[0]["gpu"], options[0]["n_gpus"]) == (pick.gpu, pick.n_gpus)
+
+
+# ---------------------------------------------------------------------------
+# serving: the batch the plan counts on is the batch the engine's command gives
+
+def _serve_share(job: dict) -> tuple[float, float, dict]:
+    result = core.serve_plan(job)
+    lead = core.lead_option(result)
+    assert lead is not None
+    r = core.evaluate(core.serve_option_inputs(job, lead))
+    return float(r["serve_memory_share"]), float(r["serve_batch"]), lead
+
+
+def test_a_serving_plan_fits_the_memory_the_engine_is_given():
+    """vLLM takes gpu_memory_utilization (0.9 by default) of the GPU's memory for weights, activations and KV cache
+    (vLLM project, Engine arguments, https://docs.vllm.ai/en/latest/configuration/engine_args.html).  Llama 3 70B in FP8
+    on one 80 GB H100 once counted on 21 sequences of KV cache in 99.7 % of the memory; `vllm serve` as printed would
+    hold about 8.  The plan's memory stays within the share the printed command gives the engine."""
+    job = {"task": "serve", "model": "Llama-3-70B", "requests_per_s": 5}
+    share, batch, lead = _serve_share(job)
+    assert 0 < share <= 0.9 + 1e-9 and batch >= 1
+    one_h100 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 1, "weights_dtype": "fp8"})
+    assert one_h100["serve_memory_share"] <= 0.9 + 1e-9
+    assert one_h100["serve_kv_batch"] < 21
+    out = cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "5").stdout
+    assert "vllm serve " in out and "--gpu-memory-utilization" not in out  # vLLM's default share: nothing to pass
+    # a larger share is the user's to give, and the command passes it on
+    given = cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "5",
+                "--gpu-memory-utilization", "0.95").stdout
+    vllm = [line for line in given.splitlines() if line.strip().startswith("vllm serve ")]
+    sglang = [line for line in given.splitlines() if "sglang.launch_server" in line]
+    assert vllm and vllm[0].rstrip().endswith("--gpu-memory-utilization 0.95")
+    assert sglang and "--mem-fraction-static 0.95" in sglang[0]
+    share95, _, _ = _serve_share({**job, "gpu_memory_utilization": 0.95})
+    assert share95 <= 0.95 + 1e-9
+
+
+def test_each_engine_takes_its_own_share_of_memory():
+    """TensorRT-LLM gives the KV cache a share of the memory the weights leave free (kv_cache_free_gpu_memory_fraction),
+    vLLM a share of the whole memory: with 68 GiB of weights on an 80 GB GPU, TensorRT-LLM holds more sequences."""
+    base = {"task": "serve", "model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 1, "weights_dtype": "fp8"}
+    vllm, trt = (core.evaluate({**base, "engine": e}) for e in ("vllm", "trtllm"))
+    context_gib = float(core.resolve_inputs({})["cuda_context_gib"])
+    assert vllm["serve_usable_gib"] == pytest.approx(vllm["gpu_memory_gib"] * 0.9 - context_gib)
+    assert trt["serve_kv_batch"] > vllm["serve_kv_batch"] >= 1
+    assert trt["serve_usable_gib"] > vllm["serve_usable_gib"]
