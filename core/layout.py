@@ -10,7 +10,8 @@ Two rules an engineer would hold the planner to come first:
   copy (plain data parallel), as everyone runs a model that fits; a pipeline for it only adds a bubble and sends;
 - pipeline stages are chosen only for a framework that runs a pipeline schedule (frameworks.csv
   ``pipeline_schedule``: Megatron, DeepSpeed, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
-  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO.
+  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO;
+  likewise expert-parallel degrees only for a framework that trains with them (``expert_parallel_training``).
 
 A job that names no ``sharding`` and no layout runs plain data parallel (``sharding`` none, DDP) on each GPU that holds
 the whole training state with room to spare (it fits one GPU and is not tight): torchrun's and the Trainer's default,
@@ -80,6 +81,12 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
     return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
 
 
+def runs_expert_parallel(job: Mapping) -> bool:
+    """Whether the job's framework trains with expert parallelism (frameworks.csv expert_parallel_training)."""
+    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
+    return bool(int(fw["expert_parallel_training"]))
+
+
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
     """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
 
@@ -99,6 +106,8 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
     cands = candidates(int(model["layers"]), int(model["experts"]))
     if not runs_pipelines(job):  # the framework has no pipeline schedule: stages only as the job gives them
         cands = [(p, e) for p, e in cands if p == 1]
+    if not runs_expert_parallel(job):  # nor expert parallelism: the experts stay with the data-parallel sharding
+        cands = [(p, e) for p, e in cands if e == 1]
     if len(cands) == 1:
         return out
     g_col = [g for g in gpu_names for _ in cands]

@@ -7,9 +7,11 @@ workbook and the Excel functions show the same values.
 The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
 (``option_ok``: fits in memory, has a price, an allowed offer that sells this many GPUs,
 meets the deadline, the budget and the capital budget) come first.  Among those costing at most
-``cost_tolerance_pct`` more than the cheapest, fewer machines win, then fewer hours, then fewer
-GPUs (a job that ends in 7 hours on one machine beats one of 18 hours at the same price; nobody
-spreads a job over 32 cards to save a dollar); the rest follow by cost.  A job is one job unless it
+``cost_tolerance_pct`` more than the cheapest, those with room to spare in memory win (a setup whose
+device total is above 90 % of the GPU's memory, ``train_memory_tight``, fails on a longer batch or a
+library's workspace), then fewer machines, then fewer hours, then fewer GPUs (a job that ends in 7
+hours on one machine beats one of 18 hours at the same price; nobody spreads a job over 32 cards to
+save a dollar); the rest follow by cost.  A job is one job unless it
 says otherwise: purchases are ranked only when the GPUs stay busy after it
 (``owned_busy_hours_per_day`` > 0) or the job asks for them (``consider_buying`` = 1).  Ties go to
 the option listed first (GPU catalog order, count, offer catalog order, renting first).
@@ -49,8 +51,8 @@ PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "opt
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
                 "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 *(flag for flag, _ in REJECTIONS))
-RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer machines, "
-           "then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
+RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, those with "
+           "room to spare in memory (not train_memory_tight), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
            "owned_busy_hours_per_day > 0 or consider_buying = 1")
 
@@ -165,8 +167,8 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o.machines, tie_round(o.hours), o.n_gpus, tie_round(o.cost_usd), o.order)
-        return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
+            return (0, int(o.tight), o.machines, tie_round(o.hours), o.n_gpus, tie_round(o.cost_usd), o.order)
+        return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
 
@@ -188,6 +190,11 @@ def consumer_gpu(gpu: str) -> bool:
     """Whether the GPU catalog marks ``gpu`` as a consumer card (GeForce)."""
     table = catalog.tables()["gpus"]
     return bool(int(table.rows[table.find(gpu)]["consumer"] or 0))
+
+
+def machine_gpus(offer_row) -> int:
+    """GPUs in one machine of an offer (gpus_per_node, else the instance size; at least 1)."""
+    return max(1, int(float(offer_row.get("gpus_per_node") or 0) or float(offer_row.get("gpus_per_instance") or 0) or 1))
 
 
 def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
@@ -421,8 +428,11 @@ def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int
         if chosen_offer is not None:  # one offer: rent only through it (for the GPU it rents out)
             mine = [chosen_offer] if catalog.offer_gpu_rows()[chosen_offer] == row else []
         counts = [count] if count is not None else _counts(k)
-        for n in counts:
-            for off in mine:
+        for off in mine:
+            # a job over several machines rents whole machines: its count rounds up to the offer's machine size
+            node = machine_gpus(tabs["offers"].rows[off])
+            sizes = counts if count is not None else sorted({n if n <= node else -(-n // node) * node for n in counts})
+            for n in sizes:
                 add(g, n, tabs["offers"].names[off], 0)
         if include_buy:
             sizes = catalog.server_sizes(gpu_table.rows[row])

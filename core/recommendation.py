@@ -180,14 +180,24 @@ def compose(result: Mapping) -> Recommendation:
     data_parallel = sharding_text(result, o)
     if data_parallel:
         sentences.append(data_parallel)
+    if o.machines > 1:  # which network joins the machines: a link the answer names, never one nobody chose
+        from .planner import cluster_network, option_inputs
+        network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]))
+        if network:
+            sentences.append(network)
     if o.tight:
+        roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
+        alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
+                       f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
         sentences.append(f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is above 90 % of the "
-                         "GPU's memory; a longer batch or another library's workspace may not fit.")
+                         "GPU's memory; a longer batch or another library's workspace may not fit." + alternative)
     if o.within_tolerance:
-        cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
-        if cheapest < o.cost_usd:
-            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest)}) needs more "
-                             "machines, hours or GPUs.")
+        cheapest = min((x for x in result["options"] if x.within_tolerance), key=lambda x: x.cost_usd)
+        if usd_text(cheapest.cost_usd) != usd_text(o.cost_usd):  # cheaper in the cents the answer shows
+            why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
+                   else "needs more machines, hours or GPUs")
+            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest.cost_usd)}) "
+                             f"{why}.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
 

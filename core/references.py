@@ -59,6 +59,8 @@ _REFS: list[Reference] = [
               "https://www.deepspeed.ai/tutorials/pipeline/"),
     Reference("torch_pipelining", "PyTorch", "torch.distributed.pipelining (pipeline schedules torchtitan runs)", "2025",
               "https://pytorch.org/docs/stable/distributed.pipelining.html"),
+    Reference("deepspeed_moe", "Microsoft DeepSpeed", "Mixture of Experts tutorial (expert parallelism: ep_size)", "2023",
+              "https://www.deepspeed.ai/tutorials/mixture-of-experts/"),
     Reference("kaplan2020", "Kaplan, McCandlish, Henighan, Brown, Chess, Child et al.", "Scaling Laws for Neural Language Models",
               "2020", "https://arxiv.org/abs/2001.08361"),
     Reference("palm2022", "Chowdhery, Narang, Devlin et al.", "PaLM: Scaling Language Modeling with Pathways (Appendix B: model FLOPs utilization)",

@@ -174,3 +174,47 @@ def test_each_engine_takes_its_own_share_of_memory():
     assert vllm["serve_usable_gib"] == pytest.approx(vllm["gpu_memory_gib"] * 0.9 - context_gib)
     assert trt["serve_kv_batch"] > vllm["serve_kv_batch"] >= 1
     assert trt["serve_usable_gib"] > vllm["serve_usable_gib"]
+
+
+# ---------------------------------------------------------------------------
+# experts, memory headroom and whole machines
+
+def test_the_default_framework_does_not_spread_experts_over_gpus():
+    """The Hugging Face Trainer has no expert-parallel all-to-all: Mixtral under it keeps its experts with the data-parallel
+    sharding.  Megatron-Core spreads them (NVIDIA, Megatron-Core MoE package)."""
+    data = plan_json("--model", "Mixtral-8x7B", "--method", "lora")
+    assert all(o["expert_parallel"] == 1 for o in data["options"])
+    assert "experts are spread" not in cli("plan", "--model", "Mixtral-8x7B", "--method", "lora").stdout
+    assert layout.runs_expert_parallel({"framework": "megatron"}) and not layout.runs_expert_parallel({})
+
+
+def test_a_setup_with_room_to_spare_wins_within_the_cost_tolerance():
+    """At about the same cost an engineer takes the setup whose memory is not above 90 % of the card: a longer batch or a
+    library's workspace does not kill it.  Llama 3.1 405B full fine-tuning on H100s: the cheapest count runs at the
+    edge of the memory; a larger one within the tolerance does not."""
+    result = core.plan({"model": "Llama-3.1-405B", "method": "full"}, gpus=["H100-SXM"])
+    rec = result["recommended"]
+    near = [o for o in result["options"] if o.within_tolerance]
+    assert any(o.tight for o in near) and any(not o.tight for o in near)
+    assert not rec.tight
+    text = core.recommend({"model": "Llama-3.1-405B", "method": "full"}, gpus=["H100-SXM"]).text
+    assert "leaves less room in memory" in text or "cheaper" not in text
+    # the rule holds in every plan: a tight recommendation means no setup near its cost has room to spare
+    for job in ({"model": "Llama-3-70B", "method": "lora"}, {"model": "Mixtral-8x7B", "method": "full"},
+                {"model": "Llama-3-8B", "method": "full"}):
+        r = core.plan(job)
+        if r["recommended"].tight:
+            assert all(o.tight for o in r["options"] if o.within_tolerance), job
+
+
+def test_a_job_over_several_machines_rents_whole_machines_and_names_their_network():
+    """Clouds rent multi-node clusters by the machine: 405B on H100s is never 178 GPUs (22 1/4 machines of 8).  The
+    answer names the network that joins the machines, a link someone chose (the offer's)."""
+    data = plan_json("--model", "Llama-3.1-405B", "--method", "full")
+    for o in data["options"]:
+        if o["acquire"] == "rent" and o["machines"] > 1:
+            assert (o["n_gpus"] / o["machines"]).is_integer(), o  # machines x GPUs per machine, none rented half
+    rec = data["recommended"]
+    text = cli("plan", "--model", "Llama-3.1-405B", "--method", "full").stdout
+    if rec["machines"] > 1:
+        assert f"The {rec['machines']:,.0f} machines are joined by {rec['offer']}'s network:" in text

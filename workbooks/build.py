@@ -156,11 +156,12 @@ COMPARE_COLUMNS = [
     ("job hours, likely from", "option_hours_likely_low", HOURS_TENTHS, 11),
     ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
-    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
-    ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
+    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, room to spare in memory (not tight),
+    # fewest machines, hours, GPUs, cost
+    ("near: tight memory", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
-TIERS = ("tier_machines", "tier_hours", "tier_gpus", "tier_cost")
+TIERS = ("tier_tight", "tier_machines", "tier_hours", "tier_gpus", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
 
 
@@ -372,14 +373,16 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
            for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
         # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
-        "tier_machines": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
-                          f'{opt_cell("job_machines")},""),"")', tiers[0]),
+        "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
+                       f'IF({opt_cell("train_memory_tight")},1,0),""),"")', tiers[0]),
+        "tier_machines": (f'=IF(ISNUMBER({letter["tier_tight"]}{r}),IF({letter["tier_tight"]}{r}=MIN({col_range["tier_tight"]}),'
+                          f'{opt_cell("job_machines")},""),"")', tiers[1]),
         "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
-                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[1]),
+                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[2]),
         "tier_gpus": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
-                      f'{opt_cell("n_gpus")},""),"")', tiers[2]),
+                      f'{opt_cell("n_gpus")},""),"")', tiers[3]),
         "tier_cost": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
-                      f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tiers[3]),
+                      f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tiers[4]),
         "recommended": (f'=IF(ISNUMBER({letter["tier_cost"]}{r}),IF({k}=MATCH(MIN({col_range["tier_cost"]}),'
                         f'{col_range["tier_cost"]},0),"recommended",""),"")',
                         "recommended" if k - 1 == lay.best else ""),
@@ -431,13 +434,13 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     rule over these rows (core.planner.rank), with each row's helper values ("" where a step leaves it out)."""
     costs = [x for x in ranked if x is not None]
     if not costs:
-        return None, [("", "", "", "")] * len(all_vals)
+        return None, [("", "", "", "", "")] * len(all_vals)
     limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    tiers = [[float(v["job_machines"]) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
-    for key in ("option_hours", "n_gpus", "option_cost_usd"):
+    tiers = [[float(bool(v["train_memory_tight"])) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
+    for key in ("job_machines", "option_hours", "n_gpus", "option_cost_usd"):
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
-        exact = key == "n_gpus"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
+        exact = key in ("job_machines", "n_gpus")  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
         tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
                       for v, t in zip(all_vals, prev)])
     last = tiers[-1]
