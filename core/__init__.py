@@ -120,6 +120,7 @@ _ON_FIRST_USE = {
     "split_scenario": ("scenario_files", "split_scenario"),
     "write_scenario": ("scenario_files", "write_scenario"),
     "DEFAULT_JOB": ("scenarios", "DEFAULT_JOB"),
+    "with_planned_sharding": ("layout", "with_planned_sharding"),
     "COMPARED_METHODS": ("scenarios", "METHODS"),
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
@@ -147,7 +148,7 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
-    "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
+    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",

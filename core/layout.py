@@ -87,6 +87,19 @@ def runs_expert_parallel(job: Mapping) -> bool:
     return bool(int(fw["expert_parallel_training"]))
 
 
+def with_planned_sharding(scenario: Mapping | None) -> dict:
+    """A training scenario's inputs with the sharding the planner chooses for its own GPU: plain data parallel (sharding
+    none) where that GPU holds the model with room to spare and the scenario names no sharding and no layout
+    (``whole_copy_gpus``); otherwise unchanged.  The workbook's scenario is then the planner's option for it."""
+    scenario = dict(scenario or {})
+    if "sharding" in scenario or any(k in scenario for k in GIVEN_LAYOUT) or str(scenario.get("task", "train")) != "train":
+        return scenario
+    job = {k: v for k, v in scenario.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+    gpu = str(resolve_inputs({k: v for k, v in scenario.items() if k == "gpu"})["gpu"])
+    tp = degrees(scenario)["tensor_parallel"]
+    return {**scenario, "sharding": DATA_PARALLEL} if whole_copy_gpus(job, [gpu], tp) else scenario
+
+
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
     """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
 

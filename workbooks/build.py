@@ -177,7 +177,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
         from .serving_book import build_serving_workbook
         return build_serving_workbook(inputs, gpus)
-    job = Scenario.of(inputs, options if options is not None else default_options(inputs))
+    # the scenario runs the sharding the planner chooses for its GPU (plain data parallel where one GPU holds the model)
+    job = Scenario.of(core.with_planned_sharding(inputs), options if options is not None else default_options(inputs))
     wb = Workbook()
     lay = Layout()
     tabs = catalog.tables()
