@@ -280,7 +280,9 @@ class FitChange:
 def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
     loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, pipeline stages, a shorter
-    sequence or more GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
+    sequence or more GPUs (only as many as an offer sells as one job, or, bought, not a cluster of consumer cards);
+    None when it fits already or nothing tried fits.  Ranked: room in memory first (not tight), then the job's cost,
+    fewer changes, hours."""
 
     from .engine import evaluate, resolve_inputs
     base = dict(inputs)
@@ -313,13 +315,27 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                             float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
                             float(r["cpu_offload_gib_per_machine"][i])) for i in fits]
     if more > int(used["n_gpus"]):
-        m = evaluate({**base, "n_gpus": more}, outputs=FIT_OUTPUTS)
-        if m["fits_train"]:
-            candidates.append(FitChange(f"{more} GPUs", {"n_gpus": more}, float(m["peak_train_gib_per_gpu"]),
-                                        float(m["gpu_memory_gib"]), float(m["option_hours"]),
-                                        float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
-                                        float(m["cpu_offload_gib_per_machine"])))
+        from .planner import consumer_gpu
+        # the count that fits, and whole 8-GPU machines above it (the smallest count often fills the memory)
+        whole = -(-more // 8) * 8
+        for count in sorted({more, whole, whole + 8} if more > 8 else {more}):
+            if count % (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]) * int(used["context_parallel"])) \
+                    or (count // (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]))) % int(used["expert_parallel"]):
+                continue
+            # rented: at the cheapest offer that sells that many as one job (the offer may sell fewer)
+            m = evaluate({**base, "n_gpus": count, **({} if used["buy"] else {"offer": "auto"})},
+                         outputs=(*FIT_OUTPUTS, "option_offer_sells"))
+            # more GPUs only where they can be had: an offer that sells that many as one job, or (bought) not a
+            # cluster of consumer cards
+            had = bool(m["option_offer_sells"]) if not used["buy"] else not (consumer_gpu(str(used["gpu"])) and count > 8)
+            if m["fits_train"] and had:
+                candidates.append(FitChange(f"{count} GPUs", {"n_gpus": count}, float(m["peak_train_gib_per_gpu"]),
+                                            float(m["gpu_memory_gib"]), float(m["option_hours"]),
+                                            float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
+                                            float(m["cpu_offload_gib_per_machine"])))
     if not candidates:
         return None
     inf = float("inf")
-    return min(candidates, key=lambda c: (c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))
+    # a change that leaves room in memory (device total within 90 % of the card) before one at the edge of it
+    return min(candidates, key=lambda c: (c.peak_gib_per_gpu > 0.9 * c.gpu_memory_gib,
+                                          c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))

@@ -218,3 +218,20 @@ def test_a_job_over_several_machines_rents_whole_machines_and_names_their_networ
     text = cli("plan", "--model", "Llama-3.1-405B", "--method", "full").stdout
     if rec["machines"] > 1:
         assert f"The {rec['machines']:,.0f} machines are joined by {rec['offer']}'s network:" in text
+
+
+def test_what_would_fit_proposes_a_setup_that_can_be_had_with_room_to_spare():
+    """The main job once said 4 RTX 4090s for the 70B QLoRA "fit with 28 GPUs: 24.0 of 24 GiB per GPU" (no offer rents
+    28 consumer cards as one job, and the memory is full) and 2 H100s for the full fine-tune "fit with 19 GPUs: 76.8 of
+    80 GiB".  A suggestion is a setup someone can rent or buy, with room in memory where one exists."""
+    base = {"model": "Llama-3-70B", "tokens": 1e8, "seq_len": 4096, "recompute": "full"}
+    for inputs in ({**base, "method": "qlora", "gpu": "RTX-4090", "n_gpus": 4},
+                   {**base, "method": "full", "gpu": "H100-SXM", "n_gpus": 2}):
+        fix = core.what_would_fit(inputs)
+        assert fix is not None, inputs
+        assert fix.peak_gib_per_gpu <= 0.9 * fix.gpu_memory_gib, (inputs, fix.sentence())
+        if "n_gpus" in fix.changes:
+            sold = core.evaluate({**inputs, **fix.changes, "offer": "auto"})["option_offer_sells"]
+            assert sold and fix.changes["n_gpus"] % 8 == 0, fix.sentence()
+    main = cli("--workbook", "").stdout
+    assert "fits with 28 GPUs" not in main and "24.0 of 24 GiB" not in main
