@@ -235,3 +235,21 @@ def test_what_would_fit_proposes_a_setup_that_can_be_had_with_room_to_spare():
             assert sold and fix.changes["n_gpus"] % 8 == 0, fix.sentence()
     main = cli("--workbook", "").stdout
     assert "fits with 28 GPUs" not in main and "24.0 of 24 GiB" not in main
+
+
+def test_an_api_of_another_model_is_named_as_such_and_never_chosen_for_it():
+    """Qwen3 30B-A3B has no API row in the catalog: the comparison price is another model's (Llama 3.3 70B), which is no
+    substitute for serving Qwen.  The answer says so and never answers "Use the API" on that price when a setup meets
+    the targets."""
+    out = cli("plan", "--task", "serve", "--model", "Qwen3-30B-A3B", "--requests-per-s", "0.2").stdout
+    assert "though it serves another model: no API in the catalog serves Qwen3-30B-A3B" in out
+    assert "Use the API" not in out
+    result = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2})
+    assert result["api"]["same_model"] is False and result["choice"] in ("rent", "buy")
+    # an API serving the model (Llama 3.1 8B for Llama 3 8B: the same architecture) is a substitute
+    small = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 0.5})
+    assert small["api"]["same_model"] is True and small["choice"] == "api"
+    # prices typed in are the user's own API for this model
+    typed = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2,
+                             "api_usd_per_mtok_input": 0.1, "api_usd_per_mtok_output": 0.3})
+    assert typed["api"]["same_model"] is True
