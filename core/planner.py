@@ -38,6 +38,9 @@ from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
 COUNT_MULTIPLE = 4
+# with a deadline, doublings go further: a job due sooner takes more GPUs (a 70B LoRA due in 2 hours needs 16-32 H100s
+# where the smallest count that fits is 3)
+DEADLINE_COUNT_MULTIPLE = 32
 HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
@@ -207,8 +210,8 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     return -(-n // top) * top
 
 
-def _counts(minimum: int) -> list[int]:
-    top = max(8, minimum * COUNT_MULTIPLE)
+def _counts(minimum: int, multiple: int = COUNT_MULTIPLE) -> list[int]:
+    top = max(8, minimum * multiple)
     counts, n = [minimum], 1
     while n <= top:
         if n > minimum:
@@ -353,7 +356,8 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
-    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed)
+    multiple = DEADLINE_COUNT_MULTIPLE if float(base["deadline_hours"]) > 0 else COUNT_MULTIPLE
+    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed, multiple)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []
     if candidates["gpu"]:
@@ -361,7 +365,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         # a purchase is sized by the job: more GPUs than the counts tried for it (COUNT_MULTIPLE x the smallest that
         # fits, at least 8) only because the GPU is sold in larger servers or racks is not bought for it
         needs = {} if count is not None else {g: int(k) for g, k in zip(gpu_names, need) if int(k) > 0}
-        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner, needs)
+        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner, needs, multiple)
     offers_left_out = 0 if chosen_offer is not None else \
         sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names if g not in never)
     for g in never:
@@ -406,7 +410,8 @@ def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]
 
 
 def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int | None,
-                include_buy: bool, offers: Mapping[int, list[int]]) -> tuple[dict[str, list], list[str]]:
+                include_buy: bool, offers: Mapping[int, list[int]],
+                multiple: int = COUNT_MULTIPLE) -> tuple[dict[str, list], list[str]]:
     """Every GPU x count x (each offer, or buying whole servers) as columns {gpu, n_gpus, offer, buy}, and the
     GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none); ``offers``: the offer rows
     weighed per GPU row (``planned_offers``)."""
@@ -427,7 +432,7 @@ def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int
         mine = offers.get(row, [])
         if chosen_offer is not None:  # one offer: rent only through it (for the GPU it rents out)
             mine = [chosen_offer] if catalog.offer_gpu_rows()[chosen_offer] == row else []
-        counts = [count] if count is not None else _counts(k)
+        counts = [count] if count is not None else _counts(k, multiple)
         for off in mine:
             # a job over several machines rents whole machines: its count rounds up to the offer's machine size
             node = machine_gpus(tabs["offers"].rows[off])
@@ -465,7 +470,7 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
 
 
 def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str,
-             needs: Mapping[str, int] | None = None) -> list[Option]:
+             needs: Mapping[str, int] | None = None, multiple: int = COUNT_MULTIPLE) -> list[Option]:
     """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order.  ``needs``: each GPU's smallest
     count that fits; a purchase above the counts tried for it (``_counts``) is not acceptable."""
     needs = needs or {}
@@ -520,9 +525,9 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             elif n > max(sizes) and consumer_gpu(gpu):
                 sold = False
                 reasons.append(CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes)))
-            elif gpu in needs and n > max(_counts(needs[gpu])):
+            elif gpu in needs and n > max(_counts(needs[gpu], multiple)):
                 sold = False
-                reasons.append(OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu]))))
+                reasons.append(OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu], multiple))))
             offer_row = None
             source = ("purchase_usd_per_gpu as given for " + gpu if "purchase_usd_per_gpu" in given_prices and gpu == price_owner
                       else "GPU catalog purchase price")
@@ -641,13 +646,14 @@ def verdict_text(code: float) -> str:
 NETWORK_OUTPUTS = ("job_machines", "offer_max_gpus", "inter_node_gb_per_s", "option_offer_sells")
 
 
-def cluster_network(job: Mapping) -> str:
+def cluster_network(job: Mapping, planned: bool = False) -> str:
     """Which network joins the machines of a job that spans more than one ("" for a job in one machine), in words.
 
     Owned GPUs: the owned cluster's own_fabric_gbps_per_gpu.  Renting with no offer named ("auto"): the cheapest
     on-demand offer that sells that many GPUs as one job (core.catalog.auto_offer_row) and its fabric; when none does,
     the job is timed on an owned cluster's network and is not sold (option_offer_sells).  A named offer that cannot
-    sell the size raises InputError naming the largest job it sells (``check_offer_sells``)."""
+    sell the size raises InputError naming the largest job it sells (``check_offer_sells``).  ``planned``: the job is a
+    planner's option, its offer the one the planner chose."""
     from .engine import resolve_inputs
     check_offer_sells(job)
     r = evaluate(job, outputs=NETWORK_OUTPUTS)
@@ -661,7 +667,8 @@ def cluster_network(job: Mapping) -> str:
                 "(own_fabric_gbps_per_gpu).")
     if r["option_offer_sells"]:
         auto = str(job.get("offer", catalog.AUTO_OFFER)).strip().lower() == catalog.AUTO_OFFER
-        why = f" (the cheapest on-demand offer that sells {n} GPUs as one job)" if auto else " (the offer named)"
+        why = (" (the offer the planner rents this setup through)" if planned else
+               f" (the cheapest on-demand offer that sells {n} GPUs as one job)" if auto else " (the offer named)")
         return (f"The {r['job_machines']:,.0f} machines are joined by {used['offer']}'s network: {gbit:,.0f} Gbit/s per GPU"
                 f"{why}.")
     return (f"No on-demand offer sells {n}x {gpu} as one job (the cheapest, {used['offer']}, sells at most "

@@ -182,7 +182,7 @@ def compose(result: Mapping) -> Recommendation:
         sentences.append(data_parallel)
     if o.machines > 1:  # which network joins the machines: a link the answer names, never one nobody chose
         from .planner import cluster_network, option_inputs
-        network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]))
+        network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]), planned=True)
         if network:
             sentences.append(network)
     if o.tight:

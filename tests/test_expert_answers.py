@@ -253,3 +253,15 @@ def test_an_api_of_another_model_is_named_as_such_and_never_chosen_for_it():
     typed = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2,
                              "api_usd_per_mtok_input": 0.1, "api_usd_per_mtok_output": 0.3})
     assert typed["api"]["same_model"] is True
+
+
+def test_a_deadline_is_met_with_more_gpus_rather_than_no_answer():
+    """The default 70B LoRA due in 2 hours: the planner once tried counts up to 4 x the smallest that fits (3 H100s, so
+    at most 8) and answered "No option meets every requirement".  A deadline is what more GPUs are for."""
+    data = plan_json("--method", "lora", "--deadline-hours", "2")
+    rec = data["recommended"]
+    assert rec is not None and rec["hours"] <= 2 and rec["n_gpus"] > 8
+    text = cli("plan", "--method", "lora", "--deadline-hours", "2").stdout
+    assert "No option meets every requirement" not in text
+    if rec["machines"] > 1:
+        assert "(the offer the planner rents this setup through)" in text
