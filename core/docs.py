@@ -37,7 +37,7 @@ def render() -> str:
         "  `train_hours` when that traffic takes longer than a step's compute. `option_offer_sells` refuses a count",
         "  beyond `offer_max_gpus`.",
         "- Tolerance: among acceptable options within `cost_tolerance_pct` of the cheapest, room to spare in memory (not "
-        "`train_memory_tight`), then fewer machines",
+        "`train_memory_tight`), then renting, then fewer machines",
         "  (`job_machines`), then fewer hours, then fewer GPUs win (gpu_tco.core.planner.rank). A one-off job",
         "  (`owned_busy_hours_per_day` 0, `consider_buying` 0) ranks rentals only (docs/buying.md).",
         "",

@@ -9,7 +9,8 @@ The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable o
 meets the deadline, the budget and the capital budget) come first.  Among those costing at most
 ``cost_tolerance_pct`` more than the cheapest, those with room to spare in memory win (a setup whose
 device total is above 90 % of the GPU's memory, ``train_memory_tight``, fails on a longer batch or a
-library's workspace), then fewer machines, then fewer hours, then fewer GPUs (a job that ends in 7
+library's workspace), then renting (no capital at stake for a saving within the tolerance), then
+fewer machines, then fewer hours, then fewer GPUs (a job that ends in 7
 hours on one machine beats one of 18 hours at the same price; nobody spreads a job over 32 cards to
 save a dollar); the rest follow by cost.  A job is one job unless it
 says otherwise: purchases are ranked only when the GPUs stay busy after it
@@ -55,7 +56,7 @@ PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "opt
                 "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 *(flag for flag, _ in REJECTIONS))
 RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, those with "
-           "room to spare in memory (not train_memory_tight), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
+           "room to spare in memory (not train_memory_tight), then renting (no capital at stake), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
            "owned_busy_hours_per_day > 0 or consider_buying = 1")
 
@@ -170,7 +171,8 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, int(o.tight), o.machines, tie_round(o.hours), o.n_gpus, tie_round(o.cost_usd), o.order)
+            return (0, 2 * int(o.tight) + int(o.acquire == "buy"), o.machines, tie_round(o.hours), o.n_gpus,
+                    tie_round(o.cost_usd), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 

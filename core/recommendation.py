@@ -11,8 +11,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .planner import Option, bought_instead, option_text, plan, ranks_purchases
+from .planner import Option, bought_instead, consumer_gpu, option_text, plan, ranks_purchases
 from .text import spreadsheet_round
+
+# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment" (in every GeForce
+# driver since 2017-11-30), https://www.nvidia.com/en-us/drivers/geforce-license/
+CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment, so these "
+                    "GPUs belong in an office or lab, not the colocation the cost of owning assumes (colo_usd_per_kw_month).")
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,8 @@ def compose(result: Mapping) -> Recommendation:
     data_parallel = sharding_text(result, o)
     if data_parallel:
         sentences.append(data_parallel)
+    if o.acquire == "buy" and consumer_gpu(o.gpu):
+        sentences.append(CONSUMER_LICENSE.format(gpu=o.gpu))
     if o.machines > 1:  # which network joins the machines: a link the answer names, never one nobody chose
         from .planner import cluster_network, option_inputs
         network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]), planned=True)

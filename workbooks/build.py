@@ -157,8 +157,8 @@ COMPARE_COLUMNS = [
     ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, room to spare in memory (not tight),
-    # fewest machines, hours, GPUs, cost
-    ("near: tight memory", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
+    # renting, fewest machines, hours, GPUs, cost
+    ("near: tight memory (2), buying (1)", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
 TIERS = ("tier_tight", "tier_machines", "tier_hours", "tier_gpus", "tier_cost")
@@ -374,8 +374,9 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
            for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
         # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
+        # room in memory first (tight: 2), then renting (buying: 1): no capital at stake for a saving within the tolerance
         "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
-                       f'IF({opt_cell("train_memory_tight")},1,0),""),"")', tiers[0]),
+                       f'IF({opt_cell("train_memory_tight")},2,0)+IF({opt_cell("buy")}=1,1,0),""),"")', tiers[0]),
         "tier_machines": (f'=IF(ISNUMBER({letter["tier_tight"]}{r}),IF({letter["tier_tight"]}{r}=MIN({col_range["tier_tight"]}),'
                           f'{opt_cell("job_machines")},""),"")', tiers[1]),
         "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
@@ -437,7 +438,8 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     if not costs:
         return None, [("", "", "", "", "")] * len(all_vals)
     limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    tiers = [[float(bool(v["train_memory_tight"])) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
+    tiers = [[2.0 * bool(v["train_memory_tight"]) + bool(v["buy"]) if x is not None and x <= limit else ""
+              for v, x in zip(all_vals, ranked)]]
     for key in ("job_machines", "option_hours", "n_gpus", "option_cost_usd"):
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
