@@ -659,6 +659,12 @@ def serve_option_text(o: Mapping) -> str:
 SERVES_NOTHING = "none: this setup meets no target"
 
 
+# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment",
+# https://www.nvidia.com/en-us/drivers/geforce-license/ (the serving workbook writes the same words as a formula)
+SERVE_CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment (an "
+                          "office or lab, not the colocation the cost of owning assumes)")
+
+
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
@@ -687,6 +693,8 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     if o["acquire"] == "buy" and int(_get(o, "gpus_bought", 0) or 0) > o["gpus_total"]:
         free = o['gpus_bought'] - o['gpus_total']
         notes.append(f"{free} of the {o['gpus_bought']} GPUs bought {'is' if free == 1 else 'are'} free for other work")
+    if o["acquire"] == "buy" and planner.consumer_gpu(str(o["gpu"])):
+        notes.append(SERVE_CONSUMER_LICENSE.format(gpu=o["gpu"]))
     if o["weights_bits"] < 8:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
     return "; ".join(notes)

@@ -289,3 +289,21 @@ def test_bought_geforce_cards_carry_the_license_caveat():
     h100 = core.plan(job, gpus=["H100-SXM"], include_buy=True)
     buy = next(o for o in h100["options"] if o.ok and o.acquire == "buy")
     assert "GeForce" not in core.compose_recommendation({**h100, "recommended": buy}).text
+
+
+def test_a_bought_geforce_serving_fleet_carries_the_license_caveat():
+    """Eight RTX 5090s in a server serving Llama 3 8B around the clock: NVIDIA's GeForce driver license excludes
+    datacenter deployment, so the answer says where such a fleet may run."""
+    out = cli("plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "50",
+              "--owned-busy-hours-per-day", "24").stdout
+    result = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24})
+    lead = core.lead_option(result)
+    if lead is not None and lead.acquire == "buy" and lead.gpu.startswith("RTX-"):
+        assert f"{lead.gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in out
+    h100 = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24},
+                           gpus=["H100-SXM"])
+    assert "GeForce" not in h100["recommendation"]
+    geforce = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24},
+                              gpus=["RTX-4090"])
+    if geforce["best_buy"] is not None:
+        assert "RTX-4090 is a GeForce card" in core.serve_option_notes(geforce["best_buy"], geforce["inputs"])

@@ -70,6 +70,20 @@ def _other_model_inputs():
     return {**{k: v for k, v in inputs.items() if k != "api_model"}, **OTHER_MODEL}, gpus
 
 
+GEFORCE_BUY = {"model": "Llama-3-8B", "requests_per_s": 50, "buy": 1}  # a bought fleet of GeForce cards
+
+
+def _geforce_inputs():
+    inputs, _ = _example()
+    return {**{k: v for k, v in inputs.items() if k != "api_model"}, **GEFORCE_BUY}, ["RTX-4090"]
+
+
+@book("serving-geforce-buy")
+def _serving_geforce_buy(folder: Path):
+    inputs, gpus = _geforce_inputs()
+    return write_workbook(folder / "serve.xlsx", inputs, gpus=gpus), None
+
+
 @book("serving-other-model-api")
 def _serving_other_model_api(folder: Path):
     inputs, gpus = _other_model_inputs()
@@ -188,6 +202,15 @@ def test_serving_workbook_names_an_api_of_another_model_and_does_not_choose_it(r
     text = recalculated["serving-other-model-api"].value("Start", "A7")
     assert text == result["recommendation"] and "though it serves another model" in text
     assert not text.startswith("Use the API")
+
+
+def test_serving_workbook_states_the_geforce_license_of_a_bought_fleet(recalculated):
+    """A bought fleet of GeForce cards: the live sentence carries core's words on NVIDIA's GeForce driver license."""
+    inputs, gpus = _geforce_inputs()
+    result = serve_plan(inputs, gpus=gpus)
+    text = recalculated["serving-geforce-buy"].value("Start", "A7")
+    assert text == result["recommendation"]
+    assert "RTX-4090 is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in text
 
 
 def test_serving_workbook_sentence_when_the_api_wins_and_when_only_renting_is_weighed(recalculated):

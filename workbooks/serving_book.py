@@ -235,6 +235,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
                 f'&TEXT({ref("serve_load_after_server_failure")},"0%")&" load"))'
                 f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
                 f'&" GPUs bought "&IF({ref("own_gpus")}-{ref("serve_gpus")}=1,"is","are")&" free for other work","")'
+                f'&IF(INDEX(gpus_consumer,MATCH({ref("gpu")},gpus_name,0))=1,"; "&{ref("gpu")}&"{GEFORCE_TAIL}","")'
                 if key == "buy" else "")
              + f'&IF({bits}<8,"; weights in "&{ref("weights_dtype")}&" ("&{bits}&" bits): accuracy "'
                f'&INDEX(weight_dtypes_accuracy_effect,MATCH({ref("weights_dtype")},weight_dtypes_name,0)),"")&"."')
@@ -259,6 +260,9 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             if name in QUANTITIES:
                 c.number_format = _number_format(QUANTITIES[name].unit)
         c.alignment = Alignment(wrap_text=name in TEXT_ROWS, vertical="top")
+
+
+GEFORCE_TAIL = core.SERVE_CONSUMER_LICENSE.split("{gpu}", 1)[1]  # core's words after the GPU's name
 
 
 def answer_xl(setups: Mapping, cells: Mapping) -> str:
