@@ -52,6 +52,15 @@ _REFS: list[Reference] = [
     Reference("narayanan2021", "Narayanan, Shoeybi, Casper, LeGresley, Patwary, Korthikanti et al.",
               "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", "2021",
               "https://arxiv.org/abs/2104.04473"),
+    Reference("hf_multi_gpu", "Hugging Face", "Efficient Training on Multiple GPUs (Transformers documentation: "
+              "\"Transformers status: as of this writing none of the models supports full-PP\"; naive model parallel runs one "
+              "GPU at a time)", "2024", "https://huggingface.co/docs/transformers/perf_train_gpu_many"),
+    Reference("deepspeed_pipeline", "Microsoft DeepSpeed", "Pipeline Parallelism tutorial (PipelineModule, 1F1B schedule)", "2023",
+              "https://www.deepspeed.ai/tutorials/pipeline/"),
+    Reference("torch_pipelining", "PyTorch", "torch.distributed.pipelining (pipeline schedules torchtitan runs)", "2025",
+              "https://pytorch.org/docs/stable/distributed.pipelining.html"),
+    Reference("deepspeed_moe", "Microsoft DeepSpeed", "Mixture of Experts tutorial (expert parallelism: ep_size)", "2023",
+              "https://www.deepspeed.ai/tutorials/mixture-of-experts/"),
     Reference("kaplan2020", "Kaplan, McCandlish, Henighan, Brown, Chess, Child et al.", "Scaling Laws for Neural Language Models",
               "2020", "https://arxiv.org/abs/2001.08361"),
     Reference("palm2022", "Chowdhery, Narang, Devlin et al.", "PaLM: Scaling Language Modeling with Pathways (Appendix B: model FLOPs utilization)",
