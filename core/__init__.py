@@ -69,6 +69,7 @@ from .recommendation import Recommendation, headline, headline_xl, recommend, wh
 from .recommendation import compose as compose_recommendation
 from .references import cite
 from .serving import (
+    SERVE_CONSUMER_LICENSE,
     SERVE_OUTPUTS,
     SERVE_RANKING,
     SERVE_REJECTIONS,
@@ -120,6 +121,7 @@ _ON_FIRST_USE = {
     "split_scenario": ("scenario_files", "split_scenario"),
     "write_scenario": ("scenario_files", "write_scenario"),
     "DEFAULT_JOB": ("scenarios", "DEFAULT_JOB"),
+    "with_planned_sharding": ("layout", "with_planned_sharding"),
     "COMPARED_METHODS": ("scenarios", "METHODS"),
     "compare_setups": ("scenarios", "compare"),
     "worded_recommendations": ("scenarios", "worded_recommendations"),
@@ -147,10 +149,10 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
-    "layout_unit", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
+    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
-    "serve_plan", "ServeOption", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
+    "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",

@@ -59,13 +59,22 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own runs (tools/measure/, one GPU, transformers + PEFT eager) check the model and set the transformers row's
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small")
+# gpu-tco's own torchtune runs (tools/measure/torchtune_measure.py, one H100) set nothing: they check the torchtune factor,
+# which the README's 2024 table sets, held out (docs/training.md, "torchtune on one H100")
+OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune",)
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *OWN_TORCHTUNE_SOURCES)
 # Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
 # Alpaca's short examples into 4,096-token sequences with per-document attention masks: the model counts attention over the
 # whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
 # factor every torchtune plan carries; its memory row without optimizer-in-backward shows the model holding every gradient
 # beside the activations (+20 %), a phase question, not a framework constant.  Their errors are reported (checks()).
-CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)"}
+# llama.cpp's January 2024 llama-bench table on one RTX 4090 (pull request 4766) checks the prefill and decode model on a
+# GeForce card held out: its F16 prompt runs through cuBLAS with FP16 accumulation at 45 % of that peak, its Q8_0 and Q4_0
+# prompts (dequantised first) at 31-32 %; the model has one prefill efficiency for every weight format, so fitted, that
+# spread (1.4x) would go into the prefill efficiency every engine carries.
+CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)",
+                 "llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
+CHECK_KINDS = ("training speed", "memory", "decode speed", "prefill speed")
 # Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models
 # on large clusters"): TinyLlama 1.1B on 16 A100s and Pythia 1B on 64 (both read in the TinyLlama README)
 HELD_OUT_SOURCES = ("tinyllama_readme", "llmfoundry_bench_a100")
@@ -101,7 +110,7 @@ SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s
 # name one): the conventions of its memory and its speed factor.  Meta's and DeepSeek's in-house pre-training stacks have
 # no row of their own: they are evaluated as torchtitan (the reference, speed factor 1: PyTorch-native 3D/4D parallelism with
 # fp32 master weights and states, what torchtitan was built to show); NeMo AutoModel runs FSDP2 as torchtitan does.
-FRAMEWORK_OF = {"torchtune": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
+FRAMEWORK_OF = {"torchtune": "torchtune", "torchtune 0.6.1 (gpu-tco's own run)": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
                 "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
                 "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "transformers 5.17 + PEFT 0.21 (gpu-tco's own run)": "transformers",
                 "DeepSeek-AI (HAI-LLM)": "torchtitan",
@@ -580,22 +589,23 @@ def errors(params: dict | None = None, rows: list[Measurement] | None = None) ->
     return out
 
 
-CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)"}
+CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)",
+                "own_torchtune": "gpu-tco's own torchtune runs on one H100 (held out: nothing is fitted on them)"}
 
 
 def _check_group(m: Measurement) -> str | None:
     """Which kind of check a training or memory row outside the fit is (None: in the fit, or left out by another rule)."""
-    if m.kind not in ("training speed", "memory") or in_fit(m) or m.quantity == "reserved_peak_train_gib":
+    if m.kind not in CHECK_KINDS or in_fit(m) or m.quantity == "reserved_peak_train_gib":
         return None
-    if m.source in OWN_SOURCES:
-        return CHECK_GROUPS["own"]
+    if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
+        return CHECK_GROUPS["own_torchtune" if m.source in OWN_TORCHTUNE_SOURCES else "own"]
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source].removesuffix(" (a check)")
     return None
 
 
 def checks(params: dict | None = None, rows: list[Measurement] | None = None) -> dict:
-    """The errors of the training and memory rows that check the model without fitting it (gpu-tco's own runs,
+    """The errors of the rows that check the model without fitting it (gpu-tco's own runs,
     CHECK_SOURCES, several GPUs over PCIe), under ``params`` (the fit on every other row: what leaving them out gives):
     {(framework, kind, why): {"median", "worst", "rows", "low", "high"}}."""
     rows = rows if rows is not None else load_measurements()
@@ -603,8 +613,9 @@ def checks(params: dict | None = None, rows: list[Measurement] | None = None) ->
     out: dict[tuple, list[float]] = {}
     for m in rows:
         group = _check_group(m)
-        if group and m.inputs.get("framework"):
-            out.setdefault((m.inputs["framework"], m.kind, group), []).append(predict_with(m, params) / m.value - 1)
+        stack = m.inputs.get("framework") or (m.framework if m.kind in ("decode speed", "prefill speed") else None)
+        if group and stack:
+            out.setdefault((stack, m.kind, group), []).append(predict_with(m, params) / m.value - 1)
     return {key: {"median": float(np.median(np.abs(v))), "worst": float(np.max(np.abs(v))), "rows": len(v),
                   "low": float(np.min(v)), "high": float(np.max(v))} for key, v in sorted(out.items())}
 

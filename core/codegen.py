@@ -165,10 +165,16 @@ class Compiled:
 
     @functools.cached_property
     def staged(self) -> Callable:
-        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M) -> R, run beside ``fn`` (which it calls
+        """The scalar code in stages (``_staged_lines``): staged(I, C, T, M, K) -> R, run beside ``fn`` (which it calls
         for values seen once); loaded on first use, so a process that evaluates once never loads it."""
         exec(marshal.loads(self.staged_code), self.fn.__globals__)  # noqa: S102 - code generated from our own trees
         return self.fn.__globals__["_staged"]
+
+    @functools.cached_property
+    def slow_key(self) -> Callable:
+        """The key ``staged`` is passed: the values of the inputs (and catalog rows) it reads but does not sweep, and
+        ``I["__tag"]``, as one tuple from ``I``."""
+        return self.staged.__globals__["_igs"]  # defined beside ``_staged``, in the namespace it was loaded into
 
     @functools.cached_property
     def adhoc_keys(self) -> tuple[tuple[str, str], ...]:
@@ -965,8 +971,8 @@ def _tuple(names) -> str:
 
 def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> tuple:
     """What ``_staged_lines`` generates around the stages: (names each stage exports to later ones, results of the
-    first stage, the item getters by name, the swept inputs it reads, the lines reading every input and row, the lines
-    reading what the later stages need)."""
+    first stage, the item getters by name (a stage's key by position in the swept inputs' values), the swept inputs
+    it reads, the lines reading every input and row, the lines reading what the later stages need)."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -978,21 +984,18 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     slow = [name for name in used_inputs if name not in varied] + [f"{key}__row" for key in keys]
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
-    for i, (key, _, _) in enumerate(bodies):
-        getters[f"_igk{i}"] = list(key)
     moving = [n for n in used_inputs if n in varied]
+    for i, (key, _, _) in enumerate(bodies):  # a stage's key from the swept inputs' values (``_vk``), by position
+        getters[f"_igk{i}"] = [moving.index(n) for n in key]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
-    # what the stages after the first read (the first is computed only with every stage, after reads_all)
+    # what the stages after the first read (the first is computed only with every stage, after reads_all): the inputs
+    # they do not sweep unpacked from the key of those (a tuple: cheaper than looking each up in I again)
     later = set().union(*(loads for _, loads in names_used[1:]))
-    later_slow = [n for n in slow if n in later or any(n == f"{rows.keys[t]}__row" and set(v) & later
-                                                        for t, v in rows.variables.items())]
-    getters["_igl"] = later_slow
-    reads_later = [f"{_tuple(later_slow)} = _igl(I)" if len(later_slow) > 1 else f"{later_slow[0]} = _igl(I)"] \
-        if later_slow else []
+    reads_later = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
     reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
                     for t, vars_ in rows.variables.items() if set(vars_) & later]
@@ -1000,7 +1003,9 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
-    """``_staged(I, C, T, M)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.
+    """``_staged(I, C, T, M, K)``: the quantities of ``_run`` in stages; returns a filled copy of ``T``.  ``K`` is
+    ``_igs(I)`` (``Compiled.slow_key``): the caller passes the previous call's key when it knows the inputs it holds
+    did not change.
 
     ``M`` (a dict the caller keeps per catalog snapshot) holds per key of the inputs outside ``STAGE_INPUTS`` (and
     ``I["__tag"]``: what the values do not say themselves, e.g. an input given as an int where its default is a float) the
@@ -1016,10 +1021,10 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     exports, base_results, getters, moving, reads_all, reads_later = _staged_reads(
         outputs, used_inputs, rows, table_of, bodies)
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
-    lines += ["def _staged(I, C, T, M, " + ", ".join(f"{name}={name}" for name in getters) + "):"]
-    lines += ["    _sk = _igs(I)", "    _u = False  # whether every input and row is read into locals",
+    lines += ["def _staged(I, C, T, M, _sk, " + ", ".join(f"{name}={name}" for name in getters if name != "_igs") + "):"]
+    lines += ["    _u = False  # whether every input and row is read into locals",
               "    _st = M.pop(None, None)",
-              "    if _st is None or _st[0] != _sk:",
+              "    if _st is None or (_st[0] is not _sk and _st[0] != _sk):",
               "        _P = M.get(_sk)",
               "        if _P is None:  # values first seen: the plain code, nothing kept but the key",
               f"            if len(M) >= {SLOW_KEYS_KEPT}:",
@@ -1060,11 +1065,11 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
 
 def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[str]) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
-    lines: list[str] = []
-    lines += ["    _any = False"]
+    loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
+    lines: list[str] = ["    _any = False"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(I)",
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
                   f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            L.update(_v{i}[1])"] if results else []
@@ -1082,6 +1087,7 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
                   "            else:",
                   f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
                   f"                _g[_k{i}] = _st[{3 + i}][1]"]
-        if exports[i] and i < len(bodies) - 1:
-            lines += ["        else:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
+        readers = [f"_d{j}" for j in range(i + 1, len(bodies)) if loads[j].intersection(exports[i])]
+        if readers:  # kept, and read by a stage computed in this call
+            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
     return lines

@@ -13,13 +13,14 @@ import operator
 import os
 import sys
 import threading
+from itertools import compress
 from typing import Mapping
 
 import numpy as np
 
 from . import catalog, hf_config, offers
 from .architectures import check_params_b, custom_row, estimate_architecture, size_in_billions
-from .codegen import QUANTITY_NAMES, compile_formulas, lookups, refs, split_by_inputs
+from .codegen import QUANTITY_NAMES, STAGE_INPUTS, compile_formulas, lookups, refs, split_by_inputs
 from .errors import InputError
 from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
@@ -28,9 +29,19 @@ from .inputs import BY_NAME, INPUTS, Input
 from .names import split_weight_format
 from .references import cite
 from .text import did_you_mean
-from .validation import FAST_BOUNDS, allowed, check_array, check_context_rows, check_number, cross_check, mig_serving_count
+from .validation import (
+    FAST_BOUNDS,
+    allowed,
+    check_array,
+    check_context_parallel,
+    check_context_rows,
+    check_number,
+    cross_check,
+    mig_serving_count,
+)
 
 _PLAIN_SCALARS = (str, int, float, bool)
+_PLAIN_TYPES = frozenset(_PLAIN_SCALARS)
 _BYTES = (bytes, bytearray, memoryview)
 
 
@@ -144,9 +155,10 @@ def _given(inputs, kw) -> dict:
         given.update(kw)
     if not _INPUT_NAMES >= given.keys():
         raise _unknown(sorted(map(str, given.keys() - BY_NAME.keys()))[0])
-    for name, value in given.items():
-        if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
-            raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
+    if not _PLAIN_TYPES.issuperset(map(type, given.values())):  # (one pass in C for the common case)
+        for name, value in given.items():
+            if type(value) not in _PLAIN_SCALARS and isinstance(value, _BYTES):  # float(b"8") is 8.0: bytes would pass as a number unnoticed
+                raise InputError(name, value, f"is bytes, not text or a number; allowed: {allowed(BY_NAME[name])}")
     model = given.get("model")
     if isinstance(model, str) and "weights_dtype" not in given:
         # (a str subclass is asked anew: the remembered answers are keyed by plain names)
@@ -229,31 +241,46 @@ def check_input(name: str, value):
 def _resolved(given: Mapping) -> dict:
     """Scalar inputs validated, defaults filled in, the offer linked to the GPU, cross-checked."""
     values = _scalar_values(given)
+    _linked_and_checked(values, given)
+    return values
+
+
+def _linked_and_checked(values: dict, given: Mapping) -> None:
+    """``_resolved`` after ``_scalar_values``: the offer linked to the GPU, a serving replica's count, the checks."""
     offers.link(values, "gpu" in given)
     mig_serving_count(values, given)
     if "model__adhoc" in values:  # a model outside the catalog: its fields are the model row itself
         cross_check(values, model=values["model__adhoc"])
-        return values
-    # The checks between inputs read only the values in CROSS_CHECKED_NAMES (a test holds them to it) and the catalog
-    # rows those name, and compare numbers by value (8 and 8.0 alike): a combination that passed once passes again in
-    # this catalog snapshot.  One that raises is never kept, so its message always names the value given.
+        return
+    _checked_between(values)
+
+
+def _checked_between(values: dict) -> None:
+    """``cross_check`` for a model of the catalog.  The checks read only the values in CROSS_CHECKED_NAMES and
+    CHECKED_EVERY_CALL (a test holds them to it) and the catalog rows those name, and compare numbers by value (8 and
+    8.0 alike): a combination that passed once passes again in this catalog snapshot, but for the sequence length
+    against the context-parallel GPUs, checked on every call (one comparison; a sweep changes seq_len most).  One that
+    raises is never kept, so its message always names the value given."""
     key = _cross_checked(values)
     passed = catalog.snapshot().memo.get("cross checks passed")
-    if passed is None or key not in passed:
-        cross_check(values, model=row_of(values, "model"))
-        passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
-        if len(passed) >= _CROSS_CHECKS_KEPT:
-            passed.clear()
-        passed[key] = None
-    return values
+    if passed is not None and key in passed:
+        check_context_parallel(values.get("context_parallel", 1), values.get("seq_len"))
+        return
+    cross_check(values, model=row_of(values, "model"))
+    passed = catalog.snapshot().memo.setdefault("cross checks passed", {})
+    if len(passed) >= _CROSS_CHECKS_KEPT:
+        passed.clear()
+    passed[key] = None
 
 
-# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time); the
-# serving request's length is here too, for the check of a request against the model's context
+# every value cross_check reads (choice inputs by their row; a model outside the catalog is checked every time) but
+# those of the check run on every call; the serving request's length is here too, for the check of a request against
+# the model's context
 CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
-                       "expert_parallel", "pipeline_virtual_stages", "seq_len", "serving_layout", "precision",
+                       "expert_parallel", "pipeline_virtual_stages", "serving_layout", "precision",
                        "prompt_tokens", "output_tokens",
                        "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
+CHECKED_EVERY_CALL = ("context_parallel", "seq_len")  # validation.check_context_parallel
 _cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
 _CROSS_CHECKS_KEPT = 4096
 
@@ -319,6 +346,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
 
     Raises ``InputError`` naming the input, the value and what is allowed.
     """
+    if type(inputs) is dict and not kw:  # a call like the previous one but for a few numbers: from what it resolved
+        result = _evaluate_again(inputs, outputs)
+        if result is not None:
+            return result
     given = _given(inputs, kw)
     wanted = _outputs(outputs)
     if wanted == ():  # no quantity asked for: the inputs are still checked, the result is empty
@@ -327,25 +358,109 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     for value in given.values():
         if type(value) not in _PLAIN_SCALARS and _is_array(value):
             return _evaluate_vector(given, wanted)
-    values = _resolved(given)
-    compiled, rows, memo = _scalar_plan(wanted, values["task__row"])
+    values = _scalar_values(given)
+    offer_given = values["offer__row"]  # before linking: offer "auto" is linked again when n_gpus changes
+    _linked_and_checked(values, given)
+    plan = _scalar_plan(wanted, values["task__row"])
+    tag = None if plan[0].staged_code is None else _type_tag(given, values)
+    # kept for the next call: a dict of plain values (an object of another type might change in place unseen)
+    raw = (tuple(inputs), tuple(inputs.values())) if type(inputs) is dict and not kw \
+        and _PLAIN_TYPES.issuperset(map(type, inputs.values())) else None
+    return _run_scalar(wanted, values, (raw, offer_given, "gpu" in given, plan, tag, None))
+
+
+def _evaluate_again(inputs: dict, outputs) -> dict | None:
+    """``evaluate`` of a call whose inputs differ from the previous call's with the same outputs only in plain numbers
+    (``_like_last``): from the values that call resolved, kept per set of outputs in the catalog snapshot's memo and
+    taken out while a call runs (calls from several threads never share it; a new snapshot starts without it).  None:
+    resolve afresh."""
+    try:
+        wanted = _outputs(outputs)
+    except InputError:
+        return None  # (the full call names what is wrong, inputs first)
+    states = catalog.snapshot().memo.get(_LAST_CALLS)
+    last = None if states is None else states.pop(wanted, None)
+    if last is None:
+        return None
+    again = _like_last(inputs, last)
+    if again is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
+        states.setdefault(wanted, last)
+        return None
+    return _run_scalar(wanted, *again)
+
+
+def _run_scalar(wanted, values: dict, state: tuple) -> dict:
+    """The scalar code for ``values``; ``state`` (what ``_like_last`` reads next time) is kept after it ran."""
+    raw, offer_given, gpu_given, plan, tag, slow_key = state
+    compiled, rows, kept = plan
     for adhoc_key, table in compiled.adhoc_keys:
         adhoc = values.get(adhoc_key)
         if adhoc is not None:  # a model outside the catalog: a one-row table for this call, nothing kept from it
             rows = {**rows, table: compiled.table_rows(table, lambda f, adhoc=adhoc: (adhoc[f],))}
             values[adhoc_key[:-len("__adhoc")] + "__row"] = 0
-            memo = {}
+            kept, raw = {}, None
     try:
-        if compiled.staged_code is not None and memo:  # results kept per stage, by the exact values each reads
-            values["__tag"] = _type_tag(given, values)
-            return compiled.staged(values, rows, compiled.template, memo)
-        if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
-            memo[0] = False
-        result = compiled.template.copy()
-        compiled.fn(values, rows, result)
-        return result
+        if compiled.staged_code is not None and kept:  # results kept per stage, by the exact values each reads
+            values["__tag"] = tag
+            if slow_key is None:
+                slow_key = compiled.slow_key(values)
+            result = compiled.staged(values, rows, compiled.template, kept, slow_key)
+        else:
+            if compiled.staged_code is not None:  # the first call: the plain code (the staged code loads from the next)
+                kept[0] = False
+            result = compiled.template.copy()
+            compiled.fn(values, rows, result)
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
+    if raw is not None:  # (inputs given as a dict, no model outside the catalog)
+        states = catalog.snapshot().memo.setdefault(_LAST_CALLS, {})
+        if len(states) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
+            states.clear()
+        states[wanted] = (*raw, values, offer_given, gpu_given, plan, tag, slow_key)
+    return result
+
+
+_LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of outputs, (inputs' names, their values, ...)
+_CROSS_CHECKED = frozenset(CROSS_CHECKED_NAMES)  # a change of one of these needs the checks between inputs again
+_SWEPT = frozenset(STAGE_INPUTS)
+_PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
+
+
+def _like_last(inputs: dict, last: tuple) -> tuple | None:
+    """(values, state) for ``_run_scalar``: the previous call's resolved values brought up to ``inputs`` when they
+    differ from that call's (a dict of the same names in the same order) only in plain in-range numbers of the same
+    type, none of them zero (so the type tag and what ``_given`` adds stay as they were); else None.  ``last`` is that
+    call's (names and values of its inputs, resolved values, offer row before linking, whether a GPU was given, plan,
+    type tag, the staged code's key of the inputs it does not sweep); the key becomes None when it may differ."""
+    names, befores, values, offer_given, gpu_given, plan, tag, slow_key = last
+    if tuple(inputs) != names:  # other inputs, or in another order: resolved afresh
+        return None
+    changed = []
+    for name in list(compress(names, map(operator.is_not, inputs.values(), befores))):  # (in C: most are the same)
+        value, before = inputs[name], befores[names.index(name)]
+        if type(value) is str and type(before) is str and value == before:
+            continue
+        kind = type(value)
+        fast = _PLAIN_NUMBERS.get(name)  # as ``_scalar_values`` takes a plain in-range number
+        if fast is None or kind is not type(before) or (kind is not int and kind is not float) or not value \
+                or not before or not (fast[0] <= value <= fast[1] and (not fast[2] or value == int(value))):
+            return None
+        changed.append(name)
+    for name in changed:  # the values are this call's alone: the state was taken out of the memo
+        values[name] = inputs[name]
+    if "n_gpus" in changed:  # offer "auto" picks an offer that sells that many GPUs
+        linked = values["offer__row"]
+        values["offer__row"] = offer_given
+        offers.link(values, gpu_given)
+        if values["offer__row"] != linked:
+            slow_key = None
+    if not _CROSS_CHECKED.isdisjoint(changed):
+        _checked_between(values)
+    elif "seq_len" in changed:  # the other checks read none of the values changed, and they passed for the others
+        check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
+    if slow_key is not None and not _SWEPT.issuperset(changed):
+        slow_key = None
+    return values, ((names, tuple(inputs.values())), offer_given, gpu_given, plan, tag, slow_key)
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:

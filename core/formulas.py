@@ -1106,7 +1106,26 @@ peak_infer_gib_per_gpu = q(
     "allocator cache)",
     infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
 q("fits_infer", "bool", "Inference fits: per-GPU memory <= GPU memory", peak_infer_gib_per_gpu <= gpu_memory_gib)
-usable_infer = (gpu_memory_gib - I.cuda_context_gib) / (1 + frag)
+# the engine takes at most gpu_memory_utilization of the memory (vLLM's default 0.9) for everything but what it does not
+# count as its own; the allocator's cache and fragmentation come out of what is left
+def engine_budget_gib(weights_gib):
+    """GiB per GPU the engine takes for weights, workspace and KV cache with ``weights_gib`` of weights: its share
+    (gpu_memory_utilization) of the whole memory (vLLM, SGLang), of the memory left after the weights (TensorRT-LLM), or
+    all of it (llama.cpp, transformers: they allocate what they are asked for); the allocator's cache and fragmentation
+    come out of it too."""
+    device = (gpu_memory_gib - I.cuda_context_gib) / (1 + frag)
+    share_of = T("engines", "engine", "memory_share_of")
+    return MIN(device, IF(EQ(share_of, 1), gpu_memory_gib * I.gpu_memory_utilization - I.cuda_context_gib,
+                          IF(EQ(share_of, 2), weights_gib + I.gpu_memory_utilization * (device - weights_gib), device)))
+
+
+ENGINE_MEMORY_SOURCE = ("[vllm_engine_args] (gpu_memory_utilization); [sglang_server_args] (mem_fraction_static); "
+                        "[trtllm_serve] (kv_cache_free_gpu_memory_fraction); engines catalog memory_share_of; [pytorch_memory]")
+usable_infer = q("infer_usable_gib", "GiB/GPU",
+                 "Memory the engine gives the weights, workspace and KV cache = the smaller of (GPU memory - CUDA context) / "
+                 "(1 + fragmentation) and the engine's share of it: gpu_memory_utilization of the whole memory less the CUDA "
+                 "context (vLLM, SGLang), the weights + that share of what they leave (TensorRT-LLM), or all (llama.cpp)",
+                 engine_budget_gib(infer_weights_gib), ENGINE_MEMORY_SOURCE)
 per_seq_gib = kv_tokens_effective * kv_bytes_per_token / kv_split / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB
 q("max_batch_fit", "sequences", "Most concurrent sequences of context_tokens that fit (0 = none)",
   MAX(0, FLOOR((usable_infer - infer_weights_gib - MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf / GIB) / per_seq_gib)))
@@ -1491,17 +1510,25 @@ latency_batch = q("serve_latency_batch", "sequences", "Largest batch (whole sequ
 workspace_gib = q("serve_workspace_gib", "GiB/GPU", "Serving workspace: one prefill chunk's layer intermediates",
                   MIN(I.prefill_chunk_tokens, I.max_num_seqs * (p_tok + o_tok)) * 2 * (4 * h + 2 * f) / tp_inf / GIB,
                   "[vllm_engine_args]: the profiling run is one max_num_batched_tokens forward pass")
+q("serve_usable_gib", "GiB/GPU", "Memory the engine gives a replica's weights, workspace and KV cache per GPU (as "
+  "infer_usable_gib, with the serving weights)", engine_budget_gib(serve_weights_gib), ENGINE_MEMORY_SOURCE)
 seq_gib = q("serve_gib_per_seq", "GiB/GPU", "Memory per sequence: its whole KV cache (prompt + output, per GPU) + its fp32 logits",
             _windowed(p_tok + o_tok) * kv_bytes_per_token / kv_split_attn / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB,
             "[vllm2023]; fixed-size states: [vllm_hybrid]")
 kv_batch = q("serve_kv_batch", "sequences",
              "Most sequences of prompt + output tokens whose KV cache fits beside the weights and the prefill workspace (paged: no padding)",
-             FLOOR(MAX(0, (usable_infer - serve_weights_gib - workspace_gib) / seq_gib) * adp),
+             FLOOR(MAX(0, (Ref("serve_usable_gib") - serve_weights_gib - workspace_gib) / seq_gib) * adp),
              "[vllm2023] (paged KV cache); with attention data parallel each group holds its own requests ([sglang_dp_attention])")
 serve_batch = q("serve_batch", "sequences",
                 "Sequences a replica decodes at once at full load: the smallest of the latency batch, the KV-cache batch and max_num_seqs",
                 MIN(latency_batch, kv_batch, I.max_num_seqs))
 b_run = MAX(1, serve_batch)
+q("serve_memory_share", "fraction",
+  "Share of each GPU's memory the replica's plan takes = (CUDA context + weights + prefill workspace + the serving batch's KV "
+  "cache and logits) / GPU memory: at most gpu_memory_utilization, what the engine is allowed to take (vLLM's "
+  "--gpu-memory-utilization, 0.9 unless given)",
+  (I.cuda_context_gib + serve_weights_gib + workspace_gib + serve_batch / adp * seq_gib) / gpu_memory_gib,
+  "[vllm_engine_args] (gpu_memory_utilization: the share of GPU memory the engine may use, default 0.9)")
 serve_step_s = q("serve_decode_step_s", "s", "Decode step at the serving batch (without the prefill between tokens)", _decode_s(b_run),
                  "[pope2022] section 2")
 q("serve_fits", "flag", "1 = the weights and at least one request's KV cache fit in the replica's memory", kv_batch >= 1)

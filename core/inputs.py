@@ -315,8 +315,8 @@ INPUTS: tuple[Input, ...] = (
     _n("deadline_hours", "h", 0, "Latest acceptable wall-clock hours for the job; 0 = no deadline", 0, 1e9, group="planning"),
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
     _n("cost_tolerance_pct", "%", 5,
-       "Options costing at most this much more than the cheapest count as equal: among them fewer machines, then fewer hours, "
-       "then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
+       "Options costing at most this much more than the cheapest count as equal: among them room to spare in memory (not "
+       "tight), then renting, then fewer machines, then fewer hours, then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
     _z("owned_busy_hours_per_day", "h/day", 0,
        "Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: "
        "rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, "
@@ -353,6 +353,10 @@ INPUTS: tuple[Input, ...] = (
        0.000001, 1e6, "the api_model's price", group="serving"),
     _n("max_num_seqs", "sequences", 256, "Most sequences a serving engine runs in one batch (vLLM max_num_seqs)", 1, 1_000_000,
        kind="integer", group="serving", source="[vllm_engine_args] (max_num_seqs, default 256)"),
+    _n("gpu_memory_utilization", "fraction", 0.9,
+       "Share of each GPU's memory the serving engine may take for weights, workspace and KV cache (vLLM "
+       "--gpu-memory-utilization; the launch command passes it when it is not vLLM's 0.9)", 0.1, 1, group="serving",
+       source="[vllm_engine_args] (gpu_memory_utilization, default 0.9: the share of GPU memory the engine uses)"),
     _n("target_utilization", "fraction", 0.8,
        "Share of the replicas' capacity the demand may use (the rest is headroom for bursts: a queue's wait grows as "
        "load / (1 - load), 4x the service time at 0.8, 19x at 0.95: Kingman 1961; headroom as in Google's Site "
@@ -424,7 +428,7 @@ LABELS = {
     "task": "Task (train or serve)", "requests_per_s": "Requests per second", "monthly_mtok": "Tokens per month (0 = from requests)",
     "prompt_tokens": "Prompt tokens per request", "output_tokens": "Generated tokens per request",
     "ttft_slo_ms": "Target time to first token (0 = none)", "tpot_slo_ms": "Target time per generated token (0 = none)",
-    "max_num_seqs": "Most sequences in one batch", "target_utilization": "Target utilization of the replicas",
+    "max_num_seqs": "Most sequences in one batch", "gpu_memory_utilization": "Engine's share of GPU memory", "target_utilization": "Target utilization of the replicas",
     "spare_replicas": "Spare replicas", "min_weight_bits": "Lowest weight bit width accepted", "allreduce_latency_us": "Latency of one all-reduce",
     "api_usd_per_mtok_input": "API price per million input tokens (0 = the API's)",
     "api_usd_per_mtok_output": "API price per million output tokens (0 = the API's)",

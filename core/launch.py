@@ -41,6 +41,15 @@ def hf_id(model) -> str:
     return str(row["name"])
 
 
+ENGINE_MEMORY_DEFAULT = 0.9  # vLLM's gpu_memory_utilization default [vllm_engine_args]
+
+
+def memory_flag(r: Mapping, flag: str) -> str:
+    """`` --flag 0.95`` when the plan's gpu_memory_utilization is not the engine default (0.9), else ""."""
+    share = float(r["gpu_memory_utilization"])
+    return "" if abs(share - ENGINE_MEMORY_DEFAULT) < 1e-9 else f"{flag} {share:g}"
+
+
 def launch_command(job: Mapping) -> dict:
     """{"engine", "command", "note"}: the command line that starts ``job``'s setup (inputs as for ``evaluate``: model,
     n_gpus = GPUs per replica, weights_dtype, kv_dtype, max_num_seqs = the batch, prefill_chunk_tokens, prompt and
@@ -56,7 +65,10 @@ def launch_command(job: Mapping) -> dict:
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
               "quant_vllm": QUANT_FLAGS["vllm"].get(fmt, ""), "quant_sglang": QUANT_FLAGS["sglang"].get(fmt, ""),
               "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
-              "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"])))}
+              "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"]))),
+              # the engine's share of GPU memory the plan assumed, when it is not vLLM's default
+              "memory_vllm": memory_flag(r, " --gpu-memory-utilization"),
+              "memory_sglang": memory_flag(r, " --mem-fraction-static")}
     command = str(row["launch"]).format(**values)
     notes = [] if model_id != MODEL_PLACEHOLDER else [f"{MODEL_PLACEHOLDER}: the model's Hugging Face id or local folder"]
     if fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):

@@ -4,6 +4,20 @@ A job that names none of ``pipeline_parallel``, ``expert_parallel`` and ``contex
 pipeline stages (and, for a mixture-of-experts model, expert-parallel degrees) on each GPU: a degree is taken
 where the job does not fit without it, or where it lowers the GPU-hours (pipeline point-to-point traffic instead of
 data-parallel gathers over a slow network between machines, expert parallelism instead of replicated experts).
+Two rules an engineer would hold the planner to come first:
+
+- a model that fits one GPU (its tensor-parallel group) at its smallest count is not split: each GPU keeps a whole
+  copy (plain data parallel), as everyone runs a model that fits; a pipeline for it only adds a bubble and sends;
+- pipeline stages are chosen only for a framework that runs a pipeline schedule (frameworks.csv
+  ``pipeline_schedule``: Megatron, DeepSpeed, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
+  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO;
+  likewise expert-parallel degrees only for a framework that trains with them (``expert_parallel_training``).
+
+A job that names no ``sharding`` and no layout runs plain data parallel (``sharding`` none, DDP) on each GPU that holds
+the whole training state with room to spare (it fits one GPU and is not tight): torchrun's and the Trainer's default,
+the simplest run and only the gradients cross the links.  Where it does not, the job's sharding (ZeRO-3 / FSDP full
+shard by default) spreads the states.
+
 Every number comes from the formulas (``gpus_needed``, ``train_gpu_hours``); this module only enumerates.
 """
 from __future__ import annotations
@@ -20,6 +34,7 @@ from .validation import check_number
 PIPELINE_DEGREES = (1, 2, 4, 8, 16)
 EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 LAYOUT_INPUTS = ("pipeline_parallel", "expert_parallel")
+DATA_PARALLEL = "none"  # the sharding of plain data parallel (DDP): every GPU holds all states
 GIVEN_LAYOUT = ("pipeline_parallel", "expert_parallel", "context_parallel")
 
 
@@ -48,18 +63,66 @@ def candidates(layers: int, experts: int) -> list[tuple[int, int]]:
     return [(p, e) for p in PIPELINE_DEGREES if p <= layers for e in eps]
 
 
+def runs_pipelines(job: Mapping) -> bool:
+    """Whether the job's framework runs a pipeline schedule (frameworks.csv pipeline_schedule: 1F1B or interleaved)."""
+    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
+    return bool(int(fw["pipeline_schedule"]))
+
+
+def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
+    """The GPUs on which a job that names no sharding and no layout runs plain data parallel: with sharding none, one GPU
+    (its tensor-parallel group) holds the whole training state, and not tightly (train_memory_tight: the device total
+    within 90 % of the memory).  [] when the job names a sharding or a layout."""
+    if "sharding" in job or any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
+        return []
+    r = evaluate({**job, "gpu": list(gpu_names), "n_gpus": tp, "sharding": DATA_PARALLEL},
+                 outputs=("fits_train", "train_memory_tight"))
+    fits, tight = np.atleast_1d(r["fits_train"]).tolist(), np.atleast_1d(r["train_memory_tight"]).tolist()
+    return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
+
+
+def runs_expert_parallel(job: Mapping) -> bool:
+    """Whether the job's framework trains with expert parallelism (frameworks.csv expert_parallel_training)."""
+    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
+    return bool(int(fw["expert_parallel_training"]))
+
+
+def with_planned_sharding(scenario: Mapping | None) -> dict:
+    """A training scenario's inputs with the sharding the planner chooses for its own GPU: plain data parallel (sharding
+    none) where that GPU holds the model with room to spare and the scenario names no sharding and no layout
+    (``whole_copy_gpus``); otherwise unchanged.  The workbook's scenario is then the planner's option for it."""
+    scenario = dict(scenario or {})
+    if "sharding" in scenario or any(k in scenario for k in GIVEN_LAYOUT) or str(scenario.get("task", "train")) != "train":
+        return scenario
+    job = {k: v for k, v in scenario.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
+    gpu = str(resolve_inputs({k: v for k, v in scenario.items() if k == "gpu"})["gpu"])
+    tp = degrees(scenario)["tensor_parallel"]
+    return {**scenario, "sharding": DATA_PARALLEL} if whole_copy_gpus(job, [gpu], tp) else scenario
+
+
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:
     """For each GPU whose best layout is not (1, 1): {gpu: {"pipeline_parallel", "expert_parallel", "gpus_needed"}}.
 
     The best layout fits (``gpus_needed`` > 0; with a fixed ``count``, that count is a valid and large enough layout) and
     has the fewest GPU-hours at its own smallest count (or at ``count``); ties go to fewer pipeline stages, then fewer
-    expert-parallel GPUs.  A job that gives a layout input keeps it: {}."""
+    expert-parallel GPUs.  A job that gives a layout input keeps it: {}.  A job that names no sharding and no layout
+    runs plain data parallel on each GPU that holds the model with room to spare (``whole_copy_gpus``):
+    {gpu: {"pipeline_parallel": 1, "expert_parallel": 1, "sharding": "none", "gpus_needed": tp}}."""
     if any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
         return {}
+    out = {g: {"pipeline_parallel": 1, "expert_parallel": 1, "sharding": DATA_PARALLEL, "gpus_needed": tp}
+           for g in whole_copy_gpus(job, gpu_names, tp)}
+    gpu_names = [g for g in gpu_names if g not in out]
+    if not gpu_names:
+        return out
     model = row_of(resolve_inputs({k: v for k, v in job.items() if k == "model"}), "model")
     cands = candidates(int(model["layers"]), int(model["experts"]))
+    if not runs_pipelines(job):  # the framework has no pipeline schedule: stages only as the job gives them
+        cands = [(p, e) for p, e in cands if p == 1]
+    if not runs_expert_parallel(job):  # nor expert parallelism: the experts stay with the data-parallel sharding
+        cands = [(p, e) for p, e in cands if e == 1]
     if len(cands) == 1:
-        return {}
+        return out
     g_col = [g for g in gpu_names for _ in cands]
     p_col = np.array([p for _ in gpu_names for p, _e in cands])
     e_col = np.array([e for _ in gpu_names for _p, e in cands])
@@ -74,13 +137,15 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
         n = np.where(valid, count, unit)
     hours = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
                                  "expert_parallel": e_col, "buy": 1}, outputs=("train_gpu_hours",))["train_gpu_hours"], dtype=float)
-    out = {}
     # Python lists: the loop reads each element several times (a NumPy element costs ten times a list's)
     # (np.round: what round() of a NumPy float does, element by element)
     valid_l, hours_l, p_l, e_l = valid.tolist(), np.round(hours, 9).tolist(), p_col.tolist(), e_col.tolist()
     for i, g in enumerate(gpu_names):
         rows = [j for j in range(i * len(cands), (i + 1) * len(cands)) if valid_l[j]]
         if not rows:
+            continue
+        whole = i * len(cands)  # the (1, 1) layout comes first: a model that fits one GPU (group) is not split
+        if valid_l[whole] and need[whole] <= tp:
             continue
         best = min(rows, key=lambda j: (hours_l[j], p_l[j], e_l[j]))
         if (p_l[best], e_l[best]) != (1, 1):

@@ -7,9 +7,12 @@ workbook and the Excel functions show the same values.
 The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
 (``option_ok``: fits in memory, has a price, an allowed offer that sells this many GPUs,
 meets the deadline, the budget and the capital budget) come first.  Among those costing at most
-``cost_tolerance_pct`` more than the cheapest, fewer machines win, then fewer hours, then fewer
-GPUs (a job that ends in 7 hours on one machine beats one of 18 hours at the same price; nobody
-spreads a job over 32 cards to save a dollar); the rest follow by cost.  A job is one job unless it
+``cost_tolerance_pct`` more than the cheapest, those with room to spare in memory win (a setup whose
+device total is above 90 % of the GPU's memory, ``train_memory_tight``, fails on a longer batch or a
+library's workspace), then renting (no capital at stake for a saving within the tolerance), then
+fewer machines, then fewer hours, then fewer GPUs (a job that ends in 7
+hours on one machine beats one of 18 hours at the same price; nobody spreads a job over 32 cards to
+save a dollar); the rest follow by cost.  A job is one job unless it
 says otherwise: purchases are ranked only when the GPUs stay busy after it
 (``owned_busy_hours_per_day`` > 0) or the job asks for them (``consider_buying`` = 1).  Ties go to
 the option listed first (GPU catalog order, count, offer catalog order, renting first).
@@ -36,6 +39,9 @@ from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
 COUNT_MULTIPLE = 4
+# with a deadline, doublings go further: a job due sooner takes more GPUs (a 70B LoRA due in 2 hours needs 16-32 H100s
+# where the smallest count that fits is 3)
+DEADLINE_COUNT_MULTIPLE = 32
 HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word
@@ -49,8 +55,8 @@ PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "opt
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
                 "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 *(flag for flag, _ in REJECTIONS))
-RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, fewer machines, "
-           "then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
+RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, those with "
+           "room to spare in memory (not train_memory_tight), then renting (no capital at stake), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
            "owned_busy_hours_per_day > 0 or consider_buying = 1")
 
@@ -115,6 +121,7 @@ class Option(Record):
     hours_likely_high: float = float("nan")
     pipeline_parallel: int = 1        # the layout the planner chose (core.layout) when the job gives none
     expert_parallel: int = 1
+    sharding: str = ""                # the sharding the planner chose for this GPU ("": the job's)
     ok: bool = False
     reasons: tuple = ()
     price_source: str = ""
@@ -164,9 +171,35 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, o.machines, tie_round(o.hours), o.n_gpus, tie_round(o.cost_usd), o.order)
-        return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, o.order)
+            return (0, 2 * int(o.tight) + int(o.acquire == "buy"), o.machines, tie_round(o.hours), o.n_gpus,
+                    tie_round(o.cost_usd), o.order)
+        return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
+
+
+# Consumer (GeForce) cards are bought as one server at most: a cluster of them would join its servers without
+# GPUDirect RDMA (NVIDIA supports it on data-centre and workstation GPUs only: NVIDIA, "GPUDirect RDMA User Manual",
+# System Requirements, https://docs.nvidia.com/networking/display/GPUDirectRDMAv18/System+Requirements+and+Recommendations),
+# every transfer between machines staged through host memory, over a network nobody buys for such cards.
+CONSUMER_ONE_SERVER = ("one server at most: {gpu} is a consumer card (no GPUDirect RDMA between machines); "
+                       "bought, at most {most} in one server")
+
+
+# A purchase is sized by the job: a GPU sold only in large servers or racks (a 72-GPU NVL72 rack) is not bought for a
+# job that fits on a few of them, however busy the team says its GPUs stay.
+OVERSIZED_PURCHASE = ("larger than the job needs: {n}x {gpu} is the smallest purchase (whole servers or racks) and the "
+                      "job fits on {need}; the planner weighs up to {most}")
+
+
+def consumer_gpu(gpu: str) -> bool:
+    """Whether the GPU catalog marks ``gpu`` as a consumer card (GeForce)."""
+    table = catalog.tables()["gpus"]
+    return bool(int(table.rows[table.find(gpu)]["consumer"] or 0))
+
+
+def machine_gpus(offer_row) -> int:
+    """GPUs in one machine of an offer (gpus_per_node, else the instance size; at least 1)."""
+    return max(1, int(float(offer_row.get("gpus_per_node") or 0) or float(offer_row.get("gpus_per_instance") or 0) or 1))
 
 
 def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
@@ -179,8 +212,8 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     return -(-n // top) * top
 
 
-def _counts(minimum: int) -> list[int]:
-    top = max(8, minimum * COUNT_MULTIPLE)
+def _counts(minimum: int, multiple: int = COUNT_MULTIPLE) -> list[int]:
+    top = max(8, minimum * multiple)
     counts, n = [minimum], 1
     while n <= top:
         if n > minimum:
@@ -325,12 +358,16 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     layouts = layout.choose(job, gpu_names, count, tp)
     need = [layouts[g]["gpus_needed"] if g in layouts else k for g, k in zip(gpu_names, need)]
     # 2. enumerate GPU x count x (each offer, or buying whole servers)
-    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed)
+    multiple = DEADLINE_COUNT_MULTIPLE if float(base["deadline_hours"]) > 0 else COUNT_MULTIPLE
+    candidates, never = _candidates(gpu_names, need, count, chosen_offer, include_buy, weighed, multiple)
     # 3. one sweep over the candidates, each becoming an Option with the reasons it is not acceptable
     options: list[Option] = []
     if candidates["gpu"]:
         sweep = _sweep(job, candidates, given_prices, price_owner, base, layouts, step)
-        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner)
+        # a purchase is sized by the job: more GPUs than the counts tried for it (COUNT_MULTIPLE x the smallest that
+        # fits, at least 8) only because the GPU is sold in larger servers or racks is not bought for it
+        needs = {} if count is not None else {g: int(k) for g, k in zip(gpu_names, need) if int(k) > 0}
+        options = _options(sweep, evaluate(sweep, outputs=PLAN_OUTPUTS), base, given_prices, price_owner, needs, multiple)
     offers_left_out = 0 if chosen_offer is not None else \
         sum(left_out.get(gpu_table.find(g), 0) for g in gpu_names if g not in never)
     for g in never:
@@ -375,7 +412,8 @@ def _checked_scope(job, gpus, count) -> tuple[list[str] | None, int | None, int]
 
 
 def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int | None,
-                include_buy: bool, offers: Mapping[int, list[int]]) -> tuple[dict[str, list], list[str]]:
+                include_buy: bool, offers: Mapping[int, list[int]],
+                multiple: int = COUNT_MULTIPLE) -> tuple[dict[str, list], list[str]]:
     """Every GPU x count x (each offer, or buying whole servers) as columns {gpu, n_gpus, offer, buy}, and the
     GPUs that fit at no count.  ``need``: each GPU's smallest count that fits (0: none); ``offers``: the offer rows
     weighed per GPU row (``planned_offers``)."""
@@ -396,9 +434,12 @@ def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int
         mine = offers.get(row, [])
         if chosen_offer is not None:  # one offer: rent only through it (for the GPU it rents out)
             mine = [chosen_offer] if catalog.offer_gpu_rows()[chosen_offer] == row else []
-        counts = [count] if count is not None else _counts(k)
-        for n in counts:
-            for off in mine:
+        counts = [count] if count is not None else _counts(k, multiple)
+        for off in mine:
+            # a job over several machines rents whole machines: its count rounds up to the offer's machine size
+            node = machine_gpus(tabs["offers"].rows[off])
+            sizes = counts if count is not None else sorted({n if n <= node else -(-n // node) * node for n in counts})
+            for n in sizes:
                 add(g, n, tabs["offers"].names[off], 0)
         if include_buy:
             sizes = catalog.server_sizes(gpu_table.rows[row])
@@ -419,17 +460,22 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
     if layouts:
         for name in layout.LAYOUT_INPUTS:
             sweep[name] = np.array([layouts[g][name] if g in layouts else 1 for g in o_gpu])
+        if any("sharding" in lay for lay in layouts.values()):  # plain data parallel where a GPU holds the model
+            sweep["sharding"] = [layouts[g].get("sharding", base["sharding"]) if g in layouts else base["sharding"] for g in o_gpu]
     if step > 1 or layouts:
         # a count the parallel layout does not divide is not an option
         keep = layout.allows(o_n, int(base["tensor_parallel"]), np.asarray(sweep.get("pipeline_parallel", base["pipeline_parallel"])),
                              int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
-        sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
+        sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer", "sharding") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                  for k, v in sweep.items()}
     return sweep
 
 
-def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str) -> list[Option]:
-    """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order."""
+def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str,
+             needs: Mapping[str, int] | None = None, multiple: int = COUNT_MULTIPLE) -> list[Option]:
+    """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order.  ``needs``: each GPU's smallest
+    count that fits; a purchase above the counts tried for it (``_counts``) is not acceptable."""
+    needs = needs or {}
     tabs = catalog.tables()
     gpu_table = tabs["gpus"]
     n_rows = len(r["option_cost_usd"])
@@ -440,6 +486,8 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     offer_col = [str(o) for o in np.asarray(sweep["offer"], dtype=object).tolist()]
     pp_col = [int(p) for p in np.broadcast_to(np.asarray(sweep.get("pipeline_parallel", 1)), (n_rows,)).tolist()]
     ep_col = [int(e) for e in np.broadcast_to(np.asarray(sweep.get("expert_parallel", 1)), (n_rows,)).tolist()]
+    chosen_sharding = isinstance(sweep.get("sharding"), (list, np.ndarray))  # the planner chose it per GPU
+    sharding_col = [str(x) for x in np.asarray(sweep["sharding"], dtype=object).tolist()] if chosen_sharding else [""] * n_rows
     offer_rows = tabs["offers"].rows
     offer_index = tabs["offers"].exact_names()  # {name: row}, built once per table
     # the rows that pass every check, and those whose cost, outlay and hourly price are finite numbers
@@ -476,6 +524,12 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             sold = buyable_count(n, sizes) == n
             if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
                 reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
+            elif n > max(sizes) and consumer_gpu(gpu):
+                sold = False
+                reasons.append(CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes)))
+            elif gpu in needs and n > max(_counts(needs[gpu], multiple)):
+                sold = False
+                reasons.append(OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu], multiple))))
             offer_row = None
             source = ("purchase_usd_per_gpu as given for " + gpu if "purchase_usd_per_gpu" in given_prices and gpu == price_owner
                       else "GPU catalog purchase price")
@@ -497,7 +551,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             network_slowdown=float(slowdown[j]), tight=bool(tight[j]),
             own_hours_per_day=float(own_hours[j]) if buy else nan,
             hours_likely_low=float(low[j]), hours_likely_high=float(high[j]),
-            pipeline_parallel=pp_col[j], expert_parallel=ep_col[j],
+            pipeline_parallel=pp_col[j], expert_parallel=ep_col[j], sharding=sharding_col[j],
             ok=bool(option_ok[j]) and priced and sold, reasons=tuple(reasons), price_source=source))
     return options
 
@@ -555,6 +609,8 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
     for name in layout.LAYOUT_INPUTS:  # the layout the planner chose for this GPU
         if int(option.get(name, 1) or 1) > 1:
             out[name] = int(option[name])
+    if option.get("sharding"):  # plain data parallel the planner chose for this GPU
+        out["sharding"] = option["sharding"]
     return out
 
 
@@ -592,13 +648,14 @@ def verdict_text(code: float) -> str:
 NETWORK_OUTPUTS = ("job_machines", "offer_max_gpus", "inter_node_gb_per_s", "option_offer_sells")
 
 
-def cluster_network(job: Mapping) -> str:
+def cluster_network(job: Mapping, planned: bool = False) -> str:
     """Which network joins the machines of a job that spans more than one ("" for a job in one machine), in words.
 
     Owned GPUs: the owned cluster's own_fabric_gbps_per_gpu.  Renting with no offer named ("auto"): the cheapest
     on-demand offer that sells that many GPUs as one job (core.catalog.auto_offer_row) and its fabric; when none does,
     the job is timed on an owned cluster's network and is not sold (option_offer_sells).  A named offer that cannot
-    sell the size raises InputError naming the largest job it sells (``check_offer_sells``)."""
+    sell the size raises InputError naming the largest job it sells (``check_offer_sells``).  ``planned``: the job is a
+    planner's option, its offer the one the planner chose."""
     from .engine import resolve_inputs
     check_offer_sells(job)
     r = evaluate(job, outputs=NETWORK_OUTPUTS)
@@ -612,7 +669,8 @@ def cluster_network(job: Mapping) -> str:
                 "(own_fabric_gbps_per_gpu).")
     if r["option_offer_sells"]:
         auto = str(job.get("offer", catalog.AUTO_OFFER)).strip().lower() == catalog.AUTO_OFFER
-        why = f" (the cheapest on-demand offer that sells {n} GPUs as one job)" if auto else " (the offer named)"
+        why = (" (the offer the planner rents this setup through)" if planned else
+               f" (the cheapest on-demand offer that sells {n} GPUs as one job)" if auto else " (the offer named)")
         return (f"The {r['job_machines']:,.0f} machines are joined by {used['offer']}'s network: {gbit:,.0f} Gbit/s per GPU"
                 f"{why}.")
     return (f"No on-demand offer sells {n}x {gpu} as one job (the cheapest, {used['offer']}, sells at most "

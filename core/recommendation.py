@@ -11,8 +11,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .planner import Option, bought_instead, option_text, plan, ranks_purchases
+from .planner import Option, bought_instead, consumer_gpu, option_text, plan, ranks_purchases
 from .text import spreadsheet_round
+
+# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment" (in every GeForce
+# driver since 2017-11-30), https://www.nvidia.com/en-us/drivers/geforce-license/
+CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment, so these "
+                    "GPUs belong in an office or lab, not the colocation the cost of owning assumes (colo_usd_per_kw_month).")
 
 
 @dataclass(frozen=True)
@@ -169,23 +174,67 @@ def compose(result: Mapping) -> Recommendation:
                          f"{inputs['spot_rework_pct']:g} % re-work.")
     if o.network_slowdown > 1.05:
         sentences.append(f"Traffic between the GPUs makes the job {o.network_slowdown:.1f}x longer than its compute alone.")
-    split = []  # a parallel layout the planner chose (core.layout), said in words
+    split = []  # a parallel layout the planner chose (core.layout), said in words, with why
     if o.pipeline_parallel > 1 and "pipeline_parallel" not in result["given"]:
-        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel)")
+        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel) "
+                     f"{_why_split(result, o)}")
     if o.expert_parallel > 1 and "expert_parallel" not in result["given"]:
         split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
     if split:
         sentences.append(f"In this setup {' and '.join(split)}.")
+    data_parallel = sharding_text(result, o)
+    if data_parallel:
+        sentences.append(data_parallel)
+    if o.acquire == "buy" and consumer_gpu(o.gpu):
+        sentences.append(CONSUMER_LICENSE.format(gpu=o.gpu))
+    if o.machines > 1:  # which network joins the machines: a link the answer names, never one nobody chose
+        from .planner import cluster_network, option_inputs
+        network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]), planned=True)
+        if network:
+            sentences.append(network)
     if o.tight:
+        roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
+        alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
+                       f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
         sentences.append(f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is above 90 % of the "
-                         "GPU's memory; a longer batch or another library's workspace may not fit.")
+                         "GPU's memory; a longer batch or another library's workspace may not fit." + alternative)
     if o.within_tolerance:
-        cheapest = min(x.cost_usd for x in result["options"] if x.within_tolerance)
-        if cheapest < o.cost_usd:
-            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest)}) needs more "
-                             "machines, hours or GPUs.")
+        cheapest = min((x for x in result["options"] if x.within_tolerance), key=lambda x: x.cost_usd)
+        if usd_text(cheapest.cost_usd) != usd_text(o.cost_usd):  # cheaper in the cents the answer shows
+            why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
+                   else "needs more machines, hours or GPUs")
+            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest.cost_usd)}) "
+                             f"{why}.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def sharding_text(result: Mapping, o: Option) -> str:
+    """How the GPUs of a multi-GPU option share the model, when the planner chose it (the job names no sharding and no
+    layout): plain data parallel where one GPU holds the model with room to spare, else the job's sharding; "" for one
+    GPU or a sharding the job gives."""
+    from .layout import GIVEN_LAYOUT
+    given = result["given"]
+    if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
+        return ""
+    if o.sharding == "none":
+        return ("Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU "
+                "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
+    sharding = result["inputs"]["sharding"]
+    return (f"The states are sharded across the GPUs (sharding {sharding}): one GPU does not hold the model's weights, "
+            "gradients and optimizer states with room to spare.")
+
+
+def _why_split(result: Mapping, o: Option) -> str:
+    """Why the planner split the model into pipeline stages: it does not fit the option's GPUs otherwise, or the stages
+    cost fewer GPU-hours than data parallel's gathers over the GPUs' links; and the framework that runs the schedule."""
+    from .engine import evaluate
+    from .planner import option_inputs
+    whole = evaluate({**option_inputs(result["given"], o, result["price_gpu"]), "pipeline_parallel": 1},
+                     outputs=("fits_train",))["fits_train"]
+    why = ("to fit: the model's states do not fit these GPUs without them" if not whole else
+           "because they cost fewer GPU-hours than gathering the weights over these GPUs' links")
+    return f"{why}; {result['inputs']['framework']} runs the pipeline schedule"
 
 
 def rental_offer_text(result: Mapping, o: Option) -> str:
@@ -238,7 +287,9 @@ class FitChange:
 def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
     loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, pipeline stages, a shorter
-    sequence or more GPUs; None when it fits already or nothing tried fits.  Ranked by the job's cost, then hours."""
+    sequence or more GPUs (only as many as an offer sells as one job, or, bought, not a cluster of consumer cards);
+    None when it fits already or nothing tried fits.  Ranked: room in memory first (not tight), then the job's cost,
+    fewer changes, hours."""
 
     from .engine import evaluate, resolve_inputs
     base = dict(inputs)
@@ -252,7 +303,8 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
     from .engine import row_of
     n, t, cp, ep = (int(used[k]) for k in ("n_gpus", "tensor_parallel", "context_parallel", "expert_parallel"))
-    for p in (2, 4, 8, 16, 32):  # pipeline stages the GPUs allow: each GPU holds the layers of its stage only
+    from .layout import runs_pipelines
+    for p in (2, 4, 8, 16, 32) if runs_pipelines(base) else ():  # stages the GPUs allow, where the framework pipelines
         if int(used["pipeline_parallel"]) < p <= int(row_of(used, "model")["layers"]) and n % (t * p * cp) == 0 \
                 and (n // (t * p)) % ep == 0:
             tried.append(({"pipeline_parallel": p}, f"{p} pipeline stages"))
@@ -270,13 +322,27 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                             float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
                             float(r["cpu_offload_gib_per_machine"][i])) for i in fits]
     if more > int(used["n_gpus"]):
-        m = evaluate({**base, "n_gpus": more}, outputs=FIT_OUTPUTS)
-        if m["fits_train"]:
-            candidates.append(FitChange(f"{more} GPUs", {"n_gpus": more}, float(m["peak_train_gib_per_gpu"]),
-                                        float(m["gpu_memory_gib"]), float(m["option_hours"]),
-                                        float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
-                                        float(m["cpu_offload_gib_per_machine"])))
+        from .planner import consumer_gpu
+        # the count that fits, and whole 8-GPU machines above it (the smallest count often fills the memory)
+        whole = -(-more // 8) * 8
+        for count in sorted({more, whole, whole + 8} if more > 8 else {more}):
+            if count % (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]) * int(used["context_parallel"])) \
+                    or (count // (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]))) % int(used["expert_parallel"]):
+                continue
+            # rented: at the cheapest offer that sells that many as one job (the offer may sell fewer)
+            m = evaluate({**base, "n_gpus": count, **({} if used["buy"] else {"offer": "auto"})},
+                         outputs=(*FIT_OUTPUTS, "option_offer_sells"))
+            # more GPUs only where they can be had: an offer that sells that many as one job, or (bought) not a
+            # cluster of consumer cards
+            had = bool(m["option_offer_sells"]) if not used["buy"] else not (consumer_gpu(str(used["gpu"])) and count > 8)
+            if m["fits_train"] and had:
+                candidates.append(FitChange(f"{count} GPUs", {"n_gpus": count}, float(m["peak_train_gib_per_gpu"]),
+                                            float(m["gpu_memory_gib"]), float(m["option_hours"]),
+                                            float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
+                                            float(m["cpu_offload_gib_per_machine"])))
     if not candidates:
         return None
     inf = float("inf")
-    return min(candidates, key=lambda c: (c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))
+    # a change that leaves room in memory (device total within 90 % of the card) before one at the edge of it
+    return min(candidates, key=lambda c: (c.peak_gib_per_gpu > 0.9 * c.gpu_memory_gib,
+                                          c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))

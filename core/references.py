@@ -52,6 +52,15 @@ _REFS: list[Reference] = [
     Reference("narayanan2021", "Narayanan, Shoeybi, Casper, LeGresley, Patwary, Korthikanti et al.",
               "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", "2021",
               "https://arxiv.org/abs/2104.04473"),
+    Reference("hf_multi_gpu", "Hugging Face", "Efficient Training on Multiple GPUs (Transformers documentation: "
+              "\"Transformers status: as of this writing none of the models supports full-PP\"; naive model parallel runs one "
+              "GPU at a time)", "2024", "https://huggingface.co/docs/transformers/perf_train_gpu_many"),
+    Reference("deepspeed_pipeline", "Microsoft DeepSpeed", "Pipeline Parallelism tutorial (PipelineModule, 1F1B schedule)", "2023",
+              "https://www.deepspeed.ai/tutorials/pipeline/"),
+    Reference("torch_pipelining", "PyTorch", "torch.distributed.pipelining (pipeline schedules torchtitan runs)", "2025",
+              "https://pytorch.org/docs/stable/distributed.pipelining.html"),
+    Reference("deepspeed_moe", "Microsoft DeepSpeed", "Mixture of Experts tutorial (expert parallelism: ep_size)", "2023",
+              "https://www.deepspeed.ai/tutorials/mixture-of-experts/"),
     Reference("kaplan2020", "Kaplan, McCandlish, Henighan, Brown, Chess, Child et al.", "Scaling Laws for Neural Language Models",
               "2020", "https://arxiv.org/abs/2001.08361"),
     Reference("palm2022", "Chowdhery, Narang, Devlin et al.", "PaLM: Scaling Language Modeling with Pathways (Appendix B: model FLOPs utilization)",
@@ -262,6 +271,9 @@ _REFS: list[Reference] = [
     Reference("llmfoundry_yamls", "MosaicML (Databricks)", "LLM Foundry pre-training configurations scripts/train/yamls/pretrain/"
               "mpt-125m.yaml, mpt-350m.yaml, mpt-760m.yaml, mpt-1b.yaml, mpt-3b.yaml (the benchmarks' models)", "2023",
               "https://github.com/mosaicml/llm-foundry/tree/34c28fc9199278b10193e69fb52979043b7dc1bd/scripts/train/yamls/pretrain"),
+    Reference("llamacpp_4766", "Georgi Gerganov for ggml-org", "llama.cpp pull request 4766: ggml-backend integration (llama-bench "
+              "of CodeLlama 7B F16, Q8_0 and Q4_0 on one GeForce RTX 4090, comment of 2024-01-10)",
+              "2024-01-10", "https://github.com/ggml-org/llama.cpp/pull/4766"),
     Reference("llamacpp_19053", "Oliver Simons (NVIDIA) for ggml-org", "llama.cpp pull request 19053: CUDA loop unrolling for Blackwell in mul_mat_q_stream_k_fixup (llama-bench tables)",
               "2026-01-23", "https://github.com/ggml-org/llama.cpp/pull/19053"),
     Reference("gpu_tco_h200_2026", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
@@ -281,6 +293,11 @@ _REFS: list[Reference] = [
               "--phases, NVIDIA H200, 2026-11-26: Llama 3.1 8B and Mistral 7B, forward with the loss, backward and the optimizer "
               "step timed apart (bitsandbytes 0.50.2 AdamW8bit, torch AdamW foreach and fused, PEFT LoRA, Liger fused loss)",
               "2026-11-26", "tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl"),
+    Reference("gpu_tco_h100_torchtune", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/torchtune_measure.py, "
+              "NVIDIA H100 SXM 80GB, 2026-11-26: torchtune 0.6.1's model builders, chunked loss, compile, activation checkpointing "
+              "and optimizer-in-backward as its single-device recipes set them up; PyTorch 2.11.0+cu130, torchao 0.13.0, "
+              "bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
+              "2026-11-26", "tools/measure/results/h100-2026-11-26/README.md"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",

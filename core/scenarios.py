@@ -19,7 +19,6 @@ DEFAULT_JOB = {
     "epochs": 1,
     "seq_len": 4096,
     "micro_batch": 1,
-    "sharding": "zero3",
     "recompute": "full",
     "precision": "bf16_mixed",
     "optimizer": "adamw",
@@ -82,9 +81,9 @@ def setup_offer(job: dict, gpu: str, n_gpus: int) -> str:
 
 
 def _job_layout(job: dict) -> tuple:
-    """(pipeline_parallel, expert_parallel) of a job, its defaults where it names none."""
-    given = resolve_inputs({k: v for k, v in job.items() if k in ("pipeline_parallel", "expert_parallel")})
-    return given["pipeline_parallel"], given["expert_parallel"]
+    """(pipeline_parallel, expert_parallel, sharding) of a job, its defaults where it names none."""
+    given = resolve_inputs({k: v for k, v in job.items() if k in ("pipeline_parallel", "expert_parallel", "sharding")})
+    return given["pipeline_parallel"], given["expert_parallel"], given["sharding"]
 
 
 def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict | None = None) -> list[dict]:
@@ -115,7 +114,8 @@ def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict |
             continue
         mine = [(k, how) for k, (g, n, mm, o) in enumerate(rows) if mm == m for how in ("rent", "buy")
                 if same_option({"gpu": g, "n_gpus": n, "acquire": how, "offer": o}, pick)]
-        layout = (pick.get("pipeline_parallel", layouts[0][0]), pick.get("expert_parallel", layouts[0][1]))
+        layout = (pick.get("pipeline_parallel", layouts[0][0]), pick.get("expert_parallel", layouts[0][1]),
+                  pick.get("sharding") or layouts[0][2])
         if mine:
             marks[mine[0][0]] = mine[0][1]
             layouts[mine[0][0]] = layout
@@ -128,6 +128,7 @@ def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict |
     sweep.update({
         "pipeline_parallel": np.array([lay[0] for lay in layouts] * 2),
         "expert_parallel": np.array([lay[1] for lay in layouts] * 2),
+        "sharding": [lay[2] for lay in layouts] * 2,
         "gpu": [r[0] for r in rows] * 2,
         "n_gpus": np.array([r[1] for r in rows] * 2),
         "method": [r[2] for r in rows] * 2,

@@ -226,6 +226,7 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
         alike (left out by ``core.planner.planned_offers``: none of their options could rank among that many).
     Formulas: core/formulas.py group "serving" (docs/quantities.md); costs are USD per month of traffic hours.
     """
+    named_api = isinstance(job, Mapping) and "api_model" in job  # an API the user names is the one to weigh
     job, fixed, base = _serving_job(job, gpus)
     tabs = catalog.tables()
     cols = _serve_candidates(base, fixed, gpus, include_buy, alike_kept)
@@ -244,7 +245,8 @@ def serve_plan(job: Mapping | None = None, gpus: list[str] | None = None, includ
                                                     "serve_mtok_per_month"))
     api = {"usd_per_month": float(first["serve_api_usd_per_month"]),
            "usd_per_mtok_input": float(first["serve_api_usd_per_mtok_input"]),
-           "usd_per_mtok_output": float(first["serve_api_usd_per_mtok_output"]), **_api_name(base)}
+           "usd_per_mtok_output": float(first["serve_api_usd_per_mtok_output"]), **_api_name(base),
+           "same_model": named_api or api_serves_model(base)}
     demand = {"requests_per_s": float(first["serve_demand_requests_per_s"]), "mtok_per_month": float(first["serve_mtok_per_month"])}
     ranked, near = _rank(options, float(base["cost_tolerance_pct"]))
     options = [replace(o, within_tolerance=True) if id(o) in near else o for o in ranked]
@@ -491,7 +493,8 @@ def _serve_choice(options: list, api: Mapping) -> dict:
             counts[key] = counts.get(key, 0) + 1
     best_rent = next((o for o in options if o.ok and o.acquire == "rent"), None)
     best_buy = next((o for o in options if o.ok and o.acquire == "buy"), None)
-    costs = {"api": api["usd_per_month"]}
+    # an API of another model is no substitute: it is named for scale, never chosen over a setup that meets the targets
+    costs = {"api": api["usd_per_month"]} if api.get("same_model", True) or (best_rent is None and best_buy is None) else {}
     if best_rent is not None:
         costs["rent"] = best_rent.usd_per_month
     if best_buy is not None:
@@ -542,6 +545,24 @@ def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float 
         return None
     price = lambda row: prompt_tokens * row["usd_per_mtok_input"] + output_tokens * row["usd_per_mtok_output"]  # noqa: E731
     return str(min(candidates, key=price)["name"])
+
+
+def api_serves_model(inputs: Mapping) -> bool:
+    """Whether the API a serving plan compares with serves the plan's model (its catalog model, or one of the same
+    architecture), or its prices are typed in (the user's API for this model).  An API of another model is no
+    substitute for serving this one."""
+    if float(inputs["api_usd_per_mtok_input"]) > 0 and float(inputs["api_usd_per_mtok_output"]) > 0:
+        return True
+    tabs = catalog.tables()
+    models, apis = tabs["models"], tabs["apis"]
+    served = str(apis.rows[apis.find(inputs["api_model"])].get("catalog_model") or "")
+    mine = row_of(inputs, "model")
+    if served == str(mine.get("name", "")):
+        return True
+    if models.find(served) is None:
+        return False
+    other = models.row(served)
+    return all(other[f] == mine.get(f) for f in ARCHITECTURE)
 
 
 def _api_name(inputs: Mapping) -> dict:
@@ -638,6 +659,12 @@ def serve_option_text(o: Mapping) -> str:
 SERVES_NOTHING = "none: this setup meets no target"
 
 
+# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment",
+# https://www.nvidia.com/en-us/drivers/geforce-license/ (the serving workbook writes the same words as a formula)
+SERVE_CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment (an "
+                          "office or lab, not the colocation the cost of owning assumes)")
+
+
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
@@ -666,6 +693,8 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     if o["acquire"] == "buy" and int(_get(o, "gpus_bought", 0) or 0) > o["gpus_total"]:
         free = o['gpus_bought'] - o['gpus_total']
         notes.append(f"{free} of the {o['gpus_bought']} GPUs bought {'is' if free == 1 else 'are'} free for other work")
+    if o["acquire"] == "buy" and planner.consumer_gpu(str(o["gpu"])):
+        notes.append(SERVE_CONSUMER_LICENSE.format(gpu=o["gpu"]))
     if o["weights_bits"] < 8:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
     return "; ".join(notes)
@@ -687,6 +716,9 @@ def serve_sentence(result: Mapping) -> str:
     dated = f", prices as of {api['as_of']}" if api.get("as_of") else ""
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
+    if not api.get("same_model", True):
+        api_text += (f", though it serves another model: no API in the catalog serves {result['inputs']['model']} "
+                     "(api_model names one; api_usd_per_mtok_input and _output price your own)")
     if rent is None and buy is None:
         if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
             return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "

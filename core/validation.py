@@ -328,15 +328,23 @@ def kv_replication_note(model: dict, t: int) -> str | None:
     return None
 
 
+def check_context_parallel(cp, seq_len, row=None) -> None:
+    """Context-parallel GPUs no more than the sequence's tokens (each holds a part of every sequence): the one check
+    between inputs that reads ``seq_len``, which scalar evaluation runs on every call (engine.CHECKED_EVERY_CALL), so
+    the kept passes of the other checks need no key per sequence length."""
+    if seq_len is not None and cp > int(seq_len):
+        cp = cp if type(cp) is int else int(cp)
+        raise InputError("context_parallel", cp, f"is more than the sequence length ({int(seq_len)} tokens): each context-"
+                                                 f"parallel GPU holds a part of every sequence; allowed: 1 to {int(seq_len)}", row)
+
+
 def check_layout(n, t, pp, cp, ep, model: dict | None = None, row=None, virtual_stages=1, seq_len=None) -> None:
     """n_gpus = tensor x pipeline x context x data parallel, expert parallel inside data x context parallel;
     pipeline stages no more than the model's layers, expert-parallel degree a divisor of its experts."""
     # (int() only where needed: the common call passes ints, and each int() costs more than the check it feeds)
     if not type(n) is type(t) is type(pp) is type(cp) is type(ep) is int:
         n, t, pp, cp, ep = int(n), int(t), int(pp), int(cp), int(ep)
-    if seq_len is not None and cp > int(seq_len):
-        raise InputError("context_parallel", cp, f"is more than the sequence length ({int(seq_len)} tokens): each context-"
-                                                 f"parallel GPU holds a part of every sequence; allowed: 1 to {int(seq_len)}", row)
+    check_context_parallel(cp, seq_len, row)
     if n % (t * pp):
         raise InputError("pipeline_parallel", pp, f"times tensor_parallel ({t}) must divide n_gpus ({n}); "
                                                   f"allowed: {_divisors(n // t)}", row)

@@ -219,3 +219,23 @@ def test_parameter_offload_keeps_only_the_gathered_units_on_the_gpu():
     assert r["largest_unit_params"] == 128256 * 8192 > r["layer_params"]
     # the current unit and the next (a layer, then the output matrix) plus the largest unit's bf16 gradient
     assert math.isclose(r["gathered_layers_gib"], (r["layer_weight_bytes"] + r["vocab_matrix_bytes"] + 128256 * 8192 * 2) / 2**30)
+
+
+def test_llama_cpp_on_a_geforce_card_checks_prefill_and_decode_held_out(training_loso):
+    """Georgi Gerganov, llama.cpp pull request 4766 "ggml-backend integration" (comment of 2024-01-10,
+    https://github.com/ggml-org/llama.cpp/pull/4766): llama-bench of CodeLlama 7B on one RTX 4090, F16, Q8_0 and Q4_0,
+    pp 512 and tg 128.  The rows enter no fit and are predicted held out: the prompt's peak is the FP16-accumulate rate
+    (330 TFLOPS, twice the FP32-accumulate 165), the quantized prompts within 25 %; the F16 prompt ran faster than the
+    model (45 % of that peak at 512 tokens: cuBLAS on FP16 weights with no dequantisation), one prefill efficiency for
+    every weight format being what the model has.  Decode within 25 %."""
+    rows = {m.id: m for m in ROWS if m.source == "llamacpp_4766"}
+    assert len(rows) == 5 and not any(cal.in_fit(m) for m in rows.values())
+    f16 = cal._evaluate(rows["lcpp-llama7b-f16-4090-pp"])
+    assert f16["infer_tflops_per_gpu_peak"] == pytest.approx(2 * f16["train_tflops_per_gpu_peak"], rel=0.01)
+    group = cal.CHECK_SOURCES["llamacpp_4766"].removesuffix(" (a check)")
+    prefill = training_loso["checks"][("llama.cpp (CUDA)", "prefill speed", group)]
+    decode = training_loso["checks"][("llama.cpp (CUDA)", "decode speed", group)]
+    assert prefill["rows"] == 3 and decode["rows"] == 2 and decode["worst"] <= 0.25
+    for key in ("lcpp-llama7b-q80-4090-pp", "lcpp-llama7b-q40-4090-pp"):
+        assert abs(cal.predict(rows[key]) / rows[key].value - 1) <= 0.25
+    assert cal.predict(rows["lcpp-llama7b-f16-4090-pp"]) < rows["lcpp-llama7b-f16-4090-pp"].value

@@ -371,7 +371,8 @@ def test_planner_counts_start_at_the_minimum_that_fits_and_budget_rejects():
         layout = {"pipeline_parallel": mine[0]["pipeline_parallel"], "expert_parallel": mine[0]["expert_parallel"]}
         k = core.evaluate(model="Llama-3-8B", method="full", gpu=gpu, **layout)["gpus_needed"]
         counts = sorted({o["n_gpus"] for o in mine})
-        assert counts[0] == k and all(c >= k for c in counts)
+        # beyond one 8-GPU machine a rental is whole machines: the count rounds up to them
+        assert (counts[0] == k if k <= 8 else counts[0] == -(-k // 8) * 8) and all(c >= k for c in counts)
     over = [o for o in result["options"] if any(r.startswith("over budget") for r in o["reasons"])]
     assert over and all(o["outlay_usd"] > 200 for o in over)
     assert all(o["acquire"] == "buy" or o["outlay_usd"] <= 200 for o in result["options"] if o["ok"])

@@ -62,6 +62,33 @@ def _variant(name: str):
 for _name in VARIANTS:
     book(_name)(_variant(_name))
 
+OTHER_MODEL = {"model": "Qwen3-30B-A3B", "requests_per_s": 0.2}  # no API in the catalog serves it
+
+
+def _other_model_inputs():
+    inputs, gpus = _example()
+    return {**{k: v for k, v in inputs.items() if k != "api_model"}, **OTHER_MODEL}, gpus
+
+
+GEFORCE_BUY = {"model": "Llama-3-8B", "requests_per_s": 50, "buy": 1}  # a bought fleet of GeForce cards
+
+
+def _geforce_inputs():
+    inputs, _ = _example()
+    return {**{k: v for k, v in inputs.items() if k != "api_model"}, **GEFORCE_BUY}, ["RTX-4090"]
+
+
+@book("serving-geforce-buy")
+def _serving_geforce_buy(folder: Path):
+    inputs, gpus = _geforce_inputs()
+    return write_workbook(folder / "serve.xlsx", inputs, gpus=gpus), None
+
+
+@book("serving-other-model-api")
+def _serving_other_model_api(folder: Path):
+    inputs, gpus = _other_model_inputs()
+    return write_workbook(folder / "serve.xlsx", inputs, gpus=gpus), None
+
 
 @book("serving-disaggregated")
 def _serving_disaggregated(folder: Path):
@@ -165,6 +192,25 @@ def test_serving_workbook_follows_its_inputs(recalculated):
     assert f"({changed['requests_per_s']:g} requests/s)" in text
     month = float(fixed["rent"]["serve_option_usd_per_month"])
     assert usd_text(month) in text or usd_text(float(fixed["buy"]["serve_option_usd_per_month"])) in text
+
+
+def test_serving_workbook_names_an_api_of_another_model_and_does_not_choose_it(recalculated):
+    """An API of another model is named for scale, never the answer: the workbook's live sentence says what core says."""
+    inputs, gpus = _other_model_inputs()
+    result = serve_plan(inputs, gpus=gpus)
+    assert result["api"]["same_model"] is False and result["choice"] != "api"
+    text = recalculated["serving-other-model-api"].value("Start", "A7")
+    assert text == result["recommendation"] and "though it serves another model" in text
+    assert not text.startswith("Use the API")
+
+
+def test_serving_workbook_states_the_geforce_license_of_a_bought_fleet(recalculated):
+    """A bought fleet of GeForce cards: the live sentence carries core's words on NVIDIA's GeForce driver license."""
+    inputs, gpus = _geforce_inputs()
+    result = serve_plan(inputs, gpus=gpus)
+    text = recalculated["serving-geforce-buy"].value("Start", "A7")
+    assert text == result["recommendation"]
+    assert "RTX-4090 is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in text
 
 
 def test_serving_workbook_sentence_when_the_api_wins_and_when_only_renting_is_weighed(recalculated):

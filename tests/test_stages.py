@@ -8,6 +8,7 @@ inputs of other types (8 and 8.0, 0.0 and -0.0, 1 and True), from several thread
 catalog.  The kept results stay within their bounds."""
 from __future__ import annotations
 
+import math
 import random
 import threading
 
@@ -232,10 +233,11 @@ class _Recording(dict):
 
 def test_the_checks_between_inputs_read_only_the_values_their_kept_passes_are_keyed_by():
     """A combination of inputs that passed the checks between inputs is not checked again (engine.CROSS_CHECKED_NAMES
-    keys it): every value cross_check reads must be among those names, over random configurations of both tasks."""
+    keys it; the check of engine.CHECKED_EVERY_CALL runs every time): every value cross_check reads must be among
+    those names, over random configurations of both tasks."""
     from gpu_tco.core import validation
     rng = random.Random(41)
-    allowed = set(engine.CROSS_CHECKED_NAMES)
+    allowed = set(engine.CROSS_CHECKED_NAMES) | set(engine.CHECKED_EVERY_CALL)
     checked = 0
     for _ in range(150):
         cfg = random_config(rng)
@@ -265,3 +267,63 @@ def test_a_combination_that_fails_the_checks_fails_every_time_and_a_new_catalog_
     catalog.reload()
     assert "cross checks passed" not in catalog.snapshot().memo  # a new snapshot keeps no passes
     assert not _identical(core.evaluate(good), _plain(good))
+
+
+def test_a_call_that_changes_numbers_alone_starts_from_the_previous_one_and_checks_what_changed():
+    """A call whose inputs differ from the previous call's only in plain numbers starts from the values that call
+    resolved (engine._like_last): the offer "auto" follows the GPU count, the checks between inputs run for what
+    changed, a bad number, a zero, another type, another output list or a changed name resolve afresh; every result
+    equals the plain code's and every error the error of a call without a previous one."""
+    from gpu_tco.core import validation
+    gpus = catalog.tables()["gpus"]
+    gpu = next(name for name in ("H100-SXM", "A100-80GB-SXM", *gpus.names) if name in gpus.names
+               and len({catalog.auto_offer_row(gpus.find(name), n, -1) for n in (1, 8, 16, 64)}) > 1)
+    job = {"model": "Llama-3-8B", "gpu": gpu, "n_gpus": 1, "seq_len": 2048, "tensor_parallel": 1, "mfu": 0.3}
+    steps = [{"n_gpus": 8}, {"n_gpus": 16}, {"seq_len": 4096}, {"n_gpus": 64, "tensor_parallel": 8},
+             {"n_gpus": 8, "tensor_parallel": 1},
+             {"mfu": 0.0}, {"mfu": 0.4}, {"n_gpus": 8.0}, {"seq_len": 1024.0}, {"gpu": "RTX-4090", "n_gpus": 1},
+             {"gpu": gpu, "task": "serve", "n_gpus": 2, "prompt_tokens": 1000}, {"prompt_tokens": 2000}]
+    cfg = dict(job)
+    offers, checked = set(), 0
+    for step in steps + steps[::-1] + steps:
+        cfg.update(step)
+        if not _check(cfg):  # (a serving replica of 64 GPUs cannot split the model's heads: refused both ways)
+            continue
+        checked += 1
+        offers.add(core.resolve_inputs(cfg)["offer__row"])
+        assert not _identical(core.evaluate(cfg, outputs=["train_hours", "own_tco_usd"]),
+                              {k: _plain(cfg)[k] for k in ("train_hours", "own_tco_usd")})
+    assert checked >= 30 and len(offers) > 1  # the offer "auto" picked changed with the count
+    # a sweep of arrays between two scalar calls (the state of the scalar call is kept for the next one)
+    core.evaluate(cfg)
+    assert len(core.evaluate({**cfg, "seq_len": [1024, 2048]})["train_hours"]) == 2
+    cfg["seq_len"] = 3072
+    assert _check(cfg)
+    # a negative zero after another number is named by the type tag, as in a call without a previous one
+    for share in (5.0, -0.0, 5.0, 0.0, -0.0, 5.0):
+        cfg["fragmentation_pct"] = share
+        assert _check(cfg)
+        state = catalog.snapshot().memo[engine._LAST_CALLS][None]
+        assert (("fragmentation_pct", "-0.0") in state[-2]) == (math.copysign(1.0, share) < 0)
+    # numbers that fail their own check or a check between inputs, after a call that passed
+    good = {**job, "n_gpus": 8, "tensor_parallel": 2, "context_parallel": 2, "seq_len": 4096}
+    for bad, field in (({"n_gpus": 7}, "tensor_parallel"), ({"seq_len": 1}, "context_parallel"),
+                       ({"seq_len": -5}, "seq_len"), ({"n_gpus": 1.5}, "n_gpus"), ({"mfu": float("nan")}, "mfu"),
+                       ({"tensor_parallel": 3}, "tensor_parallel")):
+        core.evaluate(good)
+        core.evaluate(good)
+        with pytest.raises(core.InputError) as after:
+            core.evaluate({**good, **bad})
+        assert after.value.field == field
+        catalog.reload()  # nothing kept: the same error from a fresh snapshot
+        with pytest.raises(core.InputError) as fresh:
+            core.evaluate({**good, **bad})
+        assert str(after.value) == str(fresh.value)
+    # the sequence length against the context-parallel GPUs is checked on every call, the other checks' pass kept
+    values = core.resolve_inputs(good)
+    assert engine._cross_checked(values) in catalog.snapshot().memo["cross checks passed"]
+    with pytest.raises(core.InputError) as direct:
+        validation.cross_check({**values, "seq_len": 1}, model=engine.row_of(values, "model"))
+    with pytest.raises(core.InputError) as kept:
+        core.resolve_inputs({**good, "seq_len": 1})
+    assert str(kept.value) == str(direct.value)

@@ -205,6 +205,30 @@ def test_the_measuring_script_parses_its_options():
     assert out.returncode == 0 and "--optimizer" in out.stdout and "--qlora-fp32-casts" in out.stdout
 
 
+def test_the_torchtune_measuring_script_parses_its_options():
+    """tools/measure/torchtune_measure.py needs a GPU and torchtune to run; its options parse here, without torch."""
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "measure" / "torchtune_measure.py"), "--help"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "--optimizer-in-backward" in out.stdout and "--compile" in out.stdout
+
+
+def test_own_torchtune_rows_check_the_torchtune_factor_held_out(training_loso):
+    """gpu-tco's own torchtune 0.6.1 runs on one H100 SXM (tools/measure/results/h100-2026-11-26/, PyTorch 2.11, compiled
+    as the README's tables ran): they enter no fit, and they are reported as a check of their own.  Every compiled run
+    was faster than the torchtune factor fitted on the README's 2024 table says (16-40 %, docs/training.md "torchtune on
+    one H100"), while the memory model holds them (median within 5 %)."""
+    from gpu_tco.core import calibration as cal
+    rows = [m for m in cal.load_measurements() if m.source in cal.OWN_TORCHTUNE_SOURCES]
+    assert len(rows) == 14 and not any(cal.in_fit(m) for m in rows)
+    assert all(m.inputs["framework"] == "torchtune" for m in rows)
+    group = cal.CHECK_GROUPS["own_torchtune"]
+    speed = training_loso["checks"][("torchtune", "training speed", group)]
+    memory = training_loso["checks"][("torchtune", "memory", group)]
+    assert speed["rows"] == 7 and speed["high"] < 0
+    assert memory["rows"] == 7 and memory["median"] <= 0.05
+    assert "gpu_tco_h100_torchtune" not in training_loso["by_source"]
+
+
 def test_the_loss_follows_the_framework():
     """transformers upcasts the whole batch's logits for the loss (Hugging Face, LlamaForCausalLM) unless Liger's fused
     linear cross-entropy is switched on (fused_loss=1); torchtune's recipes chunk it and Unsloth fuses it, always."""

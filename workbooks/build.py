@@ -55,6 +55,7 @@ from .common import (
     INPUTS_HEADER_ROW,
     LAYOUT_COLS,
     MONTHS_OR_NEVER,
+    OPTION_LAYOUT_COLS,
     TENTHS,
     USD,
     USD_CENTS,
@@ -96,6 +97,7 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     # a GPU, count or offer the scenario names is the planner's scope, as `gpu-tco plan --scenario` reads it
     job, where = scope(dict(inputs or {}))
     ranked = plan(job, **where)
+    job_sharding = core.resolve_inputs({k: v for k, v in job.items() if k == "sharding"})["sharding"]
     seen, picks = set(), []
     acceptable = [o for o in ranked["options"] if o["ok"]]
     # the cheapest acceptable option is a row too: the sheet's tolerance is measured from it, as the planner's is
@@ -105,7 +107,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
                 not any(same_option(o, {**p, "acquire": "buy" if p["buy"] else "rent"}) for p in picks):
             seen.add((o["gpu"], o["acquire"]))
             picks.append({"gpu": o["gpu"], "n_gpus": o["n_gpus"], "offer": o["offer"] or catalog.AUTO_OFFER,
-                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS}})
+                          "buy": int(o["acquire"] == "buy"), **{n: int(o[n]) for n in LAYOUT_COLS},
+                          "sharding": o["sharding"] or job_sharding})
         if len(picks) == limit and (cheapest is None or any(same_option(cheapest, {**p, "acquire": "buy" if p["buy"] else "rent"})
                                                               for p in picks)):
             break
@@ -113,6 +116,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     need = 0
     if picks:  # the recommended GPU in its layout (the planner's choice when the job gives none)
         chosen = {**job, **{n: picks[0][n] for n in LAYOUT_COLS if picks[0][n] > 1}}
+        if picks[0]["sharding"] != job_sharding:  # the planner's plain data parallel
+            chosen["sharding"] = picks[0]["sharding"]
         unit = core.layout_unit(chosen)
         need = int(core.evaluate({**chosen, "gpu": picks[0]["gpu"], "n_gpus": unit}, outputs=("gpus_needed",))["gpus_needed"])
         need = need if need > unit else 0
@@ -129,7 +134,7 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
         if small:
             job_layout = core.resolve_inputs({**job, "gpu": max(small)[1]})
             picks.append({"gpu": max(small)[1], "n_gpus": step, "offer": catalog.AUTO_OFFER, "buy": 0,
-                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}})
+                          **{n: int(job_layout[n]) for n in LAYOUT_COLS}, "sharding": job_layout["sharding"]})
     return picks
 
 
@@ -151,11 +156,12 @@ COMPARE_COLUMNS = [
     ("job hours, likely from", "option_hours_likely_low", HOURS_TENTHS, 11),
     ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
-    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, fewest machines, hours, GPUs, cost
-    ("near: machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
+    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, room to spare in memory (not tight),
+    # renting, fewest machines, hours, GPUs, cost
+    ("near: tight memory (2), buying (1)", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
-TIERS = ("tier_machines", "tier_hours", "tier_gpus", "tier_cost")
+TIERS = ("tier_tight", "tier_machines", "tier_hours", "tier_gpus", "tier_cost")
 MEMORY_PARTS = ["weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "logits_gib", "overhead_train_gib"]
 
 
@@ -171,7 +177,8 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
         from .serving_book import build_serving_workbook
         return build_serving_workbook(inputs, gpus)
-    job = Scenario.of(inputs, options if options is not None else default_options(inputs))
+    # the scenario runs the sharding the planner chooses for its GPU (plain data parallel where one GPU holds the model)
+    job = Scenario.of(core.with_planned_sharding(inputs), options if options is not None else default_options(inputs))
     wb = Workbook()
     lay = Layout()
     tabs = catalog.tables()
@@ -210,8 +217,8 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     _head(ws, 1, ["quantity", "unit"] + [f"option {k}" for k in range(1, len(options) + 2)])
     ws.freeze_panes = "C2"
     rows = {"label": 2, "gpu": 3, "n_gpus": 4, "offer": 5, "buy": 6, **{name: 7 + i for i, name in enumerate(PRICE_INPUTS)}}
-    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(LAYOUT_COLS)})
-    rows.update({name: 7 + len(PRICE_INPUTS) + len(LAYOUT_COLS) + i for i, name in enumerate(per_option)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + i for i, name in enumerate(OPTION_LAYOUT_COLS)})
+    rows.update({name: 7 + len(PRICE_INPUTS) + len(OPTION_LAYOUT_COLS) + i for i, name in enumerate(per_option)})
     lay.option_rows = rows
     for name, r in rows.items():
         ws.cell(row=r, column=1, value=name)
@@ -254,7 +261,7 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
         "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
         "offer": "=" + resolved_offer_xl(f"{col}3", cand_cell["offer"], f"{col}4"), "buy": f"={cand_cell['buy']}",
         **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
-        **{name: f"={cand_cell[name]}" for name in LAYOUT_COLS},
+        **{name: f"={cand_cell[name]}" for name in OPTION_LAYOUT_COLS},
     }
     formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
     for name, formula in formulas.items():
@@ -367,14 +374,17 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
            for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
         # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
-        "tier_machines": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
-                          f'{opt_cell("job_machines")},""),"")', tiers[0]),
+        # room in memory first (tight: 2), then renting (buying: 1): no capital at stake for a saving within the tolerance
+        "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
+                       f'IF({opt_cell("train_memory_tight")},2,0)+IF({opt_cell("buy")}=1,1,0),""),"")', tiers[0]),
+        "tier_machines": (f'=IF(ISNUMBER({letter["tier_tight"]}{r}),IF({letter["tier_tight"]}{r}=MIN({col_range["tier_tight"]}),'
+                          f'{opt_cell("job_machines")},""),"")', tiers[1]),
         "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
-                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[1]),
+                       f'ROUND({opt_cell("option_hours")},{TIE_DIGITS}),""),"")', tiers[2]),
         "tier_gpus": (f'=IF(ISNUMBER({letter["tier_hours"]}{r}),IF({letter["tier_hours"]}{r}=MIN({col_range["tier_hours"]}),'
-                      f'{opt_cell("n_gpus")},""),"")', tiers[2]),
+                      f'{opt_cell("n_gpus")},""),"")', tiers[3]),
         "tier_cost": (f'=IF(ISNUMBER({letter["tier_gpus"]}{r}),IF({letter["tier_gpus"]}{r}=MIN({col_range["tier_gpus"]}),'
-                      f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tiers[3]),
+                      f'ROUND({rk}{r},{TIE_DIGITS}),""),"")', tiers[4]),
         "recommended": (f'=IF(ISNUMBER({letter["tier_cost"]}{r}),IF({k}=MATCH(MIN({col_range["tier_cost"]}),'
                         f'{col_range["tier_cost"]},0),"recommended",""),"")',
                         "recommended" if k - 1 == lay.best else ""),
@@ -426,13 +436,14 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     rule over these rows (core.planner.rank), with each row's helper values ("" where a step leaves it out)."""
     costs = [x for x in ranked if x is not None]
     if not costs:
-        return None, [("", "", "", "")] * len(all_vals)
+        return None, [("", "", "", "", "")] * len(all_vals)
     limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    tiers = [[float(v["job_machines"]) if x is not None and x <= limit else "" for v, x in zip(all_vals, ranked)]]
-    for key in ("option_hours", "n_gpus", "option_cost_usd"):
+    tiers = [[2.0 * bool(v["train_memory_tight"]) + bool(v["buy"]) if x is not None and x <= limit else ""
+              for v, x in zip(all_vals, ranked)]]
+    for key in ("job_machines", "option_hours", "n_gpus", "option_cost_usd"):
         prev = tiers[-1]
         low = min(t for t in prev if t != "")
-        exact = key == "n_gpus"  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
+        exact = key in ("job_machines", "n_gpus")  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
         tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
                       for v, t in zip(all_vals, prev)])
     last = tiers[-1]

@@ -269,7 +269,9 @@ def _scenario_ref(name: str) -> str:
 
 # an option's parallel layout: the planner's choice for its GPU (core.layout) when the job gives none
 LAYOUT_COLS = ("pipeline_parallel", "expert_parallel")
-CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy", *LAYOUT_COLS)
+# and its sharding: plain data parallel where one GPU holds the model with room to spare (core.layout)
+OPTION_LAYOUT_COLS = (*LAYOUT_COLS, "sharding")
+CANDIDATE_COLS = ("gpu", "n_gpus", "offer", "buy", *OPTION_LAYOUT_COLS)
 COMPARE_HEAD_ROW = 4  # the Compare sheet's table header; one row per option below it
 
 
@@ -290,7 +292,7 @@ class Scenario:
         result = core.evaluate(inputs)
         given_offer = str(inputs.get("offer", catalog.AUTO_OFFER))
         offer_cell = catalog.AUTO_OFFER if given_offer.strip().lower() == catalog.AUTO_OFFER else values["offer"]
-        options = [{**{n: int(values[n]) for n in LAYOUT_COLS}, **o}  # an option without a layout has the scenario's
+        options = [{**{n: int(values[n]) for n in LAYOUT_COLS}, "sharding": values["sharding"], **o}  # an option without a layout has the scenario's
                    for o in options]
         return cls(inputs, values, result, offer_cell, options)
 
@@ -362,7 +364,7 @@ def _inputs_sheet(wb: Workbook, ws, job: Scenario, lay: Layout) -> None:
         _candidate_block(ws, job, lay)
     cand = [get_column_letter(CANDIDATE_FIRST_COL + j) for j in range(1 + len(CANDIDATE_COLS))]
     _widths(ws, {"A": 26, "B": 15, "C": 15, "D": 13, "E": 90, "F": 40, "G": 24, "H": 3,
-                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14})
+                 cand[0]: 7, cand[1]: 16, cand[2]: 7, cand[3]: 30, cand[4]: 6, cand[5]: 16, cand[6]: 14, cand[7]: 10})
     fit_heights(ws, lay.cached)
     # printed: the columns a reader needs (label to meaning), as wide as the page; what is allowed (also in each value's
     # comment and checked when typed), the names and the options stay on screen
@@ -409,7 +411,7 @@ def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
     _head(ws, INPUTS_HEADER_ROW, ["option", *CANDIDATE_COLS], first_col=first_col, freeze=False)
     ws.cell(row=INPUTS_HEADER_ROW + len(job.options) + 2, column=first_col,
             value="Options 2+ are yours to change (buy: 1 = buy, 0 = rent; offer: a Cloud name or auto; pipeline and "
-                  "expert parallel degrees as the planner chose them).").font = NOTE_FONT
+                  "expert parallel degrees and the sharding as the planner chose them).").font = NOTE_FONT
     for k, opt in enumerate([{}] + job.options, start=1):
         r = INPUTS_HEADER_ROW + k
         ws.cell(row=r, column=first_col, value=k)
@@ -420,7 +422,7 @@ def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
                 lay.cached[f"Inputs!{c.coordinate}"] = job.offer_cell if name == "offer" else job.values[name]
                 c.font = NOTE_FONT
             else:
-                put_text(c, opt[name] if name in ("gpu", "offer") else int(opt[name]))
+                put_text(c, opt[name] if name in ("gpu", "offer", "sharding") else int(opt[name]))
                 c.fill = INPUT_FILL
                 c.protection = Protection(locked=False)
                 inp = INPUTS_BY_NAME[name]

@@ -167,15 +167,25 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
     volume = ('TEXT(serve_mtok_per_month,"#,##0")&" million tokens a month ("&TEXT(serve_demand_requests_per_s,"General")'
               '&" requests/s)"')
     given = "AND(api_usd_per_mtok_input>0,api_usd_per_mtok_output>0)"
+    # an API of another model (core.serving.api_serves_model, decided when the file is written): named for scale, never
+    # the answer; while the model and the API stay those of the file, and no prices are typed in
+    inputs = result["inputs"]
+    other = ("FALSE" if result["api"].get("same_model", True) else
+             f'AND(NOT({given}),api_model="{inputs["api_model"]}",model="{inputs["model"]}")')
     api = (f'"the API "&IF({given},"at the prices given",api_model)&" ($"&TEXT(serve_api_usd_per_mtok_input,"General")'
            f'&" input, $"&TEXT(serve_api_usd_per_mtok_output,"General")&" output per million tokens"'
            f'&IF({given},"",", prices as of "&INDEX(apis_as_of,MATCH(api_model,apis_name,0)))&") costs "'
-           f'&{money_xl("serve_api_usd_per_month")}&" a month"')
-    for k, formula in ((r, volume), (r + 1, api)):
+           f'&{money_xl("serve_api_usd_per_month")}&" a month"'
+           f'&IF({other},", though it serves another model: no API in the catalog serves "&model'
+           f'&" (api_model names one; api_usd_per_mtok_input and _output price your own)","")')
+    ws.cell(row=r + 2, column=1, value="the API's cost a month, as a substitute")
+    compared = f'IF({other},1E+300,serve_api_usd_per_month)'
+    for k, formula in ((r, volume), (r + 1, api), (r + 2, compared)):
         ws.cell(row=k, column=3, value="=" + formula)
         lay.cached[f"Serving!C{k}"] = ""
     cells["volume"], cells["api"] = f"Serving!$C${r}", f"Serving!$C${r + 1}"
-    _note(ws, f"A{r + 3}", "Each column is a setup the serving planner chose when this file was written (the yellow cells); "
+    cells["api_month"] = f"Serving!$C${r + 2}"
+    _note(ws, f"A{r + 4}", "Each column is a setup the serving planner chose when this file was written (the yellow cells); "
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
     _widths(ws, {"A": 38, "B": 12, "C": 34, "D": 34})
@@ -225,6 +235,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
                 f'&TEXT({ref("serve_load_after_server_failure")},"0%")&" load"))'
                 f'&IF({ref("own_gpus")}>{ref("serve_gpus")},"; "&({ref("own_gpus")}-{ref("serve_gpus")})&" of the "&{ref("own_gpus")}'
                 f'&" GPUs bought "&IF({ref("own_gpus")}-{ref("serve_gpus")}=1,"is","are")&" free for other work","")'
+                f'&IF(INDEX(gpus_consumer,MATCH({ref("gpu")},gpus_name,0))=1,"; "&{ref("gpu")}&"{GEFORCE_TAIL}","")'
                 if key == "buy" else "")
              + f'&IF({bits}<8,"; weights in "&{ref("weights_dtype")}&" ("&{bits}&" bits): accuracy "'
                f'&INDEX(weight_dtypes_accuracy_effect,MATCH({ref("weights_dtype")},weight_dtypes_name,0)),"")&"."')
@@ -251,12 +262,15 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
         c.alignment = Alignment(wrap_text=name in TEXT_ROWS, vertical="top")
 
 
+GEFORCE_TAIL = core.SERVE_CONSUMER_LICENSE.split("{gpu}", 1)[1]  # core's words after the GPU's name
+
+
 def answer_xl(setups: Mapping, cells: Mapping) -> str:
     """Start's answer as one formula: core's serving sentence (``serve_sentence``) over the Serving sheet's cells:
     the cheapest way at the demand leads (rent, buy or the API), then above which volume each setup beats the API."""
     def c(key, name):
         return cells[(key, name)]
-    api_month = "serve_api_usd_per_month"
+    api_month = cells.get("api_month", "serve_api_usd_per_month")  # an API of another model is no substitute
     month = {k: c(k, "serve_option_usd_per_month") for k in setups}
 
     def use_api(best: str) -> str:

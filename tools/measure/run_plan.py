@@ -1,6 +1,7 @@
 """Run a list of measurements (a plan file, JSON) one process each, within a deadline, and collect their rows.
 
-Each entry of the plan is {"script": "train_measure.py" or "serve_measure.py", "args": [...], "timeout_s": N}.
+Each entry of the plan is {"script": "train_measure.py", "torchtune_measure.py" or "serve_measure.py", "args": [...],
+"timeout_s": N}.
 Entries run in the order given, each in a fresh Python process (so one run's memory or an out-of-memory error never
 touches the next); an entry that would start after --deadline-s seconds is skipped and reported as skipped. Rows go to
 OUT/train_rows.jsonl and OUT/serve_rows.jsonl, each process's error output to OUT/log.txt.
@@ -45,9 +46,10 @@ def main(argv=None) -> int:
             out, err, rc = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout", -9
         took = time.monotonic() - began
         print(f"{label}: rc={rc} {took:.1f} s\n{err[-3000:]}", file=log, flush=True)
-        target = "train_rows.jsonl" if entry["script"].startswith("train") else "serve_rows.jsonl"
+        training = not entry["script"].startswith("serve")
+        target = "train_rows.jsonl" if training else "serve_rows.jsonl"
         with open(os.path.join(ns.out, target), "a") as rows:
-            if entry["script"].startswith("train"):
+            if training:
                 try:
                     row = json.loads(out)
                     row["seconds_whole_run"] = round(took, 1)

@@ -1,0 +1,309 @@
+"""Answers an experienced ML infrastructure engineer would sign, asked as a hostile expert user would ask them.
+
+Each test runs a question through the real command line (or core's public API where no door differs) and asserts
+the rule the answer must keep, not a fitted number: calibration may move the hours and dollars.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpu_tco import core
+from gpu_tco.core import layout
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    return out
+
+
+def plan_json(*args: str) -> dict:
+    return json.loads(cli("plan", *args, "--json", "--all").stdout)
+
+
+# ---------------------------------------------------------------------------
+# pipeline stages: only where the framework runs a pipeline schedule, never for a model that fits one GPU
+
+def test_the_default_framework_is_never_planned_into_pipeline_stages():
+    """The Hugging Face Trainer has no pipeline schedule (Hugging Face, "Efficient Training on Multiple GPUs",
+    https://huggingface.co/docs/transformers/perf_train_gpu_many: "none of the models supports full-PP"; a
+    device_map split runs one GPU at a time): a transformers answer that splits the model into 1F1B stages
+    assumes a schedule its framework cannot run."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    assert all(o["pipeline_parallel"] == 1 for o in data["options"])
+    text = cli("plan", "--method", "lora", "--owned-busy-hours-per-day", "20").stdout
+    assert "pipeline stages" not in text and "with transformers" in text
+    # the same job on a framework that runs a pipeline schedule may take stages where they help
+    assert layout.runs_pipelines({"framework": "megatron"}) and layout.runs_pipelines({"framework": "deepspeed"})
+    assert not layout.runs_pipelines({"framework": "transformers"}) and not layout.runs_pipelines({})
+    assert layout.choose({"model": "Llama-3-70B", "method": "lora"}, ["RTX-4090"], None, 1) == {}
+    assert layout.choose({"model": "Llama-3-70B", "method": "lora", "framework": "megatron"}, ["RTX-4090"], None, 1)
+
+
+def test_a_model_that_fits_one_gpu_is_not_split_into_stages():
+    """TinyLlama 1.1B full fine-tuning fits one RTX 4090: every GPU keeps a whole copy (data parallel); a pipeline
+    for it only adds a bubble and sends, whatever framework runs it."""
+    text = cli("plan", "--model", "TinyLlama-1.1B", "--method", "full").stdout
+    assert "pipeline stages" not in text
+    data = plan_json("--model", "TinyLlama-1.1B", "--method", "full")
+    assert all(o["pipeline_parallel"] == 1 for o in data["options"])
+    for framework in ("megatron", "deepspeed", "torchtitan"):
+        job = {"model": "TinyLlama-1.1B", "method": "full", "framework": framework}
+        assert core.evaluate({**job, "gpu": "RTX-4090", "n_gpus": 1})["fits_train"]
+        chosen = layout.choose(job, ["RTX-4090", "H100-SXM"], None, 1)
+        assert all(lay["pipeline_parallel"] == 1 and lay["expert_parallel"] == 1 for lay in chosen.values()), framework
+
+
+def test_what_would_fit_suggests_stages_only_to_a_framework_that_runs_them():
+    job = dict(model="Llama-3-70B", method="full", sharding="zero1", n_gpus=32, gpu="H100-SXM", recompute="full")
+    fix = core.what_would_fit(job)
+    assert fix is None or "pipeline_parallel" not in fix.changes
+
+
+# ---------------------------------------------------------------------------
+# purchases an engineer would make: consumer cards in one server, a purchase sized by the job
+
+def test_consumer_cards_are_not_bought_as_a_cluster():
+    """GeForce cards have no GPUDirect RDMA (NVIDIA, GPUDirect RDMA User Manual, System Requirements: Tesla and Quadro
+    GPUs): a cluster of them joins its servers through host memory.  Bought, they are one server at most; the
+    default 70B LoRA at 20 busy hours a day once bought 24 RTX 4090s in 3 servers."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    rec = data["recommended"]
+    assert not (rec["gpu"] == "RTX-4090" and rec["n_gpus"] > 8)
+    for o in data["options"]:
+        if o["acquire"] == "buy" and o["gpu"] in ("RTX-4090", "RTX-5090", "RTX-3090") and o["n_gpus"] > 8:
+            assert not o["ok"] and any(r.startswith("one server at most: ") for r in o["reasons"]), o
+    assert any(r.startswith("one server at most: RTX-4090 is a consumer card") for o in data["options"] for r in o["reasons"])
+
+
+def test_a_rack_is_not_bought_for_a_job_that_fits_a_few_gpus():
+    """A GB200 NVL72 is sold as a 72-GPU rack; the 70B LoRA fits on one or two of its GPUs.  Busy hours or not,
+    nobody buys a $4.8M rack for it: the purchase is refused as larger than the job needs."""
+    data = plan_json("--method", "lora", "--owned-busy-hours-per-day", "20")
+    racks = [o for o in data["options"] if o["acquire"] == "buy" and o["gpu"] == "GB200"]
+    assert racks and all(not o["ok"] for o in racks)
+    assert all(any(r.startswith("larger than the job needs: 72x GB200") for r in o["reasons"]) for o in racks)
+    assert data["recommended"]["gpu"] != "GB200"
+
+
+# ---------------------------------------------------------------------------
+# plain data parallel where one GPU holds the model
+
+def test_a_model_that_fits_one_gpu_runs_plain_data_parallel_and_the_answer_says_why():
+    """Nobody shards a 1.1B model with ZeRO-3: it fits one GPU, so every GPU keeps a whole copy (DDP, torchrun's and the
+    Trainer's default) and only the gradients are exchanged.  The answer names the choice and its reason."""
+    text = cli("plan", "--model", "TinyLlama-1.1B", "--method", "full").stdout
+    assert "Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU" in text
+    rec = plan_json("--model", "TinyLlama-1.1B", "--method", "full")["recommended"]
+    assert rec["n_gpus"] > 1 and rec["sharding"] == "none"
+    # the option's figures are those of DDP: every door evaluates the option with the planner's sharding
+    job = {"model": "TinyLlama-1.1B", "method": "full"}
+    result = core.plan(job)
+    o = result["recommended"]
+    inputs = core.planner.option_inputs(result["given"], o)
+    assert inputs["sharding"] == "none"
+    assert core.evaluate(inputs)["option_hours"] == pytest.approx(o.hours, rel=1e-12)
+    # a 70B model does not fit one GPU: its states are sharded, and the answer says so
+    lora70 = core.recommend({"model": "Llama-3-70B", "method": "lora"})
+    assert lora70.option.sharding in ("", "zero3") and "The states are sharded across the GPUs (sharding zero3)" in lora70.text
+    # a sharding the job names is the job's: the planner keeps it and says nothing about it
+    given = core.recommend({**job, "sharding": "zero3"})
+    assert given.option.sharding == "" and "Plain data parallel" not in given.text and "sharded across" not in given.text
+
+
+def test_the_main_job_table_and_the_workbook_carry_the_planners_sharding():
+    """The main job's table row of the recommendation and the workbook's options state the hours of the planner's
+    sharding, so the row, the sentence and the workbook agree."""
+    from gpu_tco.workbooks.build import default_options
+    job = {"model": "TinyLlama-1.1B", "method": "full"}
+    pick = core.worded_recommendations(job, methods=("full",))["full"].option
+    rows = core.compare_setups(job, methods=("full",))
+    mine = [r for r in rows if r["recommended"]]
+    assert pick.sharding == "none" and mine and mine[0]["job_hours"] == pytest.approx(pick.hours, rel=1e-12)
+    options = default_options(job)
+    assert options[0]["sharding"] == "none"
+    assert (options[0]["gpu"], options[0]["n_gpus"]) == (pick.gpu, pick.n_gpus)
+
+
+# ---------------------------------------------------------------------------
+# serving: the batch the plan counts on is the batch the engine's command gives
+
+def _serve_share(job: dict) -> tuple[float, float, dict]:
+    result = core.serve_plan(job)
+    lead = core.lead_option(result)
+    assert lead is not None
+    r = core.evaluate(core.serve_option_inputs(job, lead))
+    return float(r["serve_memory_share"]), float(r["serve_batch"]), lead
+
+
+def test_a_serving_plan_fits_the_memory_the_engine_is_given():
+    """vLLM takes gpu_memory_utilization (0.9 by default) of the GPU's memory for weights, activations and KV cache
+    (vLLM project, Engine arguments, https://docs.vllm.ai/en/latest/configuration/engine_args.html).  Llama 3 70B in FP8
+    on one 80 GB H100 once counted on 21 sequences of KV cache in 99.7 % of the memory; `vllm serve` as printed would
+    hold about 8.  The plan's memory stays within the share the printed command gives the engine."""
+    job = {"task": "serve", "model": "Llama-3-70B", "requests_per_s": 5}
+    share, batch, lead = _serve_share(job)
+    assert 0 < share <= 0.9 + 1e-9 and batch >= 1
+    one_h100 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 1, "weights_dtype": "fp8"})
+    assert one_h100["serve_memory_share"] <= 0.9 + 1e-9
+    assert one_h100["serve_kv_batch"] < 21
+    out = cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "5").stdout
+    assert "vllm serve " in out and "--gpu-memory-utilization" not in out  # vLLM's default share: nothing to pass
+    # a larger share is the user's to give, and the command passes it on
+    given = cli("plan", "--task", "serve", "--model", "Llama-3-70B", "--requests-per-s", "5",
+                "--gpu-memory-utilization", "0.95").stdout
+    vllm = [line for line in given.splitlines() if line.strip().startswith("vllm serve ")]
+    sglang = [line for line in given.splitlines() if "sglang.launch_server" in line]
+    assert vllm and vllm[0].rstrip().endswith("--gpu-memory-utilization 0.95")
+    assert sglang and "--mem-fraction-static 0.95" in sglang[0]
+    share95, _, _ = _serve_share({**job, "gpu_memory_utilization": 0.95})
+    assert share95 <= 0.95 + 1e-9
+
+
+def test_each_engine_takes_its_own_share_of_memory():
+    """TensorRT-LLM gives the KV cache a share of the memory the weights leave free (kv_cache_free_gpu_memory_fraction),
+    vLLM a share of the whole memory: with 68 GiB of weights on an 80 GB GPU, TensorRT-LLM holds more sequences."""
+    base = {"task": "serve", "model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 1, "weights_dtype": "fp8"}
+    vllm, trt = (core.evaluate({**base, "engine": e}) for e in ("vllm", "trtllm"))
+    context_gib = float(core.resolve_inputs({})["cuda_context_gib"])
+    assert vllm["serve_usable_gib"] == pytest.approx(vllm["gpu_memory_gib"] * 0.9 - context_gib)
+    assert trt["serve_kv_batch"] > vllm["serve_kv_batch"] >= 1
+    assert trt["serve_usable_gib"] > vllm["serve_usable_gib"]
+
+
+# ---------------------------------------------------------------------------
+# experts, memory headroom and whole machines
+
+def test_the_default_framework_does_not_spread_experts_over_gpus():
+    """The Hugging Face Trainer has no expert-parallel all-to-all: Mixtral under it keeps its experts with the data-parallel
+    sharding.  Megatron-Core spreads them (NVIDIA, Megatron-Core MoE package)."""
+    data = plan_json("--model", "Mixtral-8x7B", "--method", "lora")
+    assert all(o["expert_parallel"] == 1 for o in data["options"])
+    assert "experts are spread" not in cli("plan", "--model", "Mixtral-8x7B", "--method", "lora").stdout
+    assert layout.runs_expert_parallel({"framework": "megatron"}) and not layout.runs_expert_parallel({})
+
+
+def test_a_setup_with_room_to_spare_wins_within_the_cost_tolerance():
+    """At about the same cost an engineer takes the setup whose memory is not above 90 % of the card: a longer batch or a
+    library's workspace does not kill it.  Llama 3.1 405B full fine-tuning on H100s: the cheapest count runs at the
+    edge of the memory; a larger one within the tolerance does not."""
+    result = core.plan({"model": "Llama-3.1-405B", "method": "full"}, gpus=["H100-SXM"])
+    rec = result["recommended"]
+    near = [o for o in result["options"] if o.within_tolerance]
+    assert any(o.tight for o in near) and any(not o.tight for o in near)
+    assert not rec.tight
+    text = core.recommend({"model": "Llama-3.1-405B", "method": "full"}, gpus=["H100-SXM"]).text
+    assert "leaves less room in memory" in text or "cheaper" not in text
+    # the rule holds in every plan: a tight recommendation means no setup near its cost has room to spare
+    for job in ({"model": "Llama-3-70B", "method": "lora"}, {"model": "Mixtral-8x7B", "method": "full"},
+                {"model": "Llama-3-8B", "method": "full"}):
+        r = core.plan(job)
+        if r["recommended"].tight:
+            assert all(o.tight for o in r["options"] if o.within_tolerance), job
+
+
+def test_a_job_over_several_machines_rents_whole_machines_and_names_their_network():
+    """Clouds rent multi-node clusters by the machine: 405B on H100s is never 178 GPUs (22 1/4 machines of 8).  The
+    answer names the network that joins the machines, a link someone chose (the offer's)."""
+    data = plan_json("--model", "Llama-3.1-405B", "--method", "full")
+    for o in data["options"]:
+        if o["acquire"] == "rent" and o["machines"] > 1:
+            assert (o["n_gpus"] / o["machines"]).is_integer(), o  # machines x GPUs per machine, none rented half
+    rec = data["recommended"]
+    text = cli("plan", "--model", "Llama-3.1-405B", "--method", "full").stdout
+    if rec["machines"] > 1:
+        assert f"The {rec['machines']:,.0f} machines are joined by {rec['offer']}'s network:" in text
+
+
+def test_what_would_fit_proposes_a_setup_that_can_be_had_with_room_to_spare():
+    """The main job once said 4 RTX 4090s for the 70B QLoRA "fit with 28 GPUs: 24.0 of 24 GiB per GPU" (no offer rents
+    28 consumer cards as one job, and the memory is full) and 2 H100s for the full fine-tune "fit with 19 GPUs: 76.8 of
+    80 GiB".  A suggestion is a setup someone can rent or buy, with room in memory where one exists."""
+    base = {"model": "Llama-3-70B", "tokens": 1e8, "seq_len": 4096, "recompute": "full"}
+    for inputs in ({**base, "method": "qlora", "gpu": "RTX-4090", "n_gpus": 4},
+                   {**base, "method": "full", "gpu": "H100-SXM", "n_gpus": 2}):
+        fix = core.what_would_fit(inputs)
+        assert fix is not None, inputs
+        assert fix.peak_gib_per_gpu <= 0.9 * fix.gpu_memory_gib, (inputs, fix.sentence())
+        if "n_gpus" in fix.changes:
+            sold = core.evaluate({**inputs, **fix.changes, "offer": "auto"})["option_offer_sells"]
+            assert sold and fix.changes["n_gpus"] % 8 == 0, fix.sentence()
+    main = cli("--workbook", "").stdout
+    assert "fits with 28 GPUs" not in main and "24.0 of 24 GiB" not in main
+
+
+def test_an_api_of_another_model_is_named_as_such_and_never_chosen_for_it():
+    """Qwen3 30B-A3B has no API row in the catalog: the comparison price is another model's (Llama 3.3 70B), which is no
+    substitute for serving Qwen.  The answer says so and never answers "Use the API" on that price when a setup meets
+    the targets."""
+    out = cli("plan", "--task", "serve", "--model", "Qwen3-30B-A3B", "--requests-per-s", "0.2").stdout
+    assert "though it serves another model: no API in the catalog serves Qwen3-30B-A3B" in out
+    assert "Use the API" not in out
+    result = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2})
+    assert result["api"]["same_model"] is False and result["choice"] in ("rent", "buy")
+    # an API serving the model (Llama 3.1 8B for Llama 3 8B: the same architecture) is a substitute
+    small = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 0.5})
+    assert small["api"]["same_model"] is True and small["choice"] == "api"
+    # prices typed in are the user's own API for this model
+    typed = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2,
+                             "api_usd_per_mtok_input": 0.1, "api_usd_per_mtok_output": 0.3})
+    assert typed["api"]["same_model"] is True
+
+
+def test_a_deadline_is_met_with_more_gpus_rather_than_no_answer():
+    """The default 70B LoRA due in 2 hours: the planner once tried counts up to 4 x the smallest that fits (3 H100s, so
+    at most 8) and answered "No option meets every requirement".  A deadline is what more GPUs are for."""
+    data = plan_json("--method", "lora", "--deadline-hours", "2")
+    rec = data["recommended"]
+    assert rec is not None and rec["hours"] <= 2 and rec["n_gpus"] > 8
+    text = cli("plan", "--method", "lora", "--deadline-hours", "2").stdout
+    assert "No option meets every requirement" not in text
+    if rec["machines"] > 1:
+        assert "(the offer the planner rents this setup through)" in text
+
+
+def test_a_purchase_within_the_tolerance_of_a_rental_is_not_worth_the_capital():
+    """Busy 20 hours a day, 8 RTX 4090s bought for the 8B QLoRA once won on a job share 1.5 % below the rental, while
+    the same answer said buying would pay back only after 50 months, beyond the 36 of ownership.  Within the cost
+    tolerance, renting (no capital at stake) wins."""
+    data = plan_json("--model", "Llama-3-8B", "--method", "qlora", "--owned-busy-hours-per-day", "20")
+    rec = data["recommended"]
+    near = [o for o in data["options"] if o["within_tolerance"]]
+    if any(o["acquire"] == "rent" and not o["tight"] for o in near):
+        assert rec["acquire"] == "rent", rec
+
+
+def test_bought_geforce_cards_carry_the_license_caveat():
+    """NVIDIA's GeForce driver license (section 2.1.3, "No Datacenter Deployment") excludes the colocation the cost of
+    owning assumes: a purchase of GeForce cards says so."""
+    job = {"model": "Llama-3-8B", "method": "qlora", "owned_busy_hours_per_day": 20}
+    result = core.plan(job, gpus=["RTX-4090"], include_buy=True)
+    buy = next(o for o in result["options"] if o.ok and o.acquire == "buy")
+    words = core.compose_recommendation({**result, "recommended": buy}).text
+    assert "RTX-4090 is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in words
+    h100 = core.plan(job, gpus=["H100-SXM"], include_buy=True)
+    buy = next(o for o in h100["options"] if o.ok and o.acquire == "buy")
+    assert "GeForce" not in core.compose_recommendation({**h100, "recommended": buy}).text
+
+
+def test_a_bought_geforce_serving_fleet_carries_the_license_caveat():
+    """Eight RTX 5090s in a server serving Llama 3 8B around the clock: NVIDIA's GeForce driver license excludes
+    datacenter deployment, so the answer says where such a fleet may run."""
+    out = cli("plan", "--task", "serve", "--model", "Llama-3-8B", "--requests-per-s", "50",
+              "--owned-busy-hours-per-day", "24").stdout
+    result = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24})
+    lead = core.lead_option(result)
+    if lead is not None and lead.acquire == "buy" and lead.gpu.startswith("RTX-"):
+        assert f"{lead.gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in out
+    h100 = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24},
+                           gpus=["H100-SXM"])
+    assert "GeForce" not in h100["recommendation"]
+    geforce = core.serve_plan({"task": "serve", "model": "Llama-3-8B", "requests_per_s": 50, "owned_busy_hours_per_day": 24},
+                              gpus=["RTX-4090"])
+    if geforce["best_buy"] is not None:
+        assert "RTX-4090 is a GeForce card" in core.serve_option_notes(geforce["best_buy"], geforce["inputs"])
