@@ -471,6 +471,18 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
     return sweep
 
 
+def _purchase_refusal(gpu: str, n: int, sizes: tuple, needs: Mapping[str, int], multiple: int) -> list[str]:
+    """Why ``n`` bought ``gpu`` is not a purchase to propose (empty: it is): a count no server holds, consumer cards
+    beyond one server, or more GPUs than the counts tried for the job (``_counts`` above its smallest that fits)."""
+    if buyable_count(n, sizes) != n:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
+        return [f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs"]
+    if n > max(sizes) and consumer_gpu(gpu):
+        return [CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes))]
+    if gpu in needs and n > max(_counts(needs[gpu], multiple)):
+        return [OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu], multiple)))]
+    return []
+
+
 def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, price_owner: str,
              needs: Mapping[str, int] | None = None, multiple: int = COUNT_MULTIPLE) -> list[Option]:
     """One Option per row of the sweep ``r`` (its PLAN_OUTPUTS), in the sweep's order.  ``needs``: each GPU's smallest
@@ -521,15 +533,9 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             reasons.append("no price: the cost is not a finite number (check the price inputs)")
         if buy:
             sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
-            sold = buyable_count(n, sizes) == n
-            if not sold:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
-                reasons.append(f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs")
-            elif n > max(sizes) and consumer_gpu(gpu):
-                sold = False
-                reasons.append(CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes)))
-            elif gpu in needs and n > max(_counts(needs[gpu], multiple)):
-                sold = False
-                reasons.append(OVERSIZED_PURCHASE.format(n=n, gpu=gpu, need=needs[gpu], most=max(_counts(needs[gpu], multiple))))
+            why_not = _purchase_refusal(gpu, n, sizes, needs, multiple)
+            sold = not why_not
+            reasons += why_not
             offer_row = None
             source = ("purchase_usd_per_gpu as given for " + gpu if "purchase_usd_per_gpu" in given_prices and gpu == price_owner
                       else "GPU catalog purchase price")

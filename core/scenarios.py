@@ -136,37 +136,39 @@ def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict |
         "buy": np.array([0] * len(rows) + [1] * len(rows)),
     })
     res = evaluate(sweep, outputs=COMPARE_OUTPUTS)
-    k = len(rows)
-    out = []
-    for i, ((g, n, m, o), how) in enumerate(zip(rows, marks)):
-        rent, own = float(res["option_cost_usd"][i]), float(res["option_cost_usd"][k + i])
-        rent_ok, own_ok = bool(res["option_ok"][i]), bool(res["option_ok"][k + i])  # option_ok includes fits_train
-        side = k + i if how == "buy" else i  # the row's hours: of its own acquisition
-        rent_priced, own_priced = bool(res["option_priced"][i]), bool(res["option_priced"][k + i])
-        out.append({
-            "gpu": g, "n_gpus": n, "method": m,
-            "acquire": "buy" if how == "buy" else "rent",
-            "fits": bool(res["fits_train"][i]),
-            "tight": bool(res["train_memory_tight"][i]),
-            "peak_gib_per_gpu": float(res["peak_train_gib_per_gpu"][i]),
-            "gpu_memory_gib": float(res["gpu_memory_gib"][i]),
-            "fit_limit_gib": float(res["fit_limit_gib"][i]),
-            "gpus_needed": int(res["gpus_needed"][i]),
-            "train_hours": float(res["train_hours"][side]),
-            "job_hours": float(res["option_hours"][side]),
-            "mfu": float(res["mfu_effective"][i]),
-            "offer": o, "rent_priced": rent_priced, "own_priced": own_priced,
-            "rent_usd": rent if rent_ok else float("nan"),
-            "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]) if rent_priced else float("nan"),
-            "own_usd": own if own_ok else float("nan"),  # the job's owned share, when acceptable
-            "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]) if own_priced else float("nan"),
-            "capital_usd": float(res["own_capital_usd"][k + i]) if own_priced else float("nan"),
-            "payback_months": float(res["payback_months"][k + i]) if own_priced and rent_priced else float("nan"),
-            "breakeven_hours_per_day": float(res["breakeven_hours_per_day"][k + i]) if own_priced and rent_priced else float("nan"),
-            "verdict_code": int(res["verdict_code"][k + i]),
-            "recommended": how,
-        })
-    return out
+    return [_compare_row(res, i, len(rows), row, how) for i, (row, how) in enumerate(zip(rows, marks))]
+
+
+def _compare_row(res: dict, i: int, k: int, row: tuple, how: str) -> dict:
+    """compare()'s row ``i`` from the sweep's results ``res`` (its first ``k`` rows rented, the next ``k`` bought)."""
+    g, n, m, o = row
+    rent, own = float(res["option_cost_usd"][i]), float(res["option_cost_usd"][k + i])
+    rent_ok, own_ok = bool(res["option_ok"][i]), bool(res["option_ok"][k + i])  # option_ok includes fits_train
+    side = k + i if how == "buy" else i  # the row's hours: of its own acquisition
+    rent_priced, own_priced = bool(res["option_priced"][i]), bool(res["option_priced"][k + i])
+    return {
+        "gpu": g, "n_gpus": n, "method": m,
+        "acquire": "buy" if how == "buy" else "rent",
+        "fits": bool(res["fits_train"][i]),
+        "tight": bool(res["train_memory_tight"][i]),
+        "peak_gib_per_gpu": float(res["peak_train_gib_per_gpu"][i]),
+        "gpu_memory_gib": float(res["gpu_memory_gib"][i]),
+        "fit_limit_gib": float(res["fit_limit_gib"][i]),
+        "gpus_needed": int(res["gpus_needed"][i]),
+        "train_hours": float(res["train_hours"][side]),
+        "job_hours": float(res["option_hours"][side]),
+        "mfu": float(res["mfu_effective"][i]),
+        "offer": o, "rent_priced": rent_priced, "own_priced": own_priced,
+        "rent_usd": rent if rent_ok else float("nan"),
+        "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]) if rent_priced else float("nan"),
+        "own_usd": own if own_ok else float("nan"),  # the job's owned share, when acceptable
+        "own_usd_per_gpu_hour": float(res["own_usd_per_gpu_hour"][k + i]) if own_priced else float("nan"),
+        "capital_usd": float(res["own_capital_usd"][k + i]) if own_priced else float("nan"),
+        "payback_months": float(res["payback_months"][k + i]) if own_priced and rent_priced else float("nan"),
+        "breakeven_hours_per_day": float(res["breakeven_hours_per_day"][k + i]) if own_priced and rent_priced else float("nan"),
+        "verdict_code": int(res["verdict_code"][k + i]),
+        "recommended": how,
+    }
 
 
 def recommendations(job: dict | None = None, methods=METHODS) -> dict:
