@@ -96,10 +96,14 @@ def _formula_cells_equal_their_cache(book) -> int:
     return len(book.meta["formulas"])
 
 
-# 20 random scenarios (every cost input randomised) and the edge cases: each workbook checks ~1,700 formula cells.
-# (Each workbook costs LibreOffice about 1.3 s; the vectorised sweep is checked against the scalar path on
-# thousands of random rows in test_formula_layer.py, so more workbooks would repeat what those rows cover.)
-PARITY = [random_config(random.Random(9000 + i)) for i in range(20)] + EDGE_CASES
+# Random scenarios (every cost input randomised) and the edge cases: each workbook checks ~1,700 formula cells.
+# (Each workbook costs about 1.3 s of CPU to build and recalculate; the vectorised sweep is checked against the scalar
+# path on thousands of random rows in test_formula_layer.py, so more workbooks would repeat what those rows cover.)
+# The seeds kept are the 11 of the first 20 (seeds 9000-9019) that, with the edge cases, reach every outcome all 20
+# reached: each IF's branch, each MIN's and MAX's winning argument and each quantity's sign (zero, positive, negative,
+# not finite), 1,571 outcomes, found by a greedy cover; the other 9 workbooks checked no formula path these do not.
+PARITY_SEEDS = (9000, 9001, 9002, 9003, 9009, 9010, 9012, 9013, 9016, 9017, 9018)
+PARITY = [random_config(random.Random(seed)) for seed in PARITY_SEEDS] + EDGE_CASES
 
 
 def _parity_builder(cfg: dict):
@@ -124,7 +128,7 @@ def test_random_scenarios_and_edge_cases_recalculate_to_core(recalculated):
         result = recalculated[f"parity-{i:02d}"]
         _assert_matches_core(result, cfg)
         checked += _formula_cells_equal_their_cache(result)
-    assert checked > 20 * len(QUANTITIES)
+    assert checked > len(PARITY) * len(QUANTITIES)
 
 
 def _options(book) -> list[dict]:
