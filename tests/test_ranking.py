@@ -75,7 +75,7 @@ def _main_job_builder(job: dict):
 # write and recalculate) go through LibreOffice too: the 12 jobs that together reach every outcome all 21 reach (each
 # option's acquisition, price type, fit, tightness, tolerance, machines and parallel layout, every reason an option is
 # refused, the recommendation's kind, and each IF branch and MIN/MAX winner of the formulas for the first 25 options),
-# found by a greedy cover, the impossible job among them.
+# found by a greedy cover, the impossible job among them (test_the_jobs_left_out_of_libreoffice_reach_no_other_plan_outcome).
 IN_WORKBOOK = (1, 3, 4, 6, 9, 10, 13, 14, 15, 16, 19, 20)
 for _i in IN_WORKBOOK:
     book(f"rank-{_i:02d}")(_main_job_builder(JOBS[_i]))
@@ -155,6 +155,16 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
         seen_one_off |= one_off
     # the random jobs exercise "nothing acceptable", a spot pick, a purchase and a one-off job
     assert seen_none and seen_spot and seen_buy and seen_one_off
+
+
+@pytest.mark.slow  # over 0.45 s
+def test_the_jobs_left_out_of_libreoffice_reach_no_other_plan_outcome():
+    """The jobs whose workbooks are not recalculated reach no kind of option, reason for refusing one or kind of
+    recommendation that the jobs recalculated do not (tests/outcomes.py)."""
+    from outcomes import left_out_adds_nothing, plan_outcomes
+    reached = [plan_outcomes(core.plan(job)) for job in JOBS]
+    assert not left_out_adds_nothing(reached, IN_WORKBOOK)
+    assert {("recommended", None), ("recommended", "acquire", "buy"), ("recommended", "interruptible", "True")} <= set().union(*reached)
 
 
 def test_interruptible_offers_are_listed_but_recommended_only_when_allowed():
