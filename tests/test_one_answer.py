@@ -100,7 +100,7 @@ def test_every_door_says_the_same_recommendation_for_scoped_scenarios(recalculat
     assert {"none", "rent"} <= seen  # the scenarios reach nothing acceptable and a rental at least
 
 
-@pytest.mark.slow  # over 0.45 s
+@pytest.mark.slow  # with the LibreOffice batch it checks
 def test_the_scenarios_left_out_of_libreoffice_reach_no_other_outcome():
     """The scoped scenarios whose workbooks are not recalculated reach no formula outcome (tests/outcomes.py) and no
     kind of recommendation that those recalculated do not."""

@@ -157,7 +157,7 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
     assert seen_none and seen_spot and seen_buy and seen_one_off
 
 
-@pytest.mark.slow  # over 0.45 s
+@pytest.mark.slow  # with the LibreOffice batch it checks
 def test_the_jobs_left_out_of_libreoffice_reach_no_other_plan_outcome():
     """The jobs whose workbooks are not recalculated reach no kind of option, reason for refusing one or kind of
     recommendation that the jobs recalculated do not (tests/outcomes.py)."""

@@ -133,7 +133,7 @@ def test_random_scenarios_and_edge_cases_recalculate_to_core(recalculated):
     assert checked > len(PARITY) * len(QUANTITIES)
 
 
-@pytest.mark.slow  # over 0.45 s
+@pytest.mark.slow  # with the LibreOffice batch it checks
 def test_the_random_scenarios_left_out_reach_no_other_formula_outcome():
     """The drawn scenarios not sent through LibreOffice reach no IF branch, MIN/MAX argument or sign of a quantity that
     the ones sent (with the edge cases) do not: they would check no other formula path."""
