@@ -67,7 +67,7 @@ def plan_outcomes(plan: dict) -> set:
     reached = set()
     for option in plan["options"]:
         reached |= {("option", f, _kind(getattr(option, f, None))) for f in fields}
-        reached |= {("reason", str(r)[:30]) for r in option.reasons or ()}
+        reached |= {("reason", str(r).split(":")[0][:30]) for r in option.reasons or ()}  # its kind, not its figures
     rec = plan["recommended"]
     reached |= ({("recommended", None)} if rec is None else
                 {("recommended", f, _kind(getattr(rec, f, None))) for f in ("acquire", "price_type", "interruptible", "tight")})
