@@ -14,6 +14,8 @@ import pytest
 from gpu_tco import core
 from gpu_tco.core import layout
 
+# each test runs the command line or a whole plan (0.4 to 0.8 s): the full suite runs them, the fast part does not
+pytestmark = pytest.mark.slow
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     out = subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
