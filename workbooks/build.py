@@ -373,7 +373,8 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         **{key: (f'=IF({opt_cell("option_priced")},{opt_cell(key)},"{NO_PRICE}")', v[key] if v["option_priced"] else NO_PRICE)
            for key in ("option_cost_usd", "option_outlay_usd", "option_usd_per_mtok_train")},
         # core.planner's rule (planner.rank): acceptable options within cost_tolerance_pct of the cheapest; among
-        # them the fewest machines, then hours, then GPUs, then cost; the first listed on a tie (one row only)
+        # them room in memory, then renting, then the fewest machines, then hours, then GPUs, then cost; the first listed
+        # on a tie (one row only)
         # room in memory first (tight: 2), then renting (buying: 1): no capital at stake for a saving within the tolerance
         "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
                        f'IF({opt_cell("train_memory_tight")},2,0)+IF({opt_cell("buy")}=1,1,0),""),"")', tiers[0]),
@@ -632,9 +633,10 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
     _note(ws, "A8", _spot_xl(lay.pick, rec_range), "D", 30)
     lay.cached["Start!A8"] = _spot_text(best, values)
     _note(ws, "A9", "The recommended option fits in GPU memory, has a price, is sold at that size, meets the deadline and "
-                    "budget (Inputs) and is not an interruptible offer unless you allow those; among those costing at most "
-                    "cost_tolerance_pct more than the cheapest, the fewest machines, then hours, then GPUs win. Compare shows "
-                    "the others and why.", "D", 30, NOTE_FONT)
+                    "budget (Inputs) and is not an interruptible offer unless you allow those; among those within the cost "
+                    "tolerance of the cheapest (Inputs: Cost tolerance for the practical choice), room to spare in memory "
+                    "wins, then renting, then the fewest machines, then hours, then GPUs. Compare shows the others and why.",
+          "D", 30, NOTE_FONT)
     if not job.result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
         from gpu_tco.core import what_would_fit
         change = what_would_fit(job.inputs)
