@@ -29,11 +29,11 @@ Nothing here runs in the test suite (it needs a GPU); tests/test_training_framew
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-GIB = 2 ** 30
+from measure_common import GIB, emit, versions
+
 # torchtune's names of the projections that LoRA adapts, for gpu-tco's lora_targets choices
 ATTENTION_MODULES = {"all": ["q_proj", "k_proj", "v_proj", "output_proj"], "attention": ["q_proj", "k_proj", "v_proj", "output_proj"],
                      "qv": ["q_proj", "v_proj"]}
@@ -153,20 +153,8 @@ def main(argv=None) -> int:
            "allocator_peak_train_gib": peak / GIB,
            "reserved_peak_train_gib": (torch.cuda.max_memory_reserved() if cuda else 0) / GIB,
            "device_used_gib": (total - free) / GIB, "device_total_gib": total / GIB, "out_of_memory": oom,
-           "versions": {"torch": torch.__version__, **_versions()}}
-    json.dump(row, sys.stdout, indent=2)
-    print()
-    return 0
-
-
-def _versions() -> dict:
-    out = {}
-    for name in ("torchtune", "torchao", "bitsandbytes"):
-        try:
-            out[name] = __import__(name).__version__
-        except Exception:  # not installed (only the options that need it fail)
-            pass
-    return out
+           "versions": {"torch": torch.__version__, **versions(("torchtune", "torchao", "bitsandbytes"))}}
+    return emit(row)
 
 
 if __name__ == "__main__":

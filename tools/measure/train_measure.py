@@ -23,11 +23,10 @@ Nothing here runs in the test suite (it needs a GPU); tests/test_training_framew
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-GIB = 2 ** 30
+from measure_common import GIB, emit, versions
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -169,20 +168,8 @@ def main(argv=None) -> int:
            "reserved_peak_train_gib": torch.cuda.max_memory_reserved() / GIB,
            **({f"{k}_ms_per_step": 1000 * v / ns.steps for k, v in phases.items()} if ns.phases and not oom else {}),
            "device_used_gib": (total - free) / GIB, "device_total_gib": total / GIB, "out_of_memory": oom,
-           "versions": {"torch": torch.__version__, **_versions()}}
-    json.dump(row, sys.stdout, indent=2)
-    print()
-    return 0
-
-
-def _versions() -> dict:
-    out = {}
-    for name in ("transformers", "peft", "bitsandbytes", "liger_kernel"):
-        try:
-            out[name] = __import__(name).__version__
-        except Exception:  # not installed (only the methods that need it fail)
-            pass
-    return out
+           "versions": {"torch": torch.__version__, **versions(("transformers", "peft", "bitsandbytes", "liger_kernel"))}}
+    return emit(row)
 
 
 if __name__ == "__main__":
