@@ -992,14 +992,26 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
-    # what the stages after the first read (the first is computed only with every stage, after reads_all): the inputs
-    # they do not sweep unpacked from the key of those (a tuple: cheaper than looking each up in I again)
-    later = set().union(*(loads for _, loads in names_used[1:]))
-    reads_later = [f"{_tuple(['_tag', *slow])} = _sk"]
-    reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
-    reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
-                    for t, vars_ in rows.variables.items() if set(vars_) & later]
-    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, reads_later
+    # what the stages after the first read (the first is computed only with every stage, after reads_all), each read
+    # with the stages that need it: the inputs they do not sweep unpacked from the key of those (a tuple: cheaper than
+    # looking each up in I again), the swept ones from theirs, the catalog rows, the values the first stage exports
+    reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow})]
+    reads_later += [(f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]", set(moving))] \
+        if moving else []
+    reads_later += [(f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]", set(vars_))
+                    for t, vars_ in rows.variables.items()]
+    reads_later += [(f"{_tuple(exports[0])} = _st[3]", set(exports[0]))] if exports[0] else []
+    readers = [[f"_d{i}" for i in range(len(bodies) - 1, 0, -1) if names_used[i][1] & needed] for _, needed in reads_later]
+    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, \
+        [(line, stages_) for (line, _), stages_ in zip(reads_later, readers) if stages_]
+
+
+def _guarded(line: str, readers: list[str], count: int, indent: str) -> list[str]:
+    """``line`` run only when one of the stages ``readers`` (``_d<i>``, the later stages first: they are computed most
+    often) is computed; unguarded when every one of the ``count`` later stages reads it."""
+    if len(readers) == count:
+        return [indent + line]
+    return [f"{indent}if {' or '.join(readers)}:", f"{indent}    {line}"]
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
@@ -1063,7 +1075,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     return lines + ["    M[None] = _st", "    return L.copy()"]
 
 
-def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[str]) -> list[str]:
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple]) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
     loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
     lines: list[str] = ["    _any = False"]
@@ -1074,8 +1086,9 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            L.update(_v{i}[1])"] if results else []
         lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
-    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_later]
-    lines += [f"            {_tuple(exports[0])} = _st[3]"] if exports[0] else []
+    lines += ["    if _any:", "        if not _u:"]
+    for line, readers in reads_later:  # (only what the stages computed in this call read)
+        lines += _guarded(line, readers, len(bodies) - 1, "            ")
     for i, (_, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
         lines += [f"        if _d{i}:"] + ["        " + line for line in body]
