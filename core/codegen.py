@@ -104,7 +104,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter,
+    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_ne": operator.ne,
 }
 
 
@@ -1065,8 +1065,8 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     changed = {name: f"_c{j}" for j, name in enumerate(moving)}
     if moving:
         lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
-                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:"]
-        lines += [f"        _c{j} = _vk[{j}] != _lv[{j}]" for j in range(len(moving))]
+                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:",
+                  f"        {_tuple(changed.values())} = map(_ne, _vk, _lv)"]
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
@@ -1078,11 +1078,14 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
 def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple]) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
     loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
-    lines: list[str] = ["    _any = False"]
+    # a key looked up for the first time is marked seen in the same lookup (one hash of it): its value is then this
+    # call's marker ``_mk``; a key seen once before holds an earlier call's marker (an empty list, false), a kept stage
+    # its (exports, results) tuple
+    lines: list[str] = ["    _any = False", "    _mk = []"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
         lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
-                  f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
+                  f"        _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"        if _v{i} is _mk or not _v{i}:",
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            L.update(_v{i}[1])"] if results else []
         lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
@@ -1094,9 +1097,9 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
         lines += [f"        if _d{i}:"] + ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
         lines += [f"            _g = _P[{i}]",
-                  f"            if _v{i} is None:  # seen for the first time: only the key kept",
-                  f"                if len(_g) >= {STAGE_KEYS_KEPT}:", "                    _g.clear()",
-                  f"                _g[_k{i}] = False", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
+                  f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",
+                  f"                if len(_g) > {STAGE_KEYS_KEPT}:", "                    _g.clear()",
+                  f"                    _g[_k{i}] = _mk", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
                   "            else:",
                   f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
                   f"                _g[_k{i}] = _st[{3 + i}][1]"]
