@@ -985,8 +985,6 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
     moving = [n for n in used_inputs if n in varied]
-    for i, (key, _, _) in enumerate(bodies):  # a stage's key from the swept inputs' values (``_vk``), by position
-        getters[f"_igk{i}"] = [moving.index(n) for n in key]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
@@ -994,10 +992,9 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     reads_all += ["_u = True"]
     # what the stages after the first read (the first is computed only with every stage, after reads_all), each read
     # with the stages that need it: the inputs they do not sweep unpacked from the key of those (a tuple: cheaper than
-    # looking each up in I again), the swept ones from theirs, the catalog rows, the values the first stage exports
+    # looking each up in I again), the catalog rows, the values the first stage exports (the swept inputs are locals
+    # from the start: the stages' keys are made of them)
     reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow})]
-    reads_later += [(f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]", set(moving))] \
-        if moving else []
     reads_later += [(f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]", set(vars_))
                     for t, vars_ in rows.variables.items()]
     reads_later += [(f"{_tuple(exports[0])} = _st[3]", set(exports[0]))] if exports[0] else []
@@ -1064,7 +1061,8 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     last = 3 + len(bodies)
     changed = {name: f"_c{j}" for j, name in enumerate(moving)}
     if moving:
-        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
+        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    {_tuple(moving)} = _vk",
+                  f"    _lv = _st[{last}]",
                   "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:",
                   f"        {_tuple(changed.values())} = map(_ne, _vk, _lv)"]
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
@@ -1081,13 +1079,14 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
     # a key looked up for the first time is marked seen in the same lookup (one hash of it): its value is then this
     # call's marker ``_mk``; a key seen once before holds an earlier call's marker (an empty list, false), a kept stage
     # its (exports, results) tuple
-    lines: list[str] = ["    _any = False", "    _mk = []"]
+    lines: list[str] = ["    _any = False", "    _mk = []", "    _Lu = L.update"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:",
+                  f"        _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
                   f"        _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"        if _v{i} is _mk or not _v{i}:",
                   f"            _d{i} = _any = True", "        else:"]
-        lines += [f"            L.update(_v{i}[1])"] if results else []
+        lines += [f"            _Lu(_v{i}[1])"] if results else []
         lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
     lines += ["    if _any:", "        if not _u:"]
     for line, readers in reads_later:  # (only what the stages computed in this call read)
