@@ -1087,7 +1087,8 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
                   f"        _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"        if _v{i} is _mk or not _v{i}:",
                   f"            _d{i} = _any = True", "        else:"]
         lines += [f"            _Lu(_v{i}[1])"] if results else []
-        lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
+        # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
+        lines += [f"            _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["            pass"]
     lines += ["    if _any:", "        if not _u:"]
     for line, readers in reads_later:  # (only what the stages computed in this call read)
         lines += _guarded(line, readers, len(bodies) - 1, "            ")
@@ -1098,11 +1099,12 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
         lines += [f"            _g = _P[{i}]",
                   f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",
                   f"                if len(_g) > {STAGE_KEYS_KEPT}:", "                    _g.clear()",
-                  f"                    _g[_k{i}] = _mk", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
-                  "            else:",
-                  f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
-                  f"                _g[_k{i}] = _st[{3 + i}][1]"]
+                  f"                    _g[_k{i}] = _mk"]
+        lines += [f"                _st[{3 + i}] = ({_tuple(exports[i])}, None)"] if exports[i] else []
+        lines += ["            else:",
+                  f"                _g[_k{i}] = {'_st[' + str(3 + i) + '] = ' if exports[i] else ''}"
+                  f"({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
         readers = [f"_d{j}" for j in range(i + 1, len(bodies)) if loads[j].intersection(exports[i])]
         if readers:  # kept, and read by a stage computed in this call
-            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
+            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][0]"]
     return lines
