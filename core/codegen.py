@@ -104,7 +104,7 @@ def _factor(x):
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_ne": operator.ne,
+    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter,
 }
 
 
@@ -1064,7 +1064,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
         lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    {_tuple(moving)} = _vk",
                   f"    _lv = _st[{last}]",
                   "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:",
-                  f"        {_tuple(changed.values())} = map(_ne, _vk, _lv)"]
+                  *[f"        _c{j} = {name} != _lv[{j}]" for j, name in enumerate(moving)]]
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
