@@ -146,6 +146,31 @@ def test_kept_results_stay_within_their_bounds():
     assert all(memo[k] is False for k in kept)
 
 
+def test_a_stage_value_seen_once_keeps_its_key_alone_and_seen_again_its_results():
+    job = {"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 8, "seq_len": 2048, "tokens": 1e8}
+    compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[core.resolve_inputs(job)["task__row"]])
+    memo = engine._stage_memo(compiled)
+    memo.clear()
+    for tokens in (1e8, 2e8, 1e8, 2e8, 1e8, 3e8):  # the other inputs kept from the second call; 3e8 seen once
+        job["tokens"] = tokens  # (one dict changed in place: a call like the previous one)
+        assert _check(job)
+
+    def entries(stage, tokens):
+        return [v for k, v in stage.items() if tokens in (k if type(k) is tuple else (k,))]
+
+    stages = [stage for key, p in memo.items() if key is not None and p is not False for stage in p[1:]]
+    by_tokens = [stage for stage in stages if entries(stage, 3e8)]
+    assert by_tokens  # the stages that read tokens, keyed by it
+    job["tokens"] = 1e8  # read back from what was kept, equal to the plain code's
+    assert _check(job)
+    result = _plain(job)
+    for stage in by_tokens:
+        assert all(not v for v in entries(stage, 3e8))  # seen once: the key alone
+        kept = entries(stage, 1e8)  # seen again: its results, the very values a call returns
+        assert kept and all(type(v) is tuple and type(v[1]) is dict for v in kept)
+        assert all(repr(result[n]) == repr(x) for v in kept for n, x in v[1].items())
+
+
 def test_a_result_changed_by_the_caller_changes_nothing_kept():
     job = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
     first = core.evaluate(job)
