@@ -994,7 +994,8 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     # with the stages that need it: the inputs they do not sweep unpacked from the key of those (a tuple: cheaper than
     # looking each up in I again), the catalog rows, the values the first stage exports (the swept inputs are locals
     # from the start: the stages' keys are made of them)
-    reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow})]
+    # (the rows' indices are among the inputs: read with every stage that reads a row too)
+    reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow}.union(*rows.variables.values()))]
     reads_later += [(f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]", set(vars_))
                     for t, vars_ in rows.variables.items()]
     reads_later += [(f"{_tuple(exports[0])} = _st[3]", set(exports[0]))] if exports[0] else []

@@ -171,6 +171,28 @@ def test_a_stage_value_seen_once_keeps_its_key_alone_and_seen_again_its_results(
         assert all(repr(result[n]) == repr(x) for v in kept for n, x in v[1].items())
 
 
+def test_a_stage_that_reads_a_catalog_row_reads_the_rows_index_first(monkeypatch):
+    """The staged code reads a row, or the inputs outside the swept ones (the rows' indices among them), only for the
+    stages computed in a call that read them: whatever set of stages is computed, a row's index is read before it."""
+    made = []
+    staged_lines = codegen._staged_lines
+    monkeypatch.setattr(codegen, "_staged_lines", lambda *a: made.append(staged_lines(*a)) or made[-1])
+    for task in set(engine._task_kinds()):
+        codegen._generate(False, tuple(core.QUANTITIES), None, task)
+    assert made
+    for lines in made:
+        reads = lines[lines.index("        if not _u:") + 1:]
+        reads = reads[:next(i for i, line in enumerate(reads) if not line.startswith("            "))]
+        guards = {}
+        for guard, line in zip(["always", *reads], reads):
+            if not line.strip().startswith("if "):
+                guards[line] = set() if guard.strip().startswith("(") or guard == "always" \
+                    else set(guard.strip()[3:-1].split(" or "))
+        slow = next(g for line, g in guards.items() if line.endswith("= _sk"))
+        rows = [g for line, g in guards.items() if "= C[" in line or "(C[" in line]
+        assert rows and all(not slow or g and g <= slow for g in rows)
+
+
 def test_a_result_changed_by_the_caller_changes_nothing_kept():
     job = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
     first = core.evaluate(job)
