@@ -985,21 +985,31 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     base_results = [n for n in bodies[0][1] if n in wanted] + [n for n in outputs if n in table_of]
     getters = {"_igs": ["__tag", *slow]}
     moving = [n for n in used_inputs if n in varied]
-    for i, (key, _, _) in enumerate(bodies):  # a stage's key from the swept inputs' values (``_vk``), by position
-        getters[f"_igk{i}"] = [moving.index(n) for n in key]
     getters["_igm"] = moving
     reads_all = [f"{_tuple(['_tag', *slow])} = _sk"]
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
-    # what the stages after the first read (the first is computed only with every stage, after reads_all): the inputs
-    # they do not sweep unpacked from the key of those (a tuple: cheaper than looking each up in I again)
-    later = set().union(*(loads for _, loads in names_used[1:]))
-    reads_later = [f"{_tuple(['_tag', *slow])} = _sk"]
-    reads_later += [f"{_tuple(moving)} = _vk" if len(moving) > 1 else f"{moving[0]} = _vk[0]"] if moving else []
-    reads_later += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]"
-                    for t, vars_ in rows.variables.items() if set(vars_) & later]
-    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, reads_later
+    # what the stages after the first read (the first is computed only with every stage, after reads_all), each read
+    # with the stages that need it: the inputs they do not sweep unpacked from the key of those (a tuple: cheaper than
+    # looking each up in I again), the catalog rows, the values the first stage exports (the swept inputs are locals
+    # from the start: the stages' keys are made of them)
+    # (the rows' indices are among the inputs: read with every stage that reads a row too)
+    reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow}.union(*rows.variables.values()))]
+    reads_later += [(f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]", set(vars_))
+                    for t, vars_ in rows.variables.items()]
+    reads_later += [(f"{_tuple(exports[0])} = _st[3]", set(exports[0]))] if exports[0] else []
+    readers = [[f"_d{i}" for i in range(len(bodies) - 1, 0, -1) if names_used[i][1] & needed] for _, needed in reads_later]
+    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, \
+        [(line, stages_) for (line, _), stages_ in zip(reads_later, readers) if stages_]
+
+
+def _guarded(line: str, readers: list[str], count: int, indent: str) -> list[str]:
+    """``line`` run only when one of the stages ``readers`` (``_d<i>``, the later stages first: they are computed most
+    often) is computed; unguarded when every one of the ``count`` later stages reads it."""
+    if len(readers) == count:
+        return [indent + line]
+    return [f"{indent}if {' or '.join(readers)}:", f"{indent}    {line}"]
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
@@ -1052,9 +1062,10 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     last = 3 + len(bodies)
     changed = {name: f"_c{j}" for j, name in enumerate(moving)}
     if moving:
-        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    _lv = _st[{last}]",
-                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:"]
-        lines += [f"        _c{j} = _vk[{j}] != _lv[{j}]" for j in range(len(moving))]
+        lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    {_tuple(moving)} = _vk",
+                  f"    _lv = _st[{last}]",
+                  "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:",
+                  *[f"        _c{j} = {name} != _lv[{j}]" for j, name in enumerate(moving)]]
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
@@ -1063,31 +1074,38 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     return lines + ["    M[None] = _st", "    return L.copy()"]
 
 
-def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[str]) -> list[str]:
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple]) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
     loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
-    lines: list[str] = ["    _any = False"]
+    # a key looked up for the first time is marked seen in the same lookup (one hash of it): its value is then this
+    # call's marker ``_mk``; a key seen once before holds an earlier call's marker (an empty list, false), a kept stage
+    # its (exports, results) tuple
+    lines: list[str] = ["    _any = False", "    _mk = []", "    _Lu = L.update"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:", f"        _k{i} = _igk{i}(_vk)",
-                  f"        _v{i} = _P[{i}].get(_k{i})", f"        if _v{i} is None or _v{i} is False:",
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:",
+                  f"        _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
+                  f"        _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"        if _v{i} is _mk or not _v{i}:",
                   f"            _d{i} = _any = True", "        else:"]
-        lines += [f"            L.update(_v{i}[1])"] if results else []
-        lines += [f"            _st[{3 + i}] = (_k{i}, _v{i})"]
-    lines += ["    if _any:", "        if not _u:"] + ["            " + line for line in reads_later]
-    lines += [f"            {_tuple(exports[0])} = _st[3]"] if exports[0] else []
+        lines += [f"            _Lu(_v{i}[1])"] if results else []
+        # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
+        lines += [f"            _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["            pass"]
+    lines += ["    if _any:", "        if not _u:"]
+    for line, readers in reads_later:  # (only what the stages computed in this call read)
+        lines += _guarded(line, readers, len(bodies) - 1, "            ")
     for i, (_, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
         lines += [f"        if _d{i}:"] + ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
         lines += [f"            _g = _P[{i}]",
-                  f"            if _v{i} is None:  # seen for the first time: only the key kept",
-                  f"                if len(_g) >= {STAGE_KEYS_KEPT}:", "                    _g.clear()",
-                  f"                _g[_k{i}] = False", f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, None))",
-                  "            else:",
-                  f"                _st[{3 + i}] = (_k{i}, ({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}}))",
-                  f"                _g[_k{i}] = _st[{3 + i}][1]"]
+                  f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",
+                  f"                if len(_g) > {STAGE_KEYS_KEPT}:", "                    _g.clear()",
+                  f"                    _g[_k{i}] = _mk"]
+        lines += [f"                _st[{3 + i}] = ({_tuple(exports[i])}, None)"] if exports[i] else []
+        lines += ["            else:",
+                  f"                _g[_k{i}] = {'_st[' + str(3 + i) + '] = ' if exports[i] else ''}"
+                  f"({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
         readers = [f"_d{j}" for j in range(i + 1, len(bodies)) if loads[j].intersection(exports[i])]
         if readers:  # kept, and read by a stage computed in this call
-            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][1][0]"]
+            lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][0]"]
     return lines

@@ -375,7 +375,7 @@ def _evaluate_again(inputs: dict, outputs) -> dict | None:
     taken out while a call runs (calls from several threads never share it; a new snapshot starts without it).  None:
     resolve afresh."""
     try:
-        wanted = _outputs(outputs)
+        wanted = None if outputs is None else _outputs(outputs)
     except InputError:
         return None  # (the full call names what is wrong, inputs first)
     states = catalog.snapshot().memo.get(_LAST_CALLS)
@@ -413,7 +413,10 @@ def _run_scalar(wanted, values: dict, state: tuple) -> dict:
     except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
         raise InputError("inputs", None, f"produce no finite result ({err})") from None
     if raw is not None:  # (inputs given as a dict, no model outside the catalog)
-        states = catalog.snapshot().memo.setdefault(_LAST_CALLS, {})
+        memo = catalog.snapshot().memo
+        states = memo.get(_LAST_CALLS)
+        if states is None:
+            states = memo.setdefault(_LAST_CALLS, {})
         if len(states) >= _PLANS_KEPT:  # as many sets of outputs as compile_formulas keeps
             states.clear()
         states[wanted] = (*raw, values, offer_given, gpu_given, plan, tag, slow_key)
@@ -424,6 +427,7 @@ _LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of ou
 _CROSS_CHECKED = frozenset(CROSS_CHECKED_NAMES)  # a change of one of these needs the checks between inputs again
 _SWEPT = frozenset(STAGE_INPUTS)
 _PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
+_is_not = operator.is_not
 
 
 def _like_last(inputs: dict, last: tuple) -> tuple | None:
@@ -436,11 +440,13 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
     if tuple(inputs) != names:  # other inputs, or in another order: resolved afresh
         return None
     changed = []
-    for name in list(compress(names, map(operator.is_not, inputs.values(), befores))):  # (in C: most are the same)
-        value, before = inputs[name], befores[names.index(name)]
-        if type(value) is str and type(before) is str and value == before:
-            continue
+    values_now = tuple(inputs.values())
+    for i in compress(range(len(names)), map(_is_not, values_now, befores)):  # (in C: most are the same)
+        value, before = values_now[i], befores[i]
         kind = type(value)
+        if kind is str and type(before) is str and value == before:
+            continue
+        name = names[i]
         fast = _PLAIN_NUMBERS.get(name)  # as ``_scalar_values`` takes a plain in-range number
         if fast is None or kind is not type(before) or (kind is not int and kind is not float) or not value \
                 or not before or not (fast[0] <= value <= fast[1] and (not fast[2] or value == int(value))):
@@ -460,7 +466,7 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
-    return values, ((names, tuple(inputs.values())), offer_given, gpu_given, plan, tag, slow_key)
+    return values, ((names, values_now), offer_given, gpu_given, plan, tag, slow_key)
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:

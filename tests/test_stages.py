@@ -146,6 +146,53 @@ def test_kept_results_stay_within_their_bounds():
     assert all(memo[k] is False for k in kept)
 
 
+def test_a_stage_value_seen_once_keeps_its_key_alone_and_seen_again_its_results():
+    job = {"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 8, "seq_len": 2048, "tokens": 1e8}
+    compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[core.resolve_inputs(job)["task__row"]])
+    memo = engine._stage_memo(compiled)
+    memo.clear()
+    for tokens in (1e8, 2e8, 1e8, 2e8, 1e8, 3e8):  # the other inputs kept from the second call; 3e8 seen once
+        job["tokens"] = tokens  # (one dict changed in place: a call like the previous one)
+        assert _check(job)
+
+    def entries(stage, tokens):
+        return [v for k, v in stage.items() if tokens in (k if type(k) is tuple else (k,))]
+
+    stages = [stage for key, p in memo.items() if key is not None and p is not False for stage in p[1:]]
+    by_tokens = [stage for stage in stages if entries(stage, 3e8)]
+    assert by_tokens  # the stages that read tokens, keyed by it
+    job["tokens"] = 1e8  # read back from what was kept, equal to the plain code's
+    assert _check(job)
+    result = _plain(job)
+    for stage in by_tokens:
+        assert all(not v for v in entries(stage, 3e8))  # seen once: the key alone
+        kept = entries(stage, 1e8)  # seen again: its results, the very values a call returns
+        assert kept and all(type(v) is tuple and type(v[1]) is dict for v in kept)
+        assert all(repr(result[n]) == repr(x) for v in kept for n, x in v[1].items())
+
+
+def test_a_stage_that_reads_a_catalog_row_reads_the_rows_index_first(monkeypatch):
+    """The staged code reads a row, or the inputs outside the swept ones (the rows' indices among them), only for the
+    stages computed in a call that read them: whatever set of stages is computed, a row's index is read before it."""
+    made = []
+    staged_lines = codegen._staged_lines
+    monkeypatch.setattr(codegen, "_staged_lines", lambda *a: made.append(staged_lines(*a)) or made[-1])
+    for task in set(engine._task_kinds()):
+        codegen._generate(False, tuple(core.QUANTITIES), None, task)
+    assert made
+    for lines in made:
+        reads = lines[lines.index("        if not _u:") + 1:]
+        reads = reads[:next(i for i, line in enumerate(reads) if not line.startswith("            "))]
+        guards = {}
+        for guard, line in zip(["always", *reads], reads):
+            if not line.strip().startswith("if "):
+                guards[line] = set() if guard.strip().startswith("(") or guard == "always" \
+                    else set(guard.strip()[3:-1].split(" or "))
+        slow = next(g for line, g in guards.items() if line.endswith("= _sk"))
+        rows = [g for line, g in guards.items() if "= C[" in line or "(C[" in line]
+        assert rows and all(not slow or g and g <= slow for g in rows)
+
+
 def test_a_result_changed_by_the_caller_changes_nothing_kept():
     job = {"model": "Llama-3-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "seq_len": 2048}
     first = core.evaluate(job)
