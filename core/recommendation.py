@@ -68,24 +68,35 @@ HEADLINE_FIELDS = ("acquire", "n_gpus", "gpu", "offer", "price_type", "cost_usd"
 HEADLINE_INPUTS = ("months", "commitment_fully_used")
 
 
+def _at_least(x: float) -> str:
+    """A threshold with one decimal, rounded up (20.05 -> 20.1): "busy 20.0 hours a day or more" of a break-even at 20.05
+    would name a use at which buying does not yet pay back.  The tenths are taken after rounding to 9 decimals, so a
+    value written 20.1 that binary holds as 20.100000000000001 stays 20.1 (as the workbook's CEILING(ROUND(x*10,9),1)
+    gives it)."""
+    return f"{math.ceil(round(x * 10, 9)) / 10:,.1f}"
+
+
 def buying_instead(breakeven_hours_per_day: float, months: float, capital_usd: float) -> str:
-    """The one line on buying the rented GPUs instead: its capital, and the daily use over the months of ownership at
-    which it pays back against this rental (breakeven_hours_per_day; above 24 or -1: never)."""
-    head = f"Buying these GPUs instead takes {usd_text(capital_usd)} of capital and "
+    """The one line on buying the rented GPUs instead: its capital, and the daily use over the months of ownership from
+    which owning costs less than this rental, the resale value at the end counted (breakeven_hours_per_day, the total
+    cost of owning against renting; above 24 or -1: never).  It names what it counts: the months until the rent saved
+    repays the capital (payback_at_use) leave the resale value out, and a day's use can meet one and not the other."""
+    head = (f"Buying these GPUs instead takes {usd_text(capital_usd)} of capital and, counting its resale value after "
+            f"{months:g} months, ")
     if 0 < breakeven_hours_per_day <= 24:
-        return (head + f"pays back against this rental only if they stay busy {_fixed(breakeven_hours_per_day, 1)} hours a day "
-                f"or more over {months:g} months of ownership.")
-    return head + f"does not pay back against this rental within {months:g} months of ownership, even busy 24 hours a day."
+        return head + f"costs less than this rental only if they stay busy {_at_least(breakeven_hours_per_day)} hours a day or more."
+    return head + "costs more than this rental even busy 24 hours a day."
 
 
 def payback_at_use(payback_months: float, months: float, hours_per_day: float) -> str:
-    """Buying against renting at an assumed daily use (payback in months; -1 = never)."""
+    """Buying against renting at an assumed daily use: the months until the rent saved repays the capital (payback_months,
+    resale value not counted; -1 = never)."""
     if 0 < payback_months <= months:
-        return f"at {hours_per_day:g} hours a day it pays back in {_fixed(payback_months, 1)} months"
+        return f"at {hours_per_day:g} hours a day the rent it saves repays the capital in {_fixed(payback_months, 1)} months"
     if payback_months > months:
-        return (f"at {hours_per_day:g} hours a day it would pay back only after {_fixed(payback_months, 0)} months, beyond the "
-                f"{months:g} months of ownership")
-    return f"at {hours_per_day:g} hours a day it never pays back: renting costs less than running owned GPUs"
+        return (f"at {hours_per_day:g} hours a day the rent it saves repays the capital only after {_fixed(payback_months, 0)} "
+                f"months, beyond the {months:g} months of ownership")
+    return f"at {hours_per_day:g} hours a day the rent it saves never repays the capital: running owned GPUs costs more"
 
 
 def no_purchase_price(gpu: str) -> str:
@@ -120,10 +131,11 @@ def headline_xl(field) -> str:
                 f'&" hours a day over "&{m}&" months): the job' + "'" +
                 f's share of owning is "&{money(field("cost_usd"))}&" and it takes "&{hours}&" hours."')
     term = f'IF(FLOOR({cm},12)={cm},{cm}/12&"-year",{cm}&"-month")'
-    how = (f'IF(AND({be}>0,{be}<=24),"pays back against this rental only if they stay busy "&TEXT({be},"#,##0.0")'
-           f'&" hours a day or more over "&{m}&" months of ownership.","does not pay back against this rental within "&{m}'
-           f'&" months of ownership, even busy 24 hours a day.")')
-    buying = (f'IF(IF(ISNUMBER({cap}),{cap},0)>0," Buying these GPUs instead takes "&{money(cap)}&" of capital and "&{how},'
+    how = (f'IF(AND({be}>0,{be}<=24),"costs less than this rental only if they stay busy "'
+           f'&TEXT(CEILING(ROUND({be}*10,9),1)/10,"#,##0.0")&" hours a day or more.",'
+           f'"costs more than this rental even busy 24 hours a day.")')
+    buying = (f'IF(IF(ISNUMBER({cap}),{cap},0)>0," Buying these GPUs instead takes "&{money(cap)}'
+              f'&" of capital and, counting its resale value after "&{m}&" months, "&{how},'
               f'" There is no purchase price for "&{field("gpu")}&" to weigh buying against.")')
     rent_text = (f'"Rent "&{field("n_gpus")}&"x "&{field("gpu")}&" from "&{field("offer")}&" ("&{field("price_type")}&"): "'
                  f'&IF(AND({cm}>0,commitment_fully_used=0),{money(field("cost_usd"))}&" for the whole "&{term}'
@@ -162,8 +174,9 @@ def compose(result: Mapping) -> Recommendation:
                 if rentals else " No rental offer is acceptable for this job.")
         if offer:
             sentences.append(f"Against renting the same GPUs from {offer}: {payback_at_use(payback, inputs['months'], use)}; "
-                             + (f"it pays back from {_fixed(breakeven, 1)} hours a day." if 0 < breakeven <= 24
-                                else "it pays back at no daily use within the period.") + best)
+                             + (f"counting its resale value, owning costs less from {_at_least(breakeven)} hours a day."
+                                if 0 < breakeven <= 24 else "counting its resale value, owning costs more at any daily use.")
+                             + best)
         else:
             sentences.append(f"No offer rents {o.n_gpus}x {o.gpu} as one job: there is no rental of the same GPUs to weigh "
                              "it against." + best)
