@@ -471,7 +471,7 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
     return sweep
 
 
-def _purchase_refusal(gpu: str, n: int, sizes: tuple, needs: Mapping[str, int], multiple: int) -> list[str]:
+def purchase_refusal(gpu: str, n: int, sizes: tuple, needs: Mapping[str, int], multiple: int) -> list[str]:
     """Why ``n`` bought ``gpu`` is not a purchase to propose (empty: it is): a count no server holds, consumer cards
     beyond one server, or more GPUs than the counts tried for the job (``_counts`` above its smallest that fits)."""
     if buyable_count(n, sizes) != n:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
@@ -533,7 +533,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             reasons.append("no price: the cost is not a finite number (check the price inputs)")
         if buy:
             sizes = sizes_of.get(gpu) or sizes_of.setdefault(gpu, catalog.server_sizes(gpu_table.rows[gpu_table.find(gpu)]))
-            why_not = _purchase_refusal(gpu, n, sizes, needs, multiple)
+            why_not = purchase_refusal(gpu, n, sizes, needs, multiple)
             sold = not why_not
             reasons += why_not
             offer_row = None

@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .planner import Option, bought_instead, consumer_gpu, option_text, plan, ranks_purchases
+from . import catalog
+from .planner import Option, bought_instead, consumer_gpu, option_text, plan, purchase_refusal, ranks_purchases
 from .text import spreadsheet_round
 
 # NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment" (in every GeForce
@@ -276,7 +277,7 @@ FIT_CHANGES = (
     ({"method": "qlora"}, "QLoRA instead of LoRA"),
 )
 FIT_OUTPUTS = ("fits_train", "peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_cost_usd", "option_priced",
-               "gpus_needed", "cpu_offload_gib_per_machine")
+               "gpus_needed", "cpu_offload_gib_per_machine", "train_memory_tight")
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,7 @@ class FitChange:
     hours: float
     cost_usd: float
     cpu_gib_per_machine: float = 0.0  # host memory the offloaded states need
+    tight: bool = False  # train_memory_tight: the device total above 90 % of the card
 
     def sentence(self) -> str:
         cost = f", {usd_text(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
@@ -333,9 +335,10 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     candidates = [FitChange(tried[i][1], tried[i][0], float(r["peak_train_gib_per_gpu"][i]), float(r["gpu_memory_gib"][i]),
                             float(r["option_hours"][i]),
                             float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
-                            float(r["cpu_offload_gib_per_machine"][i])) for i in fits]
+                            float(r["cpu_offload_gib_per_machine"][i]), bool(r["train_memory_tight"][i])) for i in fits]
     if more > int(used["n_gpus"]):
-        from .planner import consumer_gpu
+        gpus = catalog.tables()["gpus"]
+        sizes = catalog.server_sizes(gpus.rows[gpus.find(str(used["gpu"]))])
         # the count that fits, and whole 8-GPU machines above it (the smallest count often fills the memory)
         whole = -(-more // 8) * 8
         for count in sorted({more, whole, whole + 8} if more > 8 else {more}):
@@ -347,15 +350,15 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                          outputs=(*FIT_OUTPUTS, "option_offer_sells"))
             # more GPUs only where they can be had: an offer that sells that many as one job, or (bought) not a
             # cluster of consumer cards
-            had = bool(m["option_offer_sells"]) if not used["buy"] else not (consumer_gpu(str(used["gpu"])) and count > 8)
+            had = bool(m["option_offer_sells"]) if not used["buy"] else not purchase_refusal(str(used["gpu"]), count, sizes, {}, 1)
             if m["fits_train"] and had:
                 candidates.append(FitChange(f"{count} GPUs", {"n_gpus": count}, float(m["peak_train_gib_per_gpu"]),
                                             float(m["gpu_memory_gib"]), float(m["option_hours"]),
                                             float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
-                                            float(m["cpu_offload_gib_per_machine"])))
+                                            float(m["cpu_offload_gib_per_machine"]), bool(m["train_memory_tight"])))
     if not candidates:
         return None
     inf = float("inf")
     # a change that leaves room in memory (device total within 90 % of the card) before one at the edge of it
-    return min(candidates, key=lambda c: (c.peak_gib_per_gpu > 0.9 * c.gpu_memory_gib,
+    return min(candidates, key=lambda c: (c.tight,
                                           c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))
