@@ -661,6 +661,9 @@ SERVES_NOTHING = "none: this setup meets no target"
 
 # NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment",
 # https://www.nvidia.com/en-us/drivers/geforce-license/ (the serving workbook writes the same words as a formula)
+# what to do when the API compared with serves another model, in the inputs' labels (the workbook's sentence uses it too)
+API_OTHER_MODEL_HINT = ("(choose one that serves it under \"API to compare with\", or give your own prices per million input "
+                        "and output tokens)")
 SERVE_CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment (an "
                           "office or lab, not the colocation the cost of owning assumes)")
 
@@ -717,8 +720,7 @@ def serve_sentence(result: Mapping) -> str:
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if not api.get("same_model", True):
-        api_text += (f", though it serves another model: no API in the catalog serves {result['inputs']['model']} "
-                     "(api_model names one; api_usd_per_mtok_input and _output price your own)")
+        api_text += f", though it serves another model: no API in the catalog serves {result['inputs']['model']} {API_OTHER_MODEL_HINT}"
     if rent is None and buy is None:
         if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
             return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "

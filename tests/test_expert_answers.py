@@ -245,6 +245,7 @@ def test_an_api_of_another_model_is_named_as_such_and_never_chosen_for_it():
     the targets."""
     out = cli("plan", "--task", "serve", "--model", "Qwen3-30B-A3B", "--requests-per-s", "0.2").stdout
     assert "though it serves another model: no API in the catalog serves Qwen3-30B-A3B" in out
+    assert "api_model" not in out and "api_usd_per_mtok" not in out  # the inputs named by their labels, for a person
     assert "Use the API" not in out
     result = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2})
     assert result["api"]["same_model"] is False and result["choice"] in ("rent", "buy")

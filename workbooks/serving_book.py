@@ -177,7 +177,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
            f'&IF({given},"",", prices as of "&INDEX(apis_as_of,MATCH(api_model,apis_name,0)))&") costs "'
            f'&{money_xl("serve_api_usd_per_month")}&" a month"'
            f'&IF({other},", though it serves another model: no API in the catalog serves "&model'
-           f'&" (api_model names one; api_usd_per_mtok_input and _output price your own)","")')
+           f'&" {core.API_OTHER_MODEL_HINT.replace(chr(34), chr(34) * 2)}","")')
     ws.cell(row=r + 2, column=1, value="the API's cost a month, as a substitute")
     compared = f'IF({other},1E+300,serve_api_usd_per_month)'
     for k, formula in ((r, volume), (r + 1, api), (r + 2, compared)):
