@@ -191,6 +191,13 @@ OVERSIZED_PURCHASE = ("larger than the job needs: {n}x {gpu} is the smallest pur
                       "job fits on {need}; the planner weighs up to {most}")
 
 
+# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment" (in every GeForce
+# driver since 2017-11-30), https://www.nvidia.com/en-us/drivers/geforce-license/: what a purchase of GeForce cards says,
+# in training and serving answers alike (the serving workbook's sentence takes the words after {gpu})
+GEFORCE_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment (an office or "
+                   "lab, not the colocation the cost of owning assumes: Colocation price on the inputs)")
+
+
 def consumer_gpu(gpu: str) -> bool:
     """Whether the GPU catalog marks ``gpu`` as a consumer card (GeForce)."""
     table = catalog.tables()["gpus"]

@@ -12,13 +12,10 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from . import catalog
-from .planner import Option, bought_instead, consumer_gpu, option_text, plan, purchase_refusal, ranks_purchases
+from .planner import GEFORCE_LICENSE, Option, bought_instead, consumer_gpu, option_text, plan, purchase_refusal, ranks_purchases
 from .text import spreadsheet_round
 
-# NVIDIA, "License For Customer Use of NVIDIA GeForce Software", section 2.1.3 "No Datacenter Deployment" (in every GeForce
-# driver since 2017-11-30), https://www.nvidia.com/en-us/drivers/geforce-license/
-CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment, so these "
-                    "GPUs belong in an office or lab, not the colocation the cost of owning assumes (colo_usd_per_kw_month).")
+CONSUMER_LICENSE = GEFORCE_LICENSE + "."
 
 
 @dataclass(frozen=True)

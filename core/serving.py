@@ -664,8 +664,7 @@ SERVES_NOTHING = "none: this setup meets no target"
 # what to do when the API compared with serves another model, in the inputs' labels (the workbook's sentence uses it too)
 API_OTHER_MODEL_HINT = ("(choose one that serves it under \"API to compare with\", or give your own prices per million input "
                         "and output tokens)")
-SERVE_CONSUMER_LICENSE = ("{gpu} is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment (an "
-                          "office or lab, not the colocation the cost of owning assumes)")
+SERVE_CONSUMER_LICENSE = planner.GEFORCE_LICENSE
 
 
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
