@@ -202,6 +202,12 @@ def test_serving_workbook_names_an_api_of_another_model_and_does_not_choose_it(r
     text = recalculated["serving-other-model-api"].value("Start", "A7")
     assert text == result["recommendation"] and "though it serves another model" in text
     assert not text.startswith("Use the API")
+    # the API's cost as a substitute is priced out of every comparison; its cell says why, not "1E+300"
+    book = recalculated["serving-other-model-api"]
+    row = next(i for i in range(1, book.max_row("Serving") + 1) if book.cell("Serving", i, 1) == "the API's cost a month, as a substitute")
+    assert book.cell("Serving", row, 3) >= 1e299
+    shown = load_workbook(book.path)["Serving"].cell(row=row, column=3).number_format
+    assert shown.startswith('[>=1E+299]"none: it serves another model"')
 
 
 def test_serving_workbook_states_the_geforce_license_of_a_bought_fleet(recalculated):

@@ -185,6 +185,8 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
         lay.cached[f"Serving!C{k}"] = ""
     cells["volume"], cells["api"] = f"Serving!$C${r}", f"Serving!$C${r + 1}"
     cells["api_month"] = f"Serving!$C${r + 2}"
+    # an API of another model is priced out of every comparison with 1E+300: the cell says why instead of the number
+    ws.cell(row=r + 2, column=3).number_format = '[>=1E+299]"none: it serves another model";"$"#,##0'
     _note(ws, f"A{r + 4}", "Each column is a setup the serving planner chose when this file was written (the yellow cells); "
                            "change one to try another GPU, GPUs per replica, weight format, offer or buy (1) / rent (0). "
                            "Every number below them follows Inputs.", "D", 45, NOTE_FONT)
