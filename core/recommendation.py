@@ -229,11 +229,23 @@ def sharding_text(result: Mapping, o: Option) -> str:
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
     if o.sharding == "none":
-        return ("Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU "
+        return ("Plain data parallel (PyTorch DDP): the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = result["inputs"]["sharding"]
-    return (f"The states are sharded across the GPUs (sharding {sharding}): one GPU does not hold the model's weights, "
-            "gradients and optimizer states with room to spare.")
+    framework = result["inputs"].get("framework", "")
+    return ("One GPU does not hold the model's weights, gradients and optimizer states with room to spare, so "
+            f"{SHARDING_WORDS.get(sharding, sharding)}{SHARDING_UNDER.get((framework, sharding), '')}.")
+
+
+# What each sharding splits across the data-parallel GPUs, in words (the input's values are ZeRO's stage names)
+SHARDING_WORDS = {"zero1": "the optimizer states are split across the GPUs (ZeRO stage 1)",
+                  "zero2": "the optimizer states and gradients are split across the GPUs (ZeRO stage 2)",
+                  "zero3": "all three are split across the GPUs (ZeRO stage 3, as FSDP does)"}
+# how a framework whose own name for the sharding differs runs it
+SHARDING_UNDER = {("megatron", "zero1"): ", as Megatron's distributed optimizer does",
+                  ("megatron", "zero3"): "; under Megatron-Core that is Megatron-FSDP, not its default distributed "
+                                         "optimizer, which splits only the optimizer states (State sharding zero1)",
+                  ("deepspeed", "zero3"): ", DeepSpeed's ZeRO stage 3"}
 
 
 def _why_split(result: Mapping, o: Option) -> str:

@@ -100,7 +100,7 @@ def test_a_model_that_fits_one_gpu_runs_plain_data_parallel_and_the_answer_says_
     """Nobody shards a 1.1B model with ZeRO-3: it fits one GPU, so every GPU keeps a whole copy (DDP, torchrun's and the
     Trainer's default) and only the gradients are exchanged.  The answer names the choice and its reason."""
     text = cli("plan", "--model", "TinyLlama-1.1B", "--method", "full").stdout
-    assert "Plain data parallel (DDP, sharding none): the model's weights, gradients and optimizer states fit one GPU" in text
+    assert "Plain data parallel (PyTorch DDP): the model's weights, gradients and optimizer states fit one GPU" in text
     rec = plan_json("--model", "TinyLlama-1.1B", "--method", "full")["recommended"]
     assert rec["n_gpus"] > 1 and rec["sharding"] == "none"
     # the option's figures are those of DDP: every door evaluates the option with the planner's sharding
@@ -112,10 +112,18 @@ def test_a_model_that_fits_one_gpu_runs_plain_data_parallel_and_the_answer_says_
     assert core.evaluate(inputs)["option_hours"] == pytest.approx(o.hours, rel=1e-12)
     # a 70B model does not fit one GPU: its states are sharded, and the answer says so
     lora70 = core.recommend({"model": "Llama-3-70B", "method": "lora"})
-    assert lora70.option.sharding in ("", "zero3") and "The states are sharded across the GPUs (sharding zero3)" in lora70.text
+    assert lora70.option.sharding in ("", "zero3") and ("One GPU does not hold the model's weights, gradients and optimizer "
+                                                        "states with room to spare, so all three are split across the GPUs "
+                                                        "(ZeRO stage 3, as FSDP does).") in lora70.text
+    assert "sharding zero3" not in lora70.text  # the input's value is not an answer's words
+    # under Megatron-Core, ZeRO stage 3 is Megatron-FSDP, not the distributed optimizer its recipes default to: the
+    # answer says which one the estimate assumes, and how to ask for the other
+    megatron = core.recommend({"model": "Llama-3.1-70B", "method": "full", "framework": "megatron"})
+    assert "Megatron-FSDP, not its default distributed optimizer" in megatron.text
+    assert "State sharding zero1" in megatron.text
     # a sharding the job names is the job's: the planner keeps it and says nothing about it
     given = core.recommend({**job, "sharding": "zero3"})
-    assert given.option.sharding == "" and "Plain data parallel" not in given.text and "sharded across" not in given.text
+    assert given.option.sharding == "" and "Plain data parallel" not in given.text and "split across" not in given.text
 
 
 def test_the_main_job_table_and_the_workbook_carry_the_planners_sharding():
