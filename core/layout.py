@@ -63,10 +63,15 @@ def candidates(layers: int, experts: int) -> list[tuple[int, int]]:
     return [(p, e) for p in PIPELINE_DEGREES if p <= layers for e in eps]
 
 
+def _framework_does(job: Mapping, column: str) -> bool:
+    """A yes/no column of the job's framework's row in frameworks.csv (the default framework where the job names none)."""
+    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
+    return bool(int(fw[column]))
+
+
 def runs_pipelines(job: Mapping) -> bool:
     """Whether the job's framework runs a pipeline schedule (frameworks.csv pipeline_schedule: 1F1B or interleaved)."""
-    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
-    return bool(int(fw["pipeline_schedule"]))
+    return _framework_does(job, "pipeline_schedule")
 
 
 def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
@@ -83,8 +88,7 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
 
 def runs_expert_parallel(job: Mapping) -> bool:
     """Whether the job's framework trains with expert parallelism (frameworks.csv expert_parallel_training)."""
-    fw = row_of(resolve_inputs({k: v for k, v in job.items() if k == "framework"}), "framework")
-    return bool(int(fw["expert_parallel_training"]))
+    return _framework_does(job, "expert_parallel_training")
 
 
 def with_planned_sharding(scenario: Mapping | None) -> dict:
