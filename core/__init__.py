@@ -48,6 +48,7 @@ from .planner import (
     PLANNER_INPUTS,
     PRICE_INPUTS,
     REJECTIONS,
+    TIE_COLUMNS,
     TIE_DIGITS,
     Option,
     bought_instead,
@@ -61,6 +62,7 @@ from .planner import (
     planned_offers,
     ranks_purchases,
     same_option,
+    tie_key,
     tie_round,
     verdict_text,
 )
@@ -149,7 +151,7 @@ __all__ = [
     "inputs_of", "formula_text",
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
-    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "tie_round",
+    "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "TIE_COLUMNS", "tie_key", "tie_round",
     "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",

@@ -162,6 +162,18 @@ def tie_round(x: float) -> float:
     return float(spreadsheet_round(x, TIE_DIGITS))
 
 
+def tie_key(tight: bool, buy: bool, machines: float, hours: float, n_gpus: float, cost_usd: float) -> tuple:
+    """The tie-breaks among the options within the cost tolerance of the cheapest, in order (the least wins): room in
+    memory, then renting (2 x tight + buying: no capital at stake for a saving within the tolerance), the fewest machines,
+    hours, GPUs, then the cost.  Hours and costs compare rounded as the workbook's ROUND does (``tie_round``).  The
+    planner sorts by it and the workbook's Compare sheet forms it column by column (TIE_COLUMNS)."""
+    return (2 * int(bool(tight)) + int(bool(buy)), machines, tie_round(hours), n_gpus, tie_round(cost_usd))
+
+
+# the quantities behind tie_key's places after the first, as the workbook's helper columns read them
+TIE_COLUMNS = ("job_machines", "option_hours", "n_gpus", "option_cost_usd")
+
+
 def rank(options: list, tolerance_pct: float) -> list:
     """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
     ok = [o for o in options if o.ok]
@@ -171,8 +183,7 @@ def rank(options: list, tolerance_pct: float) -> list:
 
     def key(o):
         if id(o) in near:
-            return (0, 2 * int(o.tight) + int(o.acquire == "buy"), o.machines, tie_round(o.hours), o.n_gpus,
-                    tie_round(o.cost_usd), o.order)
+            return (0, *tie_key(o.tight, o.acquire == "buy", o.machines, o.hours, o.n_gpus, o.cost_usd), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 

@@ -30,6 +30,7 @@ from gpu_tco.core import (
     PRICE_INPUTS,
     QUANTITIES,
     REJECTIONS,
+    TIE_COLUMNS,
     TIE_DIGITS,
     VERDICTS,
     catalog,
@@ -38,7 +39,7 @@ from gpu_tco.core import (
     headline_xl,
     plan,
     same_option,
-    tie_round,
+    tie_key,
 )
 from gpu_tco.core import plan_scope as scope
 
@@ -434,22 +435,22 @@ def _compare_charts(ws, opt_ws, lay: Layout) -> None:
 
 def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, list[tuple]]:
     """The row the Compare sheet's formulas mark, computed as they compute it (cached values): the planner's
-    rule over these rows (core.planner.rank), with each row's helper values ("" where a step leaves it out)."""
+    tie-breaks (core.planner.tie_key) over the rows within the cost tolerance, one place at a time, with each row's
+    helper values ("" where an earlier place left it out)."""
     costs = [x for x in ranked if x is not None]
     if not costs:
         return None, [("", "", "", "", "")] * len(all_vals)
     limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    tiers = [[2.0 * bool(v["train_memory_tight"]) + bool(v["buy"]) if x is not None and x <= limit else ""
-              for v, x in zip(all_vals, ranked)]]
-    for key in ("job_machines", "option_hours", "n_gpus", "option_cost_usd"):
-        prev = tiers[-1]
-        low = min(t for t in prev if t != "")
-        exact = key in ("job_machines", "n_gpus")  # whole numbers; hours and cost compare rounded, as the sheet's ROUND does
-        tiers.append([(float(v[key]) if exact else tie_round(float(v[key]))) if t != "" and t == low else ""
-                      for v, t in zip(all_vals, prev)])
-    last = tiers[-1]
-    best = last.index(min(t for t in last if t != ""))
-    return best, list(zip(*tiers))
+    keys = [tie_key(v["train_memory_tight"], v["buy"], *(float(v[c]) for c in TIE_COLUMNS[:3]), x)
+            if x is not None and x <= limit else None for v, x in zip(all_vals, ranked)]
+    alive = [k is not None for k in keys]
+    columns = []
+    for place in range(len(TIE_COLUMNS) + 1):
+        column = [k[place] if a else "" for k, a in zip(keys, alive)]
+        low = min(c for c in column if c != "")
+        alive = [a and k[place] == low for k, a in zip(keys, alive)]
+        columns.append(column)
+    return alive.index(True), list(zip(*columns))
 
 
 def _interruptible(v: Mapping) -> bool:
