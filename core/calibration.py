@@ -62,7 +62,13 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # gpu-tco's own torchtune runs (tools/measure/torchtune_measure.py, one H100) set nothing: they check the torchtune factor,
 # which the README's 2024 table sets, held out (docs/training.md, "torchtune on one H100")
 OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune",)
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *OWN_TORCHTUNE_SOURCES)
+# gpu-tco's own Unsloth runs (tools/measure/unsloth_measure.py, one H100) set nothing either: they check Unsloth's row of
+# frameworks.csv (speed factor 1, fused LoRA and loss kernels), which no measured row had set (docs/training.md, "Unsloth
+# on one H100")
+OWN_UNSLOTH_SOURCES = ("gpu_tco_h100_unsloth",)
+# own runs that nothing is fitted on or set from: their errors are held-out errors of their framework
+HELD_OUT_OWN_SOURCES = (*OWN_TORCHTUNE_SOURCES, *OWN_UNSLOTH_SOURCES)
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *HELD_OUT_OWN_SOURCES)
 # Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
 # Alpaca's short examples into 4,096-token sequences with per-document attention masks: the model counts attention over the
 # whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
@@ -110,7 +116,8 @@ SERVING_SETTINGS = ("prompt_tokens", "output_tokens", "offline", "requests_per_s
 # name one): the conventions of its memory and its speed factor.  Meta's and DeepSeek's in-house pre-training stacks have
 # no row of their own: they are evaluated as torchtitan (the reference, speed factor 1: PyTorch-native 3D/4D parallelism with
 # fp32 master weights and states, what torchtitan was built to show); NeMo AutoModel runs FSDP2 as torchtitan does.
-FRAMEWORK_OF = {"torchtune": "torchtune", "torchtune 0.6.1 (gpu-tco's own run)": "torchtune", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
+FRAMEWORK_OF = {"torchtune": "torchtune", "torchtune 0.6.1 (gpu-tco's own run)": "torchtune",
+                "unsloth 2026.10.9 (gpu-tco's own run)": "unsloth", "torchtitan": "torchtitan", "torchtitan + torchao (torch.compile, FSDP2)": "torchtitan",
                 "LLM Foundry (Composer)": "composer", "Hugging Face + FlashAttention 2": "transformers",
                 "fsdp_qlora (FSDP + bitsandbytes)": "transformers", "transformers 5.17 + PEFT 0.21 (gpu-tco's own run)": "transformers",
                 "DeepSeek-AI (HAI-LLM)": "torchtitan",
@@ -590,7 +597,9 @@ def errors(params: dict | None = None, rows: list[Measurement] | None = None) ->
 
 
 CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)",
-                "own_torchtune": "gpu-tco's own torchtune runs on one H100 (held out: nothing is fitted on them)"}
+                "own_torchtune": "gpu-tco's own torchtune runs on one H100 (held out: nothing is fitted on them)",
+                "own_unsloth": "gpu-tco's own Unsloth runs on one H100 (held out: nothing is fitted on them)"}
+OWN_GROUP_OF = {**{s: "own_torchtune" for s in OWN_TORCHTUNE_SOURCES}, **{s: "own_unsloth" for s in OWN_UNSLOTH_SOURCES}}
 
 
 def _check_group(m: Measurement) -> str | None:
@@ -598,7 +607,7 @@ def _check_group(m: Measurement) -> str | None:
     if m.kind not in CHECK_KINDS or in_fit(m) or m.quantity == "reserved_peak_train_gib":
         return None
     if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
-        return CHECK_GROUPS["own_torchtune" if m.source in OWN_TORCHTUNE_SOURCES else "own"]
+        return CHECK_GROUPS[OWN_GROUP_OF.get(m.source, "own")]
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source].removesuffix(" (a check)")
     return None
@@ -747,15 +756,19 @@ BAND_FLOOR_PCT = 10  # no band narrower than this: the set's sources each carry 
 
 def bands(loso: dict | None = None) -> dict:
     """{framework: (speed_band_pct, memory_band_pct)}: twice the median held-out error (leave one source out) of the
-    framework's rows of that kind, or of every row of the kind when the framework has fewer than BAND_MIN_ROWS; at least
-    BAND_FLOOR_PCT.  Twice the median covers most held-out rows (see docs/calibration.md), what "likely" means here."""
+    framework's rows of that kind; where it has fewer than BAND_MIN_ROWS, of gpu-tco's own runs of it that nothing is
+    fitted on (OWN_GROUP_OF), else of every row of the kind; at least BAND_FLOOR_PCT.  Twice the median covers most held-out rows (see docs/calibration.md), what "likely" means here."""
     from . import catalog
     loso = loso if loso is not None else leave_one_source_out()
+    held_out = {CHECK_GROUPS[g] for g in set(OWN_GROUP_OF.values())}
     out = {}
     for row in catalog.tables()["frameworks"].rows:
         name, pair = row["name"], []
         for kind in ("training speed", "memory"):
             own = loso["by_framework"].get((name, kind))
+            if not own or own["rows"] < BAND_MIN_ROWS:  # gpu-tco's own runs that nothing is fitted on are held out too
+                own = next((v for (fw, k, group), v in loso["checks"].items()
+                            if fw == name and k == kind and group in held_out), None)
             median = own["median"] if own and own["rows"] >= BAND_MIN_ROWS else loso[kind]["median"]
             pair.append(float(max(BAND_FLOOR_PCT, round(200 * median))))
         out[name] = tuple(pair)

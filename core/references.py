@@ -298,6 +298,11 @@ _REFS: list[Reference] = [
               "and optimizer-in-backward as its single-device recipes set them up; PyTorch 2.11.0+cu130, torchao 0.13.0, "
               "bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
               "2026-11-26", "tools/measure/results/h100-2026-11-26/README.md"),
+    Reference("gpu_tco_h100_unsloth", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/unsloth_measure.py, "
+              "NVIDIA H100 SXM 80GB, 2026-11-26: Unsloth 2026.10.9 as its notebooks set it up (FastLanguageModel, get_peft_model, "
+              "Unsloth's gradient checkpointing, AdamW8bit); PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, "
+              "bitsandbytes 0.50.2, SDPA attention; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
+              "2026-11-26", "tools/measure/results/h100-2026-11-26c/README.md"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",

@@ -156,8 +156,8 @@ def test_tensor_parallel_all_reduces_add_to_the_step():
     assert core.evaluate(job, tensor_parallel=1, n_gpus=8)["tp_comm_s_per_step"] == 0
 
 
-OWN = [m for m in cal.load_measurements() if m.source in cal.OWN_SOURCES and m.source not in cal.OWN_TORCHTUNE_SOURCES
-       and m.kind in ("training speed", "memory")]  # the H100 torchtune rows: tests/test_training_frameworks.py
+OWN = [m for m in cal.load_measurements() if m.source in cal.OWN_SOURCES and m.source not in cal.HELD_OUT_OWN_SOURCES
+       and m.kind in ("training speed", "memory")]  # the H100 torchtune and Unsloth rows: tests/test_training_frameworks.py
 
 
 def test_own_h200_rows_are_checks_with_their_errors():

@@ -20,6 +20,17 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _last_object(out: str) -> dict:
+    """The row a script printed last (emit's indented JSON object), after whatever a library printed before it."""
+    try:
+        return json.loads(out)
+    except ValueError:
+        start = out.rfind("\n{\n")
+        if start < 0:
+            raise
+        return json.loads(out[start + 1:])
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("plan")
@@ -51,7 +62,7 @@ def main(argv=None) -> int:
         with open(os.path.join(ns.out, target), "a") as rows:
             if training:
                 try:
-                    row = json.loads(out)
+                    row = _last_object(out)
                     row["seconds_whole_run"] = round(took, 1)
                     rows.write(json.dumps(row) + "\n")
                 except ValueError:
