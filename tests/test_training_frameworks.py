@@ -272,13 +272,13 @@ def test_own_unsloth_rows_check_unsloth_held_out_and_set_its_band(training_loso)
     its likely range from them (twice their median) rather than from every framework's rows."""
     from gpu_tco.core import calibration as cal
     rows = [m for m in cal.load_measurements() if m.source in cal.OWN_UNSLOTH_SOURCES]
-    assert len(rows) == 8 and not any(cal.in_fit(m) for m in rows)
+    assert len(rows) == 12 and not any(cal.in_fit(m) for m in rows)
     assert all(m.inputs["framework"] == "unsloth" for m in rows)
     group = cal.CHECK_GROUPS["own_unsloth"]
     speed = training_loso["checks"][("unsloth", "training speed", group)]
     memory = training_loso["checks"][("unsloth", "memory", group)]
-    assert speed["rows"] == 4 and speed["median"] <= 0.15
-    assert memory["rows"] == 4 and memory["median"] <= 0.10
+    assert speed["rows"] == 6 and speed["median"] <= 0.15
+    assert memory["rows"] == 6 and memory["median"] <= 0.10
     assert ("unsloth", "training speed") not in training_loso["by_framework"]
     band = cal.bands(training_loso)["unsloth"]
     assert band == (max(cal.BAND_FLOOR_PCT, round(200 * speed["median"])), max(cal.BAND_FLOOR_PCT, round(200 * memory["median"])))
