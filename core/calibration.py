@@ -631,7 +631,8 @@ def checks(params: dict | None = None, rows: list[Measurement] | None = None) ->
 
 def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
     """For each source: refit without it, predict its rows (those in the fit).
-    {kind: {"median": |error|, "worst": |error|, "rows": n}, "by_source": {source: [(id, error), ...]}}"""
+    {kind: {"median": |error|, "worst": |error|, "rows": n}, "by_source": {source: [(id, error), ...]},
+    "by_framework": {(framework, kind): ...}, "fitted": the fit on every row, "checks": checks() under it}"""
     rows = rows if rows is not None else load_measurements()
     by_kind: dict[str, list[float]] = {}
     by_source: dict[str, list] = {}
@@ -650,7 +651,8 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
                                      "low": float(np.min(v)), "high": float(np.max(v))}
                                for key, v in sorted(by_framework.items())}
     # rows that never enter the fit, predicted by the fit on all the others (for them, leaving their source out)
-    summary["checks"] = checks(fit(rows), rows)
+    summary["fitted"] = fit(rows)
+    summary["checks"] = checks(summary["fitted"], rows)
     return summary
 
 
@@ -953,8 +955,8 @@ def render(loso: dict | None = None) -> str:
     the work: one refit per source)."""
     from .references import REFERENCES
     rows = load_measurements()
-    params, current = fit(rows), catalog_values()
     loso = loso if loso is not None else leave_one_source_out(rows)
+    params, current = loso.get("fitted") or fit(rows), catalog_values()  # the full fit, done once with the checks
     used = informed(rows)
     sources = sorted({m.source for m in rows})
     kinds = sorted({m.kind for m in rows})
