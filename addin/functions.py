@@ -481,18 +481,20 @@ def _scalar(func: Function, named: dict):
             return _breakdown(_row_inputs(named), table)
     quantity = _pick(func, named)
     inputs = _row_inputs(named)
-    if quantity in NEEDS_FIT:  # the time or cost of a job: none for a job that does not fit
-        r = core.evaluate(inputs, outputs=(quantity, *fit_outputs(quantity)))
+    needs_fit = quantity in NEEDS_FIT  # the time or cost of a job: none for a job that does not fit
+    priced = quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE
+    # one evaluation gives the value and what decides whether it can be shown
+    r = core.evaluate(inputs, outputs=(quantity, *(fit_outputs(quantity) if needs_fit else ()),
+                                       *(PRICE_FLAGS if priced else ())))
+    if needs_fit:
         gap = fit_gaps({**r, **_fit_inputs(inputs)}, [quantity])
         if gap:
             return gap[quantity][:MAX_TEXT]
-    if quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE:
-        r = core.evaluate(inputs, outputs=(quantity, *PRICE_FLAGS))
-        if all(r[k] > 0 for k in PRICE_FLAGS):  # the usual case: both prices known
-            return _plain(r[quantity])
+    if priced and not all(r[k] > 0 for k in PRICE_FLAGS):  # the usual case (both prices known) skips this
         gap = price_gaps({**core.resolve_inputs(inputs), **r}, [quantity])
-        return gap[quantity][:MAX_TEXT] if gap else _plain(r[quantity])
-    return _plain(core.evaluate(inputs, outputs=(quantity,))[quantity])
+        if gap:
+            return gap[quantity][:MAX_TEXT]
+    return _plain(r[quantity])
 
 
 def _vector(func: Function, named: dict, raise_errors: bool):
