@@ -32,7 +32,7 @@ import argparse
 import sys
 import time
 
-from measure_common import GIB, emit, versions
+from measure_common import GIB, emit, time_steps, versions
 
 # torchtune's names of the projections that LoRA adapts, for gpu-tco's lora_targets choices
 ATTENTION_MODULES = {"all": ["q_proj", "k_proj", "v_proj", "output_proj"], "attention": ["q_proj", "k_proj", "v_proj", "output_proj"],
@@ -120,28 +120,16 @@ def main(argv=None) -> int:
     labels = torch.hstack((tokens[..., 1:], ignore))  # the recipe's shift: no slicing of the logits
     print(f"built in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
     cuda = torch.device(ns.device).type == "cuda"
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    oom, timed = False, 0.0
-    try:
-        for step in range(ns.warmup + ns.steps):
-            if step == ns.warmup and cuda:
-                torch.cuda.reset_peak_memory_stats()
-            sync()
-            start = time.perf_counter()
-            logits = model(tokens)
-            loss = loss_fn(logits, labels)
-            del logits  # the recipe frees the logits before the backward pass
-            loss.backward()
-            if opt is not None:
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-            sync()
-            if step < ns.warmup:
-                print(f"warm-up step {step}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-            else:
-                timed += time.perf_counter() - start
-    except torch.OutOfMemoryError:
-        oom = True
+
+    def step():
+        logits = model(tokens)
+        loss = loss_fn(logits, labels)
+        del logits  # the recipe frees the logits before the backward pass
+        loss.backward()
+        if opt is not None:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    timed, oom = time_steps(step, ns.warmup, ns.steps, cuda)
     free, total = torch.cuda.mem_get_info() if cuda else (0, 0)
     peak = torch.cuda.max_memory_allocated() if cuda else 0
     row = {"model": ns.model_name, "gpu": ns.gpu or (torch.cuda.get_device_name(0) if cuda else "cpu"), "n_gpus": 1, "method": ns.method,

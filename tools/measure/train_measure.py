@@ -26,15 +26,12 @@ import argparse
 import sys
 import time
 
-from measure_common import GIB, emit, versions
+from measure_common import GIB, add_model_arguments, emit, versions
 
 
 def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True, help="path of a Hugging Face config.json (or its folder)")
-    p.add_argument("--model-name", default="", help="the gpu-tco model name to report (default: the config's folder)")
-    p.add_argument("--gpu", default="", help="the gpu-tco GPU name to report (default: torch's device name)")
-    p.add_argument("--method", choices=("full", "lora", "qlora"), default="full")
+    add_model_arguments(p)
     p.add_argument("--precision", choices=("bf16_pure", "bf16_mixed"), default="bf16_pure",
                    help="bf16_pure: bf16 weights, no master copy; bf16_mixed: fp32 weights under bf16 autocast")
     p.add_argument("--optimizer", choices=("adamw_foreach", "adamw", "adamw_8bit"), default="adamw_foreach",

@@ -29,17 +29,14 @@ import os
 import sys
 import time
 
-from measure_common import GIB, emit, versions
+from measure_common import GIB, add_model_arguments, emit, time_steps, versions
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
 def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True, help="path of a Hugging Face config.json (or its folder)")
-    p.add_argument("--model-name", default="", help="the gpu-tco model name to report (default: the config's folder)")
-    p.add_argument("--gpu", default="", help="the gpu-tco GPU name to report (default: torch's device name)")
-    p.add_argument("--method", choices=("full", "lora", "qlora"), default="lora")
+    add_model_arguments(p, method_default="lora")
     p.add_argument("--optimizer", choices=("adamw_8bit", "adamw"), default="adamw_8bit",
                    help="adamw_8bit: bitsandbytes AdamW8bit (Unsloth's notebooks); adamw: torch AdamW fused=True")
     p.add_argument("--recompute", choices=("unsloth", "none"), default="unsloth",
@@ -119,24 +116,12 @@ def main(argv=None) -> int:
     opt = optimizer_for(ns, model)
     tokens = torch.randint(0, cfg.vocab_size, (ns.micro_batch, ns.seq_len), device="cuda")
     print(f"built in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
-    oom, timed = False, 0.0
-    try:
-        for step in range(ns.warmup + ns.steps):
-            if step == ns.warmup:
-                torch.cuda.reset_peak_memory_stats()
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            loss = model(input_ids=tokens, labels=tokens).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            torch.cuda.synchronize()
-            if step < ns.warmup:
-                print(f"warm-up step {step}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-            else:
-                timed += time.perf_counter() - start
-    except torch.OutOfMemoryError:
-        oom = True
+
+    def step():
+        model(input_ids=tokens, labels=tokens).loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    timed, oom = time_steps(step, ns.warmup, ns.steps)
     free, total = torch.cuda.mem_get_info()
     row = {"model": name, "gpu": ns.gpu or torch.cuda.get_device_name(0), "n_gpus": 1, "method": ns.method,
            "precision": "bf16_pure", "optimizer": ns.optimizer, "recompute": "full" if ns.recompute == "unsloth" else "none",
