@@ -212,21 +212,28 @@ def test_the_torchtune_measuring_script_parses_its_options():
     assert out.returncode == 0 and "--optimizer-in-backward" in out.stdout and "--compile" in out.stdout
 
 
+def _own_runs_held_out(training_loso, framework: str, rows: int) -> tuple[dict, dict]:
+    """gpu-tco's own runs of a framework that nothing is fitted on: they are that many rows of the set, none in the fit,
+    all evaluated under the framework, and reported as a check group of their own; (speed, memory) of that group."""
+    from gpu_tco.core import calibration as cal
+    sources = [s for s, g in cal.OWN_GROUP_OF.items() if g == f"own_{framework}"]
+    own = [m for m in cal.load_measurements() if m.source in sources]
+    assert len(own) == rows and not any(cal.in_fit(m) for m in own)
+    assert all(m.inputs["framework"] == framework for m in own)
+    assert not set(sources) & set(training_loso["by_source"])
+    group = cal.CHECK_GROUPS[f"own_{framework}"]
+    return (training_loso["checks"][(framework, "training speed", group)],
+            training_loso["checks"][(framework, "memory", group)])
+
+
 def test_own_torchtune_rows_check_the_torchtune_factor_held_out(training_loso):
     """gpu-tco's own torchtune 0.6.1 runs on one H100 SXM (tools/measure/results/h100-2026-11-26/, PyTorch 2.11, compiled
     as the README's tables ran): they enter no fit, and they are reported as a check of their own.  Every compiled run
     was faster than the torchtune factor fitted on the README's 2024 table says (16-40 %, docs/training.md "torchtune on
     one H100"), while the memory model holds them (median within 5 %)."""
-    from gpu_tco.core import calibration as cal
-    rows = [m for m in cal.load_measurements() if m.source in cal.OWN_TORCHTUNE_SOURCES]
-    assert len(rows) == 14 and not any(cal.in_fit(m) for m in rows)
-    assert all(m.inputs["framework"] == "torchtune" for m in rows)
-    group = cal.CHECK_GROUPS["own_torchtune"]
-    speed = training_loso["checks"][("torchtune", "training speed", group)]
-    memory = training_loso["checks"][("torchtune", "memory", group)]
+    speed, memory = _own_runs_held_out(training_loso, "torchtune", rows=14)
     assert speed["rows"] == 7 and speed["high"] < 0
     assert memory["rows"] == 7 and memory["median"] <= 0.05
-    assert "gpu_tco_h100_torchtune" not in training_loso["by_source"]
 
 
 def test_the_loss_follows_the_framework():
@@ -271,12 +278,7 @@ def test_own_unsloth_rows_check_unsloth_held_out_and_set_its_band(training_loso)
     the aims for a framework (speed median 15 %, memory median 10 %), and Unsloth, with no published speed row, takes
     its likely range from them (twice their median) rather than from every framework's rows."""
     from gpu_tco.core import calibration as cal
-    rows = [m for m in cal.load_measurements() if m.source in cal.OWN_UNSLOTH_SOURCES]
-    assert len(rows) == 12 and not any(cal.in_fit(m) for m in rows)
-    assert all(m.inputs["framework"] == "unsloth" for m in rows)
-    group = cal.CHECK_GROUPS["own_unsloth"]
-    speed = training_loso["checks"][("unsloth", "training speed", group)]
-    memory = training_loso["checks"][("unsloth", "memory", group)]
+    speed, memory = _own_runs_held_out(training_loso, "unsloth", rows=12)
     assert speed["rows"] == 6 and speed["median"] <= 0.15
     assert memory["rows"] == 6 and memory["median"] <= 0.10
     assert ("unsloth", "training speed") not in training_loso["by_framework"]
