@@ -35,6 +35,7 @@ TEXT_COLUMNS = {
     "provider", "instance", "gpu", "price_type", "region", "fabric",  # offers
     "model", "catalog_model", "price_key",  # apis
     "launch", "label",  # engines: the command that starts the engine, its name as people write it
+    "pipeline_max_sharding",  # frameworks: a shardings.csv name
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
@@ -63,8 +64,9 @@ OPTIONAL_COLUMNS = {
     # built-in row copied into the user's file must load as it is
     "decode_efficiency_factor", "prefill_efficiency_factor", "fp16_accumulate_dense_tflops", "fp16_accumulate", "disaggregated_mode",
     "static_batching", "prefill_half_tokens",
-    # frameworks: lora_fp32_adapter_inputs (empty: 0, adapters in the weights' dtype)
-    "lora_fp32_adapter_inputs",
+    # frameworks: lora_fp32_adapter_inputs (empty: 0, adapters in the weights' dtype); pipeline_max_sharding (empty: pipeline
+    # stages run beside any sharding)
+    "lora_fp32_adapter_inputs", "pipeline_max_sharding",
     # apis: a user row needs name, usd_per_mtok_input and usd_per_mtok_output
     "model", "catalog_model", "price_key",
 }
@@ -612,6 +614,9 @@ def _check_ranges(table: str, rows: list[dict], path, first_line: int = 2) -> No
         _check_row(table, rows[worst], path, first_line + worst)
 
 
+PIPELINE_SHARDINGS = ("", "none", "zero1", "zero2", "zero3")  # frameworks.csv pipeline_max_sharding: shardings.csv names
+
+
 def _check_row(table: str, row: dict, path, line: int, ranges: bool = True) -> None:
     """A row's numbers against the catalog's declared ranges (unless ``ranges`` is False: checked already, see
     ``_check_ranges``) and its cross-field rules."""
@@ -625,6 +630,9 @@ def _check_row(table: str, row: dict, path, line: int, ranges: bool = True) -> N
         except ValueError:
             raise CatalogError(path, line, "server_sizes", f"{show(row['server_sizes'])} is not allowed for {where}; allowed: "
                                                            'GPU counts per server from 1 to 1,024 separated by ";", e.g. "4;8"') from None
+    if table == "frameworks" and str(row.get("pipeline_max_sharding", "")) not in PIPELINE_SHARDINGS:
+        raise CatalogError(path, line, "pipeline_max_sharding", f"{show(row['pipeline_max_sharding'])} is not allowed for "
+                                                                f"{where}; allowed: empty (any), none, zero1, zero2, zero3")
     if table == "gpus" and str(row.get("form_factor", "")).startswith("MIG"):
         # a MIG slice runs a job on its own: no fabric, servers of one
         if MIG_NAME.fullmatch(str(row.get("name", ""))) is None:

@@ -86,6 +86,22 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
     return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
 
 
+SHARDING_ORDER = ("none", "zero1", "zero2", "zero3")  # each shards what the one before it does, and more
+
+
+def pipeline_sharding(job: Mapping) -> str | None:
+    """The sharding pipeline stages run with under the job's framework: the job's own where the framework allows it
+    beside a pipeline schedule (frameworks.csv pipeline_max_sharding; empty: any), else the framework's highest
+    (DeepSpeed's pipeline engine and Megatron's distributed optimizer: ZeRO stage 1); None where the job names a
+    sharding the framework does not run beside pipeline stages (then it gets none)."""
+    resolved = resolve_inputs({k: v for k, v in job.items() if k in ("framework", "sharding")})
+    limit = str(row_of(resolved, "framework").get("pipeline_max_sharding") or "")
+    wanted = str(resolved["sharding"])
+    if not limit or SHARDING_ORDER.index(wanted) <= SHARDING_ORDER.index(limit):
+        return wanted
+    return None if "sharding" in job else limit
+
+
 def runs_expert_parallel(job: Mapping) -> bool:
     """Whether the job's framework trains with expert parallelism (frameworks.csv expert_parallel_training)."""
     return _framework_does(job, "expert_parallel_training")
@@ -121,7 +137,8 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
         return out
     model = row_of(resolve_inputs({k: v for k, v in job.items() if k == "model"}), "model")
     cands = candidates(int(model["layers"]), int(model["experts"]))
-    if not runs_pipelines(job):  # the framework has no pipeline schedule: stages only as the job gives them
+    staged = pipeline_sharding(job) if runs_pipelines(job) else None
+    if staged is None:  # no pipeline schedule, or none beside the job's sharding: stages only as the job gives them
         cands = [(p, e) for p, e in cands if p == 1]
     if not runs_expert_parallel(job):  # nor expert parallelism: the experts stay with the data-parallel sharding
         cands = [(p, e) for p, e in cands if e == 1]
@@ -131,7 +148,11 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
     p_col = np.array([p for _ in gpu_names for p, _e in cands])
     e_col = np.array([e for _ in gpu_names for _p, e in cands])
     unit = tp * p_col * e_col  # the smallest count each layout allows
-    need = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": unit, "pipeline_parallel": p_col, "expert_parallel": e_col},
+    # pipeline stages run with the sharding the framework allows beside them (the job's where it may)
+    own = str(resolve_inputs({k: v for k, v in job.items() if k == "sharding"})["sharding"])
+    lowered = staged is not None and staged != own
+    sharded = {"sharding": [staged if p > 1 else own for p in p_col.tolist()]} if lowered else {}
+    need = np.asarray(evaluate({**job, **sharded, "gpu": g_col, "n_gpus": unit, "pipeline_parallel": p_col, "expert_parallel": e_col},
                                outputs=("gpus_needed",))["gpus_needed"], dtype=float)
     valid = need > 0
     if count is None:
@@ -139,7 +160,7 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
     else:  # a fixed count: layouts it does not divide, or does not hold, are out (evaluated at their own unit)
         valid &= (count % (tp * p_col) == 0) & ((count // (tp * p_col)) % e_col == 0) & (need <= count)
         n = np.where(valid, count, unit)
-    hours = np.asarray(evaluate({**job, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
+    hours = np.asarray(evaluate({**job, **sharded, "gpu": g_col, "n_gpus": n.astype(int), "pipeline_parallel": p_col,
                                  "expert_parallel": e_col, "buy": 1}, outputs=("train_gpu_hours",))["train_gpu_hours"], dtype=float)
     # Python lists: the loop reads each element several times (a NumPy element costs ten times a list's)
     # (np.round: what round() of a NumPy float does, element by element)
@@ -153,5 +174,6 @@ def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> di
             continue
         best = min(rows, key=lambda j: (hours_l[j], p_l[j], e_l[j]))
         if (p_l[best], e_l[best]) != (1, 1):
-            out[g] = {"pipeline_parallel": int(p_l[best]), "expert_parallel": int(e_l[best]), "gpus_needed": int(n[best])}
+            out[g] = {"pipeline_parallel": int(p_l[best]), "expert_parallel": int(e_l[best]), "gpus_needed": int(n[best]),
+                      **({"sharding": staged} if lowered and p_l[best] > 1 else {})}
     return out

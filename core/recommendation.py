@@ -224,28 +224,30 @@ def sharding_text(result: Mapping, o: Option) -> str:
     """How the GPUs of a multi-GPU option share the model, when the planner chose it (the job names no sharding and no
     layout): plain data parallel where one GPU holds the model with room to spare, else the job's sharding; "" for one
     GPU or a sharding the job gives."""
-    from .layout import GIVEN_LAYOUT
+    from .layout import DATA_PARALLEL, GIVEN_LAYOUT, SHARDING_ORDER
     given = result["given"]
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
     if o.sharding == "none":
         return ("Plain data parallel (PyTorch DDP): the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
-    sharding = result["inputs"]["sharding"]
+    sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
     framework = result["inputs"].get("framework", "")
+    beside = (f"; {framework} runs pipeline stages with ZeRO stage {SHARDING_ORDER.index(sharding)} at most"
+              if o.sharding and o.sharding != DATA_PARALLEL and o.pipeline_parallel > 1 else "")
+    words = SHARDING_WORDS.get(sharding, sharding).format(as_fsdp="" if framework == "deepspeed" else ", as FSDP does")
     return ("One GPU does not hold the model's weights, gradients and optimizer states with room to spare, so "
-            f"{SHARDING_WORDS.get(sharding, sharding)}{SHARDING_UNDER.get((framework, sharding), '')}.")
+            f"{words}{SHARDING_UNDER.get((framework, sharding), '')}{beside}.")
 
 
 # What each sharding splits across the data-parallel GPUs, in words (the input's values are ZeRO's stage names)
 SHARDING_WORDS = {"zero1": "the optimizer states are split across the GPUs (ZeRO stage 1)",
                   "zero2": "the optimizer states and gradients are split across the GPUs (ZeRO stage 2)",
-                  "zero3": "all three are split across the GPUs (ZeRO stage 3, as FSDP does)"}
+                  "zero3": "all three are split across the GPUs (ZeRO stage 3{as_fsdp})"}
 # how a framework whose own name for the sharding differs runs it
 SHARDING_UNDER = {("megatron", "zero1"): ", as Megatron's distributed optimizer does",
                   ("megatron", "zero3"): "; under Megatron-Core that is Megatron-FSDP, not its default distributed "
-                                         "optimizer, which splits only the optimizer states (State sharding zero1)",
-                  ("deepspeed", "zero3"): ", DeepSpeed's ZeRO stage 3"}
+                                         "optimizer, which splits only the optimizer states (State sharding zero1)"}
 
 
 def _why_split(result: Mapping, o: Option) -> str:

@@ -57,6 +57,9 @@ _REFS: list[Reference] = [
               "GPU at a time)", "2024", "https://huggingface.co/docs/transformers/perf_train_gpu_many"),
     Reference("deepspeed_pipeline", "Microsoft DeepSpeed", "Pipeline Parallelism tutorial (PipelineModule, 1F1B schedule)", "2023",
               "https://www.deepspeed.ai/tutorials/pipeline/"),
+    Reference("deepspeed_pipe_engine", "Microsoft DeepSpeed", "deepspeed/runtime/pipe/engine.py, PipelineEngine: 'ZeRO-2 and ZeRO-3 are "
+              "incompatible with pipeline parallelism' (asserted when the engine starts)", "2025",
+              "https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/pipe/engine.py"),
     Reference("torch_pipelining", "PyTorch", "torch.distributed.pipelining (pipeline schedules torchtitan runs)", "2025",
               "https://pytorch.org/docs/stable/distributed.pipelining.html"),
     Reference("deepspeed_moe", "Microsoft DeepSpeed", "Mixture of Experts tutorial (expert parallelism: ep_size)", "2023",

@@ -61,6 +61,32 @@ def test_a_model_that_fits_one_gpu_is_not_split_into_stages():
         assert all(lay["pipeline_parallel"] == 1 and lay["expert_parallel"] == 1 for lay in chosen.values()), framework
 
 
+def test_pipeline_stages_run_only_beside_the_sharding_their_framework_allows():
+    """DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3 (Microsoft DeepSpeed, deepspeed/runtime/pipe/engine.py:
+    "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"), and Megatron runs its stages beside the distributed
+    optimizer (ZeRO stage 1).  A planned split under them takes that sharding, its figures are that sharding's, and the
+    answer says so; a job that names ZeRO-3 itself gets no stages from the planner."""
+    job = {"model": "Llama-3.1-8B", "method": "full", "framework": "deepspeed"}
+    assert layout.pipeline_sharding(job) == "zero1" and layout.pipeline_sharding({**job, "sharding": "zero3"}) is None
+    assert layout.pipeline_sharding({**job, "framework": "torchtitan"}) == "zero3"  # FSDP2 beside stages
+    result = core.plan(job)
+    staged = [o for o in result["options"] if o.pipeline_parallel > 1]
+    assert staged and all(o.sharding == "zero1" for o in staged)
+    o = staged[0]
+    inputs = core.planner.option_inputs(result["given"], o)
+    assert inputs["sharding"] == "zero1" and inputs["pipeline_parallel"] == o.pipeline_parallel
+    assert core.evaluate(inputs)["option_hours"] == pytest.approx(o.hours, rel=1e-12)
+    text = core.recommend(job).text
+    if core.recommend(job).option.pipeline_parallel > 1:
+        assert "ZeRO stage 1" in text and "ZeRO stage 3" not in text and "runs pipeline stages with ZeRO stage 1 at most" in text
+    given = core.plan({**job, "sharding": "zero3"})
+    assert all(o.pipeline_parallel == 1 for o in given["options"])
+    # a catalog value that is no sharding is refused with the column and what is allowed
+    row = core.catalog.tables()["frameworks"].row("deepspeed")
+    with pytest.raises(core.CatalogError, match="pipeline_max_sharding.*allowed: empty"):
+        core.catalog._check_row("frameworks", {**row, "pipeline_max_sharding": "zero4"}, "frameworks.csv", 7)
+
+
 def test_what_would_fit_suggests_stages_only_to_a_framework_that_runs_them():
     job = dict(model="Llama-3-70B", method="full", sharding="zero1", n_gpus=32, gpu="H100-SXM", recompute="full")
     fix = core.what_would_fit(job)
