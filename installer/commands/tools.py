@@ -77,17 +77,17 @@ def cmd_calibrate(ns) -> int:
     print(table(["row", "source", "quantity", "measured", "modelled", "error", "in the fit"],
                 [[r[0], r[1], r[3], r[4], r[5], r[6], r[7]] for r in cal.rows_table(rows)],
                 align=["<", "<", "<", ">", ">", ">", "<"]))
-    fitted, current = cal.fit(rows), cal.catalog_values()
+    loso = cal.leave_one_source_out(rows)  # with the full fit ("fitted"), done once
+    fitted, current = loso["fitted"], cal.catalog_values()
     used = cal.informed(rows)
     print()
     print(table(["parameter", "prior", "fitted", "in the catalog"],
                 [[n, f"{p:g}", f"{fitted[n]:.4g}" if n in used else "(no rows)", f"{current[n]:g}"]
                  for n, p in cal.PARAMETER_PRIORS.items()], align=["<", ">", ">", ">"]))
-    loso = cal.leave_one_source_out(rows)
     print("\nLeave one source out (refit without the source, predict its rows):")
     print(table(["quantity", "rows", "median error", "worst error"],
                 [[k, str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"] for k, v in loso.items()
-                 if k not in ("by_source", "by_framework", "checks")]
+                 if k not in ("by_source", "by_framework", "checks", "fitted")]
                 + [[f"{kind}, {framework}", str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"]
                    for (framework, kind), v in loso["by_framework"].items()],
                 align=["<", ">", ">", ">"]))
