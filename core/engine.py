@@ -454,12 +454,12 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         changed.append(name)
     for name in changed:  # the values are this call's alone: the state was taken out of the memo
         values[name] = inputs[name]
-    if "n_gpus" in changed:  # offer "auto" picks an offer that sells that many GPUs
-        linked = values["offer__row"]
-        values["offer__row"] = offer_given
-        offers.link(values, gpu_given)
-        if values["offer__row"] != linked:
+    if "n_gpus" in changed and offer_given < 0:  # offer "auto" picks an offer that sells that many GPUs
+        # (an offer named links as in the previous call: its GPU is set, and the count is not read)
+        linked = _auto_offer(values["gpu__row"], values["n_gpus"])
+        if linked[0] != values["offer__row"]:
             slow_key = None
+        values["offer__row"], values["offer"] = linked
     if not _CROSS_CHECKED.isdisjoint(changed):
         _checked_between(values)
     elif "seq_len" in changed:  # the other checks read none of the values changed, and they passed for the others
@@ -467,6 +467,23 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
     return values, ((names, values_now), offer_given, gpu_given, plan, tag, slow_key)
+
+
+def _auto_offer(gpu_row: int, n_gpus) -> tuple[int, str]:
+    """(row, name) of the offer "auto" picks for ``n_gpus`` of the GPU of ``gpu_row`` (``offers.link``), kept per
+    catalog snapshot: a sweep of GPU counts asks again at every call."""
+    memo = catalog.snapshot().memo
+    picked = memo.get("auto offers")
+    if picked is None:
+        picked = memo.setdefault("auto offers", {})
+    try:
+        return picked[gpu_row, n_gpus]
+    except KeyError:
+        values = {"offer__row": -1, "gpu__row": gpu_row, "n_gpus": n_gpus}
+        offers.link(values, True)
+        if len(picked) >= _CROSS_CHECKS_KEPT:
+            picked.clear()
+        return picked.setdefault((gpu_row, n_gpus), (values["offer__row"], values["offer"]))
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:
