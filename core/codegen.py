@@ -106,12 +106,14 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
     state parked when an earlier call moved away from this call's value of a swept input that reaches many quantities
     (a planner's loop over GPU counts returns to the counts it left).  The parked one is taken when the quantities of
     the swept inputs it differs in (``weights``: per swept input, the quantities of the stages that read it) are fewer
-    than the last call's; the last state is then returned too, with the key to park it under (the caller reads the
+    than those of the input that changed since the last call; the last state is then returned too, with the key to park it under (the caller reads the
     stages it holds that the parked one does not, then parks it).  Where no state is parked for this value, a copy of
     the last is, for the call that comes back to that value.  Every state is a call's whole state (kept results by
     stage, and the result they make), so the code continues from either alike; at most ``PARKED_KEPT`` are kept.
     Returns (state, its swept values, the last state or None, its key)."""
-    j = next(j for j in parkable if vk[j] != lv[j])  # (the caller found one changed)
+    for j in parkable:  # (the caller found one changed)
+        if vk[j] != lv[j]:
+            break
     base = parks.pop((j, vk[j]), None)
     if base is None:
         if len(parks) >= PARKED_KEPT:
@@ -121,8 +123,7 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
         parks[j, lv[j]] = kept
         return st, lv, None, None
     base_values = base[last]
-    if sum(itertools.compress(weights, map(operator.ne, vk, base_values))) \
-            < sum(itertools.compress(weights, map(operator.ne, vk, lv))):
+    if sum(itertools.compress(weights, map(operator.ne, vk, base_values))) < weights[j]:  # (the last call's: at least)
         return base, base_values, st, (j, lv[j])  # the last state, parked by the caller once it read what it needs
     parks[j, vk[j]] = base
     return st, lv, None, None

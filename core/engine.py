@@ -382,11 +382,24 @@ def _evaluate_again(inputs: dict, outputs) -> dict | None:
     last = None if states is None else states.pop(wanted, None)
     if last is None:
         return None
-    again = _like_last(inputs, last)
-    if again is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
+    state = _like_last(inputs, last)
+    if state is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
         states.setdefault(wanted, last)
         return None
-    return _run_scalar(wanted, *again)
+    values, plan, slow_key = state[2], state[5], state[7]
+    compiled, rows, kept = plan
+    if compiled.staged_code is None or not kept or slow_key is None:
+        return _run_scalar(wanted, values, ((state[0], state[1]), *state[3:]))
+    # the staged code with the key of the previous call (``_run_scalar``'s common case, without what it settles anew:
+    # the values hold this call's type tag already, and a model outside the catalog is never kept as a last call)
+    try:
+        result = compiled.staged(values, rows, compiled.template, kept, slow_key)
+    except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
+        raise InputError("inputs", None, f"produce no finite result ({err})") from None
+    if len(states) >= _PLANS_KEPT:
+        states.clear()
+    states[wanted] = state
+    return result
 
 
 def _run_scalar(wanted, values: dict, state: tuple) -> dict:
@@ -431,7 +444,7 @@ _is_not = operator.is_not
 
 
 def _like_last(inputs: dict, last: tuple) -> tuple | None:
-    """(values, state) for ``_run_scalar``: the previous call's resolved values brought up to ``inputs`` when they
+    """The state of a call (as ``last``) with the previous call's resolved values brought up to ``inputs`` when they
     differ from that call's (a dict of the same names in the same order) only in plain in-range numbers of the same
     type, none of them zero (so the type tag and what ``_given`` adds stay as they were); else None.  ``last`` is that
     call's (names and values of its inputs, resolved values, offer row before linking, whether a GPU was given, plan,
@@ -466,7 +479,7 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
-    return values, ((names, values_now), offer_given, gpu_given, plan, tag, slow_key)
+    return names, values_now, values, offer_given, gpu_given, plan, tag, slow_key
 
 
 def _auto_offer(gpu_row: int, n_gpus) -> tuple[int, str]:
