@@ -430,37 +430,6 @@ def _paren(code: str) -> str:
     return code if _SIMPLE.fullmatch(code) else f"({code})"
 
 
-def _non_units(names, task: str | None) -> set[int]:
-    """Subtrees of the quantities ``names`` that the generated Python does not compute on their own: a right operand of
-    + or * of the same precedence is written without parentheses (a * (b / c) as a * b / c), so Python computes it
-    within its parent's chain, left to right; the same goes for a left operand of the same precedence inside such a
-    chain.  A subtree is taken out of its formula (``hoist_invariant``) only when it is computed on its own, so the
-    numbers stay the plain code's, bit for bit."""
-    out: set[int] = set()
-    seen: set[tuple[int, bool]] = set()
-
-    def walk(node, unit: bool) -> None:
-        if (id(node), unit) in seen:
-            return
-        seen.add((id(node), unit))
-        if not unit:
-            out.add(id(node))
-        taken = _taken_branch(node, task)
-        if taken is not None:
-            return walk(taken, unit)
-        if isinstance(node, BinOp):
-            p, lp, rp = node.precedence(), node.a.precedence(), node.b.precedence()
-            walk(node.a, lp != p or node.op == "^" or unit)  # (written in parentheses, or computed first of its chain)
-            walk(node.b, rp != p or node.op in "-/^")
-        else:
-            for child in node.children():
-                walk(child, True)
-
-    for name in names:
-        walk(QUANTITIES[name].expr, True)
-    return out
-
-
 def _may_raise(node) -> bool:
     """Whether computing ``node`` may raise (a division, a power, a square root, a rounding of no number)."""
     if isinstance(node, (Const, Ref, Lookup)):
@@ -509,7 +478,6 @@ class _Emitter:
         self.invariant_lines: list[str] = []
         self.invariants: dict = {}    # structure key -> variable
         self._reads_swept: dict[int, bool] = {}
-        self.non_units: set[int] = set()  # subtrees the code computes within a longer chain (``_non_units``)
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -591,8 +559,7 @@ class _Emitter:
                     return folded
             elif table is not None:
                 return self.hoist(node, table)
-        if self.swept is not None and id(node) not in self.non_units and not self.reads_swept(node) \
-                and (not self.conditional or not _may_raise(node)):
+        if self.swept is not None and not self.reads_swept(node) and (not self.conditional or not _may_raise(node)):
             return self.hoist_invariant(node, fixed)
         key = self.memo.get(id(node))
         if self.moving is not None and not fixed and not self.varies(node):
@@ -1050,7 +1017,6 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
     emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
     emitter.conditional, emitter.outputs_as_locals = 0, True
     emitter.invariant_lines, emitter.invariants, emitter._reads_swept = [], {}, {}
-    emitter.non_units = _non_units(names, task)
     swept = {name: bool(inputs & set(STAGE_INPUTS)) for name, inputs in _input_sets(names, task).items()}
     hoisted_before = len(plain.hoisted)
     bodies = []
