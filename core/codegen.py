@@ -430,14 +430,6 @@ def _paren(code: str) -> str:
     return code if _SIMPLE.fullmatch(code) else f"({code})"
 
 
-def _may_raise(node) -> bool:
-    """Whether computing ``node`` may raise (a division, a power, a square root, a rounding of no number)."""
-    if isinstance(node, (Const, Ref, Lookup)):
-        return False
-    op = getattr(node, "op", None) or getattr(node, "fn", None)
-    return op in _RAISING_OPS or any(_may_raise(c) for c in node.children())
-
-
 class _Emitter:
     """Writes the assignments computing some quantities, in order, into two lists of lines: ``once`` and
     ``per_block``.  Catalog fields used are recorded in ``fields`` (variable -> Lookup).
@@ -472,12 +464,6 @@ class _Emitter:
         self.read_later = _quantities_read(names_computed, task) if not vector else set()
         self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
         self.outputs_as_locals = False  # scalar code in stages: every quantity a local, collected per stage
-        # scalar code in stages: subtrees of a later stage's formulas that read no swept input are computed with the
-        # first stage (``_stage_bodies``): {quantity: whether it reads a swept input}, None while off
-        self.swept: dict | None = None
-        self.invariant_lines: list[str] = []
-        self.invariants: dict = {}    # structure key -> variable
-        self._reads_swept: dict[int, bool] = {}
         self.temps: dict = {}
         self.once: list[str] = []
         self.per_block: list[str] = []
@@ -559,8 +545,6 @@ class _Emitter:
                     return folded
             elif table is not None:
                 return self.hoist(node, table)
-        if self.swept is not None and not self.reads_swept(node) and (not self.conditional or not _may_raise(node)):
-            return self.hoist_invariant(node, fixed)
         key = self.memo.get(id(node))
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
@@ -597,37 +581,6 @@ class _Emitter:
             table = None if None in tables or len(tables) > 1 else (tables.pop() if tables else "")
         self._table_of_node[id(node)] = table
         return table
-
-    def reads_swept(self, node) -> bool:
-        """Whether ``node`` reads a swept input (``STAGE_INPUTS``), directly or through a quantity."""
-        v = self._reads_swept.get(id(node))
-        if v is None:
-            if isinstance(node, Ref):
-                v = node.name in STAGE_INPUTS or self.swept.get(node.name, False)
-            elif isinstance(node, (Const, Lookup)):
-                v = False
-            elif _taken_branch(node, self.task) is not None:
-                v = self.reads_swept(_taken_branch(node, self.task))
-            else:
-                v = any(self.reads_swept(c) for c in node.children())
-            self._reads_swept[id(node)] = v
-        return v
-
-    def hoist_invariant(self, node, fixed: bool) -> str:
-        """The variable holding ``node`` (a later stage's subtree that reads no swept input), computed with the first
-        stage: its line (and the temporaries it needs) goes to ``invariant_lines``.  The same operations on the same
-        values: the same number, computed once per key of the inputs outside the swept ones instead of every call."""
-        key = _structure(node, False, self.memo)
-        if key not in self.invariants:
-            saved = self.per_block, self.swept
-            self.per_block, self.swept = self.invariant_lines, None  # its parts: not hoisted on their own
-            try:
-                code = self.own(node, fixed)
-            finally:
-                self.per_block, self.swept = saved
-            self.invariants[key] = f"_i{len(self.invariants)}"
-            self.invariant_lines.append(f"    {self.invariants[key]} = {code}")
-        return self.invariants[key]
 
     def hoist(self, node, table: str) -> str:
         """The variable holding ``node`` (one catalog row's value), computed once per row of ``table``."""
@@ -942,7 +895,6 @@ STAGED = True
 STAGE_INPUTS = ("n_gpus", "seq_len", "tokens", "micro_batch", "lora_rank", "epochs", "hours_per_day", "months",
                 "job_hours", "mfu", "requests_per_s", "prompt_tokens", "output_tokens")
 STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what they save
-HOIST_INVARIANTS = True    # later stages' subtrees that read no swept input computed with the first stage
 STAGE_MIN_GROUP = 3        # a smaller group of quantities joins the last stage (keyed by every varied input)
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
@@ -1016,18 +968,14 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
     emitter = copy.copy(plain)  # the same shared subtrees, fields and hoisted parts; its own lines and temporaries
     emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
     emitter.conditional, emitter.outputs_as_locals = 0, True
-    emitter.invariant_lines, emitter.invariants, emitter._reads_swept = [], {}, {}
-    swept = {name: bool(inputs & set(STAGE_INPUTS)) for name, inputs in _input_sets(names, task).items()}
     hoisted_before = len(plain.hoisted)
     bodies = []
     for key, members in stages(names, table_of, task):
-        emitter.swept = swept if key and HOIST_INVARIANTS else None  # (the first stage reads no swept input)
         start = len(emitter.per_block)
         for name in members:
             emitter.quantity(name, False, {})
         bodies.append((key, members, emitter.per_block[start:]))
     assert len(plain.hoisted) == hoisted_before, "the staged code hoisted a row subtree the plain code did not"
-    bodies[0][2].extend(emitter.invariant_lines)  # what the later stages' formulas read of no swept input
     return bodies
 
 
