@@ -106,9 +106,9 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
     state parked when an earlier call moved away from this call's value of a swept input that reaches many quantities
     (a planner's loop over GPU counts returns to the counts it left).  The parked one is taken when the quantities of
     the swept inputs it differs in (``weights``: per swept input, the quantities of the stages that read it) are fewer
-    than those of the input that changed since the last call; the last state is then returned too, with the key to park it under (the caller reads the
-    stages it holds that the parked one does not, then parks it).  Where no state is parked for this value, a copy of
-    the last is, for the call that comes back to that value.  Every state is a call's whole state (kept results by
+    than those of the input that changed since the last call; the last state is then returned too, with the key to
+    park it under (the caller reads the stages it holds that the parked one does not, then parks it).  Where no state
+    is parked for this value, a copy of the last is, for the call that comes back to that value.  Every state is a call's whole state (kept results by
     stage, and the result they make), so the code continues from either alike; at most ``PARKED_KEPT`` are kept.
     Returns (state, its swept values, the last state or None, its key)."""
     for j in parkable:  # (the caller found one changed)
@@ -133,7 +133,6 @@ RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
     "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_switch_state": _switch_state,
-    "_partial": functools.partial,
 }
 
 
