@@ -108,9 +108,9 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
     the swept inputs it differs in (``weights``: per swept input, the quantities of the stages that read it) are fewer
     than those of the input that changed since the last call; the last state is then returned too, with the key to
     park it under (the caller reads the stages it holds that the parked one does not, then parks it).  Where no state
-    is parked for this value, a copy of the last is, for the call that comes back to that value.  Every state is a call's whole state (kept results by
-    stage, and the result they make), so the code continues from either alike; at most ``PARKED_KEPT`` are kept.
-    Returns (state, its swept values, the last state or None, its key)."""
+    is parked for this value, a copy of the last is, for the call that comes back to that value.  Every state is a
+    call's whole state (kept results by stage, and the result they make), so the code continues from either alike; at
+    most ``PARKED_KEPT`` are kept.  Returns (state, its swept values, the last state or None, its key)."""
     for j in parkable:  # (the caller found one changed)
         if vk[j] != lv[j]:
             break
@@ -1134,7 +1134,8 @@ def _park_lines(bodies, moving: list[str], last: int) -> list[str]:
             *[f"            _o{j} = {name} != _olv[{j}]" for j, name in enumerate(moving)]]
 
 
-def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple], parking: bool = False) -> list[str]:
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple],
+                 parking: bool = False) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it.  ``parking``:
     a stage whose key changed since the parked state this call starts from but not since the last call's (``_ol``)
     takes its values from that state (``_stage_from_last``)."""
