@@ -101,10 +101,38 @@ def _factor(x):
     return float(x) if type(x) is int and not -2**63 <= x < 2**63 else x
 
 
+def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkable: tuple, weights: tuple):
+    """The state ``_staged`` starts from (``_staged_lines``): the last call's ``st`` (its swept values ``lv``), or a
+    state parked when an earlier call moved away from this call's value of a swept input that reaches many quantities
+    (a planner's loop over GPU counts returns to the counts it left).  The parked one is taken when the quantities of
+    the swept inputs it differs in (``weights``: per swept input, the quantities of the stages that read it) are fewer
+    than those of the input that changed since the last call; the last state is then returned too, with the key to
+    park it under (the caller reads the stages it holds that the parked one does not, then parks it).  Where no state
+    is parked for this value, a copy of the last is, for the call that comes back to that value.  Every state is a
+    call's whole state (kept results by stage, and the result they make), so the code continues from either alike; at
+    most ``PARKED_KEPT`` are kept.  Returns (state, its swept values, the last state or None, its key)."""
+    for j in parkable:  # (the caller found one changed)
+        if vk[j] != lv[j]:
+            break
+    base = parks.pop((j, vk[j]), None)
+    if base is None:
+        if len(parks) >= PARKED_KEPT:
+            parks.clear()
+        kept = st.copy()
+        kept[2] = st[2].copy()  # (the result is filled in place; the stage entries are not)
+        parks[j, lv[j]] = kept
+        return st, lv, None, None
+    base_values = base[last]
+    if sum(itertools.compress(weights, map(operator.ne, vk, base_values))) < weights[j]:  # (the last call's: at least)
+        return base, base_values, st, (j, lv[j])  # the last state, parked by the caller once it read what it needs
+    parks[j, vk[j]] = base
+    return st, lv, None, None
+
+
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter,
+    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_switch_state": _switch_state,
 }
 
 
@@ -869,6 +897,8 @@ STAGE_MIN_QUANTITIES = 64  # fewer quantities: the lookups would cost about what
 STAGE_MIN_GROUP = 3        # a smaller group of quantities joins the last stage (keyed by every varied input)
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
+PARK_MIN_SHARE = 1 / 3     # a swept input whose stages hold this share of the quantities has states parked by value
+PARKED_KEPT = 8            # states parked per slow key (then all are dropped)
 
 
 @functools.lru_cache(maxsize=16)
@@ -1046,7 +1076,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
               "            _run(I, C, R)",
               "            return R",
               "        if _P is False:  # seen before: kept from now on",
-              f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}]",
+              f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}, {{}}]  # the stages' kept results, parked states",
               "        _v = _P[0]",
               "        if _v is None:  # then every later stage is computed too: every local read here"]
     lines += ["            " + line for line in reads_all]
@@ -1056,26 +1086,59 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
         lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
     lines += [f"            _v = _P[0] = ({_tuple(exports[0])}, _R)",
               f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
-              "    else:", "        _P = _st[1]", "    L = _st[2]"]
+              "    else:", "        _P = _st[1]"]
     # which swept inputs differ from the last call's (all, after a change of the others): a stage none of whose
     # inputs changed is skipped on one test, its results already in L
     last = 3 + len(bodies)
     changed = {name: f"_c{j}" for j, name in enumerate(moving)}
     if moving:
         lines += ["    _vk = _igm(I)" if len(moving) > 1 else "    _vk = (_igm(I),)", f"    {_tuple(moving)} = _vk",
-                  f"    _lv = _st[{last}]",
+                  f"    _lv = _st[{last}]"]
+        lines += _park_lines(bodies, moving, last)
+        lines += ["    L = _st[2]",
                   "    if _lv is None:", f"        {' = '.join(changed.values())} = True", "    else:",
                   *[f"        _c{j} = {name} != _lv[{j}]" for j, name in enumerate(moving)]]
+    else:
+        lines += ["    L = _st[2]"]
     # first every stage whose inputs changed looks its key up (a stage kept: its results into L); then, if any is to be
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
-    lines += _stage_lines(bodies, wanted, changed, exports, reads_later)
+    parking = any(line.startswith("    _ol = None") for line in lines)
+    lines += _stage_lines(bodies, wanted, changed, exports, reads_later, parking)
     lines += [f"    _st[{last}] = _vk"] if moving else []
+    lines += ["    if _ol is not None:", "        _P[-1][_olk] = _ol"] if parking else []
     return lines + ["    M[None] = _st", "    return L.copy()"]
 
 
-def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple]) -> list[str]:
-    """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it."""
+def _stage_from_last(i: int, key: tuple, results: list[str], changed: dict) -> list[str]:
+    """Stage ``i``'s values taken from the last call's state ``_ol`` when none of its key's inputs changed since that
+    call (``_o<j>``): its results copied into ``L`` from that state's, its entry (exports and kept results) with them."""
+    unchanged = " or ".join(changed[n].replace("_c", "_o") for n in key)
+    return [f"    if _ol is not None and not ({unchanged}):", "        _Lo = _ol[2]",
+            *[f"        L[{n!r}] = _Lo[{n!r}]" for n in results], f"        _st[{3 + i}] = _ol[{3 + i}]"]
+
+
+def _park_lines(bodies, moving: list[str], last: int) -> list[str]:
+    """The lines of ``_staged`` that start from a parked state (``_switch_state``) when a swept input whose stages hold
+    ``PARK_MIN_SHARE`` of the quantities or more changed; the function it calls is bound beside ``_staged``."""
+    weights = tuple(sum(len(members) for key, members, _ in bodies if name in key) for name in moving)
+    total = sum(len(members) for _, members, _ in bodies)
+    parkable = tuple(j for j, weight in enumerate(weights) if weight >= PARK_MIN_SHARE * total)
+    if not parkable:
+        return []
+    changed = " or ".join(f"{moving[j]} != _lv[{j}]" for j in parkable)
+    return ["    _ol = None  # the last call's state, when this call starts from a parked one",
+            f"    if _lv is not None and ({changed}):",
+            f"        _st, _lv, _ol, _olk = _switch_state(_st, _lv, _vk, _P[-1], {last}, {parkable!r}, {weights!r})",
+            "        if _ol is not None:", f"            _olv = _ol[{last}]",
+            *[f"            _o{j} = {name} != _olv[{j}]" for j, name in enumerate(moving)]]
+
+
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple],
+                 parking: bool = False) -> list[str]:
+    """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it.  ``parking``:
+    a stage whose key changed since the parked state this call starts from but not since the last call's (``_ol``)
+    takes its values from that state (``_stage_from_last``)."""
     loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
     # a key looked up for the first time is marked seen in the same lookup (one hash of it): its value is then this
     # call's marker ``_mk``; a key seen once before holds an earlier call's marker (an empty list, false), a kept stage
@@ -1083,13 +1146,16 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
     lines: list[str] = ["    _any = False", "    _mk = []", "    _Lu = L.update"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:",
-                  f"        _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
-                  f"        _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"        if _v{i} is _mk or not _v{i}:",
-                  f"            _d{i} = _any = True", "        else:"]
-        lines += [f"            _Lu(_v{i}[1])"] if results else []
+        lookup = [f"    _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
+                  f"    _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"    if _v{i} is _mk or not _v{i}:",
+                  f"        _d{i} = _any = True", "    else:"]
+        lookup += [f"        _Lu(_v{i}[1])"] if results else []
         # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
-        lines += [f"            _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["            pass"]
+        lookup += [f"        _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["        pass"]
+        lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:"]
+        if parking:
+            lookup = _stage_from_last(i, key, results, changed) + ["    else:"] + ["    " + line for line in lookup]
+        lines += ["    " + line for line in lookup]
     lines += ["    if _any:", "        if not _u:"]
     for line, readers in reads_later:  # (only what the stages computed in this call read)
         lines += _guarded(line, readers, len(bodies) - 1, "            ")

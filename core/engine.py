@@ -382,11 +382,24 @@ def _evaluate_again(inputs: dict, outputs) -> dict | None:
     last = None if states is None else states.pop(wanted, None)
     if last is None:
         return None
-    again = _like_last(inputs, last)
-    if again is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
+    state = _like_last(inputs, last)
+    if state is None:  # (nothing of it was changed: kept for the next scalar call, e.g. after a sweep of arrays)
         states.setdefault(wanted, last)
         return None
-    return _run_scalar(wanted, *again)
+    values, plan, slow_key = state[2], state[5], state[7]
+    compiled, rows, kept = plan
+    if compiled.staged_code is None or not kept or slow_key is None:
+        return _run_scalar(wanted, values, ((state[0], state[1]), *state[3:]))
+    # the staged code with the key of the previous call (``_run_scalar``'s common case, without what it settles anew:
+    # the values hold this call's type tag already, and a model outside the catalog is never kept as a last call)
+    try:
+        result = compiled.staged(values, rows, compiled.template, kept, slow_key)
+    except (ZeroDivisionError, ValueError, OverflowError) as err:  # pragma: no cover - guarded by validation
+        raise InputError("inputs", None, f"produce no finite result ({err})") from None
+    if len(states) >= _PLANS_KEPT:
+        states.clear()
+    states[wanted] = state
+    return result
 
 
 def _run_scalar(wanted, values: dict, state: tuple) -> dict:
@@ -431,7 +444,7 @@ _is_not = operator.is_not
 
 
 def _like_last(inputs: dict, last: tuple) -> tuple | None:
-    """(values, state) for ``_run_scalar``: the previous call's resolved values brought up to ``inputs`` when they
+    """The state of a call (as ``last``) with the previous call's resolved values brought up to ``inputs`` when they
     differ from that call's (a dict of the same names in the same order) only in plain in-range numbers of the same
     type, none of them zero (so the type tag and what ``_given`` adds stay as they were); else None.  ``last`` is that
     call's (names and values of its inputs, resolved values, offer row before linking, whether a GPU was given, plan,
@@ -454,19 +467,36 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         changed.append(name)
     for name in changed:  # the values are this call's alone: the state was taken out of the memo
         values[name] = inputs[name]
-    if "n_gpus" in changed:  # offer "auto" picks an offer that sells that many GPUs
-        linked = values["offer__row"]
-        values["offer__row"] = offer_given
-        offers.link(values, gpu_given)
-        if values["offer__row"] != linked:
+    if "n_gpus" in changed and offer_given < 0:  # offer "auto" picks an offer that sells that many GPUs
+        # (an offer named links as in the previous call: its GPU is set, and the count is not read)
+        linked = _auto_offer(values["gpu__row"], values["n_gpus"])
+        if linked[0] != values["offer__row"]:
             slow_key = None
+        values["offer__row"], values["offer"] = linked
     if not _CROSS_CHECKED.isdisjoint(changed):
         _checked_between(values)
     elif "seq_len" in changed:  # the other checks read none of the values changed, and they passed for the others
         check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
-    return values, ((names, values_now), offer_given, gpu_given, plan, tag, slow_key)
+    return names, values_now, values, offer_given, gpu_given, plan, tag, slow_key
+
+
+def _auto_offer(gpu_row: int, n_gpus) -> tuple[int, str]:
+    """(row, name) of the offer "auto" picks for ``n_gpus`` of the GPU of ``gpu_row`` (``offers.link``), kept per
+    catalog snapshot: a sweep of GPU counts asks again at every call."""
+    memo = catalog.snapshot().memo
+    picked = memo.get("auto offers")
+    if picked is None:
+        picked = memo.setdefault("auto offers", {})
+    try:
+        return picked[gpu_row, n_gpus]
+    except KeyError:
+        values = {"offer__row": -1, "gpu__row": gpu_row, "n_gpus": n_gpus}
+        offers.link(values, True)
+        if len(picked) >= _CROSS_CHECKS_KEPT:
+            picked.clear()
+        return picked.setdefault((gpu_row, n_gpus), (values["offer__row"], values["offer"]))
 
 
 def _scalar_plan(wanted: tuple[str, ...] | None, task_row: int) -> tuple:

@@ -51,6 +51,9 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
         one.pop("n_gpus")
         values.update(one)
         return
+    if np.ndim(values["offer__row"]) == 0 and np.ndim(values["gpu__row"]) == 0 and int(values["offer__row"]) < 0:
+        _link_counts(values, shape)
+        return
     off = np.broadcast_to(np.asarray(values["offer__row"]), shape).copy()
     gpu_row = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()
     gpu_of_offer = catalog.offer_gpu_rows()
@@ -84,3 +87,22 @@ def link_vector(values: dict, shape, gpu_given: bool) -> None:
         gpu_row[bad] = explicit_gpu[bad]
     # names are not computed here: the formulas read the catalog rows, never the names
     values["offer__row"], values["gpu__row"] = off, gpu_row
+
+
+def _link_counts(values: dict, shape) -> None:
+    """``link_vector`` for offer "auto" and one GPU over an array of GPU counts: the offer "auto" picks is a step
+    function of the count (the cheapest offer that sells that many, ``catalog.auto_offer_row``), so each row finds its
+    step among the few sizes the GPU's offers sell instead of every offer being tried on every row."""
+    gpu = int(values["gpu__row"])
+    reference = int(catalog.reference_offer_rows()[gpu])
+    n = np.broadcast_to(np.asarray(values.get("n_gpus", 1)), shape)
+    sized = catalog.sized_reference_offers().get(gpu, ()) if gpu >= 0 else ()
+    bounds = sorted({most for most, _ in sized})  # a count up to bounds[k] (above bounds[k - 1]) picks picks[k]
+    picks = [next((i for most, i in sized if most >= bound), reference) for bound in bounds] + [reference]
+    step = np.zeros(shape, dtype=np.intp)
+    for bound in bounds:
+        step += n > bound
+    off = np.asarray(picks, dtype=np.broadcast_to(np.asarray(values["offer__row"]), ()).dtype)[step]
+    off[~(n > 1)] = reference  # one GPU (or none): the reference offer
+    values["offer__row"] = off
+    values["gpu__row"] = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()

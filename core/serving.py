@@ -22,7 +22,7 @@ says above which monthly volume renting and owning beat the API.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Mapping
 
 import numpy as np
@@ -410,52 +410,119 @@ def _serve_candidates(base: Mapping, fixed: Mapping, gpus, include_buy: bool, al
 
 
 def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> list[ServeOption]:
-    """One ``ServeOption`` per candidate of the sweep ``r``, with the reasons it is not acceptable."""
+    """One ``ServeOption`` per candidate of the sweep ``r``, with the reasons it is not acceptable.  Built column by
+    column, each value converted once, then one record per row (the planner makes hundreds of options per plan)."""
+    c = _option_columns(r)
+    buy = list(map(bool, cols["buy"]))
     offer_index = offer_table.exact_names()  # {name: row}, built once per table
-    options = []
-    for j, gpu in enumerate(cols["gpu"]):
-        buy = bool(cols["buy"][j])
-        failing = [word for flag, word in SERVE_REJECTIONS if not r[flag][j]]
-        if "weights below the lowest bit width accepted" in failing:
-            failing = ["weights below the lowest bit width accepted"]  # the user's rule: the rest does not matter
-        if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
-            failing = [w for w in failing if w not in ("no batch meets both targets", "first token too slow at the planned load")]
-        if "first token too slow at the planned load" in failing:
-            failing = [w for w in failing if w != "no batch meets both targets"]
-        reasons = [_reason(w, {**r, "weights_dtype": cols["weights_dtype"]}, j, base) for w in failing]
-        cost = float(r["serve_option_usd_per_month"][j])
-        if not failing and not math.isfinite(cost):
-            reasons.append("no price: the cost is not a finite number (check the price inputs)")
-        way = "own" if buy else "rent"
-        offer_row = None if buy else offer_table.rows[offer_index[cols["offer"][j]]]
-        options.append(ServeOption(
-            gpu=gpu, n_gpus=int(cols["n_gpus"][j]), weights_dtype=cols["weights_dtype"][j], acquire="buy" if buy else "rent",
-            offer="" if buy else cols["offer"][j], price_type="" if buy else str(offer_row["price_type"]),
-            interruptible=bool(not buy and offer_row["interruptible"]), order=j,
-            replicas=int(r["serve_replicas"][j]), gpus_total=int(r["serve_gpus"][j]), batch=int(r["serve_layout_batch"][j]),
-            ttft_ms=float(r["ttft_ms"][j]), tpot_ms=float(r["tpot_ms"][j]),
-            requests_per_s_per_replica=float(r["serve_replica_requests_per_s"][j]),
-            load_fraction=float(r["serve_load_fraction"][j]), usd_per_month=cost,
-            usd_per_mtok_input=float(r[f"serve_{way}_usd_per_mtok_input"][j]),
-            usd_per_mtok_output=float(r[f"serve_{way}_usd_per_mtok_output"][j]),
-            beats_api_above_mtok_per_month=float(r[f"serve_{way}_beats_api_mtok_per_month"][j]),
-            usd_per_gpu_hour=float(r["own_usd_per_gpu_hour" if buy else "rent_usd_per_gpu_hour"][j]),
-            capital_usd=float(r["own_capital_usd"][j]) if buy else float("nan"),  # the whole deployment's
-            weights_gib_per_gpu=float(r["infer_weights_gib"][j]),
-            servers=int(r["serve_servers"][j]) if buy else 0, server_gpus=int(r["own_server_gpus"][j]) if buy else 0,
-            gpus_bought=int(r["own_gpus"][j]) if buy else 0,
-            spare_replicas=max(0, int(r["serve_replicas"][j]) - int(r["serve_replicas_for_load"][j])),
-            planned_utilization=float(r["serve_planned_utilization"][j]),
-            ttft_queue_wait_ms=float(r["ttft_queue_wait_ms"][j]), ttft_at_load_ms=float(r["serve_ttft_at_load_ms"][j]),
-            load_after_failure=float(r["serve_load_after_failure"][j]),
-            load_after_server_failure=float(r["serve_load_after_server_failure"][j]) if buy else float("nan"),
-            single_failure_stops=bool(r["serve_single_failure_stops"][j]),
-            weights_bits=weight_bits(cols["weights_dtype"][j]), accuracy_effect=accuracy_effect(cols["weights_dtype"][j]),
-            ok=not reasons, reasons=tuple(reasons), engine=str(base["engine"]),
-            tpot_ms_likely=(float(r["tpot_ms_likely_low"][j]), float(r["tpot_ms_likely_high"][j])),
-            ttft_ms_likely=(float(r["ttft_ms_likely_low"][j]), float(r["ttft_ms_likely_high"][j])),
-            **_layout_fields(r, j, float(base["disaggregation_min_saving_pct"]))))
-    return options
+    offer_rows = [None if b else offer_table.rows[offer_index[o]] for b, o in zip(buy, cols["offer"])]
+    reasons = _option_reasons(cols, r, base, c["serve_option_usd_per_month"])
+    formats = {d: (weight_bits(d), accuracy_effect(d)) for d in dict.fromkeys(cols["weights_dtype"])}
+
+    def own_or_rent(own: str, rent: str) -> list:
+        return [o if b else t for b, o, t in zip(buy, c[own], c[rent])]
+
+    def bought(name: str, kind, otherwise) -> list:  # (a rented option's value may be no number: converted when bought)
+        return [kind(x) if b else otherwise for b, x in zip(buy, r[name])]
+
+    nan = float("nan")
+    by_field = {
+        "gpu": cols["gpu"], "n_gpus": list(map(int, cols["n_gpus"])), "weights_dtype": cols["weights_dtype"],
+        "acquire": ["buy" if b else "rent" for b in buy], "offer": ["" if b else o for b, o in zip(buy, cols["offer"])],
+        "price_type": ["" if row is None else str(row["price_type"]) for row in offer_rows],
+        "interruptible": [bool(row is not None and row["interruptible"]) for row in offer_rows], "order": range(len(buy)),
+        "replicas": c["serve_replicas"], "gpus_total": c["serve_gpus"], "batch": c["serve_layout_batch"],
+        "ttft_ms": c["ttft_ms"], "tpot_ms": c["tpot_ms"], "requests_per_s_per_replica": c["serve_replica_requests_per_s"],
+        "load_fraction": c["serve_load_fraction"], "usd_per_month": c["serve_option_usd_per_month"],
+        "usd_per_mtok_input": own_or_rent("serve_own_usd_per_mtok_input", "serve_rent_usd_per_mtok_input"),
+        "usd_per_mtok_output": own_or_rent("serve_own_usd_per_mtok_output", "serve_rent_usd_per_mtok_output"),
+        "beats_api_above_mtok_per_month": own_or_rent("serve_own_beats_api_mtok_per_month", "serve_rent_beats_api_mtok_per_month"),
+        "usd_per_gpu_hour": own_or_rent("own_usd_per_gpu_hour", "rent_usd_per_gpu_hour"),
+        "capital_usd": bought("own_capital_usd", float, nan),  # the whole deployment's
+        "weights_gib_per_gpu": c["infer_weights_gib"], "servers": bought("serve_servers", int, 0),
+        "server_gpus": bought("own_server_gpus", int, 0), "gpus_bought": bought("own_gpus", int, 0),
+        "spare_replicas": [max(0, a - b) for a, b in zip(c["serve_replicas"], c["serve_replicas_for_load"])],
+        "planned_utilization": c["serve_planned_utilization"], "ttft_queue_wait_ms": c["ttft_queue_wait_ms"],
+        "ttft_at_load_ms": c["serve_ttft_at_load_ms"], "load_after_failure": c["serve_load_after_failure"],
+        "load_after_server_failure": bought("serve_load_after_server_failure", float, nan),
+        "single_failure_stops": list(map(bool, r["serve_single_failure_stops"])),
+        "weights_bits": [formats[d][0] for d in cols["weights_dtype"]],
+        "accuracy_effect": [formats[d][1] for d in cols["weights_dtype"]],
+        "ok": [not x for x in reasons], "reasons": reasons, "within_tolerance": [False] * len(buy),
+        "engine": [str(base["engine"])] * len(buy),
+        "tpot_ms_likely": list(zip(c["tpot_ms_likely_low"], c["tpot_ms_likely_high"])),
+        "ttft_ms_likely": list(zip(c["ttft_ms_likely_low"], c["ttft_ms_likely_high"])),
+        **_layout_columns(r, float(base["disaggregation_min_saving_pct"]))}
+    return [ServeOption(*values) for values in zip(*(by_field[name] for name in _OPTION_FIELDS))]
+
+
+def _option_reasons(cols: Mapping, r: Mapping, base: Mapping, costs: list[float]) -> list[tuple]:
+    """Per option of the sweep ``r``, the reasons it is not acceptable (an empty tuple: acceptable)."""
+    flags = [(r[flag], word) for flag, word in SERVE_REJECTIONS]
+    with_dtypes = {**r, "weights_dtype": cols["weights_dtype"]}  # r with the weight formats, for the reasons' words
+    texts: dict = {}  # a reason's words by what they say: options of one GPU, size and format share most
+    out = []
+    for j, cost in enumerate(costs):
+        failing = [word for column, word in flags if not column[j]]
+        if failing:
+            out.append(tuple(_reason_kept(w, with_dtypes, j, base, texts) for w in _failing_shown(failing)))
+        elif not math.isfinite(cost):
+            out.append(("no price: the cost is not a finite number (check the price inputs)",))
+        else:
+            out.append(())
+    return out
+
+
+# the values each reason's words read, besides the job's (``_reason``); the others' words are fixed or name the format
+_REASON_READS = {"does not fit": ("infer_weights_gib", "gpu_memory_gib"), "first token too slow": ("serve_ttft_ms_at_batch_1",),
+                 "too slow per token": ("serve_tpot_ms_at_batch_1",),
+                 "first token too slow at the planned load": ("serve_ttft_at_load_ms", "ttft_queue_wait_ms"),
+                 "larger than the offer sells": ("offer_max_gpus",)}
+
+
+def _reason_kept(word: str, r: Mapping, j: int, base: Mapping, texts: dict) -> str:
+    """``_reason``, its words kept in ``texts`` by the values they read (not by a zero: 0.0 and -0.0 print apart)."""
+    reads = _REASON_READS.get(word)
+    if reads is None:
+        return _reason(word, r, j, base)
+    key = (word, *(r[name][j] for name in reads))
+    if not all(key[1:]):
+        return _reason(word, r, j, base)
+    text = texts.get(key)
+    if text is None:
+        text = texts[key] = _reason(word, r, j, base)
+    return text
+
+
+# the sweep's outputs every option reads, as floats and as whole numbers (``_option_columns``)
+_FLOAT_COLUMNS = ("serve_option_usd_per_month", "ttft_ms", "tpot_ms", "serve_replica_requests_per_s", "serve_load_fraction",
+                  "serve_rent_usd_per_mtok_input", "serve_rent_usd_per_mtok_output", "serve_own_usd_per_mtok_input",
+                  "serve_own_usd_per_mtok_output", "serve_rent_beats_api_mtok_per_month",
+                  "serve_own_beats_api_mtok_per_month", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "infer_weights_gib",
+                  "serve_planned_utilization", "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_load_after_failure",
+                  "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high")
+_INT_COLUMNS = ("serve_replicas", "serve_gpus", "serve_layout_batch", "serve_replicas_for_load")
+
+
+_OPTION_FIELDS = tuple(f.name for f in fields(ServeOption))  # ServeOption's arguments in order
+
+
+def _option_columns(r: Mapping) -> dict[str, list]:
+    """The columns of ``r`` every option reads, each converted once as ``_serve_options`` reads it."""
+    columns = {name: list(map(float, r[name])) for name in _FLOAT_COLUMNS}
+    columns.update({name: list(map(int, r[name])) for name in _INT_COLUMNS})
+    return columns
+
+
+def _failing_shown(failing: list[str]) -> list[str]:
+    """The rejections an option's reasons name: a rule of the user's alone; latency or memory without what follows."""
+    if "weights below the lowest bit width accepted" in failing:
+        return ["weights below the lowest bit width accepted"]  # the user's rule: the rest does not matter
+    if "does not fit" in failing or "first token too slow" in failing or "too slow per token" in failing:
+        failing = [w for w in failing if w not in ("no batch meets both targets", "first token too slow at the planned load")]
+    if "first token too slow at the planned load" in failing:
+        failing = [w for w in failing if w != "no batch meets both targets"]
+    return failing
 
 
 # why the planner kept one layout, by serve_layout_reason_code
@@ -473,14 +540,29 @@ def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float,
                                                                     pct=f"{min_saving_pct:g}")
 
 
-def _layout_fields(r: Mapping, j: int, min_saving_pct: float) -> dict:
-    disagg = bool(r["serve_disaggregated"][j])
-    layout = "disaggregated" if disagg else "aggregated"
-    reason = layout_reason_text(int(r["serve_layout_reason_code"][j]), layout, float(r["serve_aggregated_gpus"][j]),
-                                float(r["disagg_gpus"][j]), min_saving_pct)
-    return {"layout": layout, "prefill_replicas": int(r["disagg_prefill_replicas"][j]) if disagg else 0,
-            "decode_replicas": int(r["disagg_decode_replicas"][j]) if disagg else 0,
-            "kv_transfer_ms": float(r["disagg_kv_transfer_ms"][j]), "layout_reason": reason}
+def _layout_columns(r: Mapping, min_saving_pct: float) -> dict[str, list]:
+    """Per option of the sweep ``r``: its layout, prefill and decode replicas, KV transfer time and the layout's reason
+    in words (written once per distinct reason: options of one GPU and size share them)."""
+    said: dict = {}
+    out: dict[str, list] = {"layout": [], "prefill_replicas": [], "decode_replicas": [], "kv_transfer_ms": [], "layout_reason": []}
+    for disagg, code, agg, dis, pre, dec, kv in zip(
+            r["serve_disaggregated"], r["serve_layout_reason_code"], r["serve_aggregated_gpus"], r["disagg_gpus"],
+            r["disagg_prefill_replicas"], r["disagg_decode_replicas"], r["disagg_kv_transfer_ms"]):
+        disagg = bool(disagg)
+        layout = "disaggregated" if disagg else "aggregated"
+        key = (int(code), layout, float(agg), float(dis))
+        kept = key[2] and key[3]  # (not by a zero: 0.0 and -0.0 are one key but print apart)
+        reason = said.get(key) if kept else None
+        if reason is None:
+            reason = layout_reason_text(*key, min_saving_pct)
+            if kept:
+                said[key] = reason
+        out["layout"].append(layout)
+        out["prefill_replicas"].append(int(pre) if disagg else 0)
+        out["decode_replicas"].append(int(dec) if disagg else 0)
+        out["kv_transfer_ms"].append(float(kv))
+        out["layout_reason"].append(reason)
+    return out
 
 
 def _serve_choice(options: list, api: Mapping) -> dict:

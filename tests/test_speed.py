@@ -110,6 +110,26 @@ def test_a_sweep_picks_the_auto_offer_of_each_row_as_one_configuration_does(monk
     assert len(set(one_by_one)) > 20  # many GPUs, and several offers of one GPU by job size
 
 
+def test_a_sweep_of_job_sizes_on_one_gpu_picks_the_auto_offer_of_each_row_as_one_configuration_does():
+    # one GPU, offer auto, an array of GPU counts (the benchmark's million-row sweep): each row's offer found by its
+    # size step, as a scalar call finds it, for every GPU of the catalog (sizes between and beyond the steps included)
+    import numpy as np
+    counts = np.array([1, 2, 3, 4, 7, 8, 9, 16, 17, 24, 64, 100, 256, 1024, 4096, 100_000], dtype=float)
+    picked = 0
+    for g in core.catalog.tables()["gpus"].rows:
+        values = {"offer__row": -1, "gpu__row": core.catalog.tables()["gpus"].find(g["name"]), "n_gpus": counts}
+        core.offers.link_vector(values, counts.shape, True)
+        one_by_one = []
+        for k in counts.tolist():  # the link of a scalar call (without the checks a count may fail on this GPU)
+            one = {"offer__row": -1, "gpu__row": int(values["gpu__row"][0]), "n_gpus": k}
+            core.offers.link(one, True)
+            one_by_one.append(one["offer__row"])
+        assert values["offer__row"].tolist() == one_by_one, g["name"]
+        assert values["gpu__row"].shape == counts.shape
+        picked += len(set(one_by_one)) > 1
+    assert picked >= 5  # GPUs whose larger jobs take another offer
+
+
 # --- the cache on disk ------------------------------------------------------------------------------------
 
 _FIRST = """

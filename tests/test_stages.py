@@ -171,6 +171,29 @@ def test_a_stage_value_seen_once_keeps_its_key_alone_and_seen_again_its_results(
         assert all(repr(result[n]) == repr(x) for v in kept for n, x in v[1].items())
 
 
+def test_a_sweep_returning_to_earlier_values_of_an_input_of_many_quantities_starts_from_their_parked_states():
+    """A loop over GPU counts (or a serving demand's lengths) with other inputs changing between: a call that comes
+    back to a count starts from the state parked when an earlier call left it, taking from the last call's state the
+    stages that count does not reach; every result equals the plain code's, and the parked states stay bounded."""
+    jobs = [({"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 1, "seq_len": 2048, "tokens": 1e8},
+             ("seq_len", "n_gpus", "tokens"), (1, 2, 4, 8)),
+            ({"task": "serve", "model": "Llama-3-8B", "gpu": "H100-SXM", "prompt_tokens": 1000, "requests_per_s": 5.0},
+             ("requests_per_s", "prompt_tokens", "hours_per_day"), (500, 1000, 2000))]
+    for job, kinds, values in jobs:
+        compiled = codegen.compile_formulas(False, None, None, engine._task_kinds()[core.resolve_inputs(job)["task__row"]])
+        memo = engine._stage_memo(compiled)
+        memo.clear()
+        for i in range(60):
+            name = kinds[i % 3]
+            if i % 3 == 1:  # the input of many quantities: back to earlier values
+                job[name] = values[i // 3 % len(values)]
+            else:  # the others: a new value every time
+                job[name] = job[name] + 1 if name != "hours_per_day" else 1 + i % 23
+            assert _check(job), job
+        parked = [p[-1] for key, p in memo.items() if key is not None and p is not False]
+        assert any(parked) and all(len(states) <= codegen.PARKED_KEPT for states in parked)
+
+
 def test_a_stage_that_reads_a_catalog_row_reads_the_rows_index_first(monkeypatch):
     """The staged code reads a row, or the inputs outside the swept ones (the rows' indices among them), only for the
     stages computed in a call that read them: whatever set of stages is computed, a row's index is read before it."""
