@@ -91,7 +91,6 @@ from .serving import (
 )
 from .text import close_matches, did_you_mean, formula_safe, is_whole_number, number_text, spreadsheet_round
 from .validation import heads_problem, kv_replication_note
-from .version import __version__
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
 # needed by one command or one menu item each, so they stay out of every start.
@@ -100,6 +99,7 @@ _ON_FIRST_USE = {
     "serving_calibration": ("serving_calibration", None),
     "write_calibration_doc": ("calibration", "write_doc"),
     "QUANTITIES_DOC_PATH": ("docs", "DOC_PATH"),
+    "__version__": ("version", "__version__"),  # the package metadata: importlib.metadata alone is about 13 ms
     "write_quantities_doc": ("docs", "write"),
     "NO_PRICE": ("prices", "NO_PRICE"),
     "NO_OFFER": ("prices", "NO_OFFER"),
@@ -179,19 +179,30 @@ def __getattr__(name: str):
     if name not in _ON_FIRST_USE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # import statements PyInstaller (the frozen form) can see, not importlib with a computed name; absolute,
-    # since "from . import x" would ask this function for x again
+    # since "from . import x" would ask this function for x again; each module only when a name of it is asked for
+    # (the others already loaded with this package)
     import sys
-
-    import gpu_tco.core.apis
-    import gpu_tco.core.calibration
-    import gpu_tco.core.docs
-    import gpu_tco.core.presets
-    import gpu_tco.core.price_refresh
-    import gpu_tco.core.prices
-    import gpu_tco.core.scenario_files
-    import gpu_tco.core.scenarios
-    import gpu_tco.core.serving_calibration  # noqa: F401 - all nine are read from sys.modules below
     module_name, attribute = _ON_FIRST_USE[name]
+    if module_name == "apis":
+        import gpu_tco.core.apis
+    elif module_name == "calibration":
+        import gpu_tco.core.calibration
+    elif module_name == "docs":
+        import gpu_tco.core.docs
+    elif module_name == "presets":
+        import gpu_tco.core.presets
+    elif module_name == "price_refresh":
+        import gpu_tco.core.price_refresh
+    elif module_name == "prices":
+        import gpu_tco.core.prices
+    elif module_name == "scenario_files":
+        import gpu_tco.core.scenario_files
+    elif module_name == "scenarios":
+        import gpu_tco.core.scenarios
+    elif module_name == "serving_calibration":
+        import gpu_tco.core.serving_calibration
+    elif module_name == "version":
+        import gpu_tco.core.version  # noqa: F401 - each is read from sys.modules below
     module = sys.modules[f"{__name__}.{module_name}"]
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value

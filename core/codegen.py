@@ -240,13 +240,20 @@ def _derive_row(derived: RowDerived, raw) -> tuple:
 
 def refs(expr: Expr) -> list[str]:
     """Names (inputs or quantities) an expression reads directly, in order."""
+    return list(_refs(expr))
+
+
+@functools.lru_cache(maxsize=None)
+def _refs(expr: Expr) -> tuple[str, ...]:
+    # Once per tree: trees never change once built and hash by identity, and the command line's options, the
+    # catalogs' price sets and the fit rules walk every quantity's tree again at each start (about 0.1 s).
     seen: dict[str, None] = {}
     for node in expr.walk():
         if isinstance(node, Ref):
             seen.setdefault(node.name)
         elif isinstance(node, Lookup):
             seen.setdefault(node.key)
-    return list(seen)
+    return tuple(seen)
 
 
 def lookups(expr: Expr) -> list[Lookup]:
@@ -265,7 +272,7 @@ def ancestors(outputs, task: str | None = None) -> list[str]:
         if name in needed:
             continue
         needed.add(name)
-        for node in _reads(QUANTITIES[name].expr, task):
+        for node in _leaves(QUANTITIES[name].expr, task):
             if isinstance(node, Ref) and node.name in QUANTITIES and node.name not in needed:
                 stack.append(node.name)
     return [n for n in QUANTITIES if n in needed]
@@ -299,6 +306,14 @@ def _reads(expr: Expr, task: str | None):
         yield from _reads(child, task)
 
 
+@functools.lru_cache(maxsize=None)
+def _leaves(expr: Expr, task: str | None) -> tuple[Ref | Lookup, ...]:
+    """The names and catalog lookups among ``_reads(expr, task)``, in the same order: every walk below reads only
+    these, and they are found once per tree and task (trees never change once built and hash by identity), where
+    walking whole trees again and again took about 0.15 s of each command-line start."""
+    return tuple(node for node in _reads(expr, task) if isinstance(node, (Ref, Lookup)))
+
+
 def depending_on(inputs) -> list[str]:
     """Quantities whose value changes with any of ``inputs`` (directly or through other
     quantities), in definition order, so each is computed after what it reads.
@@ -321,7 +336,7 @@ def inputs_of(outputs, task: str | None = "train") -> list[str]:
     branch)."""
     used: set[str] = set()
     for name in ancestors(outputs, task):
-        for node in _reads(QUANTITIES[name].expr, task):
+        for node in _leaves(QUANTITIES[name].expr, task):
             if isinstance(node, Ref) and node.name in BY_NAME:
                 used.add(node.name)
             elif isinstance(node, Lookup):
@@ -335,7 +350,7 @@ def _inputs_read(names, table_of: dict, task: str | None = None) -> dict[str, No
     used: dict[str, None] = {}
     for name in names:
         if name not in table_of:
-            for node in _reads(QUANTITIES[name].expr, task):
+            for node in _leaves(QUANTITIES[name].expr, task):
                 if isinstance(node, Ref) and node.name in BY_NAME:
                     used.setdefault(node.name)
     return used
@@ -343,7 +358,7 @@ def _inputs_read(names, table_of: dict, task: str | None = None) -> dict[str, No
 
 def _quantities_read(names, task: str | None = None) -> set[str]:
     """Every name (quantity or input) the formulas of ``names`` read (with ``task``: in the branches it takes)."""
-    return {n.name for name in names for n in _reads(QUANTITIES[name].expr, task) if isinstance(n, Ref)}
+    return {n.name for name in names for n in _leaves(QUANTITIES[name].expr, task) if isinstance(n, Ref)}
 
 
 def row_derived(names) -> dict[str, str]:
@@ -921,7 +936,7 @@ def _input_sets(names, task: str | None) -> dict[str, frozenset]:
     deps: dict[str, frozenset] = {}
     for name in names:
         used: set = set()
-        for node in _reads(QUANTITIES[name].expr, task):
+        for node in _leaves(QUANTITIES[name].expr, task):
             if isinstance(node, Ref):
                 if node.name in BY_NAME:
                     used.add(node.name)

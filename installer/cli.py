@@ -69,8 +69,22 @@ from .commands.workbook import _workbook_error, cmd_workbook  # noqa: E402
 from .core import GpuTcoError  # noqa: E402
 
 
+class _PrintVersion(argparse.Action):
+    """argparse's "version" action, reading the version only when asked: the package metadata it comes from takes
+    about 13 ms to load, which every other run of the command would pay."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .core import __version__
+        print(f"gpu-tco {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from .core import QUANTITIES, SERVE_OUTPUTS, __version__
+    from .core import QUANTITIES, SERVE_OUTPUTS
 
     p = Parser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
                description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
@@ -78,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "name the recommended option and write the workbook.",
                epilog="Commands: estimate, plan, tco, breakeven, offers, apis, gpus, models, presets, explain, workbook, addin, "
                       "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
-    p.add_argument("--version", action="version", version=f"gpu-tco {__version__}")
+    p.add_argument("--version", action=_PrintVersion)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
                    help="where the main job writes its workbook [gpu-tco.xlsx]; '' to skip")

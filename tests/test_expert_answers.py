@@ -5,6 +5,7 @@ the rule the answer must keep, not a fitted number: calibration may move the hou
 """
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from gpu_tco.core import layout
 # each test runs the command line or a whole plan (0.4 to 0.8 s): the full suite runs them, the fast part does not
 pytestmark = pytest.mark.slow
 
+@functools.cache  # a command run once per worker: several tests read the same answer (each assertion still reads it)
 def cli(*args: str) -> subprocess.CompletedProcess:
     out = subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
