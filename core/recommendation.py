@@ -187,10 +187,10 @@ def compose(result: Mapping) -> Recommendation:
         sentences.append(f"Traffic between the GPUs makes the job {o.network_slowdown:.1f}x longer than its compute alone.")
     split = []  # a parallel layout the planner chose (core.layout), said in words, with why
     if o.pipeline_parallel > 1 and "pipeline_parallel" not in result["given"]:
-        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages (pipeline_parallel) "
+        split.append(f"the model is split into {o.pipeline_parallel} pipeline stages "
                      f"{_why_split(result, o)}")
     if o.expert_parallel > 1 and "expert_parallel" not in result["given"]:
-        split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert_parallel)")
+        split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert parallelism)")
     if split:
         sentences.append(f"In this setup {' and '.join(split)}.")
     data_parallel = sharding_text(result, o)
