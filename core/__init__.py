@@ -76,6 +76,7 @@ from .serving import (
     SERVE_OUTPUTS,
     SERVE_RANKING,
     SERVE_REJECTIONS,
+    SPARE_REPLICA_HINT,
     ServeOption,
     engine_text,
     launch_commands,
@@ -155,7 +156,7 @@ __all__ = [
     "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
-    "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "API_OTHER_MODEL_HINT", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
+    "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "SPARE_REPLICA_HINT", "API_OTHER_MODEL_HINT", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",
     # catalogs
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",

@@ -134,7 +134,7 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     if word == "no price":
         return "no price: " + ("no purchase price in the catalog" if buy else "the offer has no rental price")
     if word == "spot not allowed":
-        return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+        return "spot not allowed: an interruptible offer (set Allow interruptible (spot) offers to 1 to consider it)"
     if word == "GPU lacks the precision":
         return f"GPU lacks the precision: no {base['precision']} tensor cores (the precision's FP8 matmuls need them)"
     if word == "over the capital budget":

@@ -179,7 +179,7 @@ def cols_dtype(r: Mapping, j: int) -> str:
 def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
     if word == "weights below the lowest bit width accepted":
         return (f"weights below the lowest bit width accepted: {cols_dtype(r, j)} has fewer than {base['min_weight_bits']:g} bits "
-                f"(min_weight_bits = 4 allows 4-bit formats, at the accuracy cost the answer names)")
+                f"(Lowest weight bit width accepted set to 4 allows 4-bit formats, at the accuracy cost the answer names)")
     if word == "does not fit":  # the words every door uses for a replica that does not fit (core.job_fit)
         return serve_not_fit_text(r["infer_weights_gib"][j], r["gpu_memory_gib"][j])
     if word == "first token too slow":
@@ -188,14 +188,14 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping) -> str:
         return f"too slow per token: {r['serve_tpot_ms_at_batch_1'][j]:,.1f} ms alone > target {base['tpot_slo_ms']:g} ms"
     if word == "first token too slow at the planned load":
         return (f"first token too slow at the planned load: {r['serve_ttft_at_load_ms'][j]:,.0f} ms with "
-                f"{r['ttft_queue_wait_ms'][j]:,.0f} ms of queueing > target {base['ttft_slo_ms']:g} ms (a lower "
-                f"target_utilization than {base['target_utilization']:g} plans more replicas and less queueing)")
+                f"{r['ttft_queue_wait_ms'][j]:,.0f} ms of queueing > target {base['ttft_slo_ms']:g} ms (a Target utilization "
+                f"of the replicas below {base['target_utilization']:g} plans more replicas and less queueing)")
     if word == "no batch meets both targets":
         return "no batch meets both targets together"
     if word == "no price":
         return "no price: the offer has no rental price or the GPU no purchase price"
     if word == "spot not allowed":
-        return "spot not allowed: an interruptible offer (allow_interruptible = 1 considers it)"
+        return "spot not allowed: an interruptible offer (set Allow interruptible (spot) offers to 1 to consider it)"
     return f"larger than the offer sells: at most {r['offer_max_gpus'][j]:,.0f} GPUs in one job"
 
 
@@ -747,6 +747,8 @@ SERVES_NOTHING = "none: this setup meets no target"
 API_OTHER_MODEL_HINT = ("(choose one that serves it under \"API to compare with\", or give your own prices per million input "
                         "and output tokens)")
 SERVE_CONSUMER_LICENSE = planner.GEFORCE_LICENSE
+# what keeps a fleet up when one replica fails, named by the input's label (the serving workbook's sentence uses it too)
+SPARE_REPLICA_HINT = "(Spare replicas set to 1 keeps it up)"
 
 
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
@@ -766,7 +768,7 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     if o["single_failure_stops"]:
         notes.append("one failure stops the service: a single replica" if o["replicas"] <= 1 else
                      f"one failure overloads the service: the other replicas would run at {o['load_after_failure']:.0%} "
-                     "(spare_replicas = 1 keeps it up)")
+                     f"{SPARE_REPLICA_HINT}")
     else:
         notes.append(f"one failed replica leaves the rest at {o['load_after_failure']:.0%} load")
     if o["acquire"] == "buy" and int(_get(o, "servers", 0) or 0) > 0:

@@ -230,7 +230,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
              f'&" ms with "&TEXT({ref("ttft_queue_wait_ms")},"#,##0")&" ms of queueing (Poisson arrivals: M/M/c for a sequence slot, '
              f'M/D/1 for the prefill ahead); layout: "&{layout_xl(ref)}&"; "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
              f'"one failure stops the service: a single replica","one failure overloads the service: the other replicas would run at "'
-             f'&TEXT({after},"0%")&" (spare_replicas = 1 keeps it up)"),"one failed replica leaves the rest at "&TEXT({after},"0%")&" load")'
+             f'&TEXT({after},"0%")&" {core.SPARE_REPLICA_HINT}"),"one failed replica leaves the rest at "&TEXT({after},"0%")&" load")'
              + (f'&IF({ref("serve_servers")}<=1,"; one server failure stops the service: every replica is in one server",'
                 f'IF({ref("serve_load_after_server_failure")}>1,"; one server failure overloads the service: the rest would run at "'
                 f'&TEXT({ref("serve_load_after_server_failure")},"0%"),"; one failed server leaves the rest at "'
