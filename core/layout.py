@@ -27,6 +27,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import catalog
 from .engine import evaluate, resolve_inputs, row_of
 from .inputs import BY_NAME
 from .validation import check_number
@@ -86,7 +87,11 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
     return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
 
 
-SHARDING_ORDER = ("none", "zero1", "zero2", "zero3")  # each shards what the one before it does, and more
+def sharding_level(name: str) -> int:
+    """How much a sharding splits across the data-parallel GPUs, from its row in shardings.csv: the optimizer states,
+    the gradients and the weights counted (none 0, ZeRO stages 1-3; a user's own row by what it shards)."""
+    row = catalog.tables()["shardings"].row(name)
+    return int(row["shard_optimizer"]) + int(row["shard_gradients"]) + int(row["shard_weights"])
 
 
 def pipeline_sharding(job: Mapping) -> str | None:
@@ -97,7 +102,7 @@ def pipeline_sharding(job: Mapping) -> str | None:
     resolved = resolve_inputs({k: v for k, v in job.items() if k in ("framework", "sharding")})
     limit = str(row_of(resolved, "framework").get("pipeline_max_sharding") or "")
     wanted = str(resolved["sharding"])
-    if not limit or SHARDING_ORDER.index(wanted) <= SHARDING_ORDER.index(limit):
+    if not limit or sharding_level(wanted) <= sharding_level(limit):
         return wanted
     return None if "sharding" in job else limit
 

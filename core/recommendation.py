@@ -224,7 +224,7 @@ def sharding_text(result: Mapping, o: Option) -> str:
     """How the GPUs of a multi-GPU option share the model, when the planner chose it (the job names no sharding and no
     layout): plain data parallel where one GPU holds the model with room to spare, else the job's sharding; "" for one
     GPU or a sharding the job gives."""
-    from .layout import DATA_PARALLEL, GIVEN_LAYOUT, SHARDING_ORDER
+    from .layout import DATA_PARALLEL, GIVEN_LAYOUT, sharding_level
     given = result["given"]
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
@@ -233,7 +233,7 @@ def sharding_text(result: Mapping, o: Option) -> str:
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
     framework = result["inputs"].get("framework", "")
-    beside = (f"; {framework} runs pipeline stages with ZeRO stage {SHARDING_ORDER.index(sharding)} at most"
+    beside = (f"; {framework} runs pipeline stages with ZeRO stage {sharding_level(sharding)} at most"
               if o.sharding and o.sharding != DATA_PARALLEL and o.pipeline_parallel > 1 else "")
     words = SHARDING_WORDS.get(sharding, sharding).format(as_fsdp="" if framework == "deepspeed" else ", as FSDP does")
     return ("One GPU does not hold the model's weights, gradients and optimizer states with room to spare, so "

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,6 +89,20 @@ def test_pipeline_stages_run_only_beside_the_sharding_their_framework_allows():
     row = core.catalog.tables()["frameworks"].row("deepspeed")
     with pytest.raises(core.CatalogError, match="pipeline_max_sharding.*allowed: empty"):
         core.catalog._check_row("frameworks", {**row, "pipeline_max_sharding": "zero4"}, "frameworks.csv", 7)
+
+
+def test_a_users_own_sharding_is_weighed_by_what_it_shards(tmp_path):
+    """A sharding row of the user's own (shardings.csv in the config folder) is compared with a framework's limit by
+    what it splits (optimizer states, gradients, weights), as the built-in ones are: a run of the command line with
+    it and a framework that limits the sharding beside pipeline stages answers, with no internal error."""
+    header = (Path(core.catalog.DATA_DIR) / "shardings.csv").read_text(encoding="utf-8").splitlines()[0]
+    (tmp_path / "shardings.csv").write_text(header + "\nhsdp,,1,1,1,Hybrid sharded data parallel,mine\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", "--model", "Llama-3.1-70B", "--method", "full",
+                          "--framework", "megatron", "--sharding", "hsdp"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GPU_TCO_CONFIG_DIR": str(tmp_path)})
+    assert out.returncode == 0 and "internal error" not in out.stderr, out.stderr
+    assert "Recommended:" in out.stdout
+    assert layout.sharding_level("zero1") == 1 and layout.sharding_level("zero3") == 3 and layout.sharding_level("none") == 0
 
 
 def test_what_would_fit_suggests_stages_only_to_a_framework_that_runs_them():
