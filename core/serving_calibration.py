@@ -79,13 +79,28 @@ def _model_kind(model: str) -> str:
     return "moe" if float(catalog.tables()["models"].row(model)["experts"]) > 1 else "dense"
 
 
-def predict(points: list[dict], factors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def predict(points: list[dict], factors: dict | None = None, columns: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(TPOT ms, TTFT ms) the formulas give at each point's workload and concurrency: with the engines catalog as
-    shipped, or with ``factors`` ({engine: {factor: value}}) in its place for the engines it names."""
+    shipped, or with ``factors`` ({engine: {factor: value}}) in its place for the engines it names.  ``columns``:
+    ``point_columns(points)``, built once by a caller that predicts the same points again and again (a fit)."""
     from .engine import evaluate
     if not points:
         return np.zeros(0), np.zeros(0)
-    cols = {"model": [p["model"] for p in points], "gpu": [p["gpu"] for p in points],
+    cols = dict(columns if columns is not None else point_columns(points))
+    engines = cols.pop("engine names")
+    if factors:
+        for name, (inp, _lo, _hi) in PARAMS.items():
+            per_engine = np.array([float(factors[e][name]) if e in factors else 0.0 for e in engines] + [0.0])
+            cols[inp] = per_engine[cols["engine index"]]
+    del cols["engine index"]
+    r = evaluate(cols, outputs=("load_tpot_ms", "load_ttft_ms"))
+    return np.asarray(r["load_tpot_ms"], dtype=float), np.asarray(r["load_ttft_ms"], dtype=float)
+
+
+def point_columns(points: list[dict]) -> dict:
+    """The engine's inputs for ``points`` as columns, with each point's engine as an index into "engine names"."""
+    engines = sorted({p["engine"] for p in points})
+    return {"model": [p["model"] for p in points], "gpu": [p["gpu"] for p in points],
             "engine": [p["engine"] for p in points],
             "n_gpus": np.array([int(p["tensor_parallel"] * p["attention_dp"]) for p in points]),
             "attention_dp": np.array([int(p["attention_dp"]) for p in points]),
@@ -94,12 +109,8 @@ def predict(points: list[dict], factors: dict | None = None) -> tuple[np.ndarray
             "output_tokens": np.array([p["output_tokens"] for p in points]),
             "concurrency": np.array([int(p["concurrency"]) for p in points]),
             "max_num_seqs": np.array([max(1, int(p["concurrency"])) for p in points]),
-            "ttft_slo_ms": 0, "tpot_slo_ms": 0, "requests_per_s": 1.0, "task": "serve"}
-    if factors:
-        for name, (inp, _lo, _hi) in PARAMS.items():
-            cols[inp] = np.array([float(factors[p["engine"]][name]) if p["engine"] in factors else 0.0 for p in points])
-    r = evaluate(cols, outputs=("load_tpot_ms", "load_ttft_ms"))
-    return np.asarray(r["load_tpot_ms"], dtype=float), np.asarray(r["load_ttft_ms"], dtype=float)
+            "ttft_slo_ms": 0, "tpot_slo_ms": 0, "requests_per_s": 1.0, "task": "serve",
+            "engine names": engines, "engine index": np.array([engines.index(p["engine"]) for p in points])}
 
 
 def shipped_factors() -> dict:
@@ -132,8 +143,10 @@ def fit(points=None, start: dict | None = None, iterations: int | None = None) -
     eng_of = np.array([p["engine"] for p in points] * 2)
     weight = np.concatenate([np.ones(len(points)), np.full(len(points), TTFT_WEIGHT)])
 
+    columns = point_columns(points)
+
     def residual(xs):
-        t, f = predict(points, {e: dict(zip(names, np.exp(v))) for e, v in xs.items()})
+        t, f = predict(points, {e: dict(zip(names, np.exp(v))) for e, v in xs.items()}, columns)
         return np.log(np.concatenate([t, f])) - meas
 
     h = 0.05

@@ -16,6 +16,9 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
 
+# One BLAS thread in the workers and every process they start, as the command line sets for itself: OpenBLAS's thread per
+# core otherwise spins beside the other worker (it doubled a short command's CPU time on two cores).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 # The tests use the installed package (gpu_tco.*): the checkout's folders must not shadow it as
 # top-level "core" or "addin" packages (python -m pytest puts the current folder on sys.path).
