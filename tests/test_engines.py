@@ -87,9 +87,9 @@ def test_the_fit_never_sees_the_held_out_gpus(monkeypatch):
     seen = []
     real = sc.predict
 
-    def spy(points, factors=None):
+    def spy(points, factors=None, columns=None):
         seen.extend(p["gpu"] for p in points)
-        return real(points, factors)
+        return real(points, factors, columns)
     monkeypatch.setattr(sc, "predict", spy)
     sc.fit(iterations=1)
     assert set(seen) <= set(sc.FIT_GPUS)
