@@ -120,6 +120,7 @@ _ON_FIRST_USE = {
     "PRESETS": ("presets", "PRESETS"),
     "preset": ("presets", "preset"),
     "refresh_offers": ("price_refresh", "refresh"),
+    "REFRESHED_OFFERS_SOURCE": ("price_refresh", "SOURCE"),
     "refreshed_note": ("price_refresh", "refreshed_note"),
     "read_scenario": ("scenario_files", "read_scenario"),
     "split_scenario": ("scenario_files", "split_scenario"),
@@ -162,7 +163,7 @@ __all__ = [
     "catalog", "hf_config", "NO_PRICE", "NO_OFFER", "PRICE_FLAGS", "NEEDS_PURCHASE_PRICE", "NEEDS_RENTAL_PRICE", "price_gaps",
     "NEEDS_FIT", "FIT_OUTPUTS", "FIT_INPUTS", "fit_outputs", "fit_gaps", "not_fitting_rows", "not_fit_text",
     "serve_not_fit_text",
-    "require_prices", "PRESETS", "preset", "refresh_offers", "refreshed_note", "api_prices",
+    "require_prices", "PRESETS", "preset", "refresh_offers", "REFRESHED_OFFERS_SOURCE", "refreshed_note", "api_prices",
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
     # helpers the front ends use

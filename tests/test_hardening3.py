@@ -271,17 +271,8 @@ def test_a_conditional_price_whose_start_date_is_not_a_date_is_refused():
 # 3. 100,000 refreshed offers: linear loading and a row cap ------------------------------------------------------------
 
 def _write_offers(path: Path, n: int) -> None:
-    header = (catalog.DATA_DIR / "offers.csv").read_text().splitlines()[0].split(",")
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=header)
-        w.writeheader()
-        for i in range(n):
-            gpus = (1, 2, 4, 8)[i % 4]
-            w.writerow({c: "" for c in header} | {
-                "name": f"AWS inst-{i}", "provider": "AWS", "instance": f"inst-{i}", "gpu": ("H100-SXM", "L40S", "A100-80GB-SXM")[i % 3],
-                "gpus_per_instance": gpus, "price_type": "on-demand", "interruptible": 0, "commitment_months": 0,
-                "usd_per_instance_hour": round(gpus * (1 + i % 97 / 50), 6), "usd_per_gpu_hour": round(1 + i % 97 / 50, 6),
-                "billing_increment_s": 3600, "source": f"{price_refresh.SOURCE}, fetched 2026-11-01", "as_of": "2026-11-01"})
+    from gpu_tco.bench import write_refreshed_offers
+    write_refreshed_offers(path, n)
 
 
 @pytest.mark.slow  # over 0.45 s
@@ -305,26 +296,19 @@ def test_a_catalog_beyond_the_row_cap_is_refused_in_one_line(tmp_path, monkeypat
         catalog.load_table("offers", user_dir=tmp_path)
 
 
-# Processor seconds on the shared 2-core machine these tests were written on, with 100,000 offers: offers about 4 s,
-# plan and plan --task serve about 3.5 s each (at first: minutes, growing with the square of the rows; then offers
-# 6 s, plan 10 s, serve 39 s).  The aim is offers under 5 s and each plan under 10 s; the limits leave room for a
-# machine whose other work slows this one's caches (docs/benchmarks.md).
-OFFERS_CPU_LIMIT_S, PLAN_CPU_LIMIT_S = 7.5, 10.0
-
-
+# How long the commands take with 100,000 refreshed offers is a figure of `gpu-tco bench` (targets: offers 5 s, each
+# plan 10 s of CPU; docs/benchmarks.md), not an assertion here: this runs the bench's own commands over a file a
+# fifth of that size and checks what they print.
 @pytest.mark.slow
-def test_100000_refreshed_offers_list_and_plan_in_seconds(tmp_path):
-    _write_offers(tmp_path / "offers.csv", 100_000)
-    env = {"GPU_TCO_CONFIG_DIR": str(tmp_path)}
-    for args, limit in ((("offers",), OFFERS_CPU_LIMIT_S),
-                        (("plan", "--model", "Llama-3-8B", "--method", "qlora", "--tokens", "2e8"), PLAN_CPU_LIMIT_S),
-                        (("plan", "--task", "serve"), PLAN_CPU_LIMIT_S)):
-        start = os.times()
-        out = _cli(*args, env=env, timeout=600)
-        used = os.times()
-        cpu = (used.children_user - start.children_user) + (used.children_system - start.children_system)
-        assert out.returncode == 0, out.stderr[-400:]
-        assert cpu < limit, (args, cpu)  # processor time: the machine's other work does not count
+def test_a_large_refreshed_offers_file_lists_and_plans(tmp_path):
+    from gpu_tco.bench import large_offers_runs
+    runs = large_offers_runs(tmp_path, 20_000)
+    for name, (_cpu, code, output) in runs.items():
+        assert code == 0 and "Traceback" not in output, (name, output[-400:])
+    listing = runs["offers_100k_refreshed_offers_cpu_s"][2]
+    assert "AWS inst-19999" in listing and "AWS inst-0 " in listing
+    for name in ("plan_100k_refreshed_offers_cpu_s", "serve_plan_100k_refreshed_offers_cpu_s"):
+        assert "AWS inst-" in runs[name][2], runs[name][2][-1500:]  # a refreshed offer is among the options
 
 
 # 10, 11. layouts engines run; MIG serving jobs -------------------------------------------------------------------------
