@@ -332,8 +332,9 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
     GPU count; default the smallest that fits, then doublings), ``offer`` (one rental offer;
     default every priced offer of each GPU) and ``include_buy`` (default: ``ranks_purchases`` of the job: a one-off job
     ranks rentals only).  A purchase or rental price in
-    the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu`` (default:
-    the job's GPU input, H100-SXM unless given); every other GPU is priced from the catalogs.
+    the job (purchase_usd_per_gpu, usd_per_gpu_hour_rented) belongs to ``price_gpu``; every other GPU is priced
+    from the catalogs.  Without ``price_gpu`` such a price is refused when several GPU types are weighed (whose price
+    it is would be a guess), and belongs to H100-SXM, the GPU input's default, when one is.
     Buying counts are whole servers (GPU catalog server_sizes).
     A ``task`` in the job must be "train" here (``gpu_tco.plan`` sends "serve" to ``serving.serve_plan``).
     Returns ``{"job", "inputs", "given", "options", "recommended", "rejected_counts", "ranking", "price_gpu",
@@ -367,6 +368,11 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
             raise InputError("offer", offer, "must be an offer name (gpu-tco offers lists them) or auto")
         chosen_offer = tabs["offers"].resolve(offer, "offer")
     given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
+    if given_prices and price_gpu is None and len(gpu_names) > 1:  # whose price it is would be a guess
+        name = next(iter(given_prices))
+        raise InputError(name, given_prices[name], f"is the price of one GPU type, and the plan weighs {len(gpu_names)}: "
+                         "plan that GPU alone (gpus), name it as the job's gpu, or leave the price at 0 (each GPU at its "
+                         "catalog price)")
     if include_buy is None:
         include_buy = ranks_purchases(base)
 
@@ -618,6 +624,8 @@ def scope(scenario: Mapping, gpus: list[str] | None = None) -> tuple[dict, dict]
         out["offer"] = scenario["offer"]
     if "gpu" in scenario:  # a price in the scenario is the price of its GPU
         out["price_gpu"] = scenario["gpu"]
+    elif gpus and len(set(gpus)) == 1:  # or of the one GPU planned
+        out["price_gpu"] = gpus[0]
     return job, out
 
 

@@ -362,3 +362,29 @@ def test_a_bought_geforce_serving_fleet_carries_the_license_caveat():
                               gpus=["RTX-4090"])
     if geforce["best_buy"] is not None:
         assert "RTX-4090 is a GeForce card" in core.serve_option_notes(geforce["best_buy"], geforce["inputs"])
+
+
+# ---------------------------------------------------------------------------
+# a price typed for one GPU is never silently given to another
+
+def test_a_purchase_price_is_the_price_of_the_gpu_planned_never_of_a_hidden_default():
+    """`gpu-tco plan --purchase-usd-per-gpu 2000` ranking every GPU priced the H100 SXM (the GPU input's default, which
+    plan does not even offer) at $2,000 and recommended buying H100s; the RTX 4090 the user priced stayed at its
+    catalog price.  With several GPU types the price is refused in one line naming it; with one GPU planned, the price
+    is that GPU's."""
+    job = ("--model", "Llama-3.1-8B", "--method", "qlora", "--owned-busy-hours-per-day", "22", "--purchase-usd-per-gpu", "2000")
+    refused = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", *job, "--gpus", "RTX-4090,H100-SXM"],
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "purchase_usd_per_gpu: 2000 is the price of one GPU type, and the plan weighs 2" in line, line
+    with pytest.raises(core.InputError, match="purchase_usd_per_gpu"):
+        core.plan({"model": "Llama-3.1-8B", "purchase_usd_per_gpu": 2000})  # every GPU, no GPU named for the price
+    answer = cli("plan", *job, "--gpus", "RTX-4090").stdout
+    rec = plan_json(*job, "--gpus", "RTX-4090")["recommended"]
+    assert rec["gpu"] == "RTX-4090"
+    # the recommendation's purchase (or its buying alternative) costs what the typed price makes it, not the catalog's
+    capital = {p: core.evaluate({"model": "Llama-3.1-8B", "method": "qlora", "gpu": "RTX-4090", "n_gpus": rec["n_gpus"], "buy": 1,
+                                 "purchase_usd_per_gpu": p}, outputs=["own_capital_usd"])["own_capital_usd"] for p in (2000, 0)}
+    assert capital[2000] != capital[0]
+    assert f"${capital[2000]:,.0f} of capital" in answer and f"${capital[0]:,.0f} of capital" not in answer, answer

@@ -97,6 +97,8 @@ def default_options(inputs: Mapping | None = None, limit: int = 10) -> list[dict
     step fewer than it needs (so "does not fit" has a row to show)."""
     # a GPU, count or offer the scenario names is the planner's scope, as `gpu-tco plan --scenario` reads it
     job, where = scope(dict(inputs or {}))
+    # a price on the Inputs sheet is the price of the GPU shown beside it (the GPU input, its default when not given)
+    where.setdefault("price_gpu", core.DEFAULTS["gpu"])
     ranked = plan(job, **where)
     job_sharding = core.resolve_inputs({k: v for k, v in job.items() if k == "sharding"})["sharding"]
     seen, picks = set(), []

@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import check_input, likely_hours_text, plan
+    from ..core import DEFAULTS, check_input, likely_hours_text, plan
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -53,6 +53,8 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     if "task" in scenario and check_input("task", scenario["task"]) == "serve":
         return _serve_draft(scenario, gpus)
     job, where = scope(scenario, gpus)
+    if not gpus:  # as the workbook it goes with: a price is the price of the scenario's GPU (its default when not given)
+        where.setdefault("price_gpu", DEFAULTS["gpu"])
     result = plan(job, **where)
     a = result["inputs"]  # the job as the planner checked it (a tensor-parallel degree need not divide 8)
     rec = result["recommended"]
