@@ -323,6 +323,17 @@ def ranks_purchases(inputs: Mapping) -> bool:
     return float(inputs["owned_busy_hours_per_day"]) > 0 or bool(inputs["consider_buying"])
 
 
+def _given_prices(job: dict, base: Mapping, owner_unknown: bool, gpu_types: int) -> dict:
+    """The price inputs the job gives (taken out of ``job``); refused when it is not known whose price they are
+    (``owner_unknown``: several GPU types weighed and none named for the price)."""
+    given = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
+    if given and owner_unknown:  # whose price it is would be a guess
+        name = next(iter(given))
+        raise InputError(name, given[name], f"is the price of one GPU type, and the plan weighs {gpu_types}: plan that "
+                         "GPU alone (gpus), name it as the job's gpu, or leave the price at 0 (each GPU at its catalog price)")
+    return given
+
+
 def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy: bool | None = None,
          count: int | None = None, offer: str | None = None, price_gpu: str | None = None,
          alike_kept: int | None = None) -> dict:
@@ -367,12 +378,7 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
         if not isinstance(offer, str):
             raise InputError("offer", offer, "must be an offer name (gpu-tco offers lists them) or auto")
         chosen_offer = tabs["offers"].resolve(offer, "offer")
-    given_prices = {k: job.pop(k) for k in PRICE_INPUTS if k in job and float(base[k]) > 0}
-    if given_prices and price_gpu is None and len(gpu_names) > 1:  # whose price it is would be a guess
-        name = next(iter(given_prices))
-        raise InputError(name, given_prices[name], f"is the price of one GPU type, and the plan weighs {len(gpu_names)}: "
-                         "plan that GPU alone (gpus), name it as the job's gpu, or leave the price at 0 (each GPU at its "
-                         "catalog price)")
+    given_prices = _given_prices(job, base, price_gpu is None and len(gpu_names) > 1, len(gpu_names))
     if include_buy is None:
         include_buy = ranks_purchases(base)
 
