@@ -1649,8 +1649,12 @@ agg_gpus = q("serve_aggregated_gpus", "GPUs", "Aggregated serving: GPUs of the d
 # queue per replica, planned at the utilization whose wait keeps the first token within its target (closed form:
 # rho D / (2 (1 - rho)) <= budget  <=>  rho <= 2 budget / (D + 2 budget)); the decode pool at target_utilization with the
 # largest batch whose step meets the per-token target.  Each pool keeps spare_replicas of its own.
+# A rented offer that states no network between its machines (a marketplace or community machine) has no link anybody
+# chose for the KV cache: disaggregation is weighed there only with kv_transfer_gb_per_s given.
 kv_link = q("disagg_kv_link_gb_per_s", "GB/s", "Bandwidth per GPU carrying the KV cache from prefill to decode replicas: "
-            "kv_transfer_gb_per_s, else the network between machines", IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, inter_gb_per_s),
+            "kv_transfer_gb_per_s, else the network between machines: owned, own_fabric_gbps_per_gpu; rented, the offer's "
+            "fabric (0 = the offer states none: no link to carry it, so prefill and decode are not run apart)",
+            IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, IF(OR(I.buy, OF("fabric_gbps_per_gpu") > 0), inter_gb_per_s, 0)),
             "[dynamo_disagg] (NIXL over RDMA); [splitwise2024] (KV cache over InfiniBand)")
 kv_xfer_bytes = q("disagg_kv_transfer_bytes_per_gpu", "bytes", "KV cache of one prompt each GPU of a decode replica receives = "
                   "prompt tokens x KV bytes per token (sliding layers capped at the window) / the GPUs it is split over + the "
@@ -1658,7 +1662,7 @@ kv_xfer_bytes = q("disagg_kv_transfer_bytes_per_gpu", "bytes", "KV cache of one 
                   "[distserve2024] section 4 (KV transfer between phases)")
 kv_xfer_s = q("disagg_kv_transfer_s", "s", "Time to send one prompt's KV cache from its prefill replica to a decode replica = bytes "
               "per GPU / (link x collective_efficiency) + one transfer latency (allreduce_latency_us); each GPU sends its own share",
-              kv_xfer_bytes / (kv_link * 1e9 * I.collective_efficiency) + I.allreduce_latency_us * 1e-6,
+              IF(kv_link > 0, kv_xfer_bytes / (kv_link * 1e9 * I.collective_efficiency) + I.allreduce_latency_us * 1e-6, NO_TARGET_S),
               "[distserve2024] section 4; [splitwise2024] section 4")
 q("disagg_kv_transfer_ms", "ms", "Time to send one prompt's KV cache to its decode replica, milliseconds", kv_xfer_s * 1000)
 p_forward_s = q("disagg_prefill_service_s", "s", "Prefill replica: one prompt's prefill with no decode beside it = prompt x prefill "
@@ -1763,8 +1767,10 @@ used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (pr
          "or serving_layout 0 and disaggregation wins", IF(EQ(I.serving_layout, 2), 1, IF(EQ(I.serving_layout, 1), 0, disagg_wins)))
 q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggregated misses the targets; 2 = disaggregated, fewer "
   "GPUs; 3 = aggregated, disaggregated saves fewer GPUs than disaggregation_min_saving_pct; 4 = aggregated, disaggregated misses the targets; 5 = set by "
-  "serving_layout; 6 = aggregated, the engine has no disaggregated mode",
-  IF(I.serving_layout > 0, 5, IF(EN("disaggregated_mode") > 0, IF(disagg_wins, IF(NOT(agg_ok), 1, 2), IF(disagg_ok, 3, 4)), 6)))
+  "serving_layout; 6 = aggregated, the engine has no disaggregated mode; 7 = aggregated, no link between the offer's machines "
+  "for the KV cache",
+  IF(I.serving_layout > 0, 5, IF(EN("disaggregated_mode") > 0, IF(disagg_wins, IF(NOT(agg_ok), 1, 2),
+                                                                  IF(disagg_ok, 3, IF(kv_link > 0, 4, 7))), 6)))
 
 # The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.
 replicas_for_load = q("serve_replicas_for_load", "replicas", "Replicas that carry the demand at the planned utilization: aggregated "

@@ -60,6 +60,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
                  "serve_disaggregated", "serve_layout_reason_code", "serve_layout_batch", "disagg_prefill_replicas",
                  "disagg_decode_replicas", "disagg_kv_transfer_ms", "serve_aggregated_gpus", "disagg_gpus",
+                 "disagg_kv_link_gb_per_s", "disagg_prefill_planned_utilization",
                  "serve_aggregated_output_tokens_per_s_per_gpu", "disagg_output_tokens_per_s_per_gpu",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
@@ -120,6 +121,8 @@ class ServeOption(Record):
     decode_replicas: int = 0          # disaggregated: replicas that only decode (spare included)
     kv_transfer_ms: float = float("nan")  # disaggregated: one prompt's KV cache from prefill to decode replica
     layout_reason: str = ""           # why this layout, in words (aggregated against disaggregated GPUs)
+    kv_link_gb_per_s: float = float("nan")  # disaggregated: the link per GPU that carries the KV cache (GB/s)
+    prefill_planned_utilization: float = float("nan")  # disaggregated: the load the prefill replicas are planned at
 
 
 
@@ -531,7 +534,9 @@ LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misse
                   3: "aggregated serving: {agg} GPUs, against {dis} with prefill and decode apart (chosen only when that saves at least {pct} %)",
                   4: "aggregated serving: prefill and decode apart would miss the targets",
                   5: "{layout} serving, as set (serving_layout)",
-                  6: "aggregated serving: this engine does not run prefill and decode apart"}
+                  6: "aggregated serving: this engine does not run prefill and decode apart",
+                  7: "aggregated serving: the offer states no network between its machines to carry the KV cache from "
+                     "prefill to decode replicas (kv_transfer_gb_per_s sets one)"}
 
 
 def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:
@@ -544,7 +549,9 @@ def _layout_columns(r: Mapping, min_saving_pct: float) -> dict[str, list]:
     """Per option of the sweep ``r``: its layout, prefill and decode replicas, KV transfer time and the layout's reason
     in words (written once per distinct reason: options of one GPU and size share them)."""
     said: dict = {}
-    out: dict[str, list] = {"layout": [], "prefill_replicas": [], "decode_replicas": [], "kv_transfer_ms": [], "layout_reason": []}
+    out: dict[str, list] = {"layout": [], "prefill_replicas": [], "decode_replicas": [], "kv_transfer_ms": [], "layout_reason": [],
+                            "kv_link_gb_per_s": [float(x) for x in r["disagg_kv_link_gb_per_s"]],
+                            "prefill_planned_utilization": [float(x) for x in r["disagg_prefill_planned_utilization"]]}
     for disagg, code, agg, dis, pre, dec, kv in zip(
             r["serve_disaggregated"], r["serve_layout_reason_code"], r["serve_aggregated_gpus"], r["disagg_gpus"],
             r["disagg_prefill_replicas"], r["disagg_decode_replicas"], r["disagg_kv_transfer_ms"]):
@@ -751,19 +758,33 @@ SERVE_CONSUMER_LICENSE = planner.GEFORCE_LICENSE
 SPARE_REPLICA_HINT = "(Spare replicas set to 1 keeps it up)"
 
 
+def _kv_link_words(o: Mapping, inputs: Mapping) -> str:
+    """Which link carries a disaggregated option's KV cache, in words."""
+    if float(inputs.get("kv_transfer_gb_per_s") or 0) > 0:
+        return "as KV transfer GB/s per GPU on the inputs sets it"
+    if o["acquire"] == "buy":
+        return "the network between your servers, as Network between owned servers on the inputs sets it"
+    return "the offer's network between its machines"
+
+
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     """What an engineer checks before signing a serving setup, in words: the load it runs at, the first token with its
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
     target = float(inputs["target_utilization"])
-    planned = float(_get(o, "planned_utilization", target))
-    lowered = f", lowered to {planned:.0%} for the first-token target" if planned < target else ""
+    apart = _get(o, "layout") == "disaggregated"
+    # (a disaggregated deployment lowers the prefill replicas' load alone: its decode replicas run at the target)
+    planned = float(_get(o, "prefill_planned_utilization" if apart else "planned_utilization", target))
+    lowered = (f", {'the prefill replicas ' if apart else ''}lowered to {planned:.0%} for the first-token target"
+               if planned < target else "")
     notes = [f"planned at {o['load_fraction']:.0%} load (target utilization {target:.0%}{lowered}, "
              f"{o['spare_replicas']} spare {'replica' if o['spare_replicas'] == 1 else 'replicas'}); first token in "
              f"{o['ttft_at_load_ms']:,.0f} ms with {o['ttft_queue_wait_ms']:,.0f} ms of queueing (Poisson arrivals: M/M/c for a "
              f"sequence slot, M/D/1 for the prefill ahead)"]
     if _get(o, "layout_reason"):
         kv = float(_get(o, "kv_transfer_ms", float("nan")))
-        moved = f", each prompt's KV cache sent in {kv:,.1f} ms" if _get(o, "layout") == "disaggregated" and math.isfinite(kv) else ""
+        link = float(_get(o, "kv_link_gb_per_s", float("nan")))
+        over = f" over {link * 8:,.0f} Gbit/s per GPU ({_kv_link_words(o, inputs)})" if math.isfinite(link) and link > 0 else ""
+        moved = f", each prompt's KV cache sent in {kv:,.1f} ms{over}" if apart and math.isfinite(kv) else ""
         notes.append(f"layout: {o['layout_reason']}{moved}")
     if o["single_failure_stops"]:
         notes.append("one failure stops the service: a single replica" if o["replicas"] <= 1 else

@@ -19,8 +19,10 @@ import pytest
 
 from gpu_tco import core
 
-# Llama 3 70B in fp8 on replicas of 2x H100, 20 requests/s
-BASE = {"task": "serve", "model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "requests_per_s": 20}
+# Llama 3 70B in fp8 on replicas of 2x H100, 20 requests/s, on one's own servers (their network carries the KV cache:
+# own_fabric_gbps_per_gpu; a rented offer that states no network between its machines has none, tested below)
+BASE = {"task": "serve", "model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "requests_per_s": 20,
+        "buy": 1}
 # (Llama 3.1 70B: the same architecture with a 128k context; Llama 3 70B's 8,192 tokens refuse 8,000 + 500)
 LONG = {**BASE, "model": "Llama-3.1-70B", "prompt_tokens": 8000, "output_tokens": 500, "ttft_slo_ms": 3000, "tpot_slo_ms": 25}   # long prompt, tight TPOT
 SHORT = {**BASE, "prompt_tokens": 500, "output_tokens": 200, "ttft_slo_ms": 2000, "tpot_slo_ms": 50}   # short prompt, loose TPOT
@@ -90,7 +92,7 @@ def test_a_prefill_pool_that_cannot_meet_the_first_token_target_is_not_chosen():
 
 
 def test_the_planner_states_the_layout_it_chose_and_why():
-    job = {k: v for k, v in LONG.items() if k not in ("gpu", "n_gpus", "weights_dtype")}
+    job = {k: v for k, v in LONG.items() if k not in ("gpu", "n_gpus", "weights_dtype", "buy")}  # rent or buy: the planner's choice
     result = core.serve_plan(job, gpus=["H100-SXM"])
     lead = result["recommended"]
     assert lead.layout == "disaggregated" and lead.prefill_replicas >= 2 and lead.decode_replicas >= 2
@@ -100,7 +102,7 @@ def test_the_planner_states_the_layout_it_chose_and_why():
     assert f"{lead.prefill_replicas} prefill and {lead.decode_replicas} decode replicas of" in text
     assert "layout: disaggregated prefill and decode" in text and "KV cache sent in" in text
     assert any("--disaggregation-mode prefill" in c["note"] for c in result["launch"])
-    short = core.serve_plan({k: v for k, v in SHORT.items() if k not in ("gpu", "n_gpus", "weights_dtype")}, gpus=["H100-SXM"])
+    short = core.serve_plan({k: v for k, v in SHORT.items() if k not in ("gpu", "n_gpus", "weights_dtype", "buy")}, gpus=["H100-SXM"])
     assert short["recommended"].layout == "aggregated" and "layout: aggregated serving" in short["recommendation"]
     # told to stay aggregated, the planner needs more GPUs for the long-prompt workload
     agg = core.serve_plan({**job, "serving_layout": 1}, gpus=["H100-SXM"])
@@ -253,3 +255,33 @@ def test_the_serving_planner_takes_attention_data_parallel_without_a_replica_siz
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "plan", "--task", "serve", "--model", "Qwen3-30B-A3B",
                           "--attention-dp", "4"], capture_output=True, text=True)
     assert out.returncode == 0 and ("replicas of 4x" in out.stdout or "replicas of 8x" in out.stdout), out.stderr
+
+
+def test_a_rented_offer_without_a_network_between_machines_is_not_split_into_prefill_and_decode():
+    """Prefill and decode replicas on separate rented machines send each prompt's KV cache between them.  A marketplace
+    or community machine (vast.ai, RunPod Community) states no network to other machines, and the KV transfer was timed
+    over 400 Gbit/s per GPU nobody chose (own_fabric_gbps_per_gpu, an owned cluster's).  There, aggregated replicas are
+    planned and the answer says why; a link the user gives (kv_transfer_gb_per_s), or an offer's stated network (AWS
+    p5: EFA, 3,200 Gbit/s per machine of 8 GPUs), carries it."""
+    rented = {**LONG, "buy": 0}
+    names = NAMES + ("disagg_kv_link_gb_per_s",)
+    plain = core.evaluate({**rented, "offer": "vast.ai H100-SXM"}, outputs=names)
+    assert plain["disagg_kv_link_gb_per_s"] == 0 and plain["disagg_ok"] == 0
+    assert plain["serve_disaggregated"] == 0 and plain["serve_layout_reason_code"] == 7
+    assert "states no network between its machines" in core.layout_reason_text(7, "aggregated", 1, 1, 15)
+    chosen = core.evaluate({**rented, "offer": "vast.ai H100-SXM", "kv_transfer_gb_per_s": 50}, outputs=names)
+    assert chosen["disagg_kv_link_gb_per_s"] == 50 and chosen["serve_disaggregated"] == 1
+    p5 = core.evaluate({**rented, "offer": "AWS p5.48xlarge"}, outputs=names)
+    assert p5["disagg_kv_link_gb_per_s"] == 400 / 8 and p5["serve_disaggregated"] == 1
+    # the planner: no disaggregated option on an offer that states no network, and the answer names the link it assumes
+    job = {k: v for k, v in LONG.items() if k not in ("gpu", "n_gpus", "weights_dtype", "buy")}
+    result = core.serve_plan(job, gpus=["H100-SXM", "RTX-4090"])
+    offers = core.catalog.tables()["offers"]
+    apart = [o for o in result["options"] if o.layout == "disaggregated" and o.acquire == "rent"]
+    assert all(float(offers.row(o.offer)["fabric_gbps_per_gpu"]) > 0 for o in apart)
+    assert any(o.layout == "aggregated" and o.acquire == "rent" and float(offers.row(o.offer)["fabric_gbps_per_gpu"]) == 0
+               and "states no network" in o.layout_reason for o in result["options"])
+    lead = result["recommended"]
+    if lead.layout == "disaggregated":
+        assert f"KV cache sent in {lead.kv_transfer_ms:,.1f} ms over " in result["recommendation"]
+        assert "Gbit/s per GPU (" in result["recommendation"]
