@@ -139,6 +139,7 @@ _ON_FIRST_USE = {
     "SERVES_NOTHING": ("serving", "SERVES_NOTHING"),
     "layout_reason_text": ("serving", "layout_reason_text"),
     "SERVING_LAYOUT_REASONS": ("serving", "LAYOUT_REASONS"),
+    "KV_LINK_WORDS": ("serving", "KV_LINK_WORDS"),
     "weight_accuracy_effect": ("serving", "accuracy_effect"),
     "ancestors": ("codegen", "ancestors"),
 }
@@ -173,7 +174,7 @@ __all__ = [
     # one wording of close-match hints and one rule for showing numbers, in every message
     "did_you_mean", "close_matches", "number_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
-    "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "layout_reason_text", "SERVING_LAYOUT_REASONS", "weight_accuracy_effect", "ancestors",
+    "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "layout_reason_text", "SERVING_LAYOUT_REASONS", "KV_LINK_WORDS", "weight_accuracy_effect", "ancestors",
 ]
 
 

@@ -758,13 +758,17 @@ SERVE_CONSUMER_LICENSE = planner.GEFORCE_LICENSE
 SPARE_REPLICA_HINT = "(Spare replicas set to 1 keeps it up)"
 
 
+# which link carries a disaggregated option's KV cache, in words: given as an input, one's own servers', the offer's
+KV_LINK_WORDS = {"given": "as KV transfer GB/s per GPU on the inputs sets it",
+                 "own": "the network between your servers, as Network between owned servers on the inputs sets it",
+                 "offer": "the offer's network between its machines"}
+
+
 def _kv_link_words(o: Mapping, inputs: Mapping) -> str:
-    """Which link carries a disaggregated option's KV cache, in words."""
+    """Which link carries a disaggregated option's KV cache, in words (KV_LINK_WORDS)."""
     if float(inputs.get("kv_transfer_gb_per_s") or 0) > 0:
-        return "as KV transfer GB/s per GPU on the inputs sets it"
-    if o["acquire"] == "buy":
-        return "the network between your servers, as Network between owned servers on the inputs sets it"
-    return "the offer's network between its machines"
+        return KV_LINK_WORDS["given"]
+    return KV_LINK_WORDS["own" if o["acquire"] == "buy" else "offer"]
 
 
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:

@@ -61,7 +61,8 @@ SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batc
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
                  "serve_load_after_server_failure", "serve_planned_utilization", "serve_layout_batch",
                  "serve_disaggregated", "disagg_prefill_replicas", "disagg_decode_replicas", "disagg_kv_transfer_ms",
-                 "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_replicas_for_load")
+                 "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_replicas_for_load",
+                 "disagg_kv_link_gb_per_s", "disagg_prefill_planned_utilization")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -103,8 +104,13 @@ def layout_xl(ref) -> str:
             name, rest = part.split("}", 1)
             out += [{"agg": agg, "dis": dis, "layout": layout, "pct": "disaggregation_min_saving_pct"}[name], f'"{rest}"']
         return "&".join(o for o in out if o != '""')
+    from gpu_tco.core import KV_LINK_WORDS
+    link = ref("disagg_kv_link_gb_per_s")
+    words = {k: '"' + v.replace('"', '""') + '"' for k, v in KV_LINK_WORDS.items()}
+    over = (f'IF({link}>0," over "&TEXT({link}*8,"#,##0")&" Gbit/s per GPU ("&IF(kv_transfer_gb_per_s>0,{words["given"]},'
+            f'IF({ref("buy")}=1,{words["own"]},{words["offer"]}))&")","")')
     moved = (f'IF({ref("serve_disaggregated")},", each prompt\'s KV cache sent in "&TEXT({ref("disagg_kv_transfer_ms")},"#,##0.0")'
-             f'&" ms","")')
+             f'&" ms"&{over},"")')
     return f'CHOOSE({ref("serve_layout_reason_code")},{",".join(text(c) for c in sorted(LAYOUT_REASONS))})&{moved}'
 
 
@@ -223,9 +229,11 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'"{word} never beats the API at these prices")')
     spare, after = f'({ref("serve_replicas")}-{ref("serve_replicas_for_load")})', ref("serve_load_after_failure")
     bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
-    planned = ref("serve_planned_utilization")
+    apart = ref("serve_disaggregated")  # (prefill and decode apart: the prefill replicas' load is the one lowered)
+    planned = f'IF({apart},{ref("disagg_prefill_planned_utilization")},{ref("serve_planned_utilization")})'
     notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'
-             f'&IF({planned}<target_utilization,", lowered to "&TEXT({planned},"0%")&" for the first-token target","")'
+             f'&IF({planned}<target_utilization,", "&IF({apart},"the prefill replicas ","")&"lowered to "&TEXT({planned},"0%")'
+             f'&" for the first-token target","")'
              f'&", "&{spare}&" spare "&IF({spare}=1,"replica","replicas")&"); first token in "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")'
              f'&" ms with "&TEXT({ref("ttft_queue_wait_ms")},"#,##0")&" ms of queueing (Poisson arrivals: M/M/c for a sequence slot, '
              f'M/D/1 for the prefill ahead); layout: "&{layout_xl(ref)}&"; "&IF({ref("serve_single_failure_stops")},IF({ref("serve_replicas")}<=1,'
