@@ -977,6 +977,10 @@ train_tokens_per_s = q(
     "train_tokens_per_s", "tokens/s", "Training throughput of the whole job (communication that does not overlap compute included)",
     I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective / flops_per_token_train / comm_slowdown * (1 - bubble)
     / imbalance_stretch / step_work_slowdown)
+q("train_mfu_achieved", "fraction",
+  "Model FLOPs utilization the estimate comes to, as papers report it = training tokens/s x model FLOPs per token / (GPUs "
+  "x dense peak): mfu_effective after the step's other work, communication and the pipeline bubble",
+  train_tokens_per_s * flops_per_token_train / (I.n_gpus * train_tflops_per_gpu_peak * 1e12), "[palm2022] appendix B")
 train_hours = q(
     "train_hours", "h", "Wall-clock training time = FLOPs / (GPUs x dense TFLOPS x MFU) x communication slowdown / (1 - pipeline bubble)",
     train_flops / (I.n_gpus * train_tflops_per_gpu_peak * 1e12 * mfu_effective) / 3600 * comm_slowdown / (1 - bubble)

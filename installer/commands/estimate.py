@@ -212,7 +212,10 @@ def _training_facts(res: dict, used: dict) -> list:
         ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
         ["longest sequence that fits", res["max_train_seq_len"]],
         ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
-        ["MFU used", res["mfu_effective"]], ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
+        # the efficiency the matrix products run at, and the model FLOPs utilization it comes to after the rest of the step
+        ["matrix-product efficiency (the mfu input, or calibrated)", res["mfu_effective"]],
+        ["MFU (model FLOPs / dense peak)", "-" if not_fit else res["train_mfu_achieved"]],
+        ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
         ["training hours", not_fit or res["train_hours"]],
         ["training hours, likely range", "-" if not_fit else
          f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
