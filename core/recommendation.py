@@ -151,13 +151,39 @@ def option_fields(o: Option, payback_months: float, capital_usd: float, breakeve
             "own_hours_per_day": own_hours_per_day}
 
 
+def nearest(result: Mapping) -> tuple[str, ...]:
+    """When no option of a ``plan`` result is acceptable, what comes nearest, in sentences: the cheapest option that only
+    the budget rules out and the fastest that only the deadline rules out, with the budget or deadline that would let it
+    through; or, with no option at all, why there is none."""
+    options = result["options"]
+    if not options:
+        why = "" if ranks_purchases(result["inputs"]) else (
+            ", and a one-off job weighs renting only (Rank buying for a one-off job set to 1, or Use of bought GPUs, "
+            "weighs buying them)")
+        return (f"No option to weigh: no rental offer sells the GPUs chosen{why}.",)
+    out = []
+    only = lambda o, word: bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
+    over = [o for o in options if only(o, "over budget")]
+    if over:
+        o = min(over, key=lambda x: (x.outlay_usd, x.order))
+        out.append(f"The cheapest option the budget alone rules out: {option_text(o)}, {usd_text(o.outlay_usd)} and "
+                   f"{_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} or more takes it).")
+    slow = [o for o in options if only(o, "too slow")]
+    if slow:
+        o = min(slow, key=lambda x: (x.hours, x.order))
+        out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
+                   f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:g} hours or more takes it).")
+    return tuple(out)
+
+
 def compose(result: Mapping) -> Recommendation:
     """The sentences for a ``plan`` result's recommended option."""
     o = result["recommended"]
     inputs = result["inputs"]
     if o is None:
         counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
-        return Recommendation(None, (f"No option meets every requirement (rejected: {counts}).",), plan=dict(result))
+        return Recommendation(None, (f"No option meets every requirement (rejected: {counts}).", *nearest(result)),
+                              plan=dict(result))
     # buying the same GPUs instead, against THIS offer's price (a purchase: against the offer the rental rule picks
     # for its GPU and count, the cheapest on-demand offer that sells that size)
     bought = bought_instead(result["given"], o, result["price_gpu"])

@@ -388,3 +388,25 @@ def test_a_purchase_price_is_the_price_of_the_gpu_planned_never_of_a_hidden_defa
                                  "purchase_usd_per_gpu": p}, outputs=["own_capital_usd"])["own_capital_usd"] for p in (2000, 0)}
     assert capital[2000] != capital[0]
     assert f"${capital[2000]:,.0f} of capital" in answer and f"${capital[0]:,.0f} of capital" not in answer, answer
+
+
+def test_a_plan_nothing_satisfies_names_what_comes_nearest():
+    """`gpu-tco plan --budget-usd 50` said "No option meets every requirement; see the reasons below" and showed no
+    reason; a GPU no offer rents said "0 of 0 options".  The answer names the cheapest option the budget alone rules out
+    (with the budget that takes it), the fastest the deadline alone rules out, or why there is no option at all."""
+    over = core.plan({"method": "lora", "budget_usd": 50})
+    assert over["recommended"] is None
+    (cheapest,) = core.nearest_options(over)
+    alone = [o for o in over["options"] if o.reasons and all(r.startswith("over budget:") for r in o.reasons)]
+    best = min(alone, key=lambda o: o.outlay_usd)
+    assert cheapest.startswith("The cheapest option the budget alone rules out: " + core.option_text(best))
+    again = core.plan({"method": "lora", "budget_usd": float(best.outlay_usd) + 1})
+    assert again["recommended"] is not None  # the budget named takes it
+    slow = core.plan({"deadline_hours": 0.5})
+    (fastest,) = core.nearest_options(slow)
+    quick = min((o for o in slow["options"] if o.reasons and all(r.startswith("too slow:") for r in o.reasons)), key=lambda o: o.hours)
+    assert fastest.startswith("The fastest option the deadline alone rules out: " + core.option_text(quick))
+    assert core.plan({"deadline_hours": quick.hours * 1.01})["recommended"] is not None
+    text = cli("plan", "--gpus", "H800-SXM").stdout
+    assert "No option to weigh: no rental offer sells the GPUs chosen" in text and "Rank buying for a one-off job" in text, text
+    assert "see the reasons below" not in cli("plan", "--method", "lora", "--budget-usd", "50").stdout

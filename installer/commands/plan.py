@@ -51,7 +51,8 @@ def cmd_plan(ns) -> int:
         print(f"Recommended: {compose(result).text}")
         print(f"{likely_hours_text(rec, job['framework']).capitalize()}; docs/training.md.")
     else:
-        print("No option meets every requirement; see the reasons below.")
+        from ..core import nearest_options
+        print(" ".join(("No option meets every requirement.", *nearest_options(result))))
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     _left_out(result, _kept(ns))
