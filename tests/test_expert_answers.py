@@ -410,3 +410,14 @@ def test_a_plan_nothing_satisfies_names_what_comes_nearest():
     text = cli("plan", "--gpus", "H800-SXM").stdout
     assert "No option to weigh: no rental offer sells the GPUs chosen" in text and "Rank buying for a one-off job" in text, text
     assert "see the reasons below" not in cli("plan", "--method", "lora", "--budget-usd", "50").stdout
+
+
+def test_each_launch_command_carries_its_own_assumptions():
+    """The serving answer listed `trtllm-serve` for an FP8 plan with vLLM's note only: TensorRT-LLM does not quantize a
+    16-bit checkpoint on load, so its line must say it reads an FP8 checkpoint (NVIDIA, TensorRT-LLM, "trtllm-serve",
+    https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve.html; quantized checkpoints from TensorRT Model Optimizer)."""
+    out = cli("plan", "--task", "serve").stdout.splitlines()
+    start = out.index("Start one replica with:")
+    trt = next(i for i in range(start, len(out)) if out[i].strip().startswith("trtllm-serve"))
+    assert "--quantization fp8" in out[start + 1]  # the default plan serves FP8 weights (vLLM quantizes on load)
+    assert "FP8 checkpoint" in out[trt + 1], out[trt:trt + 2]

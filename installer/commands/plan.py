@@ -112,9 +112,12 @@ def _serve_plan(ns, given: dict) -> int:
     print(result["recommendation"])
     if result["launch"]:
         print("Start one replica with:")
+        first = result["launch"][0]
         for item in result["launch"]:
-            print(f"  {item['command']}")
-        print(f"  ({result['launch'][0]['note']}; the first line is {result['engine'].split(' (')[0]}, then the equivalents)")
+            # an equivalent's own assumptions (TensorRT-LLM's FP8 checkpoint, llama.cpp's GGUF file) under its line
+            extra = "; ".join(n for n in item["note"].split("; ") if n not in first["note"].split("; "))
+            print(f"  {item['command']}" + (f"\n    ({extra})" if item is not first and extra else ""))
+        print(f"  ({first['note']}; the first line is {result['engine'].split(' (')[0]}, then the equivalents)")
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     _left_out(result, _kept(ns))
