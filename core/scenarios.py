@@ -136,7 +136,8 @@ def compare(job: dict | None = None, setups=None, methods=METHODS, picks: dict |
         "buy": np.array([0] * len(rows) + [1] * len(rows)),
     })
     res = evaluate(sweep, outputs=COMPARE_OUTPUTS)
-    return [_compare_row(res, i, len(rows), row, how) for i, (row, how) in enumerate(zip(rows, marks))]
+    return [{**_compare_row(res, i, len(rows), row, how), "sharding": lay[2]}
+            for i, (row, how, lay) in enumerate(zip(rows, marks, layouts))]
 
 
 def _compare_row(res: dict, i: int, k: int, row: tuple, how: str) -> dict:

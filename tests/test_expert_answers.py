@@ -421,3 +421,17 @@ def test_each_launch_command_carries_its_own_assumptions():
     trt = next(i for i in range(start, len(out)) if out[i].strip().startswith("trtllm-serve"))
     assert "--quantization fp8" in out[start + 1]  # the default plan serves FP8 weights (vLLM quantizes on load)
     assert "FP8 checkpoint" in out[trt + 1], out[trt:trt + 2]
+
+
+def test_the_main_table_says_which_rows_run_another_sharding_than_its_heading():
+    """The main job's heading names the job's sharding (zero3) while a recommended row runs the planner's plain data
+    parallel: 65.6 GiB per GPU beside 28.1 GiB for the same model and method read as a contradiction.  The rows carry
+    their sharding and the table says which run another."""
+    rows = json.loads(cli("--json", "--workbook", "").stdout)["rows"]
+    text = cli("--workbook", "").stdout
+    heading = text.splitlines()[0]
+    other = [r for r in rows if f", {r['sharding']}," not in heading]
+    assert other, "the default job recommends a setup the planner runs without sharding"
+    for r in other:
+        line = next(x for x in text.splitlines() if f"{r['n_gpus']}x {r['gpu']} {r['method']}" in x and "planner's choice" in x)
+        assert ("plain data parallel" in line) == (r["sharding"] == "none"), line
