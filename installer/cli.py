@@ -149,20 +149,31 @@ def main(argv=None) -> int:
         raise KeyboardInterrupt  # unwinds the command, so a writer removes its temporary
 
     previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGINT, on_ctrl_c)
     try:
         try:
-            return _run(argv, interrupted)
-        except KeyboardInterrupt:  # while an error line was being printed
+            # (inside the try: a Ctrl-C that lands while the handler is being swapped in is caught below too)
+            if threading.current_thread() is threading.main_thread():
+                previous = signal.signal(signal.SIGINT, on_ctrl_c)
+            code = _run(argv, interrupted)
+        except KeyboardInterrupt:  # while an error line was being printed, or as the handler went in
             print(INTERRUPTED, file=sys.stderr)
-            return EXIT_INTERRUPTED
+            code = EXIT_INTERRUPTED
     finally:
         if previous is not None:
             # the command's work is done: as the gpu-tco process itself, a Ctrl-C from here on has nothing to
             # interrupt (SIG_IGN also holds through Python's own shutdown, which resets other handlers to the
             # default and would let a late Ctrl-C end the process with -2 instead of its exit code)
             signal.signal(signal.SIGINT, signal.SIG_IGN if _started_as_the_command() else previous)
+    if code == EXIT_INTERRUPTED and _started_as_the_command():
+        # interrupted, the line said and the temporaries removed: exit now with 130.  Under load a Ctrl-C taken by
+        # the handler could still end the process with -2 (killed by SIGINT) in Python's own exit after the line.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # (a closed or broken stream: nothing more to say)
+                pass
+        os._exit(EXIT_INTERRUPTED)
+    return code
 
 
 def _run(argv, interrupted: list) -> int:
