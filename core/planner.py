@@ -41,7 +41,7 @@ from .validation import check_number
 COUNT_MULTIPLE = 4
 # with a deadline, doublings go further: a job due sooner takes more GPUs (a 70B LoRA due in 2 hours needs 16-32 H100s
 # where the smallest count that fits is 3)
-DEADLINE_COUNT_MULTIPLE = 32
+DEADLINE_COUNT_MULTIPLE = 128
 HISTORICAL = "historical"
 # why an option is not acceptable, checked in this order: (flag quantity, word); the workbook's
 # Compare sheet shows the first failing word

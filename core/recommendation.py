@@ -151,6 +151,9 @@ def option_fields(o: Option, payback_months: float, capital_usd: float, breakeve
             "own_hours_per_day": own_hours_per_day}
 
 
+LONG_RUN_HOURS = 30 * 24  # a job of over a month on the cheapest setup: the answer says a deadline would shorten it
+
+
 def nearest(result: Mapping) -> tuple[str, ...]:
     """When no option of a ``plan`` result is acceptable, what comes nearest, in sentences: the cheapest option that only
     the budget rules out and the fastest that only the deadline rules out, with the budget or deadline that would let it
@@ -191,6 +194,9 @@ def compose(result: Mapping) -> Recommendation:
     breakeven, use = float(bought["breakeven_hours_per_day"]), float(bought["own_hours_per_day"])
     ranked = ranks_purchases(inputs)
     sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
+    if not float(inputs["deadline_hours"]) > 0 and o.hours > LONG_RUN_HOURS:  # the cheapest way may take most of a year
+        sentences.append(f"It runs {o.hours / 24:,.0f} days on {o.n_gpus} GPUs: a deadline (Deadline on the inputs) plans "
+                         "more GPUs to finish sooner.")
     if o.acquire == "buy":
         rentals = [x for x in result["options"] if x.ok and x.acquire == "rent"]
         offer = rental_offer_text(result, o)

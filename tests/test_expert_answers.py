@@ -435,3 +435,18 @@ def test_the_main_table_says_which_rows_run_another_sharding_than_its_heading():
     for r in other:
         line = next(x for x in text.splitlines() if f"{r['n_gpus']}x {r['gpu']} {r['method']}" in x and "planner's choice" in x)
         assert ("plain data parallel" in line) == (r["sharding"] == "none"), line
+
+
+def test_a_long_job_is_planned_to_its_deadline_and_a_months_long_run_says_so():
+    """Pre-training Llama 3.1 8B on a trillion tokens within 30 days needs about 128 H100s (6 x 8e9 x 1e12 FLOPs at
+    about 40 % of 989 TFLOPS is some 34,000 GPU-hours); the planner stopped doubling at 64 GPUs and answered that no
+    option meets the deadline.  Without a deadline the cheapest answer runs for most of a year on 8 GPUs, and says so."""
+    job = {"model": "Llama-3.1-8B", "method": "full", "tokens": 1e12}
+    timed = core.plan({**job, "deadline_hours": 720})
+    rec = timed["recommended"]
+    assert rec is not None and rec.hours <= 720 and rec.n_gpus >= 128
+    slow = core.plan(job)
+    assert slow["recommended"].hours > 30 * 24
+    text = core.compose_recommendation(slow).text
+    assert f"It runs {slow['recommended'].hours / 24:,.0f} days on {slow['recommended'].n_gpus} GPUs" in text
+    assert "It runs" not in core.compose_recommendation(timed).text
