@@ -2100,8 +2100,13 @@ api_blend = q("serve_api_usd_per_mtok", "USD/Mtok", "API price per million token
               (p_tok * api_in + o_tok * api_out) / (p_tok + o_tok))
 api_month = q("serve_api_usd_per_month", "USD/month", "The API for the same tokens = prompt Mtok x input price + generated Mtok x output price",
               in_mtok * api_in + out_mtok * api_out)
-replica_mtok = q("serve_replica_mtok_per_month", "Mtok/month", "Tokens (prompt and generated) one replica serves per month at full load",
-                 replica_rps * (p_tok + o_tok) * 3600 * traffic_hours / 1e6)
+# (disaggregated: what a replica's GPUs serve at the prefill and decode pools' ideal mix; the aggregated replica's rate
+# would judge a deployment by a layout it does not run, and said "never beats the API" of one that costs less than it)
+replica_mtok = q("serve_replica_mtok_per_month", "Mtok/month", "Tokens (prompt and generated) one replica serves per month at full "
+                 "load; disaggregated: n_gpus x the generated tokens per second per GPU of the prefill and decode replicas in "
+                 "their ideal ratio x (prompt + output) / output",
+                 IF(used, Ref("disagg_output_tokens_per_s_per_gpu") * I.n_gpus * (p_tok + o_tok) / o_tok, replica_rps * (p_tok + o_tok))
+                 * 3600 * traffic_hours / 1e6)
 # Above which volume a deployment beats the API, planned as the planner plans it: n replicas carrying the volume at the
 # target utilization (each at most replica Mtok x target_utilization) plus the spares, each costing c a month.  n
 # carrying replicas beat the API at their fullest when (n + spares) x c <= n x m x U x price, i.e. from

@@ -285,3 +285,25 @@ def test_a_rented_offer_without_a_network_between_machines_is_not_split_into_pre
     if lead.layout == "disaggregated":
         assert f"KV cache sent in {lead.kv_transfer_ms:,.1f} ms over " in result["recommendation"]
         assert "Gbit/s per GPU (" in result["recommendation"]
+
+
+def test_a_disaggregated_deployment_cheaper_than_the_api_is_said_to_beat_it():
+    """The serving answer said "Renting never beats the API at these prices" of a disaggregated deployment at $7,320 a
+    month against the API's $8,521: the volume above which renting beats the API was worked out from the aggregated
+    replica's rate (which needed 496 GPUs for the demand), not from the layout the deployment runs."""
+    job = {"task": "serve", "model": "Llama-3-70B", "gpu": "A100-80GB-SXM", "n_gpus": 2, "weights_dtype": "bf16",
+           "offer": "vast.ai A100-80GB-SXM", "kv_transfer_gb_per_s": 50, "requests_per_s": 10}
+    names = ("serve_disaggregated", "serve_ok", "serve_rent_usd_per_month", "serve_api_usd_per_month",
+             "serve_rent_beats_api_mtok_per_month", "serve_input_mtok_per_month", "serve_output_mtok_per_month",
+             "serve_aggregated_gpus", "disagg_gpus")
+    r = core.evaluate(job, outputs=names)
+    assert r["serve_disaggregated"] == 1 and r["serve_ok"] and r["serve_aggregated_gpus"] > 10 * r["disagg_gpus"]
+    demand = r["serve_input_mtok_per_month"] + r["serve_output_mtok_per_month"]
+    assert r["serve_rent_usd_per_month"] < r["serve_api_usd_per_month"]
+    assert 0 <= r["serve_rent_beats_api_mtok_per_month"] <= demand
+    result = core.serve_plan({k: v for k, v in job.items() if k not in ("gpu", "n_gpus", "weights_dtype", "offer")},
+                             gpus=["A100-80GB-SXM"])
+    lead = result["recommended"]
+    assert lead.acquire == "rent" and lead.layout == "disaggregated"
+    assert 0 <= lead.beats_api_above_mtok_per_month <= demand
+    assert f"Renting beats the API above {lead.beats_api_above_mtok_per_month:,.0f} million tokens" in result["recommendation"]
