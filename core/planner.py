@@ -330,7 +330,7 @@ def _given_prices(job: dict, base: Mapping, owner_unknown: bool, gpu_types: int)
     if given and owner_unknown:  # whose price it is would be a guess
         name = next(iter(given))
         raise InputError(name, given[name], f"is the price of one GPU type, and the plan weighs {gpu_types}: plan that "
-                         "GPU alone (gpus), name it as the job's gpu, or leave the price at 0 (each GPU at its catalog price)")
+                         "GPU type alone, or leave the price at 0 (each GPU at its catalog price)")
     return given
 
 
