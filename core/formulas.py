@@ -1655,10 +1655,13 @@ agg_gpus = q("serve_aggregated_gpus", "GPUs", "Aggregated serving: GPUs of the d
 # largest batch whose step meets the per-token target.  Each pool keeps spare_replicas of its own.
 # A rented offer that states no network between its machines (a marketplace or community machine) has no link anybody
 # chose for the KV cache: disaggregation is weighed there only with kv_transfer_gb_per_s given.
+kv_link_code = q("disagg_kv_link_code", "code", "Which link carries the KV cache from prefill to decode replicas: 1 = "
+                 "kv_transfer_gb_per_s as given, 2 = the network between one's own servers (own_fabric_gbps_per_gpu), 3 = the "
+                 "offer's stated network, 0 = none (a rented offer that states no network: prefill and decode are not run apart)",
+                 IF(I.kv_transfer_gb_per_s > 0, 1, IF(I.buy, 2, IF(OF("fabric_gbps_per_gpu") > 0, 3, 0))))
 kv_link = q("disagg_kv_link_gb_per_s", "GB/s", "Bandwidth per GPU carrying the KV cache from prefill to decode replicas: "
-            "kv_transfer_gb_per_s, else the network between machines: owned, own_fabric_gbps_per_gpu; rented, the offer's "
-            "fabric (0 = the offer states none: no link to carry it, so prefill and decode are not run apart)",
-            IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, IF(OR(I.buy, OF("fabric_gbps_per_gpu") > 0), inter_gb_per_s, 0)),
+            "kv_transfer_gb_per_s, else the network between machines (disagg_kv_link_code; 0 = none)",
+            IF(EQ(kv_link_code, 1), I.kv_transfer_gb_per_s, IF(kv_link_code > 0, inter_gb_per_s, 0)),
             "[dynamo_disagg] (NIXL over RDMA); [splitwise2024] (KV cache over InfiniBand)")
 kv_xfer_bytes = q("disagg_kv_transfer_bytes_per_gpu", "bytes", "KV cache of one prompt each GPU of a decode replica receives = "
                   "prompt tokens x KV bytes per token (sliding layers capped at the window) / the GPUs it is split over + the "
@@ -1777,6 +1780,9 @@ q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggreg
                                                                   IF(disagg_ok, 3, IF(kv_link > 0, 4, 7))), 6)))
 
 # The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.
+q("serve_lowered_utilization", "fraction", "The load the answer says the replicas are planned at for the first-token "
+  "target: the prefill replicas' when prefill and decode run apart (its decode replicas run at target_utilization), "
+  "else the replicas'", IF(used, p_util, planned_u))
 replicas_for_load = q("serve_replicas_for_load", "replicas", "Replicas that carry the demand at the planned utilization: aggregated "
                       "replicas, or prefill + decode replicas when disaggregated (0 = none serves it)",
                       IF(used, p_load_reps + d_load_reps, agg_replicas_for_load), "[kingman1961]")

@@ -165,7 +165,8 @@ def nearest(result: Mapping) -> tuple[str, ...]:
             "weighs buying them)")
         return (f"No option to weigh: no rental offer sells the GPUs chosen{why}.",)
     out = []
-    only = lambda o, word: bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
+    only = lambda o, word: (bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
+                            and math.isfinite(o.outlay_usd) and math.isfinite(o.hours))
     over = [o for o in options if only(o, "over budget")]
     if over:
         o = min(over, key=lambda x: (x.outlay_usd, x.order))
@@ -175,7 +176,7 @@ def nearest(result: Mapping) -> tuple[str, ...]:
     if slow:
         o = min(slow, key=lambda x: (x.hours, x.order))
         out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
-                   f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:g} hours or more takes it).")
+                   f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more takes it).")
     return tuple(out)
 
 
@@ -261,7 +262,7 @@ def sharding_text(result: Mapping, o: Option) -> str:
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
     if o.sharding == "none":
-        return ("Plain data parallel (PyTorch DDP): the model's weights, gradients and optimizer states fit one GPU "
+        return (f"{sharding_name('none')[0].upper()}{sharding_name('none')[1:]}: the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
     framework = result["inputs"].get("framework", "")
@@ -270,6 +271,11 @@ def sharding_text(result: Mapping, o: Option) -> str:
     words = SHARDING_WORDS.get(sharding, sharding).format(as_fsdp="" if framework == "deepspeed" else ", as FSDP does")
     return ("One GPU does not hold the model's weights, gradients and optimizer states with room to spare, so "
             f"{words}{SHARDING_UNDER.get((framework, sharding), '')}{beside}.")
+
+
+def sharding_name(sharding: str) -> str:
+    """A sharding in a few words: plain data parallel for "none", else its name (zero1, zero2, zero3)."""
+    return "plain data parallel (PyTorch DDP)" if sharding == "none" else f"sharding {sharding}"
 
 
 # What each sharding splits across the data-parallel GPUs, in words (the input's values are ZeRO's stage names)

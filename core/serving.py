@@ -60,7 +60,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
                  "serve_disaggregated", "serve_layout_reason_code", "serve_layout_batch", "disagg_prefill_replicas",
                  "disagg_decode_replicas", "disagg_kv_transfer_ms", "serve_aggregated_gpus", "disagg_gpus",
-                 "disagg_kv_link_gb_per_s", "disagg_prefill_planned_utilization",
+                 "disagg_kv_link_gb_per_s", "disagg_kv_link_code", "serve_lowered_utilization",
                  "serve_aggregated_output_tokens_per_s_per_gpu", "disagg_output_tokens_per_s_per_gpu",
                  *(flag for flag, _ in SERVE_REJECTIONS))
 SERVE_RANKING = ("options that fit, meet both latency targets (the first token with its queueing wait at the planned load) and "
@@ -122,7 +122,8 @@ class ServeOption(Record):
     kv_transfer_ms: float = float("nan")  # disaggregated: one prompt's KV cache from prefill to decode replica
     layout_reason: str = ""           # why this layout, in words (aggregated against disaggregated GPUs)
     kv_link_gb_per_s: float = float("nan")  # disaggregated: the link per GPU that carries the KV cache (GB/s)
-    prefill_planned_utilization: float = float("nan")  # disaggregated: the load the prefill replicas are planned at
+    kv_link_code: int = 0             # which link that is (disagg_kv_link_code; KV_LINK_WORDS)
+    lowered_utilization: float = float("nan")  # the load the answer states (serve_lowered_utilization)
 
 
 
@@ -551,7 +552,8 @@ def _layout_columns(r: Mapping, min_saving_pct: float) -> dict[str, list]:
     said: dict = {}
     out: dict[str, list] = {"layout": [], "prefill_replicas": [], "decode_replicas": [], "kv_transfer_ms": [], "layout_reason": [],
                             "kv_link_gb_per_s": [float(x) for x in r["disagg_kv_link_gb_per_s"]],
-                            "prefill_planned_utilization": [float(x) for x in r["disagg_prefill_planned_utilization"]]}
+                            "kv_link_code": [int(x) for x in r["disagg_kv_link_code"]],
+                            "lowered_utilization": [float(x) for x in r["serve_lowered_utilization"]]}
     for disagg, code, agg, dis, pre, dec, kv in zip(
             r["serve_disaggregated"], r["serve_layout_reason_code"], r["serve_aggregated_gpus"], r["disagg_gpus"],
             r["disagg_prefill_replicas"], r["disagg_decode_replicas"], r["disagg_kv_transfer_ms"]):
@@ -758,17 +760,10 @@ SERVE_CONSUMER_LICENSE = planner.GEFORCE_LICENSE
 SPARE_REPLICA_HINT = "(Spare replicas set to 1 keeps it up)"
 
 
-# which link carries a disaggregated option's KV cache, in words: given as an input, one's own servers', the offer's
-KV_LINK_WORDS = {"given": "as KV transfer GB/s per GPU on the inputs sets it",
-                 "own": "the network between your servers, as Network between owned servers on the inputs sets it",
-                 "offer": "the offer's network between its machines"}
-
-
-def _kv_link_words(o: Mapping, inputs: Mapping) -> str:
-    """Which link carries a disaggregated option's KV cache, in words (KV_LINK_WORDS)."""
-    if float(inputs.get("kv_transfer_gb_per_s") or 0) > 0:
-        return KV_LINK_WORDS["given"]
-    return KV_LINK_WORDS["own" if o["acquire"] == "buy" else "offer"]
+# which link carries a disaggregated option's KV cache, in words, by disagg_kv_link_code (1, 2, 3)
+KV_LINK_WORDS = {1: "as KV transfer GB/s per GPU on the inputs sets it",
+                 2: "the network between your servers, as Network between owned servers on the inputs sets it",
+                 3: "the offer's network between its machines"}
 
 
 def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
@@ -776,8 +771,7 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     queueing wait, what one failure does, and the accuracy cost of a weight format below 8 bits."""
     target = float(inputs["target_utilization"])
     apart = _get(o, "layout") == "disaggregated"
-    # (a disaggregated deployment lowers the prefill replicas' load alone: its decode replicas run at the target)
-    planned = float(_get(o, "prefill_planned_utilization" if apart else "planned_utilization", target))
+    planned = float(_get(o, "lowered_utilization", target))
     lowered = (f", {'the prefill replicas ' if apart else ''}lowered to {planned:.0%} for the first-token target"
                if planned < target else "")
     notes = [f"planned at {o['load_fraction']:.0%} load (target utilization {target:.0%}{lowered}, "
@@ -787,7 +781,8 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     if _get(o, "layout_reason"):
         kv = float(_get(o, "kv_transfer_ms", float("nan")))
         link = float(_get(o, "kv_link_gb_per_s", float("nan")))
-        over = f" over {link * 8:,.0f} Gbit/s per GPU ({_kv_link_words(o, inputs)})" if math.isfinite(link) and link > 0 else ""
+        words = KV_LINK_WORDS.get(int(_get(o, "kv_link_code", 0)))
+        over = f" over {link * 8:,.0f} Gbit/s per GPU ({words})" if words and math.isfinite(link) and link > 0 else ""
         moved = f", each prompt's KV cache sent in {kv:,.1f} ms{over}" if apart and math.isfinite(kv) else ""
         notes.append(f"layout: {o['layout_reason']}{moved}")
     if o["single_failure_stops"]:

@@ -228,7 +228,9 @@ OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "opt
 def _nothing_acceptable(result: dict, shown) -> str:
     """The headline when no option meets every requirement: how many failed which check, and the first option's fix."""
     counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
-    text = f"No option meets every requirement ({counts}). The table lists every option and why it fails."
+    from ..core import nearest_options
+    text = " ".join((f"No option meets every requirement ({counts}).", *nearest_options(result),
+                     "The table lists every option and why it fails."))
     if shown is not None:
         text += f" The key figures are for the first of them: {option_text(shown)}."
         if not shown["fits"]:

@@ -410,6 +410,14 @@ def test_a_plan_nothing_satisfies_names_what_comes_nearest():
     text = cli("plan", "--gpus", "H800-SXM").stdout
     assert "No option to weigh: no rental offer sells the GPUs chosen" in text and "Rank buying for a one-off job" in text, text
     assert "see the reasons below" not in cli("plan", "--method", "lora", "--budget-usd", "50").stdout
+    # the form's headline and the e-mail draft say the same
+    from gpu_tco.gui import model as form_model
+    from gpu_tco.workbooks.email_draft import draft_text
+    state = form_model.FormState()
+    state.set_text("method", "lora")
+    state.set_text("budget_usd", "50")
+    assert cheapest in form_model.compute(state)["headline"]
+    assert cheapest in draft_text({"method": "lora", "budget_usd": 50})[1]
 
 
 def test_each_launch_command_carries_its_own_assumptions():

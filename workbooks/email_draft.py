@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import DEFAULTS, check_input, likely_hours_text, plan
+    from ..core import DEFAULTS, check_input, likely_hours_text, nearest_options, plan
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -62,7 +62,8 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     lines = [f"Job: {a['method']} fine-tuning of {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
              f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequences per GPU per step).", ""]
     if rec is None:
-        lines.append("No option meets every requirement (memory, price, deadline, budget); the workbook shows why.")
+        lines.append(" ".join(("No option meets every requirement (memory, price, deadline, budget).",
+                               *nearest_options(result), "The workbook shows why each option fails.")))
     else:  # the recommendation in core's words, as the workbook's Start sheet and the command line say it
         lines.append(f"Recommended: {compose(result).text}")
         lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU. Hours: {likely_hours_text(rec, a['framework'])}.")

@@ -59,10 +59,10 @@ SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batc
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
                  "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
-                 "serve_load_after_server_failure", "serve_planned_utilization", "serve_layout_batch",
+                 "serve_load_after_server_failure", "serve_layout_batch",
                  "serve_disaggregated", "disagg_prefill_replicas", "disagg_decode_replicas", "disagg_kv_transfer_ms",
                  "serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus", "serve_replicas_for_load",
-                 "disagg_kv_link_gb_per_s", "disagg_prefill_planned_utilization")
+                 "disagg_kv_link_gb_per_s", "disagg_kv_link_code", "serve_lowered_utilization")
 TEXT_ROWS = ("words", "lead", "wins", "notes")   # a setup in words, the answer when it leads, and when it beats the API
 NEVER = '[<0]"never";#,##0'             # a volume of -1 means never
 MS = '#,##0.0 "ms"'
@@ -106,9 +106,9 @@ def layout_xl(ref) -> str:
         return "&".join(o for o in out if o != '""')
     from gpu_tco.core import KV_LINK_WORDS
     link = ref("disagg_kv_link_gb_per_s")
-    words = {k: '"' + v.replace('"', '""') + '"' for k, v in KV_LINK_WORDS.items()}
-    over = (f'IF({link}>0," over "&TEXT({link}*8,"#,##0")&" Gbit/s per GPU ("&IF(kv_transfer_gb_per_s>0,{words["given"]},'
-            f'IF({ref("buy")}=1,{words["own"]},{words["offer"]}))&")","")')
+    words = ",".join('"' + KV_LINK_WORDS[c].replace('"', '""') + '"' for c in sorted(KV_LINK_WORDS))
+    over = (f'IF(AND({link}>0,{ref("disagg_kv_link_code")}>0)," over "&TEXT({link}*8,"#,##0")&" Gbit/s per GPU ("'
+            f'&CHOOSE({ref("disagg_kv_link_code")},{words})&")","")')
     moved = (f'IF({ref("serve_disaggregated")},", each prompt\'s KV cache sent in "&TEXT({ref("disagg_kv_transfer_ms")},"#,##0.0")'
              f'&" ms"&{over},"")')
     return f'CHOOSE({ref("serve_layout_reason_code")},{",".join(text(c) for c in sorted(LAYOUT_REASONS))})&{moved}'
@@ -229,8 +229,8 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             f'"{word} never beats the API at these prices")')
     spare, after = f'({ref("serve_replicas")}-{ref("serve_replicas_for_load")})', ref("serve_load_after_failure")
     bits = f'INDEX(weight_dtypes_bits_per_param,MATCH({ref("weights_dtype")},weight_dtypes_name,0))'
-    apart = ref("serve_disaggregated")  # (prefill and decode apart: the prefill replicas' load is the one lowered)
-    planned = f'IF({apart},{ref("disagg_prefill_planned_utilization")},{ref("serve_planned_utilization")})'
+    apart = ref("serve_disaggregated")
+    planned = ref("serve_lowered_utilization")
     notes = (f'"Planned at "&TEXT({ref("serve_load_fraction")},"0%")&" load (target utilization "&TEXT(target_utilization,"0%")'
              f'&IF({planned}<target_utilization,", "&IF({apart},"the prefill replicas ","")&"lowered to "&TEXT({planned},"0%")'
              f'&" for the first-token target","")'

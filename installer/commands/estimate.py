@@ -55,7 +55,7 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
         return [], ["Serving cost: no demand given (requests_per_s or monthly_mtok), so none is shown; "
                     "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
     shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_layout_batch"),
-             ("utilization planned", "serve_planned_utilization"),
+             ("utilization planned", "serve_lowered_utilization"),
              ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
              ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
              ("prefill and decode on separate replicas (disaggregated)", "serve_disaggregated"),

@@ -70,10 +70,10 @@ def cmd_main(ns) -> int:
         print()
         print(_main_table(rows))
         # a recommended row runs the planner's layout (plain data parallel where the model fits one GPU): say so
+        from ..core import sharding_name
         for sharding in dict.fromkeys(r["sharding"] for r in rows if r["sharding"] != a["sharding"]):
             mine = [f"{r['n_gpus']}x {r['gpu']} {r['method']}" for r in rows if r["sharding"] == sharding]
-            how = "plain data parallel (PyTorch DDP: every GPU a whole copy)" if sharding == "none" else f"sharding {sharding}"
-            print(f"{', '.join(mine)}: {how}, the planner's choice; the other rows {a['sharding']}.")
+            print(f"{', '.join(mine)}: {sharding_name(sharding)}, the planner's choice; the other rows {a['sharding']}.")
         print()
         from ..core import what_would_fit
         for r in rows:  # the cheapest change that makes a setup fit, as the recipes people use name it
