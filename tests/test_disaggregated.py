@@ -307,3 +307,16 @@ def test_a_disaggregated_deployment_cheaper_than_the_api_is_said_to_beat_it():
     assert lead.acquire == "rent" and lead.layout == "disaggregated"
     assert 0 <= lead.beats_api_above_mtok_per_month <= demand
     assert f"Renting beats the API above {lead.beats_api_above_mtok_per_month:,.0f} million tokens" in result["recommendation"]
+
+
+@pytest.mark.slow  # a command-line run in a process of its own
+def test_prefill_and_decode_forced_apart_on_an_offer_without_a_network_say_no_link():
+    """serving_layout 2 on a vast.ai machine (no network between machines stated) printed a first token in 1e+12 ms,
+    the placeholder of a latency nothing reaches; the estimate says there is no link and which input sets one."""
+    out = _cli("estimate", "--mode", "infer", "--requests-per-s", "10", "--serving-layout", "2", "--offer", "vast.ai H100-SXM")
+    assert out.returncode == 0, out.stderr
+    rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[-1].strip() for line in out.stdout.splitlines() if "  " in line}
+    for label in ("time to first token, service (ms)", "time to first token, likely range (ms)",
+                  "KV cache sent per prompt if disaggregated (ms)"):
+        assert rows[label] == "no link", (label, rows.get(label))
+    assert "e+1" not in out.stdout and "--kv-transfer-gb-per-s" in out.stdout

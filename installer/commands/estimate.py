@@ -84,9 +84,17 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
     idle = not res["serve_layout_batch"] > 0
     fleet = {"serve_replica_requests_per_s", "serve_replicas", "serve_load_fraction", "serve_load_after_failure",
              "serve_servers", "own_gpus"}
+    # prefill and decode apart (serving_layout 2) on an offer that states no network: no time for the KV cache to show
+    no_link = bool(res["serve_disaggregated"]) and not int(evaluate({**given, "task": "serve"},
+                                                                    outputs=("disagg_kv_link_code",))["disagg_kv_link_code"])
+    unlinked = {"disagg_kv_transfer_ms", "ttft_ms", "serve_ttft_at_load_ms"} if no_link else set()
     facts = [[label, NO_PRICE if q in missing else bool(res[q]) if q in ("serve_ok", "serve_disaggregated")
+              else "no link" if q in unlinked
               else SERVES_NOTHING if idle and (q in fleet or "usd" in q) and "api" not in q else res[q]] for label, q in shown]
     notes = list(dict.fromkeys(missing.values()))
+    if no_link:
+        notes.append(f"No link: {used['offer']} states no network between its machines to carry the KV cache from prefill "
+                     "to decode replicas (KV transfer GB/s per GPU on the inputs, --kv-transfer-gb-per-s, sets one).")
     if not idle:
         layout = "disaggregated" if res["serve_disaggregated"] else "aggregated"
         lay = evaluate({**given, "task": "serve"}, outputs=("serve_layout_reason_code", "serve_aggregated_gpus", "disagg_gpus"))
@@ -227,7 +235,8 @@ def _training_facts(res: dict, used: dict) -> list:
 
 ENGINE_FACTS = ("tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high", "load_tpot_ms",
                 "load_ttft_ms", "load_tpot_ms_likely_low", "load_tpot_ms_likely_high", "load_ttft_ms_likely_low",
-                "load_ttft_ms_likely_high", "load_output_tokens_per_s_per_gpu", "serve_concurrency")
+                "load_ttft_ms_likely_high", "load_output_tokens_per_s_per_gpu", "serve_concurrency", "serve_disaggregated",
+                "disagg_kv_link_code")
 
 
 def _engine_facts(used: dict, res: dict) -> list:
@@ -235,7 +244,9 @@ def _engine_facts(used: dict, res: dict) -> list:
     from ..core import engine_text, evaluate
     extra = evaluate(used, outputs=ENGINE_FACTS)
     rows = [["serving engine", engine_text(str(used["engine"]))],
-            ["time to first token, likely range (ms)", f"{extra['ttft_ms_likely_low']:,.0f}-{extra['ttft_ms_likely_high']:,.0f}"],
+            ["time to first token, likely range (ms)",
+             "no link" if extra["serve_disaggregated"] and not int(extra["disagg_kv_link_code"])  # (as the rows above say)
+             else f"{extra['ttft_ms_likely_low']:,.0f}-{extra['ttft_ms_likely_high']:,.0f}"],
             ["time per output token, likely range (ms)", f"{extra['tpot_ms_likely_low']:.1f}-{extra['tpot_ms_likely_high']:.1f}"]]
     if float(used["concurrency"]) > 0:
         c = number_text(extra["serve_concurrency"])
