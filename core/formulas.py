@@ -1661,7 +1661,7 @@ kv_link_code = q("disagg_kv_link_code", "code", "Which link carries the KV cache
                  IF(I.kv_transfer_gb_per_s > 0, 1, IF(I.buy, 2, IF(OF("fabric_gbps_per_gpu") > 0, 3, 0))))
 kv_link = q("disagg_kv_link_gb_per_s", "GB/s", "Bandwidth per GPU carrying the KV cache from prefill to decode replicas: "
             "kv_transfer_gb_per_s, else the network between machines (disagg_kv_link_code; 0 = none)",
-            IF(EQ(kv_link_code, 1), I.kv_transfer_gb_per_s, IF(kv_link_code > 0, inter_gb_per_s, 0)),
+            IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, IF(kv_link_code > 0, inter_gb_per_s, 0)),
             "[dynamo_disagg] (NIXL over RDMA); [splitwise2024] (KV cache over InfiniBand)")
 kv_xfer_bytes = q("disagg_kv_transfer_bytes_per_gpu", "bytes", "KV cache of one prompt each GPU of a decode replica receives = "
                   "prompt tokens x KV bytes per token (sliding layers capped at the window) / the GPUs it is split over + the "
