@@ -17,7 +17,7 @@ from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 
@@ -88,6 +88,7 @@ from .xlsx import (
     page_setup,
     save_atomically,
     shared_rows,
+    top_aligned,
 )
 
 
@@ -327,11 +328,11 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
             if fmt:
                 c.number_format = fmt
             if key in ("acquire", "n_gpus", "spot"):
-                c.alignment = Alignment(horizontal="center", vertical="top")
+                c.alignment = top_aligned("center")
             elif isinstance(value, str) and value == NO_PRICE:
-                c.alignment = Alignment(horizontal="right", vertical="top")
+                c.alignment = top_aligned("right")
             else:  # names wrap within their column: the table stays one page wide
-                c.alignment = Alignment(wrap_text=key in ("label", "offer_shown", "status"), vertical="top")
+                c.alignment = top_aligned(wrap=key in ("label", "offer_shown", "status"))
         for key in ("status", "recommended", *TIERS):
             lay.cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
@@ -672,7 +673,7 @@ def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
         where = f"row {input_row[m['input']]}"
         if m["input"] in AUTO_QUANTITY:
             where += " (0 = auto: " + AUTO_BASIS[m["input"]].format(gpu=best["gpu"], offer=best["offer"]) + ")"
-        ws.cell(row=k, column=4, value=where).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.cell(row=k, column=4, value=where).alignment = top_aligned(wrap=True)
         ws.row_dimensions[k].height = 30 if m["input"] in AUTO_QUANTITY else 15
     r = r + 3 + max(len(movers), 1)
     _note(ws, f"A{r}", "(each raised on its own by 20 % for the recommended option, when this file was generated)", "D", 16, NOTE_FONT)
@@ -732,7 +733,7 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
         else:
             c.value = f"=Compare!${lay.compare_cols['label']}${row}"
             lay.cached[f"Start!{c.coordinate}"] = lay.option_values[0]["label"]
-        c.font, c.alignment = Font(bold=True), Alignment(horizontal="right", wrap_text=True, vertical="top")
+        c.font, c.alignment = Font(bold=True), top_aligned("right", True)
     for i, (text, key) in enumerate(START_FIGURES, start=r + 3):
         ws.cell(row=i, column=1, value=text)
         for col, row in columns:
@@ -744,20 +745,20 @@ def _start_scenario(ws, job: Scenario, lay: Layout, r: int) -> int:
                 c.value = f"=Compare!${lay.compare_cols[key]}${row}"
                 shown = lay.cached.get(f"Compare!{lay.compare_cols[key]}{row}", "")
             lay.cached[f"Start!{c.coordinate}"] = shown
-            c.alignment = Alignment(horizontal="right", wrap_text=key == "offer_shown", vertical="top")
+            c.alignment = top_aligned("right", key == "offer_shown")
             if fmt.get(key):
                 c.number_format = fmt[key]
     i = r + 3 + len(START_FIGURES)
     # the network is the scenario's (Compare has no column for it): labelled so, in the scenario's column
     ws.cell(row=i, column=1, value="network between machines (the scenario on Inputs)")
     c = ws.cell(row=i, column=3 if scenario_differs else 2, value=_network_xl())
-    c.alignment = Alignment(horizontal="right", wrap_text=True, vertical="top")
+    c.alignment = top_aligned("right", True)
     lay.cached[f"Start!{c.coordinate}"] = _network_text(job.values, job.result)
     i += 1
     # every figure above assumes this framework's conventions and speed (Inputs: framework)
     ws.cell(row=i, column=1, value="training framework the figures assume")
     c = ws.cell(row=i, column=2, value="=framework")
-    c.alignment = Alignment(horizontal="right", vertical="top")
+    c.alignment = top_aligned("right")
     lay.cached[f"Start!{c.coordinate}"] = str(job.values["framework"])
     i += 1
     if not scenario_differs:

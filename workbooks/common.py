@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 from openpyxl import Workbook
 from openpyxl.comments import Comment
-from openpyxl.styles import Alignment, Font, PatternFill, Protection
+from openpyxl.styles import Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -44,6 +44,7 @@ from .xlsx import (
     not_in_default_print,
     page_setup,
     put_text,
+    top_aligned,
 )
 
 # the default workbook prints as a short report: its PDF (LibreOffice, A4) has at most this many pages (a test
@@ -163,7 +164,7 @@ def _head(ws, row: int, labels: list[str], first_col: int = 1, freeze: bool = Tr
     for j, label in enumerate(labels, start=first_col):
         c = ws.cell(row=row, column=j, value=label)
         c.fill, c.font = HEAD_FILL, HEAD_FONT
-        c.alignment = Alignment(wrap_text=True, vertical="top")
+        c.alignment = top_aligned(wrap=True)
     if freeze:
         ws.freeze_panes = ws.cell(row=row + 1, column=first_col)
 
@@ -244,7 +245,7 @@ def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> 
     ws[cell] = text
     row = ws[cell].row
     ws.merge_cells(f"{cell}:{last_col}{row}")
-    ws[cell].alignment = Alignment(wrap_text=True, vertical="top")
+    ws[cell].alignment = top_aligned(wrap=True)
     ws.row_dimensions[row].height = height
     if font is not None:
         ws[cell].font = font
@@ -380,7 +381,7 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
     cell = put_text(ws.cell(row=r, column=2), v if inp.kind == "choice" else float(v))
     cell.fill = INPUT_FILL
     cell.protection = Protection(locked=False)
-    cell.alignment = Alignment(horizontal="right" if inp.kind != "choice" else "left", vertical="top")
+    cell.alignment = top_aligned("right" if inp.kind != "choice" else "left")
     cell.number_format = _input_format(inp)
     in_use = ws.cell(row=r, column=INPUT_IN_USE_COL)
     if inp.name in AUTO_QUANTITY:  # the value the formulas use: the input above 0, else the automatic one
@@ -399,7 +400,7 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
     source = cite(inp.source, short=True)  # full citations: docs/quantities.md, section References
     ws.cell(row=r, column=5, value=inp.description + (f". Source: {source}" if source else ""))
     for j in (1, 3, 4, 5, 6, 7):
-        ws.cell(row=r, column=j).alignment = Alignment(wrap_text=j in (1, 3, 5, 6), vertical="top")
+        ws.cell(row=r, column=j).alignment = top_aligned(wrap=j in (1, 3, 5, 6))
     cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
     wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
     _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
@@ -445,7 +446,7 @@ def _calc_sheet(wb: Workbook, calc, job: Scenario, lay: Layout) -> None:
     _widths(calc, {"A": 16, "B": 32, "C": 26, "D": 12, "E": 46, "F": 46})
     for row in calc.iter_rows(min_row=2, min_col=1, max_col=6):
         for c in row:  # every cell of a row at the top, next to its wrapped description
-            c.alignment = Alignment(wrap_text=c.column >= 5, vertical="top")
+            c.alignment = top_aligned(wrap=c.column >= 5)
     fit_heights(calc, lay.cached, 2)
     not_in_default_print(calc, 6, title_rows="1:1")
     calc.protection.sheet = True

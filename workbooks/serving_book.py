@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from openpyxl import Workbook
-from openpyxl.styles import Alignment, Font, Protection
+from openpyxl.styles import Font, Protection
 from openpyxl.utils import get_column_letter
 
 from gpu_tco import core
@@ -49,7 +49,7 @@ from .common import (
     page_setup,
     resolved_offer_xl,
 )
-from .xlsx import not_in_default_print, put_text
+from .xlsx import not_in_default_print, put_text, top_aligned
 
 SETUP_INPUTS = ("gpu", "n_gpus", "weights_dtype", "offer", "buy", "gpus_per_server")
 WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buying")}
@@ -269,7 +269,7 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
             lay.cached[f"Serving!{col}{r}"] = cached[name]
             if name in QUANTITIES:
                 c.number_format = _number_format(QUANTITIES[name].unit)
-        c.alignment = Alignment(wrap_text=name in TEXT_ROWS, vertical="top")
+        c.alignment = top_aligned(wrap=name in TEXT_ROWS)
 
 
 GEFORCE_TAIL = core.SERVE_CONSUMER_LICENSE.split("{gpu}", 1)[1]  # core's words after the GPU's name
@@ -376,7 +376,7 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
         for j, (key, option) in enumerate(setups.items()):
             formula, value = _table_cell(name, key, option, cells, lay)
             c = ws.cell(row=i, column=2 + j, value=formula)
-            c.alignment = Alignment(horizontal="right", wrap_text=name in ("words", "offer_shown"), vertical="top")
+            c.alignment = top_aligned("right", name in ("words", "offer_shown"))
             if fmt:
                 c.number_format = fmt
             lay.cached[f"Start!{c.coordinate}"] = value
@@ -393,7 +393,7 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
     ws.cell(row=i, column=1, value="the API compared with")
     ws[f"{api_col}{i}"] = "=api_model"
     lay.cached[f"Start!{api_col}{i}"] = str(known["api_model"])
-    ws[f"{api_col}{i}"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws[f"{api_col}{i}"].alignment = top_aligned(wrap=True)
     ws.row_dimensions[i].height = 30
     ws.cell(row=i + 1, column=1, value="API prices as of")
     given = "AND(api_usd_per_mtok_input>0,api_usd_per_mtok_output>0)"
