@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -408,6 +409,10 @@ def test_cli_tco_breakeven_offers_and_presets():
     assert json.loads(out.stdout)["results"]["own_usd_per_gpu_hour"] * 8 == pytest.approx(13.44, abs=0.01)
     out = run("breakeven", "--gpu", "RTX-4090", "--n-gpus", "8", "--hours-per-day", "20")
     assert out.returncode == 0 and "Verdict:" in out.stdout and "month" in out.stdout
+    # the verdict in words, never as a code the reader must look up; the table says how to see a formula
+    assert "verdict_code" not in out.stdout and " code " not in out.stdout
+    hint = re.search(r"gpu-tco explain QUANTITY .*\(for example: gpu-tco explain (\w+)\)", out.stdout)
+    assert hint and run("explain", hint.group(1)).returncode == 0
     out = run("offers", "--gpu", "h100 sxm")
     assert out.returncode == 0 and "AWS p5.48xlarge" in out.stdout and "RTX-4090" not in out.stdout
     # how old the prices are: the range of the listed offers' dates and the newest one's age in months

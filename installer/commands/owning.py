@@ -23,9 +23,12 @@ def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int
     import textwrap
 
     from ..core import QUANTITIES
+    # a code is for machines (--json); the text says it in words below the table (the verdict)
+    shown = [n for n in names if QUANTITIES[n].unit != "code"]
     print(table(["quantity", "value", "unit", "meaning"],
-                [[n, _value_text(n, res[n]), QUANTITIES[n].unit, textwrap.fill(QUANTITIES[n].description, 64)] for n in names],
+                [[n, _value_text(n, res[n]), QUANTITIES[n].unit, textwrap.fill(QUANTITIES[n].description, 64)] for n in shown],
                 align=["<", ">", "<", "<"]))
+    print(f"\ngpu-tco explain QUANTITY shows how one is computed, with its source (for example: gpu-tco explain {shown[-1]}).")
     return 0
 
 
