@@ -294,8 +294,13 @@ class Table:
         return None
 
     def match_note(self, value) -> str | None:
-        """A sentence saying how a name that is not a catalog name or alias was read, or None."""
-        if not isinstance(value, str) or normalize(value) in self._index:
+        """A sentence saying how a name that is not a catalog name or alias was read, or None.  An alias that names an
+        instruction-tuned release (the id a serving command starts: "...-Instruct") is said too: it is another model
+        than the row's base checkpoint, with the same architecture."""
+        if not isinstance(value, str):
+            return None
+        if normalize(value) in self._index and not (
+                self.name == "models" and any(s.lower() in CHAT_SUFFIXES for s in base_model_name(value)[1])):
             return None
         i = self.find(value)
         if i is None:
@@ -346,6 +351,8 @@ class Table:
         return arr
 
 
+# the suffixes of an instruction-tuned (chat) release's Hugging Face id: -Instruct, -chat(-hf), -it, -Instruct-2501, ...
+CHAT_SUFFIXES = ("instruct", "chat", "it")
 _VARIANT_SUFFIX = re.compile(r"[-_ .](instruct|chat|hf|it|base|pt|sft|dpo|v\d+(?:\.\d+)*|\d{4})$", re.I)
 
 

@@ -1,7 +1,8 @@
 """The command that starts a serving setup with its engine: ``vllm serve ...``, SGLang, TensorRT-LLM, llama.cpp, transformers.
 
 Each engine's command is a template in the engines catalog (data/engines.csv, column ``launch``), filled here from the
-setup: the model's Hugging Face id (the first alias of the model row with an organisation, else its name), GPUs per
+setup: the model's Hugging Face id (its instruction-tuned release among the model row's aliases, else the first alias with
+an organisation, else its name), GPUs per
 replica (tensor parallel), the most sequences in one batch, the prefill chunk, the KV-cache format and the weight
 format.  Flag names: vLLM [vllm_engine_args], SGLang [sglang_server_args], TensorRT-LLM [trtllm_serve], llama.cpp
 [llamacpp_server].
@@ -28,14 +29,19 @@ GGUF_NAMES = {"bf16": "BF16", "fp16": "F16", "fp8": "Q8_0", "int8": "Q8_0", "int
 MODEL_PLACEHOLDER = "MODEL"  # in the command of a model outside the catalog: its Hugging Face id or local folder
 
 
-def hf_id(model) -> str:
+def hf_id(model, chat: bool = False) -> str:
     """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name.
+    ``chat``: the instruction-tuned release when the catalog lists one among the aliases ("meta-llama/Meta-Llama-3-70B-Instruct":
+    what a deployment answering requests serves; a base checkpoint only continues text), else the same id.
     ``model``: a catalog name, or a model's row (an architecture outside the catalog, estimated from a parameter count
     or given as fields, has no id: MODEL_PLACEHOLDER stands for it)."""
     row = model if isinstance(model, Mapping) else catalog.tables()["models"].row(model)
-    for alias in str(row.get("aliases", "") or "").split(";"):
-        if "/" in alias.strip():
-            return alias.strip()
+    ids = [a.strip() for a in str(row.get("aliases", "") or "").split(";") if "/" in a]
+    if chat:
+        tuned = [a for a in ids if any(s.lower() in catalog.CHAT_SUFFIXES for s in catalog.base_model_name(a)[1])]
+        ids = tuned + ids
+    if ids:
+        return ids[0]
     if isinstance(model, Mapping) and str(row.get("name", "")) not in catalog.tables()["models"].names:
         return MODEL_PLACEHOLDER
     return str(row["name"])
@@ -59,7 +65,7 @@ def launch_command(job: Mapping) -> dict:
     row = catalog.tables()["engines"].row(engine)
     fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
     batch = max(1, int(r["max_num_seqs"]))
-    model_id = hf_id(row_of(r, "model"))
+    model_id = hf_id(row_of(r, "model"), chat=True)
     values = {"hf_id": model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",

@@ -14,6 +14,7 @@ import pytest
 
 import gpu_tco
 from gpu_tco import core
+from gpu_tco.core import catalog
 from gpu_tco.core import serving_calibration as sc
 
 SERVE = {"task": "serve", "ttft_slo_ms": 0, "tpot_slo_ms": 0}
@@ -204,7 +205,7 @@ def test_serving_plan_names_the_engine_its_ranges_and_launch_commands():
     assert "likely" in result["recommendation"]
     assert best.tpot_ms_likely[0] < best.tpot_ms < best.tpot_ms_likely[1]
     commands = [c["command"] for c in result["launch"]]
-    assert commands[0].startswith("vllm serve meta-llama/Meta-Llama-3-70B")
+    assert commands[0].startswith("vllm serve meta-llama/Meta-Llama-3-70B-Instruct ")  # the chat release, not the base
     assert f"--tensor-parallel-size {best.n_gpus}" in commands[0] and f"--max-num-seqs {best.batch}" in commands[0]
     assert any(c.startswith("python -m sglang.launch_server --model-path") and f"--tp-size {best.n_gpus}" in c for c in commands)
     assert any(c.startswith("trtllm-serve") and f"--tp_size {best.n_gpus}" in c for c in commands)
@@ -216,6 +217,27 @@ def test_launch_command_carries_the_kv_cache_format(engine, flag):
                                "max_num_seqs": 64})
     assert flag in cmd["command"] and "--quantization fp8" in cmd["command"]
     assert "Qwen/Qwen3-32B" in cmd["command"]
+
+
+@pytest.mark.parametrize("model,served", [
+    ("Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct"),  # base first among the aliases: the -Instruct release is served
+    ("Llama-2-7B", "meta-llama/Llama-2-7b-chat-hf"),
+    ("Gemma-3-27B", "google/gemma-3-27b-it"),                 # -pt (pre-trained) listed first
+    ("Mistral-7B", "mistralai/Mistral-7B-Instruct-v0.1"),
+    ("Qwen3-8B", "Qwen/Qwen3-8B"),                            # released post-trained under the plain name; -Base is the base
+    ("Pythia-1B", "EleutherAI/pythia-1b"),                    # no chat release: the one checkpoint there is
+])
+def test_a_serving_command_starts_the_instruction_tuned_release(model, served):
+    """A deployment answering requests serves the instruction-tuned checkpoint ("-Instruct", "-chat", "-it", as each
+    publisher names it on Hugging Face), not the base checkpoint that only continues text; both share the architecture,
+    so the estimate is the same.  A name typed as the chat release is read as its model, and the command line says so."""
+    for engine in ("vllm", "sglang", "trtllm"):
+        cmd = core.launch_command({"model": model, "n_gpus": 1, "engine": engine, "max_num_seqs": 8})["command"]
+        assert f" {served} " in cmd, cmd
+    models = catalog.tables()["models"]
+    assert models.row(served)["name"] == model
+    if served.rsplit("/", 1)[-1].lower().endswith(("instruct-v0.1", "-it", "-instruct", "chat-hf")):
+        assert models.match_note(served).startswith(f'model "{served}" is read as {model}: a fine-tuned variant')
 
 
 def test_tradeoff_curve_per_gpu_against_per_user():
