@@ -36,6 +36,7 @@ AUTO_BASIS = {
     "purchase_usd_per_gpu": "the catalog price of {gpu}",
     "measured_tokens_per_s": "the modelled generation rate",
     "gpus_per_server": "the largest server {gpu} is sold in",
+    "host_memory_gib_per_gpu": "2 x the memory of {gpu}",
     "api_usd_per_mtok_input": "the price of the API compared with (api_model)",
     "api_usd_per_mtok_output": "the price of the API compared with (api_model)",
     "pipeline_microbatches": "8 x pipeline_parallel with pipelining, else 1",

@@ -578,14 +578,6 @@ fit_limit_gib = q("fit_limit_gib", "GiB/GPU", "Most the tensors may take per GPU
                   gpu_memory_gib * (1 - I.memory_margin_pct / 100))
 # the issue's rule and the measured case agree: Llama-3-8B full fine-tuning in pure bf16 took 74.9 GiB of tensors on an
 # 80 GB H100 and ran; the device total (cache, fragmentation, CUDA context) must still be within the memory itself
-fits_train = q("fits_train", "bool", "Training fits: allocator peak (the tensors) <= the fit limit (GPU memory less the margin), "
-               "and the device total <= the GPU's memory",
-               AND(allocator_peak_train_gib <= fit_limit_gib, peak_train_gib_per_gpu <= gpu_memory_gib))
-q("train_memory_tight", "flag", "1 = fits, but the device total is above 90 % of the GPU's memory: little room for a longer batch "
-  "or another library's workspace", AND(fits_train, peak_train_gib_per_gpu > 0.9 * gpu_memory_gib))
-q("train_fit_code", "code", "Whether training fits: 0 = does not fit (tensors above the fit limit, or the device total above the "
-  "memory), 1 = fits, 2 = fits but tight (device total above 90 % of the GPU's memory)",
-  IF(NOT(fits_train), 0, IF(peak_train_gib_per_gpu > 0.9 * gpu_memory_gib, 2, 1)))
 q("train_headroom_gib", "GiB/GPU", "GPU memory left at peak (negative: does not fit)", gpu_memory_gib - peak_train_gib_per_gpu)
 
 # smallest GPU count: per-GPU memory is  cuda_context + (1 + frag) x (fixed states + sharded states / N + max(activations, step))
@@ -650,6 +642,7 @@ max_train_seq_len = q(
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")
+HOST_MEMORY_USABLE = 0.8  # share of a machine's CPU memory offloaded states may take (the rest: system, data loader, pinned buffers)
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
@@ -971,6 +964,28 @@ q("cpu_offload_gib_per_machine", "GiB/machine",
   (I.offload_params * (weights_bytes_total - fp8_copy_bytes + gradients_bytes_total)
    + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
+
+host_gib_per_gpu = q(
+    "host_memory_gib_per_gpu_used", "GiB/GPU", "CPU memory per GPU in use: host_memory_gib_per_gpu, or 2 x the GPU's memory",
+    IF(I.host_memory_gib_per_gpu > 0, I.host_memory_gib_per_gpu, 2 * gpu_memory_gib),
+    "[aws_p4] (1,152 GiB for 8 A100 80GB); [aws_p5] (2,048 GiB for 8 H100); gpu-tco assumption: 2x")
+host_gib_per_machine = q(
+    "host_memory_gib_per_machine", "GiB/machine", "CPU memory of each machine of the job = CPU memory per GPU x the job's GPUs "
+    "per machine", host_gib_per_gpu * I.n_gpus / job_machines)
+fits_host = q("fits_host_memory", "bool",
+  "The offloaded states fit the machine's CPU memory: CPU memory they need per machine <= 80 % of the machine's CPU memory; "
+  "true without offload",
+  Ref("cpu_offload_gib_per_machine") <= HOST_MEMORY_USABLE * host_gib_per_machine,
+  "gpu-tco assumption: a fifth of the host memory kept for the system, the data loader and pinned transfer buffers")
+
+fits_train = q("fits_train", "bool", "Training fits: allocator peak (the tensors) <= the fit limit (GPU memory less the margin), "
+               "the device total <= the GPU's memory, and offloaded states fit the machines' CPU memory (fits_host_memory)",
+               AND(allocator_peak_train_gib <= fit_limit_gib, peak_train_gib_per_gpu <= gpu_memory_gib, fits_host))
+q("train_memory_tight", "flag", "1 = fits, but the device total is above 90 % of the GPU's memory: little room for a longer batch "
+  "or another library's workspace", AND(fits_train, peak_train_gib_per_gpu > 0.9 * gpu_memory_gib))
+q("train_fit_code", "code", "Whether training fits: 0 = does not fit (tensors above the fit limit, or the device total above the "
+  "memory), 1 = fits, 2 = fits but tight (device total above 90 % of the GPU's memory)",
+  IF(NOT(fits_train), 0, IF(peak_train_gib_per_gpu > 0.9 * gpu_memory_gib, 2, 1)))
 
 q = quantities_of("training compute")
 train_tokens_per_s = q(

@@ -114,6 +114,11 @@ INPUTS: tuple[Input, ...] = (
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
     _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
        "(FSDP CPU offload, ZeRO-Infinity)", group="training", source="[pytorch_fsdp] (CPUOffload); [torchtune_memory]"),
+    _z("host_memory_gib_per_gpu", "GiB/GPU", 0,
+       "CPU (host) memory of the machine per GPU, which offloaded states must fit in (with a fifth left to the system, the "
+       "data loader and pinned transfer buffers); 0 = 2 x the GPU's memory, the lower end of what cloud GPU machines carry "
+       "(AWS p4de.24xlarge: 1,152 GiB for 8 A100 80GB, 1.8x; p5.48xlarge: 2,048 GiB for 8 H100, 3.2x)", 1, 1e6,
+       "2 x the GPU's memory", group="training", source="[aws_p4]; [aws_p5]; gpu-tco assumption: 2x and the fifth kept free"),
     _f("optimizer_in_backward", 0, "1 = each gradient is applied and freed during the backward pass, so only one tensor's gradient is held "
        "(no gradient accumulation)", group="training", source="[torchtune_memory] (optimizer_in_bwd)"),
     _f("fp32_grads", 0, "1 = gradients kept in fp32 (18-byte convention) instead of the weight precision", group="training",
@@ -391,7 +396,8 @@ LABELS = {
     "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
     "precision": "Number precision", "optimizer": "Optimizer", "framework": "Training framework", "master_weights": "Master weights",
     "optimizer_state_dtype": "Optimizer state format", "qlora_fp32_casts": "QLoRA fp32 casts", "sharding": "State sharding (ZeRO / FSDP)",
-    "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
+    "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory",
+    "host_memory_gib_per_gpu": "CPU memory per GPU", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
     "optimizer_in_backward": "Optimizer step in the backward pass",
     "large_cluster_mfu_factor": "Efficiency kept on 512+ GPUs", "moe_prefill_efficiency": "Prefill efficiency kept by MoE models", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
     "flash_attention": "FlashAttention", "fused_loss": "Chunked (fused) loss", "logits_bytes_per_element": "Bytes per logit",
@@ -438,7 +444,7 @@ LABELS = {
     "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "activation_bytes_per_dim": "Activation traffic per unit of layer width", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"activation_bytes_per_dim", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
+ADVANCED = {"activation_bytes_per_dim", "host_memory_gib_per_gpu", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",

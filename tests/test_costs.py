@@ -468,6 +468,7 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
     assert AUTO_QUANTITY == {"mfu": "mfu_effective", "job_hours": "job_hours_base",
                              "usd_per_gpu_hour_rented": "rent_usd_per_gpu_hour_list",
                              "purchase_usd_per_gpu": "own_purchase_usd_per_gpu", "measured_tokens_per_s": "serve_tokens_per_s",
+                             "host_memory_gib_per_gpu": "host_memory_gib_per_gpu_used",
                              "gpus_per_server": "own_server_gpus",
                              "api_usd_per_mtok_input": "serve_api_usd_per_mtok_input",
                              "api_usd_per_mtok_output": "serve_api_usd_per_mtok_output",

@@ -458,3 +458,32 @@ def test_a_long_job_is_planned_to_its_deadline_and_a_months_long_run_says_so():
     text = core.compose_recommendation(slow).text
     assert f"It runs {slow['recommended'].hours / 24:,.0f} days on {slow['recommended'].n_gpus} GPUs" in text
     assert "It runs" not in core.compose_recommendation(timed).text
+
+
+# ---------------------------------------------------------------------------
+# CPU offload: the offloaded states must fit the machines' CPU memory
+
+def test_offloaded_states_must_fit_the_machines_cpu_memory():
+    """Offloading the states of a 70B full fine-tune to CPU memory needs about 1 TB per machine; a 4-GPU RTX 4090 box
+    carries a few hundred GB.  Such a setup does not fit, and the answer says why in CPU memory, not GPU memory.  The
+    default CPU memory is 2 x the GPU's memory per GPU, the lower end of cloud GPU machines (Amazon Web Services,
+    "Amazon EC2 P4 instances", https://aws.amazon.com/ec2/instance-types/p4/: p4de.24xlarge, 1,152 GiB for 8 A100 80GB;
+    "Amazon EC2 P5 instances", https://aws.amazon.com/ec2/instance-types/p5/: p5.48xlarge, 2,048 GiB for 8 H100)."""
+    job = {"model": "Llama-3-70B", "gpu": "RTX-4090", "n_gpus": 4, "method": "full", "offload_params": 1}
+    r = core.evaluate(job, outputs=("fits_train", "fits_host_memory", "cpu_offload_gib_per_machine",
+                                    "host_memory_gib_per_machine", "peak_train_gib_per_gpu", "fit_limit_gib"))
+    assert r["peak_train_gib_per_gpu"] <= r["fit_limit_gib"]  # the GPUs hold their share ...
+    assert r["cpu_offload_gib_per_machine"] > 0.8 * r["host_memory_gib_per_machine"] == pytest.approx(0.8 * 4 * 2 * 24)
+    assert not r["fits_host_memory"] and not r["fits_train"]  # ... the machine's CPU memory does not
+    out = cli("estimate", "--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "4", "--method", "full", "--offload-params", "1")
+    assert "offloaded states need 1,0" in out.stdout and "GiB of CPU memory per machine > 154 GiB" in out.stdout
+    # a machine with the CPU memory says so: 512 GiB per GPU
+    assert core.evaluate({**job, "host_memory_gib_per_gpu": 512}, outputs=("fits_train",))["fits_train"]
+    # no suggestion of the main job offloads more than its machines hold
+    text = cli("--workbook", "").stdout
+    for line in (x for x in text.splitlines() if "of CPU memory per machine" in x):
+        setup = line.split(" does not fit")[0]  # "4x RTX-4090 full"
+        count, gpu = setup.split()[0].rstrip("x"), setup.split()[1]
+        need = float(line.split(" GiB of CPU memory per machine")[0].rsplit("with ", 1)[1].replace(",", ""))
+        memory = core.evaluate({"gpu": gpu}, outputs=("gpu_memory_gib",))["gpu_memory_gib"]
+        assert need <= 0.8 * 2 * memory * min(int(count), 8), line
