@@ -52,6 +52,7 @@ from .planner import (
     TIE_DIGITS,
     Option,
     bought_instead,
+    cheaper_listed_offer,
     check_offer_sells,
     cluster_network,
     likely_hours_text,
@@ -156,7 +157,7 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "TIE_COLUMNS", "tie_key", "tie_round",
-    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
+    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "cheaper_listed_offer", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "nearest_options", "sharding_name", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "SPARE_REPLICA_HINT", "API_OTHER_MODEL_HINT", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",

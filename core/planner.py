@@ -288,6 +288,32 @@ def offer_rows_left_out() -> frozenset[int]:
     return snap.derived(("planned offers", ALIKE_OFFERS_KEPT), lambda: _build_planned_offers(snap.tables, ALIKE_OFFERS_KEPT))[2]
 
 
+def cheaper_listed_offer(job: Mapping) -> dict | None:
+    """With the job's offer left to "auto" (the GPU's cheapest plain on-demand offer, a provider's own list price: the
+    reference for renting against buying), the offer of its GPU with a lower price paid per GPU-hour (list x (1 -
+    off-peak discount) x (1 + commission), ``rent_usd_per_gpu_hour``) that the planner may recommend: sells n_gpus as one
+    job, not interruptible unless allow_interruptible is 1, marketplaces and community clouds included.
+    {"offer", "usd_per_gpu_hour", "price_type"}; None when the offer was named or nothing listed is cheaper."""
+    if str(job.get("offer", catalog.AUTO_OFFER)).strip().lower() != catalog.AUTO_OFFER:
+        return None
+    used = resolve_inputs(dict(job))
+    gpus = catalog.tables()["gpus"]
+    rows = planned_offers()[0].get(gpus.find(str(used["gpu"])), [])
+    offers = catalog.tables()["offers"]
+    names = [offers.rows[i]["name"] for i in rows]
+    if not names:
+        return None
+    r = evaluate({**dict(job), "buy": 0, "offer": [*names, catalog.AUTO_OFFER]},
+                 outputs=("rent_usd_per_gpu_hour", "option_offer_sells", "option_offer_allowed", "option_priced"))
+    price = r["rent_usd_per_gpu_hour"]
+    ok = [j for j in range(len(names)) if r["option_offer_sells"][j] and r["option_offer_allowed"][j] and r["option_priced"][j]]
+    best = min(ok, key=lambda j: (float(price[j]), j), default=None)
+    # cheaper by more than a rounding of the price (the auto offer itself is among the listed)
+    if best is None or not float(price[best]) < 0.995 * float(price[-1]):
+        return None
+    return {"offer": names[best], "usd_per_gpu_hour": float(price[best]), "price_type": str(offers.rows[rows[best]]["price_type"])}
+
+
 def _build_planned_offers(tabs, keep: int) -> tuple[dict[int, list[int]], dict[int, int], frozenset[int]]:
     import heapq
     offers = tabs["offers"]

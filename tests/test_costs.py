@@ -429,6 +429,27 @@ def test_cli_tco_breakeven_offers_and_presets():
     assert bad.returncode == 2 and "offer:" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow  # a command-line run
+def test_break_even_names_a_cheaper_listed_offer_than_its_on_demand_reference():
+    """Break-even prices renting at the GPU's cheapest plain on-demand offer ("auto"); where a marketplace or another
+    offer the planner may recommend sells the same GPUs for less, the answer names it, so the buyer sees both prices.
+    No allowed offer that sells the job's GPUs is cheaper than the one named, and a named offer gets no such line."""
+    from gpu_tco.core import cheaper_listed_offer, evaluate, planned_offers
+    job = {"gpu": "H100-SXM", "n_gpus": 8}
+    best = cheaper_listed_offer(job)
+    auto = evaluate(job, outputs=("rent_usd_per_gpu_hour",))["rent_usd_per_gpu_hour"]
+    assert best is not None and best["usd_per_gpu_hour"] < auto
+    names = [catalog.tables()["offers"].rows[i]["name"] for i in planned_offers()[0][catalog.tables()["gpus"].find("H100-SXM")]]
+    r = evaluate({**job, "offer": names}, outputs=("rent_usd_per_gpu_hour", "option_offer_sells", "option_offer_allowed"))
+    allowed = [p for p, s, a in zip(r["rent_usd_per_gpu_hour"], r["option_offer_sells"], r["option_offer_allowed"]) if s and a]
+    assert best["usd_per_gpu_hour"] == pytest.approx(min(allowed))
+    assert evaluate({**job, "offer": best["offer"]}, outputs=("rent_usd_per_gpu_hour",))["rent_usd_per_gpu_hour"] == \
+        pytest.approx(best["usd_per_gpu_hour"])
+    assert cheaper_listed_offer({**job, "offer": "Nebius H100"}) is None  # the user chose the offer
+    out = run("breakeven")
+    assert out.returncode == 0 and '--offer "%s" compares buying with it' % best["offer"] in out.stdout
+
+
 def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
     """Renting GPUs for the working hours costs a fixed amount a month; an API costs its price per million
     tokens.  Above rent / price the rented GPUs are cheaper, provided they can generate that many tokens."""

@@ -45,23 +45,30 @@ def cmd_tco(ns) -> int:
 
 
 def cmd_breakeven(ns) -> int:
-    from ..core import PRICE_FLAGS, breakeven_series, evaluate, resolve_inputs, verdict_text
+    from ..core import PRICE_FLAGS, breakeven_series, cheaper_listed_offer, evaluate, resolve_inputs, verdict_text
     from ..core import require_prices as require
     inputs = _collect_inputs(ns)
     res = evaluate(inputs, outputs=[*BREAKEVEN_LINES, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
     require({**used, **res}, BREAKEVEN_LINES)
     series = breakeven_series(inputs)
+    cheaper = cheaper_listed_offer(inputs)
     if ns.json:
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
                           "results": {n: _jsonable(res[n]) for n in BREAKEVEN_LINES},
                           "verdict": verdict_text(res["verdict_code"]),
+                          "cheaper_listed_offer": cheaper,
                           "series": {k: [_jsonable(x) for x in v] for k, v in series.items()}}, indent=2))
         return 0
     _report(ns, "gpu-tco breakeven: buy {n_gpus}x {gpu} or rent from " + used["offer"]
             + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES, inputs)
     print()
     print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" ({res['payback_months']:.1f} months)." if res["payback_months"] > 0 else "."))
+    if cheaper:
+        print(f"Renting is priced at {used['offer']} (${res['rent_usd_per_gpu_hour']:.2f} per GPU-hour), the cheapest plain "
+              f"on-demand offer; the cheapest offer listed for {int(used['n_gpus'])} GPUs is {cheaper['offer']} "
+              f"({cheaper['price_type']}, ${cheaper['usd_per_gpu_hour']:.2f}): --offer \"{cheaper['offer']}\" compares buying "
+              "with it.")
     print()
     step = max(1, len(series["month"]) // 12)
     rows = [[int(m), _money(o), _money(r), "own" if o < r else "rent"]
