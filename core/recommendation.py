@@ -154,29 +154,45 @@ def option_fields(o: Option, payback_months: float, capital_usd: float, breakeve
 LONG_RUN_HOURS = 30 * 24  # a job of over a month on the cheapest setup: the answer says a deadline would shorten it
 
 
+def _nearest(result: Mapping) -> list[tuple[str, object]]:
+    """[("budget", the cheapest option only the budget rules out), ("deadline", the fastest only the deadline rules out)],
+    each where there is one."""
+    only = lambda o, word: (bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
+                            and math.isfinite(o.outlay_usd) and math.isfinite(o.hours))
+    out = []
+    over = [o for o in result["options"] if only(o, "over budget")]
+    if over:
+        out.append(("budget", min(over, key=lambda x: (x.outlay_usd, x.order))))
+    slow = [o for o in result["options"] if only(o, "too slow")]
+    if slow:
+        out.append(("deadline", min(slow, key=lambda x: (x.hours, x.order))))
+    return out
+
+
+def nearest_option(result: Mapping):
+    """The option a ``plan`` result with nothing acceptable comes nearest to: the cheapest that only the budget rules
+    out, else the fastest that only the deadline rules out, else None (the one the answer's sentences name first)."""
+    found = _nearest(result)
+    return found[0][1] if found else None
+
+
 def nearest(result: Mapping) -> tuple[str, ...]:
     """When no option of a ``plan`` result is acceptable, what comes nearest, in sentences: the cheapest option that only
     the budget rules out and the fastest that only the deadline rules out, with the budget or deadline that would let it
     through; or, with no option at all, why there is none."""
-    options = result["options"]
-    if not options:
+    if not result["options"]:
         why = "" if ranks_purchases(result["inputs"]) else (
             ", and a one-off job weighs renting only (Rank buying for a one-off job set to 1, or Use of bought GPUs, "
             "weighs buying them)")
         return (f"No option to weigh: no rental offer sells the GPUs chosen{why}.",)
     out = []
-    only = lambda o, word: (bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
-                            and math.isfinite(o.outlay_usd) and math.isfinite(o.hours))
-    over = [o for o in options if only(o, "over budget")]
-    if over:
-        o = min(over, key=lambda x: (x.outlay_usd, x.order))
-        out.append(f"The cheapest option the budget alone rules out: {option_text(o)}, {usd_text(o.outlay_usd)} and "
-                   f"{_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} or more takes it).")
-    slow = [o for o in options if only(o, "too slow")]
-    if slow:
-        o = min(slow, key=lambda x: (x.hours, x.order))
-        out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
-                   f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more takes it).")
+    for kind, o in _nearest(result):
+        if kind == "budget":
+            out.append(f"The cheapest option the budget alone rules out: {option_text(o)}, {usd_text(o.outlay_usd)} and "
+                       f"{_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} or more takes it).")
+        else:
+            out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
+                       f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more takes it).")
     return tuple(out)
 
 

@@ -36,6 +36,7 @@ from ..core import (
     evaluate,
     inputs_of,
     likely_hours_text,
+    nearest_option,
     number_text,
     option_inputs,
     option_text,
@@ -232,7 +233,7 @@ def _nothing_acceptable(result: dict, shown) -> str:
     text = " ".join((f"No option meets every requirement ({counts}).", *nearest_options(result),
                      "The table lists every option and why it fails."))
     if shown is not None:
-        text += f" The key figures are for the first of them: {option_text(shown)}."
+        text += f" The key figures are for {option_text(shown)}."
         if not shown["fits"]:
             from ..core import what_would_fit
             change = what_would_fit(option_inputs(result["given"], shown, result["price_gpu"]))
@@ -262,7 +263,8 @@ def compute(state: FormState) -> dict:
     rec = result["recommended"]
     answer = {"job": job, "plan": result, "options": options, "recommended": rec,
               "figures": [], "headline": "", "memory": None, "costs": None, "cash": None}
-    shown = rec or next((o for o in options if o["n_gpus"] > 0), None)
+    # nothing acceptable: the figures of the option the answer names first (the nearest), else of the first listed
+    shown = rec or nearest_option(result) or next((o for o in options if o["n_gpus"] > 0), None)
     if rec is None:
         answer["headline"] = _nothing_acceptable(result, shown)
     if shown is not None:

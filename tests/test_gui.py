@@ -509,10 +509,14 @@ def test_when_nothing_is_acceptable_the_table_shows_why(qtbot, window):
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, deadline, "0.05"))
     assert answer["recommended"] is None
     expected = plan({"deadline_hours": 0.05})
-    first = next(o for o in expected["options"] if o["n_gpus"] > 0)
     assert window.headline.text().startswith("No option meets every requirement (too slow")
-    from gpu_tco.core.planner import option_text
-    assert f"The key figures are for the first of them: {option_text(first)}." in window.headline.text()
+    from gpu_tco.core import nearest_option, nearest_options, option_text
+    # the key figures are those of the option the sentences name first: the fastest the deadline alone rules out
+    named = nearest_option(expected)
+    assert named is not None and option_text(named) in nearest_options(expected)[0]
+    assert f"The key figures are for {option_text(named)}." in window.headline.text()
+    figures = {f.label: f.value for f in answer["figures"]}
+    assert figures["Job time"] == pytest.approx(named.hours) and figures["Memory per GPU"] == pytest.approx(named.peak_gib_per_gpu)
     headers, rows = window.current_rows()
     assert not window.show_rejected.isChecked() and len(rows) == len(expected["options"])  # shown without the toggle
     assert all(r[headers.index("Acceptable")] == "no" and r[headers.index("Why not")] for r in rows)
