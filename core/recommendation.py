@@ -256,8 +256,7 @@ def compose(result: Mapping) -> Recommendation:
         roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
         alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
                        f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
-        sentences.append(f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is above 90 % of the "
-                         "GPU's memory; a longer batch or another library's workspace may not fit." + alternative)
+        sentences.append(_tight_sentence(result, o) + alternative)
     if o.within_tolerance:
         cheapest = min((x for x in result["options"] if x.within_tolerance), key=lambda x: x.cost_usd)
         if usd_text(cheapest.cost_usd) != usd_text(o.cost_usd):  # cheaper in the cents the answer shows
@@ -267,6 +266,20 @@ def compose(result: Mapping) -> Recommendation:
                              f"{why}.")
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def _tight_sentence(result: Mapping, o: Option) -> str:
+    """The warning for a setup whose memory is tight, with the likely range of the estimate (the framework's memory band,
+    peak_train_gib_likely_high): where that range reaches past the GPU's memory, the setup may not run at all."""
+    from .engine import evaluate
+    from .planner import option_inputs
+    r = evaluate(option_inputs(result["given"], o, result["price_gpu"]), outputs=("peak_train_gib_likely_high", "gpu_memory_gib"))
+    high, memory = float(r["peak_train_gib_likely_high"]), float(r["gpu_memory_gib"])
+    text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f}), is above "
+            f"90 % of the GPU's {memory:.0f} GiB; ")
+    if high > memory:
+        return text + "the likely range reaches past it, so the setup may not run, and a longer batch may not fit either."
+    return text + "a longer batch or another library's workspace may not fit."
 
 
 def sharding_text(result: Mapping, o: Option) -> str:

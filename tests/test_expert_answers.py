@@ -487,3 +487,18 @@ def test_offloaded_states_must_fit_the_machines_cpu_memory():
         need = float(line.split(" GiB of CPU memory per machine")[0].rsplit("with ", 1)[1].replace(",", ""))
         memory = core.evaluate({"gpu": gpu}, outputs=("gpu_memory_gib",))["gpu_memory_gib"]
         assert need <= 0.8 * 2 * memory * min(int(count), 8), line
+
+
+def test_a_tight_recommendation_gives_its_likely_memory_and_says_when_it_may_not_run():
+    """Llama 3.1 405B QLoRA on 8 80 GB GPUs is estimated at about 79 GiB per GPU: tight.  The estimate's likely range
+    (the framework's memory band, from its held-out published runs) reaches past 80 GiB, so the answer says the setup
+    may not run at all, gives the range, and names the best setup with room to spare."""
+    rec = core.recommend({"model": "Llama-3.1-405B", "method": "qlora"})
+    o = rec.option
+    assert o.tight
+    r = core.evaluate(core.option_inputs(rec.plan["given"], o, rec.plan["price_gpu"]),
+                      outputs=("peak_train_gib_likely_high", "gpu_memory_gib"))
+    text = rec.text
+    assert f"(likely up to {float(r['peak_train_gib_likely_high']):.1f})" in text
+    assert (r["peak_train_gib_likely_high"] > r["gpu_memory_gib"]) == ("may not run" in text)
+    assert "may not run" in text and "The best setup with room to spare:" in text
