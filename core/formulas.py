@@ -413,6 +413,7 @@ optimizer_off_gpu = q(
 # every state is split by tensor x pipeline parallel; a sharded state by N as well (routed experts: over the N / EP
 # expert-data ranks of an expert-parallel group of EP, so N in all); an unsharded one keeps expert_parallel_keep
 split = lambda flag: t * pp * IF(shard(flag), dp_size, 1 / ep_keep)  # noqa: E731
+state_split = split  # the same, for the CPU offload below (``split`` names a serving quantity further down)
 weights_gib = q(
     "weights_gib", "GiB/GPU", "Training weights per GPU (0 when parameters are offloaded to the CPU; the gathered layers count as transients)",
     (1 - I.offload_params) * weights_bytes_total / split("shard_weights") / GIB, ZERO + "; [pytorch_fsdp] (CPU offload); [megatron_moe]")
@@ -959,10 +960,13 @@ bubble = q(
 
 q = quantities_of("training memory")
 q("cpu_offload_gib_per_machine", "GiB/machine",
-  "CPU memory each machine holds for offloaded states: parameters and gradients (offload_params) and optimizer states with "
-  "master weights (either offload), divided over the machines of the job",
-  (I.offload_params * (weights_bytes_total - fp8_copy_bytes + gradients_bytes_total)
-   + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total) / GIB / job_machines,
+  "CPU memory each machine holds for offloaded states: each GPU's share of the parameters and gradients (offload_params) "
+  "and of the optimizer states with master weights (either offload), as its sharding splits them (unsharded: a whole "
+  "copy per GPU), x the job's GPUs per machine",
+  (I.offload_params * ((weights_bytes_total - fp8_copy_bytes) / state_split("shard_weights")
+                       + gradients_bytes_total / state_split("shard_gradients"))
+   + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total / state_split("shard_optimizer"))
+  / GIB * I.n_gpus / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
 
 host_gib_per_gpu = q(

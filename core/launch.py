@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from . import catalog
-from .engine import resolve_inputs, row_of
+from .engine import evaluate, resolve_inputs, row_of
 
 # weight formats engines apply to a 16-bit checkpoint themselves (a pre-quantized checkpoint needs no flag)
 QUANT_FLAGS = {"vllm": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
@@ -27,6 +27,7 @@ GGUF_NAMES = {"bf16": "BF16", "fp16": "F16", "fp8": "Q8_0", "int8": "Q8_0", "int
 
 
 MODEL_PLACEHOLDER = "MODEL"  # in the command of a model outside the catalog: its Hugging Face id or local folder
+FP8_PLACEHOLDER = "FP8_CHECKPOINT"  # an FP8 checkpoint, where the 16-bit one does not fit to be quantized as it loads
 
 
 def hf_id(model, chat: bool = False) -> str:
@@ -66,10 +67,19 @@ def launch_command(job: Mapping) -> dict:
     fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
     batch = max(1, int(r["max_num_seqs"]))
     model_id = hf_id(row_of(r, "model"), chat=True)
-    values = {"hf_id": model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
+    # an engine that quantizes to FP8 as it loads reads the 16-bit checkpoint whole first [vllm_fp8]: where those
+    # weights do not fit the replica's GPUs, the command names an FP8 checkpoint instead (no --quantization flag: the
+    # engine reads the format from the checkpoint)
+    online = fmt in QUANT_FLAGS.get(engine, {}) and fmt == "fp8"
+    sixteen_bit_gib = float(evaluate({**dict(job), "weights_dtype": "bf16"}, outputs=("infer_weights_gib",))["infer_weights_gib"]) \
+        if online and model_id != MODEL_PLACEHOLDER else 0.0
+    room_gib = float(evaluate(dict(job), outputs=("gpu_memory_gib",))["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
+    fp8_checkpoint = online and sixteen_bit_gib > room_gib
+    values = {"hf_id": FP8_PLACEHOLDER if fp8_checkpoint else model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
-              "quant_vllm": QUANT_FLAGS["vllm"].get(fmt, ""), "quant_sglang": QUANT_FLAGS["sglang"].get(fmt, ""),
+              "quant_vllm": "" if fp8_checkpoint else QUANT_FLAGS["vllm"].get(fmt, ""),
+              "quant_sglang": "" if fp8_checkpoint else QUANT_FLAGS["sglang"].get(fmt, ""),
               "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
               "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"]))),
               # the engine's share of GPU memory the plan assumed, when it is not vLLM's default
@@ -77,6 +87,10 @@ def launch_command(job: Mapping) -> dict:
               "memory_sglang": memory_flag(r, " --mem-fraction-static")}
     command = str(row["launch"]).format(**values)
     notes = [] if model_id != MODEL_PLACEHOLDER else [f"{MODEL_PLACEHOLDER}: the model's Hugging Face id or local folder"]
+    if fp8_checkpoint:
+        notes.append(f"{FP8_PLACEHOLDER}: an FP8 checkpoint of {model_id} (its publisher's -FP8 release, or one made with "
+                     f"LLM Compressor): its 16-bit weights, {sixteen_bit_gib:,.0f} GiB per GPU, do not fit the replica's GPUs "
+                     f"({room_gib:,.0f} GiB each for the engine), and quantizing to FP8 as it loads reads them whole first")
     if fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
         notes.append(f"point it at {PREQUANTIZED[fmt]} of the model")
     if engine == "trtllm" and (fmt == "fp8" or kv == "fp8"):

@@ -166,12 +166,18 @@ def _nearest(result: Mapping) -> list[tuple[str, object]]:
     slow = [o for o in result["options"] if only(o, "too slow")]
     if slow:
         out.append(("deadline", min(slow, key=lambda x: (x.hours, x.order))))
+    if not out:  # the budget and the deadline both rule everything out: the cheapest that only those two rule out
+        both = [o for o in result["options"] if o.reasons and math.isfinite(o.outlay_usd) and math.isfinite(o.hours)
+                and all(r.startswith(("over budget:", "too slow:")) for r in o.reasons)]
+        if both:
+            out.append(("both", min(both, key=lambda x: (x.outlay_usd, x.order))))
     return out
 
 
 def nearest_option(result: Mapping):
     """The option a ``plan`` result with nothing acceptable comes nearest to: the cheapest that only the budget rules
-    out, else the fastest that only the deadline rules out, else None (the one the answer's sentences name first)."""
+    out, else the fastest that only the deadline rules out, else the cheapest that only those two rule out, else None
+    (the one the answer's sentences name first)."""
     found = _nearest(result)
     return found[0][1] if found else None
 
@@ -190,9 +196,13 @@ def nearest(result: Mapping) -> tuple[str, ...]:
         if kind == "budget":
             out.append(f"The cheapest option the budget alone rules out: {option_text(o)}, {usd_text(o.outlay_usd)} and "
                        f"{_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} or more takes it).")
-        else:
+        elif kind == "deadline":
             out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
                        f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more takes it).")
+        else:
+            out.append(f"The cheapest option only the budget and the deadline rule out: {option_text(o)}, "
+                       f"{usd_text(o.outlay_usd)} and {_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} "
+                       f"and a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more take it).")
     return tuple(out)
 
 
@@ -211,6 +221,14 @@ def compose(result: Mapping) -> Recommendation:
     breakeven, use = float(bought["breakeven_hours_per_day"]), float(bought["own_hours_per_day"])
     ranked = ranks_purchases(inputs)
     sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
+    if o.tight:  # the risk first, beside the price it buys
+        roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
+        alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
+                       f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
+        sentences.append(_tight_sentence(result, o) + alternative)
+    offload = _offload_sentence(result, o)
+    if offload:
+        sentences.append(offload)
     if not float(inputs["deadline_hours"]) > 0 and o.hours > LONG_RUN_HOURS:  # the cheapest way may take most of a year
         sentences.append(f"It runs {o.hours / 24:,.0f} days on {o.n_gpus} GPUs: a deadline (Deadline on the inputs) plans "
                          "more GPUs to finish sooner.")
@@ -242,7 +260,7 @@ def compose(result: Mapping) -> Recommendation:
         split.append(f"its experts are spread over {o.expert_parallel} GPUs (expert parallelism)")
     if split:
         sentences.append(f"In this setup {' and '.join(split)}.")
-    data_parallel = sharding_text(result, o)
+    data_parallel = "" if offload and _given_flag(result, "offload_params") else sharding_text(result, o)
     if data_parallel:
         sentences.append(data_parallel)
     if o.acquire == "buy" and consumer_gpu(o.gpu):
@@ -252,11 +270,6 @@ def compose(result: Mapping) -> Recommendation:
         network = cluster_network(option_inputs(result["given"], o, result["price_gpu"]), planned=True)
         if network:
             sentences.append(network)
-    if o.tight:
-        roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
-        alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
-                       f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
-        sentences.append(_tight_sentence(result, o) + alternative)
     if o.within_tolerance:
         cheapest = min((x for x in result["options"] if x.within_tolerance), key=lambda x: x.cost_usd)
         if usd_text(cheapest.cost_usd) != usd_text(o.cost_usd):  # cheaper in the cents the answer shows
@@ -275,11 +288,34 @@ def _tight_sentence(result: Mapping, o: Option) -> str:
     from .planner import option_inputs
     r = evaluate(option_inputs(result["given"], o, result["price_gpu"]), outputs=("peak_train_gib_likely_high", "gpu_memory_gib"))
     high, memory = float(r["peak_train_gib_likely_high"]), float(r["gpu_memory_gib"])
-    text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f}), is above "
-            f"90 % of the GPU's {memory:.0f} GiB; ")
+    text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f} GiB), is "
+            f"above 90 % of the GPU's {memory:.0f} GiB")
     if high > memory:
-        return text + "the likely range reaches past it, so the setup may not run, and a longer batch may not fit either."
-    return text + "a longer batch or another library's workspace may not fit."
+        return text + f"; the likely peak is above the {memory:.0f} GiB, so the setup may run out of memory."
+    return text + "; a longer batch or another library's workspace may not fit."
+
+
+def _given_flag(result: Mapping, name: str) -> bool:
+    return bool(float(result["given"].get(name, 0) or 0))
+
+
+def _offload_sentence(result: Mapping, o: Option) -> str:
+    """With states offloaded to CPU memory (offload_params or offload_optimizer): what lives there, the CPU memory it
+    takes per machine and the least each machine needs (the offloaded states at most HOST_MEMORY_USABLE of it)."""
+    params, optimizer = _given_flag(result, "offload_params"), _given_flag(result, "offload_optimizer")
+    if not (params or optimizer):
+        return ""
+    from .engine import evaluate
+    from .formulas import HOST_MEMORY_USABLE
+    from .planner import option_inputs
+    r = evaluate(option_inputs(result["given"], o, result["price_gpu"]),
+                 outputs=("cpu_offload_gib_per_machine", "host_memory_gib_per_machine"))
+    need, assumed = float(r["cpu_offload_gib_per_machine"]), float(r["host_memory_gib_per_machine"])
+    what = ("the parameters, gradients and optimizer states live in CPU memory (FSDP CPU offload), the GPUs holding the "
+            "layers being computed" if params else "the optimizer states live in CPU memory (ZeRO-Offload)")
+    return (f"In this setup {what}: {need:,.0f} GiB per machine, so each machine needs at least "
+            f"{need / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory (the offloaded states at most "
+            f"{100 * HOST_MEMORY_USABLE:.0f} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")
 
 
 def sharding_text(result: Mapping, o: Option) -> str:

@@ -280,6 +280,8 @@ def engine_text(engine: str) -> str:
 
 
 LAUNCH_EQUIVALENTS = ("vllm", "sglang", "trtllm")
+# engines built for NVIDIA GPUs only: TensorRT-LLM compiles CUDA kernels ([trtllm_serve]); on other GPUs no equivalent
+NVIDIA_ONLY_ENGINES = ("trtllm",)
 
 
 def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
@@ -289,7 +291,8 @@ def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
     inputs = serve_option_inputs(job, option)
     inputs["max_num_seqs"] = max(1, int(option["batch"]))
     engine = str(option.get("engine") or resolve_inputs(inputs)["engine"])
-    order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine]
+    nvidia = str(row_of(resolve_inputs(inputs), "gpu")["vendor"]).strip().upper() == "NVIDIA"
+    order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine and (nvidia or e not in NVIDIA_ONLY_ENGINES)]
     commands = [launch_command({**inputs, "engine": e}) for e in order]
     if _get(option, "layout") == "disaggregated":
         for c in commands:

@@ -499,6 +499,69 @@ def test_a_tight_recommendation_gives_its_likely_memory_and_says_when_it_may_not
     r = core.evaluate(core.option_inputs(rec.plan["given"], o, rec.plan["price_gpu"]),
                       outputs=("peak_train_gib_likely_high", "gpu_memory_gib"))
     text = rec.text
-    assert f"(likely up to {float(r['peak_train_gib_likely_high']):.1f})" in text
-    assert (r["peak_train_gib_likely_high"] > r["gpu_memory_gib"]) == ("may not run" in text)
-    assert "may not run" in text and "The best setup with room to spare:" in text
+    assert f"(likely up to {float(r['peak_train_gib_likely_high']):.1f} GiB)" in text
+    assert ("may run out of memory" in text) == (r["peak_train_gib_likely_high"] > r["gpu_memory_gib"])
+    assert "may run out of memory" in text and "The best setup with room to spare:" in text
+    assert rec.sentences[1].startswith("Memory is tight")  # the risk right after the price it buys
+
+
+def test_an_offloading_answer_says_how_much_cpu_memory_each_machine_needs():
+    """A setup that fits only with its states in CPU memory needs machines with that memory: the answer says where the
+    states live, how much they take per machine and the least CPU memory each machine needs (they take at most 80 %
+    of it), instead of saying the states are split across the GPUs."""
+    from gpu_tco.core.formulas import HOST_MEMORY_USABLE
+    rec = core.recommend({"model": "Llama-3-70B", "method": "lora", "offload_params": 1}, gpus=["RTX-4090"])
+    need = core.evaluate(core.option_inputs(rec.plan["given"], rec.option, rec.plan["price_gpu"]),
+                         outputs=("cpu_offload_gib_per_machine",))["cpu_offload_gib_per_machine"]
+    assert f"{float(need):,.0f} GiB per machine" in rec.text
+    assert f"each machine needs at least {float(need) / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory" in rec.text
+    assert "split across the GPUs" not in rec.text and "live in CPU memory" in rec.text
+
+
+def test_unsharded_states_offloaded_take_a_copy_per_gpu_in_cpu_memory():
+    """Without sharding every data-parallel rank keeps the whole optimizer state; offloaded, each rank's copy sits in
+    its machine's CPU memory (DeepSpeed, "ZeRO-Offload", https://www.deepspeed.ai/tutorials/zero-offload/, offloads the
+    partitions of ZeRO stages 1-3)."""
+    job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 8, "method": "full", "offload_optimizer": 1}
+    sharded, whole = (core.evaluate({**job, "sharding": s}, outputs=("cpu_offload_gib_per_machine", "fits_host_memory"))
+                      for s in ("zero1", "none"))
+    assert whole["cpu_offload_gib_per_machine"] == pytest.approx(8 * sharded["cpu_offload_gib_per_machine"])
+    assert sharded["fits_host_memory"] and not whole["fits_host_memory"]
+
+
+def test_an_fp8_serving_command_names_an_fp8_checkpoint_where_the_16_bit_one_does_not_fit():
+    """vLLM's online FP8 quantization loads the model at its original precision before quantizing it (vLLM project,
+    "FP8 W8A8", https://docs.vllm.ai/en/latest/features/quantization/fp8.html): Mixtral 8x7B's 16-bit weights (87 GiB)
+    cannot be loaded on one 80 GB H100 to be quantized, so the command names an FP8 checkpoint; Llama 3.1 70B on two
+    H100s can, so its command quantizes the 16-bit release as it loads."""
+    for model, n, online in (("Mixtral-8x7B", 1, False), ("Llama-3.1-70B", 2, True)):
+        job = {"model": model, "gpu": "H100-SXM", "n_gpus": n, "weights_dtype": "fp8", "engine": "vllm", "max_num_seqs": 8}
+        sixteen = core.evaluate({**job, "weights_dtype": "bf16"}, outputs=("infer_weights_gib", "gpu_memory_gib"))
+        assert (sixteen["infer_weights_gib"] <= 0.9 * sixteen["gpu_memory_gib"]) == online
+        cmd = core.launch_command(job)
+        assert ("--quantization fp8" in cmd["command"]) == online
+        assert ("FP8_CHECKPOINT" in cmd["command"]) == (not online)
+        assert online or "an FP8 checkpoint of mistralai/Mixtral-8x7B-Instruct-v0.1" in cmd["note"]
+
+
+def test_no_tensorrt_llm_command_for_a_gpu_it_does_not_run_on():
+    """TensorRT-LLM runs on NVIDIA GPUs only (NVIDIA, "TensorRT-LLM", https://nvidia.github.io/TensorRT-LLM/): a setup
+    of AMD MI300X gets the vLLM and SGLang commands, an H100 setup all three."""
+    amd = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 1}, gpus=["MI300X"])
+    nvidia = core.serve_plan({"model": "Llama-3-8B", "requests_per_s": 1}, gpus=["H100-SXM"])
+    assert [c["engine"] for c in amd["launch"]] == ["vllm", "sglang"]
+    assert [c["engine"] for c in nvidia["launch"]] == ["vllm", "sglang", "trtllm"]
+
+
+def test_with_the_budget_and_the_deadline_ruling_everything_out_the_answer_names_the_cheapest_of_those():
+    """Nothing meets a 3-minute deadline and a $20 budget: the answer names the cheapest option only those two rule out,
+    with the budget and deadline that take it, and the form's key figures are that option's."""
+    result = core.plan({"model": "Llama-3-70B", "method": "lora", "deadline_hours": 0.05, "budget_usd": 20})
+    assert result["recommended"] is None
+    named = core.nearest_option(result)
+    assert named is not None and set(r.split(":")[0] for r in named.reasons) <= {"over budget", "too slow"}
+    cheapest = min((o for o in result["options"] if o.reasons and all(r.startswith(("over budget:", "too slow:")) for r in o.reasons)),
+                   key=lambda o: o.outlay_usd)
+    assert named.outlay_usd == cheapest.outlay_usd
+    sentence = core.nearest_options(result)[0]
+    assert sentence.startswith("The cheapest option only the budget and the deadline rule out: " + core.option_text(named))

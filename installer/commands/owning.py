@@ -63,7 +63,8 @@ def cmd_breakeven(ns) -> int:
     _report(ns, "gpu-tco breakeven: buy {n_gpus}x {gpu} or rent from " + used["offer"]
             + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES, inputs)
     print()
-    print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" ({res['payback_months']:.1f} months)." if res["payback_months"] > 0 else "."))
+    print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" (payback after {res['payback_months']:.1f} months)."
+                                                             if res["payback_months"] > 0 else "."))
     if cheaper:
         print(f"Renting is priced at {used['offer']} (${res['rent_usd_per_gpu_hour']:.2f} per GPU-hour), the cheapest plain "
               f"on-demand offer; the cheapest offer listed for {int(used['n_gpus'])} GPUs is {cheaper['offer']} "
