@@ -18,7 +18,7 @@ from .errors import InputError
 from .text import did_you_mean
 
 REQUIRED_FIELDS = ("layers", "hidden", "ffn", "heads", "vocab")
-TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of")
+TEXT_FIELDS = ("name", "aliases", "family", "source", "as_of", "release_weights_dtype")
 _NEW_COLUMNS = ("attention_layers", "state_layers", "state_layer_params", "state_elements_per_layer",
                 "state_conv_elements_per_layer", "state_bits", "sparse_attention_tokens", "indexer_heads", "indexer_head_dim",
                 "global_kv_heads", "global_head_dim", "attention_layer_params", "moe_latent_dim", "compressed_kv_layers",

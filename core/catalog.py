@@ -36,10 +36,11 @@ TEXT_COLUMNS = {
     "model", "catalog_model", "price_key",  # apis
     "launch", "label",  # engines: the command that starts the engine, its name as people write it
     "pipeline_max_sharding",  # frameworks: a shardings.csv name
+    "release_weights_dtype",  # models: the weight format its publisher released (a weight_dtypes name; empty: 16-bit)
 }
 # Columns a user row may leave empty (they default to 0 / "").
 OPTIONAL_COLUMNS = {
-    "aliases", "source", "as_of", "description", "purchase_basis", "notes", "accuracy_effect",
+    "aliases", "source", "as_of", "description", "purchase_basis", "notes", "accuracy_effect", "release_weights_dtype",
     # offers: a user row needs gpu, gpus_per_instance, usd_per_gpu_hour and billing_increment_s
     "provider", "instance", "price_type", "region", "interruptible", "commitment_months",
     "usd_per_instance_hour", "commission_pct", "usd_per_gb_month_storage", "usd_per_gb_egress",
@@ -887,6 +888,22 @@ def _check_apis(tabs: dict) -> None:
         apis.col["catalog_model"][i] = row["catalog_model"] = models_.rows[j]["name"]
 
 
+def _check_release_formats(tabs: dict) -> None:
+    """Every model's release_weights_dtype is empty or a row of weight_dtypes.csv (canonicalised)."""
+    models_, formats = tabs["models"], tabs["weight_dtypes"]
+    for i, row in enumerate(models_.rows):
+        value = row.get("release_weights_dtype")
+        if not value:
+            continue
+        j = formats.find(value)
+        if j is None:
+            where, line = models_.origin.get(i, (models_.files[0], i + 2))
+            raise CatalogError(where, line, "release_weights_dtype",
+                               f"unknown weight format {show(value)}{did_you_mean(str(value), formats.names)}; allowed: "
+                               f"{', '.join(formats.names)}, or empty (a 16-bit release)")
+        models_.col["release_weights_dtype"][i] = row["release_weights_dtype"] = formats.rows[j]["name"]
+
+
 def _check_mig(tabs: dict) -> None:
     """Every MIG slice is carved from a GPU of the catalog (the card its name starts with)."""
     gpus_ = tabs["gpus"]
@@ -1074,6 +1091,7 @@ def _load_all(user_files: dict | None = None) -> dict:
             gc.enable()
     _check_offers(loaded)
     _check_apis(loaded)
+    _check_release_formats(loaded)
     _check_mig(loaded)
     return loaded
 

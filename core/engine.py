@@ -193,6 +193,21 @@ def weights_dtype_of_model_name(model: str) -> str | None:
     return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 
+def release_weights_dtype(model) -> str | None:
+    """The weight format a model is served in by default: the one its checkpoint's name carries ("...-NVFP4"), else the
+    one its publisher released it in (models catalog ``release_weights_dtype``: gpt-oss's MXFP4 experts, DeepSeek-V3's
+    FP8); None for a 16-bit release, a path or a model outside the catalog.  The serving planner and the launch
+    commands use it; an evaluation keeps the weights_dtype input (16-bit unless given)."""
+    if not isinstance(model, str) or looks_like_path(model):
+        return None
+    named = weights_dtype_of_model_name(model)
+    if named is not None:
+        return named
+    models = catalog.models()
+    i = models.find(model)
+    return (str(models.rows[i].get("release_weights_dtype") or "") or None) if i is not None else None
+
+
 _CHOICE_TABLES = {i.name: (i.table, i.name + "__row") for i in INPUTS if i.kind == "choice"}  # asked per input given
 
 

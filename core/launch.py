@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from . import catalog
-from .engine import evaluate, resolve_inputs, row_of
+from .engine import evaluate, release_weights_dtype, resolve_inputs, row_of
 
 # weight formats engines apply to a 16-bit checkpoint themselves (a pre-quantized checkpoint needs no flag)
 QUANT_FLAGS = {"vllm": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
@@ -61,7 +61,12 @@ def launch_command(job: Mapping) -> dict:
     """{"engine", "command", "note"}: the command line that starts ``job``'s setup (inputs as for ``evaluate``: model,
     n_gpus = GPUs per replica, weights_dtype, kv_dtype, max_num_seqs = the batch, prefill_chunk_tokens, prompt and
     output tokens, engine).  ``note`` says what the command assumes (a pre-quantized checkpoint, one per replica)."""
-    r = resolve_inputs(dict(job))
+    job = dict(job)
+    if "weights_dtype" not in job:  # the checkpoint's own format: gpt-oss's MXFP4, DeepSeek-V3's FP8
+        release = release_weights_dtype(job.get("model"))
+        if release is not None:
+            job["weights_dtype"] = release
+    r = resolve_inputs(job)
     engine = str(r["engine"])
     row = catalog.tables()["engines"].row(engine)
     fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
@@ -70,16 +75,19 @@ def launch_command(job: Mapping) -> dict:
     # an engine that quantizes to FP8 as it loads reads the 16-bit checkpoint whole first [vllm_fp8]: where those
     # weights do not fit the replica's GPUs, the command names an FP8 checkpoint instead (no --quantization flag: the
     # engine reads the format from the checkpoint)
-    online = fmt in QUANT_FLAGS.get(engine, {}) and fmt == "fp8"
-    sixteen_bit_gib = float(evaluate({**dict(job), "weights_dtype": "bf16"}, outputs=("infer_weights_gib",))["infer_weights_gib"]) \
+    # the format the model was released in needs no flag: the engine reads it from the checkpoint (gpt-oss's MXFP4,
+    # DeepSeek-V3's FP8)
+    released = fmt == release_weights_dtype(str(r["model"]))
+    online = fmt in QUANT_FLAGS.get(engine, {}) and fmt == "fp8" and not released
+    sixteen_bit_gib = float(evaluate({**job, "weights_dtype": "bf16"}, outputs=("infer_weights_gib",))["infer_weights_gib"]) \
         if online and model_id != MODEL_PLACEHOLDER else 0.0
-    room_gib = float(evaluate(dict(job), outputs=("gpu_memory_gib",))["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
+    room_gib = float(evaluate(job, outputs=("gpu_memory_gib",))["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
     fp8_checkpoint = online and sixteen_bit_gib > room_gib
     values = {"hf_id": FP8_PLACEHOLDER if fp8_checkpoint else model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
-              "quant_vllm": "" if fp8_checkpoint else QUANT_FLAGS["vllm"].get(fmt, ""),
-              "quant_sglang": "" if fp8_checkpoint else QUANT_FLAGS["sglang"].get(fmt, ""),
+              "quant_vllm": "" if fp8_checkpoint or released else QUANT_FLAGS["vllm"].get(fmt, ""),
+              "quant_sglang": "" if fp8_checkpoint or released else QUANT_FLAGS["sglang"].get(fmt, ""),
               "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
               "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"]))),
               # the engine's share of GPU memory the plan assumed, when it is not vLLM's default
@@ -91,9 +99,11 @@ def launch_command(job: Mapping) -> dict:
         notes.append(f"{FP8_PLACEHOLDER}: an FP8 checkpoint of {model_id} (its publisher's -FP8 release, or one made with "
                      f"LLM Compressor): its 16-bit weights, {sixteen_bit_gib:,.0f} GiB per GPU, do not fit the replica's GPUs "
                      f"({room_gib:,.0f} GiB each for the engine), and quantizing to FP8 as it loads reads them whole first")
-    if fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
+    if released:
+        notes.append(f"{fmt} weights as the model was released")
+    elif fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
         notes.append(f"point it at {PREQUANTIZED[fmt]} of the model")
-    if engine == "trtllm" and (fmt == "fp8" or kv == "fp8"):
+    if engine == "trtllm" and ((fmt == "fp8" and not released) or kv == "fp8"):
         notes.append("FP8 weights and KV cache come from an FP8 checkpoint (NVIDIA's -FP8 releases or TensorRT Model Optimizer)")
     if engine == "llamacpp":
         notes.append("llama.cpp reads GGUF files; --ctx-size is shared by the --parallel slots")

@@ -28,7 +28,7 @@ from typing import Mapping
 import numpy as np
 
 from . import catalog, planner
-from .engine import check_input, evaluate, resolve_inputs, row_of, weights_dtype_of_model_name
+from .engine import check_input, evaluate, release_weights_dtype, resolve_inputs, row_of
 from .errors import InputError
 from .inputs import BY_NAME
 from .job_fit import serve_not_fit_text
@@ -329,9 +329,15 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     job = dict(job or {})
     job["task"] = "serve"  # what is bought is the deployment (own_gpus), whatever task the caller's dict named
     fixed = {k: job.pop(k) for k in CHOSEN if k in job}
-    named_format = weights_dtype_of_model_name(job["model"]) if isinstance(job.get("model"), str) else None
-    if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4": that checkpoint is what is served
+    named_format = release_format(job.get("model"))
+    if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4", gpt-oss's MXFP4: that checkpoint is served
         fixed["weights_dtype"] = named_format
+        if "min_weight_bits" not in job:
+            # the checkpoint's own format is its published accuracy: the lowest bit width comes down to it (a format
+            # the user names is still held to min_weight_bits, never lowered silently)
+            bits = math.floor(weight_bits(check_input("weights_dtype", named_format)))
+            if bits < float(BY_NAME["min_weight_bits"].default):
+                job["min_weight_bits"] = bits
     # GPUs per replica are the planner's to choose: the check reads the smallest count attention data parallel divides
     size = {} if "n_gpus" in fixed else {"n_gpus": _attention_groups(job, fixed)}
     base = resolve_inputs({**job, **size, **fixed})  # checks every value once, with field names in messages
@@ -804,9 +810,19 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
         notes.append(f"{free} of the {o['gpus_bought']} GPUs bought {'is' if free == 1 else 'are'} free for other work")
     if o["acquire"] == "buy" and planner.consumer_gpu(str(o["gpu"])):
         notes.append(SERVE_CONSUMER_LICENSE.format(gpu=o["gpu"]))
-    if o["weights_bits"] < 8:
+    released = release_format(inputs.get("model"))
+    if o["weights_dtype"] == released and o["weights_bits"] < 16:
+        notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits), the format the model was released in: "
+                     "its published accuracy")
+    elif o["weights_bits"] < 8:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
     return "; ".join(notes)
+
+
+def release_format(model) -> str | None:
+    """The weight format a catalog model was released in (models catalog release_weights_dtype: gpt-oss's MXFP4
+    experts, DeepSeek-V3's FP8), or the format a checkpoint's name carries ("...-NVFP4"); None for a 16-bit release."""
+    return release_weights_dtype(model)
 
 
 def _upper_first(text: str) -> str:

@@ -324,3 +324,15 @@ def test_a_bad_fp16_accumulate_cell_in_a_users_file_names_file_row_and_column(us
         catalog.reload()
         core.evaluate(engine="llamacpp", gpu="RTX-4090", task="serve")
     assert str(err.value) == f"{user_dir / (table + '.csv')}, row 2, column {column}: {problem}"
+
+
+def test_a_models_release_format_must_be_a_weight_format(user_dir):
+    """A user model row's release_weights_dtype names a weight format of the catalog (canonicalised: "MXFP4" is mxfp4)
+    or is empty; anything else stops with the file, row and column and the formats allowed."""
+    _copy_rows("models", {"gpt-oss-20b"}, user_dir, {"release_weights_dtype": "MXFP4"})
+    catalog.reload()
+    assert catalog.models().rows[catalog.models().find("gpt-oss-20b")]["release_weights_dtype"] == "mxfp4"
+    _copy_rows("models", {"gpt-oss-20b"}, user_dir, {"release_weights_dtype": "mxfp5"})
+    with pytest.raises(core.CatalogError) as err:
+        catalog.reload()
+    assert "row 2, column release_weights_dtype" in str(err.value) and "mxfp4" in str(err.value)

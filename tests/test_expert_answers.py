@@ -565,3 +565,23 @@ def test_with_the_budget_and_the_deadline_ruling_everything_out_the_answer_names
     assert named.outlay_usd == cheapest.outlay_usd
     sentence = core.nearest_options(result)[0]
     assert sentence.startswith("The cheapest option only the budget and the deadline rule out: " + core.option_text(named))
+
+
+def test_a_model_released_in_a_low_bit_format_is_served_in_it():
+    """gpt-oss-120b is released with its experts in MXFP4 and runs on one 80 GB GPU (OpenAI, "gpt-oss-120b & gpt-oss-20b
+    Model Card", 2025, https://arxiv.org/abs/2508.10925); DeepSeek-V3 is released in FP8 (DeepSeek-AI, "DeepSeek-V3
+    Technical Report", 2024, https://arxiv.org/abs/2412.19437).  The serving plan serves each in its release format,
+    whose accuracy is the published one (not refused as below 8 bits), and the command starts the release checkpoint
+    without a quantization flag.  A checkpoint whose name carries its format ("-NVFP4") is served in that format."""
+    result = core.serve_plan({"model": "gpt-oss-120b"}, gpus=["H100-SXM"])  # 10 requests/s: renting wins
+    rec = result["recommended"]
+    assert rec is not None and rec.weights_dtype == "mxfp4" and rec.n_gpus == 1
+    assert "the format the model was released in" in result["recommendation"]
+    vllm = result["launch"][0]["command"]
+    assert vllm.startswith("vllm serve openai/gpt-oss-120b ") and "--quantization" not in vllm
+    deepseek = core.launch_command({"model": "DeepSeek-V3", "gpu": "H200-SXM", "n_gpus": 8, "engine": "vllm", "max_num_seqs": 8})
+    assert deepseek["command"].startswith("vllm serve deepseek-ai/DeepSeek-V3 ") and "FP8_CHECKPOINT" not in deepseek["command"]
+    assert "--quantization" not in deepseek["command"] and "as the model was released" in deepseek["note"]
+    named = core.serve_plan({"model": "meta-llama/Llama-3.3-70B-Instruct-NVFP4"}, gpus=["B200"])
+    assert named["recommended"] is not None and named["recommended"].weights_dtype == "nvfp4"
+    assert "weights in nvfp4" in named["recommendation"] and "accuracy" in named["recommendation"]  # its published cost
