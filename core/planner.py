@@ -289,7 +289,7 @@ def offer_rows_left_out() -> frozenset[int]:
 
 
 def cheaper_listed_offer(job: Mapping) -> dict | None:
-    """With the job's offer left to "auto" (the GPU's cheapest plain on-demand offer, a provider's own list price: the
+    """With the job's offer left to "auto" (the GPU's cheapest on-demand offer (not a marketplace), a provider's own list price: the
     reference for renting against buying), the offer of its GPU with a lower price paid per GPU-hour (list x (1 -
     off-peak discount) x (1 + commission), ``rent_usd_per_gpu_hour``) that the planner may recommend: sells n_gpus as one
     job, not interruptible unless allow_interruptible is 1, marketplaces and community clouds included.

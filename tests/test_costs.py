@@ -431,7 +431,7 @@ def test_cli_tco_breakeven_offers_and_presets():
 
 @pytest.mark.slow  # a command-line run
 def test_break_even_names_a_cheaper_listed_offer_than_its_on_demand_reference():
-    """Break-even prices renting at the GPU's cheapest plain on-demand offer ("auto"); where a marketplace or another
+    """Break-even prices renting at the GPU's cheapest on-demand offer (not a marketplace) ("auto"); where a marketplace or another
     offer the planner may recommend sells the same GPUs for less, the answer names it, so the buyer sees both prices.
     No allowed offer that sells the job's GPUs is cheaper than the one named, and a named offer gets no such line."""
     from gpu_tco.core import cheaper_listed_offer, evaluate, planned_offers

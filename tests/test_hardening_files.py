@@ -296,7 +296,8 @@ def _hostile_rows() -> dict[str, dict]:
     for table in TABLE_BASES:
         row = _base_row(table)
         for field in _text_fields(table):
-            row[field] = f"Zq9{table}{field} {KEPT}" if field != "gpu" else ""
+            # a column naming a row of another catalog (the offer's GPU, the model's release weight format) is no free text
+            row[field] = f"Zq9{table}{field} {KEPT}" if field not in ("gpu", "release_weights_dtype") else ""
         rows[table] = row
     rows["offers"]["gpu"] = rows["gpus"]["name"]
     rows["offers"]["price_type"] = "on-demand " + KEPT

@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import DEFAULTS, check_input, likely_hours_text, nearest_options, plan
+    from ..core import DEFAULTS, check_input, likely_hours_text, nearest_options, plan, ranks_purchases
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -60,7 +60,8 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     rec = result["recommended"]
     subject = f"GPU plan: {a['model']} {a['method']}"
     lines = [f"Job: {a['method']} fine-tuning of {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
-             f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequences per GPU per step).", ""]
+             f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequence{'' if a['micro_batch'] == 1 else 's'} "
+             "per GPU per step).", ""]
     if rec is None:
         lines.append(" ".join(("No option meets every requirement (memory, price, deadline, budget).",
                                *nearest_options(result), "The workbook shows why each option fails.")))
@@ -68,7 +69,11 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
         lines.append(f"Recommended: {compose(result).text}")
         lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU. Hours: {likely_hours_text(rec, a['framework'])}.")
     ok = sum(1 for o in result["options"] if o["ok"])
-    lines += ["", f"{ok} of {len(result['options'])} options were acceptable (every GPU type, count, cloud offer and buying).",
+    weighed = (", ".join(where["gpus"]) if where.get("gpus") else "every GPU type",
+               f"{where['count']} GPUs" if "count" in where else "every count",
+               where["offer"] if where.get("offer") else "every cloud offer")
+    lines += ["", f"{ok} of {len(result['options'])} options were acceptable ({', '.join(weighed)}, "
+                  f"{'and buying' if ranks_purchases(a) else 'renting only: a one-off job'}).",
               "The attached workbook recomputes every number in Excel or LibreOffice: change the inputs on its "
               "Inputs sheet and the answers follow.", "", "Made with gpu-tco."]
     return subject, "\n".join(lines)

@@ -336,8 +336,9 @@ def _serve_start(ws, tabs: Mapping, result: Mapping, setups: Mapping, cells: Map
             put_text(ws.cell(row=r, column=1), item["command"])
             lay.cached[f"Start!A{r}"] = item["command"]
         r += 1
-        put_text(ws.cell(row=r, column=1), result["launch"][0]["note"])
-        ws.cell(row=r, column=1).font = NOTE_FONT
+        # the note wraps across the table's width (an FP8 checkpoint's note runs to a few hundred characters)
+        _note(ws, f"A{r}", result["launch"][0]["note"], "E", 15, NOTE_FONT)
+        put_text(ws[f"A{r}"], result["launch"][0]["note"])  # text, never read as a formula
         r += 1
     r = _start_ages(ws, tabs, r + 1, str(result["given"].get("offer", "")))
     _widths(ws, {"A": 36, "B": 26, "C": 26, "D": 26, "E": 14})

@@ -66,7 +66,7 @@ def cmd_breakeven(ns) -> int:
     print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" (payback after {res['payback_months']:.1f} months)."
                                                              if res["payback_months"] > 0 else "."))
     if cheaper:
-        print(f"Renting is priced at {used['offer']} (${res['rent_usd_per_gpu_hour']:.2f} per GPU-hour), the cheapest plain "
+        print(f"Renting is priced at {used['offer']} (${res['rent_usd_per_gpu_hour']:.2f} per GPU-hour), the cheapest "
               f"on-demand offer; the cheapest offer listed for {int(used['n_gpus'])} GPUs is {cheaper['offer']} "
               f"({cheaper['price_type']}, ${cheaper['usd_per_gpu_hour']:.2f}): --offer \"{cheaper['offer']}\" compares buying "
               "with it.")
