@@ -32,7 +32,7 @@ AUTO_QUANTITY: dict[str, str] = {inp: name for name, q in QUANTITIES.items() if 
 AUTO_BASIS = {
     # the calibrated value depends on the GPU, the count, the method and the framework; a typed value is the same for
     # every option the planner weighs, so typing the value shown can change the answer for the other GPUs
-    "mfu": "calibrated for {gpu} at this GPU count, method and framework; a value typed here applies to every GPU and count",
+    "mfu": "calibrated for {gpu} at this count, method and framework; a typed value applies to every GPU and count",
     "job_hours": "the estimated training time",
     "usd_per_gpu_hour_rented": "the price of {offer}",
     "purchase_usd_per_gpu": "the catalog price of {gpu}",

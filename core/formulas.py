@@ -960,9 +960,8 @@ bubble = q(
 
 q = quantities_of("training memory")
 q("cpu_offload_gib_per_machine", "GiB/machine",
-  "CPU memory each machine holds for offloaded states: each GPU's share of the parameters and gradients (offload_params) "
-  "and of the optimizer states with master weights (either offload), as its sharding splits them (unsharded: a whole "
-  "copy per GPU), x the job's GPUs per machine",
+  "CPU memory each machine holds for offloaded states: each GPU's share (as sharded; unsharded, a whole copy) of the "
+  "parameters and gradients (offload_params) and of the optimizer states (either offload) x its GPUs per machine",
   (I.offload_params * ((weights_bytes_total - fp8_copy_bytes) / state_split("shard_weights")
                        + gradients_bytes_total / state_split("shard_gradients"))
    + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total / state_split("shard_optimizer"))
@@ -977,8 +976,7 @@ host_gib_per_machine = q(
     "host_memory_gib_per_machine", "GiB/machine", "CPU memory of each machine of the job = CPU memory per GPU x the job's GPUs "
     "per machine", host_gib_per_gpu * I.n_gpus / job_machines)
 fits_host = q("fits_host_memory", "bool",
-  "The offloaded states fit the machine's CPU memory: CPU memory they need per machine <= 80 % of the machine's CPU memory; "
-  "true without offload",
+  "Offloaded states fit the machines' CPU memory: CPU memory they need per machine <= 80 % of its CPU memory",
   Ref("cpu_offload_gib_per_machine") <= HOST_MEMORY_USABLE * host_gib_per_machine,
   "gpu-tco assumption: a fifth of the host memory kept for the system, the data loader and pinned transfer buffers")
 

@@ -115,10 +115,8 @@ INPUTS: tuple[Input, ...] = (
     _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
        "(FSDP CPU offload, ZeRO-Infinity)", group="training", source="[pytorch_fsdp] (CPUOffload); [torchtune_memory]"),
     _z("host_memory_gib_per_gpu", "GiB/GPU", 0,
-       "CPU (host) memory of the machine per GPU, which offloaded states must fit in (with a fifth left to the system, the "
-       "data loader and pinned transfer buffers); 0 = 2 x the GPU's memory, about what cloud GPU machines carry (AWS "
-       "p4de.24xlarge: 1,152 GiB for 8 A100 80GB, 1.8x; p5.48xlarge: 2,048 GiB for 8 H100, 3.2x): give your machine's "
-       "own where you know it", 1, 1e6,
+       "CPU memory of the machine per GPU, for offloaded states (they may take 80 % of it); 0 = 2 x the GPU's memory, about "
+       "what cloud GPU machines carry (AWS p4de.24xlarge 1.8x, p5.48xlarge 3.2x)", 1, 1e6,
        "2 x the GPU's memory", group="training", source="[aws_p4]; [aws_p5]; gpu-tco assumption: 2x and the fifth kept free"),
     _f("optimizer_in_backward", 0, "1 = each gradient is applied and freed during the backward pass, so only one tensor's gradient is held "
        "(no gradient accumulation)", group="training", source="[torchtune_memory] (optimizer_in_bwd)"),

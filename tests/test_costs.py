@@ -511,8 +511,8 @@ def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
         assert d["value"] == pytest.approx(float(values[AUTO_QUANTITY[name]])) and d["value"] > 0
         assert d["short"].startswith("auto: ") and d["text"].startswith(d["short"])
     assert used["usd_per_gpu_hour_rented"]["text"].endswith("the price of AWS p5.48xlarge")
-    assert "calibrated for H100-SXM at this GPU count" in used["mfu"]["text"]
-    assert used["mfu"]["text"].endswith("a value typed here applies to every GPU and count")
+    assert "calibrated for H100-SXM at this count" in used["mfu"]["text"]
+    assert used["mfu"]["text"].endswith("a typed value applies to every GPU and count")
     raised = {m["input"]: m["value"] for m in sensitivities(job, top=20)}
     assert raised["mfu"] == pytest.approx(used["mfu"]["value"]) and raised["usd_per_gpu_hour_rented"] > 0
 

@@ -401,7 +401,8 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
     ws.cell(row=r, column=5, value=inp.description + (f". Source: {source}" if source else ""))
     for j in (1, 3, 4, 5, 6, 7):
         ws.cell(row=r, column=j).alignment = top_aligned(wrap=j in (1, 3, 5, 6))
-    cell.comment = Comment(f"{inp.label}: {inp.description}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
+    # the note on the cell names the input, its unit and what is allowed; its description is beside it (column E)
+    cell.comment = Comment(f"{inp.label}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
     wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
     _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
 
