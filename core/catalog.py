@@ -300,8 +300,9 @@ class Table:
         than the row's base checkpoint, with the same architecture."""
         if not isinstance(value, str):
             return None
-        if normalize(value) in self._index and not (
-                self.name == "models" and any(s.lower() in CHAT_SUFFIXES for s in base_model_name(value)[1])):
+        if normalize(value) in self._index and not (  # an alias naming a chat or a quantized release is said too
+                self.name == "models" and any(s.lower() in CHAT_SUFFIXES for s in base_model_name(value)[1])
+                or self.name == "models" and split_weight_format(str(value).strip().rsplit("/", 1)[-1])[1]):
             return None
         i = self.find(value)
         if i is None:

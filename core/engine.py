@@ -26,7 +26,7 @@ from .expr import text
 from .formulas import INFER_COMPONENTS, QUANTITIES, TRAIN_COMPONENTS
 from .hf_config import looks_like_path
 from .inputs import BY_NAME, INPUTS, Input
-from .names import split_weight_format
+from .names import normalize, split_weight_format
 from .references import cite
 from .text import did_you_mean
 from .validation import (
@@ -188,8 +188,13 @@ def _weights_dtype_of_model_name(model: str) -> str | None:
 def weights_dtype_of_model_name(model: str) -> str | None:
     """The weight format a model name's suffix names ("nvidia/DeepSeek-V3.1-NVFP4": "nvfp4"), or None: none named, or a
     path (a config.json says its own format) or a name the models catalog holds as it is."""
-    if looks_like_path(model) or catalog.models().holds_name(model):
+    if looks_like_path(model):
         return None
+    models = catalog.models()
+    if models.holds_name(model):  # a catalog name, or an alias naming a release in a format ("Qwen/Qwen3-32B-FP8")
+        i = models.find(model)
+        if i is None or normalize(str(models.rows[i]["name"])) == normalize(model):
+            return None
     return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 

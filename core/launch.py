@@ -13,6 +13,7 @@ from typing import Mapping
 
 from . import catalog
 from .engine import evaluate, release_weights_dtype, resolve_inputs, row_of
+from .names import split_weight_format
 
 # weight formats engines apply to a 16-bit checkpoint themselves (a pre-quantized checkpoint needs no flag)
 QUANT_FLAGS = {"vllm": {"fp8": " --quantization fp8", "int4_awq": " --quantization awq", "int4_gptq": " --quantization gptq"},
@@ -30,17 +31,23 @@ MODEL_PLACEHOLDER = "MODEL"  # in the command of a model outside the catalog: it
 FP8_PLACEHOLDER = "FP8_CHECKPOINT"  # an FP8 checkpoint, where the 16-bit one does not fit to be quantized as it loads
 
 
-def hf_id(model, chat: bool = False) -> str:
+def hf_id(model, chat: bool = False, weights: str | None = None) -> str:
     """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name.
     ``chat``: the instruction-tuned release when the catalog lists one among the aliases ("meta-llama/Meta-Llama-3-70B-Instruct":
     what a deployment answering requests serves; a base checkpoint only continues text), else the same id.
+    ``weights``: a weight format whose release to prefer where the aliases list one ("fp8": its publisher's -FP8
+    release); an alias naming a format is never returned for another.
     ``model``: a catalog name, or a model's row (an architecture outside the catalog, estimated from a parameter count
     or given as fields, has no id: MODEL_PLACEHOLDER stands for it)."""
     row = model if isinstance(model, Mapping) else catalog.tables()["models"].row(model)
     ids = [a.strip() for a in str(row.get("aliases", "") or "").split(";") if "/" in a]
+    formatted = {a: split_weight_format(a.rsplit("/", 1)[-1])[1] for a in ids}
+    # a release in a weight format only where that format is asked for ("meta-llama/Llama-3.1-405B-Instruct-FP8")
+    ids = [a for a in ids if formatted[a] == weights] + [a for a in ids if formatted[a] is None] if weights else \
+        [a for a in ids if formatted[a] is None]
     if chat:
         tuned = [a for a in ids if any(s.lower() in catalog.CHAT_SUFFIXES for s in catalog.base_model_name(a)[1])]
-        ids = tuned + ids
+        ids = [a for a in tuned if formatted[a] == weights] + tuned + ids
     if ids:
         return ids[0]
     if isinstance(model, Mapping) and str(row.get("name", "")) not in catalog.tables()["models"].names:
@@ -78,16 +85,21 @@ def launch_command(job: Mapping) -> dict:
     # the format the model was released in needs no flag: the engine reads it from the checkpoint (gpt-oss's MXFP4,
     # DeepSeek-V3's FP8)
     released = fmt == release_weights_dtype(str(r["model"]))
+    fp8_release = hf_id(row_of(r, "model"), chat=True, weights="fp8") if fmt == "fp8" and not released else model_id
+    fp8_release = fp8_release if split_weight_format(fp8_release.rsplit("/", 1)[-1])[1] == "fp8" else None
     online = fmt in QUANT_FLAGS.get(engine, {}) and fmt == "fp8" and not released
     sixteen_bit_gib = float(evaluate({**job, "weights_dtype": "bf16"}, outputs=("infer_weights_gib",))["infer_weights_gib"]) \
         if online and model_id != MODEL_PLACEHOLDER else 0.0
     room_gib = float(evaluate(job, outputs=("gpu_memory_gib",))["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
     fp8_checkpoint = online and sixteen_bit_gib > room_gib
+    publisher_fp8 = bool(fp8_release)  # its scales were calibrated by the publisher: preferred wherever there is one
+    if publisher_fp8:  # the publisher's FP8 release, read as it is (no flag)
+        model_id, fp8_checkpoint = fp8_release, False
     values = {"hf_id": FP8_PLACEHOLDER if fp8_checkpoint else model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
-              "quant_vllm": "" if fp8_checkpoint or released else QUANT_FLAGS["vllm"].get(fmt, ""),
-              "quant_sglang": "" if fp8_checkpoint or released else QUANT_FLAGS["sglang"].get(fmt, ""),
+              "quant_vllm": "" if fp8_checkpoint or released or publisher_fp8 else QUANT_FLAGS["vllm"].get(fmt, ""),
+              "quant_sglang": "" if fp8_checkpoint or released or publisher_fp8 else QUANT_FLAGS["sglang"].get(fmt, ""),
               "quant_trtllm": "", "gguf_file": f"{r['model']}-{GGUF_NAMES.get(fmt, fmt.upper())}.gguf",
               "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"]))),
               # the engine's share of GPU memory the plan assumed, when it is not vLLM's default
@@ -101,9 +113,11 @@ def launch_command(job: Mapping) -> dict:
                      f"({room_gib:,.0f} GiB each for the engine), and quantizing to FP8 as it loads reads them whole first")
     if released:
         notes.append(f"{fmt} weights as the model was released")
+    elif publisher_fp8:
+        notes.append("the publisher's FP8 release of the model")
     elif fmt in PREQUANTIZED and fmt not in QUANT_FLAGS.get(engine, {}):
         notes.append(f"point it at {PREQUANTIZED[fmt]} of the model")
-    if engine == "trtllm" and ((fmt == "fp8" and not released) or kv == "fp8"):
+    if engine == "trtllm" and ((fmt == "fp8" and not released and not publisher_fp8) or kv == "fp8"):
         notes.append("FP8 weights and KV cache come from an FP8 checkpoint (NVIDIA's -FP8 releases or TensorRT Model Optimizer)")
     if engine == "llamacpp":
         notes.append("llama.cpp reads GGUF files; --ctx-size is shared by the --parallel slots")

@@ -585,3 +585,24 @@ def test_a_model_released_in_a_low_bit_format_is_served_in_it():
     named = core.serve_plan({"model": "meta-llama/Llama-3.3-70B-Instruct-NVFP4"}, gpus=["B200"])
     assert named["recommended"] is not None and named["recommended"].weights_dtype == "nvfp4"
     assert "weights in nvfp4" in named["recommendation"] and "accuracy" in named["recommendation"]  # its published cost
+
+
+def test_an_fp8_command_starts_the_publishers_fp8_release_where_there_is_one():
+    """Meta publishes Llama 3.1 405B Instruct in FP8 (meta-llama/Llama-3.1-405B-Instruct-FP8) and Qwen Qwen3 235B A22B
+    (Qwen/Qwen3-235B-A22B-FP8): an FP8 plan starts that release as it is, in every engine, instead of a placeholder or a
+    16-bit checkpoint that does not fit to be quantized.  The release's id typed as a model is read as the model with FP8
+    weights, and the command line says so.  Kimi K2.5 ships its routed experts as 4-bit integers (moonshotai/Kimi-K2.5,
+    config.json quantization_config: compressed-tensors, groups of 32) and is served so."""
+    for model, n, release in (("Llama-3.1-405B", 8, "meta-llama/Llama-3.1-405B-Instruct-FP8"),
+                              ("Qwen3-235B-A22B", 2, "Qwen/Qwen3-235B-A22B-FP8")):
+        for engine in ("vllm", "sglang", "trtllm"):
+            cmd = core.launch_command({"model": model, "gpu": "B200", "n_gpus": n, "weights_dtype": "fp8", "engine": engine,
+                                       "max_num_seqs": 8})
+            assert f" {release} " in cmd["command"] and "--quantization" not in cmd["command"], cmd
+            assert "the publisher's FP8 release" in cmd["note"]
+        assert core.resolve_inputs({"model": release})["weights_dtype"] == "fp8"
+        assert "with weights in fp8" in core.catalog.models().match_note(release)
+    kimi = core.serve_plan({"model": "Kimi-K2.5"}, gpus=["H200-SXM", "B200"])
+    assert kimi["recommended"] is not None and kimi["recommended"].weights_dtype == "int4_gptq"
+    assert kimi["launch"][0]["command"].startswith("vllm serve moonshotai/Kimi-K2.5 ")
+    assert "--quantization" not in kimi["launch"][0]["command"]
