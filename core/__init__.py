@@ -55,6 +55,7 @@ from .planner import (
     cheaper_listed_offer,
     check_offer_sells,
     cluster_network,
+    consumer_gpu,
     likely_hours_text,
     offer_rows_left_out,
     offers_kept_for,
@@ -157,7 +158,7 @@ __all__ = [
     # planning and recommendation
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "TIE_COLUMNS", "tie_key", "tie_round",
-    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "cheaper_listed_offer", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
+    "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "cheaper_listed_offer", "consumer_gpu", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "nearest_options", "nearest_option", "sharding_name", "headline", "headline_xl",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "SPARE_REPLICA_HINT", "API_OTHER_MODEL_HINT", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",

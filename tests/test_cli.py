@@ -116,6 +116,8 @@ def test_bad_input_exits_2_with_a_clear_message(args, message):
 def test_catalog_listings():
     gpus = gpu_tco("gpus")
     assert gpus.returncode == 0 and "RTX-4090" in gpus.stdout and "165.2" in gpus.stdout
+    a100 = next(line for line in gpus.stdout.splitlines() if line.startswith("A100-80GB-SXM "))
+    assert " none " in a100  # no FP8 tensor cores: "none", not 0 TFLOPS
     models = json.loads(gpu_tco("models", "--json").stdout)
     assert any(m["name"] == "Mixtral-8x22B" and m["experts"] == 8 for m in models)
     assert all(m["source"] for m in models)

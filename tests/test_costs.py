@@ -411,6 +411,9 @@ def test_cli_tco_breakeven_offers_and_presets():
     assert out.returncode == 0 and "Verdict:" in out.stdout and "month" in out.stdout
     # the verdict in words, never as a code the reader must look up; the table says how to see a formula
     assert "verdict_code" not in out.stdout and " code " not in out.stdout
+    # owning GeForce cards: the driver license's datacenter clause is said (NVIDIA, "License For Customer Use of NVIDIA
+    # GeForce Software", 2.1.3, https://www.nvidia.com/en-us/drivers/geforce-license/)
+    assert "RTX-4090 is a GeForce card: NVIDIA's GeForce driver license excludes datacenter deployment" in out.stdout
     hint = re.search(r"gpu-tco explain QUANTITY .*\(for example: gpu-tco explain (\w+)\)", out.stdout)
     assert hint and run("explain", hint.group(1)).returncode == 0
     out = run("offers", "--gpu", "h100 sxm")

@@ -213,10 +213,15 @@ def test_serving_plan_names_the_engine_its_ranges_and_launch_commands():
 
 @pytest.mark.parametrize("engine,flag", [("vllm", "--kv-cache-dtype fp8"), ("sglang", "--kv-cache-dtype fp8_e4m3")])
 def test_launch_command_carries_the_kv_cache_format(engine, flag):
-    cmd = core.launch_command({"model": "Qwen3-32B", "n_gpus": 2, "kv_dtype": "fp8", "weights_dtype": "fp8", "engine": engine,
+    # a model without an FP8 release of its publisher's: the engine quantizes the 16-bit checkpoint as it loads
+    cmd = core.launch_command({"model": "Llama-3.1-70B", "n_gpus": 2, "kv_dtype": "fp8", "weights_dtype": "fp8", "engine": engine,
                                "max_num_seqs": 64})
     assert flag in cmd["command"] and "--quantization fp8" in cmd["command"]
-    assert "Qwen/Qwen3-32B" in cmd["command"]
+    assert "meta-llama/Llama-3.1-70B-Instruct " in cmd["command"]
+    # Qwen publishes Qwen3-32B in FP8 (Qwen/Qwen3-32B-FP8): that release, read as it is
+    cmd = core.launch_command({"model": "Qwen3-32B", "n_gpus": 2, "kv_dtype": "fp8", "weights_dtype": "fp8", "engine": engine,
+                               "max_num_seqs": 64})
+    assert flag in cmd["command"] and "--quantization" not in cmd["command"] and "Qwen/Qwen3-32B-FP8 " in cmd["command"]
 
 
 @pytest.mark.parametrize("model,served", [

@@ -143,9 +143,11 @@ def cmd_catalog(ns) -> int:
         heads = ["model", "params (B)", "layers", "hidden", "heads", "KV heads", "vocab", "experts", "context", "as of"]
     from ..core import NO_PRICE
 
-    def cell(r, c):  # a missing purchase price reads "no price", never 0
+    def cell(r, c):  # a missing purchase price reads "no price", never 0; a card without FP8 tensor cores "none"
         if c == "purchase_usd" and not r[c] > 0:
             return NO_PRICE
+        if c == "fp8_dense_tflops" and not r[c] > 0:
+            return "none"
         return _safe(str(r[c])) if isinstance(r[c], str) else r[c]
     print(table(heads, [[cell(r, c) for c in cols] for r in tab.rows]))
     print(f"\n{len(tab.rows)} rows from {', '.join(tab.files)}; every row's source: --json")

@@ -117,7 +117,9 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
           f"{a['cost_tolerance_pct']:g} % of the cheapest, room to spare in memory, then renting, then fewer machines, then fewer hours, "
           "then fewer GPUs win. "
           + (f"The table shows {setups[0][0]}, the GPU {offer} rents, at the usual counts." if offer
-             else "The table shows the usual setups."))
+             else "The table shows the usual setups.")
+          + " A setup that fits only with a change to the job (a \"fits with\" line: offload, a chunked loss, shorter "
+            "sequences) is not ranked: the recommendation is for the job as given.")
     if not a["allow_interruptible"]:
         print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
               "--allow-interruptible 1 includes them.")

@@ -28,6 +28,9 @@ def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int
     print(table(["quantity", "value", "unit", "meaning"],
                 [[n, _value_text(n, res[n]), QUANTITIES[n].unit, textwrap.fill(QUANTITIES[n].description, 64)] for n in shown],
                 align=["<", ">", "<", "<"]))
+    from ..core import SERVE_CONSUMER_LICENSE, consumer_gpu
+    if consumer_gpu(str(used["gpu"])):  # owning GeForce cards: where they may run is the buyer's first question
+        print("\n" + SERVE_CONSUMER_LICENSE.format(gpu=used["gpu"]) + ".")
     print(f"\ngpu-tco explain QUANTITY shows how one is computed, with its source (for example: gpu-tco explain {shown[-1]}).")
     return 0
 
