@@ -32,7 +32,8 @@ FP8_PLACEHOLDER = "FP8_CHECKPOINT"  # an FP8 checkpoint, where the 16-bit one do
 
 
 def hf_id(model, chat: bool = False, weights: str | None = None) -> str:
-    """The model's Hugging Face id: the first alias with an organisation ("meta-llama/Meta-Llama-3-70B"), else the name.
+    """The model's Hugging Face id: the first alias with an organisation that names no weight format
+    ("meta-llama/Meta-Llama-3-70B"), else the name.
     ``chat``: the instruction-tuned release when the catalog lists one among the aliases ("meta-llama/Meta-Llama-3-70B-Instruct":
     what a deployment answering requests serves; a base checkpoint only continues text), else the same id.
     ``weights``: a weight format whose release to prefer where the aliases list one ("fp8": its publisher's -FP8
@@ -79,22 +80,23 @@ def launch_command(job: Mapping) -> dict:
     fmt, kv = str(r["weights_dtype"]), str(r["kv_dtype"])
     batch = max(1, int(r["max_num_seqs"]))
     model_id = hf_id(row_of(r, "model"), chat=True)
-    # an engine that quantizes to FP8 as it loads reads the 16-bit checkpoint whole first [vllm_fp8]: where those
-    # weights do not fit the replica's GPUs, the command names an FP8 checkpoint instead (no --quantization flag: the
-    # engine reads the format from the checkpoint)
-    # the format the model was released in needs no flag: the engine reads it from the checkpoint (gpt-oss's MXFP4,
-    # DeepSeek-V3's FP8)
+    # The format the model was released in needs no flag: the engine reads it from the checkpoint (gpt-oss's MXFP4,
+    # DeepSeek-V3's FP8).  FP8 weights come from the publisher's FP8 release where the aliases list one (its scales
+    # calibrated by the publisher), read as it is; else the engine quantizes the 16-bit checkpoint as it loads, which
+    # reads it whole first [vllm_fp8]: where those weights do not fit the replica's GPUs, the command names an FP8
+    # checkpoint (FP8_PLACEHOLDER) instead.
     released = fmt == release_weights_dtype(str(r["model"]))
-    fp8_release = hf_id(row_of(r, "model"), chat=True, weights="fp8") if fmt == "fp8" and not released else model_id
-    fp8_release = fp8_release if split_weight_format(fp8_release.rsplit("/", 1)[-1])[1] == "fp8" else None
-    online = fmt in QUANT_FLAGS.get(engine, {}) and fmt == "fp8" and not released
-    sixteen_bit_gib = float(evaluate({**job, "weights_dtype": "bf16"}, outputs=("infer_weights_gib",))["infer_weights_gib"]) \
-        if online and model_id != MODEL_PLACEHOLDER else 0.0
-    room_gib = float(evaluate(job, outputs=("gpu_memory_gib",))["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
+    fp8_release = hf_id(row_of(r, "model"), chat=True, weights="fp8") if fmt == "fp8" and not released else ""
+    publisher_fp8 = split_weight_format(fp8_release.rsplit("/", 1)[-1])[1] == "fp8" if fp8_release else False
+    if publisher_fp8:
+        model_id = fp8_release
+    online = fmt == "fp8" and fmt in QUANT_FLAGS.get(engine, {}) and not (released or publisher_fp8)
+    sixteen_bit_gib = room_gib = 0.0
+    if online and model_id != MODEL_PLACEHOLDER:
+        sized = evaluate({**job, "weights_dtype": "bf16"}, outputs=("infer_weights_gib", "gpu_memory_gib"))
+        sixteen_bit_gib = float(sized["infer_weights_gib"])
+        room_gib = float(sized["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
     fp8_checkpoint = online and sixteen_bit_gib > room_gib
-    publisher_fp8 = bool(fp8_release)  # its scales were calibrated by the publisher: preferred wherever there is one
-    if publisher_fp8:  # the publisher's FP8 release, read as it is (no flag)
-        model_id, fp8_checkpoint = fp8_release, False
     values = {"hf_id": FP8_PLACEHOLDER if fp8_checkpoint else model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
