@@ -156,7 +156,7 @@ LONG_RUN_HOURS = 30 * 24  # a job of over a month on the cheapest setup: the ans
 
 def _nearest(result: Mapping) -> list[tuple[str, object]]:
     """[("budget", the cheapest option only the budget rules out), ("deadline", the fastest only the deadline rules out)],
-    each where there is one."""
+    each where there is one; with neither, [("both", the cheapest option only those two rule out)] where there is one."""
     only = lambda o, word: (bool(o.reasons) and all(r.startswith(word + ":") for r in o.reasons)  # noqa: E731
                             and math.isfinite(o.outlay_usd) and math.isfinite(o.hours))
     out = []
