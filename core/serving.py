@@ -837,7 +837,9 @@ def serve_sentence(result: Mapping) -> str:
     """The answer in words: rent, buy or use the API at the demand, and above which monthly volume each wins."""
     api, demand = result["api"], result["demand"]
     rent, buy = result["best_rent"], result["best_buy"]
-    volume = f"{demand['mtok_per_month']:,.0f} million tokens a month ({demand['requests_per_s']:g} requests/s)"
+    # the hours of traffic a day priced (rented GPUs released off-hours): a 24-hour service says 24 (hours_per_day)
+    volume = (f"{demand['mtok_per_month']:,.0f} million tokens a month ({demand['requests_per_s']:g} requests/s for "
+              f"{float(result['inputs']['hours_per_day']):g} h a day)")
     dated = f", prices as of {api['as_of']}" if api.get("as_of") else ""
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"

@@ -189,7 +189,8 @@ def test_serving_workbook_follows_its_inputs(recalculated):
             assert rel_equal(out.cell("Serving", rows[name], col), float(fixed[key][name])), (key, name)
     text = out.value("Start", "A7")
     assert "the API at the prices given ($0.2 input, $0.6 output per million tokens)" in text
-    assert f"({changed['requests_per_s']:g} requests/s)" in text
+    hours = changed.get("hours_per_day", core.DEFAULTS["hours_per_day"])
+    assert f"({changed['requests_per_s']:g} requests/s for {float(hours):g} h a day)" in text  # the traffic hours priced
     month = float(fixed["rent"]["serve_option_usd_per_month"])
     assert usd_text(month) in text or usd_text(float(fixed["buy"]["serve_option_usd_per_month"])) in text
 

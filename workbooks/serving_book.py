@@ -171,7 +171,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
     ws.cell(row=r, column=1, value="the demand in words")
     ws.cell(row=r + 1, column=1, value="the API in words")
     volume = ('TEXT(serve_mtok_per_month,"#,##0")&" million tokens a month ("&TEXT(serve_demand_requests_per_s,"General")'
-              '&" requests/s)"')
+              '&" requests/s for "&TEXT(hours_per_day,"General")&" h a day)"')
     given = "AND(api_usd_per_mtok_input>0,api_usd_per_mtok_output>0)"
     # an API of another model (core.serving.api_serves_model, decided when the file is written): named for scale, never
     # the answer; while the model and the API stay those of the file, and no prices are typed in
