@@ -35,7 +35,7 @@ from .expr import text as formula_text
 from .files import STALE_SECONDS, TEMP_MARK, same_file, target_problem, write_atomically
 from .formulas import INFER_COMPONENTS, NOT_ADDITIVE, QUANTITIES, TRAIN_COMPONENTS, VERDICTS
 from .inputs import BY_NAME as INPUTS_BY_NAME
-from .inputs import DEFAULTS, INPUTS, Input
+from .inputs import DEFAULTS, HOST_MEMORY_USABLE, INPUTS, Input
 from .inputs import FIRST as FIRST_INPUTS
 from .inputs import SECTIONS as INPUT_SECTIONS
 from .launch import launch_command
@@ -152,7 +152,7 @@ __all__ = [
     "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory",
     "heads_problem", "kv_replication_note", "formula_safe",
     "breakeven_series", "sensitivities", "estimate_architecture", "size_in_billions", "REQUIRED_FIELDS",
-    "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "AUTO_QUANTITY", "AUTO_BASIS",
+    "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "HOST_MEMORY_USABLE", "AUTO_QUANTITY", "AUTO_BASIS",
     "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",
     "inputs_of", "formula_text",
     # planning and recommendation

@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .expr import AND, CEILING, EQ, FLOOR, IF, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
-from .inputs import BY_NAME
+from .inputs import BY_NAME, HOST_MEMORY_USABLE
 
 GIB = 2 ** 30  # bytes in a GiB: GPU memory is sold in binary units (an "80 GB" H100 holds 80 GiB)
 
@@ -643,7 +643,6 @@ max_train_seq_len = q(
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")
-HOST_MEMORY_USABLE = 0.8  # share of a machine's CPU memory offloaded states may take (the rest: system, data loader, pinned buffers)
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
@@ -976,13 +975,15 @@ host_gib_per_machine = q(
     "host_memory_gib_per_machine", "GiB/machine", "CPU memory of each machine of the job = CPU memory per GPU x the job's GPUs "
     "per machine", host_gib_per_gpu * I.n_gpus / job_machines)
 fits_host = q("fits_host_memory", "bool",
-  "Offloaded states fit the machines' CPU memory: CPU memory they need per machine <= 80 % of its CPU memory",
+  f"Offloaded states fit the machines' CPU memory: CPU memory they need per machine <= {100 * HOST_MEMORY_USABLE:g} % of its CPU memory",
   Ref("cpu_offload_gib_per_machine") <= HOST_MEMORY_USABLE * host_gib_per_machine,
   "gpu-tco assumption: a fifth of the host memory kept for the system, the data loader and pinned transfer buffers")
 
-fits_train = q("fits_train", "bool", "Training fits: allocator peak (the tensors) <= the fit limit (GPU memory less the margin), "
-               "the device total <= the GPU's memory, and offloaded states fit the machines' CPU memory (fits_host_memory)",
-               AND(allocator_peak_train_gib <= fit_limit_gib, peak_train_gib_per_gpu <= gpu_memory_gib, fits_host))
+fits_gpu = q("fits_train_gpu_memory", "bool", "The GPUs hold the job: allocator peak (the tensors) <= the fit limit (GPU "
+             "memory less the margin), and the device total <= the GPU's memory",
+             AND(allocator_peak_train_gib <= fit_limit_gib, peak_train_gib_per_gpu <= gpu_memory_gib))
+fits_train = q("fits_train", "bool", "Training fits: the GPUs hold it (fits_train_gpu_memory) and offloaded states fit the "
+               "machines' CPU memory (fits_host_memory)", AND(fits_gpu, fits_host))
 q("train_memory_tight", "flag", "1 = fits, but the device total is above 90 % of the GPU's memory: little room for a longer batch "
   "or another library's workspace", AND(fits_train, peak_train_gib_per_gpu > 0.9 * gpu_memory_gib))
 q("train_fit_code", "code", "Whether training fits: 0 = does not fit (tensors above the fit limit, or the device total above the "

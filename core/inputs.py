@@ -51,6 +51,11 @@ class Input:
         return f"{what} {bounds}".strip() + (f" ({self.unit})" if self.unit not in ("", "-") else "")
 
 
+# share of a machine's CPU memory offloaded states may take (the rest: the system, the data loader, pinned transfer
+# buffers; gpu-tco assumption), the rule of fits_host_memory and every sentence that states it
+HOST_MEMORY_USABLE = 0.8
+
+
 def _n(name, unit, default, description, lo=None, hi=None, excl=False, kind="number", source="", group="general"):
     return Input(name, unit, default, description, kind, lo, hi, excl, source=source, group=group)
 
@@ -115,7 +120,8 @@ INPUTS: tuple[Input, ...] = (
     _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
        "(FSDP CPU offload, ZeRO-Infinity)", group="training", source="[pytorch_fsdp] (CPUOffload); [torchtune_memory]"),
     _z("host_memory_gib_per_gpu", "GiB/GPU", 0,
-       "CPU memory of the machine per GPU, for offloaded states (they may take 80 % of it); 0 = 2 x the GPU's memory, about "
+       f"CPU memory of the machine per GPU, for offloaded states (they may take {100 * HOST_MEMORY_USABLE:g} % of it); 0 = 2 x the "
+       "GPU's memory, about "
        "what cloud GPU machines carry (AWS p4de.24xlarge 1.8x, p5.48xlarge 3.2x)", 1, 1e6,
        "2 x the GPU's memory", group="training", source="[aws_p4]; [aws_p5]; gpu-tco assumption: 2x and the fifth kept free"),
     _f("optimizer_in_backward", 0, "1 = each gradient is applied and freed during the backward pass, so only one tensor's gradient is held "

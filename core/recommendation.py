@@ -306,7 +306,7 @@ def _offload_sentence(result: Mapping, o: Option) -> str:
     if not (params or optimizer):
         return ""
     from .engine import evaluate
-    from .formulas import HOST_MEMORY_USABLE
+    from .inputs import HOST_MEMORY_USABLE
     from .planner import option_inputs
     r = evaluate(option_inputs(result["given"], o, result["price_gpu"]),
                  outputs=("cpu_offload_gib_per_machine", "host_memory_gib_per_machine"))
@@ -315,7 +315,7 @@ def _offload_sentence(result: Mapping, o: Option) -> str:
             "layers being computed" if params else "the optimizer states live in CPU memory (ZeRO-Offload)")
     return (f"In this setup {what}: {need:,.0f} GiB per machine, so each machine needs at least "
             f"{need / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory (the offloaded states at most "
-            f"{100 * HOST_MEMORY_USABLE:.0f} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")
+            f"{100 * HOST_MEMORY_USABLE:g} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")
 
 
 def sharding_text(result: Mapping, o: Option) -> str:

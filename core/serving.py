@@ -290,8 +290,9 @@ def launch_commands(job: Mapping, option: Mapping) -> list[dict]:
     from .launch import launch_command
     inputs = serve_option_inputs(job, option)
     inputs["max_num_seqs"] = max(1, int(option["batch"]))
-    engine = str(option.get("engine") or resolve_inputs(inputs)["engine"])
-    nvidia = str(row_of(resolve_inputs(inputs), "gpu")["vendor"]).strip().upper() == "NVIDIA"
+    used = resolve_inputs(inputs)
+    engine = str(option.get("engine") or used["engine"])
+    nvidia = str(row_of(used, "gpu")["vendor"]).strip().upper() == "NVIDIA"
     order = [engine] + [e for e in LAUNCH_EQUIVALENTS if e != engine and (nvidia or e not in NVIDIA_ONLY_ENGINES)]
     commands = [launch_command({**inputs, "engine": e}) for e in order]
     if _get(option, "layout") == "disaggregated":
@@ -329,7 +330,7 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     job = dict(job or {})
     job["task"] = "serve"  # what is bought is the deployment (own_gpus), whatever task the caller's dict named
     fixed = {k: job.pop(k) for k in CHOSEN if k in job}
-    named_format = release_format(job.get("model"))
+    named_format = release_weights_dtype(job.get("model"))
     if named_format is not None and "weights_dtype" not in fixed:  # "...-NVFP4", gpt-oss's MXFP4: that checkpoint is served
         fixed["weights_dtype"] = named_format
         if "min_weight_bits" not in job:
@@ -810,19 +811,13 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
         notes.append(f"{free} of the {o['gpus_bought']} GPUs bought {'is' if free == 1 else 'are'} free for other work")
     if o["acquire"] == "buy" and planner.consumer_gpu(str(o["gpu"])):
         notes.append(SERVE_CONSUMER_LICENSE.format(gpu=o["gpu"]))
-    released = release_format(inputs.get("model"))
+    released = release_weights_dtype(inputs.get("model"))
     if o["weights_dtype"] == released and o["weights_bits"] < 16:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits), the format the model was released in: "
                      "its published accuracy")
     elif o["weights_bits"] < 8:
         notes.append(f"weights in {o['weights_dtype']} ({o['weights_bits']:g} bits): accuracy {o['accuracy_effect'] or 'not published'}")
     return "; ".join(notes)
-
-
-def release_format(model) -> str | None:
-    """The weight format a catalog model was released in (models catalog release_weights_dtype: gpt-oss's MXFP4
-    experts, DeepSeek-V3's FP8), or the format a checkpoint's name carries ("...-NVFP4"); None for a 16-bit release."""
-    return release_weights_dtype(model)
 
 
 def _upper_first(text: str) -> str:

@@ -107,9 +107,10 @@ def _fits_text(res, used) -> str:
     """Whether training fits, in words: yes, tight (device total above 90 % of the memory) or no (tensors above the
     fit limit, or the device total above the memory)."""
     if not res["fits_train"]:
-        if not res["fits_host_memory"] and res["allocator_peak_train_gib"] <= res["fit_limit_gib"] \
-                and res["peak_train_gib_per_gpu"] <= res["gpu_memory_gib"]:
-            return "no (the offloaded states above 80 % of the machine's CPU memory: host_memory_gib_per_gpu)"
+        if res["fits_train_gpu_memory"]:  # the GPUs hold it: the machine's CPU memory does not hold the offloaded states
+            from ..core import HOST_MEMORY_USABLE
+            return (f"no (the offloaded states above {100 * HOST_MEMORY_USABLE:g} % of the machine's CPU memory: "
+                    "host_memory_gib_per_gpu)")
         return f"no (tensors above {100 - used['memory_margin_pct']:g} % of the memory, or the total above it)"
     return "tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes"
 

@@ -103,7 +103,7 @@ def cmd_main(ns) -> int:
 def _print_rule(a: dict, offer: str | None, setups) -> None:
     """The recommendation rule and what each column means, for the resolved inputs ``a`` (``offer``: the one offer the
     job names, whose GPU the table ``setups`` compares)."""
-    from ..core import NO_OFFER, ranks_purchases
+    from ..core import HOST_MEMORY_USABLE, NO_OFFER, ranks_purchases
     if offer:
         how = f"renting through {offer}" + (" or buying its GPUs" if ranks_purchases(a) else "")
     elif ranks_purchases(a):
@@ -113,7 +113,7 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
         how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
                "after it, or --consider-buying 1, ranks purchases too)")
     print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
-          f"memory, the device total within it, states offloaded to CPU memory within 80 % of the machine's; tight: above 90 %), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
+          f"memory, the device total within it, states offloaded to CPU memory within {100 * HOST_MEMORY_USABLE:g} % of the machine's; tight: above 90 %), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
           f"{a['cost_tolerance_pct']:g} % of the cheapest, room to spare in memory, then renting, then fewer machines, then fewer hours, "
           "then fewer GPUs win. "
           + (f"The table shows {setups[0][0]}, the GPU {offer} rents, at the usual counts." if offer
