@@ -221,12 +221,14 @@ def compose(result: Mapping) -> Recommendation:
     breakeven, use = float(bought["breakeven_hours_per_day"]), float(bought["own_hours_per_day"])
     ranked = ranks_purchases(inputs)
     sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
+    offloads = _given_flag(result, "offload_params") or _given_flag(result, "offload_optimizer")
+    memory = _memory_figures(result, o) if o.tight or offloads else {}  # one evaluation for both sentences
     if o.tight:  # the risk first, beside the price it buys
         roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
         alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
                        f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
-        sentences.append(_tight_sentence(result, o) + alternative)
-    offload = _offload_sentence(result, o)
+        sentences.append(_tight_sentence(o, memory) + alternative)
+    offload = _offload_sentence(result, memory) if offloads else ""
     if offload:
         sentences.append(offload)
     if not float(inputs["deadline_hours"]) > 0 and o.hours > LONG_RUN_HOURS:  # the cheapest way may take most of a year
@@ -281,17 +283,25 @@ def compose(result: Mapping) -> Recommendation:
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
 
 
-def _tight_sentence(result: Mapping, o: Option) -> str:
-    """The warning for a setup whose memory is tight, with the likely range of the estimate (the framework's memory band,
-    peak_train_gib_likely_high): where that range reaches past the GPU's memory, the setup may not run at all."""
+MEMORY_FIGURES = ("peak_train_gib_likely_high", "gpu_memory_gib", "cpu_offload_gib_per_machine", "host_memory_gib_per_machine")
+
+
+def _memory_figures(result: Mapping, o: Option) -> dict[str, float]:
+    """The option's memory figures the tight and offload sentences state (MEMORY_FIGURES), in one evaluation."""
     from .engine import evaluate
     from .planner import option_inputs
-    r = evaluate(option_inputs(result["given"], o, result["price_gpu"]), outputs=("peak_train_gib_likely_high", "gpu_memory_gib"))
-    high, memory = float(r["peak_train_gib_likely_high"]), float(r["gpu_memory_gib"])
+    r = evaluate(option_inputs(result["given"], o, result["price_gpu"]), outputs=MEMORY_FIGURES)
+    return {k: float(r[k]) for k in MEMORY_FIGURES}
+
+
+def _tight_sentence(o: Option, memory: Mapping[str, float]) -> str:
+    """The warning for a setup whose memory is tight, with the likely range of the estimate (the framework's memory band,
+    peak_train_gib_likely_high): where that range reaches past the GPU's memory, the setup may not run at all."""
+    high, gib = memory["peak_train_gib_likely_high"], memory["gpu_memory_gib"]
     text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f} GiB), is "
-            f"above 90 % of the GPU's {memory:.0f} GiB")
-    if high > memory:
-        return text + f"; the likely peak is above the {memory:.0f} GiB, so the setup may run out of memory."
+            f"above 90 % of the GPU's {gib:.0f} GiB")
+    if high > gib:
+        return text + f"; the likely peak is above the {gib:.0f} GiB, so the setup may run out of memory."
     return text + "; a longer batch or another library's workspace may not fit."
 
 
@@ -299,20 +309,14 @@ def _given_flag(result: Mapping, name: str) -> bool:
     return bool(float(result["given"].get(name, 0) or 0))
 
 
-def _offload_sentence(result: Mapping, o: Option) -> str:
+def _offload_sentence(result: Mapping, memory: Mapping[str, float]) -> str:
     """With states offloaded to CPU memory (offload_params or offload_optimizer): what lives there, the CPU memory it
     takes per machine and the least each machine needs (the offloaded states at most HOST_MEMORY_USABLE of it)."""
-    params, optimizer = _given_flag(result, "offload_params"), _given_flag(result, "offload_optimizer")
-    if not (params or optimizer):
-        return ""
-    from .engine import evaluate
     from .inputs import HOST_MEMORY_USABLE
-    from .planner import option_inputs
-    r = evaluate(option_inputs(result["given"], o, result["price_gpu"]),
-                 outputs=("cpu_offload_gib_per_machine", "host_memory_gib_per_machine"))
-    need, assumed = float(r["cpu_offload_gib_per_machine"]), float(r["host_memory_gib_per_machine"])
+    need, assumed = memory["cpu_offload_gib_per_machine"], memory["host_memory_gib_per_machine"]
     what = ("the parameters, gradients and optimizer states live in CPU memory (FSDP CPU offload), the GPUs holding the "
-            "layers being computed" if params else "the optimizer states live in CPU memory (ZeRO-Offload)")
+            "layers being computed" if _given_flag(result, "offload_params")
+            else "the optimizer states live in CPU memory (ZeRO-Offload)")
     return (f"In this setup {what}: {need:,.0f} GiB per machine, so each machine needs at least "
             f"{need / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory (the offloaded states at most "
             f"{100 * HOST_MEMORY_USABLE:g} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")
