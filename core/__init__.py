@@ -69,7 +69,16 @@ from .planner import (
     verdict_text,
 )
 from .planner import scope as plan_scope
-from .recommendation import Recommendation, headline, headline_xl, nearest_option, recommend, sharding_name, what_would_fit
+from .recommendation import (
+    Recommendation,
+    at_least_text,
+    headline,
+    headline_xl,
+    nearest_option,
+    recommend,
+    sharding_name,
+    what_would_fit,
+)
 from .recommendation import compose as compose_recommendation
 from .recommendation import nearest as nearest_options
 from .references import cite
@@ -159,7 +168,7 @@ __all__ = [
     "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "TIE_COLUMNS", "tie_key", "tie_round",
     "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "cheaper_listed_offer", "consumer_gpu", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
-    "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "nearest_options", "nearest_option", "sharding_name", "headline", "headline_xl",
+    "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "nearest_options", "nearest_option", "sharding_name", "headline", "headline_xl", "at_least_text",
     "DEFAULT_JOB", "COMPARED_METHODS", "compare_setups", "compared_setups", "named_offer", "worded_recommendations",
     "serve_plan", "ServeOption", "SERVE_CONSUMER_LICENSE", "SPARE_REPLICA_HINT", "API_OTHER_MODEL_HINT", "serve_option_text", "serve_sentence", "serve_option_inputs", "serve_curves", "tradeoff_curve", "engine_text", "launch_commands",
     "launch_command", "likely_text", "lead_option", "SERVE_OUTPUTS", "SERVE_REJECTIONS", "SERVE_RANKING",

@@ -66,7 +66,7 @@ HEADLINE_FIELDS = ("acquire", "n_gpus", "gpu", "offer", "price_type", "cost_usd"
 HEADLINE_INPUTS = ("months", "commitment_fully_used")
 
 
-def _at_least(x: float) -> str:
+def at_least_text(x: float) -> str:
     """A threshold with one decimal, rounded up (20.05 -> 20.1): "busy 20.0 hours a day or more" of a break-even at 20.05
     would name a use at which buying does not yet pay back.  The tenths are taken after rounding to 9 decimals, so a
     value written 20.1 that binary holds as 20.100000000000001 stays 20.1 (as the workbook's CEILING(ROUND(x*10,9),1)
@@ -82,7 +82,7 @@ def buying_instead(breakeven_hours_per_day: float, months: float, capital_usd: f
     head = (f"Buying these GPUs instead takes {usd_text(capital_usd)} of capital and, counting its resale value after "
             f"{months:g} months, ")
     if 0 < breakeven_hours_per_day <= 24:
-        return head + f"costs less than this rental only if they stay busy {_at_least(breakeven_hours_per_day)} hours a day or more."
+        return head + f"costs less than this rental only if they stay busy {at_least_text(breakeven_hours_per_day)} hours a day or more."
     return head + "costs more than this rental even busy 24 hours a day."
 
 
@@ -241,7 +241,7 @@ def compose(result: Mapping) -> Recommendation:
                 if rentals else " No rental offer is acceptable for this job.")
         if offer:
             sentences.append(f"Against renting the same GPUs from {offer}: {payback_at_use(payback, inputs['months'], use)}; "
-                             + (f"counting its resale value, owning costs less from {_at_least(breakeven)} hours a day."
+                             + (f"counting its resale value, owning costs less from {at_least_text(breakeven)} hours a day."
                                 if 0 < breakeven <= 24 else "counting its resale value, owning costs more at any daily use.")
                              + best)
         else:

@@ -28,6 +28,7 @@ from ..core import (
     Input,
     InputError,
     ServeOption,
+    at_least_text,
     bought_instead,
     breakdown,
     breakeven_series,
@@ -220,6 +221,12 @@ class Figure:
     text: str = ""         # shown instead of the value: "no price" when a price is missing
 
 
+def _daily_use_text(breakeven_hours_per_day: float) -> str:
+    """The break-even use as the answer's sentence words it: rounded up to a tenth (at 23.93 h/day owning does not yet
+    pay at 23.9), or why there is none."""
+    return at_least_text(breakeven_hours_per_day) if 0 < breakeven_hours_per_day <= 24 else "not within the months of ownership"
+
+
 # which quantity each planner column is (for explanations)
 OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "option_hours", "cost_usd": "option_cost_usd",
                      "outlay_usd": "option_outlay_usd", "usd_per_mtok_train": "option_usd_per_mtok_train",
@@ -285,8 +292,7 @@ def compute(state: FormState) -> dict:
             Figure("Months until the rent saved repays buying", payback, "months", "payback_months", bought_in)
             if ranks_purchases(result["inputs"])
             else Figure("Owning costs less than renting from a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
-                        "breakeven_hours_per_day", bought_in,
-                        "" if 0 < float(bought["breakeven_hours_per_day"]) <= 24 else "not within the months of ownership"),
+                        "breakeven_hours_per_day", bought_in, _daily_use_text(float(bought["breakeven_hours_per_day"]))),
             Figure("Cost per million training tokens", shown["usd_per_mtok_train"], "USD", "option_usd_per_mtok_train", mine),
             # serving the model on the same GPUs (the serving inputs: context, batch, formats, API price)
             Figure(f"Serving: generated tokens per second ({serving_basis(rented)})", float(rented["serve_tokens_per_s"]),

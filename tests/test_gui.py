@@ -909,3 +909,14 @@ def test_training_forms_serving_figures_stand_on_the_batch_the_replica_runs():
     for label in ("Renting beats the API above", "Owning beats the API above"):
         volume = figures[label].value
         assert volume == -1 or volume <= float(values["serve_capacity_mtok_per_month"]), (label, volume)
+
+
+def test_the_break_even_figure_reads_as_the_answer_words_it():
+    """The form's break-even use is the sentence's threshold, rounded up to a tenth: at 20.05 h/day owning does not yet
+    pay, so neither may say 20.0 (Llama 3.1 8B, the default job otherwise: a break-even of about 20.05 h/day)."""
+    import re
+    answer = model.compute(model.FormState(values={"model": "Llama-3.1-8B"}))
+    figure = next(f for f in answer["figures"] if f.quantity == "breakeven_hours_per_day")
+    said = re.findall(r"busy ([\d.]+) hours a day or more", answer["headline"])
+    assert round(figure.value, 1) < figure.value  # a break-even that plain rounding would understate
+    assert said == [figure.text] and float(figure.text) >= figure.value
