@@ -1,8 +1,12 @@
 """Helpers the tests share: random scenarios and the ways two results are compared."""
 from __future__ import annotations
 
+import json
 import math
 import random
+import subprocess
+import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -125,3 +129,46 @@ def run_compiled(compiled, values: dict) -> dict:
     result = compiled.template.copy()
     compiled.fn(values, rows, result)
     return result
+
+
+_BATCH = """
+import contextlib, io, json, os, sys
+from gpu_tco import cli
+from gpu_tco.core import GpuTcoError, catalog
+results = []
+for config, args in json.loads(sys.stdin.read()):
+    if config is None:
+        os.environ.pop("GPU_TCO_CONFIG_DIR", None)
+    else:
+        os.environ["GPU_TCO_CONFIG_DIR"] = config
+    try:
+        catalog.reload()  # each case reads its own catalogs, as a new process would
+    except GpuTcoError:
+        pass
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = cli.main(args)
+        except SystemExit as exit_:
+            code = exit_.code
+    results.append([code, err.getvalue(), out.getvalue()])
+print(json.dumps(results))
+"""
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stderr: str
+    stdout: str = ""
+
+
+def cli_batch(cases: list[tuple[tuple, str | None]], cwd=None) -> list[Ran]:
+    """Many command lines run through the command's own entry point (``gpu_tco.cli.main``) in one process (each
+    process pays about 0.15 s of CPU to load NumPy and the engine before it does anything): each case with its
+    configuration folder (None: none), its exit code and what it wrote to stdout and stderr.  What a process of its own
+    adds (the console script, Ctrl-C, the exit status the shell sees) is tested by the tests that start one."""
+    out = subprocess.run([sys.executable, "-c", _BATCH], input=json.dumps([[c, list(a)] for a, c in cases]),
+                         capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [Ran(code, err, text) for code, err, text in json.loads(out.stdout.strip().splitlines()[-1])]

@@ -14,13 +14,13 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import default as default_policy
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import cli_batch
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lo import book
@@ -45,46 +45,6 @@ def _one_line_exit_2(out, message, what):
     assert out.returncode == 2, (what, out.returncode, out.stderr[-400:])
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr, (what, out.stderr[-400:])
     assert "internal error" not in out.stderr and len(out.stderr) < 600
-
-
-_BATCH = """
-import contextlib, io, json, os, sys
-from gpu_tco import cli
-from gpu_tco.core import GpuTcoError, catalog
-results = []
-for config, args in json.loads(sys.stdin.read()):
-    if config is None:
-        os.environ.pop("GPU_TCO_CONFIG_DIR", None)
-    else:
-        os.environ["GPU_TCO_CONFIG_DIR"] = config
-    try:
-        catalog.reload()  # each case reads its own catalogs, as a new process would
-    except GpuTcoError:
-        pass
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = cli.main(args)
-        except SystemExit as exit_:
-            code = exit_.code
-    results.append([code, err.getvalue()])
-print(json.dumps(results))
-"""
-
-
-@dataclass
-class Ran:
-    returncode: int
-    stderr: str
-
-
-def _cli_batch(cases: list[tuple[tuple, str | None]]) -> list[Ran]:
-    """Many command lines run through the command's own entry point (``gpu_tco.cli.main``) in one
-    process: each case with its configuration folder, its exit code and what it wrote to stderr."""
-    out = subprocess.run([sys.executable, "-c", _BATCH], input=json.dumps([[c, list(a)] for a, c in cases]),
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return [Ran(code, err) for code, err in json.loads(out.stdout.strip().splitlines()[-1])]
 
 
 # --- e-mail drafts --------------------------------------------------------------------------------
@@ -160,7 +120,7 @@ def test_the_command_line_draft_cases_end_in_one_line(tmp_path):
     scenario.write_text(json.dumps({"model": {"name": evil, "layers": 2, "hidden": 256, "ffn": 512, "heads": 4, "vocab": 1000}}))
     runs = [("workbook", "--out", str(tmp_path / "same.xlsx"), "--email-draft", str(tmp_path / "same.xlsx")),
             ("workbook", "--out", str(tmp_path / "c.xlsx"), "--email-draft", str(tmp_path / "c.eml"), "--scenario", str(scenario))]
-    same, named = _cli_batch([(a, None) for a in runs])
+    same, named = cli_batch([(a, None) for a in runs])
     _one_line_exit_2(same, "is the workbook itself", "same path")
     assert not (tmp_path / "same.xlsx").exists()  # refused before anything is written
     assert named.returncode == 0, named.stderr
@@ -432,7 +392,7 @@ def test_broken_user_catalogs_config_folders_and_scenarios_end_in_one_line_and_e
         cases.append((args, None))
         messages.append((message, args[0], "scenario"))
     start = time.time()
-    for (message, cmd, name), ran in zip(messages, _cli_batch(cases), strict=True):
+    for (message, cmd, name), ran in zip(messages, cli_batch(cases), strict=True):
         _one_line_exit_2(ran, message, (cmd, name))
     assert time.time() - start < 60  # nothing waits for a pipe's writer
     with pytest.raises(core.InputError, match="named pipe"):
@@ -582,7 +542,7 @@ def test_a_workbook_and_explain_at_the_least_allowed_values_hold_no_inf_nan_or_n
             shown = core.explain(quantity, {name: value})
             figures = [shown["value"]] + [v for _, v, _ in shown["inputs"]]
             assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in figures), (quantity, name, shown)
-    (refused,) = _cli_batch([(("explain", "rent_usd_per_useful_gpu_hour", "--job-hours", "5e-324"), None)])
+    (refused,) = cli_batch([(("explain", "rent_usd_per_useful_gpu_hour", "--job-hours", "5e-324"), None)])
     _one_line_exit_2(refused, "job_hours: 4.94066e-324 is too small; allowed: 0 (the estimated training time) or a number >= 0.01",
                      "explain")
 
@@ -645,7 +605,7 @@ def test_a_saved_scenario_with_a_del_character_reopens_and_is_judged_at_the_fiel
     escaped.write_text('{"model": "x\\ud800"}')
     runs = [("plan", "--scenario", str(path)), ("estimate", "--scenario", str(escaped)),
             ("workbook", "--out", str(tmp_path / "w.xlsx"), "--scenario", str(escaped))]
-    outs = _cli_batch([(a, None) for a in runs])
+    outs = cli_batch([(a, None) for a in runs])
     _one_line_exit_2(outs[0], "model.name", "DEL in a model name")
     for out in outs[1:]:
         _one_line_exit_2(out, "surrogate", "lone surrogate")
