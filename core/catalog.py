@@ -64,6 +64,8 @@ OPTIONAL_COLUMNS = {
     # prefill_half_tokens (empty: 0, no prompt-length loss). Built-in rows leave some of them empty, so a
     # built-in row copied into the user's file must load as it is
     "decode_efficiency_factor", "prefill_efficiency_factor", "fp16_accumulate_dense_tflops", "fp16_accumulate", "disaggregated_mode",
+    # gpus: the vendor's reference server's power besides its GPUs, per GPU slot (empty: 575 W, the DGX H100's)
+    "system_w_per_slot",
     "static_batching", "prefill_half_tokens",
     # frameworks: lora_fp32_adapter_inputs (empty: 0, adapters in the weights' dtype); pipeline_max_sharding (empty: pipeline
     # stages run beside any sharding)
@@ -532,7 +534,7 @@ RULES = {
              "tf32_dense_tflops": "pos", "tdp_w": "pos", "nvlink_gbps": "nonneg", "multi_gpu_fabric": "flag", "consumer": "flag",
              "purchase_usd": "nonneg", "default_mfu": "frac_pos", "server_gpus": "whole",
              "decode_efficiency_factor": "nonneg", "prefill_efficiency_factor": "nonneg", "card_share": "frac",
-             "fp16_accumulate_dense_tflops": "nonneg"},
+             "fp16_accumulate_dense_tflops": "nonneg", "system_w_per_slot": "nonneg"},
     "models": {"layers": "count", "hidden": "count", "ffn": "count", "heads": "count", "vocab": "count", "kv_heads": "count",
                "head_dim": "pos", "tied_embeddings": "flag", "gated_mlp": "flag", "experts": "count", "active_experts": "count",
                "qkv_bias": "flag", "norms_per_layer": "nonneg", "dropout": "flag", "other_params": "nonneg", "max_context": "count",

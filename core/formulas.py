@@ -2001,9 +2001,18 @@ own_capital_usd = q("own_capital_usd", "USD", "Capital = GPUs + rest of the serv
                     hw + own_network_capital_usd)
 own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x labour_usd_per_hour",
                   I.setup_hours * I.labour_usd_per_hour)
-own_system_w = q("own_system_w_per_server", "W", "Power of a server besides its GPUs: 500 W (consumer) or 575 W per GPU slot, or system_w_per_server",
-                 IF(I.auto_system_power, IF(G("consumer"), 500, 575 * server_gpus), I.system_w_per_server),
-                 "[aimanual_4090_h100] (+500 W per workstation); [nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs)")
+# A data-centre server's power besides its GPUs grows with the generation (CPUs, NICs, NVSwitches, fans): NVIDIA's DGX
+# systems of 8 GPUs draw 6.5 kW (A100, 8 x 400 W), 10.2 kW (H100 and H200, 8 x 700 W) and 14.3 kW (B200, 8 x 1,000 W)
+# at most, so 412.5, 575 and 787.5 W per GPU slot (gpus.csv system_w_per_slot); a card without its vendor's figure
+# takes the DGX H100's 575 W
+own_system_w = q("own_system_w_per_server", "W",
+                 "Power of a server besides its GPUs: 500 W (consumer workstation) or per GPU slot the catalog's "
+                 "system_w_per_slot (575 W when empty), or system_w_per_server",
+                 IF(I.auto_system_power,
+                    IF(G("consumer"), 500, IF(G("system_w_per_slot") > 0, G("system_w_per_slot"), 575) * server_gpus),
+                    I.system_w_per_server),
+                 "[aimanual_4090_h100] (+500 W per workstation); GPU catalog system_w_per_slot ([nvidia_dgx_a100] 6.5 kW, "
+                 "[nvidia_dgx_h100] 10.2 kW, [nvidia_dgx_b200_guide] 14.3 kW for 8 GPUs, less their TDP)")
 # A data-centre GPU pays its slot's share of the server's power (a server part-filled, or shared with the replicas of
 # a deployment, draws for the slots in use); a MIG slice pays its share of the card's slot; a consumer workstation's
 # 500 W is paid whole however many cards it holds.
@@ -2013,7 +2022,7 @@ own_nameplate_kw = q("own_nameplate_kw", "kW",
                      "Nameplate power = GPUs x TDP + system power: whole workstations (consumer cards), or per server slot used",
                      (own_gpus * G("tdp_w") + IF(G("consumer"), CEILING(own_gpus / server_gpus) * own_system_w,
                                                  own_gpus * slot_share * own_system_w / server_gpus)) / 1000,
-                     "[nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs: 575 W of the rest per slot)")
+                     "[nvidia_dgx_h100] (10.2 kW for 8 x 700 W GPUs: 575 W of the rest per slot); GPU catalog system_w_per_slot")
 own_avg_kw = q("own_avg_kw", "kW", "Average IT draw while working = nameplate x load factor",
                own_nameplate_kw * I.gpu_load_factor, EPOCH + ": 75 % of server TDP during training")
 own_energy_usd_per_gpu_hour = q(

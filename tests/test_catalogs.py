@@ -317,7 +317,8 @@ def test_built_in_engine_and_gpu_rows_copied_into_the_users_files_load_as_they_a
     ("engines", "fp16_accumulate", "-1", "'-1' must be a finite number >= 0"),
     ("engines", "fp16_accumulate", "yes", "'yes' is not a number"),
     ("gpus", "fp16_accumulate_dense_tflops", "-1", "'-1' must be a finite number >= 0"),
-    ("gpus", "fp16_accumulate_dense_tflops", "fast", "'fast' is not a number")])
+    ("gpus", "fp16_accumulate_dense_tflops", "fast", "'fast' is not a number"),
+    ("gpus", "system_w_per_slot", "-575", "'-575' must be a finite number >= 0")])
 def test_a_bad_fp16_accumulate_cell_in_a_users_file_names_file_row_and_column(user_dir, table, column, value, problem):
     _copy_rows(table, {"llamacpp" if table == "engines" else "RTX-4090"}, user_dir, {column: value})
     with pytest.raises(core.CatalogError) as err:

@@ -211,6 +211,22 @@ def test_epoch_ai_amortized_capex_plus_energy_per_gpu_hour_within_2pct():
     assert ours["own_energy_usd_per_gpu_hour"] == pytest.approx(0.7 * (10.2 / 8 / 0.7) * 0.75 * pue * usd_kwh, rel=1e-12)
 
 
+@pytest.mark.parametrize("gpu,published_kw", [("A100-80GB-SXM", 6.5), ("H100-SXM", 10.2), ("H200-SXM", 10.2), ("B200", 14.3)])
+def test_eight_owned_gpus_draw_the_vendors_eight_gpu_server_at_most(gpu, published_kw):
+    """NVIDIA's DGX user guides give each 8-GPU system's maximum power: DGX A100 6.5 kW
+    (https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html), DGX H100/H200 10.2 kW
+    (https://www.nvidia.com/en-us/data-center/dgx-h100/), DGX B200 14.3 kW
+    (https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html).  One figure per slot for every
+    generation (575 W, the DGX H100's) put 8 B200 at 12.6 kW and 8 A100 at 7.8 kW; power sets both the energy and the
+    colocation (per kW) of owning."""
+    r = core.evaluate(gpu=gpu, n_gpus=8, buy=1)
+    assert r["own_nameplate_kw"] == pytest.approx(published_kw, rel=1e-12)
+    half = core.evaluate(gpu=gpu, n_gpus=4, buy=1)  # a half-filled server draws for the slots in use
+    assert half["own_nameplate_kw"] == pytest.approx(published_kw / 2, rel=1e-12)
+    mine = core.evaluate(gpu=gpu, n_gpus=8, buy=1, auto_system_power=0, system_w_per_server=3000)  # the user's own figure wins
+    assert mine["own_nameplate_kw"] == pytest.approx((8 * float(catalog.tables()["gpus"].row(gpu)["tdp_w"]) + 3000) / 1000)
+
+
 @pytest.mark.parametrize("years,published", [(3, 1.64), (5, 0.98)])
 def test_computetape_depreciation_example_within_2pct(years, published):
     """computetape.com 'How fast does an H100 depreciate?': $30,000 straight-line over 3 (5) years at ~70 %
