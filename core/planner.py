@@ -34,7 +34,7 @@ from .errors import InputError
 from .formulas import VERDICTS
 from .inputs import BY_NAME
 from .job_fit import not_fit_text
-from .text import spreadsheet_round
+from .text import significant_text, spreadsheet_round
 from .validation import check_number
 
 # counts tried above the smallest that fits: the minimum, then doublings up to this multiple (at least 8 GPUs)
@@ -695,7 +695,7 @@ def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) 
 def likely_hours_text(option: Mapping, framework: str) -> str:
     """The option's likely job hours in words, the one wording every door uses: "likely 3.1 to 6 hours with
     transformers (the range of its held-out published runs)" (option_hours_likely_low/high: the framework's band)."""
-    return (f"likely {option['hours_likely_low']:.3g} to {option['hours_likely_high']:.3g} hours with {framework} "
+    return (f"likely {significant_text(option['hours_likely_low'])} to {significant_text(option['hours_likely_high'])} hours with {framework} "
             "(the range of its held-out published runs)")
 
 

@@ -46,6 +46,13 @@ def number_text(x, grouped: bool = True) -> str:
     return f"{x:g}"
 
 
+def significant_text(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits as a sentence shows it: 9.58, 12, 5,710 (thousands separators, never an
+    exponent: "5.71e+03 hours" reads as a typo to most people)."""
+    rounded = float(f"{x:.{digits}g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 10 ** (digits - 1) else f"{rounded:.{digits}g}"
+
+
 def spreadsheet_round(x: float, digits: int):
     """``x`` rounded to ``digits`` decimals as a spreadsheet rounds (ROUND, and TEXT when it shows a number): on the
     15 significant digits the sheet keeps, halves away from zero.  Python's round and format work on the binary

@@ -20,6 +20,7 @@ Sources (full citations in core/references.py):
   all linears, recomputation) ran at about the tokens per second of full fine-tuning on the H200.
 """
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -164,6 +165,19 @@ def test_likely_ranges_follow_the_framework_band():
     assert r["train_hours_likely_low"] == pytest.approx(r["train_hours"] / (1 + band))
     assert r["train_hours_likely_high"] == pytest.approx(r["train_hours"] * (1 + band))
     assert r["peak_train_gib_likely_low"] < r["peak_train_gib_per_gpu"] < r["peak_train_gib_likely_high"]
+
+
+def test_the_likely_hours_of_a_long_job_read_as_plain_numbers():
+    """Pre-training 8B on a trillion tokens takes thousands of hours: every door's sentence says "5,710 to 7,160
+    hours", never "5.71e+03" (three significant digits, thousands separators)."""
+    result = core.plan({"model": "Llama-3-8B", "method": "full", "tokens": 1e12})
+    rec = result["recommended"]
+    words = core.likely_hours_text(rec, result["job"]["framework"])
+    low, high = re.match(r"likely ([\d,.]+) to ([\d,.]+) hours", words).groups()
+    assert rec.hours_likely_low > 1000 and "e+" not in words and "," in low
+    assert float(low.replace(",", "")) == pytest.approx(rec.hours_likely_low, rel=5e-3)
+    assert float(high.replace(",", "")) == pytest.approx(rec.hours_likely_high, rel=5e-3)
+    assert [core.significant_text(x) for x in (0.0123456, 9.58, 12.04, 99.95, 5710.4)] == ["0.0123", "9.58", "12", "100", "5,710"]
 
 
 def test_bands_are_twice_the_held_out_median_error(training_loso):

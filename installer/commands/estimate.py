@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core import INPUTS, InputError, cite, engine_text, number_text
+from ..core import INPUTS, InputError, cite, engine_text, number_text, significant_text
 from .common import _collect_inputs, _jsonable, _money, table
 
 # the two memory views, named so nobody adds the allocator peak to the parts
@@ -191,7 +191,8 @@ def cmd_estimate(ns) -> int:
             [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
              f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
             ["decode tokens/s per sequence, likely range (the engine's measured spread)", "-" if not_fit else
-             f"{res['engine_decode_tokens_per_s_per_seq_likely_low']:,.4g} to {res['engine_decode_tokens_per_s_per_seq_likely_high']:,.4g}"],
+             f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_low'], 4)} to "
+             f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_high'], 4)}"],
             ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
             ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
         ]
@@ -230,9 +231,9 @@ def _training_facts(res: dict, used: dict) -> list:
         ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
         ["training hours", not_fit or res["train_hours"]],
         ["training hours, likely range", "-" if not_fit else
-         f"{res['train_hours_likely_low']:.3g} to {res['train_hours_likely_high']:.3g}"],
-        ["device total GiB/GPU, likely range", f"{res['peak_train_gib_likely_low']:.3g} to "
-                                               f"{res['peak_train_gib_likely_high']:.3g}"],
+         f"{significant_text(res['train_hours_likely_low'])} to {significant_text(res['train_hours_likely_high'])}"],
+        ["device total GiB/GPU, likely range", f"{significant_text(res['peak_train_gib_likely_low'])} to "
+                                               f"{significant_text(res['peak_train_gib_likely_high'])}"],
         ["GPU-hours", "-" if not_fit else res["train_gpu_hours"]],
     ]
 
