@@ -606,3 +606,19 @@ def test_an_fp8_command_starts_the_publishers_fp8_release_where_there_is_one():
     assert kimi["recommended"] is not None and kimi["recommended"].weights_dtype == "int4_gptq"
     assert kimi["launch"][0]["command"].startswith("vllm serve moonshotai/Kimi-K2.5 ")
     assert "--quantization" not in kimi["launch"][0]["command"]
+
+
+@pytest.mark.slow  # one command-line process
+def test_estimate_of_a_job_that_does_not_fit_says_what_makes_it_fit():
+    """The main job, the plan, the form and the workbook name the cheapest change that makes a setup fit; `estimate`
+    said only "does not fit" and a GPU count (24 RTX 4090s for Llama 3 70B LoRA, where FSDP's CPU offload runs it on
+    the 8 given).  Now it says the change in the same words, in text and in its JSON (fits_with; null when it fits)."""
+    from helpers import cli_batch
+    job = ("--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "8", "--method", "lora")
+    text, as_json, fitting = cli_batch([(("estimate", *job), None), (("estimate", *job, "--json"), None),
+                                        (("estimate", "--json"), None)])
+    change = core.what_would_fit({"model": "Llama-3-70B", "gpu": "RTX-4090", "n_gpus": 8, "method": "lora"})
+    assert change is not None and "CPU memory" in change.sentence()
+    assert text.returncode == 0 and f"It does not fit as given; it {change.sentence()}." in text.stdout
+    assert json.loads(as_json.stdout)["fits_with"] == change.sentence()
+    assert json.loads(fitting.stdout)["fits_with"] is None

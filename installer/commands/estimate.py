@@ -164,7 +164,7 @@ def cmd_estimate(ns) -> int:
                           "units": {k: q.unit for k, q in QUANTITIES.items()},
                           "breakdown_train_gib_per_gpu": {k: _jsonable(v) for k, v in breakdown(res, "train").items()},
                           "breakdown_infer_gib_per_gpu": {k: _jsonable(v) for k, v in breakdown(res, "infer").items()},
-                          "assumptions": assumptions}, indent=2))
+                          "assumptions": assumptions, "fits_with": _fits_with(ns, given, res)}, indent=2))
         return 0
     print(f"{model_name} ({res['params_total_b']:.2f}B params{', ESTIMATED architecture' if res['model_is_estimate'] else ''})"
           f" on {used['n_gpus']}x {used['gpu']} ({res['gpu_memory_gib']:.0f} GiB each)")
@@ -206,6 +206,9 @@ def cmd_estimate(ns) -> int:
             facts[at:at] = _engine_facts(used, res)
     if facts:
         print(table(["result", "value"], facts))
+    fix = _fits_with(ns, given, res)
+    if fix:
+        print(f"It does not fit as given; it {fix}.")
     for note in notes if ns.mode == "infer" else ():
         print(note)
     if network:
@@ -214,6 +217,17 @@ def cmd_estimate(ns) -> int:
     print(f"GPU data: {assumptions['gpu_source']}")
     print(f"Model data: {assumptions['model_source']}")
     return 0
+
+
+def _fits_with(ns, given: dict, res) -> str | None:
+    """For a training job that does not fit: the cheapest change that makes it fit, in the words the main job, the plan,
+    the form and the workbook use ("fits with parameters in CPU memory (FSDP CPU offload): 18.4 of 24 GiB per GPU,
+    ..."); None when it fits, or when nothing tried does."""
+    if ns.mode != "train" or res["fits_train"]:
+        return None
+    from ..core import what_would_fit
+    change = what_would_fit(given)
+    return None if change is None else change.sentence()
 
 
 def _training_facts(res: dict, used: dict) -> list:
