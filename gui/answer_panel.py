@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
@@ -253,7 +254,9 @@ class AnswerPanel(QWidget):
         self.figures.setRowCount(len(answer["figures"]))
         for r, fig in enumerate(answer["figures"]):
             value = fig.text or ("never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit))
-            for c, text in enumerate((fig.label, value, fig.unit)):
+            # words in place of the number ("no price", "not within the months of ownership") carry no unit
+            unit = fig.unit if not fig.text or re.fullmatch(r"[\d,.]+", fig.text) else ""
+            for c, text in enumerate((fig.label, value, unit)):
                 item = QTableWidgetItem(text)
                 if c == 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

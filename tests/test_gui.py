@@ -920,3 +920,27 @@ def test_the_break_even_figure_reads_as_the_answer_words_it():
     said = re.findall(r"busy ([\d.]+) hours a day or more", answer["headline"])
     assert round(figure.value, 1) < figure.value  # a break-even that plain rounding would understate
     assert said == [figure.text] and float(figure.text) >= figure.value
+
+
+@pytest.mark.slow  # the form answers twice
+def test_a_key_figure_in_words_carries_no_unit(qtbot, window):
+    """'not within the months of ownership' in the value column stands alone (no 'h/day' after words); a break-even the
+    sentence states as a number keeps its unit (full fine-tuning of the default job: 8 B200 pay back from 13.2 h/day)."""
+    from PySide6.QtWidgets import QComboBox
+
+    def breakeven_row():
+        return next(r for r in range(window.figures.rowCount())
+                    if window.figures.item(r, 0).text() == "Owning costs less than renting from a daily use of")
+    row = breakeven_row()
+    assert window.figures.item(row, 1).text() == "not within the months of ownership"
+    assert window.figures.item(row, 2).text() == ""
+    method = window.findChild(QComboBox, "field_method")
+
+    def choose_full():
+        method.setCurrentText("full")
+        method.activated.emit(method.currentIndex())
+    answer = answer_after(qtbot, window, choose_full)
+    figure = next(f for f in answer["figures"] if f.quantity == "breakeven_hours_per_day")
+    row = breakeven_row()
+    assert float(window.figures.item(row, 1).text()) >= figure.value > 0
+    assert window.figures.item(row, 2).text() == "h/day"
