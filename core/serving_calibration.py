@@ -11,8 +11,10 @@ tests/data/extract_serving_points.py).
 compute factors, grouped-GEMM efficiency, the queue and interleaved shares of other prompts' prefill) on the H100 and
 B200 points only, by iteratively reweighted Gauss-Newton on the logarithm of modelled / measured TPOT and TTFT (the
 formulas are ``load_tpot_ms`` and ``load_ttft_ms`` of core/formulas.py, evaluated at each point's concurrency).  The
-H200, GB200, B300 and GB300 points are never fitted on: they check how the model carries to other GPUs.  Points
-across servers (more than 8 GPUs in a replica) are not expressed and stay out.
+H200, GB200, B300 and GB300 points are never fitted on: they check how the model carries to other GPUs.  The points of
+the 2026 architectures (``NEW_MODELS``: MiniMax-M2.5, Qwen3.5-397B-A17B, Kimi-K2.5, GLM-5), added after the factors were
+fitted, are never fitted on either, on any GPU: they check how the model carries to new models.  Points across servers
+(more than 8 GPUs in a replica) are not expressed and stay out.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ DATA = Path(__file__).resolve().parent / "data"
 POINTS_PATH = DATA / "serving_points.csv"
 ENGINES_PATH = DATA / "engines.csv"
 FIT_GPUS = ("H100-SXM", "B200")
+# architectures of 2026 whose points arrived after the engine factors were fitted: held out on every GPU
+NEW_MODELS = ("MiniMax-M2.5", "Qwen3.5-397B-A17B", "Kimi-K2.5", "GLM-5")
 FITTED_ENGINES = ("vllm", "sglang", "trtllm")
 # fitted factor -> (input that overrides it, lower bound, upper bound).  The upper bounds keep the engines physical with
 # the global efficiencies as calibrated (data/calibrated.csv decode_bandwidth_efficiency and prefill_mfu): at most 90 % of
@@ -65,13 +69,20 @@ def expressible(point: dict) -> bool:
 
 
 def fit_points(points=None) -> list[dict]:
-    """The points the factors are fitted on: H100 and B200, expressible."""
-    return [p for p in (points if points is not None else load_points()) if p["gpu"] in FIT_GPUS and expressible(p)]
+    """The points the factors are fitted on: H100 and B200, expressible, of the models before ``NEW_MODELS``."""
+    return [p for p in (points if points is not None else load_points())
+            if p["gpu"] in FIT_GPUS and expressible(p) and p["model"] not in NEW_MODELS]
 
 
 def held_out_points(points=None) -> list[dict]:
-    """The check: the other GPUs' expressible points (H200, GB200, B300, GB300)."""
-    return [p for p in (points if points is not None else load_points()) if p["gpu"] not in FIT_GPUS and expressible(p)]
+    """The check on other GPUs: the expressible points on H200, GB200, B300 and GB300 of the models fitted on."""
+    return [p for p in (points if points is not None else load_points())
+            if p["gpu"] not in FIT_GPUS and expressible(p) and p["model"] not in NEW_MODELS]
+
+
+def new_model_points(points=None) -> list[dict]:
+    """The check on new models: the expressible points of ``NEW_MODELS`` on every GPU, none of them fitted on."""
+    return [p for p in (points if points is not None else load_points()) if p["model"] in NEW_MODELS and expressible(p)]
 
 
 def _model_kind(model: str) -> str:
@@ -274,8 +285,6 @@ def apply(factors: dict, band_values: dict) -> Path:
 BEFORE = {"points": 1374, "tpot_within": 0.526, "tpot_median_error": 0.287, "ttft_median_ratio": 0.155}
 BEFORE_HELD_OUT = {"points": 489, "tpot_within": 0.421, "tpot_median_error": 0.359, "ttft_median_ratio": 0.279}
 LOO_ITERATIONS = 8
-SKIPPED_MODELS = ("MiniMaxAI/MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B", "moonshotai/Kimi-K2.5", "zhipuai/GLM-5")
-SKIPPED_H100_B200_POINTS = 719  # aggregated points of SKIPPED_MODELS on H100 and B200 (architectures not in the catalog yet)
 
 
 def _row(label: str, s: dict) -> str:
@@ -286,7 +295,7 @@ def _row(label: str, s: dict) -> str:
 def render_lines() -> list[str]:
     """The engines section of docs/calibration.md."""
     points = load_points()
-    fitted_on, held = fit_points(points), held_out_points(points)
+    fitted_on, held, new_models = fit_points(points), held_out_points(points), new_model_points(points)
     shipped = shipped_factors()
     head = "| points | n | TPOT within 30 % | TPOT median error | TTFT median ratio | TTFT within 30 % |"
     rule = "|---|---:|---:|---:|---:|---:|"
@@ -296,9 +305,9 @@ def render_lines() -> list[str]:
              "TensorRT-LLM at a fixed concurrency, time to first token (TTFT) and time per output token (TPOT).  The engine "
              "factors (`core/data/engines.csv`) are fitted on the H100 and B200 points only "
              f"({len(fitted_on)} expressible); the {len(held)} H200, GB200, B300 and GB300 points are the held-out check and "
-             "never enter the fit.  Not expressed: replicas across servers (more than 8 GPUs) "
-             f"({sum(1 for p in points if not expressible(p))} points), and the {SKIPPED_H100_B200_POINTS} H100/B200 points "
-             f"of {', '.join(SKIPPED_MODELS)} (architectures the model catalog does not hold yet).", "",
+             f"never enter the fit, nor do the {len(new_models)} points of the 2026 architectures ({', '.join(NEW_MODELS)}; "
+             "every GPU), which arrived after the factors were fitted and check how they carry to new models.  Not "
+             f"expressed: replicas across servers (more than 8 GPUs) ({sum(1 for p in points if not expressible(p))} points).", "",
              "The formulas are `load_tpot_ms` and `load_ttft_ms` (docs/quantities.md, group serving): a decode step is the "
              "weights it reads (experts at the engine's grouped-GEMM efficiency) and the KV cache at the engine's bandwidth, "
              "or its compute, plus the tensor-parallel all-reduces and the engine's fixed time per step; TPOT adds the share "
@@ -313,6 +322,9 @@ def render_lines() -> list[str]:
              _row("H200, GB200, B300, GB300 (held out)", summary(held))]
     for gpu in sorted({p["gpu"] for p in held}):
         lines.append(_row(f"held out: {gpu}", summary([p for p in held if p["gpu"] == gpu])))
+    lines.append(_row("2026 architectures, every GPU (held out)", summary(new_models)))
+    for model in NEW_MODELS:
+        lines.append(_row(f"held out: {model}", summary([p for p in new_models if p["model"] == model])))
     e = errors(fitted_on)
     for key in ("engine", "model"):
         for value in sorted({p[key] for p in fitted_on}):

@@ -109,12 +109,15 @@ def cmd_calibrate(ns) -> int:
     from ..core import serving_calibration as engines
     points = engines.load_points()
     print("\nServing engines against NVIDIA's measured points (AIConfigurator 0.12.0): fitted on H100 and B200, "
-          "checked on the other GPUs:")
-    groups = [("H100 and B200 (fitted on)", engines.fit_points(points)), ("other GPUs (held out)", engines.held_out_points(points))]
+          "checked on the other GPUs and on the 2026 architectures:")
+    groups = [("H100 and B200 (fitted on)", engines.fit_points(points)), ("other GPUs (held out)", engines.held_out_points(points)),
+              ("2026 architectures (held out)", engines.new_model_points(points))]
     body = []
     for label, chosen in groups:
         for engine in ("all", *engines.FITTED_ENGINES):
             mine = [p for p in chosen if engine == "all" or p["engine"] == engine]
+            if not mine:  # (no measured point of this engine in the group)
+                continue
             s = engines.summary(mine)
             body.append([label, engine, str(s["points"]), f"{s['tpot_within']:.0%}", f"{s['ttft_median_ratio']:.2f}"])
     print(table(["points", "engine", "n", "TPOT within 30 %", "TTFT median ratio"], body, align=["<", "<", ">", ">", ">"]))

@@ -15,7 +15,10 @@ MODELS = {"meta-llama/Llama-3.1-70B": "Llama-3.1-70B", "meta-llama/Llama-3.1-8B-
           "nvidia/Llama-3.1-8B-Instruct-FP8": "Llama-3.1-8B", "Qwen/Qwen3-32B": "Qwen3-32B", "nvidia/Qwen3-32B-NVFP4": "Qwen3-32B",
           "Qwen/Qwen3-235B-A22B-FP8": "Qwen3-235B-A22B", "deepseek-ai/DeepSeek-R1": "DeepSeek-V3",
           "deepseek-ai/DeepSeek-V3": "DeepSeek-V3", "nvidia/DeepSeek-R1-NVFP4": "DeepSeek-V3",
-          "nvidia/DeepSeek-V3.1-NVFP4": "DeepSeek-V3", "openai/gpt-oss-120b": "gpt-oss-120b"}
+          "nvidia/DeepSeek-V3.1-NVFP4": "DeepSeek-V3", "openai/gpt-oss-120b": "gpt-oss-120b",
+          # 2026 architectures, a held-out check of the engine factors (core/serving_calibration.py NEW_MODELS)
+          "MiniMaxAI/MiniMax-M2.5": "MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B": "Qwen3.5-397B-A17B",
+          "moonshotai/Kimi-K2.5": "Kimi-K2.5", "zhipuai/GLM-5": "GLM-5"}
 GPUS = {"h100_sxm": "H100-SXM", "h200_sxm": "H200-SXM", "b200_sxm": "B200", "gb200": "GB200", "b300_sxm": "B300", "gb300": "GB300"}
 FORMATS = {"fp4": "nvfp4", "fp8": "fp8", "int4": "int4_awq", "bf16": "bf16", "": "bf16"}
 COLUMNS = ("id", "engine", "engine_version", "model", "checkpoint", "gpu", "weights_dtype", "kv_dtype", "prompt_tokens",
@@ -42,6 +45,8 @@ def main(path: str) -> None:
             fmt = FORMATS[r["precision"]]
             if model == "gpt-oss-120b" and fmt == "nvfp4":
                 fmt = "mxfp4"  # gpt-oss ships its experts in MXFP4, which the engines run as they are
+            if model == "Kimi-K2.5" and fmt == "int4_awq":
+                fmt = "int4_gptq"  # Kimi K2.5 is released in INT4 (group-wise weights, 16-bit activations), run as released
             out.append({"id": r["id"], "engine": r["backend"], "engine_version": r["backend_version"], "model": model,
                         "checkpoint": r["model_path"], "gpu": GPUS[r["system"]], "weights_dtype": fmt,
                         "kv_dtype": "fp8" if fmt in ("fp8", "nvfp4", "mxfp4") else "bf16",
