@@ -417,6 +417,40 @@ class FitChange:
                 f"{_hours(self.hours)} hours{cost}")
 
 
+def _more_gpus(base: dict, used: Mapping, more: int) -> list[FitChange]:
+    """``what_would_fit``'s candidates of more GPUs, from ``more`` (gpus_needed) up.  Counts as servers come: within one
+    server, ``more`` and the sizes the GPU's servers are sold in above it (7 H100s that fill their memory where the
+    8-GPU server costs the same and leaves room); across servers, whole 8-GPU machines and one more.  Rented: through
+    the offer named when it sells that many as one job, else the cheapest that does, named in the text; bought: not a
+    cluster of consumer cards."""
+    from .engine import evaluate, resolve_inputs
+    gpus = catalog.tables()["gpus"]
+    sizes = catalog.server_sizes(gpus.rows[gpus.find(str(used["gpu"]))])
+    whole = -(-more // 8) * 8
+    counts = {more, *(size for size in sizes if size >= more)} if more <= 8 else {whole, whole + 8}
+    named = not used["buy"] and str(base.get("offer", "auto")).strip().lower() != "auto"
+    split = int(used["tensor_parallel"]) * int(used["pipeline_parallel"])
+    found = []
+    for count in sorted(counts):
+        if count % (split * int(used["context_parallel"])) or (count // split) % int(used["expert_parallel"]):
+            continue
+        tries = [{"n_gpus": count}] if used["buy"] or named else []
+        tries += [] if used["buy"] else [{"n_gpus": count, "offer": "auto"}]
+        for change in tries:
+            m = evaluate({**base, **change}, outputs=(*FIT_OUTPUTS, "option_offer_sells"))
+            had = bool(m["option_offer_sells"]) if not used["buy"] else not purchase_refusal(str(used["gpu"]), count, sizes, {}, 1)
+            if m["fits_train"] and had:
+                offer = str(resolve_inputs({**base, **change})["offer"]) if "offer" in change and named else ""
+                text = f"{count} GPUs" + (f" rented from {offer} (the offer named sells fewer as one job)" if offer else "")
+                # the change as applied to the inputs given: the count, and the offer when it is not the one named
+                change = {"n_gpus": count, **({"offer": offer} if offer else {})}
+                found.append(FitChange(text, change, float(m["peak_train_gib_per_gpu"]), float(m["gpu_memory_gib"]),
+                                       float(m["option_hours"]), float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
+                                       float(m["cpu_offload_gib_per_machine"]), bool(m["train_memory_tight"])))
+                break
+    return found
+
+
 def what_would_fit(inputs: Mapping) -> FitChange | None:
     """The cheapest single change (or pair of changes) that makes the setup ``inputs`` fit in GPU memory: a chunked
     loss, recomputation, offload of optimizer states or parameters, QLoRA instead of LoRA, pipeline stages, a shorter
@@ -455,25 +489,7 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
                             float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
                             float(r["cpu_offload_gib_per_machine"][i]), bool(r["train_memory_tight"][i])) for i in fits]
     if more > int(used["n_gpus"]):
-        gpus = catalog.tables()["gpus"]
-        sizes = catalog.server_sizes(gpus.rows[gpus.find(str(used["gpu"]))])
-        # the count that fits, and whole 8-GPU machines above it (the smallest count often fills the memory)
-        whole = -(-more // 8) * 8
-        for count in sorted({more, whole, whole + 8} if more > 8 else {more}):
-            if count % (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]) * int(used["context_parallel"])) \
-                    or (count // (int(used["tensor_parallel"]) * int(used["pipeline_parallel"]))) % int(used["expert_parallel"]):
-                continue
-            # rented: at the cheapest offer that sells that many as one job (the offer may sell fewer)
-            m = evaluate({**base, "n_gpus": count, **({} if used["buy"] else {"offer": "auto"})},
-                         outputs=(*FIT_OUTPUTS, "option_offer_sells"))
-            # more GPUs only where they can be had: an offer that sells that many as one job, or (bought) not a
-            # cluster of consumer cards
-            had = bool(m["option_offer_sells"]) if not used["buy"] else not purchase_refusal(str(used["gpu"]), count, sizes, {}, 1)
-            if m["fits_train"] and had:
-                candidates.append(FitChange(f"{count} GPUs", {"n_gpus": count}, float(m["peak_train_gib_per_gpu"]),
-                                            float(m["gpu_memory_gib"]), float(m["option_hours"]),
-                                            float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
-                                            float(m["cpu_offload_gib_per_machine"]), bool(m["train_memory_tight"])))
+        candidates += _more_gpus(base, used, more)
     if not candidates:
         return None
     inf = float("inf")
