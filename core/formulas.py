@@ -2003,8 +2003,8 @@ own_setup_usd = q("own_setup_usd", "USD", "One-off setup labour = setup_hours x 
                   I.setup_hours * I.labour_usd_per_hour)
 # A data-centre server's power besides its GPUs grows with the generation (CPUs, NICs, NVSwitches, fans): NVIDIA's DGX
 # systems of 8 GPUs draw 6.5 kW (A100, 8 x 400 W), 10.2 kW (H100 and H200, 8 x 700 W) and 14.3 kW (B200, 8 x 1,000 W)
-# at most, so 412.5, 575 and 787.5 W per GPU slot (gpus.csv system_w_per_slot); a card without its vendor's figure
-# takes the DGX H100's 575 W
+# at most, so 412.5, 575 and 787.5 W per GPU slot (gpus.csv system_w_per_slot; the A100 PCIe cards and the B300 take
+# their generation's figure); a card without one takes the DGX H100's 575 W
 own_system_w = q("own_system_w_per_server", "W",
                  "Power of a server besides its GPUs: 500 W (consumer workstation) or per GPU slot the catalog's "
                  "system_w_per_slot (575 W when empty), or system_w_per_server",

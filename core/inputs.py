@@ -284,7 +284,7 @@ INPUTS: tuple[Input, ...] = (
        group="owning", source="[cottier2024]: servers draw about 75 % of their rated power during training"),
     _f("auto_system_power", 1,
        "1 = a server's power besides its GPUs follows the GPU (500 W per consumer workstation; per data-centre GPU slot "
-       "the vendor's reference server: 412.5 W A100, 575 W H100/H200 and cards without a figure, 787.5 W B200); 0 = system_w_per_server",
+       "the vendor's reference server: 412.5 W A100, 575 W H100/H200 and cards without a figure, 787.5 W B200 and B300); 0 = system_w_per_server",
        group="owning", source="[aimanual_4090_h100]: +500 W per workstation; [nvidia_dgx_a100] 6.5 kW, [nvidia_dgx_h100] 10.2 kW, "
        "[nvidia_dgx_b200_guide] 14.3 kW, each for 8 GPUs with their TDP"),
     _n("system_w_per_server", "W", 0, "Nameplate power of one server besides its GPUs (used when auto_system_power is 0)",

@@ -227,6 +227,14 @@ def test_eight_owned_gpus_draw_the_vendors_eight_gpu_server_at_most(gpu, publish
     assert mine["own_nameplate_kw"] == pytest.approx((8 * float(catalog.tables()["gpus"].row(gpu)["tdp_w"]) + 3000) / 1000)
 
 
+def test_a_newer_or_smaller_card_never_gets_an_odd_server_power():
+    """Without its vendor's figure a card takes the nearest one, so the order holds: 8 B300 (1,100 W, the B200's server
+    class) draw more than 8 B200, and 8 A100 PCIe (300 W, the DGX A100's generation) less than a DGX A100."""
+    kw = {g: core.evaluate(gpu=g, n_gpus=8, buy=1)["own_nameplate_kw"] for g in ("B200", "B300", "A100-80GB-PCIe", "A100-80GB-SXM")}
+    assert kw["B300"] > kw["B200"] == pytest.approx(14.3)
+    assert kw["A100-80GB-PCIe"] < kw["A100-80GB-SXM"] == pytest.approx(6.5)
+
+
 @pytest.mark.parametrize("years,published", [(3, 1.64), (5, 0.98)])
 def test_computetape_depreciation_example_within_2pct(years, published):
     """computetape.com 'How fast does an H100 depreciate?': $30,000 straight-line over 3 (5) years at ~70 %
