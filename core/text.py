@@ -5,6 +5,7 @@ the Excel functions, the command line and the form, so one rule and one wording 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from .names import suggest
@@ -47,10 +48,15 @@ def number_text(x, grouped: bool = True) -> str:
 
 
 def significant_text(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant digits as a sentence shows it: 9.58, 12, 5,710 (thousands separators, never an
-    exponent: "5.71e+03 hours" reads as a typo to most people)."""
+    """``x`` to ``digits`` significant digits as a sentence shows it: 0.000015, 9.58, 12, 5,710 (thousands separators,
+    never an exponent: "5.71e+03 hours" reads as a typo to most people); not finite: "-"."""
+    if not math.isfinite(x):
+        return "-"
     rounded = float(f"{x:.{digits}g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 10 ** (digits - 1) else f"{rounded:.{digits}g}"
+    if rounded == 0 or abs(rounded) >= 10 ** (digits - 1):
+        return f"{rounded:,.0f}"
+    decimals = digits - 1 - math.floor(math.log10(abs(rounded)))  # as many as the significant digits need
+    return f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals > 0 else f"{rounded:.0f}"
 
 
 def spreadsheet_round(x: float, digits: int):

@@ -254,8 +254,8 @@ class AnswerPanel(QWidget):
         self.figures.setRowCount(len(answer["figures"]))
         for r, fig in enumerate(answer["figures"]):
             value = fig.text or ("never" if fig.quantity in NEVER_WHEN_NEGATIVE and fig.value < 0 else _number(fig.value, fig.unit))
-            # words in place of the number ("no price", "not within the months of ownership") carry no unit
-            unit = fig.unit if not fig.text or re.fullmatch(r"[\d,.]+", fig.text) else ""
+            # words in place of the number ("never", "no price", "not within the months of ownership") carry no unit
+            unit = fig.unit if re.fullmatch(r"[-$]*[\d,.]+", value) else ""
             for c, text in enumerate((fig.label, value, unit)):
                 item = QTableWidgetItem(text)
                 if c == 1:

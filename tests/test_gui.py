@@ -538,10 +538,10 @@ def test_serving_on_the_recommended_gpus_against_an_api(qtbot, window):
     volume = float(core_values["selfhost_rent_breakeven_mtok_per_month"])
     assert figures["Renting beats the API above"].value == pytest.approx(volume) and volume > 0
     row = [f.label for f in answer["figures"]].index("Renting beats the API above")
-    assert window.figures.item(row, 1).text() == f"{volume:,.1f}"
+    assert window.figures.item(row, 1).text() == f"{volume:,.1f}" and window.figures.item(row, 2).text() == "Mtok/month"
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, api, "0.01"))  # an API this cheap always wins
     assert {f.label: f for f in answer["figures"]}["Renting beats the API above"].value == -1
-    assert window.figures.item(row, 1).text() == "never"
+    assert window.figures.item(row, 1).text() == "never" and window.figures.item(row, 2).text() == ""  # no unit after words
 
 
 def _deciding_columns_in_view(w, deciding: tuple[str, ...]) -> None:

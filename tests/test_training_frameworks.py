@@ -178,6 +178,9 @@ def test_the_likely_hours_of_a_long_job_read_as_plain_numbers():
     assert float(low.replace(",", "")) == pytest.approx(rec.hours_likely_low, rel=5e-3)
     assert float(high.replace(",", "")) == pytest.approx(rec.hours_likely_high, rel=5e-3)
     assert [core.significant_text(x) for x in (0.0123456, 9.58, 12.04, 99.95, 5710.4)] == ["0.0123", "9.58", "12", "100", "5,710"]
+    assert [core.significant_text(x) for x in (1.5e-5, 5.35e-7, float("nan"))] == ["0.000015", "0.000000535", "-"]
+    tiny = core.plan({"model": "Llama-3-8B", "method": "full", "tokens": 100})  # a hundred tokens: a fraction of a second
+    assert "e-" not in core.likely_hours_text(tiny["recommended"], tiny["job"]["framework"])
 
 
 def test_bands_are_twice_the_held_out_median_error(training_loso):
