@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from extract_serving_points import FORMATS, GPUS, MODELS, number, write_points
+from extract_serving_points import FORMATS, GPUS, MODELS, NEW_MODEL_PATHS, number, write_points
 
 COLUMNS = ("id", "engine", "model", "gpu", "weights_dtype", "kv_dtype", "prompt_tokens", "output_tokens", "concurrency",
            "prefill_workers", "prefill_tp", "prefill_attention_dp", "decode_workers", "decode_tp", "decode_attention_dp",
@@ -23,7 +23,9 @@ def main(path: str) -> None:
     out, seen = [], set()
     with open(path, newline="", encoding="utf-8") as fh:
         for r in csv.DictReader(fh):
-            if r["mode"] != "disagg" or r["model_path"] not in MODELS:
+            # the 2026 architectures' disaggregated rows (Kimi-K2.5, GLM-5 on GB200) are not kept: the aggregated check
+            # holds them (core/serving_calibration.py NEW_MODELS)
+            if r["mode"] != "disagg" or r["model_path"] not in MODELS or r["model_path"] in NEW_MODEL_PATHS:
                 continue
             if number(r["prefill_pp_size"]) != 1 or number(r["decode_pp_size"]) != 1:
                 continue

@@ -19,6 +19,7 @@ MODELS = {"meta-llama/Llama-3.1-70B": "Llama-3.1-70B", "meta-llama/Llama-3.1-8B-
           # 2026 architectures, a held-out check of the engine factors (core/serving_calibration.py NEW_MODELS)
           "MiniMaxAI/MiniMax-M2.5": "MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B": "Qwen3.5-397B-A17B",
           "moonshotai/Kimi-K2.5": "Kimi-K2.5", "zhipuai/GLM-5": "GLM-5"}
+NEW_MODEL_PATHS = ("MiniMaxAI/MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B", "moonshotai/Kimi-K2.5", "zhipuai/GLM-5")
 GPUS = {"h100_sxm": "H100-SXM", "h200_sxm": "H200-SXM", "b200_sxm": "B200", "gb200": "GB200", "b300_sxm": "B300", "gb300": "GB300"}
 FORMATS = {"fp4": "nvfp4", "fp8": "fp8", "int4": "int4_awq", "bf16": "bf16", "": "bf16"}
 COLUMNS = ("id", "engine", "engine_version", "model", "checkpoint", "gpu", "weights_dtype", "kv_dtype", "prompt_tokens",
