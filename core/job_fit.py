@@ -35,12 +35,16 @@ def _time_or_cost(names: Iterable[str]) -> frozenset[str]:
 
 
 def not_fit_text(peak_gib: float, limit_gib: float, memory_gib: float, gpus_needed: float | None = None,
-                 host_need_gib: float = 0.0, host_gib: float = 0.0, gpu_fits: bool = False, host_fits: bool = True) -> str:
+                 host_need_gib: float = 0.0, host_gib: float = 0.0, gpu_fits: bool = False, host_fits: bool = True,
+                 tensors_gib: float | None = None) -> str:
     """"does not fit: 1,110.9 GiB/GPU > 22.8 GiB (95 % of 24 GiB)" (the training planner's words), and with
     ``gpus_needed`` the count of this GPU that holds the job ("; 223 GPUs hold it", "; no count of this GPU holds it").
     Offloaded states the machines' CPU memory does not hold (``host_fits``: fits_host_memory; ``host_need_gib`` per
     machine of ``host_gib``) are said too: "does not fit: the offloaded states need 1,051 GiB of CPU memory per machine >
-    154 GiB (80 % of 192 GiB ...)"; ``gpu_fits`` (fits_train_gpu_memory): the GPUs themselves hold it."""
+    154 GiB (80 % of 192 GiB ...)"; ``gpu_fits`` (fits_train_gpu_memory): the GPUs themselves hold it.  With
+    ``tensors_gib`` (allocator_peak_train_gib) the words name the limit that failed, as fits_train_gpu_memory tests
+    it: the tensors against the fit limit ("1,050.2 GiB/GPU of tensors > 22.8 GiB (95 % of 24 GiB)"), or, the tensors
+    within it, the device total (``peak_gib``) against the GPU's memory."""
     from .inputs import HOST_MEMORY_USABLE
     host_text = "" if host_fits else (
         f"the offloaded states need {host_need_gib:,.0f} GiB of CPU memory per machine > "
@@ -48,7 +52,12 @@ def not_fit_text(peak_gib: float, limit_gib: float, memory_gib: float, gpus_need
     if gpu_fits and host_text:
         return f"{NOT_FIT}: {host_text}"
     share = 100 * limit_gib / memory_gib if memory_gib > 0 else 0.0
-    text = f"{NOT_FIT}: {peak_gib:,.1f} GiB/GPU > {limit_gib:,.1f} GiB ({share:.4g} % of {memory_gib:,.0f} GiB)"
+    if tensors_gib is not None and tensors_gib <= limit_gib and peak_gib > memory_gib:
+        text = (f"{NOT_FIT}: {peak_gib:,.1f} GiB/GPU in all (the tensors, the CUDA context and the allocator's slack) > "
+                f"{memory_gib:,.0f} GiB")
+    else:
+        shown, what = (peak_gib, "") if tensors_gib is None else (tensors_gib, " of tensors")
+        text = f"{NOT_FIT}: {shown:,.1f} GiB/GPU{what} > {limit_gib:,.1f} GiB ({share:.4g} % of {memory_gib:,.0f} GiB)"
     if host_text:
         text += f", and {host_text}"
     if gpus_needed is None:
@@ -83,12 +92,14 @@ def _kind(start: tuple[str, ...], through: str, fits: str, outputs: tuple[str, .
 
 TRAINING = _kind(("train_hours", "train_tokens_per_s"), "job_hours_base", "fits_train",
                  ("fits_train", "peak_train_gib_per_gpu", "fit_limit_gib", "gpu_memory_gib", "gpus_needed",
-                  "cpu_offload_gib_per_machine", "host_memory_gib_per_machine", "fits_train_gpu_memory", "fits_host_memory"),
+                  "cpu_offload_gib_per_machine", "host_memory_gib_per_machine", "fits_train_gpu_memory", "fits_host_memory",
+                  "allocator_peak_train_gib"),
                  "job_hours",
                  lambda v: not_fit_text(float(v["peak_train_gib_per_gpu"]), float(v["fit_limit_gib"]),
                                         float(v["gpu_memory_gib"]), float(v["gpus_needed"]),
                                         float(v["cpu_offload_gib_per_machine"]), float(v["host_memory_gib_per_machine"]),
-                                        bool(v["fits_train_gpu_memory"]), bool(v["fits_host_memory"])))
+                                        bool(v["fits_train_gpu_memory"]), bool(v["fits_host_memory"]),
+                                        float(v["allocator_peak_train_gib"])))
 SERVING = _kind(("serve_tokens_per_s", "decode_tokens_per_s", "prefill_tokens_per_s"), "serve_tokens_per_s", "serve_fits",
                 ("serve_fits", "infer_weights_gib", "gpu_memory_gib"), "measured_tokens_per_s",
                 lambda v: serve_not_fit_text(float(v["infer_weights_gib"]), float(v["gpu_memory_gib"])))

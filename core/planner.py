@@ -55,7 +55,7 @@ PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "opt
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
                 "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 "cpu_offload_gib_per_machine", "host_memory_gib_per_machine", "fits_train_gpu_memory", "fits_host_memory",
-                *(flag for flag, _ in REJECTIONS))
+                "allocator_peak_train_gib", *(flag for flag, _ in REJECTIONS))
 RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, those with "
            "room to spare in memory (not train_memory_tight), then renting (no capital at stake), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
@@ -145,7 +145,8 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     if word == "does not fit":  # the words every door uses for a job that does not fit (core.job_fit)
         return not_fit_text(r["peak_train_gib_per_gpu"][j], r["fit_limit_gib"][j], r["gpu_memory_gib"][j],
                             host_need_gib=r["cpu_offload_gib_per_machine"][j], host_gib=r["host_memory_gib_per_machine"][j],
-                            gpu_fits=bool(r["fits_train_gpu_memory"][j]), host_fits=bool(r["fits_host_memory"][j]))
+                            gpu_fits=bool(r["fits_train_gpu_memory"][j]), host_fits=bool(r["fits_host_memory"][j]),
+                            tensors_gib=r["allocator_peak_train_gib"][j])
     detail = {
         "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
         "over budget": lambda: f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",

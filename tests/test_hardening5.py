@@ -278,7 +278,7 @@ def test_compared_setups_are_the_offers_gpu_or_the_usual_ones():
 
 # --- time and cost of a training job that does not fit ----------------------------------------------------------------
 
-BIG_ON_ONE_4090 = ("Llama-3-70B", 1e8, "RTX-4090", 1, "full")  # 1,111 GiB per GPU of tensors on a 24 GiB card
+BIG_ON_ONE_4090 = ("Llama-3-70B", 1e8, "RTX-4090", 1, "full")  # 1,063 GiB per GPU of tensors on a 24 GiB card
 
 
 def test_excel_training_hours_of_a_job_that_does_not_fit_say_so_as_the_planner_does():
@@ -287,8 +287,12 @@ def test_excel_training_hours_of_a_job_that_does_not_fit_say_so_as_the_planner_d
     from gpu_tco.addin.functions import MAX_TEXT, call
     assert call("GPU_TRAIN_FIT", "Llama-3-70B", "RTX-4090", 1, "full") == 0
     r = core.evaluate(dict(zip(("model", "tokens", "gpu", "n_gpus", "method"), BIG_ON_ONE_4090)))
-    words = core.not_fit_text(r["peak_train_gib_per_gpu"], r["fit_limit_gib"], r["gpu_memory_gib"], r["gpus_needed"])
-    assert words.startswith("does not fit: 1,110.9 GiB/GPU > 22.8 GiB (95 % of 24 GiB)") and "223 GPUs hold it" in words
+    words = core.not_fit_text(r["peak_train_gib_per_gpu"], r["fit_limit_gib"], r["gpu_memory_gib"], r["gpus_needed"],
+                              tensors_gib=r["allocator_peak_train_gib"])
+    # the limit that failed, as fits_train_gpu_memory tests it: the tensors (allocator peak) against 95 % of the card
+    tensors = f"{r['allocator_peak_train_gib']:,.1f}"
+    assert words.startswith(f"does not fit: {tensors} GiB/GPU of tensors > 22.8 GiB (95 % of 24 GiB)") and "223 GPUs hold it" in words
+    assert r["allocator_peak_train_gib"] > 1000 and r["peak_train_gib_per_gpu"] > r["allocator_peak_train_gib"]
     for name in ("GPU_TRAIN_HOURS", "GPU_TRAIN_HOURS_LOW", "GPU_TRAIN_HOURS_HIGH"):
         assert call(name, *BIG_ON_ONE_4090) == words, name
     # the planner rejects the same option with the same words (core.planner's reason)
@@ -330,7 +334,8 @@ def test_estimate_gives_no_hours_for_a_job_that_does_not_fit():
     out = _cli("estimate", "--model", "Llama-3-70B", "--gpu", "RTX-4090", "--n-gpus", "1", "--method", "full")
     assert out.returncode == 0, out.stderr[-600:]
     rows = {line[:36].strip(): line[36:].strip() for line in out.stdout.splitlines()}
-    assert rows["training hours"].startswith("does not fit: 1,110.9 GiB/GPU > 22.8 GiB (95 % of 24 GiB)")
+    tensors = core.evaluate(model="Llama-3-70B", gpu="RTX-4090", n_gpus=1, method="full")["allocator_peak_train_gib"]
+    assert rows["training hours"].startswith(f"does not fit: {tensors:,.1f} GiB/GPU of tensors > 22.8 GiB (95 % of 24 GiB)")
     assert rows["training hours, likely range"] == rows["GPU-hours"] == rows["throughput (tokens/s)"] == "-"
     fits = _cli("estimate", "--model", "Llama-3-8B", "--gpu", "H100-SXM", "--n-gpus", "1", "--method", "lora")
     rows = {line[:36].strip(): line[36:].strip() for line in fits.stdout.splitlines()}
@@ -431,3 +436,25 @@ def test_rows_are_shared_only_where_every_cell_is_a_plain_formula():
         assert _share_rows(f"<sheetData>{row}</sheetData>", groups) == f"<sheetData>{row}</sheetData>"
     array = row.replace("<f>D1+1</f>", '<f t="array" ref="D2">D1+1</f>')
     assert _share_rows(f"<sheetData>{array}</sheetData>", [(2, 3, 4)]) == f"<sheetData>{array}</sheetData>"
+
+
+def test_the_words_of_a_job_that_does_not_fit_name_the_limit_it_fails():
+    """fits_train_gpu_memory holds two limits: the tensors (allocator peak) within 95 % of the card, and everything on
+    it (device total: the tensors, the CUDA context, the allocator's slack) within the card.  The words name the one
+    that failed; they compared the device total with the tensors' limit, so that a "fits with" line at 78.7 of 80 GiB
+    read as if above a 76.0 GiB limit just stated."""
+    tensors = core.not_fit_text(30.0, 22.8, 24.0, tensors_gib=28.0)
+    assert tensors.startswith("does not fit: 28.0 GiB/GPU of tensors > 22.8 GiB (95 % of 24 GiB)")
+    total = core.not_fit_text(24.6, 22.8, 24.0, tensors_gib=22.5)  # the tensors within their limit, the whole above the card
+    assert total.startswith("does not fit: 24.6 GiB/GPU in all (the tensors, the CUDA context and the allocator's slack) > 24 GiB")
+    # a configuration the engine itself refuses on the device total alone: the words say so
+    job = {"model": "Llama-3.1-8B", "gpu": "RTX-4090", "n_gpus": 1, "method": "qlora", "fragmentation_pct": 30}
+    for seq in (4096, 6144, 8192, 12288, 16384):
+        r = core.evaluate({**job, "seq_len": seq})
+        if not r["fits_train"] and r["allocator_peak_train_gib"] <= r["fit_limit_gib"]:
+            assert r["peak_train_gib_per_gpu"] > r["gpu_memory_gib"]
+            words = core.fit_gaps(r, ["train_hours"])["train_hours"]
+            assert "GiB/GPU in all" in words and "of tensors" not in words
+            break
+    else:
+        pytest.fail("no sequence length puts only the device total above the card")
