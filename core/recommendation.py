@@ -13,7 +13,7 @@ from typing import Mapping
 
 from . import catalog
 from .planner import GEFORCE_LICENSE, Option, bought_instead, consumer_gpu, option_text, plan, purchase_refusal, ranks_purchases
-from .text import spreadsheet_round
+from .text import spreadsheet_round, upper_first
 
 CONSUMER_LICENSE = GEFORCE_LICENSE + "."
 
@@ -203,7 +203,42 @@ def nearest(result: Mapping) -> tuple[str, ...]:
             out.append(f"The cheapest option only the budget and the deadline rule out: {option_text(o)}, "
                        f"{usd_text(o.outlay_usd)} and {_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} "
                        f"and a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more take it).")
+    if not out:
+        out += _largest_to_be_had(result)
     return tuple(out)
+
+
+# reasons that only say an option is larger than can be had: an offer's limit on one job, or one bought server of
+# consumer cards (the job needs more GPUs than that to fit)
+TOO_LARGE = ("larger than the offer sells:", "one server at most:")
+
+
+def _largest_to_be_had(result: Mapping) -> list[str]:
+    """With nothing acceptable because every count that holds the job is more than can be had: the most GPUs the
+    cheapest such option's offer sells as one job (or one bought server), and the cheapest change that makes the job
+    fit on them (``what_would_fit``), in one sentence; [] where that is not the case."""
+    from .engine import evaluate
+    from .errors import InputError
+    from .planner import option_inputs
+    big = next((o for o in result["options"] if o.reasons and not o.interruptible
+                and all(r.startswith(TOO_LARGE) for r in o.reasons)), None)
+    if big is None:
+        return []
+    inputs = option_inputs(result["given"], big, result["price_gpu"])
+    if big.acquire == "buy":
+        gpus = catalog.tables()["gpus"]
+        count, where = int(catalog.server_sizes(gpus.rows[gpus.find(big.gpu)])[-1]), "one bought server holds"
+    else:
+        count, where = int(evaluate(inputs, outputs=("offer_max_gpus",))["offer_max_gpus"]), f"{big.offer} sells as one job"
+    if not 0 < count < big.n_gpus:
+        return []
+    try:
+        change = what_would_fit({**inputs, "n_gpus": count})
+    except InputError:  # a layout the count does not divide
+        return []
+    setup = f"{count}x {big.gpu}, the most {where},"
+    return [f"{setup} does not hold the job; it {change.sentence()}." if change is not None
+            else f"{setup} does not hold the job, and no change tried makes it fit."]
 
 
 def compose(result: Mapping) -> Recommendation:
@@ -211,8 +246,8 @@ def compose(result: Mapping) -> Recommendation:
     o = result["recommended"]
     inputs = result["inputs"]
     if o is None:
-        counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none"
-        return Recommendation(None, (f"No option meets every requirement (rejected: {counts}).", *nearest(result)),
+        counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
+        return Recommendation(None, (f"No option meets every requirement ({counts}).", *nearest(result)),
                               plan=dict(result))
     # buying the same GPUs instead, against THIS offer's price (a purchase: against the offer the rental rule picks
     # for its GPU and count, the cheapest on-demand offer that sells that size)
@@ -331,7 +366,7 @@ def sharding_text(result: Mapping, o: Option) -> str:
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
     if o.sharding == "none":
-        return (f"{sharding_name('none')[0].upper()}{sharding_name('none')[1:]}: the model's weights, gradients and optimizer states fit one GPU "
+        return (f"{upper_first(sharding_name('none'))}: the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
     framework = result["inputs"].get("framework", "")
@@ -430,14 +465,14 @@ def _more_gpus(base: dict, used: Mapping, more: int) -> list[FitChange]:
     sizes = catalog.server_sizes(gpus.rows[gpus.find(str(used["gpu"]))])
     whole = -(-more // 8) * 8
     counts = {more, *(size for size in sizes if size >= more)} if more <= 8 else {whole, whole + 8}
-    named = not used["buy"] and str(base.get("offer", "auto")).strip().lower() != "auto"
+    named = not used["buy"] and str(base.get("offer", catalog.AUTO_OFFER)).strip().lower() != catalog.AUTO_OFFER
     split = int(used["tensor_parallel"]) * int(used["pipeline_parallel"])
     found = []
     for count in sorted(counts):
         if count % (split * int(used["context_parallel"])) or (count // split) % int(used["expert_parallel"]):
             continue
         tries = [{"n_gpus": count}] if used["buy"] or named else []
-        tries += [] if used["buy"] else [{"n_gpus": count, "offer": "auto"}]
+        tries += [] if used["buy"] else [{"n_gpus": count, "offer": catalog.AUTO_OFFER}]
         for change in tries:
             m = evaluate({**base, **change}, outputs=(*FIT_OUTPUTS, "option_offer_sells"))
             had = bool(m["option_offer_sells"]) if not used["buy"] else not purchase_refusal(str(used["gpu"]), count, sizes, {}, 1)

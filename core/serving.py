@@ -34,6 +34,7 @@ from .inputs import BY_NAME
 from .job_fit import serve_not_fit_text
 from .planner import Record, planned_offers
 from .recommendation import usd_text
+from .text import upper_first
 from .validation import context_note, heads_problem, number_list
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -820,10 +821,6 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     return "; ".join(notes)
 
 
-def _upper_first(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def _volume(mtok: float | None) -> str:
     return f"{mtok:,.0f} million tokens a month" if mtok is not None and mtok >= 0 else ""
 
@@ -853,7 +850,7 @@ def serve_sentence(result: Mapping) -> str:
         head += f", less than the cheapest setup, {serve_option_text(best)} at {usd_text(best.usd_per_month)}"
     else:
         capital = f" ({usd_text(lead.capital_usd)} of capital)" if lead.acquire == "buy" and math.isfinite(lead.capital_usd) else ""
-        head = (f"{_upper_first(serve_option_text(lead))}{capital} with {result.get('engine') or lead.engine}: "
+        head = (f"{upper_first(serve_option_text(lead))}{capital} with {result.get('engine') or lead.engine}: "
                 f"{likely_text(lead.tpot_ms, lead.tpot_ms_likely)} per token, first token in "
                 f"{likely_text(lead.ttft_ms, lead.ttft_ms_likely)} of service and {lead.ttft_at_load_ms:,.0f} ms with the queue at "
                 f"the planned load, {usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
@@ -867,9 +864,9 @@ def serve_sentence(result: Mapping) -> str:
     if rent is not None and buy is not None:
         cheaper, dearer = ("buying", "renting") if buy.usd_per_month < rent.usd_per_month else ("renting", "buying")
         wins.append(f"{cheaper} costs less than {dearer} at this demand")
-    text = head + ". " + _upper_first("; ".join(wins)) + "."
+    text = head + ". " + upper_first("; ".join(wins)) + "."
     if lead is not None:
-        text += " " + _upper_first(serve_option_notes(lead, result["inputs"])) + "."
+        text += " " + upper_first(serve_option_notes(lead, result["inputs"])) + "."
     return text + _context_sentence(result)
 
 

@@ -47,6 +47,12 @@ def number_text(x, grouped: bool = True) -> str:
     return f"{x:g}"
 
 
+def upper_first(text: str) -> str:
+    """``text`` with its first letter in capitals, the rest as it is ("plain data parallel (PyTorch DDP)" starting a
+    sentence; str.capitalize would lower "PyTorch DDP")."""
+    return text[:1].upper() + text[1:]
+
+
 def significant_text(x: float, digits: int = 3) -> str:
     """``x`` to ``digits`` significant digits as a sentence shows it: 0.000015, 9.58, 12, 5,710 (thousands separators,
     never an exponent: "5.71e+03 hours" reads as a typo to most people); not finite: "-"."""

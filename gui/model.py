@@ -235,10 +235,7 @@ OPTION_QUANTITIES = {"peak_gib_per_gpu": "peak_train_gib_per_gpu", "hours": "opt
 
 def _nothing_acceptable(result: dict, shown) -> str:
     """The headline when no option meets every requirement: how many failed which check, and the first option's fix."""
-    counts = ", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "no GPU in the selection"
-    from ..core import nearest_options
-    text = " ".join((f"No option meets every requirement ({counts}).", *nearest_options(result),
-                     "The table lists every option and why it fails."))
+    text = f"{compose(result).text} The table lists every option and why it fails."  # core's sentences, as every door
     if shown is not None:
         text += f" The key figures are for {option_text(shown)}."
         if not shown["fits"]:

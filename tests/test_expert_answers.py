@@ -622,3 +622,28 @@ def test_estimate_of_a_job_that_does_not_fit_says_what_makes_it_fit():
     assert text.returncode == 0 and f"It does not fit as given; it {change.sentence()}." in text.stdout
     assert json.loads(as_json.stdout)["fits_with"] == change.sentence()
     assert json.loads(fitting.stdout)["fits_with"] is None
+
+
+@pytest.mark.slow  # one command-line process
+def test_when_every_count_that_fits_is_more_than_can_be_had_the_answer_names_the_fix_on_the_most_there_is():
+    """Full fine-tuning of Llama 3.1 8B on RTX 4090s holds only from 16 of them; no offer rents more than 8 as one job
+    and a bought consumer server holds 8.  'No option meets every requirement' said nothing an engineer could act on;
+    now every door adds the most GPUs an offer sells and the change that makes the job fit on them (a chunked loss on
+    8x RTX 4090), in core's words: the plan, the e-mail draft and the form."""
+    from helpers import cli_batch
+
+    from gpu_tco.gui import model as form_model
+    from gpu_tco.workbooks.email_draft import draft_text
+    job = {"model": "Llama-3.1-8B", "method": "full", "tokens": 5e8, "owned_busy_hours_per_day": 20}
+    result = core.plan(job, gpus=["RTX-4090"])
+    assert result["recommended"] is None
+    words = core.compose_recommendation(result).text
+    change = core.what_would_fit({**core.option_inputs(result["given"], result["options"][0], result["price_gpu"]), "n_gpus": 8})
+    assert change is not None and f"8x RTX-4090, the most RunPod Community RTX-4090 sells as one job, does not hold the job; " \
+                                  f"it {change.sentence()}." in words
+    (ran,) = cli_batch([(("plan", "--model", "Llama-3.1-8B", "--method", "full", "--tokens", "5e8", "--owned-busy-hours-per-day",
+                          "20", "--gpus", "RTX-4090"), None)])
+    assert ran.returncode == 0 and words in ran.stdout
+    assert words in draft_text({**job, "gpu": "RTX-4090"}, gpus=["RTX-4090"])[1]
+    form = form_model.compute(form_model.FormState(values=job, gpus=["RTX-4090"]))
+    assert form["headline"].startswith(words)

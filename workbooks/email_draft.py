@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import DEFAULTS, check_input, likely_hours_text, nearest_options, plan, ranks_purchases
+    from ..core import DEFAULTS, check_input, likely_hours_text, plan, ranks_purchases
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -63,8 +63,7 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
              f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequence{'' if a['micro_batch'] == 1 else 's'} "
              "per GPU per step).", ""]
     if rec is None:
-        lines.append(" ".join(("No option meets every requirement (memory, price, deadline, budget).",
-                               *nearest_options(result), "The workbook shows why each option fails.")))
+        lines.append(f"{compose(result).text} The workbook shows why each option fails.")
     else:  # the recommendation in core's words, as the workbook's Start sheet and the command line say it
         lines.append(f"Recommended: {compose(result).text}")
         lines.append(f"Memory: {rec['peak_gib_per_gpu']:.1f} GiB per GPU. Hours: {likely_hours_text(rec, a['framework'])}.")

@@ -50,9 +50,9 @@ def cmd_plan(ns) -> int:
         from ..core import likely_hours_text
         print(f"Recommended: {compose(result).text}")
         print(f"{likely_hours_text(rec, job['framework']).capitalize()}; docs/training.md.")
-    else:
-        from ..core import nearest_options
-        print(" ".join(("No option meets every requirement.", *nearest_options(result))))
+    else:  # core's sentences, as the form, the e-mail draft and the workbook say them
+        from ..core import compose_recommendation as compose
+        print(compose(result).text)
     print(f"{len(ok)} of {len(result['options'])} options acceptable; rejected: "
           + (", ".join(f"{k} {v}" for k, v in result["rejected_counts"].items()) or "none") + ".")
     _left_out(result, _kept(ns))
