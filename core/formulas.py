@@ -418,8 +418,12 @@ weights_gib = q(
     "weights_gib", "GiB/GPU", "Training weights per GPU (0 when parameters are offloaded to the CPU; the gathered layers count as transients)",
     (1 - I.offload_params) * weights_bytes_total / split("shard_weights") / GIB, ZERO + "; [pytorch_fsdp] (CPU offload); [megatron_moe]")
 gradients_gib = q(
-    "gradients_gib", "GiB/GPU", "Gradients per GPU (0 when parameters are offloaded to the CPU)",
-    (1 - I.offload_params) * gradients_bytes_total / split("shard_gradients") / GIB, ZERO + "; [megatron_moe]")
+    "gradients_gib", "GiB/GPU", "Gradients per GPU (0 when parameters are offloaded to the CPU, or the optimizer is offloaded "
+    "under a framework that streams the gradients to CPU memory in the backward pass: frameworks catalog "
+    "offload_streams_gradients, DeepSpeed's ZeRO-Offload)",
+    (1 - I.offload_params) * (1 - I.offload_optimizer * fw("offload_streams_gradients"))
+    * gradients_bytes_total / split("shard_gradients") / GIB,
+    ZERO + "; [megatron_moe]; [zero_offload2021] section 4 (gradients offloaded with the optimizer states)")
 optimizer_gib = q(
     "optimizer_gib", "GiB/GPU", "Optimizer states and master weights per GPU (0 when offloaded to CPU or paged)",
     IF(optimizer_off_gpu, 0, optimizer_bytes_total / split("shard_optimizer") / GIB),
@@ -536,10 +540,16 @@ step_temp_tp_gib = q(
     "step_temp_tp_gib", "GiB/GPU",
     "Temporaries of the optimizer step, before ZeRO sharding: the fp32 copy of the embedding gradient when an fp32 master "
     "copy is updated from 16-bit gradients, plus with a foreach optimizer (torch.optim.AdamW's default) one whole-model "
-    "tensor the size of a moment",
+    "tensor the size of a moment; a framework that flattens the gradients of what a GPU updates and converts them to fp32 "
+    "in one piece (DeepSpeed ZeRO-1 and -2: frameworks catalog step_flat_grad_bytes) holds those bytes per trainable "
+    "parameter instead (its 16-bit gradients are freed before the step, so a foreach temporary fits in their place)",
     IF(NOT(optimizer_off_gpu),
-       IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp), 0) / GIB,
-    "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments)")
+       IF(AND(fw("step_flat_grad_bytes") > 0, NOT(shard("shard_weights"))), fw("step_flat_grad_bytes") * trainable_params / (t * pp),
+          IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp)),
+       0) / GIB,
+    "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments); [deepspeed_zero_step] "
+    "(DeepSpeedZeroOptimizer.step: flat_grad_partition, then .to(fp32) of it, both held; the 16-bit gradients released "
+    "before the optimizer runs)")
 step_transient_gib = q(
     "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
     step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
@@ -958,13 +968,25 @@ bubble = q(
     "[narayanan2021] section 2.2.1 (1F1B: bubble time (p-1)/m of the ideal) and 2.2.2 (interleaved: (p-1)/(v m))")
 
 q = quantities_of("training memory")
+offloaded_param_bytes = q(
+    "cpu_offload_param_bytes_per_gpu", "bytes/GPU",
+    "CPU memory one GPU's offloaded parameters and gradients take (offload_params): its share of each, as sharded "
+    "(unsharded, a whole copy)",
+    I.offload_params * ((weights_bytes_total - fp8_copy_bytes) / state_split("shard_weights")
+                        + gradients_bytes_total / state_split("shard_gradients")),
+    "[pytorch_fsdp] (CPU offload keeps the sharded parameters and gradients in host memory)")
+offloaded_optimizer_bytes = q(
+    "cpu_offload_optimizer_bytes_per_gpu", "bytes/GPU",
+    "CPU memory one GPU's offloaded optimizer takes (either offload): its share of the optimizer states and master "
+    "weights and, where the framework streams them out (offload_streams_gradients), of the gradients in fp32",
+    OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total / state_split("shard_optimizer")
+    + (1 - I.offload_params) * I.offload_optimizer * fw("offload_streams_gradients") * 4 * trainable_params
+    / state_split("shard_gradients"),
+    "[zero_offload2021] (ZeRO-Offload: fp32 gradients beside the optimizer states in CPU memory)")
 q("cpu_offload_gib_per_machine", "GiB/machine",
-  "CPU memory each machine holds for offloaded states: each GPU's share (as sharded; unsharded, a whole copy) of the "
-  "parameters and gradients (offload_params) and of the optimizer states (either offload) x its GPUs per machine",
-  (I.offload_params * ((weights_bytes_total - fp8_copy_bytes) / state_split("shard_weights")
-                       + gradients_bytes_total / state_split("shard_gradients"))
-   + OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total / state_split("shard_optimizer"))
-  / GIB * I.n_gpus / job_machines,
+  "CPU memory each machine holds for offloaded states: what each of its GPUs offloads (parameters and gradients, "
+  "optimizer) x its GPUs per machine",
+  (offloaded_param_bytes + offloaded_optimizer_bytes) / GIB * I.n_gpus / job_machines,
   "[zero_offload2021]; [pytorch_fsdp] (CPU offload keeps the sharded states in host memory)")
 
 host_gib_per_gpu = q(

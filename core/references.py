@@ -306,6 +306,19 @@ _REFS: list[Reference] = [
               "Unsloth's gradient checkpointing, AdamW8bit); PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, "
               "bitsandbytes 0.50.2, SDPA attention; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
               "2026-11-26", "tools/measure/results/h100-2026-11-26c/README.md"),
+    Reference("gpu_tco_deepspeed", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/deepspeed_measure.py, "
+              "NVIDIA H100 SXM 80GB (ZeRO stages 0 to 3) and H200 (ZeRO-Offload), 2026-11-26: DeepSpeed 0.19.8 with bf16 enabled "
+              "on a Hugging Face Llama model (transformers 5.17.0, SDPA attention, eager), DeepSpeed's FusedAdam, torch AdamW or "
+              "DeepSpeed's CPU Adam; PyTorch 2.11.0+cu130; random weights and random tokens, 3 warm-up and 5 timed steps (2 and "
+              "4 offloaded)",
+              "2026-11-26", "tools/measure/results/deepspeed-2026-11-26/README.md"),
+    Reference("deepspeed_zero_step", "Microsoft DeepSpeed", "deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer.step "
+              "(v0.19.8): the partition's 16-bit gradients flattened (flat_grad_partition) and converted to fp32 "
+              "(single_grad_partition) before the optimizer runs on the fp32 partition", "2026",
+              "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/deepspeed/runtime/zero/stage_1_and_2.py"),
+    Reference("hf_deepspeed", "Hugging Face", "Transformers documentation, DeepSpeed (the Trainer's integration: ZeRO stages from a "
+              "ds_config.json, the Hugging Face model as the module DeepSpeed wraps)", "2025",
+              "https://huggingface.co/docs/transformers/deepspeed"),
     Reference("mlcperf_2023", "MLC AI", "MLC LLM Performance Benchmarking (llm-perf-bench), RTX 4090 results for MLC LLM and ExLlama",
               "2023-08-05", "https://github.com/mlc-ai/llm-perf-bench/pull/1"),
     Reference("bnb_paged", "Hugging Face (bitsandbytes)", "bitsandbytes: 8-bit optimizers and paged optimizers",
