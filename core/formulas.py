@@ -535,16 +535,23 @@ zero3_prefetch_gib = q(
     "offload the buffers that stay on the GPU (offload_buffers_gib)",
     IF(I.offload_params, offload_buffers_gib, IF(dp_size > 1, gathered_layers_gib, 0)),
     "[pytorch_fsdp] (forward and backward prefetch); [deepspeed_memory]")
+flat_grad_copy_on = q(
+    "step_flat_grad_copy_on", "flag",
+    "1 = the optimizer step flattens the 16-bit gradients of what a GPU updates and converts them to fp32 in one piece: "
+    "a framework with step_flat_grad_bytes (DeepSpeed) under a sharding of the optimizer states only, without the "
+    "weights (ZeRO-1, ZeRO-2)",
+    AND(fw("step_flat_grad_bytes") > 0, shard("shard_optimizer"), NOT(shard("shard_weights"))),
+    "[deepspeed_zero_step] (DeepSpeedZeroOptimizer, stage_1_and_2.py)")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
     "step_temp_tp_gib", "GiB/GPU",
     "Temporaries of the optimizer step, before ZeRO sharding: the fp32 copy of the embedding gradient when an fp32 master "
     "copy is updated from 16-bit gradients, plus with a foreach optimizer (torch.optim.AdamW's default) one whole-model "
     "tensor the size of a moment; a framework that flattens the gradients of what a GPU updates and converts them to fp32 "
-    "in one piece (DeepSpeed ZeRO-1 and -2: frameworks catalog step_flat_grad_bytes) holds those bytes per trainable "
+    "in one piece (DeepSpeed ZeRO-1 and -2, not its stage 0 or 3: frameworks catalog step_flat_grad_bytes) holds those bytes per trainable "
     "parameter instead (its 16-bit gradients are freed before the step, so a foreach temporary fits in their place)",
     IF(NOT(optimizer_off_gpu),
-       IF(AND(fw("step_flat_grad_bytes") > 0, NOT(shard("shard_weights"))), fw("step_flat_grad_bytes") * trainable_params / (t * pp),
+       IF(flat_grad_copy_on, fw("step_flat_grad_bytes") * trainable_params / (t * pp),
           IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp)),
        0) / GIB,
     "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments); [deepspeed_zero_step] "
