@@ -587,7 +587,7 @@ gpu_memory_gib = q("gpu_memory_gib", "GiB", "Memory of one GPU", G("memory_gib")
 memory_band = fw("memory_band_pct") / 100
 q("peak_train_gib_likely_low", "GiB/GPU",
   "Low end of the likely device total per GPU = peak_train_gib_per_gpu / (1 + the framework's memory band: twice the median "
-  "error of held-out published runs; docs/calibration.md)",
+  "error of its measured runs held out of the fit; docs/calibration.md)",
   peak_train_gib_per_gpu / (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
 q("peak_train_gib_likely_high", "GiB/GPU", "High end of the likely device total per GPU = peak_train_gib_per_gpu x (1 + memory band)",
   peak_train_gib_per_gpu * (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
@@ -1037,7 +1037,7 @@ q("train_gpu_hours", "GPU-h", "GPU-hours of the training job", train_hours * I.n
 speed_band = fw("speed_band_pct") / 100
 q("train_hours_likely_low", "h",
   "Low end of the likely training time = train_hours / (1 + the framework's speed band): the band is twice the median error of "
-  "held-out published runs of this framework (leave one source out; docs/calibration.md)",
+  "its measured runs held out of the fit (published runs left out one source at a time, or gpu-tco's own runs where it has no published one; docs/calibration.md)",
   train_hours / (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")
 q("train_hours_likely_high", "h", "High end of the likely training time = train_hours x (1 + the framework's speed band)",
   train_hours * (1 + speed_band), "frameworks catalog speed_band_pct, written by gpu-tco calibrate --write")

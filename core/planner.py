@@ -695,9 +695,9 @@ def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) 
 
 def likely_hours_text(option: Mapping, framework: str) -> str:
     """The option's likely job hours in words, the one wording every door uses: "likely 3.1 to 6 hours with
-    transformers (the range of its held-out published runs)" (option_hours_likely_low/high: the framework's band)."""
+    transformers (the range of its measured runs held out of the fit)" (option_hours_likely_low/high: the framework's band)."""
     return (f"likely {significant_text(option['hours_likely_low'])} to {significant_text(option['hours_likely_high'])} hours with {framework} "
-            "(the range of its held-out published runs)")
+            "(the range of its measured runs held out of the fit)")
 
 
 def option_text(option: Mapping) -> str:

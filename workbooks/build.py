@@ -156,7 +156,7 @@ COMPARE_COLUMNS = [
     # right of the printed columns (the print ends at "recommended"): Start states the recommended option's payback
     ("buying pays back after", "payback_months", MONTHS_OR_NEVER, 14),
     ("buying pays back from", "breakeven_hours_per_day", HOURS_A_DAY_OR_NEVER, 14),
-    # the framework's likely range of the hours (frameworks catalog: the band of its held-out published runs)
+    # the framework's likely range of the hours (frameworks catalog: the band of its measured runs held out of the fit)
     ("job hours, likely from", "option_hours_likely_low", HOURS_TENTHS, 11),
     ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
