@@ -539,8 +539,9 @@ flat_grad_copy_on = q(
     "step_flat_grad_copy_on", "flag",
     "1 = the optimizer step flattens the 16-bit gradients of what a GPU updates and converts them to fp32 in one piece: "
     "a framework with step_flat_grad_bytes (DeepSpeed) under a sharding of the optimizer states only, without the "
-    "weights (ZeRO-1, ZeRO-2)",
-    AND(fw("step_flat_grad_bytes") > 0, shard("shard_optimizer"), NOT(shard("shard_weights"))),
+    "weights (ZeRO-1, ZeRO-2), updating an fp32 master copy after the backward pass (not in it)",
+    AND(fw("step_flat_grad_bytes") > 0, shard("shard_optimizer"), NOT(shard("shard_weights")), master_bytes > 0,
+        NOT(I.optimizer_in_backward)),
     "[deepspeed_zero_step] (DeepSpeedZeroOptimizer, stage_1_and_2.py)")
 # fp32 temporary of the embedding gradient during the optimizer step (before any ZeRO sharding)
 step_temp_tp_gib = q(
@@ -549,18 +550,22 @@ step_temp_tp_gib = q(
     "copy is updated from 16-bit gradients, plus with a foreach optimizer (torch.optim.AdamW's default) one whole-model "
     "tensor the size of a moment; a framework that flattens the gradients of what a GPU updates and converts them to fp32 "
     "in one piece (DeepSpeed ZeRO-1 and -2, not its stage 0 or 3: frameworks catalog step_flat_grad_bytes) holds those bytes per trainable "
-    "parameter instead (its 16-bit gradients are freed before the step, so a foreach temporary fits in their place)",
+    "parameter instead (its 16-bit gradients are freed before the step, so a foreach temporary fits in their place), less, "
+    "under ZeRO-1, the gradients of the other ranks' partitions, which it frees before flattening its own",
     IF(NOT(optimizer_off_gpu),
-       IF(flat_grad_copy_on, fw("step_flat_grad_bytes") * trainable_params / (t * pp),
+       IF(flat_grad_copy_on, (fw("step_flat_grad_bytes") - NOT(shard("shard_gradients")) * (dp_size - 1) * grad_bytes_per_param)
+          * trainable_params / (t * pp),
           IF(AND(NOT(is_lora), master_bytes > 0), 4 * V * h / t, 0) + opt("step_temp_moments") * trainable_params * state_elem_bytes / (t * pp)),
        0) / GIB,
     "[pytorch_adam_source] (_multi_tensor_adam: torch._foreach_sqrt of the second moments); [deepspeed_zero_step] "
     "(DeepSpeedZeroOptimizer.step: flat_grad_partition, then .to(fp32) of it, both held; the 16-bit gradients released "
     "before the optimizer runs)")
 step_transient_gib = q(
-    "step_transient_gib", "GiB/GPU", "Optimizer step: fp32 temporary of the largest trainable tensor (the embedding matrix when training it)",
-    step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1),
-    "[pytorch_adamw] (foreach implementation works per tensor group)")
+    "step_transient_gib", "GiB/GPU", "Optimizer step's temporaries per GPU (step_temp_tp_gib, divided by the data-parallel "
+    "ranks where the optimizer states are sharded): the fp32 copy of the embedding gradient and a foreach optimizer's "
+    "moment-sized temporary, or DeepSpeed ZeRO-1/2's flattened fp32 copy of the partition's gradients",
+    MAX(0, step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1)),
+    "[pytorch_adamw] (foreach implementation works per tensor group); [deepspeed_zero_step]")
 forward_backward_gib = q(
     "forward_backward_gib", "GiB/GPU", "Transient memory of the forward/backward phase", activations_gib + logits_gib + zero3_prefetch_gib)
 transient_peak_gib = q(
@@ -988,7 +993,7 @@ offloaded_optimizer_bytes = q(
     "weights and, where the framework streams them out (offload_streams_gradients), of the gradients in fp32",
     OR(I.offload_optimizer, I.offload_params) * optimizer_bytes_total / state_split("shard_optimizer")
     + (1 - I.offload_params) * I.offload_optimizer * fw("offload_streams_gradients") * 4 * trainable_params
-    / state_split("shard_gradients"),
+    / state_split("shard_optimizer"),
     "[zero_offload2021] (ZeRO-Offload: fp32 gradients beside the optimizer states in CPU memory)")
 q("cpu_offload_gib_per_machine", "GiB/machine",
   "CPU memory each machine holds for offloaded states: what each of its GPUs offloads (parameters and gradients, "

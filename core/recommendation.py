@@ -349,9 +349,13 @@ def _offload_sentence(result: Mapping, memory: Mapping[str, float]) -> str:
     takes per machine and the least each machine needs (the offloaded states at most HOST_MEMORY_USABLE of it)."""
     from .inputs import HOST_MEMORY_USABLE
     need, assumed = memory["cpu_offload_gib_per_machine"], memory["host_memory_gib_per_machine"]
-    what = ("the parameters, gradients and optimizer states live in CPU memory (FSDP CPU offload), the GPUs holding the "
-            "layers being computed" if _given_flag(result, "offload_params")
-            else "the optimizer states live in CPU memory (ZeRO-Offload)")
+    from .engine import resolve_inputs
+    framework = result["given"].get("framework")
+    deepspeed = framework is not None and resolve_inputs({"framework": framework})["framework"] == "deepspeed"
+    what = (f"the parameters, gradients and optimizer states live in CPU memory "
+            f"({'ZeRO-3 offload' if deepspeed else 'FSDP CPU offload'}), the GPUs holding the layers being computed"
+            if _given_flag(result, "offload_params")
+            else f"the optimizer states{' and gradients' if deepspeed else ''} live in CPU memory (ZeRO-Offload)")
     return (f"In this setup {what}: {need:,.0f} GiB per machine, so each machine needs at least "
             f"{need / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory (the offloaded states at most "
             f"{100 * HOST_MEMORY_USABLE:g} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")
@@ -429,6 +433,8 @@ FIT_CHANGES = (
     ({"offload_params": 1}, "parameters in CPU memory (FSDP CPU offload)"),
     ({"method": "qlora"}, "QLoRA instead of LoRA"),
 )
+# DeepSpeed offloads parameters under ZeRO-3 only (ZeRO-Infinity; its ds_config's offload_param): its change says so
+DEEPSPEED_PARAM_OFFLOAD = ({"offload_params": 1, "sharding": "zero3"}, "parameters in CPU memory (ZeRO-3 offload)")
 FIT_OUTPUTS = ("fits_train", "peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_cost_usd", "option_priced",
                "gpus_needed", "cpu_offload_gib_per_machine", "train_memory_tight")
 
@@ -501,7 +507,9 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     if evaluate(base, outputs=("fits_train",))["fits_train"]:
         return None
     tried: list[tuple[dict, str]] = []
-    singles = [(c, t) for c, t in FIT_CHANGES if any(used[k] != v for k, v in c.items())
+    changes = [DEEPSPEED_PARAM_OFFLOAD if used["framework"] == "deepspeed" and "offload_params" in c else (c, t)
+               for c, t in FIT_CHANGES]
+    singles = [(c, t) for c, t in changes if any(used[k] != v for k, v in c.items())
                and not (c.get("method") == "qlora" and used["method"] != "lora")]
     tried += singles
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]

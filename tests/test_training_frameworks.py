@@ -336,12 +336,48 @@ def test_deepspeed_zero_1_and_2_hold_the_gradients_flattened_and_in_fp32_for_the
     assert core.evaluate(job, sharding="zero2", offload_optimizer=1, framework="megatron")["gradients_gib"] > 0
     eight = core.evaluate(job, sharding="zero2", n_gpus=8)
     assert eight["step_transient_gib"] == pytest.approx(6 * params / 8 / 2**30)
+    # ZeRO-1 frees the other ranks' gradients before flattening its own: its step peak is ZeRO-2's
+    two = {"model": "Llama-3.1-8B", "n_gpus": 2, "gpu": "H200-SXM", "seq_len": 1024, "micro_batch": 1}
+    zero1, zero2 = (core.evaluate(job, **two, sharding=s)["allocator_peak_train_gib"] for s in ("zero1", "zero2"))
+    assert zero1 == pytest.approx(zero2)
+    # offloaded, each GPU's partition of the fp32 gradients sits in CPU memory, as DeepSpeed pins it, under ZeRO-1 too
+    eight_params = core.evaluate(job, model="Llama-3.1-8B")["trainable_params"]
+    for s in ("zero1", "zero2"):
+        cpu = core.evaluate(job, model="Llama-3.1-8B", n_gpus=8, sharding=s, offload_optimizer=1)["cpu_offload_gib_per_machine"]
+        assert cpu == pytest.approx(16 * eight_params / 2**30)
+    # no copy where there is no fp32 master to convert for, or where the optimizer steps inside the backward pass
+    assert core.evaluate(job, sharding="zero2", master_weights="none")["step_transient_gib"] < 6 * params / 2**30 / 2
+    assert core.evaluate(job, sharding="zero2", optimizer_in_backward=1)["step_transient_gib"] < 6 * params / 2**30 / 2
     assert core.evaluate(job, sharding="zero2", offload_optimizer=1)["step_transient_gib"] == 0
     for sharding in ("zero3", "none"):  # ZeRO-3 steps in sub-groups; stage 0's bf16 optimizer keeps fp32 gradients
         assert core.evaluate(job, sharding=sharding)["step_transient_gib"] < 6 * params / 2**30 / 2
     # a framework without the convention keeps torch's: fused AdamW holds the fp32 embedding gradient only
     titan = core.evaluate(job, sharding="zero2", framework="torchtitan")
     assert titan["step_transient_gib"] < 1.5
+
+
+def test_deepspeed_runs_the_hugging_face_model_with_its_peft_and_bitsandbytes_costs():
+    """DeepSpeed trains the module it is handed; through the Hugging Face Trainer that is the eager Hugging Face model,
+    with PEFT's adapters and bitsandbytes' 4-bit layers for LoRA and QLoRA.  Their speed is transformers' (QLoRA's
+    dequantization is not free under DeepSpeed: it ran as fast as LoRA before), its memory DeepSpeed's (fp32 states)."""
+    job = {"model": "Llama-3.1-70B", "gpu": "H100-SXM", "n_gpus": 1, "seq_len": 2048, "sharding": "zero3"}
+    for method in ("lora", "qlora"):
+        ds, hf = (core.evaluate(job, method=method, framework=f)["train_tokens_per_s"] for f in ("deepspeed", "transformers"))
+        assert ds == pytest.approx(hf, rel=0.02), method
+    assert core.evaluate(job, method="qlora", framework="deepspeed")["train_tokens_per_s"] < \
+        0.7 * core.evaluate(job, method="lora", framework="deepspeed", n_gpus=2)["train_tokens_per_s"]
+
+
+def test_deepspeed_offloads_parameters_only_under_zero_3_and_the_answer_says_so():
+    """A DeepSpeed job that fits only with its parameters in CPU memory is told ZeRO-3 offload (DeepSpeed offloads
+    parameters under stage 3 only: ds_config offload_param), not FSDP's."""
+    from gpu_tco.core.recommendation import what_would_fit
+    job = {"model": "Llama-3.1-8B", "method": "full", "gpu": "RTX-4090", "n_gpus": 4, "sharding": "none", "tokens": 5e8}
+    fix = what_would_fit({**job, "framework": "deepspeed"})
+    assert fix.changes == {"offload_params": 1, "sharding": "zero3"}
+    assert "ZeRO-3 offload" in fix.sentence() and "FSDP" not in fix.sentence()
+    from gpu_tco.core.recommendation import FIT_CHANGES  # other frameworks: FSDP's CPU offload, under any sharding
+    assert ({"offload_params": 1}, "parameters in CPU memory (FSDP CPU offload)") in FIT_CHANGES
 
 
 def test_own_deepspeed_rows_check_deepspeed_held_out(training_loso):
