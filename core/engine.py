@@ -299,7 +299,9 @@ def _checked_between(values: dict) -> None:
 CROSS_CHECKED_NAMES = ("n_gpus", "tensor_parallel", "attention_dp", "pipeline_parallel", "context_parallel",
                        "expert_parallel", "pipeline_virtual_stages", "serving_layout", "precision",
                        "prompt_tokens", "output_tokens",
-                       "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row")
+                       "offload_params", "offload_optimizer",
+                       "task__row", "engine__row", "gpu__row", "precision__row", "method__row", "model__row",
+                       "framework__row", "sharding__row")
 CHECKED_EVERY_CALL = ("context_parallel", "seq_len")  # validation.check_context_parallel
 _cross_checked = operator.itemgetter(*CROSS_CHECKED_NAMES)
 _CROSS_CHECKS_KEPT = 4096

@@ -79,12 +79,24 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
     """The GPUs on which a job that names no sharding and no layout runs plain data parallel: with sharding none, one GPU
     (its tensor-parallel group) holds the whole training state, and not tightly (train_memory_tight: the device total
     within 90 % of the memory).  [] when the job names a sharding or a layout."""
-    if "sharding" in job or any(k in job for k in GIVEN_LAYOUT) or not gpu_names:
+    if "sharding" in job or any(k in job for k in GIVEN_LAYOUT) or not gpu_names or not _runs_unsharded(job):
         return []
     r = evaluate({**job, "gpu": list(gpu_names), "n_gpus": tp, "sharding": DATA_PARALLEL},
                  outputs=("fits_train", "train_memory_tight"))
     fits, tight = np.atleast_1d(r["fits_train"]).tolist(), np.atleast_1d(r["train_memory_tight"]).tolist()
     return [g for g, f, t in zip(gpu_names, fits, tight) if f and not t]
+
+
+def _runs_unsharded(job: Mapping) -> bool:
+    """Whether the job's framework runs it without sharding (DeepSpeed offloads under a ZeRO stage only:
+    validation.sharding_refusal)."""
+    from .errors import InputError
+    try:
+        resolve_inputs({**{k: v for k, v in job.items() if k in ("framework", "offload_optimizer", "offload_params")},
+                        "sharding": DATA_PARALLEL})
+    except InputError:
+        return False
+    return True
 
 
 def sharding_level(name: str) -> int:

@@ -507,19 +507,27 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     if evaluate(base, outputs=("fits_train",))["fits_train"]:
         return None
     tried: list[tuple[dict, str]] = []
-    changes = [DEEPSPEED_PARAM_OFFLOAD if used["framework"] == "deepspeed" and "offload_params" in c else (c, t)
-               for c, t in FIT_CHANGES]
+    from .engine import row_of
+    changes = list(FIT_CHANGES)
+    if float(row_of(used, "framework").get("offload_streams_gradients") or 0) > 0:  # ZeRO-Offload: under a ZeRO stage
+        sharded = float(row_of(used, "sharding")["shard_optimizer"] or 0) > 0
+        changes = [DEEPSPEED_PARAM_OFFLOAD if "offload_params" in c
+                   else (({**c, "sharding": "zero2"}, f"{t} (ZeRO-2 offload)") if "offload_optimizer" in c and not sharded
+                         else (c, t)) for c, t in changes]
     singles = [(c, t) for c, t in changes if any(used[k] != v for k, v in c.items())
                and not (c.get("method") == "qlora" and used["method"] != "lora")]
     tried += singles
     tried += [({**a, **b}, f"{ta} and {tb}") for i, (a, ta) in enumerate(singles) for b, tb in singles[i + 1:]]
-    from .engine import row_of
     n, t, cp, ep = (int(used[k]) for k in ("n_gpus", "tensor_parallel", "context_parallel", "expert_parallel"))
-    from .layout import runs_pipelines
-    for p in (2, 4, 8, 16, 32) if runs_pipelines(base) else ():  # stages the GPUs allow, where the framework pipelines
+    from .layout import pipeline_sharding, runs_pipelines
+    # stages the GPUs allow, where the framework pipelines, with the sharding its pipeline engine takes beside them
+    staged = pipeline_sharding(base) if runs_pipelines(base) else None
+    with_sharding = {"sharding": staged} if staged is not None and staged != used["sharding"] else {}
+    for p in (2, 4, 8, 16, 32) if staged is not None else ():
         if int(used["pipeline_parallel"]) < p <= int(row_of(used, "model")["layers"]) and n % (t * p * cp) == 0 \
                 and (n // (t * p)) % ep == 0:
-            tried.append(({"pipeline_parallel": p}, f"{p} pipeline stages"))
+            tried.append(({"pipeline_parallel": p, **with_sharding}, f"{p} pipeline stages"
+                          + (f" (with {staged})" if with_sharding else "")))
     seq = int(used["seq_len"])
     while seq > 512:
         seq //= 2

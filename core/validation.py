@@ -151,6 +151,44 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         problem = precision_problem(values)
         if problem:
             raise InputError("precision", values["precision"], problem, row)
+    if "framework__row" in values and "sharding__row" in values:
+        refusal = sharding_refusal(values)
+        if refusal is not None:
+            raise InputError(*refusal, row)
+
+
+def _sharding_level(row: dict) -> int:
+    """How much a sharding splits: 0 (none) to 3 (optimizer states, gradients and weights), from its shardings.csv row."""
+    return sum(int(float(row[k] or 0)) for k in ("shard_optimizer", "shard_gradients", "shard_weights"))
+
+
+def sharding_refusal(values) -> tuple[str, object, str] | None:
+    """A sharding or offload the training framework does not run with the other inputs, as (field, value, what is
+    allowed); None where it runs.
+
+    - Beside pipeline stages a framework runs at most its pipeline_max_sharding (frameworks.csv; DeepSpeed's pipeline
+      engine asserts that ZeRO-2 and -3 do not run with it: Microsoft DeepSpeed, deepspeed/runtime/pipe/engine.py).
+    - A framework that offloads as ZeRO-Offload does (offload_streams_gradients: DeepSpeed) offloads the optimizer under
+      a ZeRO stage and the parameters under ZeRO-3 only (DeepSpeed configuration JSON: zero_optimization.offload_optimizer
+      and offload_param, https://www.deepspeed.ai/docs/config-json/)."""
+    fw, sh = _row(values, "framework", "frameworks"), _row(values, "sharding", "shardings")
+    if fw is None or sh is None:
+        return None
+    shardings = catalog.tables()["shardings"]
+    limit = str(fw.get("pipeline_max_sharding") or "")
+    pp = values.get("pipeline_parallel", 1)
+    if pp > 1 and limit and _sharding_level(sh) > _sharding_level(shardings.row(limit)):
+        allowed = [r["name"] for r in shardings.rows if _sharding_level(r) <= _sharding_level(shardings.row(limit))]
+        return ("sharding", sh["name"], f"does not run beside pipeline stages under {fw['name']} (its pipeline engine takes "
+                                        f"{limit} at most); allowed with pipeline_parallel {pp:g}: {', '.join(allowed)}")
+    if float(fw.get("offload_streams_gradients") or 0) > 0:
+        if values.get("offload_params", 0) and not float(sh["shard_weights"] or 0):
+            return ("offload_params", 1, f"needs sharding zero3 under {fw['name']}, which offloads parameters under ZeRO "
+                                         f"stage 3 only; allowed with sharding {sh['name']}: 0")
+        if values.get("offload_optimizer", 0) and not float(sh["shard_optimizer"] or 0):
+            return ("offload_optimizer", 1, f"needs a ZeRO stage under {fw['name']} (sharding zero1, zero2 or zero3); "
+                                            f"allowed with sharding {sh['name']}: 0")
+    return None
 
 
 def context_is_default(model: dict) -> bool:

@@ -372,12 +372,43 @@ def test_deepspeed_offloads_parameters_only_under_zero_3_and_the_answer_says_so(
     """A DeepSpeed job that fits only with its parameters in CPU memory is told ZeRO-3 offload (DeepSpeed offloads
     parameters under stage 3 only: ds_config offload_param), not FSDP's."""
     from gpu_tco.core.recommendation import what_would_fit
-    job = {"model": "Llama-3.1-8B", "method": "full", "gpu": "RTX-4090", "n_gpus": 4, "sharding": "none", "tokens": 5e8}
+    job = {"model": "Llama-3.1-8B", "method": "full", "gpu": "L4", "n_gpus": 4, "sharding": "none", "tokens": 5e8}
     fix = what_would_fit({**job, "framework": "deepspeed"})
     assert fix.changes == {"offload_params": 1, "sharding": "zero3"}
     assert "ZeRO-3 offload" in fix.sentence() and "FSDP" not in fix.sentence()
     from gpu_tco.core.recommendation import FIT_CHANGES  # other frameworks: FSDP's CPU offload, under any sharding
     assert ({"offload_params": 1}, "parameters in CPU memory (FSDP CPU offload)") in FIT_CHANGES
+
+
+@pytest.mark.parametrize("given, field, allowed", [
+    ({"sharding": "zero3", "pipeline_parallel": 2, "n_gpus": 16}, "sharding", "allowed with pipeline_parallel 2: none, zero1"),
+    ({"sharding": "none", "offload_optimizer": 1, "n_gpus": 8}, "offload_optimizer", "allowed with sharding none: 0"),
+    ({"sharding": "zero2", "offload_params": 1}, "offload_params", "allowed with sharding zero2: 0"),
+])
+def test_settings_deepspeed_refuses_are_refused_with_what_it_allows(given, field, allowed):
+    """DeepSpeed's pipeline engine asserts that ZeRO-2 and -3 do not run beside it (deepspeed/runtime/pipe/engine.py);
+    it offloads the optimizer under a ZeRO stage and parameters under ZeRO-3 only (DeepSpeed configuration JSON,
+    zero_optimization.offload_optimizer and offload_param).  Such a job was estimated as if it ran; now the message names
+    the field, the value and what is allowed.  Other frameworks keep them (FSDP offloads under any sharding)."""
+    job = {"model": "Llama-3.1-70B", "method": "full", "gpu": "H100-SXM", **given}
+    with pytest.raises(core.InputError) as err:
+        core.evaluate(job, framework="deepspeed")
+    assert err.value.field == field and allowed in str(err.value) and "deepspeed" in str(err.value)
+    if field != "sharding":  # FSDP offloads under any sharding
+        assert core.evaluate(job, framework="torchtitan")["peak_train_gib_per_gpu"] > 0
+
+
+def test_a_deepspeed_job_that_offloads_is_planned_under_a_zero_stage():
+    """A DeepSpeed job that offloads its optimizer and names no sharding ran into the refusal above through the planner,
+    which gives plain data parallel to a GPU that holds the model: it now keeps the job's ZeRO stage there, and a
+    change that makes a job fit by offloading under DeepSpeed names the stage it needs."""
+    from gpu_tco.core.recommendation import what_would_fit
+    job = {"model": "Llama-3.2-1B", "method": "full", "framework": "deepspeed", "offload_optimizer": 1, "tokens": 1e8}
+    result = core.plan(job, gpus=["H100-SXM", "RTX-4090"])
+    assert result["options"] and all(o.get("sharding", "") != "none" for o in result["options"])
+    fix = what_would_fit({"model": "Llama-3.1-8B", "method": "full", "framework": "deepspeed", "gpu": "RTX-4090",
+                          "n_gpus": 4, "sharding": "none", "tokens": 5e8})
+    assert fix.changes == {"fused_loss": 1, "offload_optimizer": 1, "sharding": "zero2"} and "(ZeRO-2 offload)" in fix.text
 
 
 def test_own_deepspeed_rows_check_deepspeed_held_out(training_loso):

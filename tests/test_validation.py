@@ -66,6 +66,18 @@ def _consistent_offer(cfg: dict) -> dict:
         engine = catalog.tables()["engines"].row(core.check_input("engine", cfg["engine"]))
         if not float(engine.get("disaggregated_mode") or 0) > 0:
             cfg["serving_layout"] = 0
+    if cfg.get("framework") is not None:
+        # a sharding or offload the framework does not run (DeepSpeed: ZeRO-2/3 beside pipeline stages, offload below
+        # its ZeRO stage) is refused with a message (tests/test_training_frameworks.py): another framework runs it
+        from gpu_tco.core.validation import sharding_refusal
+        keys = ("framework", "sharding", "offload_optimizer", "offload_params")
+        try:
+            values = core.resolve_inputs({k: cfg[k] for k in keys if k in cfg})
+            refused = sharding_refusal({**values, "pipeline_parallel": cfg.get("pipeline_parallel", 1)}) is not None
+        except core.InputError:
+            refused = True
+        if refused:
+            cfg["framework"] = "transformers"
     if "precision" in cfg and catalog.tables()["precisions"].row(cfg["precision"])["fp8_linears"]:
         # as a one-row sweep: a sweep marks what it cannot run instead of refusing it
         supported = core.evaluate({**cfg, "gpu": [cfg.get("gpu", "H100-SXM")]}, outputs=("train_precision_supported",))
