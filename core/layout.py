@@ -9,8 +9,9 @@ Two rules an engineer would hold the planner to come first:
 - a model that fits one GPU (its tensor-parallel group) at its smallest count is not split: each GPU keeps a whole
   copy (plain data parallel), as everyone runs a model that fits; a pipeline for it only adds a bubble and sends;
 - pipeline stages are chosen only for a framework that runs a pipeline schedule (frameworks.csv
-  ``pipeline_schedule``: Megatron, DeepSpeed, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
-  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth or Composer: they shard with FSDP/ZeRO;
+  ``pipeline_schedule``: Megatron, torchtitan).  The Hugging Face Trainer has none ([hf_multi_gpu]: a
+  ``device_map`` split runs one GPU at a time), nor do torchtune, Unsloth, Composer or DeepSpeed as the Trainer runs it:
+  they shard with FSDP/ZeRO;
   likewise expert-parallel degrees only for a framework that trains with them (``expert_parallel_training``).
 
 A job that names no ``sharding`` and no layout runs plain data parallel (``sharding`` none, DDP) on each GPU that holds

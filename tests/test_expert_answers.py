@@ -45,7 +45,10 @@ def test_the_default_framework_is_never_planned_into_pipeline_stages():
     text = cli("plan", "--method", "lora", "--owned-busy-hours-per-day", "20").stdout
     assert "pipeline stages" not in text and "with transformers" in text
     # the same job on a framework that runs a pipeline schedule may take stages where they help
-    assert layout.runs_pipelines({"framework": "megatron"}) and layout.runs_pipelines({"framework": "deepspeed"})
+    assert layout.runs_pipelines({"framework": "megatron"}) and layout.runs_pipelines({"framework": "torchtitan"})
+    # DeepSpeed as the Hugging Face Trainer runs it: ZeRO data parallelism, no pipeline (its PipelineModule needs the
+    # model rewritten as a list of layers, as Megatron-DeepSpeed does)
+    assert not layout.runs_pipelines({"framework": "deepspeed"})
     assert not layout.runs_pipelines({"framework": "transformers"}) and not layout.runs_pipelines({})
     assert layout.choose({"model": "Llama-3-70B", "method": "lora"}, ["RTX-4090"], None, 1) == {}
     assert layout.choose({"model": "Llama-3-70B", "method": "lora", "framework": "megatron"}, ["RTX-4090"], None, 1)
@@ -66,11 +69,11 @@ def test_a_model_that_fits_one_gpu_is_not_split_into_stages():
 
 
 def test_pipeline_stages_run_only_beside_the_sharding_their_framework_allows():
-    """DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3 (Microsoft DeepSpeed, deepspeed/runtime/pipe/engine.py:
-    "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"), and Megatron runs its stages beside the distributed
-    optimizer (ZeRO stage 1).  A planned split under them takes that sharding, its figures are that sharding's, and the
+    """Megatron runs its stages beside the distributed optimizer (ZeRO stage 1), as DeepSpeed's pipeline engine refuses
+    ZeRO stages 2 and 3 (Microsoft DeepSpeed, deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with
+    pipeline parallelism").  A planned split under it takes that sharding, its figures are that sharding's, and the
     answer says so; a job that names ZeRO-3 itself gets no stages from the planner."""
-    job = {"model": "Llama-3.1-8B", "method": "full", "framework": "deepspeed"}
+    job = {"model": "Llama-3.1-70B", "method": "full", "framework": "megatron"}
     assert layout.pipeline_sharding(job) == "zero1" and layout.pipeline_sharding({**job, "sharding": "zero3"}) is None
     assert layout.pipeline_sharding({**job, "framework": "torchtitan"}) == "zero3"  # FSDP2 beside stages
     result = core.plan(job)
