@@ -548,7 +548,7 @@ RULES = {
     "optimizers": {"step_passes": "pos", "step_ps_per_param": "nonneg"},
     "frameworks": {"fp32_optimizer_states": "flag", "fp32_master": "flag", "fp32_grads": "flag", "qlora_fp32_casts": "flag", "chunked_loss": "flag",
                    "activation_factor": "pos", "speed_factor": "frac_pos", "qlora_dequant_ps_per_weight": "nonneg", "qlora_dequant_us_per_matrix": "nonneg", "lora_ops_per_adapter": "whole",
-                   "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "lora_fp32_adapter_inputs": "flag", "activation_traffic_share": "frac", "eager_bytes_per_dim": "nonneg", "layer_overhead_us": "nonneg", "step_flat_grad_bytes": "nonneg", "offload_streams_gradients": "flag", "pipeline_schedule": "flag", "expert_parallel_training": "flag", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
+                   "lora_op_overhead_us": "nonneg", "lora_bytes_per_dim": "nonneg", "lora_fp32_adapter_inputs": "flag", "activation_traffic_share": "frac", "eager_bytes_per_dim": "nonneg", "layer_overhead_us": "nonneg", "step_flat_grad_bytes": "nonneg", "offload_streams_gradients": "flag", "zero3_layer_overhead_us": "nonneg", "zero3_recompute_overhead_us": "nonneg", "pipeline_schedule": "flag", "expert_parallel_training": "flag", "speed_band_pct": "nonneg", "memory_band_pct": "nonneg"},
     "apis": {"usd_per_mtok_input": "nonneg", "usd_per_mtok_output": "pos"},
     "engines": {"memory_share_of": "nonneg", "fp16_accumulate": "flag", "disaggregated_mode": "flag", "static_batching": "flag", "prefill_half_tokens": "nonneg"},
     "offers": {"gpus_per_instance": "count", "interruptible": "flag", "commitment_months": "months", "usd_per_instance_hour": "nonneg",

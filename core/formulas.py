@@ -932,12 +932,20 @@ activation_io_s = q(
     "[williams2009] (roofline: a kernel below the ridge point is bound by memory traffic); activation_bytes_per_dim "
     "fitted on [llmfoundry_bench_a100]; frameworks catalog eager_bytes_per_dim fitted on [gpu_tco_h200_small] "
     "(docs/training.md)")
+zero3_hooks_s = q(
+    "zero3_hooks_s_per_step", "s",
+    "Fixed time per micro-batch of a framework that gathers and releases each layer's parameters through module hooks "
+    "under a sharding of the weights (DeepSpeed ZeRO-3) = the GPU's layers x (the framework's zero3_layer_overhead_us "
+    "+ its zero3_recompute_overhead_us with full recomputation, whose second forward pass fires the hooks again)",
+    shard("shard_weights") * L / pp * (fw("zero3_layer_overhead_us") + rec("checkpoint_layers") * fw("zero3_recompute_overhead_us")) * 1e-6,
+    "frameworks catalog zero3_layer_overhead_us and zero3_recompute_overhead_us, from [gpu_tco_deepspeed_zero3] "
+    "(ZeRO-3 against ZeRO-2 on the same runs; docs/training.md)")
 layer_overhead_s = q(
     "layer_overhead_s_per_step", "s",
     "Fixed time per micro-batch on one GPU for launching each layer's operations, whatever its tokens (0 with an MFU "
     "given) = the GPU's layers x the framework's microseconds per layer (forward and backward; eager PyTorch issues "
-    "each operation from Python)",
-    (I.mfu <= 0) * L / pp * fw("layer_overhead_us") * 1e-6,
+    "each operation from Python), plus ZeRO-3's parameter hooks where the framework has them (zero3_hooks_s_per_step)",
+    (I.mfu <= 0) * (L / pp * fw("layer_overhead_us") * 1e-6 + zero3_hooks_s),
     "frameworks catalog layer_overhead_us, fitted on [gpu_tco_h200_small] (two micro-batch sizes of SmolLM2 135M and "
     "Pythia 160M; docs/training.md)")
 step_work_slowdown = q(

@@ -312,6 +312,11 @@ _REFS: list[Reference] = [
               "DeepSpeed's CPU Adam; PyTorch 2.11.0+cu130; random weights and random tokens, 3 warm-up and 5 timed steps (2 and "
               "4 offloaded)",
               "2026-11-26", "tools/measure/results/deepspeed-2026-11-26/README.md"),
+    Reference("gpu_tco_deepspeed_zero3", "gpu-tco (own measurement)", "gpu-tco's own measurement, "
+              "tools/measure/deepspeed_measure.py, NVIDIA H100 SXM 80GB, 2026-11-26: DeepSpeed 0.19.8 ZeRO-3 with bf16 on "
+              "Llama 3.2 1B (Hugging Face model, SDPA, eager), 4 x 2,048 tokens, with and without activation checkpointing, "
+              "torch AdamW; beside the ZeRO-2 runs of the same settings (gpu_tco_deepspeed)", "2026-11-26",
+              "tools/measure/results/deepspeed-2026-11-26/README.md"),
     Reference("deepspeed_zero_step", "Microsoft DeepSpeed", "deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer.step "
               "(v0.19.8): the partition's 16-bit gradients flattened (flat_grad_partition) and converted to fp32 "
               "(single_grad_partition) before the optimizer runs on the fp32 partition", "2026",
