@@ -125,17 +125,47 @@ def runs_expert_parallel(job: Mapping) -> bool:
     return _framework_does(job, "expert_parallel_training")
 
 
+LIGHTER_SHARDING = "zero2"  # optimizer states and gradients split, every GPU keeping the weights
+
+
+def lighter_shardings(job: Mapping, sweep: Mapping) -> list[str] | None:
+    """Per row of ``sweep`` (its gpu, n_gpus, offer, buy and sharding): ZeRO-2 where the job names no sharding and no
+    layout, the row would run ZeRO-3 under a framework whose ZeRO-3 costs time of its own beyond its gathers
+    (frameworks.csv zero3_layer_overhead_us: DeepSpeed's parameter hooks), and ZeRO-2 holds the job with room to spare
+    (fits, not tight); None where nothing changes.  Hugging Face's DeepSpeed guide orders the stages by speed (stage 2
+    before stage 3) and takes stage 3 only where the model does not fit otherwise (Hugging Face, "DeepSpeed", How to
+    choose which ZeRO stage and offloads to use, https://huggingface.co/docs/transformers/deepspeed)."""
+    if "sharding" in job or any(k in job for k in GIVEN_LAYOUT):
+        return None
+    resolved = resolve_inputs({k: v for k, v in job.items() if k == "framework"})
+    if not float(row_of(resolved, "framework").get("zero3_layer_overhead_us") or 0) > 0:
+        return None
+    n_rows = max(len(np.atleast_1d(np.asarray(v, dtype=object))) for k, v in sweep.items() if k in ("gpu", "n_gpus", "offer", "buy"))
+    given = sweep.get("sharding", resolve_inputs({})["sharding"])
+    current = [str(x) for x in np.broadcast_to(np.asarray(given, dtype=object), (n_rows,)).tolist()]
+    if not any(sharding_level(s) >= 3 for s in current):
+        return None
+    r = evaluate({**sweep, "sharding": LIGHTER_SHARDING}, outputs=("fits_train", "train_memory_tight"))
+    fits = np.broadcast_to(np.asarray(r["fits_train"]), (n_rows,)).tolist()
+    tight = np.broadcast_to(np.asarray(r["train_memory_tight"]), (n_rows,)).tolist()
+    return [LIGHTER_SHARDING if sharding_level(s) >= 3 and f and not t else s for s, f, t in zip(current, fits, tight)]
+
+
 def with_planned_sharding(scenario: Mapping | None) -> dict:
     """A training scenario's inputs with the sharding the planner chooses for its own GPU: plain data parallel (sharding
     none) where that GPU holds the model with room to spare and the scenario names no sharding and no layout
-    (``whole_copy_gpus``); otherwise unchanged.  The workbook's scenario is then the planner's option for it."""
+    (``whole_copy_gpus``), ZeRO-2 where the framework's ZeRO-3 costs time of its own and ZeRO-2 holds it
+    (``lighter_shardings``); otherwise unchanged.  The workbook's scenario is then the planner's option for it."""
     scenario = dict(scenario or {})
     if "sharding" in scenario or any(k in scenario for k in GIVEN_LAYOUT) or str(scenario.get("task", "train")) != "train":
         return scenario
     job = {k: v for k, v in scenario.items() if k not in ("gpu", "n_gpus", "offer", "buy")}
     gpu = str(resolve_inputs({k: v for k, v in scenario.items() if k == "gpu"})["gpu"])
     tp = degrees(scenario)["tensor_parallel"]
-    return {**scenario, "sharding": DATA_PARALLEL} if whole_copy_gpus(job, [gpu], tp) else scenario
+    if whole_copy_gpus(job, [gpu], tp):
+        return {**scenario, "sharding": DATA_PARALLEL}
+    lighter = lighter_shardings(job, {k: v for k, v in scenario.items() if k != "sharding"} | {"gpu": gpu})
+    return {**scenario, "sharding": lighter[0]} if lighter and lighter[0] == LIGHTER_SHARDING else scenario
 
 
 def choose(job: Mapping, gpu_names: list[str], count: int | None, tp: int) -> dict[str, dict]:

@@ -511,8 +511,9 @@ def _candidates(gpu_names: list[str], need, count: int | None, chosen_offer: int
 def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, price_owner: str, base: Mapping,
            layouts: Mapping[str, dict], step: int) -> dict:
     """The inputs of one vectorised evaluation over the candidates: a given price applies to its own GPU only, each
-    GPU takes the parallel layout the planner chose for it (``layouts``), and a count the layout does not divide
-    (``step``: the job's own layout unit) is left out."""
+    GPU takes the parallel layout the planner chose for it (``layouts``), a count the layout does not divide
+    (``step``: the job's own layout unit) is left out, and a row takes ZeRO-2 instead of ZeRO-3 where its framework's
+    ZeRO-3 costs time of its own and ZeRO-2 holds the job (``layout.lighter_shardings``)."""
     o_gpu, o_n = candidates["gpu"], candidates["n_gpus"]
     sweep = {**job, "gpu": o_gpu, "n_gpus": np.array(o_n), "offer": candidates["offer"], "buy": np.array(candidates["buy"])}
     for name, value in given_prices.items():  # a given price is the price of its own GPU only
@@ -528,6 +529,9 @@ def _sweep(job: Mapping, candidates: Mapping[str, list], given_prices: Mapping, 
                              int(base["context_parallel"]), np.asarray(sweep.get("expert_parallel", base["expert_parallel"])))
         sweep = {k: (np.asarray(v, dtype=object if k in ("gpu", "offer", "sharding") else None)[keep] if isinstance(v, (list, np.ndarray)) else v)
                  for k, v in sweep.items()}
+    lighter = layout.lighter_shardings(job, sweep)  # DeepSpeed: ZeRO-2 where it holds the job, before ZeRO-3
+    if lighter is not None:
+        sweep["sharding"] = np.asarray(lighter, dtype=object)
     return sweep
 
 

@@ -373,6 +373,28 @@ def test_deepspeed_zero_3_pays_its_parameter_hooks_per_layer_and_micro_batch():
     assert three["train_tokens_per_s"] == pytest.approx(5276, rel=0.05)
 
 
+def test_deepspeed_jobs_are_planned_under_zero_2_where_it_holds_them_and_zero_3_only_where_it_does_not():
+    """Hugging Face's DeepSpeed guide ranks the stages by speed, stage 2 before stage 3, and takes stage 3 only where the
+    model does not fit otherwise; with ZeRO-3's hooks counted, a DeepSpeed job that names no sharding is planned so:
+    Llama 3.1 8B full fine-tuning on 8 H100s under ZeRO-2 (each GPU keeps the bf16 weights), Llama 3.1 70B under ZeRO-3
+    (its 140 GB of weights fit no GPU).  FSDP's frameworks keep full sharding; the workbook's scenario takes the same."""
+    from gpu_tco.core import layout
+    job = {"model": "Llama-3.1-8B", "method": "full", "framework": "deepspeed", "tokens": 5e8}
+    result = core.plan(job, gpus=["H100-SXM"], count=8)
+    o = result["options"][0]
+    assert o.sharding == "zero2" and o.ok
+    assert "ZeRO stage 2" in core.recommend(job, gpus=["H100-SXM"], count=8).text
+    zero3 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 8, "sharding": "zero3"})["option_hours"]
+    assert o.hours < zero3  # the hooks ZeRO-2 does without
+    big = core.plan({**job, "model": "Llama-3.1-70B"}, gpus=["H100-SXM"], count=16)["options"][0]
+    assert big.sharding in ("", "zero3")
+    assert core.plan({**job, "framework": "transformers"}, gpus=["H100-SXM"], count=8)["options"][0].sharding in ("", "zero3")
+    assert core.plan({**job, "sharding": "zero3"}, gpus=["H100-SXM"], count=8)["options"][0].sharding in ("", "zero3")
+    scenario = layout.with_planned_sharding({**job, "gpu": "H100-SXM", "n_gpus": 8})
+    assert scenario["sharding"] == "zero2"
+    assert layout.with_planned_sharding(job)["sharding"] == "zero2"  # the scenario's GPU and count the defaults
+
+
 def test_deepspeed_runs_the_hugging_face_model_with_its_peft_and_bitsandbytes_costs():
     """DeepSpeed trains the module it is handed; through the Hugging Face Trainer that is the eager Hugging Face model,
     with PEFT's adapters and bitsandbytes' 4-bit layers for LoRA and QLoRA.  Their speed is transformers' (QLoRA's
