@@ -650,3 +650,8 @@ def test_when_every_count_that_fits_is_more_than_can_be_had_the_answer_names_the
     assert words in draft_text({**job, "gpu": "RTX-4090"}, gpus=["RTX-4090"])[1]
     form = form_model.compute(form_model.FormState(values=job, gpus=["RTX-4090"]))
     assert form["headline"].startswith(words)
+    # the workbook's Start sheet: its live answer says nothing is acceptable; beside it, core's words when generated
+    from gpu_tco.workbooks import build_workbook
+    book, _ = build_workbook({**job, "gpu": "RTX-4090"})
+    note = book["Start"]["A10"].value
+    assert note.startswith(f"When this file was generated, gpu-tco answered: {words}") and note.count("fits with") == 1

@@ -641,12 +641,27 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
                     "tolerance of the cheapest (Inputs: Cost tolerance for the practical choice), room to spare in memory "
                     "wins, then renting, then the fewest machines, then hours, then GPUs. Compare shows the others and why.",
           "D", 30, NOTE_FONT)
+    said = []
+    if lay.best is None:  # nothing acceptable: core's answer, as the plan, the e-mail draft and the form give it
+        said.append(f"When this file was generated, gpu-tco answered: {_nothing_acceptable_words(job.inputs)}")
     if not job.result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
         from gpu_tco.core import what_would_fit
         change = what_would_fit(job.inputs)
-        if change is not None:
-            _note(ws, "A10", f"Your scenario ({int(values['n_gpus'])}x {values['gpu']}, {values['method']}) does not fit in GPU "
-                             f"memory; it {change.sentence()} (worked out when this file was generated).", "D", 30, NOTE_FONT)
+        if change is not None and not any(change.sentence() in words for words in said):  # said once
+            said.append(f"Your scenario ({int(values['n_gpus'])}x {values['gpu']}, {values['method']}) does not fit in GPU "
+                        f"memory; it {change.sentence()} (worked out when this file was generated).")
+    if said:
+        _note(ws, "A10", " ".join(said), "D", 30, NOTE_FONT)
+
+
+def _nothing_acceptable_words(inputs: Mapping) -> str:
+    """core's answer for a scenario no option of which is acceptable (core.compose_recommendation over the plan the
+    Compare sheet's options come from): what fails and, where the counts that fit are more than can be had, the most
+    GPUs to be had and the change that makes the job fit on them."""
+    from gpu_tco.core import compose_recommendation
+    job, where = scope(dict(inputs or {}))
+    where.setdefault("price_gpu", core.DEFAULTS["gpu"])
+    return compose_recommendation(plan(job, **where)).text
 
 
 def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
