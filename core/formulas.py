@@ -944,8 +944,8 @@ layer_overhead_s = q(
     "layer_overhead_s_per_step", "s",
     "Fixed time per micro-batch on one GPU for launching each layer's operations, whatever its tokens (0 with an MFU "
     "given) = the GPU's layers x the framework's microseconds per layer (forward and backward; eager PyTorch issues "
-    "each operation from Python), plus ZeRO-3's parameter hooks where the framework has them (zero3_hooks_s_per_step)",
-    (I.mfu <= 0) * (L / pp * fw("layer_overhead_us") * 1e-6 + zero3_hooks_s),
+    "each operation from Python)",
+    (I.mfu <= 0) * L / pp * fw("layer_overhead_us") * 1e-6,
     "frameworks catalog layer_overhead_us, fitted on [gpu_tco_h200_small] (two micro-batch sizes of SmolLM2 135M and "
     "Pythia 160M; docs/training.md)")
 step_work_slowdown = q(
@@ -974,13 +974,15 @@ cpu_optimizer_s = q(
 gpu_busy_s = compute_s * step_work_slowdown  # the GPU's own work per micro-batch: what overlapped traffic hides behind
 comm_slowdown = q(
     "comm_slowdown", "x", "How much communication and CPU offload stretch the step = max(1, GPU communication other than "
-    "tensor-parallel / GPU work, offload transfers / GPU work) + (tensor-parallel all-reduces + CPU optimizer time) / GPU "
-    "work, GPU work = compute x step_work_slowdown: data-parallel, pipeline, context and expert traffic overlaps all the "
-    "GPU's work (the matmuls, the adapters, the activation traffic, the launches) and only the part that does not fit behind "
-    "it costs time; the tensor-parallel all-reduces and the CPU optimizer step do not overlap",
-    MAX(1, (comm_s - tp_comm_s) / gpu_busy_s, offload_s / gpu_busy_s) + (tp_comm_s + cpu_optimizer_s) / gpu_busy_s,
+    "tensor-parallel / GPU work, offload transfers / GPU work) + (tensor-parallel all-reduces + CPU optimizer time + "
+    "ZeRO-3's parameter hooks) / GPU work, GPU work = compute x step_work_slowdown: data-parallel, pipeline, context and "
+    "expert traffic overlaps all the GPU's work (the matmuls, the adapters, the activation traffic, the launches) and only "
+    "the part that does not fit behind it costs time; the tensor-parallel all-reduces, the CPU optimizer step and the "
+    "hooks that issue and wait for ZeRO-3's gathers (zero3_hooks_s_per_step) do not overlap",
+    MAX(1, (comm_s - tp_comm_s) / gpu_busy_s, offload_s / gpu_busy_s)
+    + (tp_comm_s + cpu_optimizer_s + (I.mfu <= 0) * zero3_hooks_s) / gpu_busy_s,
     "[pytorch_fsdp] (prefetch overlaps all-gathers with compute); [zero_offload2021] section 4 (transfers overlap compute); "
-    "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls)")
+    "[megatron2019] section 3 (tensor-parallel all-reduces between matmuls); [gpu_tco_deepspeed_zero3] (the hooks)")
 bubble = q(
     "pipeline_bubble_fraction", "fraction",
     "Share of a pipeline step the GPUs idle (the bubble) = (p-1) / (v x m + p - 1) with p stages, m micro-batches, v model chunks per GPU",

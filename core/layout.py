@@ -90,7 +90,7 @@ def whole_copy_gpus(job: Mapping, gpu_names: list[str], tp: int) -> list[str]:
 
 def _runs_unsharded(job: Mapping) -> bool:
     """Whether the job's framework runs it without sharding (DeepSpeed offloads under a ZeRO stage only:
-    validation.sharding_refusal)."""
+    validation.framework_refusal)."""
     from .errors import InputError
     try:
         resolve_inputs({**{k: v for k, v in job.items() if k in ("framework", "offload_optimizer", "offload_params")},

@@ -152,7 +152,7 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         if problem:
             raise InputError("precision", values["precision"], problem, row)
     if "framework__row" in values and "sharding__row" in values:
-        refusal = sharding_refusal(values)
+        refusal = framework_refusal(values)
         if refusal is not None:
             raise InputError(*refusal, row)
 
@@ -162,9 +162,13 @@ def _sharding_level(row: dict) -> int:
     return sum(int(float(row[k] or 0)) for k in ("shard_optimizer", "shard_gradients", "shard_weights"))
 
 
-def sharding_refusal(values) -> tuple[str, object, str] | None:
-    """A sharding or offload the training framework does not run with the other inputs, as (field, value, what is
-    allowed); None where it runs.
+def framework_refusal(values) -> tuple[str, object, str] | None:
+    """A layout, sharding or offload the training framework does not run with the other inputs, as (field, value, what
+    is allowed); None where it runs.
+
+    - A framework that refuses layouts it does not run (frameworks.csv refuses_unrun_layouts: DeepSpeed as the Hugging
+      Face Trainer runs it) takes no pipeline stages without a pipeline schedule and no expert-parallel degree without
+      expert-parallel training; other frameworks are estimated with the layout the job gives.
 
     - Beside pipeline stages a framework runs at most its pipeline_max_sharding (frameworks.csv; DeepSpeed's pipeline
       engine asserts that ZeRO-2 and -3 do not run with it: Microsoft DeepSpeed, deepspeed/runtime/pipe/engine.py).
@@ -174,6 +178,14 @@ def sharding_refusal(values) -> tuple[str, object, str] | None:
     fw, sh = _row(values, "framework", "frameworks"), _row(values, "sharding", "shardings")
     if fw is None or sh is None:
         return None
+    if float(fw.get("refuses_unrun_layouts") or 0) > 0:  # a degree the framework's integration does not run
+        for field, column, what in (("pipeline_parallel", "pipeline_schedule", "no pipeline schedule"),
+                                    ("expert_parallel", "expert_parallel_training", "no expert parallelism")):
+            degree = values.get(field, 1)
+            if degree > 1 and not float(fw.get(column) or 0) > 0:
+                return (field, degree, f"is not run under {fw['name']}: as the Hugging Face Trainer runs it, it has {what} "
+                                       "(DeepSpeed's PipelineModule and MoE layers need the model rewritten, as "
+                                       "Megatron-DeepSpeed does: framework megatron); allowed: 1")
     shardings = catalog.tables()["shardings"]
     limit = str(fw.get("pipeline_max_sharding") or "")
     pp = values.get("pipeline_parallel", 1)

@@ -69,11 +69,12 @@ def _consistent_offer(cfg: dict) -> dict:
     if cfg.get("framework") is not None:
         # a sharding or offload the framework does not run (DeepSpeed: ZeRO-2/3 beside pipeline stages, offload below
         # its ZeRO stage) is refused with a message (tests/test_training_frameworks.py): another framework runs it
-        from gpu_tco.core.validation import sharding_refusal
+        from gpu_tco.core.validation import framework_refusal
         keys = ("framework", "sharding", "offload_optimizer", "offload_params")
         try:
             values = core.resolve_inputs({k: cfg[k] for k in keys if k in cfg})
-            refused = sharding_refusal({**values, "pipeline_parallel": cfg.get("pipeline_parallel", 1)}) is not None
+            refused = framework_refusal({**values, "pipeline_parallel": cfg.get("pipeline_parallel", 1),
+                                         "expert_parallel": cfg.get("expert_parallel", 1)}) is not None
         except core.InputError:
             refused = True
         if refused:
