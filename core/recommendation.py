@@ -370,7 +370,10 @@ def sharding_text(result: Mapping, o: Option) -> str:
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
     if o.sharding == "none":
-        return (f"{upper_first(sharding_name('none'))}: the model's weights, gradients and optimizer states fit one GPU "
+        # DeepSpeed's stage 0: its own engine (and, with bf16, its bf16 optimizer), not PyTorch's DDP
+        name = ("plain data parallel (DeepSpeed ZeRO stage 0)" if result["inputs"].get("framework", "") == "deepspeed"
+                else sharding_name("none"))
+        return (f"{upper_first(name)}: the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
     framework = result["inputs"].get("framework", "")

@@ -392,6 +392,9 @@ def test_deepspeed_jobs_are_planned_under_zero_2_where_it_holds_them_and_zero_3_
     assert core.plan({**job, "sharding": "zero3"}, gpus=["H100-SXM"], count=8)["options"][0].sharding in ("", "zero3")
     scenario = layout.with_planned_sharding({**job, "gpu": "H100-SXM", "n_gpus": 8})
     assert scenario["sharding"] == "zero2"
+    # a model one GPU holds whole: plain data parallel, which under DeepSpeed is its stage 0, not PyTorch's DDP
+    small = core.recommend({**job, "model": "Llama-3.2-1B"}, gpus=["H100-SXM"], count=8).text
+    assert "Plain data parallel (DeepSpeed ZeRO stage 0)" in small and "PyTorch DDP" not in small
     assert layout.with_planned_sharding(job)["sharding"] == "zero2"  # the scenario's GPU and count the defaults
 
 
