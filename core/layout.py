@@ -31,7 +31,7 @@ import numpy as np
 from . import catalog
 from .engine import evaluate, resolve_inputs, row_of
 from .inputs import BY_NAME
-from .validation import check_number
+from .validation import check_number, sharding_row_level
 
 PIPELINE_DEGREES = (1, 2, 4, 8, 16)
 EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
@@ -103,8 +103,7 @@ def _runs_unsharded(job: Mapping) -> bool:
 def sharding_level(name: str) -> int:
     """How much a sharding splits across the data-parallel GPUs, from its row in shardings.csv: the optimizer states,
     the gradients and the weights counted (none 0, ZeRO stages 1-3; a user's own row by what it shards)."""
-    row = catalog.tables()["shardings"].row(name)
-    return int(row["shard_optimizer"]) + int(row["shard_gradients"]) + int(row["shard_weights"])
+    return sharding_row_level(catalog.tables()["shardings"].row(name))
 
 
 def pipeline_sharding(job: Mapping) -> str | None:

@@ -349,13 +349,14 @@ def _offload_sentence(result: Mapping, memory: Mapping[str, float]) -> str:
     takes per machine and the least each machine needs (the offloaded states at most HOST_MEMORY_USABLE of it)."""
     from .inputs import HOST_MEMORY_USABLE
     need, assumed = memory["cpu_offload_gib_per_machine"], memory["host_memory_gib_per_machine"]
-    from .engine import resolve_inputs
-    framework = result["given"].get("framework")
-    deepspeed = framework is not None and resolve_inputs({"framework": framework})["framework"] == "deepspeed"
+    from .engine import row_of
+    # a framework that offloads as ZeRO-Offload does (DeepSpeed) streams the gradients out too, and offloads
+    # parameters under ZeRO-3 (the same catalog flag what_would_fit reads)
+    zero_offload = float(row_of(result["inputs"], "framework").get("offload_streams_gradients") or 0) > 0
     what = (f"the parameters, gradients and optimizer states live in CPU memory "
-            f"({'ZeRO-3 offload' if deepspeed else 'FSDP CPU offload'}), the GPUs holding the layers being computed"
+            f"({'ZeRO-3 offload' if zero_offload else 'FSDP CPU offload'}), the GPUs holding the layers being computed"
             if _given_flag(result, "offload_params")
-            else f"the optimizer states{' and gradients' if deepspeed else ''} live in CPU memory (ZeRO-Offload)")
+            else f"the optimizer states{' and gradients' if zero_offload else ''} live in CPU memory (ZeRO-Offload)")
     return (f"In this setup {what}: {need:,.0f} GiB per machine, so each machine needs at least "
             f"{need / HOST_MEMORY_USABLE:,.0f} GiB of CPU memory (the offloaded states at most "
             f"{100 * HOST_MEMORY_USABLE:g} % of it; {assumed:,.0f} GiB assumed, host_memory_gib_per_gpu).")

@@ -157,8 +157,9 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
             raise InputError(*refusal, row)
 
 
-def _sharding_level(row: dict) -> int:
-    """How much a sharding splits: 0 (none) to 3 (optimizer states, gradients and weights), from its shardings.csv row."""
+def sharding_row_level(row: dict) -> int:
+    """How much a sharding splits across the data-parallel GPUs, from its shardings.csv row: the optimizer states, the
+    gradients and the weights counted (none 0, ZeRO stages 1-3; a user's own row by what it shards)."""
     return sum(int(float(row[k] or 0)) for k in ("shard_optimizer", "shard_gradients", "shard_weights"))
 
 
@@ -189,8 +190,8 @@ def framework_refusal(values) -> tuple[str, object, str] | None:
     shardings = catalog.tables()["shardings"]
     limit = str(fw.get("pipeline_max_sharding") or "")
     pp = values.get("pipeline_parallel", 1)
-    if pp > 1 and limit and _sharding_level(sh) > _sharding_level(shardings.row(limit)):
-        allowed = [r["name"] for r in shardings.rows if _sharding_level(r) <= _sharding_level(shardings.row(limit))]
+    if pp > 1 and limit and sharding_row_level(sh) > sharding_row_level(shardings.row(limit)):
+        allowed = [r["name"] for r in shardings.rows if sharding_row_level(r) <= sharding_row_level(shardings.row(limit))]
         return ("sharding", sh["name"], f"does not run beside pipeline stages under {fw['name']} (its pipeline engine takes "
                                         f"{limit} at most); allowed with pipeline_parallel {pp:g}: {', '.join(allowed)}")
     if float(fw.get("offload_streams_gradients") or 0) > 0:

@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from measure_common import GIB, add_model_arguments, emit, time_steps, versions
+from measure_common import GIB, add_model_arguments, add_step_arguments, emit, time_steps, versions
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -35,8 +35,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--torch-adam", action="store_true", help="torch.optim.AdamW instead of DeepSpeed's FusedAdam")
     p.add_argument("--offload-optimizer", action="store_true",
                    help="ZeRO-Offload: fp32 master weights and Adam states in CPU memory, DeepSpeed's CPU Adam")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=5)
+    add_step_arguments(p, steps=5)
     return p.parse_args(argv)
 
 

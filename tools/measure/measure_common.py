@@ -34,6 +34,12 @@ def add_model_arguments(p, method_default: str = "full") -> None:
     p.add_argument("--method", choices=("full", "lora", "qlora"), default=method_default)
 
 
+def add_step_arguments(p, steps: int) -> None:
+    """The options every measuring script times its steps with: warm-up steps (not timed) and timed steps."""
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--steps", type=int, default=steps)
+
+
 def time_steps(step, warmup: int, steps: int, cuda: bool = True) -> tuple[float, bool]:
     """Run ``step()`` warmup + steps times: (seconds the timed steps took, whether one ran out of memory).  The GPU's
     peak-memory statistics restart where the timed steps begin; each warm-up step's time goes to standard error."""

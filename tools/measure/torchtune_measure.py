@@ -32,7 +32,7 @@ import argparse
 import sys
 import time
 
-from measure_common import GIB, emit, time_steps, versions
+from measure_common import GIB, add_step_arguments, emit, time_steps, versions
 
 # torchtune's names of the projections that LoRA adapts, for gpu-tco's lora_targets choices
 ATTENTION_MODULES = {"all": ["q_proj", "k_proj", "v_proj", "output_proj"], "attention": ["q_proj", "k_proj", "v_proj", "output_proj"],
@@ -56,8 +56,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--lora-targets", choices=("all", "attention", "qv"), default="all",
                    help="all: q, k, v, output projections and the MLP; attention: the four projections; qv: q and v")
     p.add_argument("--device", default="cuda", help="cuda; cpu only to check the script on a machine without a GPU")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=8)
+    add_step_arguments(p, steps=8)
     return p.parse_args(argv)
 
 

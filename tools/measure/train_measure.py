@@ -26,7 +26,7 @@ import argparse
 import sys
 import time
 
-from measure_common import GIB, add_model_arguments, emit, versions
+from measure_common import GIB, add_model_arguments, add_step_arguments, emit, versions
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -50,8 +50,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, flash_attention_2, eager)")
     p.add_argument("--phases", action="store_true",
                    help="also time forward (with the loss), backward and the optimizer step apart (ms per step)")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=10)
+    add_step_arguments(p, steps=10)
     return p.parse_args(argv)
 
 

@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from measure_common import GIB, add_model_arguments, emit, time_steps, versions
+from measure_common import GIB, add_model_arguments, add_step_arguments, emit, time_steps, versions
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -46,8 +46,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--workdir", default="", help="where the random checkpoint is written (default: "
                    "/tmp/unsloth_random/MODEL; one written earlier for the same model is used again)")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=5)
+    add_step_arguments(p, steps=5)
     return p.parse_args(argv)
 
 
