@@ -102,7 +102,16 @@ from .serving import (
     serve_sentence,
     tradeoff_curve,
 )
-from .text import close_matches, did_you_mean, formula_safe, is_whole_number, number_text, significant_text, spreadsheet_round
+from .text import (
+    close_matches,
+    did_you_mean,
+    formula_safe,
+    is_whole_number,
+    number_text,
+    packed_documents_text,
+    significant_text,
+    spreadsheet_round,
+)
 from .validation import heads_problem, kv_replication_note
 
 # Loaded on first use (PEP 562): the command line imports this package at start, and these modules are
@@ -184,7 +193,7 @@ __all__ = [
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "serving_calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
-    "did_you_mean", "close_matches", "number_text", "significant_text", "is_whole_number", "spreadsheet_round",
+    "did_you_mean", "close_matches", "number_text", "packed_documents_text", "significant_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
     "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "layout_reason_text", "SERVING_LAYOUT_REASONS", "KV_LINK_WORDS", "weight_accuracy_effect", "ancestors",
 ]

@@ -79,15 +79,18 @@ SET_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed_zero3",)
 HELD_OUT_OWN_SOURCES = (*OWN_TORCHTUNE_SOURCES, *OWN_UNSLOTH_SOURCES, *OWN_DEEPSPEED_SOURCES)
 OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *HELD_OUT_OWN_SOURCES, *SET_DEEPSPEED_SOURCES)
 # Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
-# Alpaca's short examples into 4,096-token sequences with per-document attention masks: the model counts attention over the
-# whole pack (18 % of these rows' modelled work for Llama 3.2 3B), so fitted they would put that error into the torchtune
-# factor every torchtune plan carries; its memory row without optimizer-in-backward shows the model holding every gradient
-# beside the activations (+20 %), a phase question, not a framework constant.  Their errors are reported (checks()).
+# Alpaca's short examples (about 120 tokens each: [alpaca_split_card]) into 4,096-token sequences with per-document
+# attention masks, which the rows say (packed_document_tokens): the model counts attention within each document, about
+# 1 % of these rows' work instead of 18 % over the whole pack.  Fitted, the table's LoRA rows (8-10 % slower than modelled)
+# against its full fine-tunes (18-22 % faster) would pull the LoRA and QLoRA factors every framework shares: left out one
+# source at a time, transformers' speed error would rise from 6 % to about 20 %.  Its memory row without
+# optimizer-in-backward shows the model holding every gradient beside the activations (+20 %), a phase question, not a
+# framework constant.  Their errors are reported (checks()).
 # llama.cpp's January 2024 llama-bench table on one RTX 4090 (pull request 4766) checks the prefill and decode model on a
 # GeForce card held out: its F16 prompt runs through cuBLAS with FP16 accumulation at 45 % of that peak, its Q8_0 and Q4_0
 # prompts (dequantised first) at 31-32 %; the model has one prefill efficiency for every weight format, so fitted, that
 # spread (1.4x) would go into the prefill efficiency every engine carries.
-CHECK_SOURCES = {"torchtune_readme_flags": "packed short documents with per-document attention (a check)",
+CHECK_SOURCES = {"torchtune_readme_flags": "one A100, packed short documents; LoRA against full would move shared factors (a check)",
                  "llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
 CHECK_KINDS = ("training speed", "memory", "decode speed", "prefill speed")
 # Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models

@@ -665,13 +665,21 @@ max_train_seq_len = q(
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")
+# packed short documents with per-document masks: each token attends within its own document (FlashAttention's
+# variable-length kernels, FlexAttention's document masks skip the blocks between documents)
+train_attention_tokens = q(
+    "train_attention_tokens", "tokens",
+    "Tokens a training token's attention spans: the sequence length, or the packed documents' mean length when shorter",
+    IF(I.packed_document_tokens > 0, MIN(I.packed_document_tokens, s), s),
+    "[torchtune_packing]; [hf_packing_fa2]")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
-    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L_attention*s*a*d (sparse attention: the "
+    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L_attention*s*a*d, s the tokens attention spans "
+    "(packed documents: their mean length; sparse attention: the "
     "top-k tokens, plus its indexer) + 3 x the fixed-state layers' recurrences; recomputation is not counted (it lowers the "
     "efficiency instead)",
-    IF(is_lora, 4, 6) * params_active + mixer_flops(s, 12),
+    IF(is_lora, 4, 6) * params_active + mixer_flops(train_attention_tokens, 12),
     "[kaplan2020] (6N); [narayanan2021] (attention 12*L*s*h); [palm2022] Appendix B (model FLOPs exclude recomputation); "
     "LoRA skips the frozen weights' gradient (4N); [dsa_2025] (top-k attention, indexer); [mamba2_2024]")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)

@@ -180,6 +180,12 @@ INPUTS: tuple[Input, ...] = (
     _f("sequence_parallel", 0, "1 = Megatron sequence parallelism (norm/dropout activations split by t)", group="training",
        source="[korthikanti2022] section 4.2.2"),
     _n("seq_len", "tokens", 4096, "Training sequence length s", 1, 10_000_000, kind="integer", group="training"),
+    _z("packed_document_tokens", "tokens", 0,
+       "Packed short documents: their mean length when each training sequence packs several documents and attention "
+       "stays within each one (per-document masks); attention then spans the document, not the whole sequence",
+       1, 10_000_000, "one document per sequence: attention spans the whole sequence", "training",
+       source="[torchtune_packing] (packed=True: document masks through FlexAttention); [hf_packing_fa2] (padding-free "
+       "packing: FlashAttention's variable-length kernels)"),
     _n("micro_batch", "sequences", 1, "Micro-batch per GPU b (sequences per forward pass)", 1, 1_000_000, kind="integer", group="training"),
     _n("lora_rank", "-", 16, "LoRA rank r", 1, 65_536, kind="integer", group="training"),
     _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters: all, attention, qv", group="training"),
@@ -408,7 +414,7 @@ LABELS = {
     "optimizer_in_backward": "Optimizer step in the backward pass",
     "large_cluster_mfu_factor": "Efficiency kept on 512+ GPUs", "moe_prefill_efficiency": "Prefill efficiency kept by MoE models", "fp32_grads": "Gradients in fp32", "recompute": "Activation recomputation",
     "flash_attention": "FlashAttention", "fused_loss": "Chunked (fused) loss", "logits_bytes_per_element": "Bytes per logit",
-    "tensor_parallel": "Tensor-parallel GPUs", "sequence_parallel": "Sequence parallelism", "seq_len": "Sequence length",
+    "tensor_parallel": "Tensor-parallel GPUs", "sequence_parallel": "Sequence parallelism", "seq_len": "Sequence length", "packed_document_tokens": "Packed documents: mean length",
     "micro_batch": "Sequences per GPU per step", "lora_rank": "LoRA rank", "lora_targets": "Layers with LoRA adapters",
     "tokens": "Training tokens per epoch", "epochs": "Epochs", "mfu": "GPU efficiency (MFU)",
     "pcie_multi_gpu_efficiency": "Multi-GPU efficiency without NVLink", "cuda_context_gib": "CUDA context per GPU",
@@ -451,7 +457,7 @@ LABELS = {
     "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "activation_bytes_per_dim": "Activation traffic per unit of layer width", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"activation_bytes_per_dim", "host_memory_gib_per_gpu", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
+ADVANCED = {"packed_document_tokens", "activation_bytes_per_dim", "host_memory_gib_per_gpu", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",

@@ -262,6 +262,14 @@ _REFS: list[Reference] = [
     Reference("torchtune_readme_flags", "PyTorch (torchtune; Felipe Mello)",
               "torchtune README: Optimization flags (Llama 3.2 3B, full_finetune_single_device, batch 2, sequence 4,096, bf16, one A100)",
               "2024-11-18", "https://github.com/pytorch/torchtune/blob/1814feb17a9038e1a8053ce93111bd26774a8db6/README.md"),
+    Reference("torchtune_packing", "PyTorch (torchtune)", "Sample packing (packed=True: document masks and relative positions "
+              "through FlexAttention)", "2025", "https://pytorch.org/torchtune/main/basics/packing.html"),
+    Reference("hf_packing_fa2", "Achintya Kundu, Rhui Dih Lee, Laura Wynter, Raghu Kiran Ganti, Mayank Mishra (IBM Research)",
+              "Enhancing Training Efficiency Using Packing with Flash Attention (padding-free packing in Hugging Face "
+              "transformers 4.44)", "2024", "https://arxiv.org/abs/2407.09105"),
+    Reference("alpaca_split_card", "disham993 (Hugging Face)", "alpaca-train-validation-test-split dataset card: the 52,002 "
+              "examples of tatsu-lab/alpaca in 47,764,738 bytes, each with its fields (instruction, input, output) and its "
+              "formatted text", "2024", "https://huggingface.co/datasets/disham993/alpaca-train-validation-test-split"),
     Reference("torchtune_memory", "PyTorch (torchtune)", "Memory Optimization Overview (optimizer in backward, paged optimizers, CPU offload)",
               "2024", "https://pytorch.org/torchtune/main/tutorials/memory_optimizations.html"),
     Reference("torchtitan_perf", "PyTorch (torchtitan)", "torchtitan performance numbers: Llama 2 and Llama 3 with FSDP2 on 64 A100 80GB",

@@ -91,3 +91,11 @@ def formula_safe(text: str) -> str:
         return text
     except ValueError:
         return "'" + text
+
+
+def packed_documents_text(inputs) -> str:
+    """", packed documents of N tokens" where the job packs short documents into each sequence with per-document
+    attention (the input packed_document_tokens), else "": the job's description in every door names what its attention
+    spans."""
+    tokens = inputs.get("packed_document_tokens") or 0
+    return f", packed documents of {number_text(tokens)} tokens" if tokens > 0 else ""

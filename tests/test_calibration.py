@@ -119,15 +119,19 @@ def test_leave_one_source_out_is_reported_and_honest(training_loso):
 
 def test_checks_are_reported_per_framework(training_loso):
     """Rows that never enter the fit are still reported: gpu-tco's own transformers runs, and torchtune's second README
-    table (Llama 3.2 3B on one A100, packed short documents: the model counts attention over the whole 4,096-token pack,
-    18 % of its work, and is 30-34 % low on the full fine-tunes)."""
+    table (Llama 3.2 3B on one A100, Alpaca's short examples packed into 4,096 tokens with per-document attention masks).
+    Counted over the whole pack, attention was 18 % of the modelled work and the full fine-tunes came out 31-34 % slow;
+    counted within each document (packed_document_tokens), they are 18-22 % slow and the LoRA rows 8-10 % fast."""
     checks = training_loso["checks"]
     assert checks[("transformers", "training speed", cal.CHECK_GROUPS["own"])]["rows"] >= 10
     packed = checks[("torchtune", "training speed", cal.CHECK_SOURCES["torchtune_readme_flags"].removesuffix(" (a check)"))]
-    assert packed["rows"] == 6 and packed["high"] < -0.05  # every one measured faster than modelled
+    assert packed["rows"] == 6 and packed["median"] < 0.25  # 31.5 % with attention over the whole pack
     row = next(m for m in ROWS if m.id == "tt3b-full-ccel-noac-a100-speed")
-    r = cal._evaluate(row)
-    assert (r["flops_per_token_train"] - 6 * r["params_active"]) / r["flops_per_token_train"] > 0.15  # attention share
+    assert row.inputs["packed_document_tokens"] == 120
+    r, whole_pack = cal._evaluate(row), cal._evaluate(row, packed_document_tokens=0)
+    share = lambda x: (x["flops_per_token_train"] - 6 * x["params_active"]) / x["flops_per_token_train"]  # noqa: E731
+    assert share(whole_pack) > 0.15 and share(r) < 0.01  # attention within ~120-token documents, not the 4,096-token pack
+    assert abs(row.value / whole_pack[row.quantity] - 1) > 0.30 > abs(row.value / r[row.quantity] - 1)
 
 
 def test_gpus_over_pcie_pay_their_modelled_transfers_and_no_flat_penalty():

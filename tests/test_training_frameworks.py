@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import cli_batch
 
 from gpu_tco import core
 from gpu_tco.core import calibration as cal
@@ -502,3 +503,31 @@ def test_the_mfu_shown_is_model_flops_utilization_as_papers_report_it():
     line = next(x for x in out.stdout.splitlines() if x.startswith("MFU (model FLOPs / dense peak)"))
     assert float(line.split()[-1]) == pytest.approx(r["train_mfu_achieved"], abs=0.005)
     assert "MFU used" not in out.stdout
+
+
+def test_packed_short_documents_shorten_the_attention_and_every_door_says_so(tmp_path):
+    """Packed short documents with per-document attention masks (torchtune's packed=True through FlexAttention; PyTorch,
+    "Sample packing", https://pytorch.org/torchtune/main/basics/packing.html; padding-free packing in transformers 4.44,
+    Kundu et al., IBM Research, 2024, https://arxiv.org/abs/2407.09105): each token attends within its own document, so
+    the attention term of the model FLOPs, 12 x attention layers x tokens attended x query width, takes the documents'
+    mean length in place of the sequence length.  Memory is unchanged, and a length of 0 or of the sequence or more
+    changes nothing."""
+    job = dict(model="Llama-3.2-3B", gpu="A100-80GB-SXM", n_gpus=1, seq_len=4096, micro_batch=2, method="full", framework="torchtune")
+    whole, packed = core.evaluate(job), core.evaluate(job, packed_document_tokens=120)
+    attention = lambda r: r["flops_per_token_train"] - 6 * r["params_active"]  # noqa: E731
+    assert packed["train_attention_tokens"] == 120 and whole["train_attention_tokens"] == 4096
+    assert attention(packed) == pytest.approx(attention(whole) * 120 / 4096, rel=1e-12)
+    assert 0.17 < attention(whole) / whole["flops_per_token_train"] < 0.19  # 3B at 4,096 tokens: about 18 % of the work
+    assert packed["train_tokens_per_s"] > 1.15 * whole["train_tokens_per_s"]
+    assert packed["peak_train_gib_per_gpu"] == whole["peak_train_gib_per_gpu"]
+    for same in (0, 4096, 100_000):
+        assert core.evaluate(job, packed_document_tokens=same)["flops_per_token_train"] == whole["flops_per_token_train"]
+    # the doors name it with the job; a value between 0 and 1 is refused with what is allowed
+    args = ["--model", "Llama-3.2-3B", "--method", "full", "--packed-document-tokens", "120"]
+    ran = cli_batch([((*args, "--workbook", ""), None), (("plan", *args), None), (("estimate", *args), None),
+                     (("workbook", *args, "--out", str(tmp_path / "w.xlsx"), "--email-draft", str(tmp_path / "d.eml")), None),
+                     (("estimate", "--model", "Llama-3.2-3B", "--packed-document-tokens", "0.5"), None)])
+    for r in ran[:3]:
+        assert r.returncode == 0 and "packed documents of 120 tokens" in r.stdout, r.stdout + r.stderr
+    assert ran[3].returncode == 0 and "packed documents of 120 tokens" in (tmp_path / "d.eml").read_text(encoding="utf-8")
+    assert ran[4].returncode == 2 and "packed_document_tokens: 0.5" in ran[4].stderr and "one document per sequence" in ran[4].stderr

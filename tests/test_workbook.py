@@ -43,7 +43,8 @@ CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::
 
 EDGE_CASES = [
     {},  # the defaults
-    {"model": "Llama-3.2-1B", "gpu": "RTX-3090", "n_gpus": 1},
+    # packed short documents: attention within each 300-token document of an 8,192-token sequence
+    {"model": "Llama-3.2-1B", "gpu": "RTX-3090", "n_gpus": 1, "seq_len": 8192, "packed_document_tokens": 300},
     {"model": "Llama-3.1-405B", "gpu": "B200", "n_gpus": 64, "method": "full", "tensor_parallel": 8},
     {"gpu": "H100-SXM", "n_gpus": 1, "depreciation": "straight_line", "residual_pct": 0, "hours_per_day": 24},
     {"gpu": "RTX-4090", "n_gpus": 4096, "buy": 1, "budget_usd": 1000, "deadline_hours": 1},

@@ -45,7 +45,7 @@ end run"""
 def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -> tuple[str, str]:
     """(subject, body) for a job: "GPU plan: <model> <method>" and a short plain-text summary
     with the planner's recommendation (gpu_tco.core.planner.plan)."""
-    from ..core import DEFAULTS, check_input, likely_hours_text, plan, ranks_purchases
+    from ..core import DEFAULTS, check_input, likely_hours_text, packed_documents_text, plan, ranks_purchases
     from ..core import compose_recommendation as compose
     from ..core import plan_scope as scope
 
@@ -60,7 +60,7 @@ def draft_text(scenario: Mapping | None = None, gpus: list[str] | None = None) -
     rec = result["recommended"]
     subject = f"GPU plan: {a['model']} {a['method']}"
     lines = [f"Job: {a['method']} fine-tuning of {a['model']} on {a['tokens'] * a['epochs']:,.0f} tokens "
-             f"(sequence length {a['seq_len']:,.0f}, {a['micro_batch']:g} sequence{'' if a['micro_batch'] == 1 else 's'} "
+             f"(sequence length {a['seq_len']:,.0f}{packed_documents_text(a)}, {a['micro_batch']:g} sequence{'' if a['micro_batch'] == 1 else 's'} "
              "per GPU per step).", ""]
     if rec is None:
         lines.append(f"{compose(result).text} The workbook shows why each option fails.")

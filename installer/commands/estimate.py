@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core import INPUTS, InputError, cite, engine_text, number_text, significant_text
+from ..core import INPUTS, InputError, cite, engine_text, number_text, packed_documents_text, significant_text
 from .common import _collect_inputs, _jsonable, _money, table
 
 # the two memory views, named so nobody adds the allocator peak to the parts
@@ -170,7 +170,8 @@ def cmd_estimate(ns) -> int:
           f" on {used['n_gpus']}x {used['gpu']} ({res['gpu_memory_gib']:.0f} GiB each)")
     if ns.mode == "train":
         print(f"training with {used['framework']}: {used['method']}, {used['precision']}, {used['optimizer']}, "
-              f"sharding {used['sharding']}, recompute {used['recompute']}, seq {used['seq_len']}, micro-batch {used['micro_batch']}")
+              f"sharding {used['sharding']}, recompute {used['recompute']}, seq {used['seq_len']}"
+              f"{packed_documents_text(used)}, micro-batch {used['micro_batch']}")
         comp = breakdown(res, "train")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items() if k != "kv_cache"]))
         print()

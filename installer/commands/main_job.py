@@ -35,6 +35,7 @@ def cmd_main(ns) -> int:
         compared_setups,
         likely_hours_text,
         named_offer,
+        packed_documents_text,
         resolve_inputs,
         worded_recommendations,
     )
@@ -65,7 +66,7 @@ def cmd_main(ns) -> int:
                           "workbook": str(target.resolve()) if target else None}, indent=2))
     else:
         print(f"gpu-tco: fine-tuning {a['model']} with {a['framework']} on {a['tokens'] * a['epochs']:,.0f} tokens "
-              f"(seq {a['seq_len']}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
+              f"(seq {a['seq_len']}{packed_documents_text(a)}, micro-batch {a['micro_batch']}, {a['sharding']}, recompute {a['recompute']}, "
               f"{a['precision']}, {a['optimizer']})")
         print()
         print(_main_table(rows))

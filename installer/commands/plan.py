@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..core import number_text
+from ..core import number_text, packed_documents_text
 from .common import _collect_inputs, _jsonable, _money, table
 
 
@@ -27,7 +27,7 @@ def cmd_plan(ns) -> int:
         return 0
     job = result["job"]
     print(f"gpu-tco plan: {job['method']} {job['model']} with {job['framework']}, "
-          f"{job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}, "
+          f"{job['tokens'] * job['epochs']:,.0f} tokens, seq {job['seq_len']:g}{packed_documents_text(job)}, "
           f"micro-batch {job['micro_batch']:g}" + (f", deadline {job['deadline_hours']:g} h" if job["deadline_hours"] else "")
           + (f", budget ${job['budget_usd']:,.0f}" if job["budget_usd"] else ""))
     print()
