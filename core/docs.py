@@ -36,7 +36,8 @@ def render() -> str:
         "  link: between machines when the job spans several) and `intra_node_gb_per_s`; `comm_slowdown` stretches",
         "  `train_hours` when that traffic takes longer than a step's compute. `option_offer_sells` refuses a count",
         "  beyond `offer_max_gpus`.",
-        "- Tolerance: among acceptable options within `cost_tolerance_pct` of the cheapest, room to spare in memory (not "
+        "- Tolerance: among acceptable options within `cost_tolerance_pct` of the cheapest (of those not "
+        "`train_memory_may_exceed`, where one is), room to spare in memory (not `train_memory_may_exceed`, then not "
         "`train_memory_tight`), then renting, then fewer machines",
         "  (`job_machines`), then fewer hours, then fewer GPUs win (gpu_tco.core.planner.rank). A one-off job",
         "  (`owned_busy_hours_per_day` 0, `consider_buying` 0) ranks rentals only (docs/buying.md).",

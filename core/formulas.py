@@ -594,7 +594,7 @@ q("peak_train_gib_likely_low", "GiB/GPU",
   "Low end of the likely device total per GPU = peak_train_gib_per_gpu / (1 + the framework's memory band: twice the median "
   "error of its measured runs held out of the fit; docs/calibration.md)",
   peak_train_gib_per_gpu / (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
-q("peak_train_gib_likely_high", "GiB/GPU", "High end of the likely device total per GPU = peak_train_gib_per_gpu x (1 + memory band)",
+peak_likely_high = q("peak_train_gib_likely_high", "GiB/GPU", "High end of the likely device total per GPU = peak_train_gib_per_gpu x (1 + memory band)",
   peak_train_gib_per_gpu * (1 + memory_band), "frameworks catalog memory_band_pct, written by gpu-tco calibrate --write")
 fit_limit_gib = q("fit_limit_gib", "GiB/GPU", "Most the tensors may take per GPU = GPU memory x (1 - memory_margin_pct): the margin "
                   "covers the estimate's error and what allocators and libraries add at run time",
@@ -1041,6 +1041,11 @@ q("train_memory_tight", "flag", "1 = fits, but the device total is above 90 % of
 q("train_fit_code", "code", "Whether training fits: 0 = does not fit (tensors above the fit limit, or the device total above the "
   "memory), 1 = fits, 2 = fits but tight (device total above 90 % of the GPU's memory)",
   IF(NOT(fits_train), 0, IF(peak_train_gib_per_gpu > 0.9 * gpu_memory_gib, 2, 1)))
+# the estimate fits, but its likely range does not: a planner recommends such a setup only where no acceptable one
+# keeps its likely peak within the memory (core.planner.rank)
+q("train_memory_may_exceed", "flag", "1 = fits by the estimate, but the high end of the likely device total (the framework's "
+  "memory band) is above the GPU's memory: the setup may run out of memory",
+  AND(fits_train, peak_likely_high > gpu_memory_gib), "frameworks catalog memory_band_pct (docs/calibration.md)")
 
 q = quantities_of("training compute")
 train_tokens_per_s = q(

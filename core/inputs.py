@@ -333,8 +333,8 @@ INPUTS: tuple[Input, ...] = (
     _n("deadline_hours", "h", 0, "Latest acceptable wall-clock hours for the job; 0 = no deadline", 0, 1e9, group="planning"),
     _n("budget_usd", "USD", 0, "Most the job may cost (buying: the capital outlay); 0 = no budget", 0, 1e15, group="planning"),
     _n("cost_tolerance_pct", "%", 5,
-       "Options costing at most this much more than the cheapest count as equal: among them room to spare in memory (not "
-       "tight), then renting, then fewer machines, then fewer hours, then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
+       "Options costing at most this much more than the cheapest (the cheapest whose likely peak fits the GPU's memory, "
+       "where one does) count as equal: among them room to spare in memory (not tight), then renting, then fewer machines, then fewer hours, then fewer GPUs win", 0, 1000, group="planning", source="gpu-tco assumption"),
     _z("owned_busy_hours_per_day", "h/day", 0,
        "Hours per day bought GPUs stay busy over the months of ownership, this job and the work after it; 0 = a one-off job: "
        "rentals are ranked, and the answer says at what daily use buying would pay back. Above 0, purchases are ranked too, "

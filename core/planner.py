@@ -7,9 +7,10 @@ workbook and the Excel functions show the same values.
 The ranking rule is defined once, here (``RANKING``, ``rank_key``): acceptable options
 (``option_ok``: fits in memory, has a price, an allowed offer that sells this many GPUs,
 meets the deadline, the budget and the capital budget) come first.  Among those costing at most
-``cost_tolerance_pct`` more than the cheapest, those with room to spare in memory win (a setup whose
-device total is above 90 % of the GPU's memory, ``train_memory_tight``, fails on a longer batch or a
-library's workspace), then renting (no capital at stake for a saving within the tolerance), then
+``cost_tolerance_pct`` more than the cheapest (the cheapest whose likely peak, the estimate plus the framework's
+memory band, stays within the GPU's memory, where one does: ``train_memory_may_exceed``), those with room to spare
+in memory win (first those whose likely peak fits, then those whose device total is at most 90 % of the GPU's memory,
+``train_memory_tight``: more fails on a longer batch or a library's workspace), then renting (no capital at stake for a saving within the tolerance), then
 fewer machines, then fewer hours, then fewer GPUs (a job that ends in 7
 hours on one machine beats one of 18 hours at the same price; nobody spreads a job over 32 cards to
 save a dollar); the rest follow by cost.  A job is one job unless it
@@ -53,11 +54,12 @@ REJECTIONS = (("fits_train", "does not fit"), ("train_precision_supported", "GPU
 PLAN_OUTPUTS = ("peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_outlay_usd", "option_cost_usd",
                 "option_usd_per_mtok_train", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "option_ok", "job_machines",
                 "offer_max_gpus", "rent_commitment_hours", "own_capital_usd", "comm_slowdown", "train_memory_tight",
-                "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
+                "train_memory_may_exceed", "fit_limit_gib", "own_hours_per_day", "option_hours_likely_low", "option_hours_likely_high",
                 "cpu_offload_gib_per_machine", "host_memory_gib_per_machine", "fits_train_gpu_memory", "fits_host_memory",
                 "allocator_peak_train_gib", *(flag for flag, _ in REJECTIONS))
-RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost, those with "
-           "room to spare in memory (not train_memory_tight), then renting (no capital at stake), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
+RANKING = ("acceptable options first (option_ok); among those within cost_tolerance_pct of the cheapest job cost (of the "
+           "options whose likely peak stays within the GPU's memory, not train_memory_may_exceed, where there is one), those with "
+           "room to spare in memory (not train_memory_may_exceed, then not train_memory_tight), then renting (no capital at stake), then fewer machines, then fewer hours, then fewer GPUs; then the rest by job cost (option_cost_usd); ties go to the option listed "
            "first (GPU catalog order, count, offer catalog order, renting before buying); purchases are ranked only when "
            "owned_busy_hours_per_day > 0 or consider_buying = 1")
 
@@ -116,6 +118,7 @@ class Option(Record):
     machines: float = float("nan")    # rented machines, or owned servers
     capital_usd: float = float("nan")  # buying: GPUs + servers + network
     tight: bool = False               # fits, but the peak is above 90 % of the GPU's memory (train_memory_tight)
+    may_exceed: bool = False          # fits, but the likely high end of the peak is above the memory (train_memory_may_exceed)
     own_hours_per_day: float = float("nan")  # buying: the daily use its cost assumes
     network_slowdown: float = 1.0     # how much GPU-to-GPU traffic stretches the job (1 = hidden behind compute)
     hours_likely_low: float = float("nan")   # the framework's likely range of the hours (docs/training.md)
@@ -166,12 +169,13 @@ def tie_round(x: float) -> float:
     return float(spreadsheet_round(x, TIE_DIGITS))
 
 
-def tie_key(tight: bool, buy: bool, machines: float, hours: float, n_gpus: float, cost_usd: float) -> tuple:
+def tie_key(tight: bool, buy: bool, machines: float, hours: float, n_gpus: float, cost_usd: float,
+            may_exceed: bool = False) -> tuple:
     """The tie-breaks among the options within the cost tolerance of the cheapest, in order (the least wins): room in
-    memory, then renting (2 x tight + buying: no capital at stake for a saving within the tolerance), the fewest machines,
-    hours, GPUs, then the cost.  Hours and costs compare rounded as the workbook's ROUND does (``tie_round``).  The
+    memory, then renting (4 x may run out of memory + 2 x tight + buying: no capital at stake for a saving within the
+    tolerance), the fewest machines, hours, GPUs, then the cost.  Hours and costs compare rounded as the workbook's ROUND does (``tie_round``).  The
     planner sorts by it and the workbook's Compare sheet forms it column by column (TIE_COLUMNS)."""
-    return (2 * int(bool(tight)) + int(bool(buy)), machines, tie_round(hours), n_gpus, tie_round(cost_usd))
+    return (4 * int(bool(may_exceed)) + 2 * int(bool(tight)) + int(bool(buy)), machines, tie_round(hours), n_gpus, tie_round(cost_usd))
 
 
 # the quantities behind tie_key's places after the first, as the workbook's helper columns read them
@@ -179,15 +183,18 @@ TIE_COLUMNS = ("job_machines", "option_hours", "n_gpus", "option_cost_usd")
 
 
 def rank(options: list, tolerance_pct: float) -> list:
-    """The one ranking rule (see RANKING): the options sorted, the first is recommended."""
+    """The one ranking rule (see RANKING): the options sorted, the first is recommended.  The tolerance counts from the
+    cheapest acceptable option whose likely peak stays within the GPU's memory (not may_exceed), where there is one: a
+    setup that may run out of memory never wins on price over one that will not."""
     ok = [o for o in options if o.ok]
-    cheapest = min((o.cost_usd for o in ok), default=float("inf"))
+    within = [o for o in ok if not o.may_exceed] or ok
+    cheapest = min((o.cost_usd for o in within), default=float("inf"))
     limit = cheapest * (1 + tolerance_pct / 100)
     near = {id(o) for o in ok if o.cost_usd <= limit}
 
     def key(o):
         if id(o) in near:
-            return (0, *tie_key(o.tight, o.acquire == "buy", o.machines, o.hours, o.n_gpus, o.cost_usd), o.order)
+            return (0, *tie_key(o.tight, o.acquire == "buy", o.machines, o.hours, o.n_gpus, o.cost_usd, o.may_exceed), o.order)
         return (1 if o.ok else 2, o.cost_usd if o.ok else 0.0, 0, 0, 0, 0, o.order)
     return sorted(options, key=key), near
 
@@ -580,6 +587,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
     outlay, per_mtok, machines, capital = r["option_outlay_usd"], r["option_usd_per_mtok_train"], r["job_machines"], r["own_capital_usd"]
     slowdown, tight, own_hours, low, high = (r["comm_slowdown"], r["train_memory_tight"], r["own_hours_per_day"],
                                              r["option_hours_likely_low"], r["option_hours_likely_high"])
+    may_exceed = r["train_memory_may_exceed"]
     option_ok = r["option_ok"]
     sizes_of: dict[str, tuple[int, ...]] = {}
     nan = float("nan")
@@ -618,7 +626,7 @@ def _options(sweep: Mapping, r: Mapping, base: Mapping, given_prices: Mapping, p
             outlay_usd=float(outlay[j]), usd_per_mtok_train=float(per_mtok[j]),
             usd_per_gpu_hour=float(hourly), machines=float(machines[j]),
             capital_usd=float(capital[j]) if buy else nan,
-            network_slowdown=float(slowdown[j]), tight=bool(tight[j]),
+            network_slowdown=float(slowdown[j]), tight=bool(tight[j]), may_exceed=bool(may_exceed[j]),
             own_hours_per_day=float(own_hours[j]) if buy else nan,
             hours_likely_low=float(low[j]), hours_likely_high=float(high[j]),
             pipeline_parallel=pp_col[j], expert_parallel=ep_col[j], sharding=sharding_col[j],

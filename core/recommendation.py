@@ -310,12 +310,23 @@ def compose(result: Mapping) -> Recommendation:
     if o.within_tolerance:
         cheapest = min((x for x in result["options"] if x.within_tolerance), key=lambda x: x.cost_usd)
         if usd_text(cheapest.cost_usd) != usd_text(o.cost_usd):  # cheaper in the cents the answer shows
-            why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
-                   else "needs more machines, hours or GPUs")
-            sentences.append(f"A setup at most {inputs['cost_tolerance_pct']:g} % cheaper ({usd_text(cheapest.cost_usd)}) "
-                             f"{why}.")
+            sentences.append(_cheaper_sentence(result, cheapest, o, inputs["cost_tolerance_pct"]))
     sentences.append(f"Prices: {o.price_source}.")
     return Recommendation(o, tuple(sentences), payback, capital, plan=dict(result))
+
+
+def _cheaper_sentence(result: Mapping, cheapest: Option, o: Option, tolerance_pct: float) -> str:
+    """Why the cheapest option near the recommended one is not recommended.  One that may run out of memory (its likely
+    peak above the GPU's memory) may be any amount cheaper: the tolerance counts from the cheapest that will not."""
+    if cheapest.may_exceed and not o.may_exceed:
+        memory = _memory_figures(result, cheapest)
+        cheaper_pct = 100 * (1 - cheapest.cost_usd / o.cost_usd)
+        return (f"A setup {_fixed(cheaper_pct, 0)} % cheaper ({usd_text(cheapest.cost_usd)}, {cheapest.n_gpus:,}x "
+                f"{cheapest.gpu}) may run out of memory: its estimated peak, {cheapest.peak_gib_per_gpu:.1f} GiB per GPU, is "
+                f"likely up to {memory['peak_train_gib_likely_high']:.1f} GiB, above the GPU's {memory['gpu_memory_gib']:.0f} GiB.")
+    why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
+           else "needs more machines, hours or GPUs")
+    return f"A setup at most {tolerance_pct:g} % cheaper ({usd_text(cheapest.cost_usd)}) {why}."
 
 
 MEMORY_FIGURES = ("peak_train_gib_likely_high", "gpu_memory_gib", "cpu_offload_gib_per_machine", "host_memory_gib_per_machine")

@@ -160,9 +160,11 @@ COMPARE_COLUMNS = [
     ("job hours, likely from", "option_hours_likely_low", HOURS_TENTHS, 11),
     ("job hours, likely to", "option_hours_likely_high", HOURS_TENTHS, 11),
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
+    # the tolerance counts from the cheapest acceptable option whose likely peak fits the memory, where there is one
+    ("ranked cost, likely peak fits", "ranked_fits", USD, 12),
     # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, room to spare in memory (not tight),
     # renting, fewest machines, hours, GPUs, cost
-    ("near: tight memory (2), buying (1)", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
+    ("near: may run out of memory (4), tight (2), buying (1)", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
 ]
 TIERS = ("tier_tight", "tier_machines", "tier_hours", "tier_gpus", "tier_cost")
@@ -333,7 +335,7 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
                 c.alignment = top_aligned("right")
             else:  # names wrap within their column: the table stays one page wide
                 c.alignment = top_aligned(wrap=key in ("label", "offer_shown", "status"))
-        for key in ("status", "recommended", *TIERS):
+        for key in ("status", "recommended", "ranked_fits", *TIERS):
             lay.cached.setdefault(f"Compare!{letter[key]}{r}", "")
     span = f"A{first}:{letter['ranked']}{last}"
     st, rc = letter["status"], letter["recommended"]
@@ -342,7 +344,7 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
                                                     font=Font(bold=True), stopIfTrue=True))
     ws.conditional_formatting.add(span, FormulaRule(formula=[f'${st}{first}<>"ok"'], font=Font(color="808080")))
     _widths(ws, {letter[key]: width for _, key, _, width in COMPARE_COLUMNS})
-    for key in ("ranked", *TIERS):  # helpers for the recommendation
+    for key in ("ranked", "ranked_fits", *TIERS):  # helpers for the recommendation
         ws.column_dimensions[letter[key]].hidden = True
     ws.freeze_panes = f"B{first}"
     fit_heights(ws, lay.cached)
@@ -354,7 +356,10 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
     def opt_cell(name: str) -> str:  # that option's cell on the Options sheet
         return lay.option_cell(k, name)
     letter, r = lay.compare_cols, lay.compare_first + k - 1
-    rk, rk_range = letter["ranked"], lay.compare_range("ranked")
+    rk, rk_range, fits_range = letter["ranked"], lay.compare_range("ranked"), lay.compare_range("ranked_fits")
+    # the cheapest acceptable option whose likely peak fits the memory, or the cheapest acceptable one where none does
+    # (MIN of a column of blanks is 0; a cost is never below 0, so a 0 there also leaves MIN of every cost, 0 as well)
+    anchor = f"IF(MIN({fits_range})>0,MIN({fits_range}),MIN({rk_range}))"
     col_range = {key: lay.compare_range(key) for key in TIERS}
     return {
         "label": (f"={opt_cell('label')}", v["label"]),
@@ -370,6 +375,8 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         "rent_total_usd": (f'=IF({opt_cell("rent_available")},{opt_cell("rent_total_usd")},"no price")',
                            v["rent_total_usd"] if v["rent_available"] else "no price"),
         "ranked": (f'=IF({letter["status"]}{r}="ok",{opt_cell("option_cost_usd")},"")', "" if ranked is None else ranked),
+        "ranked_fits": (f'=IF(AND(ISNUMBER({rk}{r}),NOT({opt_cell("train_memory_may_exceed")})),{rk}{r},"")',
+                        "" if ranked is None or v["train_memory_may_exceed"] else ranked),
         # no purchase price in the catalog: owning has no cost to show, and the option none (not $0)
         **{key: (f'=IF({opt_cell("own_purchase_usd_per_gpu")}>0,{opt_cell(key)},"{NO_PRICE}")',
                  v[key] if v["own_purchase_usd_per_gpu"] > 0 else NO_PRICE)
@@ -380,8 +387,9 @@ def _compare_formulas(lay: Layout, k: int, v: Mapping, ranked, tiers: tuple) -> 
         # them room in memory, then renting, then the fewest machines, then hours, then GPUs, then cost; the first listed
         # on a tie (one row only)
         # room in memory first (tight: 2), then renting (buying: 1): no capital at stake for a saving within the tolerance
-        "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=MIN({rk_range})*(1+cost_tolerance_pct/100),'
-                       f'IF({opt_cell("train_memory_tight")},2,0)+IF({opt_cell("buy")}=1,1,0),""),"")', tiers[0]),
+        "tier_tight": (f'=IF(ISNUMBER({rk}{r}),IF({rk}{r}<=({anchor})*(1+cost_tolerance_pct/100),'
+                       f'IF({opt_cell("train_memory_may_exceed")},4,0)+IF({opt_cell("train_memory_tight")},2,0)'
+                       f'+IF({opt_cell("buy")}=1,1,0),""),"")', tiers[0]),
         "tier_machines": (f'=IF(ISNUMBER({letter["tier_tight"]}{r}),IF({letter["tier_tight"]}{r}=MIN({col_range["tier_tight"]}),'
                           f'{opt_cell("job_machines")},""),"")', tiers[1]),
         "tier_hours": (f'=IF(ISNUMBER({letter["tier_machines"]}{r}),IF({letter["tier_machines"]}{r}=MIN({col_range["tier_machines"]}),'
@@ -443,8 +451,10 @@ def _recommended_row(all_vals: list[dict], ranked: list) -> tuple[int | None, li
     costs = [x for x in ranked if x is not None]
     if not costs:
         return None, [("", "", "", "", "")] * len(all_vals)
-    limit = min(costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
-    keys = [tie_key(v["train_memory_tight"], v["buy"], *(float(v[c]) for c in TIE_COLUMNS[:3]), x)
+    # the tolerance counts from the cheapest whose likely peak fits, where one does (core.planner.rank)
+    fitting = [x for v, x in zip(all_vals, ranked) if x is not None and not v["train_memory_may_exceed"]]
+    limit = min(fitting or costs) * (1 + all_vals[0]["cost_tolerance_pct"] / 100)
+    keys = [tie_key(v["train_memory_tight"], v["buy"], *(float(v[c]) for c in TIE_COLUMNS[:3]), x, v["train_memory_may_exceed"])
             if x is not None and x <= limit else None for v, x in zip(all_vals, ranked)]
     alive = [k is not None for k in keys]
     columns = []
