@@ -162,7 +162,8 @@ COMPARE_COLUMNS = [
     ("GPU", "gpu", None, 16), ("GPUs", "n_gpus", WHOLE, 7), ("ranked cost", "ranked", USD, 12),
     # the tolerance counts from the cheapest acceptable option whose likely peak fits the memory, where there is one
     ("ranked cost, likely peak fits", "ranked_fits", USD, 12),
-    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest, room to spare in memory (not tight),
+    # the planner's rule, step by step: within cost_tolerance_pct of the cheapest (whose likely peak fits, where one
+    # does), room to spare in memory (likely peak within the memory, then not tight),
     # renting, fewest machines, hours, GPUs, cost
     ("near: may run out of memory (4), tight (2), buying (1)", "tier_tight", WHOLE, 12), ("then machines", "tier_machines", WHOLE, 12), ("then hours", "tier_hours", TENTHS, 12),
     ("then GPUs", "tier_gpus", WHOLE, 12), ("then cost", "tier_cost", USD, 12),
@@ -648,8 +649,10 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
     lay.cached["Start!A8"] = _spot_text(best, values)
     _note(ws, "A9", "The recommended option fits in GPU memory, has a price, is sold at that size, meets the deadline and "
                     "budget (Inputs) and is not an interruptible offer unless you allow those; among those within the cost "
-                    "tolerance of the cheapest (Inputs: Cost tolerance for the practical choice), room to spare in memory "
-                    "wins, then renting, then the fewest machines, then hours, then GPUs. Compare shows the others and why.",
+                    "tolerance of the cheapest (Inputs: Cost tolerance for the practical choice; counted from the cheapest "
+                    "whose likely peak fits the GPU's memory, so a setup that may run out of memory never wins on price), "
+                    "room to spare in memory wins, then renting, then the fewest machines, then hours, then GPUs. Compare "
+                    "shows the others and why.",
           "D", 30, NOTE_FONT)
     said = []
     if lay.best is None:  # nothing acceptable: core's answer, as the plan, the e-mail draft and the form give it

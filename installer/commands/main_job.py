@@ -115,7 +115,8 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
                "after it, or --consider-buying 1, ranks purchases too)")
     print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
           f"memory, the device total within it, states offloaded to CPU memory within {100 * HOST_MEMORY_USABLE:g} % of the machine's; tight: above 90 %), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
-          f"{a['cost_tolerance_pct']:g} % of the cheapest, room to spare in memory, then renting, then fewer machines, then fewer hours, "
+          f"{a['cost_tolerance_pct']:g} % of the cheapest (the cheapest whose likely peak fits the memory: a setup that may run out of "
+          "memory never wins on price), room to spare in memory, then renting, then fewer machines, then fewer hours, "
           "then fewer GPUs win. "
           + (f"The table shows {setups[0][0]}, the GPU {offer} rents, at the usual counts." if offer
              else "The table shows the usual setups.")
