@@ -9,6 +9,7 @@ preview panes, phones) show numbers; Excel recalculates on open.
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Mapping
@@ -253,6 +254,22 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     ws.protection.sheet = True
 
 
+# an option's column in its formulas' templates (_option_templates), replaced by the column's letter
+_COLUMN = "\x00"
+
+
+@functools.lru_cache(maxsize=8)
+def _option_templates(per_option: tuple[str, ...], rows: tuple[tuple[str, int], ...]) -> dict[str, str]:
+    """Each per-option quantity's formula on Options with its column left open: every reference is a cell of the option's
+    own column (``_COLUMN`` and the row), a defined name or a constant, so the formulas are rendered once per layout of
+    the sheet and each column fills in its letter."""
+    row_of = dict(rows)
+
+    def ref(name: str) -> str:
+        return f"{_COLUMN}{row_of[name]}" if name in row_of else name
+    return {name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option}
+
+
 def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout) -> None:
     """Option k's column: its candidate from Inputs, its prices, and each quantity's formula over them."""
     col = get_column_letter(2 + k)
@@ -260,9 +277,6 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
     # the option's cells in the candidate block on Inputs
     cand_cell = {n: f"Inputs!${get_column_letter(CANDIDATE_FIRST_COL + 1 + j)}${INPUTS_HEADER_ROW + k}"
                  for j, n in enumerate(CANDIDATE_COLS)}
-
-    def ref(name: str) -> str:
-        return f"{col}{rows[name]}" if name in rows else name
     formulas = {
         "label": f'="{k}. "&{col}3&" x"&{col}4&IF({col}6=1," buy"," rent")',
         "gpu": f"={cand_cell['gpu']}", "n_gpus": f"={cand_cell['n_gpus']}",
@@ -270,7 +284,8 @@ def _option_column(ws, k: int, per_option: list[str], vals: Mapping, lay: Layout
         **{name: f"=IF({col}3=gpu,{name},0)" for name in PRICE_INPUTS},
         **{name: f"={cand_cell[name]}" for name in OPTION_LAYOUT_COLS},
     }
-    formulas.update({name: "=" + QUANTITIES[name].expr.xl(ref) for name in per_option})
+    templates = _option_templates(tuple(per_option), tuple(rows.items()))
+    formulas.update({name: templates[name].replace(_COLUMN, col) for name in per_option})
     for name, formula in formulas.items():
         c = ws.cell(row=rows[name], column=2 + k, value=formula)
         lay.cached[f"Options!{c.coordinate}"] = _plain(vals[name])

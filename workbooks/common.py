@@ -8,6 +8,7 @@ the other's sheets, so the two books stand side by side without an import circle
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -431,17 +432,27 @@ def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
                 _validate(ws, c, name, "", kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
 
 
+@functools.cache
+def calc_formula(name: str) -> tuple[str, str]:
+    """A quantity's formula on Calc and its readable text: functions of the formula alone (a catalog lookup is an INDEX
+    over the catalog's named columns, whatever its rows), so rendered once per process, not once per workbook (about
+    500 of them, a tenth of a workbook's time)."""
+    q = QUANTITIES[name]
+    return "=" + q.expr.xl(_scenario_ref), expr_text(q.expr)
+
+
 def _calc_sheet(wb: Workbook, calc, job: Scenario, lay: Layout) -> None:
     """Calc: every quantity, a named live formula with its cached value."""
     _head(calc, 1, ["group", "quantity", "value", "unit", "description", "formula"])
     for i, (name, q) in enumerate(QUANTITIES.items(), start=2):
         calc.cell(row=i, column=1, value=q.group)
         calc.cell(row=i, column=2, value=name)
-        c = calc.cell(row=i, column=3, value="=" + q.expr.xl(_scenario_ref))
+        formula, text = calc_formula(name)
+        c = calc.cell(row=i, column=3, value=formula)
         c.number_format = _number_format(q.unit)
         calc.cell(row=i, column=4, value=q.unit)
         calc.cell(row=i, column=5, value=q.description)
-        calc.cell(row=i, column=6, value=expr_text(q.expr))
+        calc.cell(row=i, column=6, value=text)
         wb.defined_names[name] = DefinedName(name, attr_text=f"Calc!$C${i}")
         lay.cached[f"Calc!C{i}"] = _plain(job.result[name])
     _widths(calc, {"A": 16, "B": 32, "C": 26, "D": 12, "E": 46, "F": 46})
