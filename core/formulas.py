@@ -665,12 +665,14 @@ max_train_seq_len = q(
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")
-# packed short documents with per-document masks: each token attends within its own document (FlashAttention's
-# variable-length kernels, FlexAttention's document masks skip the blocks between documents)
+# packed short documents with per-document masks: each token attends within its own document where the kernel skips
+# the blocks between documents (FlashAttention's variable-length kernels, FlexAttention's document masks); eager
+# attention with a block-diagonal mask still computes every pair of the sequence
 train_attention_tokens = q(
     "train_attention_tokens", "tokens",
-    "Tokens a training token's attention spans: the sequence length, or the packed documents' mean length when shorter",
-    IF(I.packed_document_tokens > 0, MIN(I.packed_document_tokens, s), s),
+    "Tokens a training token's attention spans: the sequence length, or, with FlashAttention (flash_attention 1), the "
+    "packed documents' mean length when shorter",
+    IF(AND(I.packed_document_tokens > 0, I.flash_attention), MIN(I.packed_document_tokens, s), s),
     "[torchtune_packing]; [hf_packing_fa2]")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(

@@ -257,9 +257,9 @@ def compose(result: Mapping) -> Recommendation:
     ranked = ranks_purchases(inputs)
     sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
     offloads = _given_flag(result, "offload_params") or _given_flag(result, "offload_optimizer")
-    memory = _memory_figures(result, o) if o.tight or offloads else {}  # one evaluation for both sentences
-    if o.tight:  # the risk first, beside the price it buys
-        roomy = next((x for x in result["options"] if x.ok and not x.tight), None)
+    memory = _memory_figures(result, o) if o.tight or o.may_exceed or offloads else {}  # one evaluation for both sentences
+    if o.tight or o.may_exceed:  # the risk first, beside the price it buys
+        roomy = next((x for x in result["options"] if x.ok and not x.tight and not x.may_exceed), None)
         alternative = (f" The best setup with room to spare: {option_text(roomy)}, {usd_text(roomy.cost_usd)} and "
                        f"{_hours(roomy.hours)} hours." if roomy is not None else " No acceptable setup has more room.")
         sentences.append(_tight_sentence(o, memory) + alternative)
@@ -321,8 +321,10 @@ def _cheaper_sentence(result: Mapping, cheapest: Option, o: Option, tolerance_pc
     if cheapest.may_exceed and not o.may_exceed:
         memory = _memory_figures(result, cheapest)
         cheaper_pct = 100 * (1 - cheapest.cost_usd / o.cost_usd)
-        return (f"A setup {_fixed(cheaper_pct, 0)} % cheaper ({usd_text(cheapest.cost_usd)}, {cheapest.n_gpus:,}x "
-                f"{cheapest.gpu}) may run out of memory: its estimated peak, {cheapest.peak_gib_per_gpu:.1f} GiB per GPU, is "
+        pct = _fixed(cheaper_pct, 0) if cheaper_pct >= 0.5 else "less than 1"
+        bought = " bought" if cheapest.acquire == "buy" else ""
+        return (f"A setup {pct} % cheaper ({usd_text(cheapest.cost_usd)}, {cheapest.n_gpus:,}x "
+                f"{cheapest.gpu}{bought}) may run out of memory: its estimated peak, {cheapest.peak_gib_per_gpu:.1f} GiB per GPU, is "
                 f"likely up to {memory['peak_train_gib_likely_high']:.1f} GiB, above the GPU's {memory['gpu_memory_gib']:.0f} GiB.")
     why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
            else "needs more machines, hours or GPUs")
@@ -344,6 +346,9 @@ def _tight_sentence(o: Option, memory: Mapping[str, float]) -> str:
     """The warning for a setup whose memory is tight, with the likely range of the estimate (the framework's memory band,
     peak_train_gib_likely_high): where that range reaches past the GPU's memory, the setup may not run at all."""
     high, gib = memory["peak_train_gib_likely_high"], memory["gpu_memory_gib"]
+    if not o.tight:  # within 90 % by the estimate, beyond the memory by its likely range (a framework with a wide band)
+        return (f"Memory may run out: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is likely up to {high:.1f} "
+                f"GiB, above the GPU's {gib:.0f} GiB.")
     text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f} GiB), is "
             f"above 90 % of the GPU's {gib:.0f} GiB")
     if high > gib:
@@ -451,7 +456,7 @@ FIT_CHANGES = (
 # DeepSpeed offloads parameters under ZeRO-3 only (ZeRO-Infinity; its ds_config's offload_param): its change says so
 DEEPSPEED_PARAM_OFFLOAD = ({"offload_params": 1, "sharding": "zero3"}, "parameters in CPU memory (ZeRO-3 offload)")
 FIT_OUTPUTS = ("fits_train", "peak_train_gib_per_gpu", "gpu_memory_gib", "option_hours", "option_cost_usd", "option_priced",
-               "gpus_needed", "cpu_offload_gib_per_machine", "train_memory_tight")
+               "gpus_needed", "cpu_offload_gib_per_machine", "train_memory_tight", "train_memory_may_exceed")
 
 
 @dataclass(frozen=True)
@@ -465,13 +470,15 @@ class FitChange:
     cost_usd: float
     cpu_gib_per_machine: float = 0.0  # host memory the offloaded states need
     tight: bool = False  # train_memory_tight: the device total above 90 % of the card
+    may_exceed: bool = False  # train_memory_may_exceed: the likely peak above the card's memory
 
     def sentence(self) -> str:
         cost = f", {usd_text(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
         cpu = f", with {self.cpu_gib_per_machine:,.0f} GiB of CPU memory per machine" if self.cpu_gib_per_machine > 0 else ""
         # option_hours: the job's hours as the planner's tables give them (debugging and restarts included), not
         # the bare training time estimate's table shows
-        return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{cpu}, "
+        risk = " (likely more: it may not fit)" if self.may_exceed else ""
+        return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{risk}{cpu}, "
                 f"{_hours(self.hours)} job hours{cost}")
 
 
@@ -504,7 +511,8 @@ def _more_gpus(base: dict, used: Mapping, more: int) -> list[FitChange]:
                 change = {"n_gpus": count, **({"offer": offer} if offer else {})}
                 found.append(FitChange(text, change, float(m["peak_train_gib_per_gpu"]), float(m["gpu_memory_gib"]),
                                        float(m["option_hours"]), float(m["option_cost_usd"]) if m["option_priced"] else float("nan"),
-                                       float(m["cpu_offload_gib_per_machine"]), bool(m["train_memory_tight"])))
+                                       float(m["cpu_offload_gib_per_machine"]), bool(m["train_memory_tight"]),
+                                       bool(m["train_memory_may_exceed"])))
                 break
     return found
 
@@ -555,12 +563,14 @@ def what_would_fit(inputs: Mapping) -> FitChange | None:
     candidates = [FitChange(tried[i][1], tried[i][0], float(r["peak_train_gib_per_gpu"][i]), float(r["gpu_memory_gib"][i]),
                             float(r["option_hours"][i]),
                             float(r["option_cost_usd"][i]) if r["option_priced"][i] else float("nan"),
-                            float(r["cpu_offload_gib_per_machine"][i]), bool(r["train_memory_tight"][i])) for i in fits]
+                            float(r["cpu_offload_gib_per_machine"][i]), bool(r["train_memory_tight"][i]),
+                            bool(r["train_memory_may_exceed"][i])) for i in fits]
     if more > int(used["n_gpus"]):
         candidates += _more_gpus(base, used, more)
     if not candidates:
         return None
     inf = float("inf")
-    # a change that leaves room in memory (device total within 90 % of the card) before one at the edge of it
-    return min(candidates, key=lambda c: (c.tight,
+    # a change whose likely peak fits, then one that leaves room in memory (device total within 90 % of the card),
+    # before one at the edge of it
+    return min(candidates, key=lambda c: (c.may_exceed, c.tight,
                                           c.cost_usd if c.cost_usd == c.cost_usd else inf, len(c.changes), c.hours))

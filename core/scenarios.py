@@ -35,7 +35,8 @@ CANDIDATE_SETUPS = (
 METHODS = ("qlora", "lora", "full")
 COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib_per_gpu", "gpu_memory_gib", "gpus_needed",
                    "train_hours", "job_wall_hours", "option_hours", "mfu_effective", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
-                   "own_capital_usd", "payback_months", "verdict_code", "option_priced", "train_memory_tight", "fit_limit_gib",
+                   "own_capital_usd", "payback_months", "verdict_code", "option_priced", "train_memory_tight",
+                   "train_memory_may_exceed", "fit_limit_gib",
                    "breakeven_hours_per_day", "own_purchase_usd_per_gpu")
 
 
@@ -152,6 +153,7 @@ def _compare_row(res: dict, i: int, k: int, row: tuple, how: str) -> dict:
         "acquire": "buy" if how == "buy" else "rent",
         "fits": bool(res["fits_train"][i]),
         "tight": bool(res["train_memory_tight"][i]),
+        "may_exceed": bool(res["train_memory_may_exceed"][i]),
         "peak_gib_per_gpu": float(res["peak_train_gib_per_gpu"][i]),
         "gpu_memory_gib": float(res["gpu_memory_gib"][i]),
         "fit_limit_gib": float(res["fit_limit_gib"][i]),

@@ -97,5 +97,7 @@ def packed_documents_text(inputs) -> str:
     """", packed documents of N tokens" where the job packs short documents into each sequence with per-document
     attention (the input packed_document_tokens), else "": the job's description in every door names what its attention
     spans."""
-    tokens = inputs.get("packed_document_tokens") or 0
+    tokens, seq = inputs.get("packed_document_tokens") or 0, inputs.get("seq_len") or 0
+    if not 0 < tokens < seq:  # a document as long as the sequence or longer: one document per sequence
+        return ""
     return f", packed documents of {number_text(tokens)} tokens" if tokens > 0 else ""

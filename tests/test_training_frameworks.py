@@ -522,6 +522,11 @@ def test_packed_short_documents_shorten_the_attention_and_every_door_says_so(tmp
     assert packed["peak_train_gib_per_gpu"] == whole["peak_train_gib_per_gpu"]
     for same in (0, 4096, 100_000):
         assert core.evaluate(job, packed_document_tokens=same)["flops_per_token_train"] == whole["flops_per_token_train"]
+    # eager attention with a block-diagonal mask still computes every pair of the sequence: only FlashAttention's
+    # variable-length kernels and FlexAttention's document masks skip the blocks between documents
+    eager = dict(job, flash_attention=0)
+    assert core.evaluate(eager, packed_document_tokens=120)["flops_per_token_train"] == core.evaluate(eager)["flops_per_token_train"]
+    assert core.packed_documents_text({"packed_document_tokens": 4096, "seq_len": 4096}) == ""  # no packing to speak of
     # the doors name it with the job; a value between 0 and 1 is refused with what is allowed
     args = ["--model", "Llama-3.2-3B", "--method", "full", "--packed-document-tokens", "120"]
     ran = cli_batch([((*args, "--workbook", ""), None), (("plan", *args), None), (("estimate", *args), None),

@@ -328,8 +328,10 @@ def _compare_sheet(ws, opt_ws, lay: Layout) -> None:
     ws["A1"].font = Font(bold=True, size=14)
     compare_note = ("Each row is one way to run the job on the Inputs sheet (option 1 is the scenario itself; "
                     "change options 2+ on Inputs, columns I-M). Red: does not fit in GPU memory. Green: recommended "
-                    "(the cheapest option that fits, has a price, meets the deadline and budget, and is not an interruptible "
-                    "offer unless allow_interruptible is 1: the same rule as gpu-tco's planner).")
+                    "(among the options that fit, have a price, meet the deadline and budget, and are not interruptible "
+                    "offers unless allow_interruptible is 1, the cheapest, or within the cost tolerance the one with more room "
+                    "in memory; one whose likely peak is above the GPU's memory only where no other is acceptable: the same "
+                    "rule as gpu-tco's planner).")
     letter = lay.compare_cols = {key: get_column_letter(j) for j, (_, key, _, _) in enumerate(COMPARE_COLUMNS, start=1)}
     _note(ws, "A2", compare_note, letter["recommended"], 32, NOTE_FONT)
     _head(ws, head_row, [h for h, *_ in COMPARE_COLUMNS])

@@ -112,6 +112,8 @@ def _fits_text(res, used) -> str:
             return (f"no (the offloaded states above {100 * HOST_MEMORY_USABLE:g} % of the machine's CPU memory: "
                     "host_memory_gib_per_gpu)")
         return f"no (tensors above {100 - used['memory_margin_pct']:g} % of the memory, or the total above it)"
+    if res["train_memory_may_exceed"]:
+        return "yes by the estimate, but its likely peak is above the memory: it may not fit"
     return "tight (above 90 % of the memory)" if res["train_memory_tight"] else "yes"
 
 

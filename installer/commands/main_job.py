@@ -15,7 +15,7 @@ def _main_table(rows: list[dict]) -> str:
     for r in rows:
         need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
         star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
-        fits = ("tight" if r["tight"] else "yes") if r["fits"] else "NO"
+        fits = ("may not fit" if r["may_exceed"] else "tight" if r["tight"] else "yes") if r["fits"] else "NO"
         rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
         own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
         body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
@@ -114,7 +114,7 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
         how = ("renting through every cloud offer (a one-off job: --owned-busy-hours-per-day H for GPUs that stay busy "
                "after it, or --consider-buying 1, ranks purchases too)")
     print(f"Recommended = the cheapest option that fits (tensors at most {100 - a['memory_margin_pct']:g} % of the GPU's "
-          f"memory, the device total within it, states offloaded to CPU memory within {100 * HOST_MEMORY_USABLE:g} % of the machine's; tight: above 90 %), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
+          f"memory, the device total within it, states offloaded to CPU memory within {100 * HOST_MEMORY_USABLE:g} % of the machine's; tight: above 90 %; may not fit: the likely peak above the memory), has a price, meets the deadline and budget, over every {'count' if offer else 'GPU, count'} and {how}; within "
           f"{a['cost_tolerance_pct']:g} % of the cheapest (the cheapest whose likely peak fits the memory: a setup that may run out of "
           "memory never wins on price), room to spare in memory, then renting, then fewer machines, then fewer hours, "
           "then fewer GPUs win. "

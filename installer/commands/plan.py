@@ -34,7 +34,7 @@ def cmd_plan(ns) -> int:
     ok = [o for o in result["options"] if o["ok"]]
     shown = ok[: ns.top]
     body = [[i + 1, f"{o['n_gpus']}x {o['gpu']}", "buy" if o["acquire"] == "buy" else o["offer"],
-             f"{o['peak_gib_per_gpu']:.1f}" + (" tight" if o["tight"] else ""), f"{o['hours']:.1f}",
+             f"{o['peak_gib_per_gpu']:.1f}" + (" may not fit" if o["may_exceed"] else " tight" if o["tight"] else ""), f"{o['hours']:.1f}",
              f"{o['usd_per_gpu_hour']:.2f}", _money(o["cost_usd"]),
              f"{o['usd_per_mtok_train']:.2f}", _money(o["outlay_usd"])] for i, o in enumerate(shown)]
     if body:
