@@ -312,7 +312,8 @@ def compute(state: FormState) -> dict:
         if rec is not None:
             worded = compose(result)
             answer["recommendation"] = worded
-            how = "It fits, tightly" if rec["tight"] else "It fits"
+            how = ("It fits by the estimate; it may not fit" if rec["may_exceed"] else
+                   "It fits, tightly" if rec["tight"] else "It fits")
             answer["headline"] = (f"Recommended: {worded.text} {how} ({rec['peak_gib_per_gpu']:.1f} of {gpu_gib:.0f} GiB "
                                   f"per GPU). Its hours: {likely_hours_text(rec, result['job']['framework'])}.")
         answer["cash"] = {"label": f"{shown['n_gpus']}x {shown['gpu']}", **breakeven_series(rented_in)}
@@ -375,7 +376,8 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
         rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
                      price(o["cost_usd"]), price(o["outlay_usd"]), o["offer"] or "-", o["peak_gib_per_gpu"],
                      price(o["usd_per_gpu_hour"]), price(o["usd_per_mtok_train"]),
-                     ("yes, tight" if o["tight"] else "yes") if o["ok"] else "no", "; ".join(o["reasons"])])
+                     ("may not fit" if o["may_exceed"] else "yes, tight" if o["tight"] else "yes") if o["ok"] else "no",
+                     "; ".join(o["reasons"])])
     return headers, rows
 
 
