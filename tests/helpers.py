@@ -156,6 +156,25 @@ print(json.dumps(results))
 """
 
 
+def run_main(*args: str) -> subprocess.CompletedProcess:
+    """The command line ``gpu-tco ARGS`` run in this process through the command's own entry point
+    (``gpu_tco.cli.main``), its stdout and stderr captured: for the tests of what a command says (each process of its
+    own pays about 0.25 s of CPU to load NumPy and the engine first).  What a process of its own adds (the console
+    script, Ctrl-C, the exit status the shell sees, a traceback Python would print) is tested by the tests that start
+    one."""
+    import contextlib
+    import io
+
+    from gpu_tco import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code
+    return subprocess.CompletedProcess(["gpu-tco", *args], code, out.getvalue(), err.getvalue())
+
+
 @dataclass
 class Ran:
     returncode: int

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_main
 
 from gpu_tco import core
 
@@ -110,10 +111,10 @@ def test_the_planner_states_the_layout_it_chose_and_why():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
+    return run_main(*args)  # what the command says, through its entry point in this process
 
 
-@pytest.mark.slow  # command-line runs in processes of their own
+@pytest.mark.slow  # command-line runs
 def test_command_line_plan_and_estimate_state_the_layout():
     demand = ["--model", "Llama-3.1-70B", "--requests-per-s", "20", "--prompt-tokens", "8000", "--output-tokens", "500",
               "--ttft-slo-ms", "3000", "--tpot-slo-ms", "25"]

@@ -13,16 +13,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_main
 
 from gpu_tco import core
 from gpu_tco.core import layout
 
-# each test runs the command line or a whole plan (0.4 to 0.8 s): the full suite runs them, the fast part does not
+# each test runs the command line or a whole plan (0.2 to 0.8 s): the full suite runs them, the fast part does not
 pytestmark = pytest.mark.slow
 
 @functools.cache  # a command run once per worker: several tests read the same answer (each assertion still reads it)
 def cli(*args: str) -> subprocess.CompletedProcess:
-    out = subprocess.run([sys.executable, "-m", "gpu_tco", *args], capture_output=True, text=True, timeout=300)
+    """What ``gpu-tco ARGS`` says, run through its entry point in this process (helpers.run_main)."""
+    out = run_main(*args)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     return out
