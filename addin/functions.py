@@ -714,7 +714,8 @@ def _plan(named: dict):
     for i, o in enumerate(options, start=1):
         rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
                      _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
-                     _cell_number(o["machines"]), ("tight" if o["tight"] else "yes") if o["fits"] else "no",
+                     _cell_number(o["machines"]),
+                     ("may not fit" if o["may_exceed"] else "tight" if o["tight"] else "yes") if o["fits"] else "no",
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))
@@ -897,7 +898,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "(a table that spills on Excel 365).",
              ("model", "method", "tokens", "epochs", "seq_len", "micro_batch", "deadline_hours", "budget_usd", "top",
               "allow_interruptible", "hours_per_day", "months", "owned_busy_hours_per_day", "consider_buying", "capital_budget_usd",
-              "memory_margin_pct", "framework"), special=_plan),
+              "memory_margin_pct", "framework", "packed_document_tokens"), special=_plan),
     Function("GPU_SERVE_PLAN", "Serving a model at a demand within latency targets: rent, buy or the API, in one cell; "
              "with top, the ranked setups (servers, load, queued first token, ranges, USD per Mtok, launch "
              "command); engine: vllm (default), sglang, trtllm, llamacpp, transformers",

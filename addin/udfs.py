@@ -303,9 +303,10 @@ def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None,
 @xw.arg('capital_budget_usd', ndim=2, doc='Most capital a purchase may take (GPUs, servers, network); 0 = no limit [USD]. Default 0')
 @xw.arg('memory_margin_pct', ndim=2, doc="Share of each GPU's memory kept free: a setup fits when its tensors at their peak take at most (100 - this) % of the memory (and the device total fits). The peak is an estimate, and library workspaces and longer batches move it by a few per cent; within 1")
 @xw.arg('framework', ndim=2, doc='Training framework whose conventions and speed the estimate assumes: transformers (the Hugging Face Trainer, TRL and PEFT, also under Axolotl and LLaMA-Factory), torchtune, unsloth, torchtitan, megatron (NeMo, Megatron-Bridge), deepspeed, composer. Defaul')
-def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, owned_busy_hours_per_day=None, consider_buying=None, capital_budget_usd=None, memory_margin_pct=None, framework=None):
+@xw.arg('packed_document_tokens', ndim=2, doc='Packed short documents: their mean length when each training sequence packs several documents and attention stays within each one (per-document masks); attention then spans the document, not the whole sequence [tokens]. Default 0')
+def GPU_PLAN(model=None, method=None, tokens=None, epochs=None, seq_len=None, micro_batch=None, deadline_hours=None, budget_usd=None, top=None, allow_interruptible=None, hours_per_day=None, months=None, owned_busy_hours_per_day=None, consider_buying=None, capital_budget_usd=None, memory_margin_pct=None, framework=None, packed_document_tokens=None):
     'Ranked ways to run a training job: every GPU, count and offer or buying; cheapest acceptable first (a table that spills on Excel 365).'
-    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, owned_busy_hours_per_day, consider_buying, capital_budget_usd, memory_margin_pct, framework)
+    return _call('GPU_PLAN', model, method, tokens, epochs, seq_len, micro_batch, deadline_hours, budget_usd, top, allow_interruptible, hours_per_day, months, owned_busy_hours_per_day, consider_buying, capital_budget_usd, memory_margin_pct, framework, packed_document_tokens)
 
 
 @xw.func(category='GPU TCO')

@@ -536,3 +536,10 @@ def test_packed_short_documents_shorten_the_attention_and_every_door_says_so(tmp
         assert r.returncode == 0 and "packed documents of 120 tokens" in r.stdout, r.stdout + r.stderr
     assert ran[3].returncode == 0 and "packed documents of 120 tokens" in (tmp_path / "d.eml").read_text(encoding="utf-8")
     assert ran[4].returncode == 2 and "packed_document_tokens: 0.5" in ran[4].stderr and "one document per sequence" in ran[4].stderr
+    # Excel: GPU_PLAN takes it as its last argument (after framework, so older sheets keep their arguments)
+    from gpu_tco.addin.functions import FUNCTIONS, call
+    assert FUNCTIONS["GPU_PLAN"].args[-2:] == ("framework", "packed_document_tokens")
+    args = ["Llama-3.2-3B", "full", 1e9, None, 8192, None, None, None, 0] + [None] * 8
+    hours = [{tuple(row[1:5]): row[5] for row in call("GPU_PLAN", *args, *extra)[1:]} for extra in ((), (120,))]
+    one_h100 = ("H100-SXM", 1, "rent", "Nebius H100")
+    assert hours[1][one_h100] < 0.85 * hours[0][one_h100]
