@@ -100,4 +100,4 @@ def packed_documents_text(inputs) -> str:
     tokens, seq = inputs.get("packed_document_tokens") or 0, inputs.get("seq_len") or 0
     if not 0 < tokens < seq:  # a document as long as the sequence or longer: one document per sequence
         return ""
-    return f", packed documents of {number_text(tokens)} tokens" if tokens > 0 else ""
+    return f", packed documents of {number_text(tokens)} tokens"
