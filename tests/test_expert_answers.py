@@ -494,7 +494,7 @@ def test_offloaded_states_must_fit_the_machines_cpu_memory():
         assert need <= 0.8 * 2 * memory * min(int(count), 8), line
 
 
-def test_a_setup_that_may_run_out_of_memory_is_recommended_only_when_nothing_safer_is_acceptable():
+def test_a_setup_that_may_run_out_of_memory_is_recommended_only_when_nothing_safer_is_acceptable(tmp_path):
     """Llama 3.1 405B QLoRA on 8 A100 80GB is estimated at 78.9 GiB per GPU, likely up to 86.8 (the framework's memory
     band, from its measured runs held out of the fit): past the 80 GiB.  An engineer does not plan a job on a setup that
     probably runs out of memory while another one is acceptable, whatever it saves: the answer rents the cheapest setup
@@ -516,6 +516,12 @@ def test_a_setup_that_may_run_out_of_memory_is_recommended_only_when_nothing_saf
     assert f"(likely up to {float(r['peak_train_gib_likely_high']):.1f} GiB)" in text
     assert "may run out of memory" in text and "No acceptable setup has more room." in text
     assert only.sentences[1].startswith("Memory is tight")  # the risk right after the price it buys
+    # the workbook's Start sheet states the same risk in core's words beside its live answer
+    from openpyxl import load_workbook
+
+    from gpu_tco.workbooks.build import write_workbook
+    write_workbook(tmp_path / "w.xlsx", {"model": "Llama-3.1-405B", "method": "qlora", "budget_usd": 400})
+    assert load_workbook(tmp_path / "w.xlsx")["Start"]["A10"].value == f"When this file was generated, gpu-tco warned: {only.sentences[1]}"
 
 
 def test_deepspeed_full_fine_tuning_of_deepseek_v3_is_not_a_thousand_machines_at_the_edge_of_memory():

@@ -673,7 +673,11 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
           "D", 30, NOTE_FONT)
     said = []
     if lay.best is None:  # nothing acceptable: core's answer, as the plan, the e-mail draft and the form give it
-        said.append(f"When this file was generated, gpu-tco answered: {_nothing_acceptable_words(job.inputs)}")
+        said.append(f"When this file was generated, gpu-tco answered: {_core_answer(job.inputs).text}")
+    elif best["train_memory_tight"] or best["train_memory_may_exceed"]:  # the memory risk, in core's words
+        warning = next((s for s in _core_answer(job.inputs).sentences if s.startswith("Memory ")), "")
+        if warning:
+            said.append(f"When this file was generated, gpu-tco warned: {warning}")
     if not job.result["fits_train"]:  # the scenario itself does not fit: the cheapest change that makes it fit
         from gpu_tco.core import what_would_fit
         change = what_would_fit(job.inputs)
@@ -684,14 +688,14 @@ def _start_answer(ws, job: Scenario, lay: Layout) -> None:
         _note(ws, "A10", " ".join(said), "D", 30, NOTE_FONT)
 
 
-def _nothing_acceptable_words(inputs: Mapping) -> str:
-    """core's answer for a scenario no option of which is acceptable (core.compose_recommendation over the plan the
-    Compare sheet's options come from): what fails and, where the counts that fit are more than can be had, the most
-    GPUs to be had and the change that makes the job fit on them."""
+def _core_answer(inputs: Mapping):
+    """core's answer for the scenario (core.compose_recommendation over the plan the Compare sheet's options come from):
+    where nothing is acceptable, what fails and, where the counts that fit are more than can be had, the most GPUs to be
+    had and the change that makes the job fit on them; otherwise the recommendation with its memory risk, if any."""
     from gpu_tco.core import compose_recommendation
     job, where = scope(dict(inputs or {}))
     where.setdefault("price_gpu", core.DEFAULTS["gpu"])
-    return compose_recommendation(plan(job, **where)).text
+    return compose_recommendation(plan(job, **where))
 
 
 def _start_movers(ws, job: Scenario, lay: Layout, r: int) -> int:
