@@ -132,8 +132,9 @@ def run_compiled(compiled, values: dict) -> dict:
 
 
 _BATCH = """
-import contextlib, io, json, os, sys
-from gpu_tco import cli
+import json, os, sys
+sys.path.insert(0, sys.argv[1])  # the tests' folder: run_main below
+from helpers import run_main
 from gpu_tco.core import GpuTcoError, catalog
 results = []
 for config, args in json.loads(sys.stdin.read()):
@@ -145,13 +146,8 @@ for config, args in json.loads(sys.stdin.read()):
         catalog.reload()  # each case reads its own catalogs, as a new process would
     except GpuTcoError:
         pass
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        try:
-            code = cli.main(args)
-        except SystemExit as exit_:
-            code = exit_.code
-    results.append([code, err.getvalue(), out.getvalue()])
+    ran = run_main(*args)
+    results.append([ran.returncode, ran.stderr, ran.stdout])
 print(json.dumps(results))
 """
 
@@ -187,7 +183,9 @@ def cli_batch(cases: list[tuple[tuple, str | None]], cwd=None) -> list[Ran]:
     process pays about 0.15 s of CPU to load NumPy and the engine before it does anything): each case with its
     configuration folder (None: none), its exit code and what it wrote to stdout and stderr.  What a process of its own
     adds (the console script, Ctrl-C, the exit status the shell sees) is tested by the tests that start one."""
-    out = subprocess.run([sys.executable, "-c", _BATCH], input=json.dumps([[c, list(a)] for a, c in cases]),
+    from pathlib import Path
+    out = subprocess.run([sys.executable, "-c", _BATCH, str(Path(__file__).resolve().parent)],
+                         input=json.dumps([[c, list(a)] for a, c in cases]),
                          capture_output=True, text=True, timeout=300, cwd=cwd)
     assert out.returncode == 0, out.stderr[-2000:]
     return [Ran(code, err, text) for code, err, text in json.loads(out.stdout.strip().splitlines()[-1])]
