@@ -323,9 +323,8 @@ def _cheaper_sentence(result: Mapping, cheapest: Option, o: Option, tolerance_pc
         cheaper_pct = 100 * (1 - cheapest.cost_usd / o.cost_usd)
         pct = _fixed(cheaper_pct, 0) if cheaper_pct >= 0.5 else "less than 1"
         bought = " bought" if cheapest.acquire == "buy" else ""
-        return (f"A setup {pct} % cheaper ({usd_text(cheapest.cost_usd)}, {cheapest.n_gpus:,}x "
-                f"{cheapest.gpu}{bought}) may run out of memory: its estimated peak, {cheapest.peak_gib_per_gpu:.1f} GiB per GPU, is "
-                f"likely up to {memory['peak_train_gib_likely_high']:.1f} GiB, above the GPU's {memory['gpu_memory_gib']:.0f} GiB.")
+        return (f"A setup {pct} % cheaper ({usd_text(cheapest.cost_usd)}, {cheapest.n_gpus:,}x {cheapest.gpu}{bought}) may run "
+                f"out of memory: its {_likely_over_memory(cheapest, memory)}.")
     why = ("leaves less room in memory (above 90 % of the GPU's)" if cheapest.tight and not o.tight
            else "needs more machines, hours or GPUs")
     return f"A setup at most {tolerance_pct:g} % cheaper ({usd_text(cheapest.cost_usd)}) {why}."
@@ -342,13 +341,18 @@ def _memory_figures(result: Mapping, o: Option) -> dict[str, float]:
     return {k: float(r[k]) for k in MEMORY_FIGURES}
 
 
+def _likely_over_memory(o: Option, memory: Mapping[str, float]) -> str:
+    """A setup whose likely peak passes the GPU's memory, in words (the tight warning and the cheaper setup say it alike)."""
+    return (f"estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is likely up to {memory['peak_train_gib_likely_high']:.1f} "
+            f"GiB, above the GPU's {memory['gpu_memory_gib']:.0f} GiB")
+
+
 def _tight_sentence(o: Option, memory: Mapping[str, float]) -> str:
     """The warning for a setup whose memory is tight, with the likely range of the estimate (the framework's memory band,
     peak_train_gib_likely_high): where that range reaches past the GPU's memory, the setup may not run at all."""
     high, gib = memory["peak_train_gib_likely_high"], memory["gpu_memory_gib"]
     if not o.tight:  # within 90 % by the estimate, beyond the memory by its likely range (a framework with a wide band)
-        return (f"Memory may run out: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU, is likely up to {high:.1f} "
-                f"GiB, above the GPU's {gib:.0f} GiB.")
+        return f"Memory may run out: the {_likely_over_memory(o, memory)}."
     text = (f"Memory is tight: the estimated peak, {o.peak_gib_per_gpu:.1f} GiB per GPU (likely up to {high:.1f} GiB), is "
             f"above 90 % of the GPU's {gib:.0f} GiB")
     if high > gib:
@@ -386,17 +390,15 @@ def sharding_text(result: Mapping, o: Option) -> str:
     given = result["given"]
     if o.n_gpus <= 1 or "sharding" in given or any(k in given for k in GIVEN_LAYOUT):
         return ""
+    framework = result["inputs"].get("framework", "")
     if o.sharding == "none":
-        # DeepSpeed's stage 0: its own engine (and, with bf16, its bf16 optimizer), not PyTorch's DDP
-        name = ("plain data parallel (DeepSpeed ZeRO stage 0)" if result["inputs"].get("framework", "") == "deepspeed"
-                else sharding_name("none"))
+        name = SHARDING_NAME_UNDER.get((framework, "none"), sharding_name("none"))
         return (f"{upper_first(name)}: the model's weights, gradients and optimizer states fit one GPU "
                 "with room to spare, so every GPU keeps a whole copy and only the gradients cross the links.")
     sharding = o.sharding or result["inputs"]["sharding"]  # the planner's where it chose one for the option's layout
-    framework = result["inputs"].get("framework", "")
     beside = (f"; {framework} runs pipeline stages with ZeRO stage {sharding_level(sharding)} at most"
               if o.sharding and o.sharding != DATA_PARALLEL and o.pipeline_parallel > 1 else "")
-    words = SHARDING_WORDS.get(sharding, sharding).format(as_fsdp="" if framework == "deepspeed" else ", as FSDP does")
+    words = SHARDING_WORDS.get(sharding, sharding).format(as_fsdp="" if framework in ZERO_NOT_FSDP else ", as FSDP does")
     return ("One GPU does not hold the model's weights, gradients and optimizer states with room to spare, so "
             f"{words}{SHARDING_UNDER.get((framework, sharding), '')}{beside}.")
 
@@ -410,6 +412,10 @@ def sharding_name(sharding: str) -> str:
 SHARDING_WORDS = {"zero1": "the optimizer states are split across the GPUs (ZeRO stage 1)",
                   "zero2": "the optimizer states and gradients are split across the GPUs (ZeRO stage 2)",
                   "zero3": "all three are split across the GPUs (ZeRO stage 3{as_fsdp})"}
+# a framework's own name for a sharding where it is not PyTorch's (DeepSpeed's stage 0: its own engine and, with bf16,
+# its bf16 optimizer, not PyTorch's DDP), and the frameworks whose ZeRO-3 is their own rather than FSDP's
+SHARDING_NAME_UNDER = {("deepspeed", "none"): "plain data parallel (DeepSpeed ZeRO stage 0)"}
+ZERO_NOT_FSDP = ("deepspeed",)
 # how a framework whose own name for the sharding differs runs it
 SHARDING_UNDER = {("megatron", "zero1"): ", as Megatron's distributed optimizer does",
                   ("megatron", "zero3"): "; under Megatron-Core that is Megatron-FSDP, not its default distributed "
