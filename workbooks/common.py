@@ -224,21 +224,23 @@ def fit_heights(ws, cached: Mapping[str, object], first_row: int = 1) -> None:
     nothing prints clipped; a formula's text is the value it shows when the file is written (``cached``).
     Spreadsheets do not re-measure the rows of a generated file, so the heights are written out."""
     spans = {(m.min_row, m.min_col): (m.min_col, m.max_col) for m in ws.merged_cells.ranges}
-    for row in ws.iter_rows(min_row=first_row):
-        need = 0.0
-        for c in row:
-            if c.value is None or not (c.alignment is not None and c.alignment.wrap_text) or \
-                    ws.column_dimensions[c.column_letter].hidden:
-                continue
-            text = c.value
-            if isinstance(text, str) and text.startswith("="):
-                text = cached.get(f"{ws.title}!{c.coordinate}")
-            if not isinstance(text, str) or not text:
-                continue
-            first, last = spans.get((c.row, c.column), (c.column, c.column))
-            need = max(need, text_height(text, printed_width(ws, first, last), c.font))
-        if need:
-            ws.row_dimensions[row[0].row].height = max(need, 15.0)
+    hidden = {letter for letter, dim in ws.column_dimensions.items() if dim.hidden}
+    need: dict[int, float] = {}
+    # the cells written (a sheet's grid holds only those), not every position of its used range: a catalog sheet
+    # has thousands of plain values and few wrapped texts
+    for (r, col), c in ws._cells.items():
+        if r < first_row or c.value is None or not c.has_style or not c.alignment.wrap_text or c.column_letter in hidden:
+            continue
+        text = c.value
+        if isinstance(text, str) and text.startswith("="):
+            text = cached.get(f"{ws.title}!{c.coordinate}")
+        if not isinstance(text, str) or not text:
+            continue
+        first, last = spans.get((r, col), (col, col))
+        need[r] = max(need.get(r, 0.0), text_height(text, printed_width(ws, first, last), c.font))
+    for r, height in need.items():
+        if height:
+            ws.row_dimensions[r].height = max(height, 15.0)
 
 
 def _note(ws, cell: str, text: str, last_col: str, height: float, font=None) -> None:
