@@ -1986,8 +1986,8 @@ hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_m
 job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
                    IF(I.job_hours > 0, I.job_hours, train_hours))
 job_wall_hours = q(
-    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + restarts x load time + extra hours",
-    job_hours_base * (1 + pct(I.debug_overhead_pct)) + I.restarts * I.model_load_minutes / 60 + I.extra_rented_hours,
+    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + (first start + restarts) x load time + extra hours",
+    job_hours_base * (1 + pct(I.debug_overhead_pct)) + (1 + I.restarts) * I.model_load_minutes / 60 + I.extra_rented_hours,
     "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
 
 q = quantities_of("renting")

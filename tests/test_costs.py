@@ -80,9 +80,9 @@ def test_seed000_days_to_roi_and_where_it_goes_wrong():
 # AiManual (aimanual_cheap_gpus): rental tactics
 
 def test_seed001_hourly_arithmetic():
-    one = core.evaluate(gpu="H100-SXM", n_gpus=1, usd_per_gpu_hour_rented=8, job_hours=72, debug_overhead_pct=0, storage_gb=0)
+    one = core.evaluate(gpu="H100-SXM", n_gpus=1, usd_per_gpu_hour_rented=8, job_hours=72, debug_overhead_pct=0, model_load_minutes=0, storage_gb=0)
     assert one["rent_total_usd"] == pytest.approx(576)
-    four = core.evaluate(gpu="H100-SXM", n_gpus=4, usd_per_gpu_hour_rented=8, job_hours=72, debug_overhead_pct=0, storage_gb=0)
+    four = core.evaluate(gpu="H100-SXM", n_gpus=4, usd_per_gpu_hour_rented=8, job_hours=72, debug_overhead_pct=0, model_load_minutes=0, storage_gb=0)
     assert four["rent_total_usd"] == pytest.approx(2304)
 
 
@@ -260,16 +260,19 @@ def test_capital_is_counted_once():
                                              + d["own_fixed_usd"] - d["own_residual_usd"], rel=1e-12)
     assert d["own_usd_per_gpu_hour"] * 16 * d["own_hours_used"] == pytest.approx(d["own_tco_usd"], rel=1e-12)
     # buying a job that uses the whole period costs the whole TCO, once
-    whole = core.evaluate(gpu="A100-80GB-SXM", n_gpus=16, buy=1, job_hours=d["own_hours_used"], debug_overhead_pct=0)
+    whole = core.evaluate(gpu="A100-80GB-SXM", n_gpus=16, buy=1, job_hours=d["own_hours_used"], debug_overhead_pct=0, model_load_minutes=0)
     assert whole["option_cost_usd"] == pytest.approx(d["own_tco_usd"], rel=1e-12)
 
 
 def test_tokens_are_counted_once():
-    one = core.evaluate(epochs=1)
-    three = core.evaluate(epochs=3)
+    one = core.evaluate(epochs=1, model_load_minutes=0)
+    three = core.evaluate(epochs=3, model_load_minutes=0)
     assert three["train_tokens_total"] == 3 * one["train_tokens_total"]
     assert three["train_hours"] == pytest.approx(3 * one["train_hours"], rel=1e-12)
     assert three["option_usd_per_mtok_train"] == pytest.approx(one["option_usd_per_mtok_train"], rel=0.01)  # billing rounding
+    # the start-up (loading the model) is paid once per start, not once per epoch
+    started = core.evaluate(epochs=3)
+    assert started["job_wall_hours"] - three["job_wall_hours"] == pytest.approx(6 / 60, rel=1e-9)
     r = core.evaluate(job_hours=10, debug_overhead_pct=0, storage_gb=0)
     assert r["option_usd_per_mtok_train"] * r["train_tokens_total"] / 1e6 == pytest.approx(r["option_cost_usd"], rel=1e-12)
 
@@ -278,13 +281,13 @@ def test_tokens_are_counted_once():
 # renting rules
 
 def test_whole_instances_billing_increments_and_spot_rework():
-    node = core.evaluate(offer="AWS p5.48xlarge", n_gpus=5, job_hours=10, debug_overhead_pct=0, storage_gb=0)
+    node = core.evaluate(offer="AWS p5.48xlarge", n_gpus=5, job_hours=10, debug_overhead_pct=0, model_load_minutes=0, storage_gb=0)
     assert node["rent_instances"] == 1 and node["rent_billed_gpu_hours"] == 80  # 5 GPUs still rent a whole 8-GPU node
-    minute = core.evaluate(offer="Lambda 1x H100 SXM", n_gpus=1, job_hours=1.001, debug_overhead_pct=0, storage_gb=0)
+    minute = core.evaluate(offer="Lambda 1x H100 SXM", n_gpus=1, job_hours=1.001, debug_overhead_pct=0, model_load_minutes=0, storage_gb=0)
     assert minute["rent_billed_hours"] == pytest.approx(61 / 60)  # per-minute billing rounds 60.06 min up to 61
-    spot = core.evaluate(offer="AWS p5.48xlarge spot", job_hours=10, debug_overhead_pct=0, spot_rework_pct=25, storage_gb=0)
+    spot = core.evaluate(offer="AWS p5.48xlarge spot", job_hours=10, debug_overhead_pct=0, model_load_minutes=0, spot_rework_pct=25, storage_gb=0)
     assert spot["rent_hours_needed"] == pytest.approx(12.5)
-    od = core.evaluate(offer="AWS p5.48xlarge", job_hours=10, debug_overhead_pct=0, spot_rework_pct=25, storage_gb=0)
+    od = core.evaluate(offer="AWS p5.48xlarge", job_hours=10, debug_overhead_pct=0, model_load_minutes=0, spot_rework_pct=25, storage_gb=0)
     assert od["rent_hours_needed"] == pytest.approx(10)
     night = core.evaluate(offer="AWS p5.48xlarge", off_peak_discount_pct=30)
     assert night["rent_usd_per_gpu_hour"] == pytest.approx(6.88 * 0.7)

@@ -527,12 +527,15 @@ def test_a_setup_that_may_run_out_of_memory_is_recommended_only_when_nothing_saf
 def test_deepspeed_full_fine_tuning_of_deepseek_v3_is_not_a_thousand_machines_at_the_edge_of_memory():
     """DeepSpeed under the Hugging Face Trainer has no expert parallelism: each ZeRO-3 rank gathers a whole mixture-of-
     experts layer, about 79 GiB per GPU however many GPUs share the states.  On 80 GB H100s that fits only at the edge
-    (8,136 GPUs, 1,017 machines, for five minutes, likely up to 88 GiB); the plan rents H200s whose likely peak fits,
-    and the cheaper H100 setup is named with its risk."""
+    (8,136 GPUs, 1,017 machines, for minutes, likely up to 88 GiB), and its 6-minute start on each of 8,136 GPUs costs
+    more than the job's work: it is no longer the cheapest.  The plan rents H200s whose likely peak fits, and the
+    cheaper setup whose likely peak does not (176 H200s) is named with its risk."""
     rec = core.recommend({"model": "DeepSeek-V3", "method": "full", "framework": "deepspeed", "tokens": 1e8})
     o = rec.option
     assert not o.may_exceed and not o.tight and o.gpu != "H100-SXM" and o.machines <= 64
-    assert "may run out of memory" in rec.text and "H100-SXM) may run out of memory" in rec.text
+    assert "may run out of memory" in rec.text and f"{o.gpu}) may run out of memory" in rec.text
+    edge = min((x for x in rec.plan["options"] if x.ok and x.gpu == "H100-SXM"), key=lambda x: x.cost_usd)
+    assert edge.machines > 1000 and edge.may_exceed and edge.cost_usd > 1.5 * o.cost_usd
     # the rule in every plan of the ranking jobs: a recommendation that may run out of memory means nothing acceptable
     # keeps its likely peak within the memory
     from test_ranking import JOBS
@@ -689,3 +692,18 @@ def test_when_every_count_that_fits_is_more_than_can_be_had_the_answer_names_the
     book, _ = build_workbook({**job, "gpu": "RTX-4090"})
     note = book["Start"]["A10"].value
     assert note.startswith(f"When this file was generated, gpu-tco answered: {words}") and note.count("fits with") == 1
+
+
+def test_every_start_loads_the_model_the_first_one_too():
+    """A job loads its model before its first step, not only after a restart: the GPUs are held (1 + restarts) x
+    model_load_minutes longer (AiManual, "Cheap GPUs for fine-tuning 120B models": 5-7 minutes to load a 70B model).
+    So a job of minutes is not spread over more GPUs than it needs to save seconds: the start is paid on every GPU."""
+    base = dict(gpu="H100-SXM", n_gpus=8, job_hours=1, debug_overhead_pct=0)
+    assert core.evaluate(base)["job_wall_hours"] == pytest.approx(1 + 6 / 60)
+    assert core.evaluate(base, restarts=2)["job_wall_hours"] == pytest.approx(1 + 3 * 6 / 60)
+    assert core.evaluate(base, model_load_minutes=0)["job_wall_hours"] == pytest.approx(1)
+    short = {"model": "Llama-3-70B", "method": "lora", "tokens": 2e6}  # five minutes of work on one 8-GPU machine
+    no_start = core.recommend({**short, "model_load_minutes": 0}, gpus=["H100-SXM"]).option
+    started = core.recommend(short, gpus=["H100-SXM"]).option
+    assert no_start.n_gpus == 8 and no_start.hours < 0.1
+    assert started.n_gpus < 8 and started.machines == 1 and started.hours > 6 / 60

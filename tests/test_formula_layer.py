@@ -111,10 +111,10 @@ def test_explain_unknown_quantity_suggests():
 
 
 def test_rounding_to_whole_counts_ignores_binary_noise():
-    """0.3 h x 1.2 + 2 restarts x 6 min = 0.56 h = 2016 s exactly; in binary it is
+    """0.3 h x 1.2 + (the first start + 1 restart) x 6 min = 0.56 h = 2016 s exactly; in binary it is
     2016.0000000000002 s. Billing per second must charge 2016 s, as LibreOffice and Excel
     (which snap such values) compute it - found by the workbook parity test."""
-    r = core.evaluate({"job_hours": 0.3, "debug_overhead_pct": 20, "restarts": 2, "model_load_minutes": 6,
+    r = core.evaluate({"job_hours": 0.3, "debug_overhead_pct": 20, "restarts": 1, "model_load_minutes": 6,
                        "offer": "RunPod Community RTX-3090"})
     assert r["rent_billed_hours"] * 3600 == pytest.approx(2016, abs=1e-9)
 

@@ -415,13 +415,13 @@ def test_the_default_workbook_is_under_its_size_target_with_every_formula_live(t
     assert options[0].count('<f t="shared" si=') == len(re.findall(r'<f t="shared" si="\d+"/><v>[^<]+</v>', options[0]))
 
 
-@pytest.mark.parametrize("value, text", [(75.94827586206897, "75.9482758621"), (2.0, "2.0"), (70553706496.0, "70553706496.0"),
+@pytest.mark.parametrize("value, text", [(75.94827586206897, "75.948275862"), (2.0, "2.0"), (70553706496.0, "70553706496.0"),
                                          (0.1 + 0.2, "0.3"), (3.650908e-13, "3.650908e-13"), (-1.5e300, "-1.5e+300"),
-                                         (1 / 3, "0.333333333333")])
-def test_cached_numbers_keep_twelve_significant_digits(value, text):
+                                         (1 / 3, "0.33333333333")])
+def test_cached_numbers_keep_eleven_significant_digits(value, text):
     from gpu_tco.workbooks.xlsx import cached_number
     assert cached_number(value) == text
-    assert float(text) == pytest.approx(value, rel=1e-11)
+    assert float(text) == pytest.approx(value, rel=1e-10)
 
 
 def test_rows_are_shared_only_where_every_cell_is_a_plain_formula():
