@@ -481,7 +481,7 @@ class FitChange:
     def sentence(self) -> str:
         cost = f", {usd_text(self.cost_usd)}" if self.cost_usd == self.cost_usd else ""
         cpu = f", with {self.cpu_gib_per_machine:,.0f} GiB of CPU memory per machine" if self.cpu_gib_per_machine > 0 else ""
-        # option_hours: the job's hours as the planner's tables give them (debugging and restarts included), not
+        # option_hours: the job's hours as the planner's tables give them (debugging and the starts included), not
         # the bare training time estimate's table shows
         risk = " (likely more: it may not fit)" if self.may_exceed else ""
         return (f"fits with {self.text}: {self.peak_gib_per_gpu:.1f} of {self.gpu_memory_gib:.0f} GiB per GPU{risk}{cpu}, "

@@ -707,3 +707,6 @@ def test_every_start_loads_the_model_the_first_one_too():
     started = core.recommend(short, gpus=["H100-SXM"]).option
     assert no_start.n_gpus == 8 and no_start.hours < 0.1
     assert started.n_gpus < 8 and started.machines == 1 and started.hours > 6 / 60
+    # the main job says what its job hours hold
+    said = run_main("--workbook", "", "--model", "Llama-3-70B", "--restarts", "2").stdout
+    assert "x (1 + 10 % debugging) + 6 minutes to load the model at each of its 3 starts." in said

@@ -125,8 +125,11 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
     if not a["allow_interruptible"]:
         print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
               "--allow-interruptible 1 includes them.")
+    starts = f"each of its {1 + a['restarts']:g} starts" if a["restarts"] else "its start"
+    extra = f" + {a['extra_rented_hours']:g} further hours" if a["extra_rented_hours"] else ""
     print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
-          f"{a['debug_overhead_pct']:g} % debugging). 'GPUs needed' = smallest count that fits ({a['sharding']}).")
+          f"{a['debug_overhead_pct']:g} % debugging) + {a['model_load_minutes']:g} minutes to load the model at {starts}"
+          f"{extra}. 'GPUs needed' = smallest count that fits ({a['sharding']}).")
     print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
           f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
           "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
