@@ -199,6 +199,7 @@ def nearest(result: Mapping) -> tuple[str, ...]:
         elif kind == "deadline":
             out.append(f"The fastest option the deadline alone rules out: {option_text(o)}, {_hours(o.hours)} hours and "
                        f"{usd_text(o.cost_usd)} (a deadline of {math.ceil(o.hours * 10) / 10:,.1f} hours or more takes it).")
+            out += _start_beyond_deadline(result["inputs"])
         else:
             out.append(f"The cheapest option only the budget and the deadline rule out: {option_text(o)}, "
                        f"{usd_text(o.outlay_usd)} and {_hours(o.hours)} hours (a budget of {usd_text(math.ceil(o.outlay_usd))} "
@@ -206,6 +207,17 @@ def nearest(result: Mapping) -> tuple[str, ...]:
     if not out:
         out += _largest_to_be_had(result)
     return tuple(out)
+
+
+def _start_beyond_deadline(inputs: Mapping) -> list[str]:
+    """The sentence for a deadline that the job's starts alone overrun: (1 + restarts) x model_load_minutes of loading
+    the model (job_wall_hours), before any work, on any number of GPUs."""
+    start_minutes = (1 + inputs.get("restarts", 0)) * inputs.get("model_load_minutes", 0)
+    deadline = inputs.get("deadline_hours", 0)
+    if not deadline or start_minutes < deadline * 60:
+        return []
+    return [f"Its start alone (loading the model) takes {start_minutes:,.0f} of the deadline's {deadline * 60:,.0f} "
+            "minutes, on any number of GPUs: set the minutes a start takes (Minutes to start) if yours is quicker."]
 
 
 # reasons that only say an option is larger than can be had: an offer's limit on one job, or one bought server of

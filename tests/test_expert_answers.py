@@ -710,3 +710,15 @@ def test_every_start_loads_the_model_the_first_one_too():
     # the main job says what its job hours hold
     said = run_main("--workbook", "", "--model", "Llama-3-70B", "--restarts", "2").stdout
     assert "x (1 + 10 % debugging) + 6 minutes to load the model at each of its 3 starts." in said
+
+
+def test_a_deadline_the_start_alone_overruns_is_said_to_be_one():
+    """No number of GPUs meets a deadline shorter than the job's start: the answer says so, with what to change,
+    instead of only naming 128 GPUs that miss it too."""
+    job = {"model": "Llama-3.1-8B", "method": "lora", "tokens": 1e6, "deadline_hours": 0.1}
+    rec = core.recommend(job)
+    assert rec.option is None
+    assert "Its start alone (loading the model) takes 6 of the deadline's 6 minutes, on any number of GPUs" in rec.text
+    quicker = core.recommend({**job, "model_load_minutes": 2})
+    assert quicker.option is not None and quicker.option.hours <= 0.1
+    assert "Its start alone" not in core.recommend({**job, "deadline_hours": 0.2}).text
