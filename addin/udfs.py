@@ -53,7 +53,7 @@ def GPU_OWN_HOURLY(gpu=None, n_gpus=None, months=None, hours_per_day=None, usd_p
 @xw.arg('job_hours', ndim=2, doc='Hours of work on n_gpus; 0 = the estimated training time (train_hours) [h]. Default 0')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('usd_per_gpu_hour_rented', ndim=2, doc="Rental price per GPU-hour; 0 = the offer's price [USD/GPU-h]. Default 0")
-@xw.arg('debug_overhead_pct', ndim=2, doc='Extra GPU time for debugging, failed runs and restarts, on top of the job [%]. Default 10')
+@xw.arg('debug_overhead_pct', ndim=2, doc='Extra GPU time for debugging and failed runs, on top of the job [%]. Default 10')
 @xw.arg('storage_gb', ndim=2, doc='Disk kept for data and checkpoints during the job [GB]. Default 500')
 @xw.arg('egress_gb', ndim=2, doc='Data downloaded out of the cloud (results, checkpoints) [GB]. Default 0')
 def GPU_CLOUD_COST(offer_or_gpu=None, job_hours=None, n_gpus=None, usd_per_gpu_hour_rented=None, debug_overhead_pct=None, storage_gb=None, egress_gb=None):

@@ -1985,10 +1985,13 @@ q = quantities_of("job")
 hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
 job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
                    IF(I.job_hours > 0, I.job_hours, train_hours))
+job_start_hours = q(
+    "job_start_hours", "h", "Hours the GPUs wait through the job's starts = (first start counted + restarts) x minutes to start / 60",
+    (I.count_first_start + I.restarts) * I.model_load_minutes / 60, "[aimanual_cheap_gpus] (5-7 minutes to load a 70B model)")
 job_wall_hours = q(
-    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + (first start + restarts) x load time + extra hours",
-    job_hours_base * (1 + pct(I.debug_overhead_pct)) + (1 + I.restarts) * I.model_load_minutes / 60 + I.extra_rented_hours,
-    "[aimanual_cheap_gpus] (+20 % for debugging, 5-7 minutes to load a 70B model)")
+    "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + the starts + extra hours",
+    job_hours_base * (1 + pct(I.debug_overhead_pct)) + job_start_hours + I.extra_rented_hours,
+    "[aimanual_cheap_gpus] (+20 % for debugging)")
 
 q = quantities_of("renting")
 rent_usd_per_gpu_hour_list = q(
@@ -2266,10 +2269,14 @@ option_outlay = q("option_outlay_usd", "USD", "Cash needed: rented total, or cap
                   IF(I.buy, own_capital_usd + own_setup_usd, rent_total_usd))
 option_hours = q("option_hours", "h", "Wall-clock hours of the job for this option (renting includes spot re-work)",
                  IF(I.buy, job_wall_hours, rent_hours_needed))
-q("option_hours_likely_low", "h", "Low end of the option's likely wall-clock hours = option_hours / (1 + the framework's speed band)",
-  option_hours / (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
-q("option_hours_likely_high", "h", "High end of the option's likely wall-clock hours = option_hours x (1 + the framework's speed band)",
-  option_hours * (1 + speed_band), "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
+fixed_hours = q("option_fixed_hours", "h", "The option's hours no speed estimate moves: the starts and the extra hours (renting: "
+                "x spot re-work)", (job_start_hours + I.extra_rented_hours) * option_hours / MAX(job_wall_hours, 1e-12))
+q("option_hours_likely_low", "h", "Low end of the option's likely wall-clock hours = fixed hours + the rest / (1 + the framework's "
+  "speed band)", fixed_hours + (option_hours - fixed_hours) / (1 + speed_band),
+  "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
+q("option_hours_likely_high", "h", "High end of the option's likely wall-clock hours = fixed hours + the rest x (1 + the framework's "
+  "speed band)", fixed_hours + (option_hours - fixed_hours) * (1 + speed_band),
+  "frameworks catalog speed_band_pct (leave-one-source-out errors; docs/training.md)")
 q("option_usd_per_mtok_train", "USD/Mtok", "Cost per million training tokens processed (tokens x epochs)",
   IF(train_tokens_total > 0, IF(I.buy, own_job_usd, rent_total_usd) / train_tokens_total * 1e6, 0))
 meets = q("option_meets_deadline", "flag", "1 = no deadline, or the job finishes within it",

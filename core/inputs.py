@@ -247,8 +247,10 @@ INPUTS: tuple[Input, ...] = (
     # the job's wall time, shared by renting and owning
     _z("job_hours", "h", 0, "Hours of work on n_gpus; 0 = the estimated training time (train_hours)", 0.01, 1e9,
        "the estimated training time", group="job"),
-    _n("debug_overhead_pct", "%", 10, "Extra GPU time for debugging, failed runs and restarts, on top of the job", 0, 1000,
+    _n("debug_overhead_pct", "%", 10, "Extra GPU time for debugging and failed runs, on top of the job", 0, 1000,
        group="job", source="gpu-tco assumption; [aimanual_cheap_gpus] budgets +20 %"),
+    _f("count_first_start", 1, "1 = the first start costs its minutes too (0: restarts only, as some published cost sheets "
+       "count)", group="job"),
     _n("restarts", "restarts", 0, "Times the job restarts after its first start, each loading the model again", 0, 100_000,
        kind="integer", group="job"),
     _n("model_load_minutes", "min", 6, "Minutes from start to first step (load the model) at the first start and each restart", 0,
@@ -423,7 +425,7 @@ LABELS = {
     "fragmentation_pct": "Memory fragmentation", "context_tokens": "Context length (serving)", "batch": "Concurrent sequences (serving)",
     "weights_dtype": "Weight format (serving)", "kv_dtype": "KV-cache format (serving)", "prefill_chunk_tokens": "Prefill chunk",
     "decode_bandwidth_efficiency": "Memory-bandwidth efficiency (decode)", "prefill_mfu": "GPU efficiency (prefill)",
-    "job_hours": "Job hours (0 = estimated)", "debug_overhead_pct": "Extra time for debugging", "restarts": "Restarts after the first start",
+    "job_hours": "Job hours (0 = estimated)", "debug_overhead_pct": "Extra time for debugging", "count_first_start": "Count the first start", "restarts": "Restarts after the first start",
     "model_load_minutes": "Minutes to start (load the model)", "extra_rented_hours": "Extra hours the GPUs are held",
     "offer": "Cloud offer", "usd_per_gpu_hour_rented": "Rental price per GPU-hour (0 = the offer's)",
     "off_peak_discount_pct": "Off-peak discount", "spot_rework_pct": "Re-work on interruptible offers",

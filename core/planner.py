@@ -133,6 +133,16 @@ class Option(Record):
 
 
 
+
+def _hours_past(hours: float, deadline: float) -> str:
+    """Hours as a refusal for a deadline states them: one decimal, or as many more as show them above the deadline
+    (0.10047 h against 0.1 h reads "0.1005", never "0.1 h > deadline 0.1 h")."""
+    for digits in range(1, 7):
+        text = f"{hours:.{digits}f}"
+        if float(text) > deadline:
+            return text
+    return f"{hours:.6g}"
+
 def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
     """Why option ``j`` fails the check ``word``, with its numbers."""
     if word == "no price":
@@ -151,7 +161,7 @@ def _reason(word: str, r: Mapping, j: int, base: Mapping, buy: bool) -> str:
                             gpu_fits=bool(r["fits_train_gpu_memory"][j]), host_fits=bool(r["fits_host_memory"][j]),
                             tensors_gib=r["allocator_peak_train_gib"][j])
     detail = {
-        "too slow": lambda: f"{r['option_hours'][j]:.1f} h > deadline {base['deadline_hours']:g} h",
+        "too slow": lambda: f"{_hours_past(r['option_hours'][j], base['deadline_hours'])} h > deadline {base['deadline_hours']:g} h",
         "over budget": lambda: f"${r['option_outlay_usd'][j]:,.0f} > ${base['budget_usd']:,.0f}",
     }[word]()
     return f"{word}: {detail}"

@@ -16,7 +16,7 @@ _BARE_OWNING = {
     "rack_usd_per_month": 0, "maintenance_pct_per_year": 0, "gpu_load_factor": 1, "pue": 1,
     "auto_system_power": 0, "system_w_per_server": 0, "depreciation": "straight_line", "residual_pct": 0,
 }
-_BARE_RENTING = {"debug_overhead_pct": 0, "storage_gb": 0, "egress_gb": 0, "restarts": 0, "model_load_minutes": 0}
+_BARE_RENTING = {"debug_overhead_pct": 0, "storage_gb": 0, "egress_gb": 0, "restarts": 0, "count_first_start": 0}
 
 PRESETS: dict[str, dict] = {
     # AiManual, "Decentralised RTX 4090s versus AWS H100" (2025-12-31, references key aimanual_4090_h100):

@@ -162,8 +162,9 @@ _CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f([^>]*)>(.*?)</f><v\s*/?>(?:
 # zlib level of the file's parts: 8 packs the default workbook about 2 % smaller than the default 6 for some 30 ms more
 # (9 adds nothing over 8 here)
 DEFLATE_LEVEL = 8
-# significant digits of a cached value (a spreadsheet keeps 15; recalculation restores them all): 11 show any figure a
-# number format shows, and each digit past them costs the default workbook about 1.3 KB
+# significant digits of a cached value (a spreadsheet keeps 15; recalculation restores them all): 11 show every figure
+# as its number format shows it, but for the billion-second stand-ins for "never" shown to a hundredth; each digit more
+# costs the default workbook about 1.3 KB
 CACHED_DIGITS = 11
 
 

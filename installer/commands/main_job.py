@@ -125,11 +125,7 @@ def _print_rule(a: dict, offer: str | None, setups) -> None:
     if not a["allow_interruptible"]:
         print("Interruptible (spot) offers are not recommended, since the provider can stop them at any time; "
               "--allow-interruptible 1 includes them.")
-    starts = f"each of its {1 + a['restarts']:g} starts" if a["restarts"] else "its start"
-    extra = f" + {a['extra_rented_hours']:g} further hours" if a["extra_rented_hours"] else ""
-    print("GiB = 2^30 bytes. Job hours = training time (dense BF16 TFLOPS x MFU) x (1 + "
-          f"{a['debug_overhead_pct']:g} % debugging) + {a['model_load_minutes']:g} minutes to load the model at {starts}"
-          f"{extra}. 'GPUs needed' = smallest count that fits ({a['sharding']}).")
+    print(f"GiB = 2^30 bytes. Job hours = {job_hours_text(a)}. 'GPUs needed' = smallest count that fits ({a['sharding']}).")
     print("Rent = each setup at the offer the recommendation rule picks for it (column rent USD/GPU-h; `gpu-tco offers`; "
           f"'{NO_OFFER}': none rents it), billed per increment, plus {a['storage_gb']:g} GB storage; a row marked <- is the "
           "recommendation, with its own offer, hours and cost. Job hours: the rental's, or the purchase's on a row marked <- buy.")
@@ -160,3 +156,15 @@ def _serve_main(ns, job: dict) -> int:
 MAIN_QUANTITIES = ["option_cost_usd", "option_ok", "option_hours", "option_usd_per_mtok_train", "peak_train_gib_per_gpu",
                    "gpu_memory_gib", "gpus_needed", "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour",
                    "own_usd_per_gpu_hour", "own_capital_usd", "payback_months", "verdict_code"]
+
+
+def job_hours_text(a) -> str:
+    """What the job hours of the main job's table hold, as core.job_wall_hours counts them."""
+    work = (f"the job hours given ({a['job_hours']:g})" if a["job_hours"] > 0
+            else "training time (dense BF16 TFLOPS x MFU)")
+    starts = a["count_first_start"] + a["restarts"]
+    start = ("" if not starts or not a["model_load_minutes"] else
+             f" + {a['model_load_minutes']:g} minutes to start (loading the model)"
+             + (" at each of its {:g} starts".format(starts) if starts > 1 else ""))
+    extra = f" + {a['extra_rented_hours']:g} further hours" if a["extra_rented_hours"] else ""
+    return f"{work} x (1 + {a['debug_overhead_pct']:g} % debugging){start}{extra}"
