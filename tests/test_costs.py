@@ -570,3 +570,11 @@ def test_a_rentals_cost_moves_with_its_own_assumptions_only():
     assert not {"hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu"} & set(movers)
     assert movers["mfu"]["cost_change_pct"] == pytest.approx(100 * (1 / 1.2 - 1), abs=0.5)
     assert movers["tokens"]["cost_change_pct"] == pytest.approx(20, abs=0.5)
+
+
+def test_a_preset_counts_its_restarts_but_not_the_first_start():
+    """The published cost sheets reproduced as presets count no start; a restart added to one costs its reload."""
+    base = preset("aimanual-rental-h100-24h")
+    assert core.evaluate(base)["job_wall_hours"] == pytest.approx(24)
+    assert core.evaluate(base, restarts=5)["job_wall_hours"] == pytest.approx(24 + 5 * 6 / 60)
+    assert core.evaluate(base, count_first_start=1)["job_wall_hours"] == pytest.approx(24.1)
