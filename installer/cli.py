@@ -176,6 +176,19 @@ def main(argv=None) -> int:
     return code
 
 
+def _options_before_command(argv: list, command) -> list[str]:
+    """The options given before ``command`` in ``argv`` (none without a command): the main job's options, which
+    the command would otherwise drop for its own defaults."""
+    if command is None:
+        return []
+    before, i = [], 0
+    while i < len(argv) and argv[i] != command and argv[i].startswith("-"):
+        option = argv[i].split("=", 1)[0]
+        before.append(option)
+        i += 1 if "=" in argv[i] or option in ("--json", "--version", "-h", "--help") else 2
+    return before
+
+
 def _run(argv, interrupted: list) -> int:
     ns = None
     try:
@@ -183,6 +196,10 @@ def _run(argv, interrupted: list) -> int:
         ns, extra = parser.parse_known_args(argv)
         if extra:  # name the command whose --help lists what it takes
             parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        before = _options_before_command(sys.argv[1:] if argv is None else list(argv), ns.command)
+        if before:  # argparse would let the command's own defaults replace them, silently
+            parser.commands[ns.command].error(f"{before[0]} comes before the command; put it after: "
+                                              f"gpu-tco {ns.command} ... {before[0]}")
         handlers = {None: cmd_main, "estimate": cmd_estimate, "gpus": cmd_catalog, "models": cmd_catalog,
                     "explain": cmd_explain, "bench": cmd_bench, "docs": cmd_docs, "plan": cmd_plan, "tco": cmd_tco,
                     "breakeven": cmd_breakeven, "offers": cmd_offers, "workbook": cmd_workbook, "addin": cmd_addin,

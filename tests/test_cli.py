@@ -355,3 +355,13 @@ def test_main_job_and_e_mail_draft_of_a_serving_scenario_say_the_serving_answer(
     assert message["Subject"] == "Serving plan: Llama-3-70B"
     body = message.get_body(("plain",)).get_content()
     assert f"Answer: {answer}" in body.replace("\r\n", "\n")
+
+
+def test_an_option_before_the_command_is_refused_not_dropped():
+    """argparse lets a command's own defaults replace the main job's options given before it: `gpu-tco --restarts 5
+    explain job_wall_hours` answered for 0 restarts.  Such an option is refused in one line that says where it goes."""
+    out = gpu_tco("--restarts", "5", "explain", "job_wall_hours")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "--restarts comes before the command; put it after: gpu-tco explain ... --restarts" in out.stderr
+    after = gpu_tco("explain", "job_wall_hours", "--restarts", "5")
+    assert after.returncode == 0 and "job_start_hours = 0.60 h" in after.stdout  # (1 + 5) x 6 minutes
