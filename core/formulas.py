@@ -1985,9 +1985,11 @@ q = quantities_of("job")
 hours_per_month = q("hours_per_month", "h/month", "Hours in a month = days_per_month x 24", I.days_per_month * 24)
 job_hours_base = q("job_hours_base", "h", "Hours of useful work: job_hours, or the estimated training time when job_hours is 0",
                    IF(I.job_hours > 0, I.job_hours, train_hours))
+job_starts = q("job_starts", "starts", "Starts the job pays for = the first start (count_first_start) + restarts",
+               I.count_first_start + I.restarts)
 job_start_hours = q(
-    "job_start_hours", "h", "Hours the GPUs wait through the job's starts = (first start counted + restarts) x minutes to start / 60",
-    (I.count_first_start + I.restarts) * I.model_load_minutes / 60, "[aimanual_cheap_gpus] (5-7 minutes to load a 70B model)")
+    "job_start_hours", "h", "Hours the GPUs wait through the job's starts = starts x minutes to start / 60",
+    job_starts * I.model_load_minutes / 60, "[aimanual_cheap_gpus] (5-7 minutes to load a 70B model)")
 job_wall_hours = q(
     "job_wall_hours", "h", "Hours the GPUs are occupied: work x (1 + debug overhead) + the starts + extra hours",
     job_hours_base * (1 + pct(I.debug_overhead_pct)) + job_start_hours + I.extra_rented_hours,

@@ -209,12 +209,18 @@ def nearest(result: Mapping) -> tuple[str, ...]:
     return tuple(out)
 
 
+START_INPUTS = ("count_first_start", "restarts", "model_load_minutes")
+
+
 def _start_beyond_deadline(inputs: Mapping) -> list[str]:
-    """The sentence for a deadline that the job's starts alone overrun: (1 + restarts) x model_load_minutes of loading
-    the model (job_wall_hours), before any work, on any number of GPUs."""
-    start_minutes = (1 + inputs.get("restarts", 0)) * inputs.get("model_load_minutes", 0)
+    """The sentence for a deadline that the job's starts alone overrun (job_start_hours, part of job_wall_hours),
+    before any work, on any number of GPUs."""
+    from .engine import evaluate
     deadline = inputs.get("deadline_hours", 0)
-    if not deadline or start_minutes < deadline * 60:
+    if not deadline:
+        return []
+    start_minutes = 60 * evaluate({k: inputs[k] for k in START_INPUTS}, outputs=("job_start_hours",))["job_start_hours"]
+    if start_minutes < deadline * 60:
         return []
     return [f"Its start alone (loading the model) takes {start_minutes:,.0f} of the deadline's {deadline * 60:,.0f} "
             "minutes, on any number of GPUs: set the minutes a start takes (Minutes to start) if yours is quicker."]
@@ -604,3 +610,17 @@ def _best_change(candidates: list, tolerance_pct: float):
     cheapest = min(c.cost_usd for c in priced)
     near = [c for c in priced if c.cost_usd <= cheapest * (1 + tolerance_pct / 100)]
     return min(near, key=lambda c: (c.machines, c.hours, c.cost_usd, len(c.changes)))
+
+
+def job_hours_text(inputs: Mapping) -> str:
+    """What a job's hours hold (job_wall_hours), in words with the inputs' values: the work (the estimated training
+    time or the hours given) x (1 + debugging), the starts, any further hours.  ``inputs``: resolved inputs."""
+    from .engine import evaluate
+    work = (f"the job hours given ({inputs['job_hours']:g})" if inputs["job_hours"] > 0
+            else "training time (dense BF16 TFLOPS x MFU)")
+    starts = evaluate({k: inputs[k] for k in START_INPUTS}, outputs=("job_starts",))["job_starts"]
+    start = ("" if not starts or not inputs["model_load_minutes"] else
+             f" + {inputs['model_load_minutes']:g} minutes to start (loading the model)"
+             + (f" at each of its {starts:g} starts" if starts > 1 else ""))
+    extra = f" + {inputs['extra_rented_hours']:g} further hours" if inputs["extra_rented_hours"] else ""
+    return f"{work} x (1 + {inputs['debug_overhead_pct']:g} % debugging){start}{extra}"

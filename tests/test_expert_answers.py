@@ -722,6 +722,7 @@ def test_a_deadline_the_start_alone_overruns_is_said_to_be_one():
     quicker = core.recommend({**job, "model_load_minutes": 2})
     assert quicker.option is not None and quicker.option.hours <= 0.1
     assert "Its start alone" not in core.recommend({**job, "deadline_hours": 0.2}).text
+    assert "Its start alone" not in core.recommend({**job, "count_first_start": 0}).text  # restarts only: none here
 
 
 def test_a_fits_with_change_takes_the_planners_near_ties_not_a_dollar_saved_for_days():

@@ -104,7 +104,7 @@ def cmd_main(ns) -> int:
 def _print_rule(a: dict, offer: str | None, setups) -> None:
     """The recommendation rule and what each column means, for the resolved inputs ``a`` (``offer``: the one offer the
     job names, whose GPU the table ``setups`` compares)."""
-    from ..core import HOST_MEMORY_USABLE, NO_OFFER, ranks_purchases
+    from ..core import HOST_MEMORY_USABLE, NO_OFFER, job_hours_text, ranks_purchases
     if offer:
         how = f"renting through {offer}" + (" or buying its GPUs" if ranks_purchases(a) else "")
     elif ranks_purchases(a):
@@ -156,15 +156,3 @@ def _serve_main(ns, job: dict) -> int:
 MAIN_QUANTITIES = ["option_cost_usd", "option_ok", "option_hours", "option_usd_per_mtok_train", "peak_train_gib_per_gpu",
                    "gpu_memory_gib", "gpus_needed", "train_hours", "job_wall_hours", "mfu_effective", "rent_usd_per_gpu_hour",
                    "own_usd_per_gpu_hour", "own_capital_usd", "payback_months", "verdict_code"]
-
-
-def job_hours_text(a) -> str:
-    """What the job hours of the main job's table hold, as core.job_wall_hours counts them."""
-    work = (f"the job hours given ({a['job_hours']:g})" if a["job_hours"] > 0
-            else "training time (dense BF16 TFLOPS x MFU)")
-    starts = a["count_first_start"] + a["restarts"]
-    start = ("" if not starts or not a["model_load_minutes"] else
-             f" + {a['model_load_minutes']:g} minutes to start (loading the model)"
-             + (" at each of its {:g} starts".format(starts) if starts > 1 else ""))
-    extra = f" + {a['extra_rented_hours']:g} further hours" if a["extra_rented_hours"] else ""
-    return f"{work} x (1 + {a['debug_overhead_pct']:g} % debugging){start}{extra}"
