@@ -38,6 +38,7 @@ from gpu_tco.core import (
     did_you_mean,
     fit_gaps,
     fit_outputs,
+    fit_word,
     formula_text,
     not_fitting_rows,
     number_text,
@@ -715,7 +716,7 @@ def _plan(named: dict):
         rows.append([i, o["gpu"], o["n_gpus"], o["acquire"], o["offer"], _cell_number(o["hours"]), _cell_number(o["cost_usd"]),
                      _cell_number(o["outlay_usd"]), _cell_number(o["usd_per_mtok_train"]), o["ok"], "; ".join(o["reasons"]),
                      _cell_number(o["machines"]),
-                     ("may not fit" if o["may_exceed"] else "tight" if o["tight"] else "yes") if o["fits"] else "no",
+                     fit_word(o["fits"], o["tight"], o["may_exceed"]),
                      answer[:MAX_TEXT] if o is result["recommended"] else ""])
     if len(rows) == 1:
         rows.append(["no option fits, is priced and meets the deadline and budget; GPU_PLAN(...,0) lists all"] + [""] * (len(head) - 1))

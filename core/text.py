@@ -101,3 +101,10 @@ def packed_documents_text(inputs) -> str:
     if not 0 < tokens < seq:  # a document as long as the sequence or longer: one document per sequence
         return ""
     return f", packed documents of {number_text(tokens)} tokens"
+
+
+def fit_word(fits, tight, may_exceed) -> str:
+    """Whether a setup fits, in the one word every table gives: "no", "may not fit" (fits by the estimate, its likely
+    peak above the memory: train_memory_may_exceed), "tight" (the device total above 90 % of the memory:
+    train_memory_tight) or "yes"."""
+    return ("may not fit" if may_exceed else "tight" if tight else "yes") if fits else "no"

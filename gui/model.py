@@ -35,6 +35,7 @@ from ..core import (
     catalog,
     check_input,
     evaluate,
+    fit_word,
     inputs_of,
     likely_hours_text,
     nearest_option,
@@ -376,7 +377,7 @@ def results_table(options: list[dict], include_rejected: bool) -> tuple[list[str
         rows.append([rank, f"{o['n_gpus']}x {o['gpu']}" if o["n_gpus"] else o["gpu"], o["acquire"] or "-", o["hours"],
                      price(o["cost_usd"]), price(o["outlay_usd"]), o["offer"] or "-", o["peak_gib_per_gpu"],
                      price(o["usd_per_gpu_hour"]), price(o["usd_per_mtok_train"]),
-                     ("may not fit" if o["may_exceed"] else "yes, tight" if o["tight"] else "yes") if o["ok"] else "no",
+                     fit_word(o["ok"], o["tight"], o["may_exceed"]),
                      "; ".join(o["reasons"])])
     return headers, rows
 

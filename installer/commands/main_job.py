@@ -10,12 +10,12 @@ from .plan import _serve_plan
 
 def _main_table(rows: list[dict]) -> str:
     """The main job's table: one row per setup and method; a missing price reads "no offer" or "no price", never 0."""
-    from ..core import NO_OFFER, NO_PRICE
+    from ..core import NO_OFFER, NO_PRICE, fit_word
     body = []
     for r in rows:
         need = str(r["gpus_needed"]) if r["gpus_needed"] else "never"
         star = {"rent": "<- rent", "buy": "<- buy"}.get(r["recommended"], "")
-        fits = ("may not fit" if r["may_exceed"] else "tight" if r["tight"] else "yes") if r["fits"] else "NO"
+        fits = fit_word(r["fits"], r["tight"], r["may_exceed"]) if r["fits"] else "NO"  # (a setup that does not fit stands out)
         rent = _money(r["rent_usd"]) if r["rent_priced"] else NO_OFFER
         own = _money(r["own_usd"]) if r["own_priced"] else NO_PRICE
         body.append([f"{r['n_gpus']}x {r['gpu']}", r["method"], fits,
