@@ -620,7 +620,7 @@ def job_hours_text(inputs: Mapping) -> str:
             else "training time (dense BF16 TFLOPS x MFU)")
     starts = evaluate({k: inputs[k] for k in START_INPUTS}, outputs=("job_starts",))["job_starts"]
     start = ("" if not starts or not inputs["model_load_minutes"] else
-             f" + {inputs['model_load_minutes']:g} minutes to start (loading the model)"
-             + (f" at each of its {starts:g} starts" if starts > 1 else ""))
+             f" + {inputs['model_load_minutes']:,g} minutes to start (loading the model)"
+             + (f" at each of its {starts:,g} starts" if starts > 1 else ""))
     extra = f" + {inputs['extra_rented_hours']:g} further hours" if inputs["extra_rented_hours"] else ""
     return f"{work} x (1 + {inputs['debug_overhead_pct']:g} % debugging){start}{extra}"
