@@ -22,10 +22,15 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+_MADE_HERE = "GPU_TCO_TEST_CPU_PROBE_MADE"
+
+
 def _folder() -> Path:
-    # made by the first process (the controller with pytest-xdist), inherited by the workers
+    # made by the first process (the controller with pytest-xdist), inherited by the workers; a folder named by the
+    # caller keeps its rows (one file per worker: seconds, tab, test) for sums per file
     if not os.environ.get(FOLDER_VARIABLE):
         os.environ[FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="gpu-tco-cpu-probe-")
+        os.environ[_MADE_HERE] = "1"
     return Path(os.environ[FOLDER_VARIABLE])
 
 
@@ -57,4 +62,5 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{seconds:8.2f} s  {nodeid}")
     terminalreporter.write_line(f"{total:8.2f} s  in {len(rows)} tests; this process and the processes it waited for "
                                 f"(with pytest-xdist: the workers that ended): {_cpu():.2f} s")
-    shutil.rmtree(_folder(), ignore_errors=True)
+    if os.environ.get(_MADE_HERE):
+        shutil.rmtree(_folder(), ignore_errors=True)

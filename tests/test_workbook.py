@@ -6,6 +6,7 @@ for the same inputs to 1e-9.
 """
 from __future__ import annotations
 
+import io
 import math
 import random
 import re
@@ -275,6 +276,78 @@ def test_formulas_use_only_portable_functions_and_names(default_book):
                     sheets = {o.split("!")[0].strip("'") for o in operands if "!" in o}
                     assert sheets <= set(wb.sheetnames), (ws.title, c.coordinate, sheets)
                     assert "[" not in c.value  # no external workbook links
+
+
+def _parts(data: bytes) -> dict[str, bytes]:
+    """An .xlsx file's parts, less the document properties (they hold the time of the save)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return {name: z.read(name) for name in z.namelist() if name != "docProps/core.xml"}
+
+
+def _edge_cell_workbook():
+    """Every kind of cell the text writer writes, at its edges: text that XML must escape or whose spaces it must
+    keep, an all-space text, a text that looks like a formula, an empty styled cell, whole and fractional numbers,
+    truth values, a formula of each cached kind (number, truth value, escaped text, infinite: left uncached), an
+    array formula, a comment, a shared row and a row that cannot be shared (a text cell among its formulas), and a
+    row with only a height."""
+    from openpyxl import Workbook
+    from openpyxl.comments import Comment
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    from gpu_tco.workbooks.xlsx import INPUT_FILL, put_text, shared_rows
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Edge & <cases>"
+    for col, value in enumerate([" lead", "trail ", "   ", "a & b < c > d \"quoted\" 'single'", "line\nbreak\ttab", "日本 ü",
+                                 0, -1.5, 1e-300, 123456789012345678, 0.1 + 0.2, True, False], start=1):
+        ws.cell(row=1, column=col, value=value)
+    put_text(ws["A2"], "=HYPERLINK(\"x\")")
+    ws["B2"].fill = INPUT_FILL  # empty, styled
+    ws["C2"].comment = Comment("a note & <more>", "gpu-tco")
+    ws["D2"] = "=A1&\"<&>\""
+    ws["E2"], ws["F2"], ws["G2"], ws["H2"] = "=1/0", "=G1", "=1>0", "=SUM(G1:H1)"
+    ws["I2"] = ArrayFormula("I2:I3", "=G1:G2*2")
+    for col in range(2, 6):
+        ws.cell(row=3, column=col, value=f"=A{col}+1")
+        ws.cell(row=4, column=col, value=f"=B{col}*2" if col != 4 else "text")
+    ws.row_dimensions[6].height = 30
+    shared_rows(wb)[ws.title] = [(3, 2, 5), (4, 2, 5)]
+    title = ws.title
+    cached = {f"{title}!D2": "x & <y>", f"{title}!E2": float("inf"), f"{title}!F2": 0.1 + 0.2, f"{title}!G2": True,
+              f"{title}!H2": 7.0, f"{title}!I2": 3, **{f"{title}!{c}3": 2.5 for c in "BCDE"}}
+    return wb, cached
+
+
+@pytest.mark.parametrize("which", ["training", "serving", "excel demo", "edge cells"])
+def test_cells_written_as_text_give_the_file_openpyxls_own_cell_writer_gives(which):
+    """The workbooks' cells are written as text with their cached values and shared formulas in one pass; openpyxl's
+    own cell writer followed by the pass that adds cached values and shares rows gives the same bytes, part for
+    part, for the real workbooks and for every kind of cell at its edges."""
+    from gpu_tco.addin.demo import build_demo
+    from gpu_tco.workbooks.xlsx import _plain_sheets, workbook_bytes
+    build = {"training": build_workbook, "serving": lambda: build_workbook({"task": "serve"}), "excel demo": build_demo,
+             "edge cells": _edge_cell_workbook}[which]
+    wb, cached = build()
+    assert _plain_sheets(wb, cached) is not None  # written as text, not by the fallback
+    as_text = workbook_bytes(wb, cached)
+    wb, cached = build()
+    assert _parts(as_text) == _parts(workbook_bytes(wb, cached, cells_as_text=False))
+
+
+def test_a_cell_only_openpyxl_writes_takes_openpyxls_writer_and_keeps_its_cached_values(tmp_path):
+    """A date (which gpu-tco's workbooks never hold) is left to openpyxl's own cell writer, and the formulas'
+    cached values are still added."""
+    import datetime
+
+    from openpyxl import Workbook
+
+    from gpu_tco.workbooks.xlsx import _plain_sheets
+    wb = Workbook()
+    wb.active["A1"], wb.active["A2"] = datetime.date(2026, 11, 27), "=1+1"
+    cached = {f"{wb.active.title}!A2": 2.0}
+    assert _plain_sheets(wb, cached) is None
+    path = save_atomically(wb, cached, tmp_path / "dated.xlsx")
+    assert load_workbook(path, data_only=True).active["A2"].value == 2
 
 
 @pytest.mark.slow

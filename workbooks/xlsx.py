@@ -18,7 +18,10 @@ from typing import Mapping
 from xml.sax.saxutils import escape as xml_escape
 
 from openpyxl import Workbook
+from openpyxl.drawing.spreadsheet_drawing import SpreadsheetDrawing
 from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.worksheet._writer import WorksheetWriter
+from openpyxl.writer.excel import ExcelWriter
 
 from ..core import STALE_SECONDS, TEMP_MARK, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
 
@@ -102,25 +105,30 @@ def check_target(path: str | os.PathLike) -> Path:
     return target
 
 
-def _save_to(wb: Workbook, buffer) -> None:
-    """``wb.save(buffer)``, its parts stored uncompressed: ``_with_cached_values`` rewrites every part and compresses
-    each once (openpyxl's own save deflates them first, which the rewrite undid: about a seventh of a workbook's time).
-    openpyxl streams each sheet through a temporary file; when that write fails (a full disk),
-    the abandoned sheet writer reports the same error again when it is collected ("Exception ignored in ..."), so the
-    error is raised once, without the traceback that keeps the writer alive, and the second report is dropped."""
+def _save_to(wb: Workbook, buffer, sheets=None) -> None:
+    """``wb.save(buffer)``.  Without ``sheets`` its parts are stored uncompressed: ``_with_cached_values`` rewrites
+    every part and compresses each once (openpyxl's own save deflates them first, which the rewrite undid).  With
+    ``sheets`` ({title: (cached values by cell, shared rows)}, ``_plain_sheets``) each sheet's cells are written as
+    text with their cached values and shared formulas (``_sheet_data``) and every part is deflated once here.
+    When a write fails (a full disk), an abandoned sheet writer reports the same error again when it is collected
+    ("Exception ignored in ..."), so the error is raised once, without the traceback that keeps the writer alive,
+    and the second report is dropped."""
     import gc
     import sys
     from datetime import datetime, timezone
 
-    from openpyxl.writer.excel import ExcelWriter
     failed = None
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: None
     try:
         try:
-            # what Workbook.save does (openpyxl.writer.excel.save_workbook), into an archive that stores
+            # what Workbook.save does (openpyxl.writer.excel.save_workbook), into an archive of our choosing
             wb.properties.modified = datetime.now(tz=timezone.utc).replace(tzinfo=None)
-            ExcelWriter(wb, zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True)).save()
+            if sheets is None:
+                ExcelWriter(wb, zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True)).save()
+            else:
+                archive = zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, allowZip64=True, compresslevel=DEFLATE_LEVEL)
+                _TextCellsWriter(wb, archive, sheets).save()
         except OSError as err:
             failed = OSError(err.errno, err.strerror)
         if failed is not None:
@@ -145,14 +153,26 @@ def save_atomically(wb: Workbook, cached: Mapping[str, object], target: Path) ->
     new complete file: the file is built in memory, then written by ``gpu_tco.core.files.write_atomically``
     (the one writer and the one rule for temporaries, see there).  Rows named in ``shared_rows(wb)`` are written
     as shared formulas."""
-    buffer = io.BytesIO()
-    _save_to(wb, buffer)
-    data = _with_cached_values(buffer.getvalue(), wb, cached, shared_rows(wb))
+    data = workbook_bytes(wb, cached)
     try:
         write_atomically(target, data)
     except OSError as err:
         raise WorkbookError(f"{target}: cannot be written ({err.strerror or err}; is it open in Excel or read-only?)") from None
     return target
+
+
+def workbook_bytes(wb: Workbook, cached: Mapping[str, object], cells_as_text: bool = True) -> bytes:
+    """The .xlsx file of ``wb``, each formula cell with its cached value from ``cached`` ({"Sheet!A1": value}), the
+    rows of ``shared_rows(wb)`` as shared formulas.  Written as text (``_sheet_data``: about a third of a workbook's
+    time less) unless a cell is of a kind only openpyxl's own cell writer writes (a date, an error value, rich text,
+    a hyperlink) or ``cells_as_text`` is False; then openpyxl writes the cells and ``_with_cached_values`` adds the
+    values.  Both give the same file (tests/test_workbook.py compares them)."""
+    buffer = io.BytesIO()
+    sheets = _plain_sheets(wb, cached) if cells_as_text else None
+    _save_to(wb, buffer, sheets)
+    if sheets is not None:
+        return buffer.getvalue()
+    return _with_cached_values(buffer.getvalue(), wb, cached, shared_rows(wb))
 
 
 # a formula cell as openpyxl writes it: plain (<f>) or the first cell of an array formula (<f t="array" ref=...>)
@@ -177,6 +197,18 @@ def cached_number(x: float) -> str:
     return f"{x:.{CACHED_DIGITS}g}"
 
 
+def _formula_cell(ref: str, attrs: str, formula_xml: str, v) -> str | None:
+    """A formula cell's XML with its cached value ``v``: a truth value, a text result or a number (``cached_number``);
+    None for a number no spreadsheet holds (infinite, not a number), which is left to recalculation."""
+    if isinstance(v, bool):
+        return f'<c r="{ref}"{attrs} t="b">{formula_xml}<v>{int(v)}</v></c>'
+    if isinstance(v, str):  # a formula's text result
+        return f'<c r="{ref}"{attrs} t="str">{formula_xml}<v>{xml_escape(v)}</v></c>'
+    if not math.isfinite(float(v)):
+        return None
+    return f'<c r="{ref}"{attrs}>{formula_xml}<v>{cached_number(float(v))}</v></c>'
+
+
 def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object],
                         shared: Mapping[str, list[tuple[int, int, int]]] | None = None) -> bytes:
     """openpyxl writes formula cells without a cached <v>; add core's value to each (and write the rows of
@@ -199,15 +231,7 @@ def _with_cached_values(xlsx: bytes, wb: Workbook, cached: Mapping[str, object],
                     ref, attrs, fattrs, formula = m.group(1), m.group(2), m.group(3), m.group(4)
                     if ref not in cells:
                         return m.group(0)
-                    v = cells[ref]
-                    f = f"<f{fattrs}>{formula}</f>"
-                    if isinstance(v, bool):
-                        return f'<c r="{ref}"{attrs} t="b">{f}<v>{int(v)}</v></c>'
-                    if isinstance(v, str):  # a formula's text result
-                        return f'<c r="{ref}"{attrs} t="str">{f}<v>{xml_escape(v)}</v></c>'
-                    if not math.isfinite(float(v)):  # no number a spreadsheet holds: left to recalculation
-                        return m.group(0)
-                    return f'<c r="{ref}"{attrs}>{f}<v>{cached_number(float(v))}</v></c>'
+                    return _formula_cell(ref, attrs, f"<f{fattrs}>{formula}</f>", cells[ref]) or m.group(0)
                 data = _CELL.sub(put, data.decode("utf-8")).encode("utf-8")
             if info.filename in shared_files:
                 data = _share_rows(data.decode("utf-8"), shared_files[info.filename]).encode("utf-8")
@@ -248,3 +272,127 @@ def _share_rows(xml: str, groups: list[tuple[int, int, int]]) -> str:
         out.append(text[at:])
         return "".join(out)
     return _ROW.sub(share, xml)
+
+
+def _plain_sheets(wb: Workbook, cached: Mapping[str, object]) -> dict[str, tuple[dict, dict]] | None:
+    """{sheet title: (cached values by cell, {row: (first column, last column)} of the shared rows)} when every cell
+    is of a kind ``_sheet_data`` writes (empty, a number, a truth value, text, a formula or an array formula, without
+    a hyperlink), else None."""
+    from openpyxl.worksheet.formula import ArrayFormula
+    if wb.write_only:
+        return None
+    for ws in wb.worksheets:
+        for cell in ws._cells.values():
+            v, kind = cell._value, cell.data_type
+            if getattr(cell, "hyperlink", None) is not None or v is not None and not (
+                    kind == "n" and type(v) in (int, float) and math.isfinite(v) or kind == "s" and type(v) is str
+                    or kind == "b" and type(v) is bool
+                    or kind == "f" and (type(v) is str and len(v) > 1
+                                        or type(v) is ArrayFormula and type(v.text) is str and len(v.text) > 1)):
+                return None
+    sheets = {ws.title: ({}, {}) for ws in wb.worksheets}
+    for key, value in cached.items():
+        title, ref = key.split("!")
+        sheets[title][0][ref] = value
+    for title, groups in shared_rows(wb).items():
+        sheets[title][1].update({row: (first, last) for row, first, last in groups})
+    return sheets
+
+
+def _sheet_data(ws, cached: Mapping[str, object], shared: Mapping[int, tuple[int, int]]) -> str:
+    """The <sheetData> of ``ws`` as openpyxl's own writer (openpyxl 3.1, et_xmlfile) writes it, each formula cell
+    with its cached value from ``cached`` (``_formula_cell``) and the rows of ``shared`` as shared formulas (as
+    ``_share_rows``), in one pass of string formatting instead of an element per cell: the same bytes in about a
+    third of the time (tests/test_workbook.py compares the files).  Only the cells ``_plain_sheets`` admits."""
+    from xml.etree.ElementTree import _escape_attrib, _escape_cdata  # the escaping openpyxl's writer uses
+
+    from openpyxl.comments.comment_sheet import CommentRecord
+    from openpyxl.utils import get_column_letter
+    rows: dict[int, list] = {}
+    for (row, _), cell in sorted(ws._cells.items()):
+        rows.setdefault(row, []).append(cell)
+    for row in ws.row_dimensions.keys() - rows.keys():  # rows with only a height or a style
+        rows[row] = []
+    out, si = ["<sheetData>"], 0
+    for row in sorted(rows):
+        attrs = {"r": f"{row}"}
+        attrs.update(ws.row_dimensions.get(row, {}))
+        out.append("<row" + "".join(f' {k}="{_escape_attrib(v)}"' for k, v in attrs.items()) + ">")
+        shared_formula = {}
+        if row in shared:
+            first, last = shared[row]
+            cells = [c for c in rows[row] if first <= c.column <= last and c.data_type == "f" and type(c._value) is str]
+            if len(cells) == last - first + 1 and len(cells) >= 2:
+                span = f"{get_column_letter(first)}{row}:{get_column_letter(last)}{row}"
+                shared_formula = {id(c): f'<f t="shared" si="{si}"/>' for c in cells[1:]}
+                shared_formula[id(cells[0])] = f'<f t="shared" ref="{span}" si="{si}">{_escape_cdata(cells[0]._value[1:])}</f>'
+                si += 1
+        for cell in rows[row]:
+            if cell._comment is not None:
+                ws._comments.append(CommentRecord.from_cell(cell))
+            v, kind = cell._value, cell.data_type
+            if v is None and not cell.has_style and not cell._comment:
+                continue
+            ref = cell.coordinate
+            style = f' s="{cell.style_id}"' if cell.has_style else ""
+            if kind == "f":
+                formula = shared_formula.get(id(cell)) or (
+                    f"<f>{_escape_cdata(v[1:])}</f>" if type(v) is str
+                    else "<f" + "".join(f' {k}="{_escape_attrib(x)}"' for k, x in v) + f">{_escape_cdata(v.text[1:])}</f>")
+                out.append(ref in cached and _formula_cell(ref, style, formula, cached[ref])
+                           or f'<c r="{ref}"{style}>{formula}<v /></c>')
+            elif v is None or v == "":
+                out.append(f'<c r="{ref}"{style} t="{"inlineStr" if kind == "s" else kind}" />')
+            elif kind == "s":
+                stripped = v.strip()
+                space = ' xml:space="preserve"' if stripped and stripped != v else ""
+                out.append(f'<c r="{ref}"{style} t="inlineStr"><is><t{space}>{_escape_cdata(v)}</t></is></c>')
+            else:
+                out.append(f'<c r="{ref}"{style} t="{kind}"><v>{"%.16g" % v}</v></c>')
+        out.append("</row>")
+    out.append("</sheetData>")
+    return "".join(out)
+
+
+class _TextCellsWriter(ExcelWriter):
+    """openpyxl's workbook writer, each sheet written in memory with its cells as text (``_sheet_data``)."""
+
+    def __init__(self, workbook: Workbook, archive: zipfile.ZipFile, sheets: Mapping[str, tuple[dict, dict]]):
+        super().__init__(workbook, archive)
+        self._sheets = sheets
+
+    def write_worksheet(self, ws):
+        # openpyxl 3.1's ExcelWriter.write_worksheet, the sheet kept in memory instead of a temporary file
+        ws._drawing = SpreadsheetDrawing()
+        ws._drawing.charts = ws._charts
+        ws._drawing.images = ws._images
+        writer = _TextCellsSheetWriter(ws, *self._sheets[ws.title])
+        writer.write()
+        ws._rels = writer._rels
+        self._archive.writestr(ws.path[1:], writer.xml())
+        self.manifest.append(ws)
+
+
+class _TextCellsSheetWriter(WorksheetWriter):
+    """openpyxl's sheet writer with an empty <sheetData>, filled by ``_sheet_data`` afterwards (whichever XML library
+    openpyxl writes with)."""
+
+    def __init__(self, ws, cached: Mapping[str, object], shared: Mapping[int, tuple[int, int]]):
+        self._cached, self._shared = cached, shared
+        super().__init__(ws, out=io.BytesIO())
+
+    def write_rows(self):
+        self._sheet_xml = _sheet_data(self.ws, self._cached, self._shared)
+        xf = self.xf.send(True)
+        with xf.element("sheetData"):
+            pass
+        self.xf.send(None)
+
+    def xml(self) -> bytes:
+        data, found = _EMPTY_SHEET_DATA.subn(lambda m: self._sheet_xml.encode("utf-8"), self.read(), count=1)
+        if not found:  # an openpyxl that writes sheets otherwise: never a file without its cells
+            raise RuntimeError("openpyxl wrote no <sheetData> to fill")
+        return data
+
+
+_EMPTY_SHEET_DATA = re.compile(rb"<sheetData\s*(?:/>|></sheetData>)")
