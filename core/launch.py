@@ -65,6 +65,20 @@ def memory_flag(r: Mapping, flag: str) -> str:
     return "" if abs(share - ENGINE_MEMORY_DEFAULT) < 1e-9 else f"{flag} {share:g}"
 
 
+def _max_model_len(job: Mapping, r: Mapping) -> int:
+    """The longest request (prompt and output tokens) one replica's KV cache holds at a batch of one
+    (``max_context_fit``), rounded down to a multiple of 1,024 but never below the planned request, where that is
+    less than the model's own context (``max_context``); else 0 (the engine's default, the model's context, fits).
+    vLLM refuses to start when one request of its maximum length does not fit the KV cache [vllm_engine_args]."""
+    model_context = int(float(row_of(r, "model").get("max_context") or 0))
+    fit = int(evaluate({**job, "batch": 1}, outputs=("max_context_fit",))["max_context_fit"])
+    if model_context <= 0 or fit <= 0 or fit >= model_context:
+        return 0
+    planned = int(float(r["prompt_tokens"]) + float(r["output_tokens"]))
+    rounded = fit // 1024 * 1024
+    return rounded if rounded >= planned else min(fit, max(planned, rounded))
+
+
 def launch_command(job: Mapping) -> dict:
     """{"engine", "command", "note"}: the command line that starts ``job``'s setup (inputs as for ``evaluate``: model,
     n_gpus = GPUs per replica, weights_dtype, kv_dtype, max_num_seqs = the batch, prefill_chunk_tokens, prompt and
@@ -97,6 +111,7 @@ def launch_command(job: Mapping) -> dict:
         sixteen_bit_gib = float(sized["infer_weights_gib"])
         room_gib = float(sized["gpu_memory_gib"]) * float(r["gpu_memory_utilization"])
     fp8_checkpoint = online and sixteen_bit_gib > room_gib
+    max_len = _max_model_len(job, r)
     values = {"hf_id": FP8_PLACEHOLDER if fp8_checkpoint else model_id, "tp": int(r["n_gpus"]), "max_num_seqs": batch,
               "chunk": int(r["prefill_chunk_tokens"]),
               "kv_dtype_vllm": "fp8" if kv == "fp8" else "auto", "kv_dtype_sglang": "fp8_e4m3" if kv == "fp8" else "auto",
@@ -106,13 +121,21 @@ def launch_command(job: Mapping) -> dict:
               "ctx_total": int(batch * (float(r["prompt_tokens"]) + float(r["output_tokens"]))),
               # the engine's share of GPU memory the plan assumed, when it is not vLLM's default
               "memory_vllm": memory_flag(r, " --gpu-memory-utilization"),
-              "memory_sglang": memory_flag(r, " --mem-fraction-static")}
+              "memory_sglang": memory_flag(r, " --mem-fraction-static"),
+              # the longest request a replica holds, where it is shorter than the model's own context: an engine that
+              # cannot hold one request of the model's whole context refuses to start without it
+              "max_len_vllm": f" --max-model-len {max_len}" if max_len else "",
+              "max_len_sglang": f" --context-length {max_len}" if max_len else "",
+              "max_len_trtllm": f" --max_seq_len {max_len}" if max_len else ""}
     command = str(row["launch"]).format(**values)
     notes = [] if model_id != MODEL_PLACEHOLDER else [f"{MODEL_PLACEHOLDER}: the model's Hugging Face id or local folder"]
     if fp8_checkpoint:
         notes.append(f"{FP8_PLACEHOLDER}: an FP8 checkpoint of {model_id} (its publisher's -FP8 release, or one made with "
                      f"LLM Compressor): its 16-bit weights, {sixteen_bit_gib:,.0f} GiB per GPU, do not fit the replica's GPUs "
                      f"({room_gib:,.0f} GiB each for the engine), and quantizing to FP8 as it loads reads them whole first")
+    if max_len and engine in ("vllm", "sglang", "trtllm"):
+        notes.append(f"requests up to {max_len:,} tokens (prompt and output): the most one replica's KV cache holds beside "
+                     f"its weights, of the {int(float(row_of(r, 'model')['max_context'])):,} the model allows")
     if released:
         notes.append(f"{fmt} weights as the model was released")
     elif publisher_fp8:

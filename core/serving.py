@@ -633,7 +633,9 @@ ARCHITECTURE = ("layers", "hidden", "ffn", "heads", "kv_heads", "experts", "acti
 
 def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float = 200) -> str | None:
     """The API offer to compare a model with: the cheapest (at this prompt/output mix) of the API catalog's rows
-    serving this model, else one of the same architecture (Llama 3.3 70B for Llama 3 70B), else None."""
+    serving this model, else one of the same architecture (Llama 3.3 70B for Llama 3 70B), else one serving the
+    open-weight model of the catalog nearest in size (``_nearest_served_model``: Llama 3.1 8B for Qwen3 8B; the answer
+    still says it serves another model), else None."""
     tabs = catalog.tables()
     models, apis = tabs["models"], tabs["apis"]
     if models.find(model) is None:
@@ -644,9 +646,26 @@ def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float 
         same = {r["name"] for r in models.rows if all(r[f] == mine[f] for f in ARCHITECTURE)}
         candidates = [row for row in apis.rows if row.get("catalog_model") in same]
     if not candidates:
+        nearest = _nearest_served_model(mine["name"], {str(row["catalog_model"]) for row in apis.rows
+                                                       if models.find(str(row.get("catalog_model") or "")) is not None})
+        candidates = [row for row in apis.rows if row.get("catalog_model") == nearest]
+    if not candidates:
         return None
     price = lambda row: prompt_tokens * row["usd_per_mtok_input"] + output_tokens * row["usd_per_mtok_output"]  # noqa: E731
     return str(min(candidates, key=price)["name"])
+
+
+def _nearest_served_model(model: str, served: set[str]) -> str | None:
+    """Of the catalog models an API serves, the one nearest ``model`` in size: the least |ln(total parameters ratio)|
+    + |ln(active parameters ratio)| (what serving it takes: memory for all weights, compute for the active ones), so
+    a small model is compared with a small model's API and a mixture of experts with one of like active size."""
+    if not served:
+        return None
+    names = sorted(served)
+    sizes = evaluate({"model": [model, *names]}, outputs=("params_total_b", "params_active_b"))
+    total, active = np.log(np.asarray(sizes["params_total_b"])), np.log(np.asarray(sizes["params_active_b"]))
+    distance = np.abs(total[1:] - total[0]) + np.abs(active[1:] - active[0])
+    return names[int(np.argmin(distance))]
 
 
 def api_serves_model(inputs: Mapping) -> bool:
@@ -836,7 +855,9 @@ def serve_sentence(result: Mapping) -> str:
     api_text = f"the API {api['name']} (${api['usd_per_mtok_input']:g} input, ${api['usd_per_mtok_output']:g} output per " \
                f"million tokens{dated}) costs {usd_text(api['usd_per_month'])} a month"
     if not api.get("same_model", True):
-        api_text += f", though it serves another model: no API in the catalog serves {result['inputs']['model']} {API_OTHER_MODEL_HINT}"
+        served = catalog.tables()["apis"].rows[catalog.tables()["apis"].find(result["inputs"]["api_model"])].get("catalog_model")
+        api_text += (f", though it serves another model{f' ({served})' if served else ''}: no API in the catalog serves "
+                     f"{result['inputs']['model']} {API_OTHER_MODEL_HINT}")
     if rent is None and buy is None:
         if not result.get("options"):  # nothing to compare: say why, never "rejected: none" with 0 of 0 options
             return (f"Use the API: no setup to compare: no priced rental offer sells the GPUs asked for, and buying was "

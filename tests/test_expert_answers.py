@@ -297,11 +297,11 @@ def test_what_would_fit_proposes_a_setup_that_can_be_had_with_room_to_spare():
 
 
 def test_an_api_of_another_model_is_named_as_such_and_never_chosen_for_it():
-    """Qwen3 30B-A3B has no API row in the catalog: the comparison price is another model's (Llama 3.3 70B), which is no
-    substitute for serving Qwen.  The answer says so and never answers "Use the API" on that price when a setup meets
-    the targets."""
+    """Qwen3 30B-A3B has no API row in the catalog: the comparison price is another model's (gpt-oss 20B, the nearest in
+    size: a mixture of experts of about 3 billion active parameters), which is no substitute for serving Qwen.  The
+    answer says so and never answers "Use the API" on that price when a setup meets the targets."""
     out = cli("plan", "--task", "serve", "--model", "Qwen3-30B-A3B", "--requests-per-s", "0.2").stdout
-    assert "though it serves another model: no API in the catalog serves Qwen3-30B-A3B" in out
+    assert "though it serves another model (gpt-oss-20b): no API in the catalog serves Qwen3-30B-A3B" in out
     assert "api_model" not in out and "api_usd_per_mtok" not in out  # the inputs named by their labels, for a person
     assert "Use the API" not in out
     result = core.serve_plan({"task": "serve", "model": "Qwen3-30B-A3B", "requests_per_s": 0.2})
@@ -736,3 +736,43 @@ def test_a_fits_with_change_takes_the_planners_near_ties_not_a_dollar_saved_for_
     assert three["fits_train"] and three["option_cost_usd"] < change.cost_usd <= 1.05 * three["option_cost_usd"]
     assert change.changes == {"n_gpus": 8} and change.machines == 1 and change.hours < three["option_hours"] / 2
     assert "it fits with 8 GPUs" in run_main("estimate", "--gpu", "H100-SXM", "--n-gpus", "2", "--method", "lora").stdout
+
+
+# ---------------------------------------------------------------------------
+# serving: the API compared with, and the command that starts a replica
+
+@pytest.mark.parametrize("model, nearest", [("Qwen3-8B", "Llama-3.1-8B"), ("Llama-3.2-1B", "Llama-3.1-8B")])
+def test_a_model_no_api_serves_is_compared_with_the_api_of_the_model_nearest_in_size(model, nearest):
+    """No API in the catalog serves Qwen3 8B or Llama 3.2 1B: the plan compares them with the cheapest API of the
+    catalog's open-weight model nearest in size (an 8B model's, $0.05/$0.08 per million tokens at Groq), not with the
+    default 70B API ($0.88) that made renting look 16 times cheaper than it is, and says which model that API serves."""
+    result = core.serve_plan({"model": model, "requests_per_s": 0.5, "hours_per_day": 24})
+    from gpu_tco.core import catalog
+    apis = catalog.tables()["apis"]
+    served = apis.rows[apis.find(result["inputs"]["api_model"])]["catalog_model"]
+    assert served == nearest and not result["api"]["same_model"]
+    seventy_b = core.serve_plan({"model": model, "requests_per_s": 0.5, "hours_per_day": 24,
+                                 "api_model": "together/Llama-3.3-70B-Instruct-Turbo"})["api"]["usd_per_month"]
+    assert result["api"]["usd_per_month"] < seventy_b / 5
+    assert f"though it serves another model ({nearest}): no API in the catalog serves {model}" in result["recommendation"]
+
+
+def test_the_command_caps_a_request_where_one_of_the_models_whole_context_does_not_fit():
+    """vLLM refuses to start when one request of the model's whole context (131,072 tokens for Llama 3.1 8B) does not
+    fit the KV cache: on an RTX 4090 the command names the longest request that fits (a multiple of 1,024, at least
+    the planned request, at most what fits at a batch of one), for vLLM, SGLang and TensorRT-LLM alike; on an H100,
+    where the whole context fits, the engine's default stays."""
+    job = {"model": "Llama-3.1-8B", "requests_per_s": 2, "ttft_slo_ms": 2000, "tpot_slo_ms": 50}
+    small = {"gpu": "RTX-4090", "n_gpus": 1, "weights_dtype": "bf16", "batch": 33, "acquire": "rent", "offer": "auto"}
+    for option, capped in ((small, True), ({**small, "gpu": "H100-SXM"}, False)):
+        commands = {c["engine"]: c for c in core.launch_commands(job, option)}
+        flags = {"vllm": "--max-model-len", "sglang": "--context-length", "trtllm": "--max_seq_len"}
+        for engine, flag in flags.items():
+            words = commands[engine]["command"].split()
+            assert (flag in words) == capped, commands[engine]
+            if capped:
+                length = int(words[words.index(flag) + 1])
+                fits = core.evaluate({**job, "gpu": option["gpu"], "n_gpus": 1, "weights_dtype": "bf16", "batch": 1,
+                                      "engine": engine}, outputs=("max_context_fit",))["max_context_fit"]
+                assert 1200 <= length <= fits < 131072 and length % 1024 == 0
+                assert f"requests up to {length:,} tokens" in commands[engine]["note"]

@@ -143,6 +143,14 @@ def build_serving_workbook(inputs: Mapping, gpus: list[str] | None = None) -> tu
     return wb, lay.cached
 
 
+def _served_by(api: str) -> str:
+    """" (Llama-3.1-8B)": the catalog model the API serves, for the sentence about an API of another model (a constant
+    of the file: that sentence applies only while the file's model and API stay)."""
+    apis = catalog.tables()["apis"]
+    served = str(apis.rows[apis.find(api)].get("catalog_model") or "") if apis.find(api) is not None else ""
+    return f" ({served.replace(chr(34), chr(34) * 2)})" if served else ""
+
+
 def _setup_rows(setups: Mapping) -> tuple[list[str], dict[str, int]]:
     """The Serving sheet's rows: the setup (its inputs), then the setup's quantities in definition order."""
     wanted = [n.format(way=_way(k)) for k in setups for n in SETUP_OUTPUTS]
@@ -182,7 +190,7 @@ def _serving_sheet(ws, result: Mapping, setups: Mapping, lay: Layout) -> dict:
            f'&" input, $"&TEXT(serve_api_usd_per_mtok_output,"General")&" output per million tokens"'
            f'&IF({given},"",", prices as of "&INDEX(apis_as_of,MATCH(api_model,apis_name,0)))&") costs "'
            f'&{money_xl("serve_api_usd_per_month")}&" a month"'
-           f'&IF({other},", though it serves another model: no API in the catalog serves "&model'
+           f'&IF({other},", though it serves another model{_served_by(inputs["api_model"])}: no API in the catalog serves "&model'
            f'&" {core.API_OTHER_MODEL_HINT.replace(chr(34), chr(34) * 2)}","")')
     ws.cell(row=r + 2, column=1, value="the API's cost a month, as a substitute")
     compared = f'IF({other},1E+300,serve_api_usd_per_month)'
