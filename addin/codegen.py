@@ -67,6 +67,8 @@ def _default_text(arg: str) -> str:
     d = inp.default
     d = d if isinstance(d, str) else number_text(d, grouped=False)
     unit = f" {inp.unit}" if inp.unit and inp.unit not in ("-", "name", "flag", "code") and not isinstance(inp.default, str) else ""
+    if arg == "weights_dtype":  # functions._as_released
+        return f"as the model was released, else {d}"
     return f"{d}{unit}"
 
 

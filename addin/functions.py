@@ -98,6 +98,8 @@ class Function:
         default = inp.default if isinstance(inp.default, str) else number_text(inp.default, grouped=False)
         unit = f" [{inp.unit}]" if inp.unit and inp.unit != "-" else ""
         text = f"{inp.description}{unit}. Default {default}"
+        if arg == "weights_dtype":  # _as_released
+            text = f"{inp.description}. Default: the format the model was released in (gpt-oss: mxfp4), else {default}"
         if arg == "model":
             text = "Catalog name (e.g. Llama-3-70B) or billions of parameters. " + text
         return text[:MAX_TEXT]
@@ -476,12 +478,26 @@ def _fail(message: str, raise_errors: bool):
     return message
 
 
+def _as_released(func: Function, inputs: dict) -> dict:
+    """An inference function's inputs with no weight format given: each row's model as it was released
+    (``core.inference_inputs``: gpt-oss's MXFP4, DeepSeek-V3's FP8), as the command line's estimate and the serving
+    planner take it."""
+    if "weights_dtype" not in func.args or "weights_dtype" in inputs:
+        return inputs
+    model = inputs.get("model", core.DEFAULTS["model"])
+    if np.ndim(model) == 0:
+        return core.inference_inputs(inputs)
+    default = core.DEFAULTS["weights_dtype"]
+    formats = [core.inference_inputs({"model": m}).get("weights_dtype", default) for m in np.asarray(model).tolist()]
+    return inputs if all(f == default for f in formats) else {**inputs, "weights_dtype": np.array(formats, dtype=object)}
+
+
 def _scalar(func: Function, named: dict):
     for sel, table in (("component", TRAIN_COMPONENTS), ("infer_component", INFER_COMPONENTS)):
         if sel in named and _selector(table, "component", named[sel]) == "all":
-            return _breakdown(_row_inputs(named), table)
+            return _breakdown(_as_released(func, _row_inputs(named)), table)
     quantity = _pick(func, named)
-    inputs = _row_inputs(named)
+    inputs = _as_released(func, _row_inputs(named))
     needs_fit = quantity in NEEDS_FIT  # the time or cost of a job: none for a job that does not fit
     priced = quantity in NEEDS_PURCHASE_PRICE or quantity in NEEDS_RENTAL_PRICE
     # one evaluation gives the value and what decides whether it can be shown
@@ -518,7 +534,7 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     while ok.any():
         idx = np.flatnonzero(ok)
         every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
-        inputs = _sweep_inputs(flat, floats, cells_of, idx, every_row)
+        inputs = _as_released(func, _sweep_inputs(flat, floats, cells_of, idx, every_row))
         try:
             result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
         except InputError as err:

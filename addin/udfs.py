@@ -81,7 +81,7 @@ def GPU_BREAKEVEN(gpu=None, usd_per_gpu_hour_rented=None, n_gpus=None, hours_per
 @xw.arg('usd_per_gpu_hour_rented', ndim=2, doc="Rental price per GPU-hour; 0 = the offer's price [USD/GPU-h]. Default 0")
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
-@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default: the format the model was released in (gpt-oss: mxfp4), else bf16')
 @xw.arg('kv_dtype', ndim=2, doc='KV-cache element type: bf16, fp16, fp8, fp32. Default bf16')
 @xw.arg('rent_utilization_pct', ndim=2, doc='Share of rented hours spent serving at the modelled throughput (100 = rent only while busy) [%]. Default 100')
 def GPU_COST_PER_MTOK(model=None, gpu=None, n_gpus=None, usd_per_gpu_hour_rented=None, batch=None, context_tokens=None, weights_dtype=None, kv_dtype=None, rent_utilization_pct=None):
@@ -98,7 +98,7 @@ def GPU_COST_PER_MTOK(model=None, gpu=None, n_gpus=None, usd_per_gpu_hour_rented
 @xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
-@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default: the format the model was released in (gpt-oss: mxfp4), else bf16')
 def GPU_API_BREAKEVEN(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, usd_per_gpu_hour_rented=None, hours_per_day=None, batch=None, context_tokens=None, weights_dtype=None):
     "Monthly generated tokens (millions) above which renting n_gpus for hours_per_day beats an API's price per million tokens (-1 = never: even fully used, the rented GPUs cost more per token)."
     return _call('GPU_API_BREAKEVEN', model, gpu, n_gpus, api_usd_per_mtok, usd_per_gpu_hour_rented, hours_per_day, batch, context_tokens, weights_dtype)
@@ -114,7 +114,7 @@ def GPU_API_BREAKEVEN(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, 
 @xw.arg('usd_per_kwh', ndim=2, doc='Electricity price [USD/kWh]. Default 0.15')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
-@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default: the format the model was released in (gpt-oss: mxfp4), else bf16')
 def GPU_API_BREAKEVEN_OWNED(model=None, gpu=None, n_gpus=None, api_usd_per_mtok=None, purchase_usd_per_gpu=None, months=None, usd_per_kwh=None, batch=None, context_tokens=None, weights_dtype=None):
     "Monthly generated tokens (millions) above which owning n_gpus beats an API's price per million tokens: spread capital and fixed costs over the API's margin over energy (-1 = never)."
     return _call('GPU_API_BREAKEVEN_OWNED', model, gpu, n_gpus, api_usd_per_mtok, purchase_usd_per_gpu, months, usd_per_kwh, batch, context_tokens, weights_dtype)
@@ -148,7 +148,7 @@ def GPU_MEMORY_TRAIN(model=None, method=None, seq_len=None, micro_batch=None, n_
 @xw.arg('model', ndim=2, doc='Catalog name (e.g. Llama-3-70B) or billions of parameters. Model: a catalog name, a parameter count in billions, architecture fields, or the path of a Hugging Face config.json. Default Llama-3-70B')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
-@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default: the format the model was released in (gpt-oss: mxfp4), else bf16')
 @xw.arg('kv_dtype', ndim=2, doc='KV-cache element type: bf16, fp16, fp8, fp32. Default bf16')
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('component', ndim=2, doc='total (default), weights, kv_cache, activations, overhead, allocator_peak; or all for a table')
@@ -279,7 +279,7 @@ def GPU_TRAIN_HOURS_HIGH(model=None, tokens=None, gpu=None, n_gpus=None, method=
 @xw.arg('mode', ndim=2, doc='decode (default: generated tokens/s), prefill (prompt tokens/s) or train (training tokens/s)')
 @xw.arg('batch', ndim=2, doc='Concurrent sequences served (inference batch) [sequences]. Default 1')
 @xw.arg('context_tokens', ndim=2, doc='Tokens per sequence held in the KV cache (prompt + generated) [tokens]. Default 8192')
-@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default bf16')
+@xw.arg('weights_dtype', ndim=2, doc='Inference weight format: bf16, fp16, fp8, int8, int4_awq, int4_gptq, nf4, mxfp4, nvfp4, q4_k_m, .... Default: the format the model was released in (gpt-oss: mxfp4), else bf16')
 def GPU_TOKENS_PER_SEC(model=None, gpu=None, n_gpus=None, mode=None, batch=None, context_tokens=None, weights_dtype=None):
     'Throughput in tokens per second: decode (generated), prefill (prompt) or train.'
     return _call('GPU_TOKENS_PER_SEC', model, gpu, n_gpus, mode, batch, context_tokens, weights_dtype)

@@ -9,7 +9,7 @@ Public API (``__all__``): everything the front ends (command line, workbook, Exc
 that they import from ``gpu_tco.core`` only and a module inside core can change without breaking them
 (tests/test_structure.py checks it).  Grouped:
 
-- evaluation: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``check_input``, ``row_of``,
+- evaluation: ``evaluate``, ``explain``, ``breakdown``, ``resolve_inputs``, ``inference_inputs``, ``check_input``, ``row_of``,
   ``free_sweep_memory``, ``breakeven_series``, ``sensitivities``, ``estimate_architecture``; the declarations
   ``INPUTS``, ``DEFAULTS``, ``QUANTITIES`` and the tables the front ends lay out from them.
 - planning and recommendation: ``plan``, ``recommend``, ``what_would_fit``, ``Option``, ``Recommendation``, ...;
@@ -28,7 +28,7 @@ from .auto import in_use as auto_in_use
 from .catalog import user_config_dir
 from .codegen import depending_on, inputs_of
 from .costs import breakeven_series, sensitivities
-from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, resolve_inputs, row_of
+from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, inference_inputs, resolve_inputs, row_of
 from .errors import CatalogError, GpuTcoError, InputError, one_line
 from .errors import show as show_value
 from .expr import text as formula_text
@@ -169,7 +169,7 @@ _ON_FIRST_USE = {
 
 __all__ = [
     # evaluation
-    "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory",
+    "evaluate", "explain", "breakdown", "resolve_inputs", "check_input", "row_of", "free_sweep_memory", "inference_inputs",
     "heads_problem", "kv_replication_note", "formula_safe",
     "breakeven_series", "sensitivities", "estimate_architecture", "size_in_billions", "REQUIRED_FIELDS",
     "INPUTS", "INPUTS_BY_NAME", "Input", "INPUT_SECTIONS", "FIRST_INPUTS", "DEFAULTS", "HOST_MEMORY_USABLE", "AUTO_QUANTITY", "AUTO_BASIS",

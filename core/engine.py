@@ -198,11 +198,24 @@ def weights_dtype_of_model_name(model: str) -> str | None:
     return split_weight_format(model.strip().rsplit("/", 1)[-1])[1]
 
 
+def inference_inputs(given: Mapping) -> dict:
+    """The inputs of one inference setup as it is served: ``given`` with the weight format the model was released in
+    (``release_weights_dtype``: gpt-oss's MXFP4, DeepSeek-V3's FP8) where no weights_dtype is given, as the serving
+    planner and the launch commands take it; otherwise unchanged (16-bit by default)."""
+    out = dict(given)
+    if "weights_dtype" not in out:
+        released = release_weights_dtype(out.get("model"))
+        if released is not None:
+            out["weights_dtype"] = released
+    return out
+
+
 def release_weights_dtype(model) -> str | None:
     """The weight format a model is served in by default: the one its checkpoint's name carries ("...-NVFP4"), else the
     one its publisher released it in (models catalog ``release_weights_dtype``: gpt-oss's MXFP4 experts, DeepSeek-V3's
-    FP8); None for a 16-bit release, a path or a model outside the catalog.  The serving planner and the launch
-    commands use it; an evaluation keeps the weights_dtype input (16-bit unless given)."""
+    FP8); None for a 16-bit release, a path or a model outside the catalog.  The serving planner, the launch commands
+    and the inference estimate (``inference_inputs``) use it; ``evaluate`` keeps the weights_dtype input (16-bit unless
+    given)."""
     if not isinstance(model, str) or looks_like_path(model):
         return None
     named = weights_dtype_of_model_name(model)

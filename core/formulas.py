@@ -1179,14 +1179,13 @@ infer_activation_gib = q(
 overhead_infer_gib = q(
     "overhead_infer_gib", "GiB/GPU", "CUDA context + allocator fragmentation",
     I.cuda_context_gib + frag * (infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib))
-q("allocator_peak_infer_gib", "GiB/GPU", "Allocator peak of inference: weights + KV cache + fixed-size states + workspace (tensors only)",
+alloc_peak_infer = q("allocator_peak_infer_gib", "GiB/GPU", "Allocator peak of inference: weights + KV cache + fixed-size states + workspace (tensors only)",
   infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib, "[pytorch_memory]")
 peak_infer_gib_per_gpu = q(
     "peak_infer_gib_per_gpu", "GiB/GPU",
     "Inference memory per GPU, device total = weights + KV cache + fixed-size states + workspace + overhead (CUDA context and "
     "allocator cache)",
     infer_weights_gib + kv_cache_gib_per_gpu + state_cache_gib_per_gpu + infer_activation_gib + overhead_infer_gib)
-q("fits_infer", "bool", "Inference fits: per-GPU memory <= GPU memory", peak_infer_gib_per_gpu <= gpu_memory_gib)
 # the engine takes at most gpu_memory_utilization of the memory (vLLM's default 0.9) for everything but what it does not
 # count as its own; the allocator's cache and fragmentation come out of what is left
 def engine_budget_gib(weights_gib):
@@ -1208,6 +1207,11 @@ usable_infer = q("infer_usable_gib", "GiB/GPU",
                  "context (vLLM, SGLang), the weights + that share of what they leave (TensorRT-LLM), or all (llama.cpp)",
                  engine_budget_gib(infer_weights_gib), ENGINE_MEMORY_SOURCE)
 per_seq_gib = kv_tokens_effective * kv_bytes_per_token / kv_split / GIB + state_bytes_per_seq / tp_inf / GIB + V * 4 / GIB
+q("fits_infer", "bool",
+  "Inference fits: weights + KV cache + fixed-size states + workspace (the allocator's peak) <= the memory the engine takes "
+  "(infer_usable_gib: vLLM's 90 % share by default), the budget the largest batch and the longest context that fit are "
+  "measured against, so a batch is said to fit only where the engine would hold it",
+  alloc_peak_infer <= usable_infer, ENGINE_MEMORY_SOURCE)
 q("max_batch_fit", "sequences", "Most concurrent sequences of context_tokens that fit (0 = none)",
   MAX(0, FLOOR((usable_infer - infer_weights_gib - MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf / GIB) / per_seq_gib)))
 q("max_context_fit", "tokens", "Longest context per sequence at this batch that fits, counting every layer's KV (0 = none)",

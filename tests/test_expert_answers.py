@@ -776,3 +776,31 @@ def test_the_command_caps_a_request_where_one_of_the_models_whole_context_does_n
                                       "engine": engine}, outputs=("max_context_fit",))["max_context_fit"]
                 assert 1200 <= length <= fits < 131072 and length % 1024 == 0
                 assert f"requests up to {length:,} tokens" in commands[engine]["note"]
+
+
+def test_an_inference_estimate_takes_the_format_the_model_was_released_in():
+    """gpt-oss-120b is released in MXFP4 and runs on one 80 GB GPU (OpenAI, "Introducing gpt-oss", 2025-08-05,
+    https://openai.com/index/introducing-gpt-oss/): the inference estimate, like the serving plan, takes that format
+    unless another is given, and says so; Excel's inference functions alike.  A 16-bit release stays 16-bit."""
+    out = cli("estimate", "--mode", "infer", "--model", "gpt-oss-120b", "--gpu", "H100-SXM", "--n-gpus", "1").stdout
+    assert "weights mxfp4 (as the model was released)" in out
+    assert [line.split()[-1] for line in out.splitlines() if line.startswith("fits ")] == ["yes"]
+    bf16 = cli("estimate", "--mode", "infer", "--model", "gpt-oss-120b", "--gpu", "H100-SXM", "--n-gpus", "1",
+               "--weights-dtype", "bf16").stdout
+    assert [line.split()[-1] for line in bf16.splitlines() if line.startswith("fits ")] == ["no"]
+    assert "as the model was released" not in cli("estimate", "--mode", "infer", "--model", "Llama-3-8B").stdout
+    from gpu_tco.addin import udfs
+    released = core.evaluate({"model": "gpt-oss-120b", "weights_dtype": "mxfp4"})["peak_infer_gib_per_gpu"]
+    assert udfs.GPU_MEMORY_INFER("gpt-oss-120b") == pytest.approx(released)
+    assert udfs.GPU_MEMORY_INFER([["gpt-oss-120b"], ["Llama-3-8B"]]) == [
+        [pytest.approx(released)], [pytest.approx(core.evaluate({"model": "Llama-3-8B"})["peak_infer_gib_per_gpu"])]]
+
+
+def test_an_inference_setup_fits_only_where_the_engine_holds_its_batch():
+    """Llama 3 70B in FP8 on two H100s at 32,768 tokens: the engine's memory (vLLM's 90 % share) holds 7 such
+    sequences, so a batch of 8 does not fit, though the device total (78 of 80 GiB) would; the estimate said "fits yes"
+    beside "largest batch that fits 7"."""
+    setup = {"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "context_tokens": 32768}
+    for batch in (6, 7, 8, 9):
+        r = core.evaluate({**setup, "batch": batch})
+        assert bool(r["fits_infer"]) == (batch <= r["max_batch_fit"]) == (batch <= 7), batch

@@ -141,10 +141,34 @@ def _checked(ns, given: dict) -> dict:
     return resolve_inputs(given)
 
 
+def _inference_facts(res, used: dict) -> list[list]:
+    """The inference estimate's results: whether it fits the engine's memory, the KV cache, the largest batch and
+    longest context that fit, and the engine's decode and prefill speeds ("-" where the replica runs nothing)."""
+    from ..core import fit_gaps
+    # a replica whose weights leave no room for one request runs nothing: core's words, as the serving planner's
+    not_fit = fit_gaps(res, ["decode_tokens_per_s"]).get("decode_tokens_per_s")
+    return [
+        ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
+        ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
+        ["longest context that fits", res["max_context_fit"]],
+        # the engine's decode step, as the serving figures below use it (fixed time per step included)
+        [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
+         f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
+        ["decode tokens/s per sequence, likely range (the engine's measured spread)", "-" if not_fit else
+         f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_low'], 4)} to "
+         f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_high'], 4)}"],
+        ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
+        ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
+    ]
+
+
 def cmd_estimate(ns) -> int:
-    from ..core import QUANTITIES, breakdown, evaluate, fit_gaps, row_of
+    from ..core import QUANTITIES, breakdown, evaluate, inference_inputs, row_of
 
     given = _collect_inputs(ns)
+    format_given = "weights_dtype" in given
+    if ns.mode == "infer":  # the weights as the model was released (gpt-oss's MXFP4) unless a format is given
+        given = inference_inputs(given)
     res = evaluate(given)
     resolved = _checked(ns, given)
     network = _network_text(given) if ns.mode == "train" else ""  # a named offer too small for the job is refused
@@ -179,26 +203,13 @@ def cmd_estimate(ns) -> int:
         print()
         facts = _training_facts(res, used)
     else:
-        print(f"inference: weights {used['weights_dtype']}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
+        released = " (as the model was released)" if not format_given and "weights_dtype" in given else ""
+        print(f"inference: weights {used['weights_dtype']}{released}, KV {used['kv_dtype']}, context {used['context_tokens']}, batch {used['batch']}")
         comp = breakdown(res, "infer")
         print(table(["component", "GiB/GPU"], [[MEMORY_ROW.get(k, k), v] for k, v in comp.items()
                                                if k not in ("gradients", "optimizer", "logits")]))
         print()
-        # a replica whose weights leave no room for one request runs nothing: core's words, as the serving planner's
-        not_fit = fit_gaps(res, ["decode_tokens_per_s"]).get("decode_tokens_per_s")
-        facts = [
-            ["fits", res["fits_infer"]], ["KV cache, whole batch (GiB)", res["kv_cache_gib"]],
-            ["KV bytes per token", res["kv_bytes_per_token"]], ["largest batch that fits", res["max_batch_fit"]],
-            ["longest context that fits", res["max_context_fit"]],
-            # the engine's decode step, as the serving figures below use it (fixed time per step included)
-            [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
-             f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
-            ["decode tokens/s per sequence, likely range (the engine's measured spread)", "-" if not_fit else
-             f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_low'], 4)} to "
-             f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_high'], 4)}"],
-            ["decode tokens/s, whole batch", "-" if not_fit else res["engine_decode_tokens_per_s"]],
-            ["prefill tokens/s", "-" if not_fit else res["prefill_tokens_per_s"]],
-        ]
+        facts = _inference_facts(res, used)
         if res["state_bytes_per_seq"] > 0:  # hybrid models: the state layers' fixed memory per sequence, in the kv_cache row
             facts.insert(3, ["fixed-size state bytes per sequence", res["state_bytes_per_seq"]])
         print(table(["result", "value"], facts))
