@@ -55,7 +55,7 @@ SERVE_OUTPUTS = ("serve_batch", "ttft_ms", "tpot_ms", "serve_replica_requests_pe
                  "serve_rent_usd_per_replica_month", "serve_own_usd_per_replica_month", "serve_replica_mtok_per_month",
                  "own_capital_usd", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour", "offer_max_gpus",
                  "serve_servers", "own_server_gpus", "own_gpus", "serve_idle_gpus", "serve_replicas_for_load",
-                 "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
+                 "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_tpot_at_load_ms", "serve_slot_wait_ms", "serve_prefill_wait_ms",
                  "serve_load_after_failure", "serve_single_failure_stops", "serve_weights_allowed",
                  "serve_load_after_server_failure", "serve_planned_utilization",
                  "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high",
@@ -105,7 +105,8 @@ class ServeOption(Record):
     spare_replicas: int = 0           # replicas beyond those carrying the demand at the target utilization
     planned_utilization: float = float("nan")  # the target, or lower where queueing would break the first-token target
     ttft_queue_wait_ms: float = float("nan")  # wait for a slot and for the prefill ahead at the planned load
-    ttft_at_load_ms: float = float("nan")     # ttft_ms + ttft_queue_wait_ms
+    ttft_at_load_ms: float = float("nan")     # first token at the planned load: service then + ttft_queue_wait_ms
+    tpot_at_load_ms: float = float("nan")     # time per output token at the planned load (fewer sequences than the batch)
     load_after_failure: float = float("nan")  # demand / capacity with one replica down
     load_after_server_failure: float = float("nan")  # buying: demand / capacity with one server down (1e9: one server)
     single_failure_stops: bool = False        # one failed replica stops or overloads the service
@@ -458,7 +459,8 @@ def _serve_options(cols: Mapping, r: Mapping, base: Mapping, offer_table) -> lis
         "server_gpus": bought("own_server_gpus", int, 0), "gpus_bought": bought("own_gpus", int, 0),
         "spare_replicas": [max(0, a - b) for a, b in zip(c["serve_replicas"], c["serve_replicas_for_load"])],
         "planned_utilization": c["serve_planned_utilization"], "ttft_queue_wait_ms": c["ttft_queue_wait_ms"],
-        "ttft_at_load_ms": c["serve_ttft_at_load_ms"], "load_after_failure": c["serve_load_after_failure"],
+        "ttft_at_load_ms": c["serve_ttft_at_load_ms"], "tpot_at_load_ms": c["serve_tpot_at_load_ms"],
+        "load_after_failure": c["serve_load_after_failure"],
         "load_after_server_failure": bought("serve_load_after_server_failure", float, nan),
         "single_failure_stops": list(map(bool, r["serve_single_failure_stops"])),
         "weights_bits": [formats[d][0] for d in cols["weights_dtype"]],
@@ -514,7 +516,7 @@ _FLOAT_COLUMNS = ("serve_option_usd_per_month", "ttft_ms", "tpot_ms", "serve_rep
                   "serve_rent_usd_per_mtok_input", "serve_rent_usd_per_mtok_output", "serve_own_usd_per_mtok_input",
                   "serve_own_usd_per_mtok_output", "serve_rent_beats_api_mtok_per_month",
                   "serve_own_beats_api_mtok_per_month", "own_usd_per_gpu_hour", "rent_usd_per_gpu_hour", "infer_weights_gib",
-                  "serve_planned_utilization", "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_load_after_failure",
+                  "serve_planned_utilization", "ttft_queue_wait_ms", "serve_ttft_at_load_ms", "serve_tpot_at_load_ms", "serve_load_after_failure",
                   "tpot_ms_likely_low", "tpot_ms_likely_high", "ttft_ms_likely_low", "ttft_ms_likely_high")
 _INT_COLUMNS = ("serve_replicas", "serve_gpus", "serve_layout_batch", "serve_replicas_for_load")
 
@@ -840,6 +842,11 @@ def serve_option_notes(o: Mapping, inputs: Mapping) -> str:
     return "; ".join(notes)
 
 
+def ms_text(ms: float) -> str:
+    """Milliseconds as the answers write them: a tenth below 10 ms ("4.2"), whole ones above ("1,085")."""
+    return f"{ms:.1f}" if ms < 10 else f"{ms:,.0f}"
+
+
 def _volume(mtok: float | None) -> str:
     return f"{mtok:,.0f} million tokens a month" if mtok is not None and mtok >= 0 else ""
 
@@ -873,8 +880,9 @@ def serve_sentence(result: Mapping) -> str:
         capital = f" ({usd_text(lead.capital_usd)} of capital)" if lead.acquire == "buy" and math.isfinite(lead.capital_usd) else ""
         head = (f"{upper_first(serve_option_text(lead))}{capital} with {result.get('engine') or lead.engine}: "
                 f"{likely_text(lead.tpot_ms, lead.tpot_ms_likely)} per token, first token in "
-                f"{likely_text(lead.ttft_ms, lead.ttft_ms_likely)} of service and {lead.ttft_at_load_ms:,.0f} ms with the queue at "
-                f"the planned load, {usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
+                f"{likely_text(lead.ttft_ms, lead.ttft_ms_likely)} at full load (a batch of {lead.batch}); at the planned load "
+                f"{ms_text(lead.tpot_at_load_ms)} ms per token, first token in {ms_text(lead.ttft_at_load_ms)} ms with the queue, "
+                f"{usd_text(lead.usd_per_month)} a month (${lead.usd_per_mtok_input:.2f} per million input and "
                 f"${lead.usd_per_mtok_output:.2f} per million output tokens) for {volume}; {api_text}")
     wins = []
     for word, o in (("renting", rent), ("buying", buy)):

@@ -402,11 +402,12 @@ def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
 
 # --- serving mode: the serving planner's answer (core.serve_plan) and its charts' series -------------------------
 # the key figures of a serving setup: (label, quantity, unit); "{way}" is rent or own, by how the setup is had
-SERVE_FIGURES = (("Time to first token", "ttft_ms", "ms"), ("Time to first token, likely from", "ttft_ms_likely_low", "ms"),
+SERVE_FIGURES = (("Time to first token at full load", "ttft_ms", "ms"), ("Time to first token, likely from", "ttft_ms_likely_low", "ms"),
                  ("Time to first token, likely to", "ttft_ms_likely_high", "ms"),
                  ("Queueing wait before the first token at the planned load", "ttft_queue_wait_ms", "ms"),
                  ("Time to first token at the planned load", "serve_ttft_at_load_ms", "ms"),
-                 ("Time per generated token", "tpot_ms", "ms"), ("Time per generated token, likely from", "tpot_ms_likely_low", "ms"),
+                 ("Time per generated token at the planned load", "serve_tpot_at_load_ms", "ms"),
+                 ("Time per generated token at full load", "tpot_ms", "ms"), ("Time per generated token, likely from", "tpot_ms_likely_low", "ms"),
                  ("Time per generated token, likely to", "tpot_ms_likely_high", "ms"),
                  ("Requests at once per replica", "serve_layout_batch", "sequences"),
                  ("Prefill and decode apart (1 = yes)", "serve_disaggregated", "flag"),

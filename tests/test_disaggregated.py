@@ -317,7 +317,7 @@ def test_prefill_and_decode_forced_apart_on_an_offer_without_a_network_say_no_li
     out = _cli("estimate", "--mode", "infer", "--requests-per-s", "10", "--serving-layout", "2", "--offer", "vast.ai H100-SXM")
     assert out.returncode == 0, out.stderr
     rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[-1].strip() for line in out.stdout.splitlines() if "  " in line}
-    for label in ("time to first token, service (ms)", "time to first token, likely range (ms)",
+    for label in ("time to first token at full load (ms)", "time to first token, likely range (ms)",
                   "KV cache sent per prompt if disaggregated (ms)"):
         assert rows[label] == "no link", (label, rows.get(label))
     assert "e+1" not in out.stdout and "--kv-transfer-gb-per-s" in out.stdout

@@ -804,3 +804,21 @@ def test_an_inference_setup_fits_only_where_the_engine_holds_its_batch():
     for batch in (6, 7, 8, 9):
         r = core.evaluate({**setup, "batch": batch})
         assert bool(r["fits_infer"]) == (batch <= r["max_batch_fit"]) == (batch <= 7), batch
+
+
+def test_a_lightly_loaded_service_is_said_to_answer_at_its_load_not_at_its_full_batch():
+    """Llama 3.2 1B at 0.2 requests/s runs at about 1 % of two RTX 3090s: a request there meets almost no others, so its
+    first token takes about what a lone request's does (95 ms), not the 1,085 ms of a full batch of 163 the answer
+    gave as the latency "at the planned load".  The answer now names the full-load design point and the latency at the
+    planned load apart, and the latter is near the lone request's."""
+    job = {"model": "Llama-3.2-1B", "requests_per_s": 0.2, "ttft_slo_ms": 2000, "tpot_slo_ms": 60, "hours_per_day": 24}
+    result = core.serve_plan(job)
+    rec = result["recommended"]
+    lone = core.evaluate(core.serve_option_inputs(result["given"], rec),
+                         outputs=("serve_ttft_ms_at_batch_1", "serve_tpot_ms_at_batch_1"))
+    assert rec.load_fraction < 0.05 and rec.batch > 100
+    assert rec.ttft_at_load_ms < 1.5 * lone["serve_ttft_ms_at_batch_1"] + rec.ttft_queue_wait_ms
+    assert rec.tpot_at_load_ms < 1.5 * lone["serve_tpot_ms_at_batch_1"] < rec.tpot_ms
+    sentence = result["recommendation"]
+    assert f"at full load (a batch of {rec.batch}); at the planned load" in sentence
+    assert f"first token in {rec.ttft_at_load_ms:,.0f} ms with the queue" in sentence

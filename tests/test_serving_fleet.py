@@ -64,16 +64,24 @@ def test_capacity_is_planned_at_the_target_utilization_with_a_spare(example):
 
 
 def test_first_token_adds_the_queueing_wait_at_the_planned_load(example):
-    """TTFT at load = service TTFT + ttft_queue_wait_ms (M/M/c for a slot, Sakasegawa; M/D/1 for the prefill,
-    Pollaczek-Khinchine), checked against the target; the wait grows without bound as the load nears 1."""
+    """TTFT at load = the service TTFT with the sequences a replica runs at that load + ttft_queue_wait_ms (M/M/c for a
+    slot, Sakasegawa; M/D/1 for the prefill, Pollaczek-Khinchine), checked against the target; the wait grows without
+    bound as the load nears 1.  The sequences running at the load are its arrivals x the time a request holds a slot
+    (Little's law), so below full load the service time and the time per token are those of a smaller batch."""
     rec = example["recommended"]
     assert rec.ttft_queue_wait_ms > 0
-    assert rec.ttft_at_load_ms == pytest.approx(rec.ttft_ms + rec.ttft_queue_wait_ms)
-    assert rec.ttft_at_load_ms <= EXAMPLE["ttft_slo_ms"]
     inputs = core.serve_option_inputs(example["given"], rec)
     names = ("ttft_queue_wait_ms", "serve_prefill_wait_ms", "serve_slot_wait_ms", "serve_prefill_load", "serve_prefill_service_s",
-             "serve_load_fraction", "serve_batch", "serve_slot_hold_s", "serve_meets_ttft_at_load")
+             "serve_load_fraction", "serve_batch", "serve_slot_hold_s", "serve_meets_ttft_at_load", "serve_running_at_load",
+             "serve_replica_arrivals_per_s", "serve_ttft_service_at_load_ms", "serve_tpot_at_load_ms")
     r = core.evaluate(inputs, outputs=names)
+    assert r["serve_running_at_load"] == max(1, min(r["serve_batch"], math.ceil(r["serve_replica_arrivals_per_s"] * r["serve_slot_hold_s"])))
+    assert r["serve_running_at_load"] < r["serve_batch"]  # planned below full load
+    assert rec.ttft_at_load_ms == pytest.approx(r["serve_ttft_service_at_load_ms"] + rec.ttft_queue_wait_ms)
+    assert r["serve_ttft_service_at_load_ms"] < rec.ttft_ms and r["serve_tpot_at_load_ms"] < rec.tpot_ms
+    assert rec.ttft_at_load_ms <= EXAMPLE["ttft_slo_ms"]
+    full = core.evaluate({**inputs, "concurrency": int(r["serve_running_at_load"])}, outputs=("load_tpot_ms", "load_ttft_ms"))
+    assert r["serve_tpot_at_load_ms"] == pytest.approx(full["load_tpot_ms"])  # the engine's step at that many sequences
     rho, d = r["serve_prefill_load"], r["serve_prefill_service_s"]
     assert r["serve_prefill_wait_ms"] == pytest.approx(1000 * rho * d / (2 * (1 - rho)))  # M/D/1
     c, u = r["serve_batch"], r["serve_load_fraction"]
@@ -152,7 +160,7 @@ def test_command_line_and_excel_show_servers_load_and_queueing():
     for field in ("servers", "load_fraction", "ttft_queue_wait_ms", "ttft_at_load_ms", "single_failure_stops"):
         assert field in head
     first = dict(zip(head, rows[1]))
-    assert first["ttft_at_load_ms"] >= first["ttft_ms"] and first["load_fraction"] < 0.8
+    assert first["ttft_at_load_ms"] >= first["ttft_queue_wait_ms"] and first["load_fraction"] < 0.8
 
 
 @pytest.mark.parametrize("way, buy", [("rent", 0), ("own", 1)])

@@ -144,8 +144,9 @@ def test_serving_workbook_answers_with_cores_numbers_and_sentence(recalculated):
     rent, buy = result["best_rent"], result["best_buy"]
     assert out.cell("Start", labels["setup"], 2) == core.serve_option_text(rent)
     assert out.cell("Start", labels["setup"], 3) == core.serve_option_text(buy)
-    assert rel_equal(out.cell("Start", labels["time per generated token"], 2), rent.tpot_ms)
-    assert out.cell("Start", labels["time per generated token"], 5) == inputs["tpot_slo_ms"]
+    assert rel_equal(out.cell("Start", labels["time per generated token at full load"], 2), rent.tpot_ms)
+    assert out.cell("Start", labels["time per generated token at full load"], 5) == inputs["tpot_slo_ms"]
+    assert rel_equal(out.cell("Start", labels["time per generated token at the planned load"], 3), buy.tpot_at_load_ms)
     assert rel_equal(out.cell("Start", labels["cost per month"], 4), result["api"]["usd_per_month"])
     assert rel_equal(out.cell("Start", labels["beats the API above (million tokens a month)"], 3), buy.beats_api_above_mtok_per_month)
     assert [out.cell("Start", labels["rent or buy"], c) for c in (2, 3)] == ["rent", "buy"]

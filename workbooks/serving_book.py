@@ -57,7 +57,7 @@ WAYS = {"rent": ("cheapest rented", "renting"), "buy": ("cheapest bought", "buyi
 SETUP_OUTPUTS = ("serve_replicas", "ttft_ms", "tpot_ms", "serve_ok", "serve_batch", "serve_option_usd_per_month",
                  "ttft_ms_likely_low", "ttft_ms_likely_high", "tpot_ms_likely_low", "tpot_ms_likely_high",
                  "serve_{way}_usd_per_mtok_input", "serve_{way}_usd_per_mtok_output", "serve_{way}_beats_api_mtok_per_month",
-                 "serve_ttft_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
+                 "serve_ttft_at_load_ms", "serve_tpot_at_load_ms", "ttft_queue_wait_ms", "serve_load_fraction", "serve_load_after_failure",
                  "serve_single_failure_stops", "serve_servers", "own_gpus", "serve_gpus", "own_capital_usd",
                  "serve_load_after_server_failure", "serve_layout_batch",
                  "serve_disaggregated", "disagg_prefill_replicas", "disagg_decode_replicas", "disagg_kv_transfer_ms",
@@ -70,6 +70,11 @@ MS = '#,##0.0 "ms"'
 
 def _way(key: str) -> str:
     return "own" if key == "buy" else "rent"
+
+
+def ms_xl(x: str) -> str:
+    """Milliseconds in words as core.ms_text writes them: a tenth below 10 ms, whole ones above."""
+    return f'IF({x}<10,TEXT({x},"0.0"),TEXT({x},"#,##0"))'
 
 
 def money_xl(x: str) -> str:
@@ -230,7 +235,8 @@ def _setup_column(ws, col: str, key: str, option, result: Mapping, per_setup: li
     capital = f'&" ("&{money_xl(ref("own_capital_usd"))}&" of capital)"' if key == "buy" else ""
     lead = (f'{_upper_first_xl(ref("words"))}{capital}&" with "&{engine_xl()}&": "&{likely_xl(ref("tpot_ms"), ref("tpot_ms_likely_low"), ref("tpot_ms_likely_high"))}'
             f'&" per token, first token in "&{likely_xl(ref("ttft_ms"), ref("ttft_ms_likely_low"), ref("ttft_ms_likely_high"))}'
-            f'&" of service and "&TEXT({ref("serve_ttft_at_load_ms")},"#,##0")&" ms with the queue at the planned load, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
+            f'&" at full load (a batch of "&TEXT({ref("serve_layout_batch")},"0")&"); at the planned load "&{ms_xl(ref("serve_tpot_at_load_ms"))}'
+            f'&" ms per token, first token in "&{ms_xl(ref("serve_ttft_at_load_ms"))}&" ms with the queue, "&{money_xl(month)}&" a month ($"&TEXT({ref(f"serve_{way}_usd_per_mtok_input")},"0.00")'
             f'&" per million input and $"&TEXT({ref(f"serve_{way}_usd_per_mtok_output")},"0.00")&" per million output tokens) for "'
             f'&Serving!$C${max(rows.values()) + 2}&"; "&Serving!$C${max(rows.values()) + 3}')
     wins = (f'IF({above}>=0,"{word} beats the API above "&TEXT({above},"#,##0")&" million tokens a month",'
@@ -369,11 +375,12 @@ def _serve_table(ws, setups: Mapping, cells: Mapping, lay: Layout, r: int, known
              ("requests decoded at once per replica", "serve_layout_batch", WHOLE, None, None),
              ("prefill and decode apart (disaggregated)", "layout_shown", None, None, None),
              ("serving engine", "engine_shown", None, None, None),
-             ("time to first token, service", "ttft_ms", MS, None, None),
+             ("time to first token at full load", "ttft_ms", MS, None, None),
              ("time to first token, likely range", "ttft_likely", None, None, None),
              ("queueing wait at the planned load", "ttft_queue_wait_ms", MS, None, None),
              ("time to first token at the planned load", "serve_ttft_at_load_ms", MS, None, "ttft_slo_ms"),
-             ("time per generated token", "tpot_ms", MS, None, "tpot_slo_ms"),
+             ("time per generated token at full load", "tpot_ms", MS, None, "tpot_slo_ms"),
+             ("time per generated token at the planned load", "serve_tpot_at_load_ms", MS, None, None),
              ("time per generated token, likely range", "tpot_likely", None, None, None),
              ("meets both targets", "meets", None, None, None),
              ("USD per million input tokens", "serve_{way}_usd_per_mtok_input", USD_MILLS, "serve_api_usd_per_mtok_input", None),

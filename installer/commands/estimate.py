@@ -56,8 +56,10 @@ def _estimate_serving(ns, given: dict, used: dict, res: dict) -> tuple[list, lis
                     "gpu-tco plan --task serve --requests-per-s N plans a deployment for a demand."]
     shown = [("meets the targets", "serve_ok"), ("batch per replica at full load", "serve_layout_batch"),
              ("utilization planned", "serve_lowered_utilization"),
-             ("time to first token, service (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
-             ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"), ("time per output token (ms)", "tpot_ms"),
+             ("time to first token at full load (ms)", "ttft_ms"), ("queueing wait at the planned load (ms)", "ttft_queue_wait_ms"),
+             ("time to first token at the planned load (ms)", "serve_ttft_at_load_ms"),
+             ("time per output token at the planned load (ms)", "serve_tpot_at_load_ms"),
+             ("time per output token at full load (ms)", "tpot_ms"),
              ("prefill and decode on separate replicas (disaggregated)", "serve_disaggregated"),
              ("prefill replicas if disaggregated", "disagg_prefill_replicas"),
              ("decode replicas if disaggregated", "disagg_decode_replicas"),
