@@ -1960,23 +1960,18 @@ q("ttft_ms_likely_high", "ms", "Time to the first token at full load, high end o
   BAND_SOURCE)
 # At the planned load a replica runs fewer sequences than its full batch: its arrivals x the time a request holds a slot
 # (Little's law), so a lightly loaded service answers faster than its full-load design point.
-running_at_load = q("serve_running_at_load", "sequences",
-                    "Aggregated serving: sequences a replica runs on average at the planned load = requests per second reaching "
-                    "it x the time a request holds its slot (Little's law), rounded up, at least one, at most the serving "
-                    "batch (disaggregated: a decode replica's batch)",
+running_at_load = q("serve_running_at_load", "sequences", "Sequences a replica runs at the planned load = arrivals x slot "
+                    "hold time (Little's law), rounded up, 1 to the serving batch (disaggregated: the decode batch)",
                     IF(used, d_batch, MAX(1, MIN(b_run, CEILING(arrivals * slot_s)))), "Little's law")
-load_run_step_s = _decode_s(running_at_load)
-q("serve_tpot_at_load_ms", "ms", "Time per output token at the planned load: the decode step of the sequences running then + "
-  "the prefill it carries (disaggregated: a decode replica's step at its batch), milliseconds",
-  IF(used, tpot_used_s, _tpot_s(running_at_load, load_run_step_s)) * 1000, "[sarathi2024]; [pope2022]; Little's law")
-ttft_service_load_ms = q(
-    "serve_ttft_service_at_load_ms", "ms", "Time to the first token at the planned load without the queueing wait: own prefill, "
-    "the other running prompts' share and the steps it shares, with the sequences running then (disaggregated: prefill + KV "
-    "transfer, ttft_ms), milliseconds", IF(used, ttft_used_s, _ttft_s(running_at_load, load_run_step_s)) * 1000,
-    "[sarathi2024] (chunked prefill); Little's law")
-ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the planned load = its service time with the "
-                 "sequences running then (serve_ttft_service_at_load_ms) + queueing wait, milliseconds",
-                 ttft_service_load_ms + queue_wait_ms)
+load_run_step_s = q("serve_decode_step_s_at_load", "s", "Decode step of the sequences running at the planned load",
+                    _decode_s(running_at_load), "[pope2022] section 2")
+q("serve_tpot_at_load_ms", "ms", "Time per output token at the planned load, milliseconds (disaggregated: tpot_ms)",
+  IF(used, d_step_s, _tpot_s(running_at_load, load_run_step_s)) * 1000, "[sarathi2024]; Little's law")
+ttft_service_load_ms = q("serve_ttft_service_at_load_ms", "ms", "First token at the planned load before queueing, "
+                         "milliseconds (disaggregated: ttft_ms)",
+                         IF(used, ttft_d_s, _ttft_s(running_at_load, load_run_step_s)) * 1000, "[sarathi2024]; Little's law")
+ttft_load_ms = q("serve_ttft_at_load_ms", "ms", "Time to the first token at the planned load = serve_ttft_service_at_load_ms + "
+                 "queueing wait, milliseconds", ttft_service_load_ms + queue_wait_ms)
 q("serve_meets_ttft_at_load", "flag", "1 = the first token, queueing included, meets its target at the planned load (no target: 1)",
   ttft_load_ms / 1000 <= ttft_target_s)
 weights_allowed = q("serve_weights_allowed", "flag", "1 = the weight format has at least min_weight_bits bits per weight (whole "

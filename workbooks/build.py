@@ -214,7 +214,10 @@ def _options_sheet(ws, job: Scenario, lay: Layout) -> None:
     """Options: the quantities that depend on the option, recomputed per option column (option k in column
     2 + k), plus the memory parts the chart stacks; the ones that do not change are the same formula as on Calc."""
     options = job.options
-    per_option = depending_on(CANDIDATE_COLS)
+    # of those, what a training answer reads (core.ancestors with task "train"): the serving planner's internals that
+    # only a serving job reads (a third of the rows) stay single cells on Calc; the serving workbook has its own
+    read_by_training = set(core.ancestors([n for n, q in QUANTITIES.items() if q.group != "serving"], "train"))
+    per_option = [n for n in depending_on(CANDIDATE_COLS) if n in read_by_training]
     per_option += [p for p in MEMORY_PARTS if p not in per_option]
     # a purchase or rental price on Inputs is the price of the scenario's GPU: an option of another GPU is priced
     # from the catalogs (the planner's rule, core.planner.plan's price_gpu)
