@@ -1738,8 +1738,10 @@ agg_gpus = q("serve_aggregated_gpus", "GPUs", "Aggregated serving: GPUs of the d
 # chose for the KV cache: disaggregation is weighed there only with kv_transfer_gb_per_s given.
 kv_link_code = q("disagg_kv_link_code", "code", "Which link carries the KV cache from prefill to decode replicas: 1 = "
                  "kv_transfer_gb_per_s as given, 2 = the network between one's own servers (own_fabric_gbps_per_gpu), 3 = the "
-                 "offer's stated network, 0 = none (a rented offer that states no network: prefill and decode are not run apart)",
-                 IF(I.kv_transfer_gb_per_s > 0, 1, IF(I.buy, 2, IF(OF("fabric_gbps_per_gpu") > 0, 3, 0))))
+                 "offer's stated network, 0 = none (a rented offer that states no network, or bought consumer cards, which "
+                 "have no GPUDirect RDMA: prefill and decode are not run apart)",
+                 IF(I.kv_transfer_gb_per_s > 0, 1, IF(I.buy, IF(G("consumer"), 0, 2), IF(OF("fabric_gbps_per_gpu") > 0, 3, 0))),
+                 "[gpudirect_rdma] (GPUDirect RDMA: Tesla and Quadro GPUs)")
 kv_link = q("disagg_kv_link_gb_per_s", "GB/s", "Bandwidth per GPU carrying the KV cache from prefill to decode replicas: "
             "kv_transfer_gb_per_s, else the network between machines (disagg_kv_link_code; 0 = none)",
             IF(I.kv_transfer_gb_per_s > 0, I.kv_transfer_gb_per_s, IF(kv_link_code > 0, inter_gb_per_s, 0)),
@@ -1856,9 +1858,9 @@ used = q("serve_disaggregated", "flag", "1 = the option serves disaggregated (pr
 q("serve_layout_reason_code", "code", "Why the layout: 1 = disaggregated, aggregated misses the targets; 2 = disaggregated, fewer "
   "GPUs; 3 = aggregated, disaggregated saves fewer GPUs than disaggregation_min_saving_pct; 4 = aggregated, disaggregated misses the targets; 5 = set by "
   "serving_layout; 6 = aggregated, the engine has no disaggregated mode; 7 = aggregated, no link between the offer's machines "
-  "for the KV cache",
+  "for the KV cache; 8 = aggregated, bought consumer cards have no network for the KV cache",
   IF(I.serving_layout > 0, 5, IF(EN("disaggregated_mode") > 0, IF(disagg_wins, IF(NOT(agg_ok), 1, 2),
-                                                                  IF(disagg_ok, 3, IF(kv_link > 0, 4, 7))), 6)))
+                                                                  IF(disagg_ok, 3, IF(kv_link > 0, 4, IF(I.buy, 8, 7)))), 6)))
 
 # The deployment as chosen (aggregated or disaggregated): what the answer, the costs and the failure checks use.
 q("serve_lowered_utilization", "fraction", "The load the answer says the replicas are planned at for the first-token "

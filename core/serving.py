@@ -550,7 +550,9 @@ LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misse
                   5: "{layout} serving, as set (serving_layout)",
                   6: "aggregated serving: this engine does not run prefill and decode apart",
                   7: "aggregated serving: the offer states no network between its machines to carry the KV cache from "
-                     "prefill to decode replicas (kv_transfer_gb_per_s sets one)"}
+                     "prefill to decode replicas (kv_transfer_gb_per_s sets one)",
+                  8: "aggregated serving: consumer cards have no GPUDirect RDMA, so no network between bought servers carries "
+                     "the KV cache from prefill to decode replicas (kv_transfer_gb_per_s sets one)"}
 
 
 def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:

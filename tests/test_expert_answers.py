@@ -822,3 +822,21 @@ def test_a_lightly_loaded_service_is_said_to_answer_at_its_load_not_at_its_full_
     sentence = result["recommendation"]
     assert f"at full load (a batch of {rec.batch}); at the planned load" in sentence
     assert f"first token in {rec.ttft_at_load_ms:,.0f} ms with the queue" in sentence
+
+
+def test_bought_consumer_cards_never_send_the_kv_cache_over_a_network_nobody_chose():
+    """GeForce cards have no GPUDirect RDMA (NVIDIA, GPUDirect RDMA User Manual, System Requirements: Tesla and Quadro
+    GPUs): bought RTX 4090 or 5090 servers were joined by the default 400 Gbit/s per GPU to carry the KV cache from
+    prefill to decode replicas, a network nobody buys for such cards.  Bought consumer cards now serve aggregated and say
+    why; a data-centre GPU bought keeps the owned network."""
+    job = {"model": "Llama-3.1-70B", "requests_per_s": 10, "ttft_slo_ms": 2000, "tpot_slo_ms": 60, "hours_per_day": 24}
+    result = core.serve_plan(job, gpus=["RTX-4090", "RTX-5090"])
+    bought = [o for o in result["options"] if o.acquire == "buy"]
+    assert bought and all(o.layout == "aggregated" for o in bought)
+    option = {**job, "task": "serve", "gpu": "RTX-4090", "n_gpus": 4, "weights_dtype": "fp8", "buy": 1}
+    r = core.evaluate(option, outputs=("disagg_kv_link_code", "serve_layout_reason_code", "disagg_kv_link_gb_per_s"))
+    assert r["disagg_kv_link_code"] == 0 and r["disagg_kv_link_gb_per_s"] == 0
+    assert "consumer cards have no GPUDirect RDMA" in core.layout_reason_text(r["serve_layout_reason_code"], "aggregated", 0, 0, 10)
+    assert core.evaluate({**option, "gpu": "H100-SXM"}, outputs=("disagg_kv_link_code",))["disagg_kv_link_code"] == 2
+    given = core.evaluate({**option, "kv_transfer_gb_per_s": 25}, outputs=("disagg_kv_link_code",))
+    assert given["disagg_kv_link_code"] == 1  # a link the user names is used
