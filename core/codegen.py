@@ -130,7 +130,7 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
 
 
 RUNTIME = {
-    "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_vceil": _vceil, "_vfloor": _vfloor,
+    "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_ln": math.log, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
     "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_switch_state": _switch_state,
 }

@@ -11,7 +11,7 @@ renders
 * a human-readable formula for explanations.
 
 The vocabulary is deliberately small: + - * / ^, unary minus, comparisons,
-MIN, MAX, CEILING, FLOOR, SQRT, IF, AND, OR, NOT and ``lookup``.  Anything a
+MIN, MAX, CEILING, FLOOR, SQRT, LN, IF, AND, OR, NOT and ``lookup``.  Anything a
 formula needs beyond that is expressed with those, so every front end can
 render it.
 """
@@ -220,6 +220,7 @@ _FUNCS = {
     "CEILING": ("_mceil", "_vceil", "CEILING", 1),  # scalar code inlines the binary-noise guard (Call.render_with)
     "FLOOR": ("_mfloor", "_vfloor", "FLOOR", 1),
     "SQRT": ("_sqrt", "_np.sqrt", "SQRT", 1),
+    "LN": ("_ln", "_np.log", "LN", 1),  # natural logarithm (Excel and LibreOffice LN); its argument kept positive by the formula
     "AND": ("_and", "_vand", "AND", None),
     "OR": ("_or", "_vor", "OR", None),
     "NOT": ("_not", "_np.logical_not", "NOT", 1),
@@ -279,6 +280,7 @@ def MAX(*a): return _call("MAX", *a)
 def CEILING(x): return _call("CEILING", x)
 def FLOOR(x): return _call("FLOOR", x)
 def SQRT(x): return _call("SQRT", x)
+def LN(x): return _call("LN", x)
 def AND(*a): return _call("AND", *a)
 def OR(*a): return _call("OR", *a)
 def NOT(x): return _call("NOT", x)

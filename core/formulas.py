@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expr import AND, CEILING, EQ, FLOOR, IF, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
+from .expr import AND, CEILING, EQ, FLOOR, IF, LN, MAX, MIN, NOT, OR, SQRT, Expr, Lookup, Ref, wrap
 from .inputs import BY_NAME, HOST_MEMORY_USABLE
 
 GIB = 2 ** 30  # bytes in a GiB: GPU memory is sold in binary units (an "80 GB" H100 holds 80 GiB)
@@ -2161,13 +2161,27 @@ own_running_usd_per_month = q(
     "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
     own_fixed_usd_per_month + own_gpus * own_hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
 saving = rent_usd_per_month - own_running_usd_per_month
+# Discounted at discount_rate_pct (a month's rate m = (1 + r)^(1/12) - 1): the month n at which the present value of
+# n months of saving S, S (1 - (1 + m)^-n) / m, reaches the capital C: n = ln(S / (S - m C)) / ln(1 + m), never when
+# S <= m C (the saving does not even pay the capital's interest); C / S at a rate of 0.
+month_rate = q("own_month_rate", "fraction", "Discount rate per month = (1 + discount_rate_pct / 100)^(1/12) - 1",
+               (1 + r) ** (1 / 12) - 1)
+outlay = own_capital_usd + own_setup_usd
 payback_months = q(
-    "payback_months", "months", "Months until buying pays back = (capital + setup) / (rent avoided - running costs) per month; -1 = never",
-    IF(saving > 0, (own_capital_usd + own_setup_usd) / saving, -1), "payback = capital / (monthly rent avoided - monthly running cost of owning)")
+    "payback_months", "months", "Months until buying pays back, discounted at discount_rate_pct: the month at which the present value "
+    "of the monthly saving S (rent avoided - running costs) reaches capital + setup C = ln(S / (S - m C)) / ln(1 + m) with m the "
+    "monthly rate (C / S at a rate of 0); -1 = never",
+    IF(saving > month_rate * outlay,
+       IF(month_rate > 0, LN(MAX(1, saving / MAX(1e-9, saving - month_rate * outlay))) / LN(1 + MAX(1e-12, month_rate)),
+          outlay / MAX(1e-9, saving)), -1),
+    "[discounted_payback] (discounted payback period: cash flows at their present value; simple payback at a rate of 0)")
 margin = rent_usd_per_gpu_hour - own_energy_usd_per_gpu_hour
+annuity_years = IF(r > 0, (1 - disc) / r, years)  # present value of one USD a year over the period
 breakeven_gpu_hours = q(
-    "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting: (capital + setup + fixed - residual) / (rent - energy per GPU-h); -1 = never",
-    IF(margin > 0, (own_capital_usd + own_setup_usd + own_fixed_usd - own_residual_usd) / margin, -1))
+    "breakeven_gpu_hours", "GPU-h", "GPU-hours over the period at which owning equals renting at their present value: (capital + "
+    "setup - discounted residual + yearly fixed costs x A) / ((rent - energy per GPU-h) x A / years), A = the period's annuity "
+    "factor (1 - (1 + r)^-years) / r (years at a rate of 0: then (capital + setup + fixed - residual) / (rent - energy)); -1 = never",
+    IF(margin > 0, (outlay - own_residual_usd * disc + own_fixed_usd / years * annuity_years) / (margin * annuity_years / years), -1))
 q("breakeven_hours", "h", "Break-even hours of the whole setup (GPU-hours / n_gpus); -1 = never",
   IF(margin > 0, breakeven_gpu_hours / own_gpus, -1), "[aimanual_cheap_gpus]: a local 4x RTX 4090 pays back after 700 hours against $10/h")
 q("breakeven_utilization", "fraction", "Utilization over the period at which owning equals renting (> 1: not within the period); -1 = never",

@@ -735,6 +735,17 @@ def verdict_text(code: float) -> str:
     return VERDICTS[int(code)]
 
 
+def payback_text(values: Mapping, inputs: Mapping) -> str:
+    """" (payback after 29.6 of the 36 months, discounted at 10 %)." for a verdict: the payback against the period owned,
+    and the discount rate it is counted at (``payback_months``); "." when buying never pays back."""
+    months, period = float(values["payback_months"]), float(inputs["months"])
+    if months <= 0:
+        return "."
+    rate = float(inputs["discount_rate_pct"])
+    discounted = f", discounted at {rate:g} % a year" if rate > 0 else ", not discounted"
+    return f" (payback after {months:.1f} of the {period:g} months{discounted})."
+
+
 NETWORK_OUTPUTS = ("job_machines", "offer_max_gpus", "inter_node_gb_per_s", "option_offer_sells")
 
 

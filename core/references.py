@@ -410,6 +410,9 @@ _REFS: list[Reference] = [
     Reference("hsbc_mi355x_2025", "MoneyCheck (reporting an HSBC note by Frank Lee)", "AMD stock: why this analyst still loves AMD despite price cut (MI355 average selling price 23,000 USD)", "2025", "https://moneycheck.com/amd-stock-why-this-analyst-still-loves-amd-despite-price-cut"),
     Reference("newgearhub_rtxpro6000", "NewGearHub", "Nvidia GTC 2026: what Blackwell GPUs mean for pro workstations (RTX PRO 6000: MSRP 8,565 USD, retail 8,000-9,200)", "2026-04-06", "https://www.newgearhub.com/review/nvidia-gtc-2026-blackwell-gpus-pro-workstations"),
     Reference("nvidia_dgx_b200", "NVIDIA", "NVIDIA DGX B200", "2024", "https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+    Reference("discounted_payback", "Investopedia (Jason Fernando)", "Discounted Payback Period: What It Is, and How to Calculate "
+              "It (each period's cash flow at its present value; the period at which their sum reaches the investment)", "2024",
+              "https://www.investopedia.com/terms/d/discounted-payback-period.asp"),
     Reference("gpudirect_rdma", "NVIDIA", "GPUDirect RDMA User Manual: System Requirements and Recommendations (GPUDirect RDMA "
               "is supported on Tesla and Quadro GPUs)", "2018",
               "https://docs.nvidia.com/networking/display/GPUDirectRDMAv18/System+Requirements+and+Recommendations"),

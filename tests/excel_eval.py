@@ -13,7 +13,7 @@ import math
 import re
 
 TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_.]*)|(<=|>=|<>|[-+*/^(),=<>]))")
-ALLOWED_FUNCTIONS = {"INDEX", "MATCH", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "IF", "AND", "OR", "NOT"}
+ALLOWED_FUNCTIONS = {"INDEX", "MATCH", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "LN", "IF", "AND", "OR", "NOT"}
 
 
 def tokenize(formula: str):
@@ -127,7 +127,7 @@ class Parser:
                 args.append(self.comparison())
         self.take(")")
         simple = {
-            "MIN": lambda: min(args), "MAX": lambda: max(args), "SQRT": lambda: math.sqrt(args[0]),
+            "MIN": lambda: min(args), "MAX": lambda: max(args), "SQRT": lambda: math.sqrt(args[0]), "LN": lambda: math.log(args[0]),
             # Excel and LibreOffice round to 15 significant digits before rounding to a multiple,
             # so 2016.0000000000002 seconds bill as 2016, not 2017
             "CEILING": lambda: math.ceil(float(f"{args[0] / args[1]:.15g}")) * args[1],

@@ -242,7 +242,7 @@ def test_serving_workbook_formulas_are_portable_and_name_only_what_exists(tmp_pa
     inputs, gpus = _example()
     wb = load_workbook(write_workbook(tmp_path / "serve.xlsx", inputs, gpus=gpus))
     names = set(wb.defined_names.keys())
-    allowed = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "ISNUMBER", "CHOOSE",
+    allowed = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "LN", "ISNUMBER", "CHOOSE",
                "COUNTIF", "TEXT", "ROUND", "ABS", "UPPER", "LEFT", "MID"}
     formulas = 0
     for ws in wb.worksheets:

@@ -38,7 +38,7 @@ def default_book():
     return build_workbook()
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT",
+PORTABLE = {"INDEX", "MATCH", "IF", "AND", "OR", "NOT", "MIN", "MAX", "CEILING", "FLOOR", "SQRT", "LN",
             "ISNUMBER", "CHOOSE", "COUNTIF", "TEXT", "ROUND", "ABS"}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z][\w.-]*)!)?\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?$")
 

@@ -48,7 +48,7 @@ def cmd_tco(ns) -> int:
 
 
 def cmd_breakeven(ns) -> int:
-    from ..core import PRICE_FLAGS, breakeven_series, cheaper_listed_offer, evaluate, resolve_inputs, verdict_text
+    from ..core import PRICE_FLAGS, breakeven_series, cheaper_listed_offer, evaluate, payback_text, resolve_inputs, verdict_text
     from ..core import require_prices as require
     inputs = _collect_inputs(ns)
     res = evaluate(inputs, outputs=[*BREAKEVEN_LINES, *PRICE_FLAGS])
@@ -66,8 +66,7 @@ def cmd_breakeven(ns) -> int:
     _report(ns, "gpu-tco breakeven: buy {n_gpus}x {gpu} or rent from " + used["offer"]
             + " ({hours_per_day:g} h/day for {months:g} months)", BREAKEVEN_LINES, inputs)
     print()
-    print(f"Verdict: {verdict_text(res['verdict_code'])}" + (f" (payback after {res['payback_months']:.1f} months)."
-                                                             if res["payback_months"] > 0 else "."))
+    print(f"Verdict: {verdict_text(res['verdict_code'])}{payback_text(res, used)}")
     if cheaper:
         print(f"Renting is priced at {used['offer']} (${res['rent_usd_per_gpu_hour']:.2f} per GPU-hour), the cheapest "
               f"on-demand offer; the cheapest offer listed for {int(used['n_gpus'])} GPUs is {cheaper['offer']} "
