@@ -478,18 +478,23 @@ def _fail(message: str, raise_errors: bool):
     return message
 
 
-def _as_released(func: Function, inputs: dict) -> dict:
-    """An inference function's inputs with no weight format given: each row's model as it was released
-    (``core.inference_inputs``: gpt-oss's MXFP4, DeepSeek-V3's FP8), as the command line's estimate and the serving
-    planner take it."""
-    if "weights_dtype" not in func.args or "weights_dtype" in inputs:
+def _as_released(func: Function, inputs: dict, context_given=None) -> dict:
+    """An inference function's inputs as ``core.inference_inputs`` completes them, as the command line's estimate does:
+    with no weight format given, each row's model as it was released (gpt-oss's MXFP4, DeepSeek-V3's FP8); with a
+    context given, requests of that context.  ``context_given``: in a range, the rows whose context cell is not blank
+    (a blank one reads as the default context, and its requests stay the default ones, as a blank single cell's)."""
+    if "weights_dtype" not in func.args:
         return inputs
+    sized = core.inference_inputs(inputs)
+    if context_given is not None and "prompt_tokens" in sized and not np.all(context_given):
+        sized["prompt_tokens"] = np.where(context_given, sized["prompt_tokens"], float(core.DEFAULTS["prompt_tokens"]))
     model = inputs.get("model", core.DEFAULTS["model"])
-    if np.ndim(model) == 0:
-        return core.inference_inputs(inputs)
+    if "weights_dtype" in inputs or np.ndim(model) == 0:
+        return sized
+    # a column of models: each row's release format
     default = core.DEFAULTS["weights_dtype"]
     formats = [core.inference_inputs({"model": m}).get("weights_dtype", default) for m in np.asarray(model).tolist()]
-    return inputs if all(f == default for f in formats) else {**inputs, "weights_dtype": np.array(formats, dtype=object)}
+    return sized if all(f == default for f in formats) else {**sized, "weights_dtype": np.array(formats, dtype=object)}
 
 
 def _scalar(func: Function, named: dict):
@@ -534,7 +539,8 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     while ok.any():
         idx = np.flatnonzero(ok)
         every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
-        inputs = _as_released(func, _sweep_inputs(flat, floats, cells_of, idx, every_row))
+        given = ~np.isnan(floats["context_tokens"][idx]) if "context_tokens" in floats else None
+        inputs = _as_released(func, _sweep_inputs(flat, floats, cells_of, idx, every_row), given)
         try:
             result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
         except InputError as err:

@@ -862,3 +862,25 @@ def test_buying_pays_back_later_when_money_costs_something():
     assert discounted["breakeven_utilization"] > simple["breakeven_utilization"]
     out = cli("breakeven", "--gpu", "H100-SXM", "--n-gpus", "8", "--hours-per-day", "24", "--discount-rate-pct", "10").stdout
     assert f"(payback after {discounted['payback_months']:.1f} of the 36 months, discounted at 10 % a year)." in out
+
+
+def test_an_inference_estimate_times_the_requests_its_memory_is_sized_for():
+    """The estimate sized memory for a 32,768-token context but timed decoding for the default 1,000-token prompt, a
+    speed 64 % too high for those sequences.  A context given without a request length now makes the requests that
+    long (prompt = context - output), in the estimate and Excel's inference functions alike; a request length given
+    still wins."""
+    args = ("estimate", "--mode", "infer", "--model", "Llama-3-70B", "--gpu", "H100-SXM", "--n-gpus", "2",
+            "--weights-dtype", "fp8", "--context-tokens", "32768", "--batch", "7")
+    out = cli(*args).stdout
+    assert "(vLLM (the default engine), 32,568 prompt + 200 output tokens)" in out
+    long = core.evaluate({"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "batch": 7,
+                          "context_tokens": 32768, "prompt_tokens": 32568}, outputs=("engine_decode_tokens_per_s_per_seq",))
+    short = core.evaluate({"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "batch": 7,
+                           "context_tokens": 32768}, outputs=("engine_decode_tokens_per_s_per_seq",))
+    assert long["engine_decode_tokens_per_s_per_seq"] < 0.75 * short["engine_decode_tokens_per_s_per_seq"]
+    assert "1,000 prompt + 200 output tokens" in cli(*args, "--prompt-tokens", "1000").stdout
+    from gpu_tco.addin import udfs
+    at = {"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "batch": 8, "weights_dtype": "fp8"}
+    costs = udfs.GPU_COST_PER_MTOK("Llama-3-70B", "H100-SXM", 2, None, 8, [[8192], [32768], [None]], "fp8")
+    assert costs[0][0] == pytest.approx(core.evaluate({**at, "context_tokens": 8192, "prompt_tokens": 7992})["decode_usd_per_mtok_rent"])
+    assert costs[1][0] > costs[0][0] > costs[2][0]  # longer requests cost more per generated token; a blank is the default
