@@ -483,7 +483,7 @@ def test_break_even_names_a_cheaper_listed_offer_than_its_on_demand_reference():
 def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
     """Renting GPUs for the working hours costs a fixed amount a month; an API costs its price per million
     tokens.  Above rent / price the rented GPUs are cheaper, provided they can generate that many tokens."""
-    from gpu_tco.core import evaluate
+    from gpu_tco.core import evaluate, inference_inputs
     outputs = ("selfhost_rent_breakeven_mtok_per_month", "rent_usd_per_month", "serve_capacity_mtok_per_month",
                "rent_usd_per_gpu_hour", "selfhost_breakeven_mtok_per_month")
     job = {"model": "Llama-3-8B", "gpu": "L40S", "n_gpus": 1, "usd_per_gpu_hour_rented": 1.00, "hours_per_day": 24,
@@ -505,8 +505,8 @@ def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
     from gpu_tco.addin.functions import call
     assert call("GPU_API_BREAKEVEN", "Llama-3-8B", "L40S", 1, 2.0, 1.00, 24, 64, 4096) == pytest.approx(volume)
     assert call("GPU_API_BREAKEVEN_OWNED", "Llama-3-8B", "L40S", 1, 2.0, None, None, None, 64, 4096, None) == \
-        pytest.approx(evaluate({k: v for k, v in job.items() if k not in ("usd_per_gpu_hour_rented", "hours_per_day")},
-                               outputs=outputs)["selfhost_breakeven_mtok_per_month"])
+        pytest.approx(evaluate(inference_inputs({k: v for k, v in job.items() if k not in ("usd_per_gpu_hour_rented", "hours_per_day")}),
+                               outputs=outputs)["selfhost_breakeven_mtok_per_month"])  # Excel's inference functions: requests of the context
 
 
 def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():
