@@ -478,23 +478,29 @@ def _fail(message: str, raise_errors: bool):
     return message
 
 
-def _as_released(func: Function, inputs: dict, context_given=None) -> dict:
-    """An inference function's inputs as ``core.inference_inputs`` completes them, as the command line's estimate does:
-    with no weight format given, each row's model as it was released (gpt-oss's MXFP4, DeepSeek-V3's FP8); with a
-    context given, requests of that context.  ``context_given``: in a range, the rows whose context cell is not blank
-    (a blank one reads as the default context, and its requests stay the default ones, as a blank single cell's)."""
+def _as_released(func: Function, inputs: dict, blank_formats=None) -> dict:
+    """An inference function's inputs with no weight format given: each row's model as it was released
+    (``core.inference_inputs``: gpt-oss's MXFP4, DeepSeek-V3's FP8), as the command line's estimate and the serving
+    planner take it.  ``blank_formats``: in a range of weight formats, the rows whose cell is blank (each takes its
+    model's release format, as a blank single cell does)."""
     if "weights_dtype" not in func.args:
         return inputs
-    sized = core.inference_inputs(inputs)
-    if context_given is not None and "prompt_tokens" in sized and not np.all(context_given):
-        sized["prompt_tokens"] = np.where(context_given, sized["prompt_tokens"], float(core.DEFAULTS["prompt_tokens"]))
     model = inputs.get("model", core.DEFAULTS["model"])
-    if "weights_dtype" in inputs or np.ndim(model) == 0:
-        return sized
-    # a column of models: each row's release format
+    if "weights_dtype" not in inputs and np.ndim(model) == 0:
+        return core.inference_inputs(inputs)
+    rows = max(np.size(model), np.size(inputs.get("weights_dtype", "")))
+    if "weights_dtype" in inputs and (blank_formats is None or not np.any(blank_formats)):
+        return inputs
+    models = np.broadcast_to(np.asarray(model, dtype=object), (rows,)).tolist()
     default = core.DEFAULTS["weights_dtype"]
-    formats = [core.inference_inputs({"model": m}).get("weights_dtype", default) for m in np.asarray(model).tolist()]
-    return sized if all(f == default for f in formats) else {**sized, "weights_dtype": np.array(formats, dtype=object)}
+    released = [core.inference_inputs({"model": m}).get("weights_dtype", default) for m in models]
+    if "weights_dtype" in inputs:  # a range with blanks: those rows as released
+        given = np.broadcast_to(np.asarray(inputs["weights_dtype"], dtype=object), (rows,)).tolist()
+        blank = np.broadcast_to(np.asarray(blank_formats, dtype=bool), (rows,)).tolist()
+        released = [r if b else g for r, g, b in zip(released, given, blank)]
+    elif all(f == default for f in released):
+        return inputs
+    return {**inputs, "weights_dtype": np.array(released, dtype=object)}
 
 
 def _scalar(func: Function, named: dict):
@@ -539,8 +545,9 @@ def _vector(func: Function, named: dict, raise_errors: bool):
     while ok.any():
         idx = np.flatnonzero(ok)
         every_row = len(idx) == n  # the usual case: no row was marked, the columns are used as they are
-        given = ~np.isnan(floats["context_tokens"][idx]) if "context_tokens" in floats else None
-        inputs = _as_released(func, _sweep_inputs(flat, floats, cells_of, idx, every_row), given)
+        blank = [_blank(v) for v in (flat["weights_dtype"] if every_row else flat["weights_dtype"][idx])] \
+            if "weights_dtype" in flat else None
+        inputs = _as_released(func, _sweep_inputs(flat, floats, cells_of, idx, every_row), blank)
         try:
             result = core.evaluate(inputs, outputs=wanted)  # no inputs left (all blank): the default scenario, once
         except InputError as err:

@@ -201,22 +201,12 @@ def weights_dtype_of_model_name(model: str) -> str | None:
 def inference_inputs(given: Mapping) -> dict:
     """The inputs of one inference setup as it is served: ``given`` with the weight format the model was released in
     (``release_weights_dtype``: gpt-oss's MXFP4, DeepSeek-V3's FP8) where no weights_dtype is given, as the serving
-    planner and the launch commands take it (otherwise 16-bit by default); and where a context is given but no request
-    length, requests of that context (prompt = context_tokens - output_tokens), so the speeds are those of the
-    sequences the memory is sized for (a 32,768-token context, not the default 1,000-token prompt)."""
+    planner and the launch commands take it; otherwise unchanged (16-bit by default)."""
     out = dict(given)
     if "weights_dtype" not in out:
         released = release_weights_dtype(out.get("model"))
         if released is not None:
             out["weights_dtype"] = released
-    if "context_tokens" in out and "prompt_tokens" not in out and "output_tokens" not in out:
-        try:
-            context = np.asarray(out["context_tokens"], dtype=float)
-        except (TypeError, ValueError):
-            return out  # not a number: evaluate names context_tokens and what it allows
-        if np.all(np.isfinite(context)):
-            prompt = np.clip(context - float(BY_NAME["output_tokens"].default), 1, BY_NAME["prompt_tokens"].maximum)
-            out["prompt_tokens"] = float(prompt) if prompt.ndim == 0 else prompt
     return out
 
 

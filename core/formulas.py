@@ -2160,7 +2160,8 @@ rent_usd_per_month = q("rent_usd_per_month", "USD/month", "Renting the same GPUs
 own_running_usd_per_month = q(
     "own_running_usd_per_month", "USD/month", "Owning's monthly running costs = fixed + energy of the working hours",
     own_fixed_usd_per_month + own_gpus * own_hours_per_day * I.days_per_month * own_energy_usd_per_gpu_hour)
-saving = rent_usd_per_month - own_running_usd_per_month
+saving = q("own_saving_usd_per_month", "USD/month", "What owning saves a month against renting the same working hours = rent "
+           "avoided - owning's running costs (capital not counted)", rent_usd_per_month - own_running_usd_per_month)
 # Discounted at discount_rate_pct (a month's rate m = (1 + r)^(1/12) - 1): the month n at which the present value of
 # n months of saving S, S (1 - (1 + m)^-n) / m, reaches the capital C: n = ln(S / (S - m C)) / ln(1 + m), never when
 # S <= m C (the saving does not even pay the capital's interest); C / S at a rate of 0.

@@ -705,7 +705,7 @@ def option_inputs(job: Mapping, option: Mapping, price_gpu: str | None = None) -
 
 
 BOUGHT_OUTPUTS = ("payback_months", "verdict_code", "own_capital_usd", "option_cost_usd", "breakeven_hours_per_day",
-                  "own_hours_per_day")
+                  "own_hours_per_day", "own_saving_usd_per_month")
 
 
 def bought_instead(job: Mapping, option: Mapping, price_gpu: str | None = None) -> dict:
@@ -743,7 +743,8 @@ def payback_text(values: Mapping, inputs: Mapping) -> str:
         return "."
     rate = float(inputs["discount_rate_pct"])
     discounted = f", discounted at {rate:g} % a year" if rate > 0 else ", not discounted"
-    return f" (payback after {months:.1f} of the {period:g} months{discounted})."
+    when = f"{months:.1f} of the {period:g} months" if months <= period else f"{months:.1f} months, beyond the {period:g} owned"
+    return f" (payback after {when}{discounted})."
 
 
 NETWORK_OUTPUTS = ("job_machines", "offer_max_gpus", "inter_node_gb_per_s", "option_offer_sells")

@@ -86,14 +86,19 @@ def buying_instead(breakeven_hours_per_day: float, months: float, capital_usd: f
     return head + "costs more than this rental even busy 24 hours a day."
 
 
-def payback_at_use(payback_months: float, months: float, hours_per_day: float) -> str:
+def payback_at_use(payback_months: float, months: float, hours_per_day: float, saving_usd_per_month: float = 0.0,
+                   discount_rate_pct: float = 0.0) -> str:
     """Buying against renting at an assumed daily use: the months until the rent saved repays the capital (payback_months,
-    resale value not counted; -1 = never)."""
+    discounted at discount_rate_pct, resale value not counted; -1 = never: running owned GPUs costs more than the rent
+    avoided, or, with a discount rate, the saving (own_saving_usd_per_month) does not even cover the capital's cost)."""
     if 0 < payback_months <= months:
         return f"at {hours_per_day:g} hours a day the rent it saves repays the capital in {_fixed(payback_months, 1)} months"
     if payback_months > months:
         return (f"at {hours_per_day:g} hours a day the rent it saves repays the capital only after {_fixed(payback_months, 0)} "
                 f"months, beyond the {months:g} months of ownership")
+    if saving_usd_per_month > 0 and discount_rate_pct > 0:
+        return (f"at {hours_per_day:g} hours a day the rent it saves, {usd_text(saving_usd_per_month)} a month, never repays "
+                f"the capital: it does not cover the capital's cost at {discount_rate_pct:g} % a year")
     return f"at {hours_per_day:g} hours a day the rent it saves never repays the capital: running owned GPUs costs more"
 
 
@@ -272,6 +277,8 @@ def compose(result: Mapping) -> Recommendation:
     bought = bought_instead(result["given"], o, result["price_gpu"])
     payback, capital = float(bought["payback_months"]), float(bought["own_capital_usd"])
     breakeven, use = float(bought["breakeven_hours_per_day"]), float(bought["own_hours_per_day"])
+    at_use = payback_at_use(payback, inputs["months"], use, float(bought["own_saving_usd_per_month"]),
+                            float(inputs["discount_rate_pct"]))
     ranked = ranks_purchases(inputs)
     sentences = [headline(option_fields(o, payback, capital, breakeven, use), inputs)]
     offloads = _given_flag(result, "offload_params") or _given_flag(result, "offload_optimizer")
@@ -293,7 +300,7 @@ def compose(result: Mapping) -> Recommendation:
         best = (f" The best rental: {option_text(rentals[0])}, {usd_text(rentals[0].cost_usd)} and {_hours(rentals[0].hours)} hours."
                 if rentals else " No rental offer is acceptable for this job.")
         if offer:
-            sentences.append(f"Against renting the same GPUs from {offer}: {payback_at_use(payback, inputs['months'], use)}; "
+            sentences.append(f"Against renting the same GPUs from {offer}: {at_use}; "
                              + (f"counting its resale value, owning costs less from {at_least_text(breakeven)} hours a day."
                                 if 0 < breakeven <= 24 else "counting its resale value, owning costs more at any daily use.")
                              + best)
@@ -301,7 +308,7 @@ def compose(result: Mapping) -> Recommendation:
             sentences.append(f"No offer rents {o.n_gpus}x {o.gpu} as one job: there is no rental of the same GPUs to weigh "
                              "it against." + best)
     elif ranked and capital > 0:
-        sentences.append(f"Buying was weighed: {payback_at_use(payback, inputs['months'], use)}.")
+        sentences.append(f"Buying was weighed: {at_use}.")
     if o.interruptible:
         sentences.append(f"The provider can stop an interruptible offer at any time; the hours include "
                          f"{inputs['spot_rework_pct']:g} % re-work.")

@@ -345,7 +345,8 @@ def _serving_job(job, gpus) -> tuple[dict, dict, dict]:
     size = {} if "n_gpus" in fixed else {"n_gpus": _attention_groups(job, fixed)}
     base = resolve_inputs({**job, **size, **fixed})  # checks every value once, with field names in messages
     if "api_model" not in job:  # compare with an API serving this model (or one of the same architecture)
-        api = api_for_model(base["model"], float(base["prompt_tokens"]), float(base["output_tokens"]))
+        # (the model as given: a parameter count or a config file resolves to a name evaluate cannot read back)
+        api = api_for_model(job.get("model", base["model"]), float(base["prompt_tokens"]), float(base["output_tokens"]))
         if api is not None:
             job["api_model"] = api
             base = resolve_inputs({**job, **size, **fixed})
@@ -551,8 +552,8 @@ LAYOUT_REASONS = {1: "disaggregated prefill and decode: aggregated serving misse
                   6: "aggregated serving: this engine does not run prefill and decode apart",
                   7: "aggregated serving: the offer states no network between its machines to carry the KV cache from "
                      "prefill to decode replicas (kv_transfer_gb_per_s sets one)",
-                  8: "aggregated serving: consumer cards have no GPUDirect RDMA, so no network between bought servers carries "
-                     "the KV cache from prefill to decode replicas (kv_transfer_gb_per_s sets one)"}
+                  8: "aggregated serving: consumer cards have no GPUDirect RDMA, so bought ones do not run prefill and decode "
+                     "apart over a network (kv_transfer_gb_per_s sets a link for the KV cache)"}
 
 
 def layout_reason_text(code: int, layout: str, agg_gpus: float, dis_gpus: float, min_saving_pct: float) -> str:
@@ -635,23 +636,23 @@ def plan(job: Mapping | None = None, gpus: list[str] | None = None, include_buy:
 ARCHITECTURE = ("layers", "hidden", "ffn", "heads", "kv_heads", "experts", "active_experts", "vocab")
 
 
-def api_for_model(model: str, prompt_tokens: float = 1000, output_tokens: float = 200) -> str | None:
+def api_for_model(model, prompt_tokens: float = 1000, output_tokens: float = 200) -> str | None:
     """The API offer to compare a model with: the cheapest (at this prompt/output mix) of the API catalog's rows
     serving this model, else one of the same architecture (Llama 3.3 70B for Llama 3 70B), else one serving the
-    open-weight model of the catalog nearest in size (``_nearest_served_model``: Llama 3.1 8B for Qwen3 8B; the answer
-    still says it serves another model), else None."""
+    open-weight model of the catalog nearest in size (``_nearest_served_model``: Llama 3.1 8B for Qwen3 8B or for a model
+    given as 8 billion parameters; the answer still says it serves another model), else None."""
     tabs = catalog.tables()
     models, apis = tabs["models"], tabs["apis"]
-    if models.find(model) is None:
-        return None
-    mine = models.row(model)
-    candidates = [row for row in apis.rows if row.get("catalog_model") == mine["name"]]
+    candidates = []
+    if isinstance(model, str) and models.find(model) is not None:  # (a parameter count, a config file, fields: by size)
+        mine = models.row(model)
+        candidates = [row for row in apis.rows if row.get("catalog_model") == mine["name"]]
+        if not candidates:
+            same = {r["name"] for r in models.rows if all(r[f] == mine[f] for f in ARCHITECTURE)}
+            candidates = [row for row in apis.rows if row.get("catalog_model") in same]
     if not candidates:
-        same = {r["name"] for r in models.rows if all(r[f] == mine[f] for f in ARCHITECTURE)}
-        candidates = [row for row in apis.rows if row.get("catalog_model") in same]
-    if not candidates:
-        nearest = _nearest_served_model(mine["name"], {str(row["catalog_model"]) for row in apis.rows
-                                                       if models.find(str(row.get("catalog_model") or "")) is not None})
+        nearest = _nearest_served_model(model, {str(row["catalog_model"]) for row in apis.rows
+                                                if models.find(str(row.get("catalog_model") or "")) is not None})
         candidates = [row for row in apis.rows if row.get("catalog_model") == nearest]
     if not candidates:
         return None
@@ -666,9 +667,13 @@ def _nearest_served_model(model: str, served: set[str]) -> str | None:
     if not served:
         return None
     names = sorted(served)
-    sizes = evaluate({"model": [model, *names]}, outputs=("params_total_b", "params_active_b"))
-    total, active = np.log(np.asarray(sizes["params_total_b"])), np.log(np.asarray(sizes["params_active_b"]))
-    distance = np.abs(total[1:] - total[0]) + np.abs(active[1:] - active[0])
+    try:
+        mine = evaluate({"model": model}, outputs=("params_total_b", "params_active_b"))
+    except InputError:
+        return None
+    sizes = evaluate({"model": names}, outputs=("params_total_b", "params_active_b"))
+    distance = (np.abs(np.log(np.asarray(sizes["params_total_b"], dtype=float) / float(mine["params_total_b"])))
+                + np.abs(np.log(np.asarray(sizes["params_active_b"], dtype=float) / float(mine["params_active_b"]))))
     return names[int(np.argmin(distance))]
 
 

@@ -506,7 +506,7 @@ def test_rented_self_hosting_breaks_even_with_an_api_at_rent_over_price():
     assert call("GPU_API_BREAKEVEN", "Llama-3-8B", "L40S", 1, 2.0, 1.00, 24, 64, 4096) == pytest.approx(volume)
     assert call("GPU_API_BREAKEVEN_OWNED", "Llama-3-8B", "L40S", 1, 2.0, None, None, None, 64, 4096, None) == \
         pytest.approx(evaluate(inference_inputs({k: v for k, v in job.items() if k not in ("usd_per_gpu_hour_rented", "hours_per_day")}),
-                               outputs=outputs)["selfhost_breakeven_mtok_per_month"])  # Excel's inference functions: requests of the context
+                               outputs=outputs)["selfhost_breakeven_mtok_per_month"])  # Excel's inference functions: as released
 
 
 def test_automatic_inputs_are_read_from_the_formulas_and_resolved_by_core():

@@ -836,7 +836,8 @@ def test_bought_consumer_cards_never_send_the_kv_cache_over_a_network_nobody_cho
     option = {**job, "task": "serve", "gpu": "RTX-4090", "n_gpus": 4, "weights_dtype": "fp8", "buy": 1}
     r = core.evaluate(option, outputs=("disagg_kv_link_code", "serve_layout_reason_code", "disagg_kv_link_gb_per_s"))
     assert r["disagg_kv_link_code"] == 0 and r["disagg_kv_link_gb_per_s"] == 0
-    assert "consumer cards have no GPUDirect RDMA" in core.layout_reason_text(r["serve_layout_reason_code"], "aggregated", 0, 0, 10)
+    assert "consumer cards have no GPUDirect RDMA, so bought ones do not run prefill and decode apart" in \
+        core.layout_reason_text(r["serve_layout_reason_code"], "aggregated", 0, 0, 10)
     assert core.evaluate({**option, "gpu": "H100-SXM"}, outputs=("disagg_kv_link_code",))["disagg_kv_link_code"] == 2
     given = core.evaluate({**option, "kv_transfer_gb_per_s": 25}, outputs=("disagg_kv_link_code",))
     assert given["disagg_kv_link_code"] == 1  # a link the user names is used
@@ -864,23 +865,47 @@ def test_buying_pays_back_later_when_money_costs_something():
     assert f"(payback after {discounted['payback_months']:.1f} of the 36 months, discounted at 10 % a year)." in out
 
 
-def test_an_inference_estimate_times_the_requests_its_memory_is_sized_for():
-    """The estimate sized memory for a 32,768-token context but timed decoding for the default 1,000-token prompt, a
-    speed 64 % too high for those sequences.  A context given without a request length now makes the requests that
-    long (prompt = context - output), in the estimate and Excel's inference functions alike; a request length given
-    still wins."""
+def test_an_inference_estimate_says_when_it_times_other_requests_than_its_memory_holds():
+    """The estimate sized memory for a 32,768-token context and timed decoding for the default 1,000-token prompt
+    without saying so (a speed 64 % above that of 32k-token sequences).  The row now says so and how to time the long
+    ones; with the request given, it times those and says nothing more."""
     args = ("estimate", "--mode", "infer", "--model", "Llama-3-70B", "--gpu", "H100-SXM", "--n-gpus", "2",
             "--weights-dtype", "fp8", "--context-tokens", "32768", "--batch", "7")
     out = cli(*args).stdout
-    assert "(vLLM (the default engine), 32,568 prompt + 200 output tokens)" in out
-    long = core.evaluate({"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "batch": 7,
-                          "context_tokens": 32768, "prompt_tokens": 32568}, outputs=("engine_decode_tokens_per_s_per_seq",))
-    short = core.evaluate({"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "weights_dtype": "fp8", "batch": 7,
-                           "context_tokens": 32768}, outputs=("engine_decode_tokens_per_s_per_seq",))
-    assert long["engine_decode_tokens_per_s_per_seq"] < 0.75 * short["engine_decode_tokens_per_s_per_seq"]
-    assert "1,000 prompt + 200 output tokens" in cli(*args, "--prompt-tokens", "1000").stdout
-    from gpu_tco.addin import udfs
-    at = {"model": "Llama-3-70B", "gpu": "H100-SXM", "n_gpus": 2, "batch": 8, "weights_dtype": "fp8"}
-    costs = udfs.GPU_COST_PER_MTOK("Llama-3-70B", "H100-SXM", 2, None, 8, [[8192], [32768], [None]], "fp8")
-    assert costs[0][0] == pytest.approx(core.evaluate({**at, "context_tokens": 8192, "prompt_tokens": 7992})["decode_usd_per_mtok_rent"])
-    assert costs[1][0] > costs[0][0] > costs[2][0]  # longer requests cost more per generated token; a blank is the default
+    assert "1,000 prompt + 200 output tokens; not the 32,768-token sequences of the memory above: --prompt-tokens sets them" in out
+    long = cli(*args, "--prompt-tokens", "32568").stdout
+    assert "32,568 prompt + 200 output tokens)" in long and "not the" not in long
+    speeds = [float(next(line for line in text.splitlines() if line.startswith("decode tokens/s per sequence (")).split()[-1])
+              for text in (out, long)]
+    assert speeds[1] < 0.75 * speeds[0]
+    assert "not the" not in cli("estimate", "--mode", "infer", "--model", "Llama-3-8B", "--context-tokens", "1200").stdout
+
+
+def test_a_blank_weight_format_in_an_excel_range_is_the_models_release_as_a_blank_cell_is():
+    """A blank cell of a weight-format range read as 16-bit while a blank single cell reads as the model's release
+    format (gpt-oss-120b: MXFP4): each blank row now takes its model's release format."""
+    from gpu_tco.addin.functions import call
+    single = call("GPU_MEMORY_INFER", "gpt-oss-120b", 8192, 1, None, None, 1, "weights")
+    ranged = call("GPU_MEMORY_INFER", "gpt-oss-120b", 8192, 1, [["fp8"], [None]], None, 1, "weights")
+    assert ranged[1][0] == pytest.approx(single)
+    assert ranged[0][0] == pytest.approx(call("GPU_MEMORY_INFER", "gpt-oss-120b", 8192, 1, "fp8", None, 1, "weights"))
+
+
+def test_a_payback_that_never_comes_says_why_and_one_past_the_period_says_so():
+    """Discounted, a purchase can fail to pay back although running it costs less than renting: the saving does not
+    cover the capital's cost.  The answer said "running owned GPUs costs more", which was false; and a payback beyond
+    the period read "after 65.1 of the 36 months"."""
+    out = cli("--workbook", "", "--owned-busy-hours-per-day", "24", "--discount-rate-pct", "100").stdout
+    assert "never repays the capital: it does not cover the capital's cost at 100 % a year" in out
+    assert "running owned GPUs costs more" not in out
+    late = core.evaluate({"gpu": "B200", "n_gpus": 4, "hours_per_day": 12}, outputs=("payback_months",))["payback_months"]
+    assert late > 36
+    assert core.payback_text({"payback_months": late}, {"months": 36, "discount_rate_pct": 0}) == \
+        f" (payback after {late:.1f} months, beyond the 36 owned, not discounted)."
+
+
+def test_a_model_given_by_its_size_is_compared_with_the_api_of_the_nearest_size():
+    """A model given as 8 billion parameters (outside the catalog) was compared with the 70B default API."""
+    result = core.serve_plan({"model": "8", "requests_per_s": 1}, gpus=["RTX-4090"])
+    assert result["inputs"]["api_model"] == core.serve_plan({"model": "Llama-3.1-8B", "requests_per_s": 1},
+                                                            gpus=["RTX-4090"])["inputs"]["api_model"]

@@ -143,6 +143,16 @@ def _checked(ns, given: dict) -> dict:
     return resolve_inputs(given)
 
 
+def _request_note(used: dict) -> str:
+    """"; not the 32,768-token sequences of the memory above: --prompt-tokens sets them" where the request timed is
+    not as long as the context the memory is sized for (the serving figures time requests of prompt + output tokens)."""
+    request = float(used["prompt_tokens"]) + float(used["output_tokens"])
+    context = float(used["context_tokens"])
+    if abs(request - context) <= 0.01 * context:
+        return ""
+    return f"; not the {number_text(context)}-token sequences of the memory above: --prompt-tokens sets them"
+
+
 def _inference_facts(res, used: dict) -> list[list]:
     """The inference estimate's results: whether it fits the engine's memory, the KV cache, the largest batch and
     longest context that fit, and the engine's decode and prefill speeds ("-" where the replica runs nothing)."""
@@ -155,7 +165,7 @@ def _inference_facts(res, used: dict) -> list[list]:
         ["longest context that fits", res["max_context_fit"]],
         # the engine's decode step, as the serving figures below use it (fixed time per step included)
         [f"decode tokens/s per sequence ({engine_text(used['engine'])}, {number_text(used['prompt_tokens'])} prompt + "
-         f"{number_text(used['output_tokens'])} output tokens)", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
+         f"{number_text(used['output_tokens'])} output tokens{_request_note(used)})", not_fit or res["engine_decode_tokens_per_s_per_seq"]],
         ["decode tokens/s per sequence, likely range (the engine's measured spread)", "-" if not_fit else
          f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_low'], 4)} to "
          f"{significant_text(res['engine_decode_tokens_per_s_per_seq_likely_high'], 4)}"],

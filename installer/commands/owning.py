@@ -77,4 +77,7 @@ def cmd_breakeven(ns) -> int:
     rows = [[int(m), _money(o), _money(r), "own" if o < r else "rent"]
             for m, o, r in list(zip(series["month"], series["own_cumulative_usd"], series["rent_cumulative_usd"]))[::step]]
     print(table(["month", "own, cumulative", "rent, cumulative", "cheaper"], rows))
+    if float(used["discount_rate_pct"]) > 0:  # the payback above is discounted, this table is not
+        print(f"The table counts cash as it is spent, not discounted; the payback above counts it at its present value "
+              f"({float(used['discount_rate_pct']):g} % a year), so it comes later than the month owning turns cheaper here.")
     return 0
