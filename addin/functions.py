@@ -879,8 +879,9 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("offer_or_gpu", "job_hours", "n_gpus", "usd_per_gpu_hour_rented", "debug_overhead_pct", "storage_gb", "egress_gb"),
              "rent_total_usd", "USD"),
     Function("GPU_BREAKEVEN", "Months until buying n_gpus pays back against renting the same working hours at the given "
-             "price (-1 = never within reason).",
-             ("gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu"),
+             "price, discounted at discount_rate_pct (-1 = never within reason).",
+             ("gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu",
+              "discount_rate_pct"),
              "payback_months", "months"),
     Function("GPU_COST_PER_MTOK", "Rented cost per million generated tokens when serving model on n_gpus at the batch "
              "size (USD per million tokens).",

@@ -69,9 +69,10 @@ def GPU_CLOUD_COST(offer_or_gpu=None, job_hours=None, n_gpus=None, usd_per_gpu_h
 @xw.arg('months', ndim=2, doc='Period of ownership (and of the rent comparison) [months]. Default 36')
 @xw.arg('usd_per_kwh', ndim=2, doc='Electricity price [USD/kWh]. Default 0.15')
 @xw.arg('purchase_usd_per_gpu', ndim=2, doc="Price of one GPU card; 0 = the GPU catalog's purchase_usd [USD/GPU]. Default 0")
-def GPU_BREAKEVEN(gpu=None, usd_per_gpu_hour_rented=None, n_gpus=None, hours_per_day=None, months=None, usd_per_kwh=None, purchase_usd_per_gpu=None):
-    'Months until buying n_gpus pays back against renting the same working hours at the given price (-1 = never within reason).'
-    return _call('GPU_BREAKEVEN', gpu, usd_per_gpu_hour_rented, n_gpus, hours_per_day, months, usd_per_kwh, purchase_usd_per_gpu)
+@xw.arg('discount_rate_pct', ndim=2, doc='Cost of capital for the present-value and annualised view (0 = no discounting) [%/year]. Default 0')
+def GPU_BREAKEVEN(gpu=None, usd_per_gpu_hour_rented=None, n_gpus=None, hours_per_day=None, months=None, usd_per_kwh=None, purchase_usd_per_gpu=None, discount_rate_pct=None):
+    'Months until buying n_gpus pays back against renting the same working hours at the given price, discounted at discount_rate_pct (-1 = never within reason).'
+    return _call('GPU_BREAKEVEN', gpu, usd_per_gpu_hour_rented, n_gpus, hours_per_day, months, usd_per_kwh, purchase_usd_per_gpu, discount_rate_pct)
 
 
 @xw.func(category='GPU TCO')

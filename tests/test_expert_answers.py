@@ -863,6 +863,8 @@ def test_buying_pays_back_later_when_money_costs_something():
     assert discounted["breakeven_utilization"] > simple["breakeven_utilization"]
     out = cli("breakeven", "--gpu", "H100-SXM", "--n-gpus", "8", "--hours-per-day", "24", "--discount-rate-pct", "10").stdout
     assert f"(payback after {discounted['payback_months']:.1f} of the 36 months, discounted at 10 % a year)." in out
+    from gpu_tco.addin.functions import call  # Excel takes the rate too
+    assert call("GPU_BREAKEVEN", "H100-SXM", None, 8, 24, None, None, None, 10) == pytest.approx(discounted["payback_months"])
 
 
 def test_an_inference_estimate_says_when_it_times_other_requests_than_its_memory_holds():
