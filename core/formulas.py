@@ -1214,9 +1214,22 @@ q("fits_infer", "bool",
   alloc_peak_infer <= usable_infer, ENGINE_MEMORY_SOURCE)
 q("max_batch_fit", "sequences", "Most concurrent sequences of context_tokens that fit (0 = none)",
   MAX(0, FLOOR((usable_infer - infer_weights_gib - MIN(I.prefill_chunk_tokens, ctx * I.batch) * 2 * (4 * h + 2 * f) / tp_inf / GIB) / per_seq_gib)))
-q("max_context_fit", "tokens", "Longest context per sequence at this batch that fits, counting every layer's KV (0 = none)",
-  MAX(0, FLOOR((usable_infer - infer_weights_gib - infer_activation_gib - state_cache_gib_per_gpu) * GIB * kv_split
-               / (I.batch * kv_bytes_per_token))))
+# the KV tokens per sequence that fit, then the context that caches that many (_windowed inverted: beyond the window
+# only the full-attention layers' share grows; a model of sliding layers only caches the window at any length)
+kv_tokens_fit = q("infer_kv_tokens_fit", "tokens", "KV tokens per sequence (sliding layers' share capped at the window) that "
+                  "fit at this batch beside the weights, workspace and states",
+                  (usable_infer - infer_weights_gib - infer_activation_gib - state_cache_gib_per_gpu) * GIB * kv_split
+                  / (I.batch * kv_bytes_per_token))
+context_cap = q("model_context_limit", "tokens", "The model's own context length (max_context; 1e9 where it is not known: "
+                "an architecture estimated from a parameter count)",
+                IF(AND(M("max_context") > 0, NOT(M("is_estimate"))), M("max_context"), 1e9))
+q("max_context_fit", "tokens", "Longest context per sequence at this batch that fits, at most the model's own: the KV tokens "
+  "per sequence that fit, beyond the sliding window counted at the full-attention layers' share (sliding layers hold the "
+  "window only) (0 = none)",
+  MAX(0, MIN(context_cap, FLOOR(IF(OR(window <= 0, kv_tokens_fit <= window), kv_tokens_fit,
+                                   IF(sliding_kv_share < 1, (kv_tokens_fit - sliding_kv_share * window)
+                                      / MAX(1e-12, 1 - sliding_kv_share), 1e9))))),
+  "[mistral2023] (rolling buffer cache); [gemma2_2024] (alternating local and global layers)")
 
 fp16_acc_peak = q(
     "fp16_accumulate_tflops_per_gpu_peak", "TFLOPS",

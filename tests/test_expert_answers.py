@@ -911,3 +911,18 @@ def test_a_model_given_by_its_size_is_compared_with_the_api_of_the_nearest_size(
     result = core.serve_plan({"model": "8", "requests_per_s": 1}, gpus=["RTX-4090"])
     assert result["inputs"]["api_model"] == core.serve_plan({"model": "Llama-3.1-8B", "requests_per_s": 1},
                                                             gpus=["RTX-4090"])["inputs"]["api_model"]
+
+
+@pytest.mark.parametrize("model, gpu, context, batch", [("gpt-oss-120b", "H100-SXM", 32768, 4), ("gpt-oss-120b", "H100-SXM", 32768, 16),
+                                                        ("gpt-oss-120b", "H100-SXM", 65536, 4), ("Mistral-7B", "H100-SXM", 32768, 100),
+                                                        ("Mistral-7B", "L40S", 32768, 200), ("Llama-3-70B", "H200-SXM", 4096, 30),
+                                                        ("Llama-3-70B", "H200-SXM", 8192, 30)])
+def test_the_longest_context_that_fits_agrees_with_whether_the_context_asked_for_fits(model, gpu, context, batch):
+    """Sliding-window layers hold only their window: "longest context that fits" counted every layer's cache at full
+    length, so for gpt-oss and Mistral 7B it sat below the context the estimate said fits.  It now inverts the same
+    count (and stops at the model's own context length)."""
+    r = core.evaluate(core.inference_inputs({"model": model, "gpu": gpu, "n_gpus": 1, "context_tokens": context, "batch": batch,
+                                             **({"weights_dtype": "fp8"} if model == "Llama-3-70B" else {})}),
+                      outputs=("fits_infer", "max_context_fit", "model_context_limit"))
+    assert r["max_context_fit"] <= r["model_context_limit"]
+    assert bool(r["fits_infer"]) == (context <= r["max_context_fit"]), r

@@ -80,7 +80,9 @@ def test_config_gives_the_same_answer_as_the_catalog_model(folder):
             assert float(from_config[field]) == float(listed[field]), (folder, field)
     a, b = core.evaluate({"model": _config(folder)}), core.evaluate({"model": name})
     assert a.keys() == b.keys() and len(a) > 100
-    assert [k for k in a if a[k] != b[k]] == []
+    # a config whose context length differs from the catalog's (a published extension) differs in what reads it
+    reads_context = {"model_context_limit", "max_context_fit"} if folder in CONTEXT_DIFFERS else set()
+    assert [k for k in a if a[k] != b[k] and k not in reads_context] == []
     assert "config.json" in from_config["source"] and from_config["family"]
 
 
@@ -171,7 +173,9 @@ def test_command_line_and_scenario_files_read_a_config(tmp_path):
     first, second, third = (json.loads(x) for x in out.stdout.split("=====\n"))
     assert first["assumptions"]["model_source"].startswith("Hugging Face config.json of ") and str(folder) not in out.stdout
     assert first["quantities"]["params_total_b"] == pytest.approx(7.6156, rel=1e-4)
-    assert second["quantities"] == third["quantities"]
+    reads_context = {"model_context_limit", "max_context_fit"}  # Qwen2.5 7B's config: 32,768; the catalog: 131,072 (YaRN)
+    assert {k: v for k, v in second["quantities"].items() if k not in reads_context} == \
+        {k: v for k, v in third["quantities"].items() if k not in reads_context}
     assert "architecture read from the Hugging Face config.json" in out.stderr
 
 

@@ -103,12 +103,12 @@ def _formula_cells_equal_their_cache(book) -> int:
 # Random scenarios (every cost input randomised) and the edge cases: each workbook checks ~1,700 formula cells.
 # (Each workbook costs about 1.3 s of CPU to build and recalculate; the vectorised sweep is checked against the scalar
 # path on thousands of random rows in test_formula_layer.py, so more workbooks would repeat what those rows cover.)
-# The seeds kept are the 11 of the first 20 (seeds 9000-9019) that, with the edge cases, reach every outcome all 20
+# The seeds kept are the 12 of the first 20 (seeds 9000-9019) that, with the edge cases, reach every outcome all 20
 # reached: each IF's branch, each MIN's and MAX's winning argument and each quantity's sign (zero, positive, negative,
-# not finite), 1,571 outcomes, found by a greedy cover; the other 9 workbooks checked no formula path these do not.
+# not finite), 1,678 outcomes, found by a greedy cover; the other 8 workbooks checked no formula path these do not.
 # (tests/outcomes.py; test_the_random_scenarios_left_out_reach_no_other_formula_outcome keeps it true.)
 DRAWN_SEEDS = range(9000, 9020)
-PARITY_SEEDS = (9000, 9001, 9002, 9003, 9009, 9010, 9012, 9013, 9016, 9017, 9018)
+PARITY_SEEDS = (9000, 9001, 9002, 9003, 9008, 9009, 9010, 9012, 9013, 9016, 9017, 9018)
 PARITY = [random_config(random.Random(seed)) for seed in PARITY_SEEDS] + EDGE_CASES
 
 
