@@ -526,10 +526,19 @@ class InputsPanel(QScrollArea):
         self.hardware.message.setVisible(bool(message) and scope)
 
     def show_auto(self, placeholders: dict[str, tuple[str, str]]) -> None:
-        """The values in use of the inputs left on automatic, as their empty fields' placeholders."""
+        """The values in use of the inputs left on automatic, as their empty fields' placeholders; a list left as it
+        was (the API compared with) shows the entry the answer used, its words as the tooltip."""
         for name, (text, short) in placeholders.items():
-            if name in self.fields and isinstance(self.fields[name].editor, QLineEdit):
+            if name not in self.fields:
+                continue
+            editor = self.fields[name].editor
+            if isinstance(editor, QLineEdit):
                 self.fields[name].show_auto(text, short)
+            elif isinstance(editor, QComboBox) and name not in self.controller.state.values and editor.findText(short) >= 0:
+                editor.blockSignals(True)  # shown, not chosen: the user's choice stays "none"
+                editor.setCurrentIndex(editor.findText(short))
+                editor.blockSignals(False)
+                editor.setToolTip(text)
 
     def label(self, name: str) -> str:
         return self.fields[name].inp.label if name in self.fields else name

@@ -394,10 +394,19 @@ def tab_separated(headers: list[str], rows: list[list]) -> str:
 
 def auto_placeholders(answer: Mapping) -> dict[str, tuple[str, str]]:
     """What each input left at 0 ("automatic") stands for in the shown answer, from core:
-    {input: ("auto: 0.31, calibrated for H100-SXM", "auto: 0.31")} for the option the key figures describe."""
+    {input: ("auto: 0.31, calibrated for H100-SXM", "auto: 0.31")} for the option the key figures describe; in serving
+    mode, with no API chosen, the API the plan compared with (api_model: (its words, its name))."""
     from ..core import auto_in_use as in_use
     figures = answer.get("figures") or []
-    return {name: (d["text"], d["short"]) for name, d in in_use(figures[0].inputs).items()} if figures else {}
+    out = {name: (d["text"], d["short"]) for name, d in in_use(figures[0].inputs).items()} if figures else {}
+    plan = answer.get("plan") or {}
+    if answer.get("task") == "serve" and "api_model" not in (answer.get("job") or {}) and plan.get("inputs"):
+        # the API the plan compared with, chosen for the model (its own, one of its architecture, else the nearest in size)
+        api = str(plan["inputs"]["api_model"])
+        same = plan.get("api", {}).get("same_model", True)
+        out["api_model"] = (f"{api}: chosen for this model ({'its own API' if same else 'no API serves it: the nearest in size'}); "
+                            "choose another to compare with it", api)
+    return out
 
 
 # --- serving mode: the serving planner's answer (core.serve_plan) and its charts' series -------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import QObject, QSettings, Qt, Signal  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox, QRadioButton  # noqa: E402
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessageBox, QRadioButton  # noqa: E402
 
 from gpu_tco.core.planner import plan  # noqa: E402
 from gpu_tco.core.scenario_files import read_scenario  # noqa: E402
@@ -750,6 +750,25 @@ def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
     assert window.inputs_panel.job_grid.indexOf(window.fields["hours_per_day"].editor) < 0  # back in its own box
 
 
+def test_the_api_box_shows_the_api_the_serving_answer_compared_with(qtbot, window):
+    """With no API chosen, the plan compares with the model's own API, else the nearest in size (Qwen3 8B: an 8B
+    model's at Groq); the box showed the catalog's 70B default all the same.  It now shows the one used, says why in
+    its tooltip, and leaves the choice open (nothing is entered until the user picks one)."""
+    from gpu_tco.core import serve_plan
+    serve = window.findChild(QRadioButton, "task_serve")
+    answer_after(qtbot, window, lambda: qtbot.mouseClick(serve, Qt.MouseButton.LeftButton))
+    box = window.findChild(QComboBox, "field_model")
+
+    def choose_qwen():
+        box.setCurrentText("Qwen3-8B")
+        box.activated.emit(box.currentIndex())
+    answer = answer_after(qtbot, window, choose_qwen)
+    used = serve_plan({"task": "serve", "model": "Qwen3-8B"})["inputs"]["api_model"]
+    api_box = window.fields["api_model"].editor
+    assert answer["plan"]["inputs"]["api_model"] == used and api_box.currentText() == used
+    assert "nearest in size" in api_box.toolTip() and "api_model" not in window.controller.state.values
+
+
 @pytest.mark.slow  # over 0.45 s
 def test_serving_mode_plans_headroom_spares_and_weight_bits_from_its_fields(qtbot, window):
     """The form's serving mode shows the target utilization, the spare replicas and the lowest weight bits; the key
@@ -926,7 +945,6 @@ def test_the_break_even_figure_reads_as_the_answer_words_it():
 def test_a_key_figure_in_words_carries_no_unit(qtbot, window):
     """'not within the months of ownership' in the value column stands alone (no 'h/day' after words); a break-even the
     sentence states as a number keeps its unit (full fine-tuning of the default job: 8 B200 pay back from 13.2 h/day)."""
-    from PySide6.QtWidgets import QComboBox
 
     def breakeven_row():
         return next(r for r in range(window.figures.rowCount())
