@@ -91,11 +91,13 @@ def payback_at_use(payback_months: float, months: float, hours_per_day: float, s
     """Buying against renting at an assumed daily use: the months until the rent saved repays the capital (payback_months,
     discounted at discount_rate_pct, resale value not counted; -1 = never: running owned GPUs costs more than the rent
     avoided, or, with a discount rate, the saving (own_saving_usd_per_month) does not even cover the capital's cost)."""
+    discounted = f" (discounted at {discount_rate_pct:g} % a year)" if discount_rate_pct > 0 else ""
     if 0 < payback_months <= months:
-        return f"at {hours_per_day:g} hours a day the rent it saves repays the capital in {_fixed(payback_months, 1)} months"
+        return (f"at {hours_per_day:g} hours a day the rent it saves repays the capital in {_fixed(payback_months, 1)} "
+                f"months{discounted}")
     if payback_months > months:
         return (f"at {hours_per_day:g} hours a day the rent it saves repays the capital only after {_fixed(payback_months, 0)} "
-                f"months, beyond the {months:g} months of ownership")
+                f"months{discounted}, beyond the {months:g} months of ownership")
     if saving_usd_per_month > 0 and discount_rate_pct > 0:
         return (f"at {hours_per_day:g} hours a day the rent it saves, {usd_text(saving_usd_per_month)} a month, never repays "
                 f"the capital: it does not cover the capital's cost at {discount_rate_pct:g} % a year")

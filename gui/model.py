@@ -286,8 +286,8 @@ def compute(state: FormState) -> dict:
             Figure("Job cost, owned (its share)", float(bought["option_cost_usd"]), "USD", "option_cost_usd", bought_in),
             Figure("Capital to buy", float(bought["own_capital_usd"]), "USD", "own_capital_usd", bought_in),
             # a one-off job: the daily use from which owning costs less (resale counted); GPUs busy after the job: the
-            # months until the rent saved repays the capital (resale not counted), as the answer's sentences word them
-            Figure("Months until the rent saved repays buying", payback, "months", "payback_months", bought_in)
+            # months until the rent saved repays the capital (discounted, resale not counted), as the answer's sentences word them
+            Figure("Months until the rent saved repays buying (at the discount rate)", payback, "months", "payback_months", bought_in)
             if ranks_purchases(result["inputs"])
             else Figure("Owning costs less than renting from a daily use of", float(bought["breakeven_hours_per_day"]), "h/day",
                         "breakeven_hours_per_day", bought_in, _daily_use_text(float(bought["breakeven_hours_per_day"]))),
