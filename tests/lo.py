@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -40,11 +41,18 @@ def apt_install(packages: list[str], why: str) -> bool:
     """Install Debian packages when running as root with apt; says so on the terminal."""
     if not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")):
         return False
-    say(f"installing {' '.join(packages)} with apt-get ({why}) ...")
+    import fcntl
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
-                   check=True, env=env, capture_output=True)
+    # One apt at a time: pytest-xdist workers may each install something at once (LibreOffice in one, Xvfb in the
+    # other), and a second apt-get fails at once on dpkg's lock; the lock file serialises ours, the timeout waits for
+    # anyone else's.
+    with open(Path(tempfile.gettempdir()) / "gpu-tco-tests-apt.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        say(f"installing {' '.join(packages)} with apt-get ({why}) ...")
+        wait = ["-o", "DPkg::Lock::Timeout=600"]
+        subprocess.run(["apt-get", *wait, "update", "-qq"], check=True, env=env, capture_output=True)
+        subprocess.run(["apt-get", *wait, "install", "-y", "-qq", "--no-install-recommends", *packages],
+                       check=True, env=env, capture_output=True)
     say(f"installed {' '.join(packages)}")
     return True
 
