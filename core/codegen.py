@@ -333,7 +333,16 @@ def depending_on(inputs) -> list[str]:
 def inputs_of(outputs, task: str | None = "train") -> list[str]:
     """The inputs (in declaration order) that ``outputs`` depend on, catalog keys included, for a job of ``task``
     (default "train": a serving output reads its demand directly, so the serving doors need no other; None: every
-    branch)."""
+    branch).  Kept in the code cache: the command line asks for every command's inputs at each start."""
+    return list(_inputs_of_kept(tuple(outputs), task))
+
+
+@functools.lru_cache(maxsize=64)
+def _inputs_of_kept(outputs: tuple[str, ...], task: str | None) -> tuple[str, ...]:
+    return tuple(codecache.remembered(("inputs_of", outputs, task), lambda: _inputs_of(outputs, task)))
+
+
+def _inputs_of(outputs: tuple[str, ...], task: str | None) -> list[str]:
     used: set[str] = set()
     for name in ancestors(outputs, task):
         for node in _leaves(QUANTITIES[name].expr, task):

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from . import codecache
 from .codegen import refs
 from .formulas import QUANTITIES
 
@@ -21,6 +22,13 @@ NOT_FIT = "does not fit"  # the planners' rejection word (core.planner.REJECTION
 
 
 def _depending(start: Iterable[str], stop: Iterable[str] = ()) -> list[str]:
+    """The quantities computed from ``start`` (not through ``stop``), in definition order; kept in the code cache,
+    as every process that imports this module asks the same."""
+    start, stop = tuple(start), tuple(stop)
+    return codecache.remembered(("depending", start, stop), lambda: _walk_depending(start, stop))
+
+
+def _walk_depending(start: tuple[str, ...], stop: tuple[str, ...]) -> list[str]:
     changed, stop, out = set(start), set(stop), []
     for name, qty in QUANTITIES.items():
         if name not in stop and changed.intersection(refs(qty.expr)):

@@ -288,3 +288,28 @@ def test_save_and_load_round_trip_and_refuse_another_key(tmp_path, monkeypatch):
     other.write_bytes(path.read_bytes())  # an entry copied under another key's name is not that key's
     assert codecache.load(("k", 2)) is None
     assert codecache.load(("never", "stored")) is None
+
+
+def test_walks_over_the_formulas_are_read_back_from_the_cache_and_recomputed_when_damaged(tmp_path, monkeypatch):
+    """``codecache.remembered``: what the command line's options and the fit rules walk the expression trees for at
+    each start is stored once and read back; a damaged entry is computed again, never trusted."""
+    monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path))
+    outputs = ("train_hours", "own_tco_usd")
+    walked = codegen._inputs_of(outputs, "train")
+    assert "seq_len" in walked and "purchase_usd_per_gpu" in walked and "requests_per_s" not in walked
+    assert codecache.remembered(("t", outputs), lambda: walked) == walked
+    (entry,) = _entries(tmp_path)
+
+    def never():
+        raise AssertionError("computed again although stored")
+    assert codecache.remembered(("t", outputs), never) == walked  # read back, not computed
+    entry.write_bytes(entry.read_bytes()[:-5] + b"xxxxx")  # damaged: the checksum fails
+    assert codecache.remembered(("t", outputs), lambda: ["computed", "again"]) == ["computed", "again"]
+    assert codecache.remembered(("t", outputs), never) == ["computed", "again"]  # the fresh value was stored
+    # the public walks answer as the trees do, from a fresh cache or the stored one
+    codegen._inputs_of_kept.cache_clear()
+    assert core.inputs_of(list(outputs)) == walked
+    codegen._inputs_of_kept.cache_clear()
+    assert core.inputs_of(list(outputs)) == walked
+    from gpu_tco.core import job_fit
+    assert job_fit._depending(("train_hours",)) == job_fit._walk_depending(("train_hours",), ())
