@@ -35,6 +35,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import codecache
 from .errors import InputError
 from .formulas import LARGE_CLUSTER_GPUS
 
@@ -659,8 +660,16 @@ def checks(params: dict | None = None, rows: list[Measurement] | None = None) ->
 def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
     """For each source: refit without it, predict its rows (those in the fit).
     {kind: {"median": |error|, "worst": |error|, "rows": n}, "by_source": {source: [(id, error), ...]},
-    "by_framework": {(framework, kind): ...}, "fitted": the fit on every row, "checks": checks() under it}"""
+    "by_framework": {(framework, kind): ...}, "fitted": the fit on every row, "checks": checks() under it}
+
+    A refit per source takes some seconds; the result is kept in the code cache (``codecache``), keyed by the rows
+    themselves, so ``gpu-tco calibrate`` and ``gpu-tco docs`` compute it once per version of the model and catalogs
+    (the cache's fingerprint covers both)."""
     rows = rows if rows is not None else load_measurements()
+    return codecache.kept("leave one source out", rows, lambda: _leave_one_source_out(rows))
+
+
+def _leave_one_source_out(rows: list[Measurement]) -> dict:
     by_kind: dict[str, list[float]] = {}
     by_source: dict[str, list] = {}
     by_framework: dict[tuple, list[float]] = {}
@@ -1233,6 +1242,10 @@ def serving_family_decision(rows: list | None = None) -> dict:
     than the global efficiencies alone.  {"factors": fitted (or {} when not supported), "fitted": the fit on every
     row, "with": loso with factors, "without": loso with the global efficiencies, "supported": bool}."""
     rows = rows if rows is not None else serving_measurements()
+    return codecache.kept("serving family decision", rows, lambda: _serving_family_decision(rows))
+
+
+def _serving_family_decision(rows: list) -> dict:
     fitted = fit_serving(rows)
     with_factors = serving_leave_one_source_out(rows)
     without = {}

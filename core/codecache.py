@@ -134,6 +134,30 @@ def remembered(key: tuple, compute) -> list:
     return value
 
 
+def kept(name: str, of, compute) -> dict:
+    """``compute()``, a dict computed from ``of`` (measurements, points: anything whose ``repr`` says all of it) by
+    the engine alone, read from the cache when an earlier process stored it for the same ``of``.  For the
+    calibration's refits (leave one source out: some seconds each), which ``gpu-tco calibrate`` and ``gpu-tco docs``
+    would otherwise repeat for every run of the same version.  NumPy numbers are stored as Python's."""
+    key = (name, hashlib.sha256(repr(of).encode()).hexdigest())
+    stored = load(key)
+    if stored is not None:
+        return stored
+    value = _plain(compute())
+    save(key, value)
+    return value
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if hasattr(value, "item") and type(value).__module__ == "numpy":  # a NumPy scalar (no NumPy import here)
+        return value.item()
+    return value
+
+
 def _remove_old_folders(current: Path) -> None:
     """Entries of other fingerprints (an older version of gpu-tco) are never read again."""
     try:

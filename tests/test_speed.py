@@ -313,3 +313,23 @@ def test_walks_over_the_formulas_are_read_back_from_the_cache_and_recomputed_whe
     assert core.inputs_of(list(outputs)) == walked
     from gpu_tco.core import job_fit
     assert job_fit._depending(("train_hours",)) == job_fit._walk_depending(("train_hours",), ())
+
+
+def test_a_refit_kept_in_the_cache_is_read_back_for_the_same_rows_only(tmp_path, monkeypatch):
+    """``codecache.kept``: the calibration's refits are stored per set of rows, read back for the same rows (NumPy
+    numbers as Python's), computed again for other rows or a damaged entry."""
+    import numpy as np
+    monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path))
+    rows = [{"id": "a", "value": 1.5}, {"id": "b", "value": 2.0}]
+    first = codecache.kept("refit", rows, lambda: {"median": np.float64(0.25), ("x", "y"): [np.int64(3), "z"]})
+    assert first == {"median": 0.25, ("x", "y"): [3, "z"]} and type(first["median"]) is float
+    assert type(first[("x", "y")][0]) is int
+
+    def never():
+        raise AssertionError("computed again for the same rows")
+    assert codecache.kept("refit", rows, never) == first
+    assert codecache.kept("refit", [*rows, {"id": "c", "value": 1.0}], lambda: {"median": 0.5}) == {"median": 0.5}
+    assert codecache.kept("another refit", rows, lambda: {"median": 0.75}) == {"median": 0.75}
+    for entry in _entries(tmp_path):
+        entry.write_bytes(entry.read_bytes()[:40])
+    assert codecache.kept("refit", rows, lambda: {"median": 1.0}) == {"median": 1.0}
