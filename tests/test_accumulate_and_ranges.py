@@ -179,14 +179,18 @@ def test_own_h200_rows_are_checks_with_their_errors():
 
 
 @pytest.mark.slow
-def test_calibrate_prints_the_errors_per_framework():
+def test_calibrate_prints_the_errors_per_framework(training_loso):
     """`gpu-tco calibrate` prints the leave-one-source-out table with a line per framework and kind (it stopped with an
-    internal error at that table before), and names gpu-tco's own rows as checks."""
+    internal error at that table before), each line the rows and errors of the refits, and names gpu-tco's own rows as
+    checks.  (It runs after the session's refits, ``training_loso``: the command reads them from the code cache.)"""
     import subprocess
     import sys
     out = subprocess.run([sys.executable, "-m", "gpu_tco", "calibrate"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert "training speed, megatron" in out.stdout and "memory, transformers" in out.stdout
+    for framework, kind in (("megatron", "training speed"), ("transformers", "memory"), ("torchtune", "training speed")):
+        line = next(line for line in out.stdout.splitlines() if line.startswith(f"{kind}, {framework} "))
+        v = training_loso["by_framework"][(framework, kind)]
+        assert line.split()[-3:] == [str(v["rows"]), f"{v['median']:.1%}", f"{v['worst']:.1%}"], line
     assert "no: gpu-tco's own run (a check)" in out.stdout
 
 
