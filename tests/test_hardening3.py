@@ -122,13 +122,17 @@ def test_a_scenario_with_a_number_no_float_holds_is_refused(tmp_path):
 # 2. installs that are refused or interrupted never touch the old file --------------------------------------------------
 
 _INTERRUPTED_INSTALL = """
-import os, signal, sys
+import os, signal, sys, time
 from pathlib import Path
 from gpu_tco.core import catalog
 path = Path(sys.argv[1])
 def check(candidate):
     assert candidate.parent == path.parent and candidate != path and candidate.read_bytes() == b"new rows"
     os.kill(os.getpid(), signal.SIGINT if sys.argv[2] == "INT" else signal.SIGTERM)  # a signal during the check
+    # the handler runs in this thread at its next check for signals, which may come some instructions later when the
+    # signal reached another thread (NumPy's): wait for it
+    for _ in range(500):
+        time.sleep(0.01)
     raise SystemExit("the signal was not delivered")
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
 try:
