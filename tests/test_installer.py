@@ -220,7 +220,6 @@ def test_installer_refuses_what_is_not_its_own_and_a_failed_install_leaves_nothi
     # Ctrl-C (SIGINT to the whole process group) once the environment exists, while pip installs: exit 130,
     # everything removed again, and no traceback from the interrupted pip
     import signal
-    import time
     started = subprocess.Popen(["sh", script, str(built_wheel)], env=install_env(home, GPU_TCO_BIN=str(home / "bin2")),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     seen = ""

@@ -654,3 +654,29 @@ def test_start_and_the_email_name_the_framework_and_the_likely_hours(default_boo
     high = cached[f"Start!B{rows['hours, likely to']}"]
     assert low == pytest.approx(rec.hours_likely_low) and high == pytest.approx(rec.hours_likely_high)
     assert low < cached[f"Start!B{rows['hours the job takes']}"] < high
+
+
+def test_the_collector_pause_of_a_workbook_ends_with_it_even_when_it_fails():
+    """Building and writing a workbook pause the cyclic garbage collector (nothing of a workbook is garbage until it
+    is written); afterwards it runs as before: on after a build, a save and a failed build, off where it was off."""
+    import gc
+
+    from gpu_tco.workbooks.xlsx import collector_paused, workbook_bytes
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # nested: the outer one turns it back on
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    wb, cached = build_workbook({"method": "qlora"})
+    assert gc.isenabled() and workbook_bytes(wb, cached)[:2] == b"PK" and gc.isenabled()
+    with pytest.raises(core.InputError):
+        build_workbook({"model": "no-such-model"})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_workbook({"method": "qlora"})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

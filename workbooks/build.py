@@ -85,6 +85,7 @@ from .xlsx import (
     GOOD_FILL,
     NOTE_FONT,
     check_target,
+    collector_paused,
     not_in_default_print,
     page_setup,
     save_atomically,
@@ -182,9 +183,14 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     A serving scenario (task "serve") gets the serving workbook (``workbooks.serving_book``; ``gpus``: the GPU
     types its planner considers, default the whole catalog).
     """
-    if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
-        from .serving_book import build_serving_workbook
-        return build_serving_workbook(inputs, gpus)
+    with collector_paused():  # (workbooks.xlsx: an eighth of the time less)
+        if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
+            from .serving_book import build_serving_workbook
+            return build_serving_workbook(inputs, gpus)
+        return _training_workbook(inputs, options)
+
+
+def _training_workbook(inputs: Mapping | None, options: list[Mapping] | None) -> tuple[Workbook, dict]:
     # the scenario runs the sharding the planner chooses for its GPU (plain data parallel where one GPU holds the model)
     job = Scenario.of(core.with_planned_sharding(inputs), options if options is not None else default_options(inputs))
     wb = Workbook()
