@@ -251,6 +251,25 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     return -(-n // top) * top
 
 
+def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
+    """What owning ``n_gpus`` of ``gpu`` would mean when no server holds that many (the planner never proposes such
+    a purchase, ``purchase_refusal``; ``gpu-tco tco`` and ``breakeven`` price whatever count they are given):
+    "B200 is sold in servers of 8 GPUs: 2 cannot be bought alone. These figures are for 2 GPUs; buying means 8 (--n-gpus
+    8 prices them)."  None when the count can be bought (GPU catalog server_sizes)."""
+    gpus = catalog.tables()["gpus"]
+    row = gpus.find(gpu)
+    n = int(n_gpus)
+    if row is None or n != n_gpus or n < 1:
+        return None
+    sizes = catalog.server_sizes(gpus.rows[row])
+    whole = buyable_count(n, sizes)
+    if whole == n:
+        return None
+    held = " or ".join(map(str, sizes)) if len(sizes) < 3 else ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}"
+    return (f"{gpu} is sold in servers of {held} GPUs: {n} cannot be bought as they are. These figures are for {n} GPUs; "
+            f"buying means {whole} (--n-gpus {whole} prices them).")
+
+
 def _counts(minimum: int, multiple: int = COUNT_MULTIPLE) -> list[int]:
     top = max(8, minimum * multiple)
     counts, n = [minimum], 1

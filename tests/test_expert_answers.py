@@ -926,3 +926,23 @@ def test_the_longest_context_that_fits_agrees_with_whether_the_context_asked_for
                       outputs=("fits_infer", "max_context_fit", "model_context_limit"))
     assert r["max_context_fit"] <= r["model_context_limit"]
     assert bool(r["fits_infer"]) == (context <= r["max_context_fit"]), r
+
+
+def test_owning_a_count_no_server_holds_is_said_and_the_count_that_can_be_bought_named():
+    """`tco` and `breakeven` price the count they are given; 2 B200s cannot be bought (8-GPU HGX boards), so the
+    answer says so under its title and names the count that can, as the planner refuses that purchase."""
+    out = run_main("tco", "--gpu", "B200", "--n-gpus", "2")
+    assert out.returncode == 0, out.stderr
+    title, note = out.stdout.splitlines()[:2]
+    assert title.startswith("gpu-tco tco: owning 2x B200")
+    assert note == ("B200 is sold in servers of 8 GPUs: 2 cannot be bought as they are. These figures are for 2 GPUs; "
+                    "buying means 8 (--n-gpus 8 prices them).")
+    out = run_main("breakeven", "--gpu", "H100-SXM", "--n-gpus", "2", "--json")
+    assert "buying means 4" in json.loads(out.stdout)["not_sold_in_that_size"]
+    assert "servers of 1, 2, 4 or 8 GPUs: 3 cannot" in run_main("tco", "--gpu", "RTX-4090", "--n-gpus", "3").stdout
+    for gpu, n in (("B200", "8"), ("B200", "16"), ("H100-SXM", "4"), ("RTX-4090", "1")):  # whole servers: no such line
+        assert "cannot be bought" not in run_main("breakeven", "--gpu", gpu, "--n-gpus", n).stdout, (gpu, n)
+        assert "not_sold_in_that_size" not in json.loads(run_main("tco", "--gpu", gpu, "--n-gpus", n, "--json").stdout)
+    # the planner's rule, in the same words of sizes: it proposes no purchase of 2 B200s
+    from gpu_tco.core.planner import purchase_refusal
+    assert purchase_refusal("B200", 2, (8,), {}, 1) == ["not sold in that size: B200 servers hold 8 GPUs"]

@@ -14,11 +14,16 @@ def _report(ns, title: str, names: list[str], inputs: dict | None = None) -> int
     res = evaluate(inputs, outputs=[*names, *PRICE_FLAGS])
     used = resolve_inputs(inputs)
     require({**used, **res}, names)  # a missing price is an error naming the input, never a $0 line
+    from ..core import unsold_purchase_text
+    unsold = unsold_purchase_text(str(used["gpu"]), float(used["n_gpus"]))
     if ns.json:
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
-                          "results": {n: _jsonable(res[n]) for n in names}}, indent=2))
+                          "results": {n: _jsonable(res[n]) for n in names},
+                          **({"not_sold_in_that_size": unsold} if unsold else {})}, indent=2))
         return 0
     print(title.format(**used))
+    if unsold:  # said before the figures: an expert reading "2x B200 bought" would stop there
+        print(unsold)
     print()
     import textwrap
 
@@ -57,8 +62,11 @@ def cmd_breakeven(ns) -> int:
     series = breakeven_series(inputs)
     cheaper = cheaper_listed_offer(inputs)
     if ns.json:
+        from ..core import unsold_purchase_text
+        unsold = unsold_purchase_text(str(used["gpu"]), float(used["n_gpus"]))
         print(json.dumps({"inputs": {k: _jsonable(v) for k, v in used.items() if "__" not in k},
                           "results": {n: _jsonable(res[n]) for n in BREAKEVEN_LINES},
+                          **({"not_sold_in_that_size": unsold} if unsold else {}),
                           "verdict": verdict_text(res["verdict_code"]),
                           "cheaper_listed_offer": cheaper,
                           "series": {k: [_jsonable(x) for x in v] for k, v in series.items()}}, indent=2))
