@@ -1,7 +1,8 @@
 """The test set-up after the install (the README's test command runs it before pytest): builds the project's wheel and
 the frozen desktop form side by side into build/test-artifacts/, each with the fingerprint of what it was built from
 (tests/artifacts.py).  The tests that need them use these when the fingerprint still matches the checkout and build
-their own otherwise, so this only moves the two builds (about 30 s of CPU) ahead of the timed run.
+their own otherwise, so this only moves the two builds (about 30 s of CPU) ahead of the timed run.  While they build,
+the Debian packages the tests would install on demand are installed (as root with apt) and the test modules compiled.
 
 A build that fails here is said on the terminal and leaves no fingerprint: the tests then build it again themselves and
 fail with its log.  Exit code 0 either way; ``python tests/prepare.py`` may be run again at any time."""
@@ -45,6 +46,10 @@ def main() -> int:
                               str(folder / "dist"), "--workpath", str(folder / "work"), str(artifacts.ROOT / "installer" / "gpu-tco-form.spec")]))
     else:
         say("the frozen form is up to date")
+    # while they build: the Debian packages the tests use (when root with apt: a CI machine), in one apt run, and the
+    # test modules compiled (pytest's assert rewriting), which each test process would otherwise do first
+    _debian_packages()
+    _compile_tests()
     for kind, folder, process, started, log, source in builds:
         code = process.wait()
         log.close()
@@ -55,6 +60,36 @@ def main() -> int:
         else:
             say(f"building {what} failed (exit {code}); the tests build it again and show why ({folder / 'build.log'})")
     return 0
+
+
+def _debian_packages() -> None:
+    """What the tests install on demand (tests/lo.py, tests/qt_setup.py, tests/test_installer.py) installed here at
+    once, so the timed run installs nothing: LibreOffice and Poppler, the libraries offscreen Qt loads, Xvfb and XCB,
+    desktop-file-validate."""
+    import lo
+    import qt_setup
+    missing = [] if shutil.which("soffice") and shutil.which("pdftotext") else list(lo.DEBIAN_PACKAGES)
+    missing += qt_setup._missing(qt_setup.OFFSCREEN) + qt_setup._missing(qt_setup.XCB)
+    missing += [pkg for exe, pkg in qt_setup.XCB_PROGRAMS.items() if not shutil.which(exe)]
+    missing += [] if shutil.which("desktop-file-validate") else ["desktop-file-utils"]
+    missing += [qt_setup.FONT_PACKAGE] if qt_setup._fonts_missing() else []
+    wanted = list(dict.fromkeys(missing))
+    if wanted:
+        try:
+            if not lo.apt_install(wanted, "the tests use them"):
+                say(f"not installed (not root, or no apt): {' '.join(wanted)}; the tests say what they miss")
+        except subprocess.CalledProcessError as err:
+            say(f"apt-get failed (exit {err.returncode}); the tests try again and say why")
+
+
+def _compile_tests() -> None:
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0"],
+                         cwd=artifacts.ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if run.returncode == 0:
+        say(f"compiled the test modules in {time.monotonic() - started:.0f} s")
+    else:
+        say(f"collecting the tests failed (exit {run.returncode}); the test run shows why")
 
 
 if __name__ == "__main__":
