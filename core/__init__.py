@@ -27,6 +27,7 @@ from .auto import AUTO_BASIS, AUTO_QUANTITY
 from .auto import in_use as auto_in_use
 from .catalog import user_config_dir
 from .codegen import depending_on, inputs_of
+from .collector import collector_paused
 from .costs import breakeven_series, sensitivities
 from .engine import breakdown, check_input, evaluate, explain, free_sweep_memory, inference_inputs, resolve_inputs, row_of
 from .errors import CatalogError, GpuTcoError, InputError, one_line
@@ -193,7 +194,7 @@ __all__ = [
     # errors
     "GpuTcoError", "InputError", "CatalogError", "one_line", "show_value",
     # helpers the front ends use
-    "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file",
+    "read_scenario", "split_scenario", "write_scenario", "write_atomically", "target_problem", "same_file", "collector_paused",
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "serving_calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message

@@ -834,6 +834,22 @@ def snapshot() -> Snapshot:
     return current if current is not None else _publish(None)
 
 
+def content_digest() -> str:
+    """A hash of every catalog as loaded, the user's own files and refreshed offers included (about 25 ms for the
+    shipped catalogs; kept per snapshot): the key of results computed from the catalogs that are kept beyond this
+    process (``codecache.kept``: the calibration's refits), which the code cache's fingerprint alone does not cover
+    (it hashes the shipped files only)."""
+    memo = snapshot().memo
+    digest = memo.get("content digest")
+    if digest is None:
+        import hashlib
+        h = hashlib.sha256()
+        for name, table in sorted(tables().items()):
+            h.update(repr((name, table.columns, table.rows)).encode())
+        digest = memo.setdefault("content digest", h.hexdigest())
+    return digest
+
+
 def tables() -> Mapping[str, Table]:
     current = _SNAPSHOT  # snapshot(), inlined: every evaluation asks
     return (current if current is not None else _publish(None)).tables
@@ -1083,15 +1099,10 @@ def _same_folder(a: Path, b: Path) -> bool:
 def _load_all(user_files: dict | None = None) -> dict:
     """Every catalog, read with the user's files (``user_files``: table -> a file read instead of the user's own), and
     checked across tables; raises CatalogError."""
-    import gc
+    from .collector import collector_paused
     user_files = user_files or {}
-    collecting = gc.isenabled()
-    gc.disable()  # reading makes no reference cycles: the collector's passes over 100,000 fresh rows would only cost time
-    try:
+    with collector_paused():  # reading makes no reference cycles: passes over 100,000 fresh rows would only cost time
         loaded = {n: load_table(n, user_file=user_files.get(n)) for n in TABLE_NAMES}
-    finally:
-        if collecting:
-            gc.enable()
     _check_offers(loaded)
     _check_apis(loaded)
     _check_release_formats(loaded)

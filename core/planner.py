@@ -252,10 +252,12 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
 
 
 def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
-    """What owning ``n_gpus`` of ``gpu`` would mean when no server holds that many (the planner never proposes such
-    a purchase, ``purchase_refusal``; ``gpu-tco tco`` and ``breakeven`` price whatever count they are given):
-    "B200 is sold in servers of 8 GPUs: 2 cannot be bought alone. These figures are for 2 GPUs; buying means 8 (--n-gpus
-    8 prices them)."  None when the count can be bought (GPU catalog server_sizes)."""
+    """What owning ``n_gpus`` of ``gpu`` would mean when they do not fill whole servers as the planner buys them (one
+    server of a size the GPU is sold in, or several of the largest: ``buyable_count``; the planner never proposes such
+    a purchase, ``purchase_refusal``), where ``gpu-tco tco`` and ``breakeven`` price whatever count they are given:
+    "B200 is sold in servers of 8 GPUs, and gpu-tco buys whole servers (several of the largest beyond one): these
+    figures are for 2 GPUs; whole servers hold 8 (--n-gpus 8 prices them)."  None when the count fills them (GPU
+    catalog server_sizes; a row without sizes: servers of 1 to 8, said as assumed)."""
     gpus = catalog.tables()["gpus"]
     row = gpus.find(gpu)
     n = int(n_gpus)
@@ -266,8 +268,11 @@ def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
     if whole == n:
         return None
     held = " or ".join(map(str, sizes)) if len(sizes) < 3 else ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}"
-    return (f"{gpu} is sold in servers of {held} GPUs: {n} cannot be bought as they are. These figures are for {n} GPUs; "
-            f"buying means {whole} (--n-gpus {whole} prices them).")
+    given = str(gpus.rows[row].get("server_sizes", "") or "").strip() not in ("", "0")
+    sold = (f"{gpu} is sold in servers of {held} GPUs" if given else
+            f"{gpu}'s catalog row gives no server sizes (servers of {held} GPUs assumed)")
+    return (f"{sold}, and gpu-tco buys whole servers (several of the largest beyond one): these figures are for {n} "
+            f"GPUs; whole servers hold {whole} (--n-gpus {whole} prices them).")
 
 
 def _counts(minimum: int, multiple: int = COUNT_MULTIPLE) -> list[int]:

@@ -929,19 +929,21 @@ def test_the_longest_context_that_fits_agrees_with_whether_the_context_asked_for
 
 
 def test_owning_a_count_no_server_holds_is_said_and_the_count_that_can_be_bought_named():
-    """`tco` and `breakeven` price the count they are given; 2 B200s cannot be bought (8-GPU HGX boards), so the
-    answer says so under its title and names the count that can, as the planner refuses that purchase."""
+    """`tco` and `breakeven` price the count they are given; 2 B200s are not a server (8-GPU HGX boards), so the
+    answer says so under its title and names the count whole servers hold, as the planner refuses that purchase."""
     out = run_main("tco", "--gpu", "B200", "--n-gpus", "2")
     assert out.returncode == 0, out.stderr
     title, note = out.stdout.splitlines()[:2]
     assert title.startswith("gpu-tco tco: owning 2x B200")
-    assert note == ("B200 is sold in servers of 8 GPUs: 2 cannot be bought as they are. These figures are for 2 GPUs; "
-                    "buying means 8 (--n-gpus 8 prices them).")
+    assert note == ("B200 is sold in servers of 8 GPUs, and gpu-tco buys whole servers (several of the largest beyond "
+                    "one): these figures are for 2 GPUs; whole servers hold 8 (--n-gpus 8 prices them).")
     out = run_main("breakeven", "--gpu", "H100-SXM", "--n-gpus", "2", "--json")
-    assert "buying means 4" in json.loads(out.stdout)["not_sold_in_that_size"]
-    assert "servers of 1, 2, 4 or 8 GPUs: 3 cannot" in run_main("tco", "--gpu", "RTX-4090", "--n-gpus", "3").stdout
+    assert "whole servers hold 4 (" in json.loads(out.stdout)["not_sold_in_that_size"]
+    said = run_main("tco", "--gpu", "RTX-4090", "--n-gpus", "3").stdout
+    assert "servers of 1, 2, 4 or 8 GPUs, and gpu-tco buys whole servers" in said and "hold 4 (" in said
+    assert "whole servers hold 16 (--n-gpus 16" in run_main("tco", "--gpu", "L40S", "--n-gpus", "9").stdout
     for gpu, n in (("B200", "8"), ("B200", "16"), ("H100-SXM", "4"), ("RTX-4090", "1")):  # whole servers: no such line
-        assert "cannot be bought" not in run_main("breakeven", "--gpu", gpu, "--n-gpus", n).stdout, (gpu, n)
+        assert "whole servers hold" not in run_main("breakeven", "--gpu", gpu, "--n-gpus", n).stdout, (gpu, n)
         assert "not_sold_in_that_size" not in json.loads(run_main("tco", "--gpu", gpu, "--n-gpus", n, "--json").stdout)
     # the planner's rule, in the same words of sizes: it proposes no purchase of 2 B200s
     from gpu_tco.core.planner import purchase_refusal

@@ -7,6 +7,8 @@ generated function in a folder of the user's cache; a stale, torn, corrupt or un
 passed over without a word.  Each cache test runs the real engine in a fresh Python process."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -333,3 +335,34 @@ def test_a_refit_kept_in_the_cache_is_read_back_for_the_same_rows_only(tmp_path,
     for entry in _entries(tmp_path):
         entry.write_bytes(entry.read_bytes()[:40])
     assert codecache.kept("refit", rows, lambda: {"median": 1.0}) == {"median": 1.0}
+
+
+def test_a_kept_refit_follows_the_users_catalogs(tmp_path, monkeypatch):
+    """The calibration's refits kept in the code cache are keyed by the catalogs as loaded: a user's own GPU file
+    (an H100 with a third of its memory bandwidth) gives its own serving errors, not those stored for the shipped
+    catalogs, and back."""
+    from gpu_tco.core import calibration, catalog
+    monkeypatch.setenv(codecache.CACHE_ENV, str(tmp_path / "cache"))
+    rows = calibration.serving_measurements()
+    sources = sorted({m.source for m in rows if "H100" in str(m.inputs.get("gpu"))})[:2]
+    mine = [m for m in rows if m.source in sources]
+    shipped = calibration.serving_family_decision(mine)["without"]
+    config = tmp_path / "config"
+    config.mkdir()
+    text = (catalog.DATA_DIR / "gpus.csv").read_text(encoding="utf-8").splitlines()
+    header = text[0].split(",")
+    h100 = next(line for line in text if line.startswith("H100-SXM,"))
+    fields = next(csv.reader([h100]))
+    fields[header.index("memory_bandwidth_gbps")] = "1000"
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([header, fields])
+    (config / "gpus.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    monkeypatch.setenv("GPU_TCO_CONFIG_DIR", str(config))
+    catalog.reload()
+    try:
+        slower = calibration.serving_family_decision(mine)["without"]
+    finally:
+        monkeypatch.delenv("GPU_TCO_CONFIG_DIR")
+        catalog.reload()
+    assert slower != shipped
+    assert calibration.serving_family_decision(mine)["without"] == shipped  # the shipped catalogs' entry, read back

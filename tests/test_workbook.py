@@ -661,7 +661,8 @@ def test_the_collector_pause_of_a_workbook_ends_with_it_even_when_it_fails():
     is written); afterwards it runs as before: on after a build, a save and a failed build, off where it was off."""
     import gc
 
-    from gpu_tco.workbooks.xlsx import collector_paused, workbook_bytes
+    from gpu_tco.core import collector_paused
+    from gpu_tco.workbooks.xlsx import workbook_bytes
     assert gc.isenabled()
     with collector_paused():
         assert not gc.isenabled()
@@ -680,3 +681,28 @@ def test_the_collector_pause_of_a_workbook_ends_with_it_even_when_it_fails():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_pauses_of_the_collector_in_several_threads_leave_it_on():
+    """The form builds a workbook on a worker thread while another may read a catalog: pauses that overlap in any
+    order end with the collector on (each thread restoring what it saw could leave it off for good)."""
+    import gc
+    import sys
+    import threading
+
+    from gpu_tco.core import collector_paused
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two steps of a pause
+    try:
+        def pause_often():
+            for _ in range(20_000):
+                with collector_paused():
+                    pass
+        threads = [threading.Thread(target=pause_often) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert gc.isenabled()

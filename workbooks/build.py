@@ -183,7 +183,7 @@ def build_workbook(inputs: Mapping | None = None, options: list[Mapping] | None 
     A serving scenario (task "serve") gets the serving workbook (``workbooks.serving_book``; ``gpus``: the GPU
     types its planner considers, default the whole catalog).
     """
-    with collector_paused():  # (workbooks.xlsx: an eighth of the time less)
+    with collector_paused():  # (core.collector: an eighth of the time less)
         if inputs and "task" in inputs and core.check_input("task", inputs["task"]) == "serve":
             from .serving_book import build_serving_workbook
             return build_serving_workbook(inputs, gpus)

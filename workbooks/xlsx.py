@@ -8,7 +8,6 @@ not recalculate (Protected View, preview panes, phones) would show them blank, s
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import io
 import math
@@ -25,7 +24,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.worksheet._writer import WorksheetWriter
 from openpyxl.writer.excel import ExcelWriter
 
-from ..core import STALE_SECONDS, TEMP_MARK, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
+from ..core import STALE_SECONDS, TEMP_MARK, collector_paused, target_problem, write_atomically  # noqa: F401 - TEMP_MARK, STALE_SECONDS: re-exported
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 HEAD_FILL = PatternFill("solid", fgColor="1F4E78")
@@ -138,21 +137,6 @@ def _save_to(wb: Workbook, buffer, sheets=None) -> None:
         sys.unraisablehook = hook
     if failed is not None:
         raise failed
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """No cyclic garbage collection while a workbook is built or written.  Its some 20,000 cells and their styles are
-    objects that all stay alive until the file is written, so every pass of the collector over them finds nothing to
-    free; the passes were about an eighth of the default workbook's time (0.36 s -> 0.31 s, build and save).  The
-    collector runs again afterwards as it was (nested uses leave it to the outermost)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def shared_rows(wb: Workbook) -> dict[str, list[tuple[int, int, int]]]:
