@@ -148,6 +148,11 @@ def main(argv=None) -> int:
         interrupted.append(True)
         raise KeyboardInterrupt  # unwinds the command, so a writer removes its temporary
 
+    if argv is None:  # the command in a process of its own (the console script, python -m gpu_tco)
+        # what the imports built (the engine, its formulas' trees, the modules) lives as long as the process: frozen, the
+        # collector's passes during the command skip it (about 15 ms of a 0.19 s `gpu-tco plan`)
+        import gc
+        gc.freeze()
     previous = None
     try:
         try:

@@ -365,3 +365,17 @@ def test_an_option_before_the_command_is_refused_not_dropped():
     assert "--restarts comes before the command; put it after: gpu-tco explain ... --restarts" in out.stderr
     after = gpu_tco("explain", "job_wall_hours", "--restarts", "5")
     assert after.returncode == 0 and "job_start_hours = 0.60 h" in after.stdout  # (1 + 5) x 6 minutes
+
+
+def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_not():
+    """Run as a command (no argv given: the console script, python -m gpu_tco), main() moves what the imports built
+    out of the collector's reach (gc.freeze); called with arguments from Python (a program, the tests) it leaves the
+    caller's collector as it was."""
+    code = ("import contextlib, gc, io, sys\nfrom gpu_tco import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['explain', 'own_tco_usd'])\n    called = gc.get_freeze_count()\n"
+            "    sys.argv = ['gpu-tco', 'explain', 'own_tco_usd']\n    code = cli.main()\n"
+            "print(called, gc.get_freeze_count() > 10000, code)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "True", "0"], out.stdout
