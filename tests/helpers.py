@@ -136,6 +136,8 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])  # the tests' folder: run_main below
 from helpers import run_main
 from gpu_tco.core import GpuTcoError, catalog
+import gc
+gc.freeze()  # as the command does in a process of its own (gpu_tco/cli.py)
 results = []
 for config, args in json.loads(sys.stdin.read()):
     if config is None:
