@@ -138,9 +138,9 @@ def kept(name: str, of, compute) -> dict:
     """``compute()``, a dict computed from ``of`` by the engine, read from the cache when an earlier process stored it
     for the same ``of``: ``of`` must hold everything the result depends on besides the engine's code and shipped
     catalogs (which the fingerprint covers) and whose ``repr`` says all of it (measurements, points, a digest of the
-    catalogs as loaded).  For the
-    calibration's refits (leave one source out: some seconds each), which ``gpu-tco calibrate`` and ``gpu-tco docs``
-    would otherwise repeat for every run of the same version.  NumPy numbers are stored as Python's."""
+    catalogs as loaded).  For the calibration's refits (leave one source out: some seconds each), which
+    ``gpu-tco calibrate`` and ``gpu-tco docs`` would otherwise repeat for every run of the same version.  NumPy numbers
+    are stored as Python's."""
     key = (name, hashlib.sha256(repr(of).encode()).hexdigest())
     stored = load(key)
     if stored is not None:
