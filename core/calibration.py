@@ -666,14 +666,7 @@ def leave_one_source_out(rows: list[Measurement] | None = None) -> dict:
     themselves, so ``gpu-tco calibrate`` and ``gpu-tco docs`` compute it once per version of the model and catalogs
     (the cache's fingerprint covers both)."""
     rows = rows if rows is not None else load_measurements()
-    return codecache.kept("leave one source out", _kept_key(rows), lambda: _leave_one_source_out(rows))
-
-
-def _kept_key(rows) -> tuple:
-    """What a refit depends on besides the engine's code (the code cache's fingerprint): the rows, the catalogs as
-    loaded (a user's own GPU or offer file changes the predictions) and NumPy (the fit's arithmetic)."""
-    from . import catalog
-    return rows, catalog.content_digest(), np.__version__
+    return codecache.kept("leave one source out", rows, lambda: _leave_one_source_out(rows))
 
 
 def _leave_one_source_out(rows: list[Measurement]) -> dict:
@@ -1249,7 +1242,7 @@ def serving_family_decision(rows: list | None = None) -> dict:
     than the global efficiencies alone.  {"factors": fitted (or {} when not supported), "fitted": the fit on every
     row, "with": loso with factors, "without": loso with the global efficiencies, "supported": bool}."""
     rows = rows if rows is not None else serving_measurements()
-    return codecache.kept("serving family decision", _kept_key(rows), lambda: _serving_family_decision(rows))
+    return codecache.kept("serving family decision", rows, lambda: _serving_family_decision(rows))
 
 
 def _serving_family_decision(rows: list) -> dict:

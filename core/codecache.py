@@ -135,13 +135,16 @@ def remembered(key: tuple, compute) -> list:
 
 
 def kept(name: str, of, compute) -> dict:
-    """``compute()``, a dict computed from ``of`` by the engine, read from the cache when an earlier process stored it
-    for the same ``of``: ``of`` must hold everything the result depends on besides the engine's code and shipped
-    catalogs (which the fingerprint covers) and whose ``repr`` says all of it (measurements, points, a digest of the
-    catalogs as loaded).  For the calibration's refits (leave one source out: some seconds each), which
-    ``gpu-tco calibrate`` and ``gpu-tco docs`` would otherwise repeat for every run of the same version.  NumPy numbers
-    are stored as Python's."""
-    key = (name, hashlib.sha256(repr(of).encode()).hexdigest())
+    """``compute()``, a dict computed by the engine from ``of`` (measurements, points: whatever the caller gives it,
+    whose ``repr`` says all of it) and from the catalogs as loaded, read from the cache when an earlier process stored
+    it for the same ``of``, the same catalogs (the user's own files and refreshed offers included:
+    ``catalog.content_digest``) and the same NumPy; the engine's code and shipped files are the fingerprint's.  For the
+    calibration's refits (leave one source out: some seconds each), which ``gpu-tco calibrate`` and ``gpu-tco docs``
+    would otherwise repeat for every run of the same version.  NumPy numbers are stored as Python's."""
+    from . import catalog
+    numpy = sys.modules.get("numpy")
+    depends = (of, catalog.content_digest(), getattr(numpy, "__version__", None))
+    key = (name, hashlib.sha256(repr(depends).encode()).hexdigest())
     stored = load(key)
     if stored is not None:
         return stored

@@ -251,6 +251,11 @@ def buyable_count(n: int, sizes: tuple[int, ...]) -> int:
     return -(-n // top) * top
 
 
+def sizes_text(sizes: tuple[int, ...]) -> str:
+    """The GPU counts a GPU's servers are sold in, as words: "8", "4 or 8", "1, 2, 4 or 8"."""
+    return " or ".join(map(str, sizes)) if len(sizes) < 3 else ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}"
+
+
 def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
     """What owning ``n_gpus`` of ``gpu`` would mean when they do not fill whole servers as the planner buys them (one
     server of a size the GPU is sold in, or several of the largest: ``buyable_count``; the planner never proposes such
@@ -267,7 +272,7 @@ def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
     whole = buyable_count(n, sizes)
     if whole == n:
         return None
-    held = " or ".join(map(str, sizes)) if len(sizes) < 3 else ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}"
+    held = sizes_text(sizes)
     given = str(gpus.rows[row].get("server_sizes", "") or "").strip() not in ("", "0")
     sold = (f"{gpu} is sold in servers of {held} GPUs" if given else
             f"{gpu}'s catalog row gives no server sizes (servers of {held} GPUs assumed)")
@@ -580,7 +585,7 @@ def purchase_refusal(gpu: str, n: int, sizes: tuple, needs: Mapping[str, int], m
     """Why ``n`` bought ``gpu`` is not a purchase to propose (empty: it is): a count no server holds, consumer cards
     beyond one server, or more GPUs than the counts tried for the job (``_counts`` above its smallest that fits)."""
     if buyable_count(n, sizes) != n:  # a fixed count that no server holds (2 SXM cards: HGX boards hold 4 or 8)
-        return [f"not sold in that size: {gpu} servers hold {' or '.join(map(str, sizes))} GPUs"]
+        return [f"not sold in that size: {gpu} servers hold {sizes_text(sizes)} GPUs"]
     if n > max(sizes) and consumer_gpu(gpu):
         return [CONSUMER_ONE_SERVER.format(gpu=gpu, most=max(sizes))]
     if gpu in needs and n > max(_counts(needs[gpu], multiple)):

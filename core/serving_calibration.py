@@ -249,8 +249,7 @@ def leave_one_out(points: list[dict], key: str, fitted: dict | None = None, iter
     """Refit without each value of ``key`` ("engine" or "model") and predict its points.  An engine left out has no
     factors of its own: it takes the geometric mean of the other engines' factors.  {value: stats}.  Kept in the code
     cache (a refit per engine or model: about a second in all)."""
-    from . import catalog
-    return codecache.kept("serving leave one out", (points, key, fitted, iterations, catalog.content_digest(), np.__version__),
+    return codecache.kept("serving leave one out", (points, key, fitted, iterations),
                           lambda: _leave_one_out(points, key, fitted, iterations))
 
 
