@@ -64,7 +64,7 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
 # gpu-tco's own torchtune runs (tools/measure/torchtune_measure.py, one H100) set nothing: they check the torchtune factor,
 # which the README's 2024 table sets, held out (docs/training.md, "torchtune on one H100")
-OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune",)
+OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune", "gpu_tco_h200_torchtune")
 # gpu-tco's own Unsloth runs (tools/measure/unsloth_measure.py, one H100) set nothing either: they check Unsloth's row of
 # frameworks.csv (speed factor 1, fused LoRA and loss kernels), which no measured row had set (docs/training.md, "Unsloth
 # on one H100")

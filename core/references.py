@@ -309,6 +309,11 @@ _REFS: list[Reference] = [
               "and optimizer-in-backward as its single-device recipes set them up; PyTorch 2.11.0+cu130, torchao 0.13.0, "
               "bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
               "2026-11-26", "tools/measure/results/h100-2026-11-26/README.md"),
+    Reference("gpu_tco_h200_torchtune", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/torchtune_measure.py, "
+              "NVIDIA H200 141GB, 2026-11-27: torchtune 0.6.1 as on the H100, and each of Llama 3.1 8B and Llama 3.2 3B in full "
+              "fine-tuning and LoRA with and without activation checkpointing on the same GPU; PyTorch 2.11.0+cu130, torchao "
+              "0.13.0, bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
+              "2026-11-27", "tools/measure/results/h200-2026-11-27/README.md"),
     Reference("gpu_tco_h100_unsloth", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/unsloth_measure.py, "
               "NVIDIA H100 SXM 80GB, 2026-11-26: Unsloth 2026.10.9 as its notebooks set it up (FastLanguageModel, get_peft_model, "
               "Unsloth's gradient checkpointing, AdamW8bit); PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, "
