@@ -52,8 +52,8 @@ PRIORS = {"gpu:RTX-4090": 0.30, "gpu:RTX-A6000": 0.35, "gpu:A100-80GB-SXM": 0.40
           "framework:torchtune": 1.0}
 # Framework speed factors (frameworks.csv speed_factor), relative to torchtitan's (the reference: 1).  Fitted only for
 # torchtune, whose rows on the A100 (besides its GeForce and RTX A6000 rows) measure a GPU that other sources measured too;
-# it is its only fitted source (the second torchtune table is a check: CHECK_SOURCES), so left out its rows fall back to a
-# factor of 1 (docs/training.md, "Calibration per framework").  Megatron's factor would
+# two sources fit it (the README's September 2024 table and its November 2024 'Optimization flags' table), so left out
+# one, the other sets it (docs/training.md, "Calibration per framework").  Megatron's factor would
 # trade against the mixture-of-experts factor (its sources measured most MoE rows), composer's one for one against the
 # H100's MFU; they keep the catalog's 1, and transformers gpu-tco's own H100/H200 measurement (docs/training.md), which
 # Answer.AI's FSDP + QLoRA runs over NVLink (A100 40GB, H100) check as a held-out source.  The
@@ -63,8 +63,11 @@ FITTED_FRAMEWORKS = ("torchtune",)
 # conventions and costs (frameworks.csv: speed factor, eager activations, LoRA and QLoRA costs); they do not enter the fit:
 # one GPU at micro-batch 1 to 4 would pull the method and recomputation factors every source shares towards one eager stack
 # gpu-tco's own torchtune runs (tools/measure/torchtune_measure.py, one H100) set nothing: they check the torchtune factor,
-# which the README's 2024 table sets, held out (docs/training.md, "torchtune on one H100")
-OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune", "gpu_tco_h200_torchtune")
+# which the README's 2024 tables set, held out (docs/training.md, "torchtune on one H100")
+OWN_TORCHTUNE_SOURCES = ("gpu_tco_h100_torchtune",)
+# ... and its runs on one H200, LoRA beside full fine-tuning of the same models, set torchtune's LoRA traffic
+# (frameworks.csv lora_bytes_per_dim): checks, not held out
+SET_TORCHTUNE_SOURCES = ("gpu_tco_h200_torchtune",)
 # gpu-tco's own Unsloth runs (tools/measure/unsloth_measure.py, one H100) set nothing either: they check Unsloth's row of
 # frameworks.csv (speed factor 1, fused LoRA and loss kernels), which no measured row had set (docs/training.md, "Unsloth
 # on one H100")
@@ -78,21 +81,30 @@ OWN_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed",)
 SET_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed_zero3",)
 # own runs that nothing is fitted on or set from: their errors are held-out errors of their framework
 HELD_OUT_OWN_SOURCES = (*OWN_TORCHTUNE_SOURCES, *OWN_UNSLOTH_SOURCES, *OWN_DEEPSPEED_SOURCES)
-OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *HELD_OUT_OWN_SOURCES, *SET_DEEPSPEED_SOURCES)
-# Published sources that check the model without fitting it, and why.  torchtune's README 'Optimization flags' table packs
-# Alpaca's short examples (about 120 tokens each: [alpaca_split_card]) into 4,096-token sequences with per-document
-# attention masks, which the rows say (packed_document_tokens): the model counts attention within each document, about
-# 1 % of these rows' work instead of 18 % over the whole pack.  Fitted, the table's LoRA rows (8-10 % slower than modelled)
-# against its full fine-tunes (18-22 % faster) would pull the LoRA and QLoRA factors every framework shares: left out one
-# source at a time, transformers' speed error would rise from 6 % to about 20 %.  Its memory row without
-# optimizer-in-backward shows the model holding every gradient beside the activations (+20 %), a phase question, not a
-# framework constant.  Their errors are reported (checks()).
+OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *HELD_OUT_OWN_SOURCES, *SET_DEEPSPEED_SOURCES,
+               *SET_TORCHTUNE_SOURCES)
+# Published sources that check the model without fitting it, and why.  (torchtune's README 'Optimization flags' table, one
+# A100 with Alpaca packed into 4,096-token sequences, was one until LoRA's work was counted as it runs: recomputation
+# repeats a third of LoRA's work, not a quarter (lora_recompute_factor), the adapters' own products count 6 FLOPs per
+# adapter weight (rank 64 there) and torchtune's adapters move 14 bytes per unit of width (gpu-tco's own H200 runs).
+# Before that its LoRA rows, 8-10 % slower than modelled beside full fine-tunes 18-22 % faster, pulled the LoRA factors
+# every framework shares; it is now fitted, a second torchtune source beside the README's September 2024 table.)
 # llama.cpp's January 2024 llama-bench table on one RTX 4090 (pull request 4766) checks the prefill and decode model on a
 # GeForce card held out: its F16 prompt runs through cuBLAS with FP16 accumulation at 45 % of that peak, its Q8_0 and Q4_0
 # prompts (dequantised first) at 31-32 %; the model has one prefill efficiency for every weight format, so fitted, that
 # spread (1.4x) would go into the prefill efficiency every engine carries.
-CHECK_SOURCES = {"torchtune_readme_flags": "one A100, packed short documents; LoRA against full would move shared factors (a check)",
-                 "llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
+CHECK_SOURCES = {"llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
+# Sources whose speed rows are fitted and whose memory rows check: torchtune's 'Optimization flags' table measured full
+# fine-tuning without the optimizer step in the backward pass at 25 GiB, where the model adds every gradient to the
+# activations (+20 %): at the peak one of them has mostly been freed, a question of phases, not of a framework's constants.
+MEMORY_CHECK_SOURCES = {"torchtune_readme_flags": "one A100, full fine-tuning's peak phase (a check)"}
+
+
+def _check_reason(m) -> str | None:
+    """Why a row of a published source checks the model rather than fitting it (CHECK_SOURCES, MEMORY_CHECK_SOURCES)."""
+    if m.source in CHECK_SOURCES:
+        return CHECK_SOURCES[m.source]
+    return MEMORY_CHECK_SOURCES.get(m.source) if m.kind == "memory" else None
 CHECK_KINDS = ("training speed", "memory", "decode speed", "prefill speed")
 # Published runs of small models on many GPUs, kept out of the fit to check it held out (docs/training.md, "Small models
 # on large clusters"): TinyLlama 1.1B on 16 A100s and Pythia 1B on 64 (both read in the TinyLlama README)
@@ -264,7 +276,7 @@ def in_fit(m: Measurement) -> bool:
     (PRIORS: GPUs with dense rows), so that a mixture-of-experts row on another card does not set that card's MFU; a
     reserved-memory row (the allocator's cache under CPU offload) checks the memory model, it does not fit it; gpu-tco's
     own runs (OWN_SOURCES) are checks too."""
-    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES or m.source in CHECK_SOURCES \
+    if m.quantity == "reserved_peak_train_gib" or m.source in OWN_SOURCES or _check_reason(m) \
             or m.source in HELD_OUT_SOURCES:
         return False
     gpu = _evaluate(m)["gpu"]
@@ -308,13 +320,15 @@ def _train_features(m: Measurement) -> dict:
     return feats
 
 
-def _pcie_penalty(m: Measurement) -> float:
+def _fixed_factors(m: Measurement) -> float:
     """The fixed factors the engine applies that the fit does not fit: the multi-GPU penalty without NVLink (an
-    assumption) and the framework's speed factor (frameworks.csv speed_factor, FITTED_FRAMEWORKS aside)."""
+    assumption), the framework's speed factor (frameworks.csv speed_factor, FITTED_FRAMEWORKS aside) and what full
+    recomputation costs LoRA beyond full training (lora_recompute_factor, counted: 8/9)."""
     r = _evaluate(m)
     gpu = _gpu_row(r["gpu"])
     framework = 1.0 if r["framework"] in FITTED_FRAMEWORKS else r["framework_speed_factor"]
-    return (r["pcie_multi_gpu_efficiency"] if r["n_gpus"] > 1 and gpu["multi_gpu_fabric"] < 1 else 1.0) * framework
+    pcie = r["pcie_multi_gpu_efficiency"] if r["n_gpus"] > 1 and gpu["multi_gpu_fabric"] < 1 else 1.0
+    return pcie * framework * r["lora_recompute_factor"]
 
 
 def _gpu_row(name: str) -> dict:
@@ -332,7 +346,7 @@ def _log_ratio(m: Measurement) -> float:
         shipped = _evaluate(m)
         slowdown = shipped["comm_slowdown"] / ideal["comm_slowdown"] * shipped["step_work_slowdown"]
         at_one = ideal[m.quantity]
-        at_one = at_one / _pcie_penalty(m) if m.quantity == "train_gpu_hours" else at_one * _pcie_penalty(m)
+        at_one = at_one / _fixed_factors(m) if m.quantity == "train_gpu_hours" else at_one * _fixed_factors(m)
         at_one = at_one * slowdown if m.quantity == "train_gpu_hours" else at_one / slowdown
         # GPU-hours fall as the efficiency rises: the speed ratio is modelled / measured hours
         return math.log(at_one / m.value) if m.quantity == "train_gpu_hours" else math.log(m.value / at_one)
@@ -432,7 +446,7 @@ def _activation_terms(m: Measurement) -> tuple[float, float, float, float]:
     at0, per_byte, now, log_ratio = _step_work(m)
     from . import catalog
     factors_now = catalog.snapshot().derived(("calibration factors", m.id, m.source, m.value),
-                                             lambda: _evaluate(m)["mfu_effective"] / _pcie_penalty(m))
+                                             lambda: _evaluate(m)["mfu_effective"] / _fixed_factors(m))
     return math.exp(-(log_ratio - math.log(now))), at0, per_byte / factors_now, factors_now
 
 
@@ -558,7 +572,7 @@ def _offload_log_error(m: Measurement, speed: dict, rate: float) -> float:
     engine's step as the catalogs stand, its compute rescaled to the factors and its CPU step to ``rate`` (the transfers
     overlap all the GPU's work, the CPU step does not: comm_slowdown)."""
     r = _evaluate(m)
-    mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _pcie_penalty(m)
+    mfu = math.exp(sum(math.log(speed[n]) * v for n, v in _features(m).items())) * _fixed_factors(m)
     at0, per_byte, now, _ratio = _step_work(m)
     activation = speed.get("activation_bytes_per_dim", r["activation_bytes_per_dim"])
     compute_now = r["compute_s_per_step"]
@@ -623,10 +637,12 @@ def errors(params: dict | None = None, rows: list[Measurement] | None = None) ->
 
 CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed factor and LoRA costs: not held out)",
                 "own_torchtune": "gpu-tco's own torchtune runs on one H100 (held out: nothing is fitted on them)",
+                "own_torchtune_set": "gpu-tco's own torchtune runs on one H200 (they set torchtune's LoRA traffic: not held out)",
                 "own_unsloth": "gpu-tco's own Unsloth runs on one H100 (held out: nothing is fitted on them)",
                 "own_deepspeed": "gpu-tco's own DeepSpeed runs on one H100 or H200 (held out: nothing is fitted on them)",
                 "own_deepspeed_set": "gpu-tco's own DeepSpeed ZeRO-3 runs on one H100 (they set its ZeRO-3 hook cost: not held out)"}
-OWN_GROUP_OF = {**{s: "own_torchtune" for s in OWN_TORCHTUNE_SOURCES}, **{s: "own_unsloth" for s in OWN_UNSLOTH_SOURCES},
+OWN_GROUP_OF = {**{s: "own_torchtune" for s in OWN_TORCHTUNE_SOURCES}, **{s: "own_torchtune_set" for s in SET_TORCHTUNE_SOURCES},
+                **{s: "own_unsloth" for s in OWN_UNSLOTH_SOURCES},
                 **{s: "own_deepspeed" for s in OWN_DEEPSPEED_SOURCES}, **{s: "own_deepspeed_set" for s in SET_DEEPSPEED_SOURCES}}
 
 
@@ -636,8 +652,8 @@ def _check_group(m: Measurement) -> str | None:
         return None
     if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
         return CHECK_GROUPS[OWN_GROUP_OF.get(m.source, "own")]
-    if m.source in CHECK_SOURCES:
-        return CHECK_SOURCES[m.source].removesuffix(" (a check)")
+    if _check_reason(m):
+        return _check_reason(m).removesuffix(" (a check)")
     return None
 
 
@@ -850,8 +866,8 @@ def _why_out(m: Measurement) -> str:
         return "no: reserved memory (a check)"
     if m.source in OWN_SOURCES:
         return "no: gpu-tco's own run (a check)"
-    if m.source in CHECK_SOURCES:
-        return "no: " + CHECK_SOURCES[m.source]
+    if _check_reason(m):
+        return "no: " + _check_reason(m)
     if m.source in HELD_OUT_SOURCES:
         return "no: small model (a held-out check)"
     gpu = _evaluate(m)["gpu"]
@@ -880,14 +896,17 @@ def _prose() -> list[str]:
         "",
         "`mfu` (and `mfu_effective`) is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022, Appendix B):",
         "model FLOPs per token = (6 for full training | 4 for LoRA and QLoRA, which compute no weight gradients for frozen",
-        "weights) x active parameters + 12 x layers x sequence x attention width; recomputation is not counted as work.",
+        "weights) x active parameters (+ 6 x the LoRA adapters' parameters) + 12 x layers x sequence x attention width;",
+        "recomputation is not counted as work.",
         "Active parameters leave out the input embedding: it is a table lookup, not a matrix product (OpenAI's convention",
         "for gpt-oss; NVIDIA NeMo's model TFLOP/s count the same).  A published MFU that counts 6 x all parameters",
         "(torchtitan's 2024 figures) is scaled by ours / theirs before it is entered.  A figure that counts",
         "recomputed FLOPs (Megatron-LM's TFLOP/s, LLM Foundry's HFU) must be scaled by 6/8 with full recomputation first.",
         "",
         "With `mfu` = 0 the model uses the calibrated default:",
-        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor x FP8 factor (an FP8 precision on a GPU",
+        "GPU MFU (gpus.csv `default_mfu`) x method factor x recomputation factor (fitted as full training pays it; LoRA",
+        "with full recomputation pays it x (4/6) / (6/8) = 0.889: the recomputed forward is a third of LoRA's work, a quarter",
+        "of full training's) x FP8 factor (an FP8 precision on a GPU",
         "that runs it; its peak is then that of the FLOP mix, the linear layers at the FP8 rate and the rest at the BF16",
         "rate) x mixture-of-experts factor",
         "(`moe_train_efficiency`, models with experts) x large-cluster factor (512 GPUs or more; a fit above 1 is held at 1:",

@@ -677,13 +677,16 @@ train_attention_tokens = q(
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
-    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active + attention 12*L_attention*s*a*d, s the tokens attention spans "
+    "Model FLOPs per training token: (6 full | 4 LoRA) x P_active (+ 6 x the LoRA adapters' parameters: their forward, "
+    "input-gradient and weight-gradient products) + attention 12*L_attention*s*a*d, s the tokens attention spans "
     "(packed documents: their mean length; sparse attention: the "
     "top-k tokens, plus its indexer) + 3 x the fixed-state layers' recurrences; recomputation is not counted (it lowers the "
     "efficiency instead)",
-    IF(is_lora, 4, 6) * params_active + mixer_flops(train_attention_tokens, 12),
+    IF(is_lora, 4 * params_active + 6 * lora_params, 6 * params_active) + mixer_flops(train_attention_tokens, 12),
     "[kaplan2020] (6N); [narayanan2021] (attention 12*L*s*h); [palm2022] Appendix B (model FLOPs exclude recomputation); "
-    "LoRA skips the frozen weights' gradient (4N); [dsa_2025] (top-k attention, indexer); [mamba2_2024]")
+    "LoRA skips the frozen weights' gradient (4N) and trains r*(d_in+d_out) per adapted matrix ([lora2021] section 4.1: "
+    "6 FLOPs per adapter weight and token, 4.5 % of Llama 3.2 3B's LoRA work at rank 64); [dsa_2025] (top-k attention, "
+    "indexer); [mamba2_2024]")
 train_tokens_total = q("train_tokens_total", "tokens", "Tokens processed in training = tokens x epochs", I.tokens * I.epochs)
 train_flops = q("train_flops", "FLOP", "Total training FLOPs", train_tokens_total * flops_per_token_train)
 active_linear_params = q(
@@ -725,14 +728,28 @@ train_tflops_per_gpu_peak = q(
        1 / (fp8_share / MAX(G("fp8_dense_tflops"), 1e-9) + (1 - fp8_share) / G("bf16_dense_tflops"))),
     "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A); "
     "[te_fp8] (FP8 GEMMs at twice the BF16 rate on Hopper)")
+# A recomputed forward pass repeats 2 of the 6 units of work per weight and token of full training (8 in all, 6/8 = 0.75),
+# but 2 of LoRA's 4 (6 in all, 4/6), since LoRA computes no gradients for its frozen weights.  The recomputation factor
+# (recomputes catalog mfu_factor) is fitted as full training pays it; LoRA pays it times (4/6) / (6/8).
+LORA_RECOMPUTE_RATIO = (4 / 6) / (6 / 8)
+lora_recompute = q(
+    "lora_recompute_factor", "fraction",
+    "What full recomputation costs LoRA beyond what it costs full training = (4/6) / (6/8) = 0.889 with LoRA or QLoRA "
+    "and full recomputation, else 1: the recomputed forward repeats 2 units of work per weight and token, a quarter of "
+    "full training's 8 and a third of LoRA's 6 (no weight gradients for the frozen weights)",
+    IF(AND(is_lora, rec("checkpoint_layers")), LORA_RECOMPUTE_RATIO, 1),
+    "[chen2016] (checkpointing repeats the forward pass); [lora2021] section 4 (no gradients for the frozen weights); "
+    "[gpu_tco_h200_torchtune] (torchtune on one H200: checkpointing cost LoRA 0.884 and 0.916 of what it cost full "
+    "fine-tuning of the same model)")
 mfu_effective = q(
     "mfu_effective", "fraction",
-    "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor x framework factor "
+    "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor (x "
+    "lora_recompute_factor for LoRA) x framework factor "
     "x FP8 factor (an FP8 recipe: casts and scaling cost time the FP8 peak does not show) "
     "x mixture-of-experts factor x large-cluster factor x PCIe multi-GPU penalty (CPU offload costs time through its "
     "PCIe transfers and the CPU optimizer step, not through this factor)",
     IF(I.mfu > 0, I.mfu,
-       G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor")
+       G("default_mfu") * T("methods", "method", "mfu_factor") * rec("mfu_factor") * lora_recompute
        * q("framework_speed_factor", "fraction",
            "Efficiency of the framework relative to the compiled or fused stacks the GPUs' MFU was fitted on (eager layers: "
            "below 1)", fw("speed_factor"), "frameworks catalog speed_factor (docs/training.md)")

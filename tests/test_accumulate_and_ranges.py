@@ -157,8 +157,8 @@ def test_tensor_parallel_all_reduces_add_to_the_step():
 
 
 OWN = [m for m in cal.load_measurements() if m.source in cal.OWN_SOURCES and m.source not in cal.HELD_OUT_OWN_SOURCES
-       and m.source not in cal.SET_DEEPSPEED_SOURCES
-       and m.kind in ("training speed", "memory")]  # the H100 torchtune, Unsloth and DeepSpeed rows: tests/test_training_frameworks.py
+       and m.source not in cal.SET_DEEPSPEED_SOURCES and m.source not in cal.SET_TORCHTUNE_SOURCES
+       and m.kind in ("training speed", "memory")]  # the torchtune, Unsloth and DeepSpeed rows: tests/test_training_frameworks.py
 
 
 def test_own_h200_rows_are_checks_with_their_errors():

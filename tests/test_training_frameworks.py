@@ -247,11 +247,38 @@ def _own_runs_held_out(training_loso, framework: str, rows: int) -> tuple[dict, 
 def test_own_torchtune_rows_check_the_torchtune_factor_held_out(training_loso):
     """gpu-tco's own torchtune 0.6.1 runs on one H100 SXM (tools/measure/results/h100-2026-11-26/, PyTorch 2.11, compiled
     as the README's tables ran): they enter no fit, and they are reported as a check of their own.  Every compiled run
-    was faster than the torchtune factor fitted on the README's 2024 table says (16-40 %, docs/training.md "torchtune on
-    one H100"), while the memory model holds them (median within 5 %)."""
+    was faster than the torchtune factor fitted on the README's 2024 tables says (docs/training.md "torchtune on one
+    H100"), while the memory model holds them (median within 5 %)."""
     speed, memory = _own_runs_held_out(training_loso, "torchtune", rows=14)
     assert speed["rows"] == 7 and speed["high"] < 0
     assert memory["rows"] == 7 and memory["median"] <= 0.05
+
+
+def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_traffic(training_loso):
+    """gpu-tco's own torchtune runs on one H200 (tools/measure/results/h200-2026-11-27/): each of Llama 3.1 8B and Llama
+    3.2 3B in full fine-tuning and LoRA, with and without recomputation.  Recomputation cost LoRA 0.884 (8B) and 0.916
+    (3B) of what it cost full fine-tuning, against the counted (4/6) / (6/8) = 0.889.  With the matrix products sped up
+    until the full fine-tune of the pair is met, the time left for LoRA's adapters is the modelled adapter time
+    (lora_adapter_s_per_step, at the 17 bytes per unit of width these pairs set) within 15 %; the level of every row is
+    the torchtune factor's (a check, not held out)."""
+    rows = {m.id: m for m in cal.load_measurements() if m.source == "gpu_tco_h200_torchtune"}
+    assert len(rows) == 24 and not any(cal.in_fit(m) for m in rows.values())
+    other = lambda r: r["optimizer_step_s_per_step"] + r["activation_io_s_per_step"] + r["layer_overhead_s_per_step"]  # noqa: E731
+    for model, shape in (("l31-8b", "2048x2"), ("l32-3b", "4096x2")):
+        speed = {(method, rc): rows[f"own-h200-tt-{model}-{method}-{rc}-{shape}-adamw-speed"]
+                 for method in ("full", "lora") for rc in ("rc", "norc")}
+        cost = {method: speed[method, "rc"].value / speed[method, "norc"].value for method in ("full", "lora")}
+        assert 0.85 < cost["lora"] / cost["full"] < 0.95  # the counted 0.889
+        for rc in ("rc", "norc"):
+            full, lora = speed["full", rc], speed["lora", rc]
+            tokens = full.inputs["seq_len"] * full.inputs["micro_batch"]
+            f, lo = cal._evaluate(full), cal._evaluate(lora)
+            faster = f["compute_s_per_step"] / (tokens / full.value - other(f))
+            adapters = tokens / lora.value - lo["compute_s_per_step"] / faster - other(lo)
+            assert adapters == pytest.approx(lo["lora_adapter_s_per_step"], rel=0.15), (model, rc)
+    group = cal.CHECK_GROUPS["own_torchtune_set"]
+    assert training_loso["checks"][("torchtune", "training speed", group)]["rows"] == 12
+    assert core.catalog.tables()["frameworks"].row("torchtune")["lora_bytes_per_dim"] == 17
 
 
 def test_the_loss_follows_the_framework():
@@ -465,8 +492,9 @@ def test_own_deepspeed_rows_check_deepspeed_held_out(training_loso):
     gather and release hooks cost 43 % of its step (the hook cost set from the 1B ZeRO-3 runs, a source of its own that
     is not held out; without it the model was 85 % fast there).  ZeRO-Offload
     (ZeRO-2 with the optimizer in CPU memory, on an H200) holds only the weights and the gradient buckets on the GPU,
-    which the model now says (within 5 %); its speed is 30-40 % above the estimate, DeepSpeed's CPU Adam being faster
-    than the CPU rate fitted on torchtune's offloaded runs."""
+    which the model now says (within 5 %); its speed is 30-60 % above the estimate, DeepSpeed's CPU Adam being faster
+    than the CPU rate fitted on torchtune's offloaded runs (1.0e9 parameters a second per GPU since the torchtune factor
+    rose from 0.77 to 0.89: the same 70B offloaded run leaves the CPU more of its time)."""
     speed, memory = _own_runs_held_out(training_loso, "deepspeed", rows=20)
     assert speed["rows"] == 10 and speed["median"] <= 0.15
     assert memory["rows"] == 10 and memory["median"] <= 0.10 and memory["worst"] <= 0.10
@@ -479,7 +507,7 @@ def test_own_deepspeed_rows_check_deepspeed_held_out(training_loso):
             elif not m.inputs.get("offload_optimizer"):
                 assert abs(err) <= 0.15, (m.id, err)
             else:  # DeepSpeed's CPU Adam steps faster than the CPU rate fitted on torchtune's offloaded runs
-                assert -0.45 < err < -0.2, (m.id, err)
+                assert -0.6 < err < -0.3, (m.id, err)
     assert ("deepspeed", "training speed") not in training_loso["by_framework"]
 
 
