@@ -66,6 +66,23 @@ def _errors() -> dict[str, str]:
     return out
 
 
+# a row of docs/calibration.md's table "Per training framework": framework | quantity | rows | median | worst | range
+FRAMEWORK_ROW = re.compile(r"^\| ([a-z.]+) \| (training speed|memory) \| \d+ \| ([\d.]+%) \| [\d.]+% \| [^|]+ \|$", re.M)
+
+
+def _frameworks() -> dict[str, str]:
+    """Each training framework's leave-one-source-out median errors (``torchtune_speed_median``,
+    ``torchtune_memory_median``) and its likely ranges (``torchtune_speed_band``, ``torchtune_memory_band``: frameworks.csv
+    speed_band_pct and memory_band_pct)."""
+    from gpu_tco.core import catalog
+    out = {f"{m.group(1)}_{'speed' if m.group(2) == 'training speed' else 'memory'}_median": m.group(3)
+           for m in FRAMEWORK_ROW.finditer(CALIBRATION_DOC.read_text(encoding="utf-8"))}
+    for row in catalog.tables()["frameworks"].rows:
+        out[f"{row['name']}_speed_band"] = f"{row['speed_band_pct']:g} %"
+        out[f"{row['name']}_memory_band"] = f"{row['memory_band_pct']:g} %"
+    return out
+
+
 BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
 SUITE_ROW = "the README's figures"
 
@@ -81,9 +98,13 @@ def _suite() -> dict[str, str]:
 
 
 def _calibrated() -> dict[str, str]:
-    from gpu_tco.core import DEFAULTS, auto_in_use
+    from gpu_tco.core import DEFAULTS, auto_in_use, catalog
+    tables = catalog.tables()
     return {"moe_train_efficiency": f"{DEFAULTS['moe_train_efficiency']:g}",
-            "auto_mfu_h100": auto_in_use({"gpu": "H100-SXM"})["mfu"]["short"]}
+            "auto_mfu_h100": auto_in_use({"gpu": "H100-SXM"})["mfu"]["short"],
+            "fp8_factor_te": f"{tables['precisions'].row('fp8')['fp8_mfu_factor']:.2f}",
+            "fp8_factor_torchao": f"{tables['precisions'].row('fp8_torchao')['fp8_mfu_factor']:.2f}",
+            "gb200_default_mfu": f"{tables['gpus'].row('GB200')['default_mfu']:.2f}"}
 
 
 def _report() -> dict[str, str]:
@@ -91,7 +112,8 @@ def _report() -> dict[str, str]:
     return {"report_pages_at_most": str(PRINTED_PAGES_AT_MOST)}
 
 
-SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _calibrated, _report, _suite)
+SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _frameworks, _calibrated, _report,
+                                                      _suite)
 
 
 def figures() -> dict[str, str]:
