@@ -305,9 +305,10 @@ _REFS: list[Reference] = [
               "step timed apart (bitsandbytes 0.50.2 AdamW8bit, torch AdamW foreach and fused, PEFT LoRA, Liger fused loss)",
               "2026-11-26", "tools/measure/results/h200-2026-11-26b/phase_train_rows.jsonl"),
     Reference("gpu_tco_h100_torchtune", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/torchtune_measure.py, "
-              "NVIDIA H100 SXM 80GB, 2026-11-26: torchtune 0.6.1's model builders, chunked loss, compile, activation checkpointing "
-              "and optimizer-in-backward as its single-device recipes set them up; PyTorch 2.11.0+cu130, torchao 0.13.0, "
-              "bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and 5 timed steps",
+              "NVIDIA H100 SXM 80GB, 2026-11-26 and 2026-11-27: torchtune 0.6.1's model builders, chunked loss, compile, "
+              "activation checkpointing and optimizer-in-backward as its single-device recipes set them up; PyTorch "
+              "2.11.0+cu130, torchao 0.13.0, bitsandbytes 0.50.2; random weights and random tokens (no packing), 3 warm-up and "
+              "5 timed steps (the second day's runs: tools/measure/results/h100-2026-11-27/)",
               "2026-11-26", "tools/measure/results/h100-2026-11-26/README.md"),
     Reference("gpu_tco_h200_torchtune", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/torchtune_measure.py, "
               "NVIDIA H200 141GB, 2026-11-27: torchtune 0.6.1 as on the H100, and each of Llama 3.1 8B and Llama 3.2 3B in full "

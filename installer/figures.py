@@ -83,6 +83,30 @@ def _frameworks() -> dict[str, str]:
     return out
 
 
+# the rows of docs/calibration.md's table "Rows that check the model" the text states: (check group of
+# core.calibration.CHECK_GROUPS, kind, figure name prefix); each gives <prefix>_median and <prefix>_worst
+CHECK_FIGURES = (("own", "training speed", "own_transformers_speed"), ("own", "memory", "own_transformers_memory"),
+                 ("own_torchtune", "training speed", "own_torchtune_h100_speed"),
+                 ("own_torchtune", "memory", "own_torchtune_h100_memory"),
+                 ("own_torchtune_set", "training speed", "own_torchtune_h200_speed"),
+                 ("own_torchtune_set", "memory", "own_torchtune_h200_memory"),
+                 ("own_unsloth", "training speed", "own_unsloth_speed"), ("own_unsloth", "memory", "own_unsloth_memory"),
+                 ("own_deepspeed", "training speed", "own_deepspeed_speed"), ("own_deepspeed", "memory", "own_deepspeed_memory"))
+
+
+def _checks() -> dict[str, str]:
+    """The median and worst errors of gpu-tco's own runs, per check group and kind (CHECK_FIGURES)."""
+    from gpu_tco.core.calibration import CHECK_GROUPS
+    text, out = CALIBRATION_DOC.read_text(encoding="utf-8"), {}
+    for group, kind, prefix in CHECK_FIGURES:
+        label = re.escape(CHECK_GROUPS[group])
+        m = re.search(rf"^\| [a-z.]+ \| {kind} \| {label} \| \d+ \| ([\d.]+%) \| ([\d.]+%) \|", text, re.M)
+        if m is None:
+            raise LookupError(f"docs/calibration.md has no check row {group!r} ({kind}): run `gpu-tco docs`")
+        out[f"{prefix}_median"], out[f"{prefix}_worst"] = m.groups()
+    return out
+
+
 BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
 SUITE_ROW = "the README's figures"
 
@@ -112,8 +136,8 @@ def _report() -> dict[str, str]:
     return {"report_pages_at_most": str(PRINTED_PAGES_AT_MOST)}
 
 
-SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _frameworks, _calibrated, _report,
-                                                      _suite)
+SOURCES: tuple[Callable[[], dict[str, str]], ...] = (_catalog, _measurements, _errors, _frameworks, _checks, _calibrated,
+                                                      _report, _suite)
 
 
 def figures() -> dict[str, str]:

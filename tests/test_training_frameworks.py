@@ -248,10 +248,17 @@ def test_own_torchtune_rows_check_the_torchtune_factor_held_out(training_loso):
     """gpu-tco's own torchtune 0.6.1 runs on one H100 SXM (tools/measure/results/h100-2026-11-26/, PyTorch 2.11, compiled
     as the README's tables ran): they enter no fit, and they are reported as a check of their own.  Every compiled run
     was faster than the torchtune factor fitted on the README's 2024 tables says (docs/training.md "torchtune on one
-    H100"), while the memory model holds them (median within 5 %)."""
-    speed, memory = _own_runs_held_out(training_loso, "torchtune", rows=14)
-    assert speed["rows"] == 7 and speed["high"] < 0
-    assert memory["rows"] == 7 and memory["median"] <= 0.05
+    H100"), while the memory model holds them (median within 7 %: LoRA without recomputation keeps 6-11 % more than
+    modelled)."""
+    speed, memory = _own_runs_held_out(training_loso, "torchtune", rows=24)
+    assert speed["rows"] == 12 and speed["high"] < 0
+    assert memory["rows"] == 12 and memory["median"] <= 0.07
+    # held out, the H100 pairs (2026-11-26 and -27) show what the H200 pairs set: recomputation costs LoRA more
+    rows = {m.id: m.value for m in cal.load_measurements() if m.source == "gpu_tco_h100_torchtune"}
+    for model, shape in (("l31-8b", "2048x2"), ("l32-3b", "4096x2")):
+        cost = {method: rows[f"own-h100-tt-{model}-{method}-rc-{shape}-adamw-speed"]
+                / rows[f"own-h100-tt-{model}-{method}-norc-{shape}-adamw-speed"] for method in ("full", "lora")}
+        assert 0.85 < cost["lora"] / cost["full"] < 0.95, model  # 0.891 and 0.938; counted (4/6) / (6/8) = 0.889
 
 
 def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_traffic(training_loso):
