@@ -30,6 +30,7 @@ EXAMPLES = {
     "GPU_OWN_HOURLY": ["gpu", "n_gpus", "months", "hours_per_day"],
     "GPU_CLOUD_COST": ["offer", "job_hours", "n_gpus"],
     "GPU_BREAKEVEN": ["gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day"],
+    "GPU_WHOLE_SERVERS": ["gpu", "n_gpus"],
     "GPU_COST_PER_MTOK": ["model", "gpu", "n_gpus", "usd_per_gpu_hour_rented", "batch", "context_tokens"],
     "GPU_API_BREAKEVEN": ["model", "gpu", "n_gpus", "api_usd_per_mtok", "usd_per_gpu_hour_rented", "hours_per_day", "batch"],
     "GPU_API_BREAKEVEN_OWNED": ["model", "gpu", "n_gpus", "api_usd_per_mtok", "months", "usd_per_kwh", "batch"],

@@ -862,6 +862,14 @@ def _network(named: dict):
     return cluster_network(_row_inputs(named))[:MAX_TEXT] or "one machine"
 
 
+def _whole_servers(named: dict):
+    """GPU_WHOLE_SERVERS: whether n_gpus of a GPU fill whole servers as gpu-tco buys them (core.purchase_note)."""
+    named = _scalar_args(named, "GPU_WHOLE_SERVERS")
+    gpu = "H100-SXM" if _blank(named.get("gpu")) else _clean(named["gpu"])
+    n_gpus = core.DEFAULTS["n_gpus"] if _blank(named.get("n_gpus")) else _clean(named["n_gpus"])
+    return core.purchase_note(gpu, n_gpus)[:MAX_TEXT]
+
+
 _TRAIN = ("model", "method", "seq_len", "micro_batch", "n_gpus", "sharding", "optimizer", "precision", "recompute", "lora_rank")
 # how the GPUs split the work (appended last: sheets written before keep their meaning)
 _LAYOUT = ("tensor_parallel", "pipeline_parallel", "pipeline_microbatches", "context_parallel", "expert_parallel", "offload_params")
@@ -878,6 +886,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              "increment, debugging allowance) plus storage and egress (USD).",
              ("offer_or_gpu", "job_hours", "n_gpus", "usd_per_gpu_hour_rented", "debug_overhead_pct", "storage_gb", "egress_gb"),
              "rent_total_usd", "USD"),
+    Function("GPU_WHOLE_SERVERS", "Whether n_gpus of a GPU fill whole servers as it is sold (GPU_TCO and GPU_BREAKEVEN price any "
+             "count; the planner buys whole servers only), as text.", ("gpu", "n_gpus"), special=_whole_servers),
     Function("GPU_BREAKEVEN", "Months until buying n_gpus pays back against renting the same working hours at the given "
              "price, discounted at discount_rate_pct (-1 = never within reason).",
              ("gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu",

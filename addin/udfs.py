@@ -63,6 +63,14 @@ def GPU_CLOUD_COST(offer_or_gpu=None, job_hours=None, n_gpus=None, usd_per_gpu_h
 
 @xw.func(category='GPU TCO')
 @xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
+@xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
+def GPU_WHOLE_SERVERS(gpu=None, n_gpus=None):
+    'Whether n_gpus of a GPU fill whole servers as it is sold (GPU_TCO and GPU_BREAKEVEN price any count; the planner buys whole servers only), as text.'
+    return _call('GPU_WHOLE_SERVERS', gpu, n_gpus)
+
+
+@xw.func(category='GPU TCO')
+@xw.arg('gpu', ndim=2, doc='GPU type (catalog name; tolerant matching). Default H100-SXM')
 @xw.arg('usd_per_gpu_hour_rented', ndim=2, doc="Rental price per GPU-hour; 0 = the offer's price [USD/GPU-h]. Default 0")
 @xw.arg('n_gpus', ndim=2, doc='GPUs working on the job (training: data x tensor parallel; inference: one replica, tensor parallel) [GPUs]. Default 8')
 @xw.arg('hours_per_day', ndim=2, doc='Hours per day the owned GPUs do useful work (utilization = hours_per_day / 24) [h/day]. Default 12')

@@ -64,6 +64,7 @@ from .planner import (
     option_text,
     payback_text,
     planned_offers,
+    purchase_note,
     ranks_purchases,
     same_option,
     tie_key,
@@ -179,7 +180,7 @@ __all__ = [
     "auto_in_use", "QUANTITIES", "TRAIN_COMPONENTS", "INFER_COMPONENTS", "NOT_ADDITIVE", "VERDICTS", "depending_on",
     "inputs_of", "formula_text",
     # planning and recommendation
-    "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text", "payback_text", "unsold_purchase_text",
+    "plan", "plan_scope", "Option", "option_inputs", "option_text", "likely_hours_text", "bought_instead", "same_option", "verdict_text", "payback_text", "unsold_purchase_text", "purchase_note",
     "PLAN_OUTPUTS", "PLANNER_INPUTS", "BOUGHT_OUTPUTS", "PRICE_INPUTS", "REJECTIONS", "TIE_DIGITS", "TIE_COLUMNS", "tie_key", "tie_round",
     "layout_unit", "with_planned_sharding", "ranks_purchases", "cluster_network", "check_offer_sells", "cheaper_listed_offer", "consumer_gpu", "ALIKE_OFFERS_KEPT", "planned_offers", "offers_kept_for", "offer_rows_left_out",
     "recommend", "what_would_fit", "Recommendation", "compose_recommendation", "job_hours_text", "nearest_options", "nearest_option", "sharding_name", "headline", "headline_xl", "at_least_text",

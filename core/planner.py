@@ -256,7 +256,7 @@ def sizes_text(sizes: tuple[int, ...]) -> str:
     return " or ".join(map(str, sizes)) if len(sizes) < 3 else ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}"
 
 
-def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
+def unsold_purchase_text(gpu: str, n_gpus: float, prices_them: str = "--n-gpus {whole} prices them") -> str | None:
     """What owning ``n_gpus`` of ``gpu`` would mean when they do not fill whole servers as the planner buys them (one
     server of a size the GPU is sold in, or several of the largest: ``buyable_count``; the planner never proposes such
     a purchase, ``purchase_refusal``), where ``gpu-tco tco`` and ``breakeven`` price whatever count they are given:
@@ -277,7 +277,23 @@ def unsold_purchase_text(gpu: str, n_gpus: float) -> str | None:
     sold = (f"{gpu} is sold in servers of {held} GPUs" if given else
             f"{gpu}'s catalog row gives no server sizes (servers of {held} GPUs assumed)")
     return (f"{sold}, and gpu-tco buys whole servers (several of the largest beyond one): these figures are for {n} "
-            f"GPUs; whole servers hold {whole} (--n-gpus {whole} prices them).")
+            f"GPUs; whole servers hold {whole} ({prices_them.format(whole=whole)}).")
+
+
+def purchase_note(gpu: str, n_gpus: float) -> str:
+    """What a count of a GPU means as a purchase, for a spreadsheet cell beside GPU_TCO or GPU_BREAKEVEN (which price
+    any count): unsold_purchase_text, worded for a sheet ("n_gpus 8 prices them"), or that the count fills whole
+    servers ("8 H100-SXM fill whole servers (servers of 4 or 8 GPUs)")."""
+    used = resolve_inputs({"gpu": gpu, "n_gpus": n_gpus})  # the GPU's catalog name; a bad name or count says which
+    name, n = str(used["gpu"]), float(used["n_gpus"])
+    if n != int(n):
+        raise InputError("n_gpus", n_gpus, "a whole number of GPUs to buy")
+    unsold = unsold_purchase_text(name, n, prices_them="n_gpus {whole} prices them")
+    if unsold:
+        return unsold
+    gpus = catalog.tables()["gpus"]
+    sizes = catalog.server_sizes(gpus.rows[gpus.find(name)])
+    return f"{int(n):,} {name} fill whole servers (servers of {sizes_text(sizes)} GPUs)"
 
 
 def _counts(minimum: int, multiple: int = COUNT_MULTIPLE) -> list[int]:

@@ -96,10 +96,10 @@ CHECK_FIGURES = (("own", "training speed", "own_transformers_speed"), ("own", "m
 
 def _checks() -> dict[str, str]:
     """The median and worst errors of gpu-tco's own runs, per check group and kind (CHECK_FIGURES)."""
-    from gpu_tco.core.calibration import CHECK_GROUPS
+    from gpu_tco.core import calibration
     text, out = CALIBRATION_DOC.read_text(encoding="utf-8"), {}
     for group, kind, prefix in CHECK_FIGURES:
-        label = re.escape(CHECK_GROUPS[group])
+        label = re.escape(calibration.CHECK_GROUPS[group])
         m = re.search(rf"^\| [a-z.]+ \| {kind} \| {label} \| \d+ \| ([\d.]+%) \| ([\d.]+%) \|", text, re.M)
         if m is None:
             raise LookupError(f"docs/calibration.md has no check row {group!r} ({kind}): run `gpu-tco docs`")

@@ -948,3 +948,19 @@ def test_owning_a_count_no_server_holds_is_said_and_the_count_that_can_be_bought
     # the planner's rule, in the same words of sizes: it proposes no purchase of 2 B200s
     from gpu_tco.core.planner import purchase_refusal
     assert purchase_refusal("B200", 2, (8,), {}, 1) == ["not sold in that size: B200 servers hold 8 GPUs"]
+
+
+def test_excel_says_beside_gpu_tco_whether_a_count_fills_whole_servers():
+    """GPU_TCO and GPU_BREAKEVEN return a number for any count (a cell holds one value); GPU_WHOLE_SERVERS, the cell
+    beside them, says what the command line's `tco` says under its title, worded for a sheet, or that the count fills
+    whole servers; bad input is the usual "#INPUT!" text naming the field."""
+    from gpu_tco.addin.functions import call
+    assert call("GPU_WHOLE_SERVERS", "B200", 2) == (
+        "B200 is sold in servers of 8 GPUs, and gpu-tco buys whole servers (several of the largest beyond one): these "
+        "figures are for 2 GPUs; whole servers hold 8 (n_gpus 8 prices them).")
+    assert call("GPU_WHOLE_SERVERS", "h100", 8) == "8 H100-SXM fill whole servers (servers of 4 or 8 GPUs)"
+    assert call("GPU_WHOLE_SERVERS") == call("GPU_WHOLE_SERVERS", "H100-SXM", core.DEFAULTS["n_gpus"])
+    assert "whole servers hold 4 (n_gpus 4" in call("GPU_WHOLE_SERVERS", "RTX-4090", 3)
+    assert call("GPU_WHOLE_SERVERS", "H1000", 8).startswith('#INPUT! gpu: unknown "H1000" (did you mean H100-SXM')
+    assert call("GPU_WHOLE_SERVERS", "B200", 2.5).startswith("#INPUT! n_gpus: 2.5")
+    assert isinstance(call("GPU_TCO", "B200", 2), float)  # the number itself is unchanged
