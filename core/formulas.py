@@ -674,6 +674,11 @@ train_attention_tokens = q(
     "packed documents' mean length when shorter",
     IF(AND(I.packed_document_tokens > 0, I.flash_attention), MIN(I.packed_document_tokens, s), s),
     "[torchtune_packing]; [hf_packing_fa2]")
+train_mixer_flops = q(
+    "train_mixer_flops_per_token", "FLOP/token",
+    "Attention's (and the fixed-state layers') FLOPs per training token, forward and backward: 12*L_attention*s*a*d over "
+    "the tokens attention spans, + 3 x the fixed-state layers' recurrences; a third of it is the forward pass",
+    mixer_flops(train_attention_tokens, 12), "[narayanan2021] (attention 12*L*s*h); [dsa_2025]; [mamba2_2024]")
 LARGE_CLUSTER_GPUS = 512  # from here on the large-cluster factor applies (the calibration set has 8-64 and 2,048 GPUs)
 flops_per_token_train = q(
     "flops_per_token_train", "FLOP/token",
@@ -682,7 +687,7 @@ flops_per_token_train = q(
     "(packed documents: their mean length; sparse attention: the "
     "top-k tokens, plus its indexer) + 3 x the fixed-state layers' recurrences; recomputation is not counted (it lowers the "
     "efficiency instead)",
-    IF(is_lora, 4 * params_active + 6 * lora_params, 6 * params_active) + mixer_flops(train_attention_tokens, 12),
+    IF(is_lora, 4 * params_active + 6 * lora_params, 6 * params_active) + train_mixer_flops,
     "[kaplan2020] (6N); [narayanan2021] (attention 12*L*s*h); [palm2022] Appendix B (model FLOPs exclude recomputation); "
     "LoRA skips the frozen weights' gradient (4N) and trains r*(d_in+d_out) per adapted matrix ([lora2021] section 4.1: "
     "6 FLOPs per adapter weight and token, 4.5 % of Llama 3.2 3B's LoRA work at rank 64); [dsa_2025] (top-k attention, "
@@ -728,19 +733,25 @@ train_tflops_per_gpu_peak = q(
        1 / (fp8_share / MAX(G("fp8_dense_tflops"), 1e-9) + (1 - fp8_share) / G("bf16_dense_tflops"))),
     "GPU catalog: dense (not 2:4 sparse) tensor TFLOPS; GeForce at the FP32-accumulate rate ([nvidia_ada] Appendix A); "
     "[te_fp8] (FP8 GEMMs at twice the BF16 rate on Hopper)")
-# A recomputed forward pass repeats 2 of the 6 units of work per weight and token of full training (8 in all, 6/8 = 0.75),
-# but 2 of LoRA's 4 (6 in all, 4/6), since LoRA computes no gradients for its frozen weights.  The recomputation factor
-# (recomputes catalog mfu_factor) is fitted as full training pays it; LoRA pays it times (4/6) / (6/8).
-LORA_RECOMPUTE_RATIO = (4 / 6) / (6 / 8)
+# A recomputed forward pass repeats the forward's work: per weight and token 2 of full training's 6 units (8 in all), but 2
+# of LoRA's 4 (6 in all), since LoRA computes no gradients for its frozen weights; attention's forward is a third of its
+# work either way.  The recomputation factor (recomputes catalog mfu_factor) is fitted as full training pays it; LoRA pays
+# it times its own share of work kept over full training's, (4/6) / (6/8) = 0.889 where the weights' products dominate,
+# nearer 1 as attention grows with the sequence.
+lora_work = 4 * params_active + 6 * lora_params + train_mixer_flops
+full_work = 6 * params_active + train_mixer_flops
 lora_recompute = q(
     "lora_recompute_factor", "fraction",
-    "What full recomputation costs LoRA beyond what it costs full training = (4/6) / (6/8) = 0.889 with LoRA or QLoRA "
-    "and full recomputation, else 1: the recomputed forward repeats 2 units of work per weight and token, a quarter of "
-    "full training's 8 and a third of LoRA's 6 (no weight gradients for the frozen weights)",
-    IF(AND(is_lora, rec("checkpoint_layers")), LORA_RECOMPUTE_RATIO, 1),
+    "What full recomputation costs LoRA beyond what it costs full training: with LoRA or QLoRA and full recomputation, "
+    "(LoRA's work / (its work + the recomputed forward)) / (the same for full training), the recomputed forward being 2 "
+    "x the active parameters (+ 2 x the adapters') + a third of attention; else 1.  0.889 where the weights' products "
+    "dominate (LoRA's forward is a third of its work, full training's a quarter), nearer 1 at long sequences",
+    IF(AND(is_lora, rec("checkpoint_layers")),
+       lora_work / (lora_work + 2 * params_active + 2 * lora_params + train_mixer_flops / 3)
+       / (full_work / (full_work + 2 * params_active + train_mixer_flops / 3)), 1),
     "[chen2016] (checkpointing repeats the forward pass); [lora2021] section 4 (no gradients for the frozen weights); "
     "[gpu_tco_h200_torchtune] (torchtune on one H200: checkpointing cost LoRA 0.884 and 0.916 of what it cost full "
-    "fine-tuning of the same model)")
+    "fine-tuning of the same model, against 0.899 and 0.914 counted)")
 mfu_effective = q(
     "mfu_effective", "fraction",
     "MFU used: the input, or the calibrated default = GPU default x method factor x recomputation factor (x "

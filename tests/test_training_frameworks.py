@@ -261,39 +261,37 @@ def test_own_torchtune_rows_check_the_torchtune_factor_held_out(training_loso):
     speed, memory = _own_runs_held_out(training_loso, "torchtune", rows=24)
     assert speed["rows"] == 12 and speed["high"] < 0
     assert memory["rows"] == 12 and memory["median"] <= 0.07
-    # held out, the H100 pairs (2026-11-26 and -27) show what the H200 pairs set: recomputation costs LoRA more
-    rows = {m.id: m.value for m in cal.load_measurements() if m.source == "gpu_tco_h100_torchtune"}
-    for model, shape in (("l31-8b", "2048x2"), ("l32-3b", "4096x2")):
-        cost = {method: rows[f"own-h100-tt-{model}-{method}-rc-{shape}-adamw-speed"]
-                / rows[f"own-h100-tt-{model}-{method}-norc-{shape}-adamw-speed"] for method in ("full", "lora")}
-        assert 0.85 < cost["lora"] / cost["full"] < 0.95, model  # 0.891 and 0.938; counted (4/6) / (6/8) = 0.889
 
 
-def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_traffic(training_loso):
-    """gpu-tco's own torchtune runs on one H200 (tools/measure/results/h200-2026-11-27/): each of Llama 3.1 8B and Llama
-    3.2 3B in full fine-tuning and LoRA, with and without recomputation.  Recomputation cost LoRA 0.884 (8B) and 0.916
-    (3B) of what it cost full fine-tuning, against the counted (4/6) / (6/8) = 0.889.  With the matrix products sped up
-    until the full fine-tune of the pair is met, the time left for LoRA's adapters is the modelled adapter time
-    (lora_adapter_s_per_step, at the 17 bytes per unit of width these pairs set) within 15 %; the level of every row is
-    the torchtune factor's (a check, not held out)."""
-    rows = {m.id: m for m in cal.load_measurements() if m.source == "gpu_tco_h200_torchtune"}
-    assert len(rows) == 24 and not any(cal.in_fit(m) for m in rows.values())
+def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_costs(training_loso):
+    """gpu-tco's own torchtune runs on one H200 (tools/measure/results/h200-2026-11-27/) and, held out, on one H100
+    (h100-2026-11-26 and -27): each of Llama 3.1 8B and Llama 3.2 3B in full fine-tuning and LoRA, with and without
+    recomputation.  What recomputation costs LoRA against full fine-tuning, as the engine has it, is the measured one
+    within 5 % on both GPUs (0.884 and 0.916 on the H200, 0.891 and 0.938 on the H100).  With the matrix products sped
+    up until the full fine-tune of each pair is met, the time left for LoRA's adapters sets torchtune's adapter costs
+    (13 bytes per unit of width and 14 us per operation) on the H200, where they hold it within 5 %; held out, the H100's
+    pairs are within 25 % (the engine's adapter time 5-21 % above what is left)."""
+    rows = {m.id: m for m in cal.load_measurements() if m.source in ("gpu_tco_h200_torchtune", "gpu_tco_h100_torchtune")}
+    assert not any(cal.in_fit(m) for m in rows.values())
     other = lambda r: r["optimizer_step_s_per_step"] + r["activation_io_s_per_step"] + r["layer_overhead_s_per_step"]  # noqa: E731
-    for model, shape in (("l31-8b", "2048x2"), ("l32-3b", "4096x2")):
-        speed = {(method, rc): rows[f"own-h200-tt-{model}-{method}-{rc}-{shape}-adamw-speed"]
-                 for method in ("full", "lora") for rc in ("rc", "norc")}
-        cost = {method: speed[method, "rc"].value / speed[method, "norc"].value for method in ("full", "lora")}
-        assert 0.85 < cost["lora"] / cost["full"] < 0.95  # the counted 0.889
-        for rc in ("rc", "norc"):
-            full, lora = speed["full", rc], speed["lora", rc]
-            tokens = full.inputs["seq_len"] * full.inputs["micro_batch"]
-            f, lo = cal._evaluate(full), cal._evaluate(lora)
-            faster = f["compute_s_per_step"] / (tokens / full.value - other(f))
-            adapters = tokens / lora.value - lo["compute_s_per_step"] / faster - other(lo)
-            assert adapters == pytest.approx(lo["lora_adapter_s_per_step"], rel=0.15), (model, rc)
+    for gpu, adapter_tolerance in (("h200", 0.05), ("h100", 0.25)):
+        for model, shape in (("l31-8b", "2048x2"), ("l32-3b", "4096x2")):
+            speed = {(method, rc): rows[f"own-{gpu}-tt-{model}-{method}-{rc}-{shape}-adamw-speed"]
+                     for method in ("full", "lora") for rc in ("rc", "norc")}
+            measured = {method: speed[method, "rc"].value / speed[method, "norc"].value for method in ("full", "lora")}
+            modelled = {method: cal.predict(speed[method, "rc"]) / cal.predict(speed[method, "norc"]) for method in ("full", "lora")}
+            assert modelled["lora"] / modelled["full"] == pytest.approx(measured["lora"] / measured["full"], rel=0.05), (gpu, model)
+            for rc in ("rc", "norc"):
+                full, lora = speed["full", rc], speed["lora", rc]
+                tokens = full.inputs["seq_len"] * full.inputs["micro_batch"]
+                f, lo = cal._evaluate(full), cal._evaluate(lora)
+                faster = f["compute_s_per_step"] / (tokens / full.value - other(f))
+                adapters = tokens / lora.value - lo["compute_s_per_step"] / faster - other(lo)
+                assert lo["lora_adapter_s_per_step"] == pytest.approx(adapters, rel=adapter_tolerance), (gpu, model, rc)
     group = cal.CHECK_GROUPS["own_torchtune_set"]
     assert training_loso["checks"][("torchtune", "training speed", group)]["rows"] == 12
-    assert core.catalog.tables()["frameworks"].row("torchtune")["lora_bytes_per_dim"] == 17
+    torchtune = core.catalog.tables()["frameworks"].row("torchtune")
+    assert (torchtune["lora_bytes_per_dim"], torchtune["lora_op_overhead_us"]) == (13, 14)
 
 
 def test_the_loss_follows_the_framework():
