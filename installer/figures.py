@@ -128,7 +128,9 @@ def _calibrated() -> dict[str, str]:
             "auto_mfu_h100": auto_in_use({"gpu": "H100-SXM"})["mfu"]["short"],
             "fp8_factor_te": f"{tables['precisions'].row('fp8')['fp8_mfu_factor']:.2f}",
             "fp8_factor_torchao": f"{tables['precisions'].row('fp8_torchao')['fp8_mfu_factor']:.2f}",
-            "gb200_default_mfu": f"{tables['gpus'].row('GB200')['default_mfu']:.2f}"}
+            "gb200_default_mfu": f"{tables['gpus'].row('GB200')['default_mfu']:.2f}",
+            "selective_recompute_factor": f"{tables['recomputes'].row('selective')['mfu_factor']:.2f}",
+            "full_recompute_factor": f"{tables['recomputes'].row('full')['mfu_factor']:.2f}"}
 
 
 def _report() -> dict[str, str]:
