@@ -864,10 +864,8 @@ def _network(named: dict):
 
 def _whole_servers(named: dict):
     """GPU_WHOLE_SERVERS: whether n_gpus of a GPU fill whole servers as gpu-tco buys them (core.purchase_note)."""
-    named = _scalar_args(named, "GPU_WHOLE_SERVERS")
-    gpu = "H100-SXM" if _blank(named.get("gpu")) else _clean(named["gpu"])
-    n_gpus = core.DEFAULTS["n_gpus"] if _blank(named.get("n_gpus")) else _clean(named["n_gpus"])
-    return core.purchase_note(gpu, n_gpus)[:MAX_TEXT]
+    given = _row_inputs(_scalar_args(named, "GPU_WHOLE_SERVERS"))  # a blank argument: core's default
+    return core.purchase_note(given.get("gpu", core.DEFAULTS["gpu"]), given.get("n_gpus", core.DEFAULTS["n_gpus"]))[:MAX_TEXT]
 
 
 _TRAIN = ("model", "method", "seq_len", "micro_batch", "n_gpus", "sharding", "optimizer", "precision", "recompute", "lora_rank")
