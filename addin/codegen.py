@@ -91,7 +91,7 @@ def function_table_markdown() -> str:
         while example_args and not example_args[-1]:
             example_args.pop()
         example = f"`={name}({','.join(example_args)})`" if name in EXAMPLES else f"`={name}()`"
-        unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST") else "text" if name in ("GPU_EXPLAIN", "GPU_NETWORK", "GPU_WHOLE_SERVERS")
+        unit = f.unit or ("table" if name in ("GPU_PLAN", "GPU_LIST", "MODEL_LIST")
                           else "text, or a table with top" if name == "GPU_SERVE_PLAN" else "catalog value")
         rows.append(f"| `{name}` | {args} | {unit} | {example} |")
     return "\n".join(rows) + "\n"

@@ -885,7 +885,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
              ("offer_or_gpu", "job_hours", "n_gpus", "usd_per_gpu_hour_rented", "debug_overhead_pct", "storage_gb", "egress_gb"),
              "rent_total_usd", "USD"),
     Function("GPU_WHOLE_SERVERS", "Whether n_gpus of a GPU fill whole servers as it is sold (GPU_TCO and GPU_BREAKEVEN price any "
-             "count; the planner buys whole servers only), as text.", ("gpu", "n_gpus"), special=_whole_servers),
+             "count; the planner buys whole servers only), as text.", ("gpu", "n_gpus"), unit="text", special=_whole_servers),
     Function("GPU_BREAKEVEN", "Months until buying n_gpus pays back against renting the same working hours at the given "
              "price, discounted at discount_rate_pct (-1 = never within reason).",
              ("gpu", "usd_per_gpu_hour_rented", "n_gpus", "hours_per_day", "months", "usd_per_kwh", "purchase_usd_per_gpu",
@@ -955,7 +955,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("MODEL_LIST", "The model catalog as a table (architecture, sources).", (), special=_list("models")),
     Function("GPU_NETWORK", "Which network joins the machines of a job across machines: the named offer's, the cheapest "
              "offer that sells that many GPUs as one job, or an owned cluster's (buy = 1); \"one machine\" otherwise.",
-             ("gpu", "n_gpus", "offer", "buy", "model"), special=_network),
+             ("gpu", "n_gpus", "offer", "buy", "model"), unit="text", special=_network),
     Function("GPU_EXPLAIN", "The formula of a gpu-tco quantity, its unit, meaning and source, as text.", ("quantity",),
-             special=_explain),
+             unit="text", special=_explain),
 ]}
