@@ -262,12 +262,17 @@ def unsold_purchase_text(gpu: str, n_gpus: float, prices_them: str = "--n-gpus {
     a purchase, ``purchase_refusal``), where ``gpu-tco tco`` and ``breakeven`` price whatever count they are given:
     "B200 is sold in servers of 8 GPUs, and gpu-tco buys whole servers (several of the largest beyond one): these
     figures are for 2 GPUs; whole servers hold 8 (--n-gpus 8 prices them)."  None when the count fills them (GPU
-    catalog server_sizes; a row without sizes: servers of 1 to 8, said as assumed)."""
+    catalog server_sizes; a row without sizes: servers of 1 to 8, said as assumed).  A MIG slice is not bought on its
+    own: the line says it is priced as its share of the card (GPU catalog card_share)."""
     gpus = catalog.tables()["gpus"]
     row = gpus.find(gpu)
     n = int(n_gpus)
     if row is None or n != n_gpus or n < 1:
         return None
+    mig = catalog.mig_profile(gpus.rows[row])
+    if mig:
+        return (f"{gpu} is a MIG slice of one {mig[0]}: nobody buys a slice alone, so these figures are the slice's share "
+                f"of owning the card.")
     sizes = catalog.server_sizes(gpus.rows[row])
     whole = buyable_count(n, sizes)
     if whole == n:

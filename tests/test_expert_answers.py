@@ -964,3 +964,8 @@ def test_excel_says_beside_gpu_tco_whether_a_count_fills_whole_servers():
     assert call("GPU_WHOLE_SERVERS", "H1000", 8).startswith('#INPUT! gpu: unknown "H1000" (did you mean H100-SXM')
     assert call("GPU_WHOLE_SERVERS", "B200", 2.5).startswith("#INPUT! n_gpus: 2.5")
     assert isinstance(call("GPU_TCO", "B200", 2), float)  # the number itself is unchanged
+    # a MIG slice is not bought alone: the command line and the cell say its figures are its share of the card
+    slice_note = call("GPU_WHOLE_SERVERS", "A100-80GB-SXM MIG 1g.10gb", 1)
+    assert slice_note.startswith("A100-80GB-SXM MIG 1g.10gb is a MIG slice of one A100-80GB-SXM: nobody buys a slice alone")
+    out = run_main("tco", "--gpu", "A100-80GB-SXM MIG 1g.10gb", "--n-gpus", "1", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["not_sold_in_that_size"] == slice_note
