@@ -524,6 +524,10 @@ _REFS: list[Reference] = [
     Reference("answerai_fsdp_qlora_bench", "Answer.AI (Jonathan Whitaker, Benjamin Warner, Kerem Turgutlu)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),
+    Reference("fms_acceleration_bench", "IBM (Yu Chin Fabian Lim, Anh Uong et al.), foundation-model-stack/fms-acceleration",
+              "Benchmark reference results on A100 80GB (scripts/benchmarks/refs/a100_80gb.csv): the 'none' and 'baseline-peft-bnb' "
+              "rows, plain fms-hf-tuning (Hugging Face transformers 4.48.1, TRL 0.13, PEFT 0.13.2, torch 2.4.1)", "2025-02-07",
+              "https://github.com/foundation-model-stack/fms-acceleration/blob/24bdadb228e2d55bc0c69deec034b86a73da6917/scripts/benchmarks/refs/a100_80gb.csv"),
     # FP8 training, and GPUs sold under other names (H800, A10G)
     Reference("te_fp8", "NVIDIA", "Transformer Engine user guide: Using FP8 with Transformer Engine", "2024",
               "https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html"),
