@@ -41,6 +41,14 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--micro-batch", type=int, default=1)
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-targets", choices=("all", "attention", "qv"), default="all")
+    p.add_argument("--lora-dropout", type=float, default=0.0,
+                   help="PEFT's lora_dropout (0: no dropout module; the Hugging Face recipes often set 0.05-0.1)")
+    p.add_argument("--adapter-dtype", choices=("fp32", "bf16"), default="fp32",
+                   help="fp32: PEFT's default (get_peft_model autocast_adapter_dtype=True upcasts the adapters); bf16: "
+                        "autocast_adapter_dtype=False, the adapters in the weights' dtype (PEFT before 0.12)")
+    p.add_argument("--reentrant", action="store_true",
+                   help="reentrant activation checkpointing (use_reentrant=True, the transformers default before 4.50 "
+                        "that the Trainer then ran); without it use_reentrant=False")
     p.add_argument("--qlora-fp32-casts", choices=("fp32", "none"), default="fp32",
                    help="fp32: PEFT's prepare_model_for_kbit_training; none: keep norms and embeddings in bf16")
     p.add_argument("--fused-loss", action="store_true", help="Liger's fused linear cross-entropy")
@@ -87,13 +95,14 @@ def build(ns):
         from peft import prepare_model_for_kbit_training
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=ns.recompute == "full")
     elif ns.recompute == "full":
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": ns.reentrant})
         if ns.method != "full":
             model.enable_input_require_grads()
     if ns.method != "full":
         from peft import LoraConfig, get_peft_model
-        model = get_peft_model(model, LoraConfig(r=ns.lora_rank, lora_alpha=2 * ns.lora_rank, lora_dropout=0.0,
-                                                 target_modules=TARGETS[ns.lora_targets], task_type="CAUSAL_LM"))
+        model = get_peft_model(model, LoraConfig(r=ns.lora_rank, lora_alpha=2 * ns.lora_rank, lora_dropout=ns.lora_dropout,
+                                                 target_modules=TARGETS[ns.lora_targets], task_type="CAUSAL_LM"),
+                               autocast_adapter_dtype=ns.adapter_dtype == "fp32")
     if ns.fused_loss:
         from liger_kernel.transformers import _apply_liger_kernel_to_instance
         # liger-kernel's apply functions default rope, rms_norm and swiglu to True: name them, so a run of the fused
@@ -156,7 +165,9 @@ def main(argv=None) -> int:
            "gpu": ns.gpu or torch.cuda.get_device_name(0), "n_gpus": 1, "method": ns.method,
            "precision": "bf16_pure", "optimizer": ns.optimizer, "recompute": ns.recompute, "sharding": "none",
            "seq_len": ns.seq_len, "micro_batch": ns.micro_batch, "fused_loss": int(ns.fused_loss),
-           "lora_rank": ns.lora_rank, "lora_targets": ns.lora_targets, **framework_inputs,
+           "lora_rank": ns.lora_rank, "lora_targets": ns.lora_targets, "lora_dropout": ns.lora_dropout,
+           "reentrant_checkpointing": ns.reentrant, "lora_adapter_dtype": ns.adapter_dtype if ns.method != "full" else "auto",
+           **framework_inputs,
            "liger_kernels": "rope, rms_norm, swiglu, fused_linear_cross_entropy" if ns.fused_loss and ns.liger_kernels
            else ("fused_linear_cross_entropy" if ns.fused_loss else "none"),
            "train_tokens_per_s": None if oom else ns.steps * ns.micro_batch * ns.seq_len / timed,
