@@ -778,7 +778,7 @@ def _user_file_exists(path: Path) -> bool:
 TABLE_NAMES = (
     "gpus", "models", "precisions", "methods", "optimizers", "shardings",
     "recomputes", "lora_targets", "weight_dtypes", "kv_dtypes", "depreciations", "offers", "apis",
-    "tasks", "frameworks", "master_weights", "state_dtypes", "qlora_casts", "engines",
+    "tasks", "frameworks", "master_weights", "state_dtypes", "qlora_casts", "adapter_dtypes", "engines",
 )
 
 class Snapshot:

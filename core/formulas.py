@@ -300,6 +300,7 @@ fw = lambda fld: T("frameworks", "framework", fld)  # noqa: E731
 mw = lambda fld: T("master_weights", "master_weights", fld)  # noqa: E731
 sdt = lambda fld: T("state_dtypes", "optimizer_state_dtype", fld)  # noqa: E731
 qc = lambda fld: T("qlora_casts", "qlora_fp32_casts", fld)  # noqa: E731
+ad = lambda fld: T("adapter_dtypes", "lora_adapter_dtype", fld)  # noqa: E731
 t = I.tensor_parallel
 pp, cp, ep = I.pipeline_parallel, I.context_parallel, I.expert_parallel
 dp_size = q("dp_size", "GPUs",
@@ -457,12 +458,18 @@ act_split_bytes_per_layer = q(
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
+fp32_adapters = q(
+    "lora_fp32_adapters_on", "flag",
+    "1 = LoRA adapters kept in fp32 (the lora_adapter_dtype input, or with auto the framework's convention, frameworks "
+    "catalog lora_fp32_adapter_inputs: PEFT 0.12 and later); 0 without LoRA or with 16-bit adapters",
+    AND(is_lora, IF(ad("follows_framework"), fw("lora_fp32_adapter_inputs") > 0, ad("fp32_adapters") > 0)),
+    "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32)")
 fp32_adapter_inputs = q(
     "lora_fp32_adapter_inputs_on", "flag",
     "1 = LoRA adapters kept in fp32 that each save an fp32 copy of their input for backward (the framework's convention, "
     "frameworks catalog lora_fp32_adapter_inputs: PEFT); 0 without LoRA, or when the hidden states are fp32 already "
     "(QLoRA with fp32 casts: the input is not copied)",
-    AND(is_lora, fw("lora_fp32_adapter_inputs") > 0, NOT(qlora_casts_on)),
+    AND(fp32_adapters, NOT(qlora_casts_on)),
     "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32; LoRA Linear.forward "
     "casts x to the adapter's dtype)")
 replaced_in_dims = q(
@@ -893,11 +900,12 @@ lora_passes = q(
 lora_adapter_s = q(
     "lora_adapter_s_per_step", "s",
     "Time of the LoRA adapters' own work per micro-batch on one GPU (0 without LoRA or with an MFU given): activations moved "
-    "= tokens x sum over adapted matrices of (d_in + d_out) x the framework's bytes per token and width, at the GPU's "
-    "memory bandwidth x decode_bandwidth_efficiency; plus adapters x operations per adapter x the framework's overhead per "
-    "operation; both x the passes",
+    "= tokens x sum over adapted matrices of (d_in + d_out) x the framework's bytes per token and width (for 16-bit "
+    "adapters; twice that for fp32 adapters, lora_fp32_adapters_on), at the GPU's memory bandwidth x "
+    "decode_bandwidth_efficiency; plus adapters x operations per adapter x the framework's overhead per operation; both x "
+    "the passes",
     is_lora * (I.mfu <= 0) * lora_passes * (
-        s * b / (t * cp) * lora_dims_per_layer * L / pp * fw("lora_bytes_per_dim")
+        s * b / (t * cp) * lora_dims_per_layer * L / pp * fw("lora_bytes_per_dim") * (1 + fp32_adapters)
         / (G("memory_bandwidth_gbps") * 1e9 * I.decode_bandwidth_efficiency)
         + L / pp * lora_matrices * fw("lora_ops_per_adapter") * fw("lora_op_overhead_us") * 1e-6),
     "[lora2021] section 4.1 (h = W0 x + B A x); [peft_lora] (the adapter as separate eager operations); [unsloth_kernels] "

@@ -115,6 +115,10 @@ INPUTS: tuple[Input, ...] = (
     _c("qlora_fp32_casts", "qlora_casts", "auto",
        "QLoRA: auto (the framework's convention), fp32 (embeddings, output layer and norms cast to fp32, as PEFT's "
        "prepare_model_for_kbit_training does), none", group="training", source="[peft_kbit]"),
+    _c("lora_adapter_dtype", "adapter_dtypes", "auto",
+       "LoRA adapters' number format: auto (the framework's convention), fp32 (PEFT 0.12 and later: every adapter casts its "
+       "input to fp32 and works in fp32, twice the memory traffic of 16-bit adapters), bf16 (the base weights' format)",
+       group="training", source="[peft_adapter_dtype]"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
     _f("offload_params", 0, "1 = parameters, gradients and optimizer states live in CPU memory; the GPU holds the layers being computed "
@@ -412,7 +416,7 @@ FIRST = ("gpu", "n_gpus", "offer", "usd_per_kwh", "hours_per_day", "months", "pu
 LABELS = {
     "model": "Model", "gpu": "GPU type", "n_gpus": "Number of GPUs", "method": "Training method",
     "precision": "Number precision", "optimizer": "Optimizer", "framework": "Training framework", "master_weights": "Master weights",
-    "optimizer_state_dtype": "Optimizer state format", "qlora_fp32_casts": "QLoRA fp32 casts", "sharding": "State sharding (ZeRO / FSDP)",
+    "optimizer_state_dtype": "Optimizer state format", "qlora_fp32_casts": "QLoRA fp32 casts", "lora_adapter_dtype": "LoRA adapter format", "sharding": "State sharding (ZeRO / FSDP)",
     "offload_optimizer": "Optimizer in CPU memory", "offload_params": "Parameters in CPU memory",
     "host_memory_gib_per_gpu": "CPU memory per GPU", "fused_loss_chunk_tokens": "Chunked loss: tokens at once",
     "optimizer_in_backward": "Optimizer step in the backward pass",
@@ -461,7 +465,7 @@ LABELS = {
     "cpu_optimizer_params_per_s": "CPU optimizer speed per GPU", "activation_bytes_per_dim": "Activation traffic per unit of layer width", "moe_load_imbalance": "MoE load imbalance (busiest / mean)", "offload_prefetch_layers": "Layers on the GPU with parameter offload",
 }
 # Inputs most readers never change: folded away in forms, last on the Inputs sheet.
-ADVANCED = {"packed_document_tokens", "activation_bytes_per_dim", "host_memory_gib_per_gpu", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
+ADVANCED = {"packed_document_tokens", "activation_bytes_per_dim", "host_memory_gib_per_gpu", "master_weights", "optimizer_state_dtype", "qlora_fp32_casts", "lora_adapter_dtype", "offload_optimizer", "fused_loss_chunk_tokens", "offload_params", "optimizer_in_backward", "large_cluster_mfu_factor",
             "moe_prefill_efficiency", "fp32_grads", "flash_attention", "fused_loss", "logits_bytes_per_element", "tensor_parallel",
             "sequence_parallel", "lora_targets", "pcie_multi_gpu_efficiency", "prefill_chunk_tokens",
             "decode_bandwidth_efficiency", "prefill_mfu", "gpu_load_factor", "auto_system_power", "system_w_per_server",

@@ -92,17 +92,16 @@ CHECK_FIGURES = (("own", "training speed", "own_transformers_speed"), ("own", "m
                  ("own_torchtune_set", "memory", "own_torchtune_h200_memory"),
                  ("own_unsloth", "training speed", "own_unsloth_speed"), ("own_unsloth", "memory", "own_unsloth_memory"),
                  ("own_deepspeed", "training speed", "own_deepspeed_speed"), ("own_deepspeed", "memory", "own_deepspeed_memory"),
-                 ("fms_acceleration_bench", "training speed", "ibm_transformers_speed"),
                  ("fms_acceleration_bench", "memory", "ibm_transformers_memory"))
 
 
 def _checks() -> dict[str, str]:
     """The median and worst errors of the rows that check the model, per check group (gpu-tco's own runs) or published
-    source held out (calibration.CHECK_SOURCES) and kind (CHECK_FIGURES)."""
+    source whose memory checks the model (calibration.MEMORY_CHECK_SOURCES) and kind (CHECK_FIGURES)."""
     from gpu_tco.core import calibration
     text, out = CALIBRATION_DOC.read_text(encoding="utf-8"), {}
     for group, kind, prefix in CHECK_FIGURES:
-        label = re.escape(calibration.CHECK_GROUPS.get(group) or calibration.CHECK_SOURCES[group].removesuffix(" (a check)"))
+        label = re.escape(calibration.CHECK_GROUPS.get(group) or calibration.MEMORY_CHECK_SOURCES[group].removesuffix(" (a check)"))
         m = re.search(rf"^\| [a-z.]+ \| {kind} \| {label} \| \d+ \| ([\d.]+%) \| ([\d.]+%) \|", text, re.M)
         if m is None:
             raise LookupError(f"docs/calibration.md has no check row {group!r} ({kind}): run `gpu-tco docs`")

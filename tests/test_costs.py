@@ -71,8 +71,8 @@ def test_seed000_days_to_roi_and_where_it_goes_wrong():
     job = {"model": "Llama-3-70B", "method": "lora"}
     h100 = core.evaluate({**job, "gpu": "H100-SXM", "n_gpus": 8})
     farm_job = core.evaluate({**job, "gpu": "RTX-4090", "n_gpus": 6})
-    # 8 x 989 dense TFLOPS at the H100's calibrated MFU against 6 x 165 at the 4090's, the PCIe transfers timed: over 4x longer
-    assert farm_job["train_hours"] / h100["train_hours"] > 4
+    # 8 x 989 dense TFLOPS at the H100's calibrated MFU against 6 x 165 at the 4090's, the PCIe transfers timed: nearly 4x longer
+    assert farm_job["train_hours"] / h100["train_hours"] > 3.5
     assert not farm_job["fits_train"]  # and 6 x 24 GB does not hold a 70B LoRA fine-tune at all (140 GB is weights only)
 
 
@@ -92,10 +92,11 @@ def test_seed001_a100_72h_versus_h100_24h():
     assert h100["rent_total_usd"] == pytest.approx(336.00)
     assert a100["rent_total_usd"] - h100["rent_total_usd"] == pytest.approx(9.60)
     # The article assumes H100 is exactly 3x faster.  Our dense-BF16 x MFU ratio for the same job: the peaks differ
-    # 3.17x (989.4 / 312), but the calibrated MFU of the H100 is lower (0.45 against 0.62: LLM Foundry and torchtitan)
+    # 3.17x (989.4 / 312), but the calibrated MFU of the H100 is lower (0.46 against 0.71: LLM Foundry, torchtitan, NeMo
+    # and the Hugging Face runs on A100s): under 2x, well short of the article's 3x
     job = {"model": "Llama-3-70B", "method": "lora", "n_gpus": 4}
     ratio = core.evaluate({**job, "gpu": "A100-80GB-SXM"})["train_hours"] / core.evaluate({**job, "gpu": "H100-SXM"})["train_hours"]
-    assert 2.0 < ratio < 3.0
+    assert 1.7 < ratio < 2.5
 
 
 @pytest.mark.slow  # command-line runs in processes of their own

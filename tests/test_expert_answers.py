@@ -702,7 +702,7 @@ def test_every_start_loads_the_model_the_first_one_too():
     assert core.evaluate(base)["job_wall_hours"] == pytest.approx(1 + 6 / 60)
     assert core.evaluate(base, restarts=2)["job_wall_hours"] == pytest.approx(1 + 3 * 6 / 60)
     assert core.evaluate(base, model_load_minutes=0)["job_wall_hours"] == pytest.approx(1)
-    short = {"model": "Llama-3-70B", "method": "lora", "tokens": 2e6}  # five minutes of work on one 8-GPU machine
+    short = {"model": "Llama-3-70B", "method": "lora", "tokens": 1.5e6}  # five minutes of work on one 8-GPU machine
     no_start = core.recommend({**short, "model_load_minutes": 0}, gpus=["H100-SXM"]).option
     started = core.recommend(short, gpus=["H100-SXM"]).option
     assert no_start.n_gpus == 8 and no_start.hours < 0.1
