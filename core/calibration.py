@@ -97,9 +97,10 @@ OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_lora_2026", "gpu_tco_h200_serv
 # spread (1.4x) would go into the prefill efficiency every engine carries.
 CHECK_SOURCES = {"llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (a check)"}
 # Sources whose speed rows are fitted and whose memory rows check, a choice by source: torchtune's 'Optimization flags'
-# table measured full fine-tuning without the optimizer step in the backward pass at 25 GiB, where the model adds every
-# gradient to the activations (+20 %): at the peak one of them has mostly been freed, a question of phases, not of a
-# framework's constants.  Its other two memory rows (+2.5 %, +6.8 %) go with it: the table's memory is one check.
+# table measured full fine-tuning without the optimizer step in the backward pass at 25 GiB, where the model's peak is the
+# optimizer step with foreach AdamW's moment-sized temporary (+20 %; 24.9 GiB is the weights, gradients and states alone,
+# as a fused AdamW leaves them): a question of the recipe's optimizer, not of a framework's constants.  Its other two
+# memory rows go with it: the table's memory is one check.
 # IBM's fms-acceleration benchmark (the Hugging Face Trainer with TRL and PEFT on A100s, February 2025) reports rank 0's
 # memory as the largest sum of the Trainer's stage probes, and on one GPU its QLoRA runs take TRL's partial casts (PEFT's
 # prepare_model_for_kbit_training, then the embeddings and output layer back to bf16, the norms kept fp32), between

@@ -573,8 +573,33 @@ step_transient_gib = q(
     "moment-sized temporary, or DeepSpeed ZeRO-1/2's flattened fp32 copy of the partition's gradients",
     MAX(0, step_temp_tp_gib / IF(shard("shard_optimizer"), dp_size, 1)),
     "[pytorch_adamw] (foreach implementation works per tensor group); [deepspeed_zero_step]")
+# A framework that frees the gradients after each optimizer step (zero_grad(set_to_none=True)) starts the next forward
+# pass without them: at the end of the forward pass, its peak, the activations and the logits stand where the gradients
+# will be; the gradients then grow in the backward pass while the activations are freed.  Under gradient accumulation the
+# gradients stay from the second micro-batch on; Megatron keeps them in a persistent buffer.
+freed_on = q(
+    "grads_freed_between_steps_on", "flag",
+    "1 = the gradients are absent at the end of the forward pass: the framework frees them after each optimizer step "
+    "(frameworks catalog grads_freed_between_steps), one micro-batch makes a step, and the optimizer step is not in the "
+    "backward pass (there the gradient of the moment, the output layer's first, is live at the start of the backward "
+    "pass beside the logits)",
+    AND(fw("grads_freed_between_steps") > 0, m_pipe <= 1, NOT(I.optimizer_in_backward)),
+    "[pytorch_zero_grad]; the Hugging Face Trainer, torchtune, torchtitan and Unsloth call it; [megatron_distopt] (main_grad "
+    "buffers persist)")
+grads_freed_gib = q(
+    "grads_freed_at_forward_gib", "GiB/GPU",
+    "Gradients absent at the end of the forward pass = gradients_gib where grads_freed_between_steps_on, else 0",
+    gradients_gib * freed_on, "[pytorch_zero_grad]")
+act_live_gib = q(
+    "backward_live_gib", "GiB/GPU", "Activations live at the end of the backward pass, beside every gradient: one layer's "
+    "(its recomputed or stored activations)", act_bytes_per_layer / GIB)
 forward_backward_gib = q(
-    "forward_backward_gib", "GiB/GPU", "Transient memory of the forward/backward phase", activations_gib + logits_gib + zero3_prefetch_gib)
+    "forward_backward_gib", "GiB/GPU",
+    "Transient memory of the forward/backward phase beyond the states: activations + logits less the gradients not yet "
+    "there at the end of the forward pass, at least one layer's activations (the end of the backward pass), + the layers "
+    "ZeRO-3/FSDP gathers",
+    MAX(activations_gib + logits_gib - grads_freed_gib, MIN(act_live_gib, activations_gib)) + zero3_prefetch_gib,
+    "[pytorch_zero_grad]; [pytorch_memory]")
 transient_peak_gib = q(
     "transient_peak_gib", "GiB/GPU", "Largest transient over phases (forward/backward vs optimizer step)",
     MAX(forward_backward_gib, step_transient_gib), "[llm_analysis]: states plus the largest phase, not a sum of phases")
@@ -628,20 +653,35 @@ fixed_states_tp_gib = q(
     (w_tp * (1 - shard("shard_weights")) + g_tp * (1 - shard("shard_gradients")) + o_tp * (1 - shard("shard_optimizer"))) * ep_keep)
 # from N = 2 on, ZeRO-3 gathers layers: count that when solving for N >= 2
 step_any_n = step_temp_tp_gib
+gathered_any_n = IF(I.offload_params, offload_buffers_gib, gathered_layers_gib)
+# gradients freed between steps (grads_freed_between_steps_on) are not there at the end of the forward pass: the whole
+# ones leave their room to the activations, the sharded ones a share per rank; the end of the backward pass holds every
+# gradient beside one layer's activations
+freed_fixed_gib = g_tp * (1 - shard("shard_gradients")) * ep_keep * freed_on
+freed_sharded_gib = g_tp * shard("shard_gradients") * freed_on
 room_fb = q("room_forward_backward_gib", "GiB/GPU",
-            "Memory left for sharded states during forward/backward from 2 ranks on (usable - whole states - activations, logits, gathered layers)",
-            usable_gib - fixed_states_tp_gib - (activations_gib + logits_gib + IF(I.offload_params, offload_buffers_gib, gathered_layers_gib)))
+            "Memory left for sharded states (less the sharded gradients freed between steps) at the end of the forward pass "
+            "from 2 ranks on (usable - whole states + the whole gradients freed between steps - activations, logits, "
+            "gathered layers)",
+            usable_gib - fixed_states_tp_gib + freed_fixed_gib - (activations_gib + logits_gib + gathered_any_n))
+room_live = q("room_backward_end_gib", "GiB/GPU",
+              "Memory left for sharded states at the end of the backward pass from 2 ranks on (usable - whole states - one "
+              "layer's activations - gathered layers)",
+              usable_gib - fixed_states_tp_gib - (MIN(act_live_gib, activations_gib) + gathered_any_n))
 room_step = q("room_step_gib", "GiB/GPU", "Memory left for sharded states during the optimizer step (usable - whole states - unsharded step temporary)",
               usable_gib - fixed_states_tp_gib - step_any_n * (1 - shard("shard_optimizer")))
 # one data-parallel rank: nothing to gather, no prefetch
 fits_at_one_rank = q("fits_one_rank", "bool", "The job fits one data-parallel rank (t GPUs)",
-                     fixed_states_tp_gib + sharded_states_tp_gib + MAX(activations_gib + logits_gib, step_any_n) <= usable_gib)
+                     fixed_states_tp_gib + sharded_states_tp_gib
+    + MAX(MAX(activations_gib + logits_gib - g_tp * ep_keep * freed_on, MIN(act_live_gib, activations_gib)), step_any_n)
+    <= usable_gib)
 can_fit = q(
     "can_fit", "bool", "Some number of these GPUs holds the job (with this sharding and tensor parallelism)",
     OR(fits_at_one_rank,
-       AND(room_fb > 0, room_step > 0, sharded_states_tp_gib > 0)))
+       AND(room_fb > 0, room_live > 0, room_step > 0, sharded_states_tp_gib > 0)))
 dp_needed = q("dp_needed", "GPUs", "Smallest sharding degree N >= 2 whose share of the sharded states fits both phases",
-              MAX(2, CEILING(sharded_states_tp_gib / MAX(room_fb, 1e-9)),
+              MAX(2, CEILING(MAX(sharded_states_tp_gib - freed_sharded_gib, 0) / MAX(room_fb, 1e-9)),
+                  CEILING(sharded_states_tp_gib / MAX(room_live, 1e-9)),
                   CEILING((sharded_states_tp_gib + step_any_n * shard("shard_optimizer")) / MAX(room_step, 1e-9))))
 n_unit = MAX(cp, ep)  # N is a multiple of the context- and expert-parallel degrees (powers of two in practice)
 gpus_needed = q(
@@ -652,7 +692,8 @@ gpus_needed = q(
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
     "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
-    usable_gib - states_gib - zero3_prefetch_gib - IF(fused_on, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
+    usable_gib - states_gib + grads_freed_gib - zero3_prefetch_gib
+    - IF(fused_on, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
                attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) / t / cp / GIB * IF(rec("checkpoint_layers"), 1, layers_in_flight))

@@ -255,6 +255,8 @@ _REFS: list[Reference] = [
     Reference("pytorch_adamw", "PyTorch", "torch.optim.AdamW (foreach implementation)", "2024",
               "https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html"),
     Reference("pytorch_sgd", "PyTorch", "torch.optim.SGD", "2024", "https://pytorch.org/docs/stable/generated/torch.optim.SGD.html"),
+    Reference("pytorch_zero_grad", "PyTorch", "torch.optim.Optimizer.zero_grad (set_to_none=True by default since PyTorch 2.0: the "
+              "gradients are freed, not zeroed)", "2024", "https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html"),
     Reference("torchtune", "PyTorch", "torchtune recipes (bf16 full fine-tuning)", "2024", "https://github.com/pytorch/torchtune"),
     # published measurements in the calibration set (core/data/measurements.csv)
     Reference("torchtune_readme", "PyTorch (torchtune)", "torchtune README: Memory and training speed (Llama 3.1, batch 2, packed to 2,048 tokens, torch.compile)",
