@@ -489,21 +489,36 @@ def _activation_prediction_ratio(m: Measurement, factors: float, activation_byte
     return measured / modelled if m.quantity != "train_gpu_hours" else modelled / measured
 
 
+# Factors in a fixed order: recomputing only the attention scores (selective) costs at most what recomputing whole layers
+# (full) costs, so its factor is at least full's.  A fit that would order them the other way fits one factor for both.
+AT_LEAST = {"recompute:selective": "recompute:full"}
+
+
 def _fit_factors(X: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """The minimax fit with the factors of UPPER_BOUND held at their bounds where the fit would pass them; holding one
+    """The minimax fit with the factors of UPPER_BOUND held at their bounds where the fit would pass them, and those of
+    AT_LEAST no lower than the factor they name (the two fitted as one where the fit would put it lower); holding one
     moves the others, so the holding repeats until none passes its bound."""
-    theta = _minimax(X, y, prior)
     X, y, prior = X.copy(), y.copy(), prior.copy()
-    for _ in SPEED_PARAMS:  # at most one round per factor
+    theta = _minimax(X, y, prior)
+    tied: dict[int, int] = {}
+    for _ in range(len(SPEED_PARAMS) + len(AT_LEAST)):  # at most one round per factor and tie
         held = [j for j, n in enumerate(SPEED_PARAMS) if n in UPPER_BOUND and X[:, j].any()
                 and theta[j] > math.log(UPPER_BOUND[n]) + 1e-12]
-        if not held:
+        ties = [(SPEED_PARAMS.index(n), SPEED_PARAMS.index(m)) for n, m in AT_LEAST.items()
+                if X[:, SPEED_PARAMS.index(n)].any() and theta[SPEED_PARAMS.index(n)] < theta[SPEED_PARAMS.index(m)] - 1e-12]
+        if not held and not ties:
             break
         for j in held:
             y = y - X[:, j] * math.log(UPPER_BOUND[SPEED_PARAMS[j]])
             X[:, j] = 0.0
             prior[j] = math.log(UPPER_BOUND[SPEED_PARAMS[j]])
+        for j, k in ties:  # the rows of j take k's factor
+            X[:, k] += X[:, j]
+            X[:, j] = 0.0
+            tied[j] = k
         theta = _minimax(X, y, prior)
+    for j, k in tied.items():
+        theta[j] = theta[k]
     return theta
 
 

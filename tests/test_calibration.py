@@ -9,6 +9,7 @@ import csv
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import gpu_tco.core as core
@@ -266,3 +267,22 @@ def test_llama_cpp_on_a_geforce_card_checks_prefill_and_decode_held_out(training
     for key in ("lcpp-llama7b-q80-4090-pp", "lcpp-llama7b-q40-4090-pp"):
         assert abs(cal.predict(rows[key]) / rows[key].value - 1) <= 0.25
     assert cal.predict(rows["lcpp-llama7b-f16-4090-pp"]) < rows["lcpp-llama7b-f16-4090-pp"].value
+
+
+def test_selective_recomputation_never_costs_more_than_full():
+    """Recomputing the attention scores alone costs at most what recomputing whole layers costs: where the rows would fit
+    selective's factor below full's, the fit gives both one factor (between what each set of rows says), and the catalog
+    holds it so."""
+    n = len(cal.SPEED_PARAMS)
+    full, selective = cal.SPEED_PARAMS.index("recompute:full"), cal.SPEED_PARAMS.index("recompute:selective")
+    X = np.zeros((4, n))
+    X[:2, full] = 1.0
+    X[2:, selective] = 1.0
+    y = np.log([0.8, 0.8, 0.7, 0.7])
+    theta = cal._fit_factors(X, y, np.zeros(n))
+    assert theta[selective] == theta[full] and math.log(0.7) < theta[full] < math.log(0.8)
+    y = np.log([0.7, 0.7, 0.8, 0.8])  # in the right order: fitted apart
+    theta = cal._fit_factors(X, y, np.zeros(n))
+    assert theta[selective] == pytest.approx(math.log(0.8), abs=1e-3) and theta[full] == pytest.approx(math.log(0.7), abs=1e-3)
+    rows = core.catalog.tables()["recomputes"]
+    assert rows.row("selective")["mfu_factor"] >= rows.row("full")["mfu_factor"]
