@@ -577,19 +577,31 @@ step_transient_gib = q(
 # pass without them: at the end of the forward pass, its peak, the activations and the logits stand where the gradients
 # will be; the gradients then grow in the backward pass while the activations are freed.  Under gradient accumulation the
 # gradients stay from the second micro-batch on; Megatron keeps them in a persistent buffer.
-freed_on = q(
-    "grads_freed_between_steps_on", "flag",
-    "1 = the gradients are absent at the end of the forward pass: the framework frees them after each optimizer step "
-    "(frameworks catalog grads_freed_between_steps), one micro-batch makes a step, and the optimizer step is not in the "
-    "backward pass (there the gradient of the moment, the output layer's first, is live at the start of the backward "
-    "pass beside the logits)",
+freed_base = q(
+    "grads_freed_between_steps_base", "flag",
+    "1 = the framework frees the gradients after each optimizer step (frameworks catalog grads_freed_between_steps), one "
+    "micro-batch makes a step, and the optimizer step is not in the backward pass (there each gradient is applied and "
+    "freed as the backward pass makes it, the output layer's first, while the logits are still live)",
     AND(fw("grads_freed_between_steps") > 0, m_pipe <= 1, NOT(I.optimizer_in_backward)),
     "[pytorch_zero_grad]; the Hugging Face Trainer, torchtune, torchtitan and Unsloth call it; [megatron_distopt] (main_grad "
     "buffers persist)")
+freed_on = q(
+    "grads_freed_between_steps_on", "flag",
+    "1 = the gradients are absent at the end of the forward pass: grads_freed_between_steps_base, on one data-parallel "
+    "rank or with the gradients sharded (FSDP, ZeRO-2 and -3); under plain data parallelism (DDP) the gradient buckets "
+    "the all-reduce fills stay allocated between steps",
+    AND(freed_base, OR(dp_size <= 1, shard("shard_gradients"))),
+    "[pytorch_zero_grad]; [pytorch_ddp] (gradient buckets)")
+lm_grad_tp = q(
+    "output_layer_gradient_gib", "GiB/GPU",
+    "The output layer's gradient at tensor-parallel degree t, before ZeRO sharding (full training; 0 for LoRA, whose output "
+    "layer is frozen): made at the start of the backward pass, beside the logits, so never absent at the peak",
+    NOT(is_lora) * (1 - I.offload_params) * V * h * grad_bytes_per_param / t / GIB, "[hf_llama] (the output projection)")
 grads_freed_gib = q(
     "grads_freed_at_forward_gib", "GiB/GPU",
-    "Gradients absent at the end of the forward pass = gradients_gib where grads_freed_between_steps_on, else 0",
-    gradients_gib * freed_on, "[pytorch_zero_grad]")
+    "Gradients absent at the end of the forward pass = gradients_gib less the output layer's gradient, where "
+    "grads_freed_between_steps_on, else 0",
+    MAX(0, gradients_gib - lm_grad_tp / IF(shard("shard_gradients"), dp_size, 1)) * freed_on, "[pytorch_zero_grad]")
 act_live_gib = q(
     "backward_live_gib", "GiB/GPU", "Activations live at the end of the backward pass, beside every gradient: one layer's "
     "(its recomputed or stored activations)", act_bytes_per_layer / GIB)
@@ -657,13 +669,11 @@ gathered_any_n = IF(I.offload_params, offload_buffers_gib, gathered_layers_gib)
 # gradients freed between steps (grads_freed_between_steps_on) are not there at the end of the forward pass: the whole
 # ones leave their room to the activations, the sharded ones a share per rank; the end of the backward pass holds every
 # gradient beside one layer's activations
-freed_fixed_gib = g_tp * (1 - shard("shard_gradients")) * ep_keep * freed_on
-freed_sharded_gib = g_tp * shard("shard_gradients") * freed_on
+freed_sharded_gib = MAX(0, g_tp - lm_grad_tp) * shard("shard_gradients") * freed_base  # from 2 ranks on: sharded only
 room_fb = q("room_forward_backward_gib", "GiB/GPU",
             "Memory left for sharded states (less the sharded gradients freed between steps) at the end of the forward pass "
-            "from 2 ranks on (usable - whole states + the whole gradients freed between steps - activations, logits, "
-            "gathered layers)",
-            usable_gib - fixed_states_tp_gib + freed_fixed_gib - (activations_gib + logits_gib + gathered_any_n))
+            "from 2 ranks on (usable - whole states - activations, logits, gathered layers)",
+            usable_gib - fixed_states_tp_gib - (activations_gib + logits_gib + gathered_any_n))
 room_live = q("room_backward_end_gib", "GiB/GPU",
               "Memory left for sharded states at the end of the backward pass from 2 ranks on (usable - whole states - one "
               "layer's activations - gathered layers)",
@@ -673,7 +683,8 @@ room_step = q("room_step_gib", "GiB/GPU", "Memory left for sharded states during
 # one data-parallel rank: nothing to gather, no prefetch
 fits_at_one_rank = q("fits_one_rank", "bool", "The job fits one data-parallel rank (t GPUs)",
                      fixed_states_tp_gib + sharded_states_tp_gib
-    + MAX(MAX(activations_gib + logits_gib - g_tp * ep_keep * freed_on, MIN(act_live_gib, activations_gib)), step_any_n)
+    + MAX(MAX(activations_gib + logits_gib - MAX(0, g_tp * ep_keep - lm_grad_tp) * freed_base,
+              MIN(act_live_gib, activations_gib)), step_any_n)
     <= usable_gib)
 can_fit = q(
     "can_fit", "bool", "Some number of these GPUs holds the job (with this sharding and tensor parallelism)",
@@ -692,7 +703,7 @@ gpus_needed = q(
 # longest sequence that fits at this micro-batch: activations = c1*s + c2*s^2 (c2 = 0 with FlashAttention or recompute)
 budget_tokens_gib = q(
     "seq_budget_gib", "GiB/GPU", "Memory left for sequence-dependent tensors: usable - states - prefetch - a fused loss's fixed chunk",
-    usable_gib - states_gib + grads_freed_gib - zero3_prefetch_gib
+    usable_gib - states_gib - zero3_prefetch_gib
     - IF(fused_on, I.fused_loss_chunk_tokens * V * I.logits_bytes_per_element / t / GIB, 0))
 # stored attention scores (the s^2 term): per layer without checkpointing, one live layer with it
 scores_gib = q("scores_gib", "GiB/GPU", "Stored attention scores at this sequence length (the s^2 term; 0 with FlashAttention)",
@@ -701,15 +712,30 @@ lin_per_token = q("seq_linear_gib_per_token", "GiB/token", "Memory that grows li
                   (activations_gib - scores_gib) / s + IF(fused_on, 0, b * V * I.logits_bytes_per_element / t / cp / GIB))
 quad_per_token2 = q("seq_quadratic_gib_per_token2", "GiB/token^2", "Memory that grows with the square of the sequence length, per token^2",
                     scores_gib / (s * s))
+def _longest(quad, lin, budget):
+    """The largest s with quad*s^2 + lin*s <= budget (0 when the budget is not positive)."""
+    return IF(quad > 0, (SQRT(lin * lin + 4 * quad * MAX(budget, 0)) - lin) / (2 * quad), MAX(budget, 0) / lin)
+
+
+# the one layer live at the end of the backward pass: its s^2 score term (without FlashAttention) and the rest, per token
+live_quad = q("seq_live_gib_per_token2", "GiB/token^2", "The one layer live at the end of the backward pass: its memory that "
+              "grows with the square of the sequence length (stored scores without FlashAttention), per token^2",
+              attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")) * fw("activation_factor") / (t * cp) / GIB / (s * s))
+live_lin = q("seq_live_gib_per_token", "GiB/token", "The one layer live at the end of the backward pass: its memory that grows "
+             "linearly with the sequence length, per token", (act_live_gib - live_quad * s * s) / s)
+seq_forward_end = q("longest_seq_forward_end", "tokens", "Longest sequence whose activations and logits fit at the end of the "
+                    "forward pass, beside the states less the gradients freed between steps",
+                    _longest(quad_per_token2, lin_per_token, budget_tokens_gib + grads_freed_gib))
+seq_backward_end = q("longest_seq_backward_end", "tokens", "Longest sequence whose one live layer fits at the end of the "
+                     "backward pass, beside every state", _longest(live_quad, live_lin, budget_tokens_gib))
 max_train_seq_len = q(
     "max_train_seq_len", "tokens", "Longest training sequence that fits one GPU at this micro-batch (0 = none; none either when "
     "the optimizer step's temporaries alone do not fit beside the states)",
-    IF(step_transient_gib > usable_gib - states_gib, 0,
-       MAX(0, FLOOR(IF(quad_per_token2 > 0,
-                       (SQRT(lin_per_token * lin_per_token + 4 * quad_per_token2 * MAX(budget_tokens_gib, 0)) - lin_per_token) / (2 * quad_per_token2),
-                       MAX(budget_tokens_gib, 0) / lin_per_token)))),
-    "solves c2*s^2 + c1*s <= memory left after states (activations and logits are linear in s, plus the s^2 score term without "
-    "FlashAttention); the peak is the states plus the larger of the forward/backward and the optimizer step phases")
+    IF(step_transient_gib > usable_gib - states_gib, 0, MAX(0, FLOOR(MIN(seq_forward_end, seq_backward_end)))),
+    "solves c2*s^2 + c1*s <= memory left after states twice and takes the shorter: the end of the forward pass (activations "
+    "and logits, linear in s, plus the s^2 score term without FlashAttention, in the memory left beside the states less the "
+    "gradients freed between steps) and the end of the backward pass (every gradient there, beside the one layer's "
+    "activations then live); the optimizer step's temporaries checked apart")
 
 # ---------------------------------------------------------------------------
 q = quantities_of("training compute")

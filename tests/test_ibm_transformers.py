@@ -20,15 +20,22 @@ def _error(m):
 
 
 def test_ibm_speed_rows_are_fitted_with_whole_job_tokens_and_memory_rows_check():
-    """Every row runs under transformers; the speed rows are fitted, the memory rows check (rank 0's memory, the largest
-    sum of the Trainer's stage probes).  The Trainer's tokens per second are per GPU, so a two-GPU row holds twice the
-    published figure (Mistral 7B full fine-tuning, two GPUs, batch 2: 2,777.18 per GPU)."""
+    """Every row runs under transformers; the speed rows are fitted but the QLoRA runs on one GPU, the memory rows check
+    (rank 0's memory, the largest sum of the Trainer's stage probes).  On one GPU TRL's QLoRA path keeps the norms in
+    fp32, so fp32 hidden states run through every layer: traffic the model does not time, and Mistral 7B's runs come out
+    more than 20 % fast (a check, kept visible).  Their adapters are bf16 (TRL casts them; FSDP computes in bf16).  The
+    Trainer's tokens per second are per GPU, so a two-GPU row holds twice the published figure (Mistral 7B full
+    fine-tuning, two GPUs, batch 2: 2,777.18 per GPU)."""
     assert len(IBM) == 38 and REFERENCES["fms_acceleration_bench"].url.endswith("a100_80gb.csv")
     assert {m.inputs["framework"] for m in IBM} == {"transformers"}
-    assert all(cal.in_fit(m) == (m.kind == "training speed") for m in IBM)
+    one_gpu_qlora = {m.id for m in IBM if m.kind == "training speed" and "-qlora-1xa100-" in m.id}
+    assert len(one_gpu_qlora) == 4 and one_gpu_qlora <= set(cal.SPEED_CHECK_ROWS)
+    assert all(cal.in_fit(m) == (m.kind == "training speed" and m.id not in one_gpu_qlora) for m in IBM)
+    assert all(m.inputs["lora_adapter_dtype"] == "bf16" for m in IBM if "-qlora-" in m.id)
+    assert all(_error(m) > 0.2 for m in IBM if m.id in one_gpu_qlora and "mistral" in m.id)
     two = next(m for m in IBM if m.id == "fms-mistral7b-full-2xa100-b2-speed")
     assert two.value == pytest.approx(5554.4) and two.inputs["n_gpus"] == 2 and two.inputs["sharding"] == "zero3"
-    speed = [abs(_error(m)) for m in IBM if m.kind == "training speed"]
+    speed = [abs(_error(m)) for m in IBM if m.kind == "training speed" and m.id not in one_gpu_qlora]
     assert statistics.median(speed) < 0.10 and max(speed) < cal.TOLERANCE["training speed"]
 
 
@@ -37,14 +44,17 @@ def test_ibm_memory_where_the_optimizer_step_sets_the_peak_and_what_is_left():
     states and foreach's temporary) sets the peak, and at 16,384 and 32,768 tokens a GPU, where the end of the forward
     pass does and the gradients, freed after each step by the Trainer (zero_grad with set_to_none), are not there (the
     model counted them beside the activations: 17-20 % over).  A framework that keeps them (Megatron's main_grad buffer),
-    or a step of several micro-batches, counts them."""
+    a step of several micro-batches, or plain data parallelism (DDP's gradient buckets stay allocated), counts them."""
     error = {m.id: _error(m) for m in IBM if m.kind == "memory"}
     for run in ("1xa100-b4", "2xa100-b2", "1xa100-b8", "2xa100-b4"):
         assert abs(error[f"fms-mistral7b-full-{run}-mem"]) < 0.02, run
     assert statistics.median(abs(e) for e in error.values()) < 0.05
     job = dict(model="Mistral-7B", method="full", gpu="A100-80GB-SXM", n_gpus=1, sharding="none", seq_len=4096, micro_batch=8)
     freed = core.evaluate(job, framework="transformers")
-    assert freed["grads_freed_at_forward_gib"] == pytest.approx(freed["gradients_gib"])
+    # all but the output layer's gradient, made at the start of the backward pass beside the logits
+    assert freed["grads_freed_at_forward_gib"] == pytest.approx(freed["gradients_gib"] - freed["output_layer_gradient_gib"])
+    assert core.evaluate(job, framework="transformers", n_gpus=4)["grads_freed_at_forward_gib"] == 0  # DDP's buckets stay
+    assert core.evaluate(job, framework="transformers", n_gpus=4, sharding="zero3")["grads_freed_at_forward_gib"] > 0
     assert core.evaluate(job, framework="megatron")["grads_freed_at_forward_gib"] == 0
     assert core.evaluate(job, framework="transformers", pipeline_microbatches=4)["grads_freed_at_forward_gib"] == 0
     assert core.evaluate(job, framework="transformers", optimizer_in_backward=1)["grads_freed_at_forward_gib"] == 0
@@ -73,7 +83,7 @@ def test_the_own_lora_rows_and_what_they_leave():
     for i, m in OWN_LORA.items():
         if m.kind == "training speed" and "-lora-rc-4096" in i:
             assert abs(_error(m)) < 0.12, (i, _error(m))
-    assert _error(OWN_LORA["own-h200-mistral7b-qlora-rc-4096x4-do10-reent-speed"]) > 1.5
+    assert _error(OWN_LORA["own-h200-mistral7b-qlora-rc-4096x4-do10-speed"]) > 1.5
     job = dict(model="Mistral-7B", gpu="H200-SXM", method="lora", lora_rank=16, lora_targets="attention", seq_len=4096,
                micro_batch=4, sharding="none")
     assert core.evaluate(job, lora_adapter_dtype="fp32")["lora_fp32_adapters_on"]

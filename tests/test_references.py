@@ -186,7 +186,7 @@ def test_qlora_paper_65b_claims():
     # near the limit, as the paper found (it needed paged optimizers for the spikes): the tensors fit within the memory
     # less the default 5 % margin, the device total at 85-90 % of the card (the adapters' gradients, freed after each
     # step, are not there at the end of the forward pass); a 20 % margin refuses it
-    assert q["train_fit_code"] in (1, 2) and 0.85 * q["gpu_memory_gib"] < q["peak_train_gib_per_gpu"]
+    assert q["train_fit_code"] == 1 and 0.85 * q["gpu_memory_gib"] < q["peak_train_gib_per_gpu"] < 0.9 * q["gpu_memory_gib"]
     assert core.evaluate(model=llama65, method="qlora", gpu="RTX-A6000", n_gpus=1, sharding="none", seq_len=512,
                          micro_batch=1, recompute="full", lora_targets="all", lora_rank=64,
                          precision="bf16_pure", memory_margin_pct=20)["train_fit_code"] == 0

@@ -204,9 +204,8 @@ def test_bands_are_twice_the_held_out_median_error(training_loso):
     published = loso["by_framework"][("torchtune", "training speed")]["median"]
     h100 = loso["checks"][("torchtune", "training speed", cal.CHECK_GROUPS["own_torchtune"])]
     assert h100["median"] > published and bands["torchtune"][0] == round(200 * h100["median"])
-    # the fastest of those runs (modelled / measured - 1 = low) lies at the range's edge: modelled x (1 + band) >= 0.99 x
-    # measured (twice the median is a rule, not a bound on the fastest run)
-    assert (1 + h100["low"]) * (1 + bands["torchtune"][0] / 100) >= 0.99
+    # the fastest of those runs (modelled / measured - 1 = low) lies within the range: modelled x (1 + band) >= measured
+    assert (1 + h100["low"]) * (1 + bands["torchtune"][0] / 100) >= 1
 
 
 def test_every_training_row_runs_under_a_framework():
@@ -274,8 +273,8 @@ def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_costs(training
     recomputation.  What recomputation costs LoRA against full fine-tuning, as the engine has it, is the measured one
     within 5 % on both GPUs (0.884 and 0.916 on the H200, 0.891 and 0.938 on the H100).  With the matrix products sped
     up until the full fine-tune of each pair is met, the time left for LoRA's adapters sets torchtune's adapter costs
-    (11 bytes per unit of width and 12 us per operation) on the H200, where they hold it within 5 %; held out, the H100's
-    pairs are within 25 % (the engine's adapter time up to 18 % above what is left)."""
+    (12 bytes per unit of width and 12 us per operation) on the H200, where they hold it within 5 %; held out, the H100's
+    pairs are within 25 % (the engine's adapter time up to 20 % above what is left)."""
     rows = {m.id: m for m in cal.load_measurements() if m.source in ("gpu_tco_h200_torchtune", "gpu_tco_h100_torchtune")}
     assert not any(cal.in_fit(m) for m in rows.values())
     other = lambda r: r["optimizer_step_s_per_step"] + r["activation_io_s_per_step"] + r["layer_overhead_s_per_step"]  # noqa: E731
@@ -296,7 +295,7 @@ def test_torchtune_lora_against_full_on_one_h200_sets_its_adapter_costs(training
     group = cal.CHECK_GROUPS["own_torchtune_set"]
     assert training_loso["checks"][("torchtune", "training speed", group)]["rows"] == 12
     torchtune = core.catalog.tables()["frameworks"].row("torchtune")
-    assert (torchtune["lora_bytes_per_dim"], torchtune["lora_op_overhead_us"]) == (11, 12)
+    assert (torchtune["lora_bytes_per_dim"], torchtune["lora_op_overhead_us"]) == (12, 12)
 
 
 def test_the_loss_follows_the_framework():

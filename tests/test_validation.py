@@ -205,9 +205,14 @@ def test_memory_grows_with_sequence_and_batch(cfg, model):
 @settings(max_examples=200, deadline=None)
 @given(train_cfg.filter(lambda c: c["sharding"] != "none"), st.sampled_from(["Llama-3-8B", "Llama-3-70B", "Mixtral-8x7B"]))
 def test_memory_falls_with_more_gpus_under_sharding(cfg, model):
-    fewer = core.evaluate({**cfg, "model": model})["peak_train_gib_per_gpu"]
+    """More GPUs never need more memory each, but for one step: from one GPU to data parallelism with whole gradients
+    (ZeRO-1), the gradients the framework frees between steps stay as the all-reduce's buckets, so the end of the
+    forward pass holds them again (at most that much more)."""
+    r = core.evaluate({**cfg, "model": model})
+    fewer = r["peak_train_gib_per_gpu"]
     more = core.evaluate({**cfg, "model": model, "n_gpus": cfg["n_gpus"] * 2})["peak_train_gib_per_gpu"]
-    assert more <= fewer
+    buckets = r["grads_freed_at_forward_gib"] if cfg["n_gpus"] == 1 and cfg["sharding"] in ("none", "zero1") else 0
+    assert more <= fewer + buckets * (1 + core.resolve_inputs(cfg)["fragmentation_pct"] / 100) + 1e-9
     if cfg["n_gpus"] > 1 and cfg["method"] == "full":
         assert more < fewer
 

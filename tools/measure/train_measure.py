@@ -47,8 +47,8 @@ def parse(argv=None) -> argparse.Namespace:
                    help="fp32: PEFT's default (get_peft_model autocast_adapter_dtype=True upcasts the adapters); bf16: "
                         "autocast_adapter_dtype=False, the adapters in the weights' dtype (PEFT before 0.12)")
     p.add_argument("--reentrant", action="store_true",
-                   help="reentrant activation checkpointing (use_reentrant=True, the transformers default before 4.50 "
-                        "that the Trainer then ran); without it use_reentrant=False")
+                   help="reentrant activation checkpointing (use_reentrant=True, transformers' default until its version 5, "
+                        "which the Trainer then ran); without it use_reentrant=False")
     p.add_argument("--qlora-fp32-casts", choices=("fp32", "none"), default="fp32",
                    help="fp32: PEFT's prepare_model_for_kbit_training; none: keep norms and embeddings in bf16")
     p.add_argument("--fused-loss", action="store_true", help="Liger's fused linear cross-entropy")
@@ -93,7 +93,8 @@ def build(ns):
             model = AutoModelForCausalLM.from_config(config, dtype=dtype, **kwargs)
     if ns.method == "qlora" and ns.qlora_fp32_casts == "fp32":
         from peft import prepare_model_for_kbit_training
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=ns.recompute == "full")
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=ns.recompute == "full",
+                                                gradient_checkpointing_kwargs={"use_reentrant": ns.reentrant})
     elif ns.recompute == "full":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": ns.reentrant})
         if ns.method != "full":
