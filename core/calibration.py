@@ -699,9 +699,15 @@ def _check_group(m: Measurement) -> str | None:
     if m.source in OWN_SOURCES and m.kind in ("training speed", "memory"):
         return CHECK_GROUPS[OWN_GROUP_OF.get(m.source, "own")]
     reason = _check_reason(m)
-    if reason:
-        return reason.removesuffix(" (a check)")
-    return None
+    return reason.removesuffix(" (a check)") if reason else None
+
+
+def check_label(key: str) -> str:
+    """The label a check group has in `gpu-tco calibrate` and docs/calibration.md (what ``checks`` keys it by): a group
+    of gpu-tco's own runs (CHECK_GROUPS) or a published source checked by rule (CHECK_SOURCES, MEMORY_CHECK_SOURCES)."""
+    if key in CHECK_GROUPS:
+        return CHECK_GROUPS[key]
+    return (CHECK_SOURCES.get(key) or MEMORY_CHECK_SOURCES[key]).removesuffix(" (a check)")
 
 
 def checks(params: dict | None = None, rows: list[Measurement] | None = None) -> dict:

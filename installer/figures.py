@@ -96,12 +96,12 @@ CHECK_FIGURES = (("own", "training speed", "own_transformers_speed"), ("own", "m
 
 
 def _checks() -> dict[str, str]:
-    """The median and worst errors of the rows that check the model, per check group (gpu-tco's own runs) or published
-    source whose memory checks the model (calibration.MEMORY_CHECK_SOURCES) and kind (CHECK_FIGURES)."""
+    """The median and worst errors of the rows that check the model, per check group (calibration.check_label) and kind
+    (CHECK_FIGURES)."""
     from gpu_tco.core import calibration
     text, out = CALIBRATION_DOC.read_text(encoding="utf-8"), {}
     for group, kind, prefix in CHECK_FIGURES:
-        label = re.escape(calibration.CHECK_GROUPS.get(group) or calibration.MEMORY_CHECK_SOURCES[group].removesuffix(" (a check)"))
+        label = re.escape(calibration.check_label(group))
         m = re.search(rf"^\| [a-z.]+ \| {kind} \| {label} \| \d+ \| ([\d.]+%) \| ([\d.]+%) \|", text, re.M)
         if m is None:
             raise LookupError(f"docs/calibration.md has no check row {group!r} ({kind}): run `gpu-tco docs`")

@@ -131,7 +131,7 @@ def test_checks_are_reported_per_framework(training_loso):
     assert checks[("transformers", "training speed", cal.CHECK_GROUPS["own"])]["rows"] >= 10
     flags = [m for m in ROWS if m.source == "torchtune_readme_flags"]
     assert {cal.in_fit(m) for m in flags if m.kind == "training speed"} == {True}
-    packed = checks[("torchtune", "memory", cal.MEMORY_CHECK_SOURCES["torchtune_readme_flags"].removesuffix(" (a check)"))]
+    packed = checks[("torchtune", "memory", cal.check_label("torchtune_readme_flags"))]
     assert packed["rows"] == 3 and packed["median"] < 0.12  # 11.4 %: -11 % without recomputation, +20 % (foreach AdamW)
     # left out, the table's rows are predicted from the September 2024 table and every other source: its full fine-tunes
     # 22-27 % slow (torchtune's compiled full fine-tunes gain more over its LoRA runs than the shared factors allow)
@@ -260,7 +260,7 @@ def test_llama_cpp_on_a_geforce_card_checks_prefill_and_decode_held_out(training
     assert len(rows) == 5 and not any(cal.in_fit(m) for m in rows.values())
     f16 = cal._evaluate(rows["lcpp-llama7b-f16-4090-pp"])
     assert f16["infer_tflops_per_gpu_peak"] == pytest.approx(2 * f16["train_tflops_per_gpu_peak"], rel=0.01)
-    group = cal.CHECK_SOURCES["llamacpp_4766"].removesuffix(" (a check)")
+    group = cal.check_label("llamacpp_4766")
     prefill = training_loso["checks"][("llama.cpp (CUDA)", "prefill speed", group)]
     decode = training_loso["checks"][("llama.cpp (CUDA)", "decode speed", group)]
     assert prefill["rows"] == 3 and decode["rows"] == 2 and decode["worst"] <= 0.25
