@@ -107,23 +107,14 @@ CHECK_SOURCES = {"llamacpp_4766": "llama.cpp on one GeForce RTX 4090, held out (
 # gpu-tco's two conventions (docs/training.md, "Hugging Face transformers on A100s").
 MEMORY_CHECK_SOURCES = {"torchtune_readme_flags": "one A100, full fine-tuning's peak phase (a check)",
                         "fms_acceleration_bench": "A100 80GB, rank 0's memory from the Trainer's stage probes (a check)"}
-# Published rows whose speed rests on something the model does not time, and what: torchtune's Llama 3.1 8B full
-# fine-tune on one RTX 4090 keeps bitsandbytes' paged 8-bit AdamW states (15 GiB) beside 18.9 GiB of tensors on a 24 GB
-# card, so the driver pages most of them over PCIe every step; IBM's QLoRA runs on one A100 go through PEFT's
-# prepare_model_for_kbit_training, whose fp32 norms send fp32 hidden states through every layer (their elementwise
-# traffic is not timed: the Mistral 7B runs come out 33-36 % fast), where under FSDP TRL casts nothing.
-_TRL_FP32_NORMS = "TRL's fp32 norms on one GPU: fp32 hidden states (a check)"
-SPEED_CHECK_ROWS = {"tt-8b-full-4090-speed": "paged optimizer states beyond the card's memory (a check)",
-                    **{f"fms-{m}-qlora-1xa100-b{b}-speed": _TRL_FP32_NORMS for m in ("mistral7b", "mixtral") for b in (4, 8)}}
-
 
 def _check_reason(m: Measurement) -> str | None:
-    """Why a row of a published source checks the model rather than fitting it (CHECK_SOURCES, MEMORY_CHECK_SOURCES,
-    SPEED_CHECK_ROWS)."""
+    """Why a row of a published source checks the model rather than fitting it: its source's reason (CHECK_SOURCES,
+    MEMORY_CHECK_SOURCES) or its own (measurements.csv column check)."""
     if m.source in CHECK_SOURCES:
         return CHECK_SOURCES[m.source]
-    if m.id in SPEED_CHECK_ROWS:
-        return SPEED_CHECK_ROWS[m.id]
+    if m.check:
+        return f"{m.check} (a check)"
     return MEMORY_CHECK_SOURCES.get(m.source) if m.kind == "memory" else None
 
 
@@ -202,6 +193,9 @@ class Measurement:
     recipe: str = ""
     date: str = ""
     bound: str = ""  # "at_most": the true value is at most ``measured`` and close to it (a card's memory at the longest context that ran)
+    # why this row checks the model rather than fitting it, when the row rests on something the model does not time
+    # (paged optimizer states spilling over PCIe; fp32 hidden states from TRL's fp32 norms): its recipe says more
+    check: str = ""
 
     @property
     def kind(self) -> str:
@@ -254,7 +248,8 @@ def load_measurements(path=None, include_serving: bool = False) -> list[Measurem
             if KIND[row["quantity"]] in SERVING_KINDS and not include_serving:
                 continue
             rows.append(Measurement(row["id"], row["source"], row["framework"], row["quantity"], float(row["measured"]),
-                                    row["unit"], inputs, row["recipe"], row["date"], row["bound"]))
+                                    row["unit"], inputs, row["recipe"], row["date"], row["bound"],
+                                    row["check"]))
     return rows
 
 

@@ -54,13 +54,13 @@ def test_exclusions_follow_the_rule():
     """Rows are left out only by rule: a speed that needs more than 80 % of the dense peak counting the FLOPs the
     recipe executes (torchtune's single-GPU LoRA figures and the RTX A6000 full fine-tune); a training-speed row on a
     GPU without dense rows of its chip (the H800 is the H100's chip; its MFU would be set by mixture-of-experts rows: they are checks); reserved memory (checks); gpu-tco's own runs and the sources of CHECK_SOURCES (checks), the memory rows of
-    MEMORY_CHECK_SOURCES (checks), and the speed rows of SPEED_CHECK_ROWS (torchtune's 8B full fine-tune on one RTX 4090,
+    MEMORY_CHECK_SOURCES (checks), and the rows whose check column gives a reason (torchtune's 8B full fine-tune on one RTX 4090,
     whose paged optimizer states spill over PCIe: a check)."""
     for m in ROWS:
         u = cal.executed_utilisation(m)
         by_rule = (u is None or u <= cal.EXECUTED_LIMIT) and m.quantity != "reserved_peak_train_gib" \
             and m.source not in cal.OWN_SOURCES and m.source not in cal.CHECK_SOURCES and m.source not in cal.HELD_OUT_SOURCES \
-            and not (m.kind == "memory" and m.source in cal.MEMORY_CHECK_SOURCES) and m.id not in cal.SPEED_CHECK_ROWS \
+            and not (m.kind == "memory" and m.source in cal.MEMORY_CHECK_SOURCES) and not m.check \
             and not (m.kind == "training speed" and f"gpu:{cal.CHIP_OF.get(m.inputs['gpu'], m.inputs['gpu'])}" not in cal.PRIORS)
         assert cal.in_fit(m) == by_rule, m.id
     excluded = {m.id for m in ROWS if not cal.in_fit(m) and (cal.executed_utilisation(m) or 0) > cal.EXECUTED_LIMIT}

@@ -29,7 +29,7 @@ def test_ibm_speed_rows_are_fitted_with_whole_job_tokens_and_memory_rows_check()
     assert len(IBM) == 38 and REFERENCES["fms_acceleration_bench"].url.endswith("a100_80gb.csv")
     assert {m.inputs["framework"] for m in IBM} == {"transformers"}
     one_gpu_qlora = {m.id for m in IBM if m.kind == "training speed" and "-qlora-1xa100-" in m.id}
-    assert len(one_gpu_qlora) == 4 and one_gpu_qlora <= set(cal.SPEED_CHECK_ROWS)
+    assert len(one_gpu_qlora) == 4 and one_gpu_qlora == {m.id for m in IBM if m.check}
     assert all(cal.in_fit(m) == (m.kind == "training speed" and m.id not in one_gpu_qlora) for m in IBM)
     assert all(m.inputs["lora_adapter_dtype"] == "bf16" for m in IBM if "-qlora-" in m.id)
     assert all(_error(m) > 0.2 for m in IBM if m.id in one_gpu_qlora and "mistral" in m.id)
