@@ -192,7 +192,7 @@ INPUTS: tuple[Input, ...] = (
        "packing: FlashAttention's variable-length kernels)"),
     _n("micro_batch", "sequences", 1, "Micro-batch per GPU b (sequences per forward pass)", 1, 1_000_000, kind="integer", group="training"),
     _n("lora_rank", "-", 16, "LoRA rank r", 1, 65_536, kind="integer", group="training"),
-    _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters: all, attention, qv", group="training"),
+    _c("lora_targets", "lora_targets", "all", "Linears that get LoRA adapters (all, attention, qv, qkv, qvo_mlp, qkv_mlp: the lora_targets table)", group="training"),
     # at least one token and a thousandth of a pass: smaller amounts of work are divided by (cost per token, per useful hour)
     _n("tokens", "tokens", 100_000_000, "Training tokens per epoch (dataset size)", 1, 1e16, group="training"),
     _n("epochs", "epochs", 1, "Passes over the dataset", 0.001, 100_000, group="training"),

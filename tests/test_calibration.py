@@ -134,7 +134,7 @@ def test_checks_are_reported_per_framework(training_loso):
     packed = checks[("torchtune", "memory", cal.check_label("torchtune_readme_flags"))]
     assert packed["rows"] == 3 and packed["median"] < 0.12  # 11.4 %: -11 % without recomputation, +20 % (foreach AdamW)
     # left out, the table's rows are predicted from the September 2024 table and every other source: its full fine-tunes
-    # 22-27 % slow (torchtune's compiled full fine-tunes gain more over its LoRA runs than the shared factors allow)
+    # 18-23 % slow (torchtune's compiled full fine-tunes gain more over its LoRA runs than the shared factors allow)
     left_out = dict(training_loso["by_source"]["torchtune_readme_flags"])
     assert len(left_out) == 6 and max(abs(e) for e in left_out.values()) < 0.30
     row = next(m for m in ROWS if m.id == "tt3b-full-ccel-noac-a100-speed")
@@ -144,6 +144,35 @@ def test_checks_are_reported_per_framework(training_loso):
     assert share(whole_pack) > 0.15 and share(r) < 0.01  # attention within ~120-token documents, not the 4,096-token pack
     # counted over the whole pack, the model would miss the row by a tenth more than counted within each document
     assert abs(whole_pack[row.quantity] / row.value - 1) > abs(r[row.quantity] / row.value - 1) + 0.10
+
+
+def test_every_framework_meets_the_held_out_aims(training_loso):
+    """Leave one source out, per framework with published rows in the fit: median training-speed error at most 15 %, memory
+    at most 10 % (the aims docs/calibration.md reports against).  torchtune met its speed aim only once each README row
+    named the adapters its recipe set (below): modelled on every linear, its 3B LoRA rows and 70B LoRA row left out came
+    out 15.6 % off in median."""
+    framework_rows = {k: v for k, v in training_loso["by_framework"].items() if k[1] in ("training speed", "memory")}
+    assert {fw for fw, _kind in framework_rows} >= {"transformers", "torchtune", "torchtitan", "megatron", "composer"}
+    for (framework, kind), v in framework_rows.items():
+        assert v["median"] <= (0.15 if kind == "training speed" else 0.10), (framework, kind, v)
+
+
+def test_rows_name_the_adapters_their_recipes_set():
+    """The adapter sets of the published LoRA rows follow the recipes as they stood at each table's date: torchtune's
+    llama3_1/70B_lora (2024-09-14: q, k, v), llama3_2/3B_lora_single_device and 3B_qlora_single_device (2024-11-07: q, v,
+    output and the MLP) (PyTorch, torchtune recipes/configs, https://github.com/pytorch/torchtune/tree/main/recipes/configs);
+    Answer.AI's fsdp_qlora train.py "all" (q, k, v, gate, up, down; Whitaker, Warner and Turgutlu, "Benchmarking
+    QLoRA+FSDP", 2024-03, https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md).  Fewer adapted linears
+    mean fewer adapter parameters: in Llama 3.1 8B (grouped-query attention: k is a quarter of o's width out)
+    qv < qkv < qkv_mlp < qvo_mlp < all."""
+    by_id = {m.id: m for m in ROWS}
+    assert by_id["tt-70b-lora-a100-speed"].inputs["lora_targets"] == "qkv"
+    assert {by_id[i].inputs["lora_targets"] for i in ("tt3b-lora-a100-speed", "tt3b-qlora-a100-speed")} == {"qvo_mlp"}
+    answerai = [m for m in ROWS if m.source == "answerai_fsdp_qlora_bench" and m.inputs.get("method") != "full"]
+    assert answerai and {m.inputs["lora_targets"] for m in answerai} == {"qkv_mlp"}
+    params = [core.evaluate(model="Llama-3.1-8B", method="lora", lora_targets=t)["lora_params"]
+              for t in ("qv", "qkv", "qkv_mlp", "qvo_mlp", "all")]
+    assert params == sorted(params) and len(set(params)) == len(params)
 
 
 def test_gpus_over_pcie_pay_their_modelled_transfers_and_no_flat_penalty():
