@@ -1,7 +1,7 @@
 """Inputs whose 0 means "automatic", and the value core uses in their place.
 
 Read from the formula trees rather than listed: a quantity defined as ``IF(x > 0, x, fallback)``
-of an input ``x`` is the value in use for ``x`` (``mfu`` -> ``mfu_effective``,
+of an input ``x`` is the value in use for ``x`` (``mfu`` -> ``mfu_whole_step``,
 ``usd_per_gpu_hour_rented`` -> ``rent_usd_per_gpu_hour_list``, ...).  Forms, the workbook's
 Inputs sheet and the command line's help show "auto" and this value instead of a bare 0.
 """
@@ -25,8 +25,12 @@ def _input_resolved_by(expr) -> str | None:
     return None
 
 
+# an input resolved by more than one quantity takes the one a typed value stands for: mfu_effective is the matrix
+# products' efficiency alone, while a typed mfu replaces the whole step's work (mfu_whole_step)
+PREFERRED_AUTO_QUANTITY = {"mfu": "mfu_whole_step"}
 # input -> the quantity holding the value in use (the input when it is above 0, else the automatic value)
-AUTO_QUANTITY: dict[str, str] = {inp: name for name, q in QUANTITIES.items() if (inp := _input_resolved_by(q.expr))}
+AUTO_QUANTITY: dict[str, str] = {inp: name for name, q in QUANTITIES.items()
+                                  if (inp := _input_resolved_by(q.expr)) and PREFERRED_AUTO_QUANTITY.get(inp, name) == name}
 
 # where the automatic value comes from, in words; {gpu} and {offer} are the option's
 AUTO_BASIS = {

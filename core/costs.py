@@ -49,15 +49,13 @@ def sensitivities(option_inputs: Mapping, change: float = 0.2, top: int = 5) -> 
 
     base_inputs = dict(option_inputs)
     used = resolve_inputs(base_inputs)
-    base = evaluate(base_inputs, outputs=("option_cost_usd", "step_work_slowdown", *_EFFECTIVE.values()))
+    base = evaluate(base_inputs, outputs=("option_cost_usd", *_EFFECTIVE.values()))
     raised: dict[str, tuple[float, float, float]] = {}  # input -> (value used, raised value, value given)
     for name in SENSITIVITY_INPUTS:
         inp = BY_NAME[name]
+        # the automatic MFU in use is the whole step's (mfu_whole_step), what a typed MFU stands for
         value = float(used[name]) or float(base.get(_EFFECTIVE.get(name, ""), 0.0))
-        basis = value
-        if name == "mfu" and not float(used[name]):  # an MFU given is the whole job's: the adapters, QLoRA's dequantization and the optimizer step included
-            basis = value / float(base["step_work_slowdown"])
-        up = float(round(basis * (1 + change))) if inp.kind == "integer" else basis * (1 + change)
+        up = float(round(value * (1 + change))) if inp.kind == "integer" else value * (1 + change)
         try:
             check_number(inp, up)
         except ValueError:  # at the top of its range

@@ -1066,6 +1066,14 @@ step_work_slowdown = q(
     "How much work besides the model's matmuls stretches a micro-batch = (compute + LoRA adapters + QLoRA dequantization + "
     "optimizer step + activation traffic + per-layer launch overhead) / compute",
     (compute_s + lora_adapter_s + qlora_dequant_s + optimizer_step_s + activation_io_s + layer_overhead_s) / compute_s)
+mfu_whole_step = q(
+    "mfu_whole_step", "fraction",
+    "GPU efficiency over the whole step, the value the mfu input stands for: the input when above 0, else the calibrated "
+    "efficiency of the matrix products (mfu_effective) divided by how much the step's other work stretches them "
+    "(step_work_slowdown).  Typed as mfu it gives the same step time (a typed MFU includes that other work); "
+    "communication, ZeRO-3's hooks and the pipeline bubble still come on top, as for the automatic value",
+    IF(I.mfu > 0, I.mfu, mfu_effective / step_work_slowdown),
+    "[palm2022] Appendix B (MFU: model FLOPs per second over the peak, whatever else the step does)")
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "

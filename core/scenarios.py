@@ -34,7 +34,7 @@ CANDIDATE_SETUPS = (
 )
 METHODS = ("qlora", "lora", "full")
 COMPARE_OUTPUTS = ("fits_train", "option_cost_usd", "option_ok", "peak_train_gib_per_gpu", "gpu_memory_gib", "gpus_needed",
-                   "train_hours", "job_wall_hours", "option_hours", "mfu_effective", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
+                   "train_hours", "job_wall_hours", "option_hours", "mfu_whole_step", "rent_usd_per_gpu_hour", "own_usd_per_gpu_hour",
                    "own_capital_usd", "payback_months", "verdict_code", "option_priced", "train_memory_tight",
                    "train_memory_may_exceed", "fit_limit_gib",
                    "breakeven_hours_per_day", "own_purchase_usd_per_gpu")
@@ -160,7 +160,7 @@ def _compare_row(res: dict, i: int, k: int, row: tuple, how: str) -> dict:
         "gpus_needed": int(res["gpus_needed"][i]),
         "train_hours": float(res["train_hours"][side]),
         "job_hours": float(res["option_hours"][side]),
-        "mfu": float(res["mfu_effective"][i]),
+        "mfu": float(res["mfu_whole_step"][i]),
         "offer": o, "rent_priced": rent_priced, "own_priced": own_priced,
         "rent_usd": rent if rent_ok else float("nan"),
         "rent_usd_per_gpu_hour": float(res["rent_usd_per_gpu_hour"][i]) if rent_priced else float("nan"),
