@@ -76,11 +76,14 @@ OWN_UNSLOTH_SOURCES = ("gpu_tco_h100_unsloth",)
 # eager Hugging Face model's costs from transformers' row and its step's gradient copies from DeepSpeed's source
 # (docs/training.md, "DeepSpeed on one H100")
 OWN_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed",)
+# LoRA through transformers + PEFT in pairs (fp32 against bf16 adapters, with and without recomputation, beside full
+# fine-tuning), measured after the model counted fp32 adapters' states, against figures computed before the runs
+OWN_TRANSFORMERS_SOURCES = ("gpu_tco_h200_adapter_pairs",)
 # ... except its two Llama 3.2 1B ZeRO-3 runs, which beside the ZeRO-2 runs of the same settings set DeepSpeed's ZeRO-3
 # hook cost (frameworks.csv zero3_layer_overhead_us, zero3_recompute_overhead_us): checks, not held out
 SET_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed_zero3",)
 # own runs that nothing is fitted on or set from: their errors are held-out errors of their framework
-HELD_OUT_OWN_SOURCES = (*OWN_TORCHTUNE_SOURCES, *OWN_UNSLOTH_SOURCES, *OWN_DEEPSPEED_SOURCES)
+HELD_OUT_OWN_SOURCES = (*OWN_TORCHTUNE_SOURCES, *OWN_UNSLOTH_SOURCES, *OWN_DEEPSPEED_SOURCES, *OWN_TRANSFORMERS_SOURCES)
 OWN_SOURCES = ("gpu_tco_h200_2026", "gpu_tco_h200_lora_2026", "gpu_tco_h200_serve", "gpu_tco_h200_small", *HELD_OUT_OWN_SOURCES, *SET_DEEPSPEED_SOURCES,
                *SET_TORCHTUNE_SOURCES)
 # Published sources that check the model without fitting it, and why.  (torchtune's README 'Optimization flags' table, one
@@ -681,10 +684,12 @@ CHECK_GROUPS = {"own": "gpu-tco's own runs (they set the transformers speed fact
                 "own_torchtune_set": "gpu-tco's own torchtune runs on one H200 (they set torchtune's LoRA adapter costs: not held out)",
                 "own_unsloth": "gpu-tco's own Unsloth runs on one H100 (held out: nothing is fitted on them)",
                 "own_deepspeed": "gpu-tco's own DeepSpeed runs on one H100 or H200 (held out: nothing is fitted on them)",
-                "own_deepspeed_set": "gpu-tco's own DeepSpeed ZeRO-3 runs on one H100 (they set its ZeRO-3 hook cost: not held out)"}
+                "own_deepspeed_set": "gpu-tco's own DeepSpeed ZeRO-3 runs on one H100 (they set its ZeRO-3 hook cost: not held out)",
+                "own_transformers": "gpu-tco's own LoRA pairs on one H200 (held out: nothing is fitted on them)"}
 OWN_GROUP_OF = {**{s: "own_torchtune" for s in OWN_TORCHTUNE_SOURCES}, **{s: "own_torchtune_set" for s in SET_TORCHTUNE_SOURCES},
                 **{s: "own_unsloth" for s in OWN_UNSLOTH_SOURCES},
-                **{s: "own_deepspeed" for s in OWN_DEEPSPEED_SOURCES}, **{s: "own_deepspeed_set" for s in SET_DEEPSPEED_SOURCES}}
+                **{s: "own_deepspeed" for s in OWN_DEEPSPEED_SOURCES}, **{s: "own_deepspeed_set" for s in SET_DEEPSPEED_SOURCES},
+                **{s: "own_transformers" for s in OWN_TRANSFORMERS_SOURCES}}
 
 
 def _check_group(m: Measurement) -> str | None:

@@ -321,6 +321,12 @@ ep_keep = q(
     "Share of the unsharded states one GPU keeps under expert parallelism = 1 - routed share x (1 - 1/expert_parallel)",
     1 - expert_share * (1 - 1 / ep), "[megatron_moe]: each GPU of an expert-parallel group holds experts / EP")
 
+fp32_adapters = q(
+    "lora_fp32_adapters_on", "flag",
+    "1 = LoRA adapters kept in fp32 (the lora_adapter_dtype input, or with auto the framework's convention, frameworks "
+    "catalog lora_fp32_adapter_inputs: PEFT 0.12 and later); 0 without LoRA or with 16-bit adapters",
+    AND(is_lora, IF(ad("follows_framework"), fw("lora_fp32_adapter_inputs") > 0, ad("fp32_adapters") > 0)),
+    "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32)")
 weight_bytes_per_param = q(
     "train_weight_bytes_per_param", "bytes/param",
     "Bytes per weight held for training: the precision's, or 4 with fp32 weights under autocast (master_weights fp32_autocast)",
@@ -328,6 +334,13 @@ weight_bytes_per_param = q(
     "[pytorch_amp] (autocast keeps the weights in fp32 and casts them per operation)")
 base_bits = T("methods", "method", "base_bits_per_param")
 quantized_base = T("methods", "method", "quantized_base")
+adapter_bytes = q(
+    "lora_adapter_bytes_per_param", "bytes/param",
+    "Bytes per LoRA adapter weight: 4 for adapters kept in fp32 (lora_fp32_adapters_on; their gradients and torch "
+    "optimizer states are fp32 too), else QLoRA's 2 (bf16 adapters beside the 4-bit base) or the training weights' bytes",
+    IF(fp32_adapters, 4, IF(quantized_base, 2, weight_bytes_per_param)),
+    "[peft_adapter_dtype] (get_peft_model upcasts the adapter weights to fp32); [pytorch_adamw] (states in the "
+    "parameter's dtype); [qlora2023] section 3 (bf16 adapters)")
 qlora_casts_on = q(
     "qlora_fp32_casts_on", "flag",
     "1 = a QLoRA run whose embeddings, output layer and norms are cast to fp32 (PEFT's prepare_model_for_kbit_training: the "
@@ -345,8 +358,8 @@ master_bytes = q(
 updated_bytes = q(
     "optimizer_updates_bytes", "bytes/param",
     "Bytes per element of the tensor the optimizer updates: the master copy when there is one, else the trainable weights "
-    "(QLoRA adapters: 2)",
-    IF(master_bytes > 0, master_bytes, IF(quantized_base, 2, weight_bytes_per_param)))
+    "(LoRA: the adapters', lora_adapter_bytes_per_param)",
+    IF(master_bytes > 0, master_bytes, IF(is_lora, adapter_bytes, weight_bytes_per_param)))
 state_elem_bytes = q(
     "optimizer_state_bytes_per_element", "bytes",
     "Bytes per element of an optimizer moment: the optimizer_state_dtype input, or the framework's convention (fp32 where "
@@ -373,12 +386,13 @@ weights_bytes_total = q(
     IF(quantized_base,
        linear_params * base_bits / 8 + (params_total - linear_params) * IF(qlora_casts_on, 4, 2),
        params_total * weight_bytes_per_param)
-    + lora_params * IF(quantized_base, 2, weight_bytes_per_param) + fp8_copy_bytes,
+    + lora_params * adapter_bytes + fp8_copy_bytes,
     "[qlora2023] section 3: embeddings, LM head and norms stay 16-bit (fp32 after [peft_kbit]'s casts); adapters in bf16; [te_fp8]")
 grad_bytes_per_param = q(
     "grad_bytes_per_param", "bytes/param", "Bytes per gradient element",
-    IF(OR(I.fp32_grads, fw("fp32_grads")), 4, IF(mw("grad_bytes") > 0, mw("grad_bytes"), prec("grad_bytes"))),
+    IF(OR(I.fp32_grads, fw("fp32_grads"), fp32_adapters), 4, IF(mw("grad_bytes") > 0, mw("grad_bytes"), prec("grad_bytes"))),
     "[zero2020] (2-byte gradients, 16 bytes per parameter in all) versus [hf_one_gpu] (4-byte gradients, 18 bytes); "
+    "[peft_adapter_dtype] (fp32 adapters get fp32 gradients); "
     "[megatron_distopt] (fp32 main_grad); [pytorch_amp] (fp32 weights get fp32 gradients)")
 gradients_bytes_total = q(
     "gradients_bytes_total", "bytes",
@@ -458,12 +472,6 @@ act_split_bytes_per_layer = q(
     + attention_score_bytes_per_layer * (1 - rec("drop_attention_scores")),
     KORTHIKANTI + ": the '24' (Q,K 4 + V 2 + O 2 + MLP 16); a gated MLP stores gate, up and their product; the inputs of the "
     "output and down projections at the linear-input width ([te_fp8]); [flashattention2022] keeps fp32 softmax statistics")
-fp32_adapters = q(
-    "lora_fp32_adapters_on", "flag",
-    "1 = LoRA adapters kept in fp32 (the lora_adapter_dtype input, or with auto the framework's convention, frameworks "
-    "catalog lora_fp32_adapter_inputs: PEFT 0.12 and later); 0 without LoRA or with 16-bit adapters",
-    AND(is_lora, IF(ad("follows_framework"), fw("lora_fp32_adapter_inputs") > 0, ad("fp32_adapters") > 0)),
-    "[peft_adapter_dtype] (get_peft_model autocast_adapter_dtype=True upcasts the adapters to fp32)")
 fp32_adapter_inputs = q(
     "lora_fp32_adapter_inputs_on", "flag",
     "1 = LoRA adapters kept in fp32 that each save an fp32 copy of their input for backward (the framework's convention, "
@@ -481,10 +489,12 @@ adapter_input_bytes_per_layer = q(
     "lora_adapter_input_bytes_per_layer", "bytes",
     "Per layer: the fp32 copies the adapters keep = tokens x 4 bytes x the adapted matrices' input widths, less the 16-bit "
     "linear inputs they replace (QKV, output, MLP and down inputs of adapted matrices, counted above); 0 unless "
-    "lora_fp32_adapter_inputs_on",
-    fp32_adapter_inputs * s * b * (4 * lora_in_dims - li * replaced_in_dims),
-    "[peft_adapter_dtype]; gpu-tco's own H200 row (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured, "
-    "[gpu_tco_h200_2026])")
+    "lora_fp32_adapter_inputs_on, and 0 under full recomputation: a checkpointed layer saves only its input in the forward "
+    "pass and makes the copies again while its backward runs, after the logits, the peak's other part, are freed",
+    fp32_adapter_inputs * (1 - rec("checkpoint_layers")) * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    "[peft_adapter_dtype]; gpu-tco's own H200 rows (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured; "
+    "Mistral 7B LoRA r64 on every linear with recomputation, fp32 against bf16 adapters: 0.95 GiB apart, what the "
+    "adapters' fp32 weights and AdamW states add; [gpu_tco_h200_2026], [gpu_tco_h200_lora_2026])")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
     ((act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp + adapter_input_bytes_per_layer / (t * cp))

@@ -92,6 +92,7 @@ CHECK_FIGURES = (("own", "training speed", "own_transformers_speed"), ("own", "m
                  ("own_torchtune_set", "memory", "own_torchtune_h200_memory"),
                  ("own_unsloth", "training speed", "own_unsloth_speed"), ("own_unsloth", "memory", "own_unsloth_memory"),
                  ("own_deepspeed", "training speed", "own_deepspeed_speed"), ("own_deepspeed", "memory", "own_deepspeed_memory"),
+                 ("own_transformers", "training speed", "own_pairs_speed"), ("own_transformers", "memory", "own_pairs_memory"),
                  ("fms_acceleration_bench", "memory", "ibm_transformers_memory"))
 
 

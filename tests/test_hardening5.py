@@ -292,7 +292,9 @@ def test_excel_training_hours_of_a_job_that_does_not_fit_say_so_as_the_planner_d
     # the limit that failed, as fits_train_gpu_memory tests it: the tensors (allocator peak) against 95 % of the card
     tensors = f"{r['allocator_peak_train_gib']:,.1f}"
     assert words.startswith(f"does not fit: {tensors} GiB/GPU of tensors > 22.8 GiB (95 % of 24 GiB)")
-    assert 200 < r["gpus_needed"] < 260 and f"{r['gpus_needed']:.0f} GPUs hold it" in words  # 233: sharded over 24 GB cards
+    # 195: sharded over 24 GB cards; the count moves with the fitted CUDA context and fragmentation (each GPU keeps a
+    # fixed share of 22.8 GiB beside its 1,055 / N GiB of states)
+    assert 180 < r["gpus_needed"] < 260 and f"{r['gpus_needed']:.0f} GPUs hold it" in words
     assert r["allocator_peak_train_gib"] > 1000 and r["peak_train_gib_per_gpu"] > r["allocator_peak_train_gib"]
     for name in ("GPU_TRAIN_HOURS", "GPU_TRAIN_HOURS_LOW", "GPU_TRAIN_HOURS_HIGH"):
         assert call(name, *BIG_ON_ONE_4090) == words, name

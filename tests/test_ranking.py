@@ -142,10 +142,11 @@ def test_main_job_planner_excel_function_and_workbook_recommend_the_same_option(
             assert "Against renting the same GPUs from" in words or "no rental of the same GPUs" in words, words
             if job.get("capital_budget_usd"):
                 assert planned["capital_usd"] <= job["capital_budget_usd"]
-        # practical ties: nothing within the tolerance has more room in memory, or as much and no capital at stake
-        # (renting where the pick buys), or as much of both and fewer machines, or as many and fewer hours
+        # practical ties: nothing within the tolerance has more room in memory (a likely peak within the card, then not
+        # tight), or as much and no capital at stake (renting where the pick buys), or as much of both and fewer machines,
+        # or as many and fewer hours
         near = [o for o in core.plan(job)["options"] if o.within_tolerance]
-        first = lambda o: 2 * int(o["tight"]) + int(o["acquire"] == "buy")  # noqa: E731
+        first = lambda o: 4 * int(o["may_exceed"]) + 2 * int(o["tight"]) + int(o["acquire"] == "buy")  # noqa: E731
         assert all((first(o), o.machines, core.tie_round(o.hours))
                    >= (first(planned), planned["machines"], core.tie_round(planned["hours"])) for o in near), job
         # fits means the tensors within the memory less the margin, and the device total within the memory

@@ -181,7 +181,8 @@ def test_qlora_paper_65b_claims():
     assert full["weights_bytes_total"] + full["gradients_bytes_total"] + full["optimizer_bytes_total"] > 780e9
     # the paper's setup: bf16 adapters without an fp32 master copy, r = 64 on all linears, gradient checkpointing
     q = core.evaluate(model=llama65, method="qlora", gpu="RTX-A6000", n_gpus=1, sharding="none", seq_len=512,
-                      micro_batch=1, recompute="full", lora_targets="all", lora_rank=64, precision="bf16_pure")
+                      micro_batch=1, recompute="full", lora_targets="all", lora_rank=64, precision="bf16_pure",
+                      lora_adapter_dtype="bf16")
     assert q["fits_train"] and q["peak_train_gib_per_gpu"] > 35  # the weights alone are ~33.6 GB
     # near the limit, as the paper found (it needed paged optimizers for the spikes): the tensors fit within the memory
     # less the default 5 % margin, the device total at 85-90 % of the card (the adapters' gradients, freed after each
@@ -189,7 +190,7 @@ def test_qlora_paper_65b_claims():
     assert q["train_fit_code"] == 1 and 0.85 * q["gpu_memory_gib"] < q["peak_train_gib_per_gpu"] < 0.9 * q["gpu_memory_gib"]
     assert core.evaluate(model=llama65, method="qlora", gpu="RTX-A6000", n_gpus=1, sharding="none", seq_len=512,
                          micro_batch=1, recompute="full", lora_targets="all", lora_rank=64,
-                         precision="bf16_pure", memory_margin_pct=20)["train_fit_code"] == 0
+                         precision="bf16_pure", lora_adapter_dtype="bf16", memory_margin_pct=20)["train_fit_code"] == 0
 
 
 def test_lora_trainable_params_llama3_8b():

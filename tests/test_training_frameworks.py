@@ -103,7 +103,9 @@ def test_qlora_fp32_casts_of_the_peft_recipe():
     peft, tune = core.evaluate(job, framework="transformers"), core.evaluate(job, framework="torchtune")
     assert peft["qlora_fp32_casts_on"] == 1 and tune["qlora_fp32_casts_on"] == 0
     non_linear = peft["params_total"] - peft["linear_params"]
-    assert peft["weights_bytes_total"] - tune["weights_bytes_total"] == pytest.approx(2 * non_linear)
+    # and PEFT's adapters in fp32 (4 bytes against torchtune's 2)
+    assert peft["lora_fp32_adapters_on"] == 1 and tune["lora_fp32_adapters_on"] == 0
+    assert peft["weights_bytes_total"] - tune["weights_bytes_total"] == pytest.approx(2 * non_linear + 2 * peft["lora_params"])
     assert peft["act_checkpoint_bytes"] == pytest.approx(2 * tune["act_checkpoint_bytes"])
     assert core.evaluate(job, framework="transformers", qlora_fp32_casts="none")["qlora_fp32_casts_on"] == 0
 
