@@ -164,6 +164,7 @@ FRAMEWORK_OF = {"torchtune": "torchtune", "torchtune 0.6.1 (gpu-tco's own run)":
                 "transformers 5.17 + PEFT 0.21 (gpu-tco's own run)": "transformers",
                 "DeepSeek-AI (HAI-LLM)": "torchtitan",
                 "Meta (Llama 2)": "torchtitan", "Meta (Llama 3)": "torchtitan", "NeMo AutoModel (FSDP2 + DeepEP)": "torchtitan",
+                "NeMo AutoModel (LoRA, TE + Triton)": "torchtitan",
                 "Megatron Bridge (NeMo 25.11)": "megatron", "Megatron Bridge (NeMo 26.02)": "megatron",
                 "NeMo 24.07 (Megatron-Core + Transformer Engine)": "megatron",
                 "NeMo 25.04 (Megatron-Core + Transformer Engine)": "megatron",

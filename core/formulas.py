@@ -347,19 +347,24 @@ qlora_casts_on = q(
     "framework's convention or the qlora_fp32_casts input); the hidden states then flow in fp32",
     AND(quantized_base, IF(qc("follows_framework"), fw("qlora_fp32_casts"), qc("fp32_casts"))),
     "[peft_kbit] (every non-quantized parameter cast to float32); [bnb_linear4bit] (the 4-bit layer returns its input's dtype)")
+trained_bytes = q(
+    "trained_bytes_per_param", "bytes/param",
+    "Bytes per element of the weights the optimizer trains: LoRA's adapters (lora_adapter_bytes_per_param), else the "
+    "training weights", IF(is_lora, adapter_bytes, weight_bytes_per_param))
 master_bytes = q(
     "master_bytes_per_param", "bytes/param",
     "Bytes of the master copy per trainable parameter: the precision's (bf16_mixed 4, bf16_pure 0), 4 where the framework "
-    "always keeps an fp32 copy of 16-bit weights (Megatron, DeepSpeed, torchtitan), or as master_weights says",
+    "always keeps an fp32 copy of 16-bit weights (Megatron, DeepSpeed, torchtitan), none when the trained weights are fp32 "
+    "already (fp32 LoRA adapters, fp32 weights under autocast), or as master_weights says",
     IF(mw("follows_precision"),
-       IF(AND(fw("fp32_master"), weight_bytes_per_param < 4), 4, prec("master_bytes")),
+       IF(trained_bytes >= 4, 0, IF(fw("fp32_master"), 4, prec("master_bytes"))),
        mw("master_bytes")),
     "[zero2020] section 3.1 (fp32 master copy); [megatron_distopt]; [pytorch_fsdp] (fp32 sharded parameters)")
 updated_bytes = q(
     "optimizer_updates_bytes", "bytes/param",
     "Bytes per element of the tensor the optimizer updates: the master copy when there is one, else the trainable weights "
     "(LoRA: the adapters', lora_adapter_bytes_per_param)",
-    IF(master_bytes > 0, master_bytes, IF(is_lora, adapter_bytes, weight_bytes_per_param)))
+    IF(master_bytes > 0, master_bytes, trained_bytes))
 state_elem_bytes = q(
     "optimizer_state_bytes_per_element", "bytes",
     "Bytes per element of an optimizer moment: the optimizer_state_dtype input, or the framework's convention (fp32 where "
@@ -495,6 +500,13 @@ adapter_input_bytes_per_layer = q(
     "[peft_adapter_dtype]; gpu-tco's own H200 rows (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured; "
     "Mistral 7B LoRA r64 on every linear with recomputation, fp32 against bf16 adapters: 0.95 GiB apart, what the "
     "adapters' fp32 weights and AdamW states add; [gpu_tco_h200_2026], [gpu_tco_h200_lora_2026])")
+adapter_input_recomputed_bytes = q(
+    "lora_adapter_input_bytes_recomputed", "bytes",
+    "Under full recomputation: the fp32 copies one recomputed layer's adapters make again while its backward pass runs "
+    "(the size of lora_adapter_input_bytes_per_layer without recomputation), live at the end of the backward pass, not at "
+    "the end of the forward pass; 0 otherwise",
+    fp32_adapter_inputs * rec("checkpoint_layers") * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    "[peft_adapter_dtype]; [chen2016] (a checkpointed layer's forward pass runs again in its backward pass)")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
     ((act_unsplit_bytes_per_layer / sp_div + act_split_bytes_per_layer / t) / cp + adapter_input_bytes_per_layer / (t * cp))
@@ -614,7 +626,8 @@ grads_freed_gib = q(
     MAX(0, gradients_gib - lm_grad_tp / IF(shard("shard_gradients"), dp_size, 1)) * freed_on, "[pytorch_zero_grad]")
 act_live_gib = q(
     "backward_live_gib", "GiB/GPU", "Activations live at the end of the backward pass, beside every gradient: one layer's "
-    "(its recomputed or stored activations)", act_bytes_per_layer / GIB)
+    "(its recomputed or stored activations, with the fp32 adapter input copies a recomputed layer makes again)",
+    (act_bytes_per_layer + adapter_input_recomputed_bytes / (t * cp) * fw("activation_factor")) / GIB)
 forward_backward_gib = q(
     "forward_backward_gib", "GiB/GPU",
     "Transient memory of the forward/backward phase beyond the states: activations + logits less the gradients not yet "
@@ -1079,10 +1092,11 @@ step_work_slowdown = q(
 mfu_whole_step = q(
     "mfu_whole_step", "fraction",
     "GPU efficiency over the whole step, the value the mfu input stands for: the input when above 0, else the calibrated "
-    "efficiency of the matrix products (mfu_effective) divided by how much the step's other work stretches them "
-    "(step_work_slowdown).  Typed as mfu it gives the same step time (a typed MFU includes that other work); "
-    "communication, ZeRO-3's hooks and the pipeline bubble still come on top, as for the automatic value",
-    IF(I.mfu > 0, I.mfu, mfu_effective / step_work_slowdown),
+    "efficiency of the matrix products (mfu_effective) divided by how much everything a typed MFU replaces stretches "
+    "them: the step's other work (step_work_slowdown), the tensor-parallel all-reduces and ZeRO-3's parameter hooks.  "
+    "Typed as mfu it gives the same step time wherever the GPU's work, not overlapped data-parallel traffic or CPU "
+    "offload, sets the step; the pipeline bubble and the CPU optimizer step come on top of either",
+    IF(I.mfu > 0, I.mfu, mfu_effective / (step_work_slowdown + (tp_comm_s + zero3_hooks_s) / compute_s)),
     "[palm2022] Appendix B (MFU: model FLOPs per second over the peak, whatever else the step does)")
 offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
@@ -1090,7 +1104,7 @@ offload_bytes = q(
     "comes in twice (forward, backward) and its gradient shard goes out; with optimizer offload alone the gradients go out "
     "and the updated 16-bit trainable weights come back once per optimizer step",
     I.offload_params * (2 * (weights_bytes_total - fp8_copy_bytes) / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
-    + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + weight_bytes_per_param)
+    + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + trained_bytes)
     / split("shard_gradients") / m_pipe,
     "[zero_offload2021] section 4 (gradients to the CPU, parameters back, once per step); [zero_infinity2021] section 5; "
     "[pytorch_fsdp] (CPUOffload)")

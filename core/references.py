@@ -534,6 +534,11 @@ _REFS: list[Reference] = [
     Reference("automodel_perf", "NVIDIA NeMo", "NeMo AutoModel performance summary (pre-training on DGX-H100, BF16; last updated 2025-10-02) "
               "and its benchmark configurations", "2025-10-02",
               "https://github.com/NVIDIA-NeMo/Automodel/blob/main/docs/performance-summary.md"),
+    Reference("automodel_perf_lora", "NVIDIA NeMo", "NeMo AutoModel performance summary, 'Finetuning (LoRA) Performance' "
+              "(DGX-H100, BF16: Llama 3.1 8B and Qwen2.5 7B LoRA on one GPU), with the benchmark configurations "
+              "examples/llm_finetune/llama3_1/llama3_1_8b_peft_benchmark.yaml and qwen/qwen2_5_7b_peft_benchmark.yaml at the "
+              "same commit", "2025-12-16",
+              "https://github.com/NVIDIA-NeMo/Automodel/blob/507bfb7514f0060b45fda40da97b050425ec11c8/docs/performance-summary.md"),
     Reference("answerai_fsdp_qlora_bench", "Answer.AI (Jonathan Whitaker, Benjamin Warner, Kerem Turgutlu)",
               "Benchmarking QLoRA+FSDP: exploring training performance across different hardware configurations", "2024-03",
               "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"),

@@ -557,12 +557,18 @@ def test_the_automatic_mfu_is_the_one_a_typed_mfu_stands_for():
     and typing 0.81 would have cut its hours by nearly two thirds."""
     from gpu_tco.core.auto import in_use
     from gpu_tco.core.costs import sensitivities
+    # ZeRO-3's parameter hooks and the tensor-parallel all-reduces, which a typed MFU replaces too, are in the value shown
     for job in ({"model": "Llama-3.1-8B", "method": "lora", "gpu": "RTX-4090", "n_gpus": 1},
                 {"model": "Llama-3.1-8B", "method": "qlora", "gpu": "H100-SXM", "n_gpus": 1, "framework": "torchtune"},
-                {"model": "Llama-3.2-3B", "method": "full", "gpu": "A100-80GB-SXM", "n_gpus": 1}):
+                {"model": "Llama-3.2-3B", "method": "full", "gpu": "A100-80GB-SXM", "n_gpus": 1},
+                {"model": "Llama-3.1-8B", "method": "full", "gpu": "H200-SXM", "n_gpus": 1, "framework": "deepspeed",
+                 "sharding": "zero3"},
+                {"model": "Llama-3.1-70B", "method": "full", "gpu": "H100-SXM", "n_gpus": 8, "tensor_parallel": 8}):
         shown = in_use(job)["mfu"]["value"]
         r = core.evaluate(job, outputs=("train_hours", "mfu_effective", "train_mfu_achieved"))
-        assert shown == pytest.approx(float(r["train_mfu_achieved"])) and shown < 0.95 * float(r["mfu_effective"])
+        if job["n_gpus"] == 1:
+            assert shown == pytest.approx(float(r["train_mfu_achieved"]))
+        assert shown < 0.95 * float(r["mfu_effective"])
         assert float(core.evaluate({**job, "mfu": shown}, outputs=("train_hours",))["train_hours"]) == \
             pytest.approx(float(r["train_hours"]), rel=1e-9)
         raised = next(m for m in sensitivities(job, top=20) if m["input"] == "mfu")

@@ -265,8 +265,10 @@ def _training_facts(res: dict, used: dict) -> list:
         ["fits", _fits_text(res, used)], ["GPUs needed (this GPU)", res["gpus_needed"] or "never"],
         ["longest sequence that fits", res["max_train_seq_len"]],
         ["trainable parameters", res["trainable_params"]], ["training tokens", res["train_tokens_total"]],
-        # the efficiency the matrix products run at, and the model FLOPs utilization it comes to after the rest of the step
-        ["matrix-product efficiency (the mfu input, or calibrated)", res["mfu_effective"]],
+        # the efficiency the matrix products run at, the whole step's (what the mfu input stands for), and the model FLOPs
+        # utilization it comes to after communication and the pipeline bubble
+        ["matrix-product efficiency (calibrated)", res["mfu_effective"]],
+        ["GPU efficiency over the whole step (the mfu input, or calibrated)", res["mfu_whole_step"]],
         ["MFU (model FLOPs / dense peak)", "-" if not_fit else res["train_mfu_achieved"]],
         ["throughput (tokens/s)", "-" if not_fit else res["train_tokens_per_s"]],
         ["training hours", not_fit or res["train_hours"]],

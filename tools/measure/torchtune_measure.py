@@ -35,8 +35,11 @@ import time
 from measure_common import GIB, add_step_arguments, emit, time_steps, versions
 
 # torchtune's names of the projections that LoRA adapts, for gpu-tco's lora_targets choices
+# gpu-tco's lora_targets table (core/data/lora_targets.csv) as torchtune's attention modules, and whether the MLP is adapted
 ATTENTION_MODULES = {"all": ["q_proj", "k_proj", "v_proj", "output_proj"], "attention": ["q_proj", "k_proj", "v_proj", "output_proj"],
-                     "qv": ["q_proj", "v_proj"]}
+                     "qv": ["q_proj", "v_proj"], "qkv": ["q_proj", "k_proj", "v_proj"], "qvo_mlp": ["q_proj", "v_proj", "output_proj"],
+                     "qkv_mlp": ["q_proj", "k_proj", "v_proj"]}
+WITH_MLP = ("all", "qvo_mlp", "qkv_mlp")
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -53,8 +56,9 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--seq-len", type=int, default=2048)
     p.add_argument("--micro-batch", type=int, default=2)
     p.add_argument("--lora-rank", type=int, default=8)
-    p.add_argument("--lora-targets", choices=("all", "attention", "qv"), default="all",
-                   help="all: q, k, v, output projections and the MLP; attention: the four projections; qv: q and v")
+    p.add_argument("--lora-targets", choices=tuple(ATTENTION_MODULES), default="all",
+                   help="all: q, k, v, output projections and the MLP; attention: the four projections; qv: q and v; qkv: "
+                        "q, k and v; qvo_mlp: q, v, output and the MLP; qkv_mlp: q, k, v and the MLP")
     p.add_argument("--device", default="cuda", help="cuda; cpu only to check the script on a machine without a GPU")
     add_step_arguments(p, steps=8)
     return p.parse_args(argv)
@@ -72,7 +76,7 @@ def build(ns):
         else:
             builder = getattr(package, ("lora_" if ns.method == "lora" else "qlora_") + ns.builder)
             model = builder(lora_attn_modules=ATTENTION_MODULES[ns.lora_targets],
-                            apply_lora_to_mlp=ns.lora_targets == "all", apply_lora_to_output=False,
+                            apply_lora_to_mlp=ns.lora_targets in WITH_MLP, apply_lora_to_output=False,
                             lora_rank=ns.lora_rank, lora_alpha=2 * ns.lora_rank, lora_dropout=0.0)
     if ns.method != "full":
         from torchtune.modules.peft import get_adapter_params, set_trainable_params

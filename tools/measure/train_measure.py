@@ -40,7 +40,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--seq-len", type=int, default=2048)
     p.add_argument("--micro-batch", type=int, default=1)
     p.add_argument("--lora-rank", type=int, default=16)
-    p.add_argument("--lora-targets", choices=("all", "attention", "qv"), default="all")
+    p.add_argument("--lora-targets", choices=tuple(TARGETS), default="all")
     p.add_argument("--lora-dropout", type=float, default=0.0,
                    help="PEFT's lora_dropout (0: no dropout module; the Hugging Face recipes often set 0.05-0.1)")
     p.add_argument("--adapter-dtype", choices=("fp32", "bf16"), default="fp32",
@@ -62,8 +62,11 @@ def parse(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+# gpu-tco's lora_targets table (core/data/lora_targets.csv) as Hugging Face module names
 TARGETS = {"all": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-           "attention": ["q_proj", "k_proj", "v_proj", "o_proj"], "qv": ["q_proj", "v_proj"]}
+           "attention": ["q_proj", "k_proj", "v_proj", "o_proj"], "qv": ["q_proj", "v_proj"],
+           "qkv": ["q_proj", "k_proj", "v_proj"], "qvo_mlp": ["q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+           "qkv_mlp": ["q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"]}
 
 
 def build(ns):
