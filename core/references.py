@@ -299,10 +299,11 @@ _REFS: list[Reference] = [
               "ran them, and LoRA with fp32 against bf16 adapters (rank 16 on q, k, v, o; rank 64 on every linear layer); PyTorch 2.11.0+cu130, transformers 5.17.0, PEFT 0.21.0, bitsandbytes 0.50.2; random weights, SDPA, eager, "
               "2 warm-up and 4 timed steps; one process per row", "2026-11-27", "tools/measure/results/h200-2026-11-27b/README.md"),
     Reference("gpu_tco_h200_adapter_pairs", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, "
-              "NVIDIA H200, 2026-11-27 (third and fourth sets): LoRA through transformers 5.17.0 + PEFT 0.21.0 with fp32 against "
+              "NVIDIA H200, 2026-11-27 (third to fifth sets): LoRA through transformers 5.17.0 + PEFT 0.21.0 with fp32 against "
               "bf16 adapters, Llama 3.1 8B rank 16 on every linear layer at 1 and 4 x 2,048 tokens with and without "
-              "recomputation beside full fine-tuning, Mistral 7B rank 64 without recomputation; PyTorch 2.11.0+cu130; random "
-              "weights, SDPA, eager, torch AdamW (foreach); figures computed before the runs", "2026-11-27",
+              "recomputation beside full fine-tuning, Mistral 7B rank 64 without recomputation, and Llama 3.1 8B with six "
+              "sets of adapted layers (tools/measure/results/h200-2026-11-27d/ and -27e/); PyTorch 2.11.0+cu130; random "
+              "weights, SDPA, eager, torch AdamW (foreach); the third set's figures computed before the runs", "2026-11-27",
               "tools/measure/results/h200-2026-11-27c/README.md"),
     Reference("gpu_tco_h200_small", "gpu-tco (own measurement)", "gpu-tco's own measurement, tools/measure/train_measure.py, NVIDIA "
               "H200, 2026-11-26 (second set): full fine-tuning of eight models of 135 million to 1.2 billion parameters without "
