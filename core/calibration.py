@@ -76,8 +76,9 @@ OWN_UNSLOTH_SOURCES = ("gpu_tco_h100_unsloth",)
 # eager Hugging Face model's costs from transformers' row and its step's gradient copies from DeepSpeed's source
 # (docs/training.md, "DeepSpeed on one H100")
 OWN_DEEPSPEED_SOURCES = ("gpu_tco_deepspeed",)
-# LoRA through transformers + PEFT in pairs (fp32 against bf16 adapters, with and without recomputation, beside full
-# fine-tuning), measured after the model counted fp32 adapters' states, against figures computed before the runs
+# LoRA through transformers + PEFT on one H200 (fp32 against bf16 adapters, with and without recomputation, beside full
+# fine-tuning, and with six sets of adapted layers), measured after the model counted fp32 adapters' states; the first
+# set against figures computed before the runs, nothing set from any of them
 OWN_TRANSFORMERS_SOURCES = ("gpu_tco_h200_adapter_pairs",)
 # ... except its two Llama 3.2 1B ZeRO-3 runs, which beside the ZeRO-2 runs of the same settings set DeepSpeed's ZeRO-3
 # hook cost (frameworks.csv zero3_layer_overhead_us, zero3_recompute_overhead_us): checks, not held out

@@ -490,13 +490,16 @@ replaced_in_dims = q(
     "the layer count holds at 16 bits: the QKV input, the output projection's, the MLP input and the down projection's",
     h * MAX(tgt("q"), tgt("k"), tgt("v")) + IF(mla, mla_value, q_dim) * tgt("o") + h * MAX(tgt("gate"), tgt("up")) + f * tgt("down"),
     KORTHIKANTI + " (the linear inputs counted in act_unsplit_bytes_per_layer and act_split_bytes_per_layer)")
+# one layer's fp32 adapter input copies, less the 16-bit linear inputs they replace; where they are live depends on
+# recomputation (below: kept by every layer without it, made again by the one recomputed layer with it)
+adapter_copies_bytes = fp32_adapter_inputs * s * b * (4 * lora_in_dims - li * replaced_in_dims)
 adapter_input_bytes_per_layer = q(
     "lora_adapter_input_bytes_per_layer", "bytes",
     "Per layer: the fp32 copies the adapters keep = tokens x 4 bytes x the adapted matrices' input widths, less the 16-bit "
     "linear inputs they replace (QKV, output, MLP and down inputs of adapted matrices, counted above); 0 unless "
     "lora_fp32_adapter_inputs_on, and 0 under full recomputation: a checkpointed layer saves only its input in the forward "
     "pass and makes the copies again while its backward runs, after the logits, the peak's other part, are freed",
-    fp32_adapter_inputs * (1 - rec("checkpoint_layers")) * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    adapter_copies_bytes * (1 - rec("checkpoint_layers")),
     "[peft_adapter_dtype]; gpu-tco's own H200 rows (Llama 3.1 8B LoRA r16 without recomputation: 36.5 GiB measured; "
     "Mistral 7B LoRA r64 on every linear with recomputation, fp32 against bf16 adapters: 0.95 GiB apart, what the "
     "adapters' fp32 weights and AdamW states add; [gpu_tco_h200_2026], [gpu_tco_h200_lora_2026])")
@@ -505,7 +508,7 @@ adapter_input_recomputed_bytes = q(
     "Under full recomputation: the fp32 copies one recomputed layer's adapters make again while its backward pass runs "
     "(the size of lora_adapter_input_bytes_per_layer without recomputation), live at the end of the backward pass, not at "
     "the end of the forward pass; 0 otherwise",
-    fp32_adapter_inputs * rec("checkpoint_layers") * s * b * (4 * lora_in_dims - li * replaced_in_dims),
+    adapter_copies_bytes * rec("checkpoint_layers"),
     "[peft_adapter_dtype]; [chen2016] (a checkpointed layer's forward pass runs again in its backward pass)")
 act_bytes_per_layer = q(
     "act_bytes_per_layer", "bytes", "Activation bytes of one layer per GPU (context parallelism splits the sequence: / context_parallel)",
@@ -1102,7 +1105,7 @@ offload_bytes = q(
     "offload_pcie_bytes_per_step", "bytes/GPU",
     "Bytes each GPU moves over its PCIe link to and from CPU memory per micro-batch: with parameter offload its weight shard "
     "comes in twice (forward, backward) and its gradient shard goes out; with optimizer offload alone the gradients go out "
-    "and the updated 16-bit trainable weights come back once per optimizer step",
+    "and the updated trainable weights come back once per optimizer step (16-bit weights, or fp32 LoRA adapters at 4 bytes)",
     I.offload_params * (2 * (weights_bytes_total - fp8_copy_bytes) / split("shard_weights") + trainable_grad_bytes / split("shard_gradients"))
     + (1 - I.offload_params) * I.offload_optimizer * trainable_params * (grad_bytes_per_param + trained_bytes)
     / split("shard_gradients") / m_pipe,

@@ -117,7 +117,8 @@ INPUTS: tuple[Input, ...] = (
        "prepare_model_for_kbit_training does), none", group="training", source="[peft_kbit]"),
     _c("lora_adapter_dtype", "adapter_dtypes", "auto",
        "LoRA adapters' number format: auto (the framework's convention), fp32 (PEFT 0.12 and later: every adapter casts its "
-       "input to fp32 and works in fp32, twice the memory traffic of 16-bit adapters), bf16 (the base weights' format)",
+       "input to fp32 and works in fp32; counted at twice the memory traffic of 16-bit adapters and 4 bytes per adapter "
+       "weight, gradient and optimizer moment), bf16 (the base weights' format)",
        group="training", source="[peft_adapter_dtype]"),
     _c("sharding", "shardings", "zero3", "State sharding across data-parallel GPUs: none, zero1, zero2, zero3 (FSDP)", group="training"),
     _f("offload_optimizer", 0, "1 = optimizer states and master weights live in CPU memory (ZeRO-Offload)", group="training"),
