@@ -379,3 +379,15 @@ def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "True", "0"], out.stdout
+
+
+def test_a_small_figure_keeps_its_digits_in_the_command_lines_tables():
+    """A tiny job's efficiency (SmolLM2 135M LoRA at 256 tokens on an H100: about 0.003) printed to two decimals read 0.00,
+    as if it were unknown or nothing; a nonzero value that would round to 0.00 keeps its significant digits."""
+    from gpu_tco.commands.common import _fmt
+    assert _fmt(0.003023) == "0.003023" and _fmt(0.0049) == "0.0049" and _fmt(0.37) == "0.37" and _fmt(0.0) == "0"
+    out = subprocess.run([sys.executable, "-m", "gpu_tco", "estimate", "--method", "lora", "--model", "SmolLM2-135M",
+                          "--seq-len", "256", "--n-gpus", "1"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("GPU efficiency over the whole step"))
+    assert float(line.split()[-1]) > 0

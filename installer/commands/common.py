@@ -100,7 +100,8 @@ def _fmt(v) -> str:
     if isinstance(v, float) and is_whole_number(v):
         return number_text(v)
     if isinstance(v, float):
-        if abs(v) >= 1e6 or (abs(v) < 1e-3 and v != 0):
+        # a small value that two decimals would round to 0.00 keeps its significant digits (an MFU of 0.003 is no 0)
+        if abs(v) >= 1e6 or (abs(v) < 0.005 and v != 0):
             return f"{v:.4g}"
         return f"{v:,.2f}"
     return str(v)
