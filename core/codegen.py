@@ -491,6 +491,14 @@ class _Emitter:
         self.once: list[str] = []
         self.per_block: list[str] = []
         self._moves: dict[int, bool] = {}
+        # scalar code: the inputs a spreadsheet or a planner sweeps (``STAGE_INPUTS``) and the quantities computed
+        # from them.  A chain of products and quotients of a quantity that varies with them gathers its factors that
+        # do not into one parenthesised factor, x * (a / (b * c)), in the plain code and in the staged code alike, so
+        # that the staged code (``hoist_fixed``) computes that factor, and every other subtree of such a quantity that
+        # reads none of them, once per configuration of the other inputs (its first stage) with the same result bits
+        self.swept: set | None = None if vector or not GATHER_FIXED else set(STAGE_INPUTS)
+        self.hoist_fixed = False  # staged code: those subtrees go to ``once``, computed with the first stage
+        self.in_varying = False   # rendering a quantity that varies with the swept inputs
 
     def body(self, names, slots: dict | None = None) -> tuple[list[str], list[str]]:
         """(once, per_block) computing ``names`` (those in ``skip`` are bound elsewhere: unpacked from a row);
@@ -504,8 +512,10 @@ class _Emitter:
     def quantity(self, name: str, skipped: bool, slots: dict) -> None:
         expr = QUANTITIES[name].expr
         moving = self.moving
-        if moving is not None and self.varies(expr):
-            moving.add(name)  # definition order: before any quantity that reads it is rendered
+        varying = moving if moving is not None else self.swept
+        self.in_varying = varying is not None and self.varies(expr)
+        if self.in_varying:
+            varying.add(name)  # definition order: before any quantity that reads it is rendered
         if skipped:
             return
         if moving is None:  # scalar code: an output also goes straight into the result dict
@@ -528,9 +538,9 @@ class _Emitter:
             if isinstance(node, Const):
                 v = False
             elif isinstance(node, Ref):
-                v = node.name in self.moving
+                v = node.name in (self.moving if self.moving is not None else self.swept)
             elif isinstance(node, Lookup):
-                v = node.key in self.moving
+                v = node.key in (self.moving if self.moving is not None else self.swept)
             elif _taken_branch(node, self.task) is not None:
                 v = self.varies(_taken_branch(node, self.task))
             else:
@@ -571,6 +581,8 @@ class _Emitter:
         key = self.memo.get(id(node))
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
+        if self.hoist_fixed and self.in_varying and not fixed and not self.varies(node):
+            return self.temp(key, node, True)  # one value while only swept inputs change: with the first stage
         if key in self.shared:
             if not self.vector and self.conditional and key[0] == "id":
                 # one expression object read twice inside a branch (IF(x > 0, IF(y / x < z, y / x, -1), -1)): a
@@ -624,7 +636,8 @@ class _Emitter:
                 self.conditional -= i > 0
             rendered = iter(codes)
             return node.render_with(lambda _: next(rendered), self.vector)
-        if self.moving is not None and not fixed and isinstance(node, BinOp) and node.op in "*/":
+        if (self.moving is not None or self.swept is not None) and not fixed and isinstance(node, BinOp) \
+                and node.op in "*/" and self.varies(node):
             steps = self.regrouped(node)
             if steps is not None:
                 return _chain(steps)
@@ -657,12 +670,30 @@ class _Emitter:
 
     def regrouped(self, node) -> list[tuple[str, str]] | None:
         """x * a / b / c with a, b, c one value for all rows: x * _t where _t = a / (b * c) once
-        per call.  Returns the steps [("", first), ("*" or "/", operand), ...], or None."""
+        per call.  Returns the steps [("", first), ("*" or "/", operand), ...], or None.  Scalar code: the factors
+        that do not vary with the swept inputs, x * (a / (b * c)), rendered in place, or (``hoist_fixed``) as a
+        temporary computed with the first stage: the same operations either way, so the same result bits."""
         num, den = self._factors(node)
         fixed_num = [n for n in num if not self.varies(n)]
         fixed_den = [n for n in den if not self.varies(n)]
         if len(fixed_num) + len(fixed_den) < 2:
             return None  # nothing to gather: the tree as written costs as many operations
+        if self.moving is None:  # scalar code: rendered in the order it runs, so a name bound with := comes first
+            first = [("*", _paren(self.render(n, False))) for n in num if self.varies(n)]
+            fixed = self.hoist_fixed
+            top = " * ".join(_paren(self.render(n, fixed)) for n in fixed_num) or "1"
+            code = f"{top} / ({' * '.join(_paren(self.render(n, fixed)) for n in fixed_den)})" if fixed_den else top
+            if fixed:
+                key = ("factor", tuple(_structure(n, False, self.memo) for n in fixed_num),
+                       tuple(_structure(n, False, self.memo) for n in fixed_den))
+                if key not in self.temps:
+                    self.temps[key] = f"_t{len(self.temps)}"
+                    self.once.append(f"    {self.temps[key]} = {code}")
+                factor = self.temps[key]
+            else:
+                factor = f"({code})"
+            steps = first + [("*", factor)] + [("/", _paren(self.render(n, False))) for n in den if self.varies(n)]
+            return [("", steps[0][1])] + steps[1:]
         key = ("factor", tuple(_structure(n, True, self.memo) for n in fixed_num),
                tuple(_structure(n, True, self.memo) for n in fixed_den))
         if key not in self.temps:
@@ -678,13 +709,16 @@ class _Emitter:
         return [("", steps[0][1])] + steps[1:]
 
     def _factors(self, node) -> tuple[list, list]:
-        """A varying chain of products and quotients as (numerator factors, denominator factors); a shared
-        subtree inside it stays one factor (its temporary)."""
+        """A varying chain of products and quotients as (numerator factors, denominator factors).  Vector code: a
+        shared subtree inside it stays one factor (its temporary).  Scalar code: every product and quotient that
+        varies is a part of the chain, shared or not, so that the factors, and the result bits, do not depend on which
+        other quantities the code computes (a function of some outputs gives what the function of all gives)."""
         num: list = []
         den: list = []
 
         def flatten(n, inverted: bool, top: bool):
-            if isinstance(n, BinOp) and n.op in "*/" and self.varies(n) and (top or self.memo.get(id(n)) not in self.shared):
+            if isinstance(n, BinOp) and n.op in "*/" and self.varies(n) and (top or not self.vector
+                                                                             or self.memo.get(id(n)) not in self.shared):
                 flatten(n.a, inverted, False)
                 flatten(n.b, inverted != (n.op == "/"), False)
             else:
@@ -719,6 +753,9 @@ def _chain(steps: list[tuple[str, str]]) -> str:
 # Scalar code: parts of formulas that read one catalog row alone are computed once per row (tests turn it off to
 # compare the results with the plain code).
 HOIST_ROW_SUBTREES = True
+# Scalar code: products gather the factors that read no swept input, and the staged code computes them with its first
+# stage (``_Emitter.swept``; tests and benchmarks turn it off to compare).
+GATHER_FIXED = True
 
 
 @functools.lru_cache(maxsize=64)
@@ -990,7 +1027,7 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
     row-hoisted subtrees (the row unpacking is common to both functions); every quantity becomes a local."""
     emitter = copy.copy(plain)  # the same shared subtrees, fields and hoisted parts; its own lines and temporaries
     emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
-    emitter.conditional, emitter.outputs_as_locals = 0, True
+    emitter.conditional, emitter.outputs_as_locals, emitter.hoist_fixed = 0, True, True
     hoisted_before = len(plain.hoisted)
     bodies = []
     for key, members in stages(names, table_of, task):
@@ -999,6 +1036,15 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
             emitter.quantity(name, False, {})
         bodies.append((key, members, emitter.per_block[start:]))
     assert len(plain.hoisted) == hoisted_before, "the staged code hoisted a row subtree the plain code did not"
+    if emitter.once:
+        # The parts of later stages' formulas that read no swept input, computed with the first stage.  Some lie in a
+        # branch that the values never take, where they may fail (x / 0): then these values are computed by the plain
+        # code at every call, which fails exactly where and as it always did.
+        bodies[0] = (bodies[0][0], bodies[0][1], [
+            *bodies[0][2], "    try:", *("    " + line for line in emitter.once),
+            "    except (ZeroDivisionError, ValueError, OverflowError, TypeError):",
+            "        M[_sk] = True", "        if _st is not None:", "            M[None] = _st",
+            "        R = T.copy()", "        _run(I, C, R)", "        return R"])
     return bodies
 
 
@@ -1026,7 +1072,7 @@ def _tuple(names) -> str:
 def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> tuple:
     """What ``_staged_lines`` generates around the stages: (names each stage exports to later ones, results of the
     first stage, the item getters by name (a stage's key by position in the swept inputs' values), the swept inputs
-    it reads, the lines reading every input and row, the lines reading what the later stages need)."""
+    it reads, the lines reading every input and row, per stage the names it reads of what the first stage holds)."""
     keys = list(dict.fromkeys(rows.keys.values()))
     wanted = set(outputs)
     varied = set(STAGE_INPUTS)
@@ -1044,26 +1090,13 @@ def _staged_reads(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     reads_all += [f"{_tuple(moving)} = _igm(I)" if len(moving) > 1 else f"{moving[0]} = _igm(I)"] if moving else []
     reads_all += [f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]" for t, vars_ in rows.variables.items()]
     reads_all += ["_u = True"]
-    # what the stages after the first read (the first is computed only with every stage, after reads_all), each read
-    # with the stages that need it: the inputs they do not sweep unpacked from the key of those (a tuple: cheaper than
-    # looking each up in I again), the catalog rows, the values the first stage exports (the swept inputs are locals
-    # from the start: the stages' keys are made of them)
-    # (the rows' indices are among the inputs: read with every stage that reads a row too)
-    reads_later = [(f"{_tuple(['_tag', *slow])} = _sk", {"_tag", *slow}.union(*rows.variables.values()))]
-    reads_later += [(f"({', '.join(vars_)},) = C[{t!r}][{rows.keys[t]}__row]", set(vars_))
-                    for t, vars_ in rows.variables.items()]
-    reads_later += [(f"{_tuple(exports[0])} = _st[3]", set(exports[0]))] if exports[0] else []
-    readers = [[f"_d{i}" for i in range(len(bodies) - 1, 0, -1) if names_used[i][1] & needed] for _, needed in reads_later]
-    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, \
-        [(line, stages_) for (line, _), stages_ in zip(reads_later, readers) if stages_]
-
-
-def _guarded(line: str, readers: list[str], count: int, indent: str) -> list[str]:
-    """``line`` run only when one of the stages ``readers`` (``_d<i>``, the later stages first: they are computed most
-    often) is computed; unguarded when every one of the ``count`` later stages reads it."""
-    if len(readers) == count:
-        return [indent + line]
-    return [f"{indent}if {' or '.join(readers)}:", f"{indent}    {line}"]
+    # what each stage after the first reads of the inputs it does not sweep, the catalog rows' fields and the values
+    # the first stage computes: one tuple per stage, made with the first stage and unpacked by that stage alone when
+    # it is computed in a call that did not compute the first (the swept inputs are locals from the start: the stages'
+    # keys are made of them; what a later stage reads of another is read back from that stage's entry)
+    from_first = set(slow).union(*rows.variables.values(), exports[0])
+    stage_reads = [[]] + [sorted(loads & from_first) for _, loads in names_used[1:]]
+    return exports, base_results, {k: v for k, v in getters.items() if v}, moving, reads_all, stage_reads
 
 
 def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies) -> list[str]:
@@ -1082,7 +1115,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
     them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
     wanted = set(outputs)
-    exports, base_results, getters, moving, reads_all, reads_later = _staged_reads(
+    exports, base_results, getters, moving, reads_all, stage_reads = _staged_reads(
         outputs, used_inputs, rows, table_of, bodies)
     lines = [""] + [f"{name} = _itemgetter({', '.join(repr(n) for n in names)})" for name, names in getters.items()]
     lines += ["def _staged(I, C, T, M, _sk, " + ", ".join(f"{name}={name}" for name in getters if name != "_igs") + "):"]
@@ -1090,10 +1123,11 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
               "    _st = M.pop(None, None)",
               "    if _st is None or (_st[0] is not _sk and _st[0] != _sk):",
               "        _P = M.get(_sk)",
-              "        if _P is None:  # values first seen: the plain code, nothing kept but the key",
-              f"            if len(M) >= {SLOW_KEYS_KEPT}:",
-              "                M.clear()",
-              "            M[_sk] = False",
+              "        if _P is None or _P is True:  # values first seen (nothing kept but their key), or failing ahead: the plain code",
+              "            if _P is None:",
+              f"                if len(M) >= {SLOW_KEYS_KEPT}:",
+              "                    M.clear()",
+              "                M[_sk] = False",
               "            if _st is not None:",
               "                M[None] = _st",
               "            R = T.copy()",
@@ -1108,7 +1142,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     lines += ["            _R = T.copy()"]
     if base_results:
         lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
-    lines += [f"            _v = _P[0] = ({_tuple(exports[0])}, _R)",
+    lines += [f"            _v = _P[0] = ((None, {', '.join(_tuple(names) for names in stage_reads[1:])}), _R)",
               f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
               "    else:", "        _P = _st[1]"]
     # which swept inputs differ from the last call's (all, after a change of the others): a stage none of whose
@@ -1128,7 +1162,7 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     # computed, every input and row is read once and the stages run in order, each either computed or (for the
     # stages after it) its values read back from the state
     parking = any(line.startswith("    _ol = None") for line in lines)
-    lines += _stage_lines(bodies, wanted, changed, exports, reads_later, parking)
+    lines += _stage_lines(bodies, wanted, changed, exports, stage_reads, parking)
     lines += [f"    _st[{last}] = _vk"] if moving else []
     lines += ["    if _ol is not None:", "        _P[-1][_olk] = _ol"] if parking else []
     return lines + ["    M[None] = _st", "    return L.copy()"]
@@ -1158,7 +1192,7 @@ def _park_lines(bodies, moving: list[str], last: int) -> list[str]:
             *[f"            _o{j} = {name} != _olv[{j}]" for j, name in enumerate(moving)]]
 
 
-def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later: list[tuple],
+def _stage_lines(bodies, wanted: set, changed: dict, exports: list, stage_reads: list[list[str]],
                  parking: bool = False) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it.  ``parking``:
     a stage whose key changed since the parked state this call starts from but not since the last call's (``_ol``)
@@ -1180,12 +1214,13 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, reads_later:
         if parking:
             lookup = _stage_from_last(i, key, results, changed) + ["    else:"] + ["    " + line for line in lookup]
         lines += ["    " + line for line in lookup]
-    lines += ["    if _any:", "        if not _u:"]
-    for line, readers in reads_later:  # (only what the stages computed in this call read)
-        lines += _guarded(line, readers, len(bodies) - 1, "            ")
+    lines += ["    if _any:", "        _X = _st[3]  # per stage, what it reads of the first stage's values (``_staged_reads``)"]
     for i, (_, members, body) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lines += [f"        if _d{i}:"] + ["        " + line for line in body]
+        lines += [f"        if _d{i}:"]
+        if stage_reads[i]:  # (every local was read in a call that computed the first stage)
+            lines += ["            if not _u:", f"                {_tuple(stage_reads[i])} = _X[{i}]"]
+        lines += ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
         lines += [f"            _g = _P[{i}]",
                   f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",

@@ -157,18 +157,21 @@ class BinOp(Expr):
     def children(self):
         return (self.a, self.b)
 
-    def _sides(self, render):
+    def _sides(self, render, as_built: bool = False):
+        """The operands' text, parenthesised where the operator's precedence needs it; ``as_built``: a right
+        operand of the same precedence too, so that a + (b + c) and a * (b / c) run in the order the tree gives
+        (Python code, where a subtree may be computed ahead into a name: the same result bits either way)."""
         p = self.precedence()
         left, right = render(self.a), render(self.b)
         lp, rp = self.a.precedence(), self.b.precedence()
         if lp < p or (self.op == "^" and lp <= p):
             left = f"({left})"
-        if rp < p or (rp == p and self.op in "-/^"):
+        if rp < p or (rp == p and (as_built or self.op in "-/^")):
             right = f"({right})"
         return left, right
 
     def render_with(self, render, vector):
-        left, right = self._sides(render)
+        left, right = self._sides(render, as_built=True)
         op = "**" if self.op == "^" else self.op
         return f"{left} {op} {right}"
 

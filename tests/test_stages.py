@@ -194,9 +194,11 @@ def test_a_sweep_returning_to_earlier_values_of_an_input_of_many_quantities_star
         assert any(parked) and all(len(states) <= codegen.PARKED_KEPT for states in parked)
 
 
-def test_a_stage_that_reads_a_catalog_row_reads_the_rows_index_first(monkeypatch):
-    """The staged code reads a row, or the inputs outside the swept ones (the rows' indices among them), only for the
-    stages computed in a call that read them: whatever set of stages is computed, a row's index is read before it."""
+def test_a_stage_computed_alone_reads_only_what_it_uses_of_the_first_stage(monkeypatch):
+    """The later stages never look a catalog row or an input up: what each reads of the inputs not swept, the rows'
+    fields and the first stage's values comes with the first stage's entry as one tuple per stage, unpacked only when
+    that stage is computed, and holding only names its code reads."""
+    import re
     made = []
     staged_lines = codegen._staged_lines
     monkeypatch.setattr(codegen, "_staged_lines", lambda *a: made.append(staged_lines(*a)) or made[-1])
@@ -204,16 +206,22 @@ def test_a_stage_that_reads_a_catalog_row_reads_the_rows_index_first(monkeypatch
         codegen._generate(False, tuple(core.QUANTITIES), None, task)
     assert made
     for lines in made:
-        reads = lines[lines.index("        if not _u:") + 1:]
-        reads = reads[:next(i for i, line in enumerate(reads) if not line.startswith("            "))]
-        guards = {}
-        for guard, line in zip(["always", *reads], reads):
-            if not line.strip().startswith("if "):
-                guards[line] = set() if guard.strip().startswith("(") or guard == "always" \
-                    else set(guard.strip()[3:-1].split(" or "))
-        slow = next(g for line, g in guards.items() if line.endswith("= _sk"))
-        rows = [g for line, g in guards.items() if "= C[" in line or "(C[" in line]
-        assert rows and all(not slow or g and g <= slow for g in rows)
+        later = lines[lines.index("    if _any:"):]
+        assert not any("C[" in line or "I[" in line or "_sk" in line for line in later)
+        starts = [i for i, line in enumerate(later) if re.fullmatch(r" {8}if _d\d+:", line)]
+        unpacked = 0
+        for start, end in zip(starts, [*starts[1:], len(later)]):
+            block = later[start + 1:end]
+            reads = [line for line in block if re.fullmatch(r" {16}\(.*\) = _X\[\d+\]", line)]
+            body = " ".join(line for line in block if line not in reads)
+            used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", body))
+            for line in reads:
+                names = line.strip()[1:line.strip().index(")")].rstrip(",").split(", ")
+                assert set(names) <= used
+                unpacked += len(names)
+            if "models__" in body:  # a stage reading a model's fields has them from its tuple
+                assert any("models__" in line for line in reads)
+        assert unpacked > 50
 
 
 def test_a_result_changed_by_the_caller_changes_nothing_kept():
