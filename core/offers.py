@@ -104,5 +104,4 @@ def _link_counts(values: dict, shape) -> None:
         step += n > bound
     off = np.asarray(picks, dtype=np.broadcast_to(np.asarray(values["offer__row"]), ()).dtype)[step]
     off[~(n > 1)] = reference  # one GPU (or none): the reference offer
-    values["offer__row"] = off
-    values["gpu__row"] = np.broadcast_to(np.asarray(values["gpu__row"]), shape).copy()
+    values["offer__row"] = off  # (every offer picked sells this GPU: its row stays one value, read once per sweep)
