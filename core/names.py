@@ -6,6 +6,7 @@ error messages.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 _NOISE_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla)\b")
@@ -14,7 +15,12 @@ _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 
 def normalize(name) -> str:
     """Lower-case, drop vendor words and everything but letters and digits ("NVIDIA H100 SXM" -> "h100sxm")."""
-    s = _NOISE_WORDS.sub("", str(name).lower())
+    return _normalized_text(str(name))
+
+
+@functools.lru_cache(maxsize=4096)  # a close-match search normalises every candidate: the same few hundred names
+def _normalized_text(name: str) -> str:
+    s = _NOISE_WORDS.sub("", name.lower())
     return re.sub(r"[^a-z0-9.]", "", s).replace(".", "")
 
 
@@ -32,9 +38,17 @@ def normalized(names: list) -> list[str]:
 
 def words(name) -> list[str]:
     """The words of a name, split at spaces and punctuation: "H100 80GB" -> ["h100", "80gb"]."""
-    return _WORD.findall(_NOISE_WORDS.sub(" ", str(name).lower()))
+    return list(_words(str(name)))
 
 
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(_NOISE_WORDS.sub(" ", name.lower())))
+
+
+# Kept per pair of words: the candidates of one search share most of their words ("gib", "per", "gpu" in hundreds of
+# quantity names), so a search compares each typed word with each distinct word once.
+@functools.lru_cache(maxsize=1 << 16)
 def _ratio(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
@@ -44,22 +58,40 @@ def similarity(typed: str, candidate: str) -> float:
     word; the first word with a digit is the model number ("h100"), and a candidate without it
     (or a near miss such as "h1000") scores a third, so "H100 80GB" suggests H100 variants before A100-80GB.  The spelling of the
     whole name counts a quarter."""
-    a, b = words(typed), words(candidate)
+    words_part = _words_part(_words(str(typed)), _words(str(candidate)))
+    return 0.0 if words_part is None else words_part + 0.25 * _ratio(normalize(typed), normalize(candidate))
+
+
+def _words_part(a: tuple[str, ...], b: tuple[str, ...]) -> float | None:
+    """``similarity`` but the whole name's spelling: 0.75 x the words' score (None: no words to compare)."""
     if not a or not b:
-        return 0.0
+        return None
     best = [max(_ratio(w, c) for c in b) for w in a]
     word_score = sum(r for r in best if r >= 0.6) / len(a)
     model_number = next((w for w in a if any(ch.isdigit() for ch in w)), None)
     if model_number is not None and max(_ratio(model_number, c) for c in b) < 0.85:
         word_score *= 0.3
-    return 0.75 * word_score + 0.25 * _ratio(normalize(typed), normalize(candidate))
+    return 0.75 * word_score
 
 
 def suggest(typed, candidates, n: int = 3, cutoff: float = 0.4) -> list[str]:
-    """Up to ``n`` close matches for a mistyped name, most alike first."""
+    """Up to ``n`` close matches for a mistyped name, most alike first (``similarity``, ties in the candidates'
+    order).  The whole name's spelling, a quarter of the score and the slow part, is compared only for candidates
+    whose words leave them a chance: most alike words first, until no candidate left can reach the ``n``-th score."""
     typed = str(typed)[:200]  # a pasted novel is no name; compare its start only
-    scored = sorted(((similarity(typed, c), i, c) for i, c in enumerate(dict.fromkeys(map(str, candidates)))),
-                    key=lambda t: (-t[0], t[1]))
+    typed_words, typed_text = _words(typed), normalize(typed)
+    partial = []
+    for i, c in enumerate(dict.fromkeys(map(str, candidates))):
+        part = _words_part(typed_words, _words(c))
+        if part is not None:
+            partial.append((part, i, c))
+    partial.sort(key=lambda t: (-t[0], t[1]))
+    scored: list[tuple[float, int, str]] = []
+    for part, i, c in partial:
+        if len(scored) >= n and part + 0.25 < scored[n - 1][0] or part + 0.25 < cutoff:
+            break  # (sorted by the words' part: no later candidate can reach the n-th score)
+        scored.append((part + 0.25 * _ratio(typed_text, normalize(c)), i, c))
+        scored.sort(key=lambda t: (-t[0], t[1]))
     return [c for score, _, c in scored[:n] if score >= cutoff]
 
 
