@@ -393,10 +393,16 @@ def row_derived(names) -> dict[str, str]:
 _RAISING_OPS = {"/", "^", "SQRT", "CEILING", "FLOOR"}
 
 
+# Per node, its structure key (``_structure``), for the scalar code and the vector code: trees never change once built,
+# so every function generated in a process reads the keys its trees got the first time.  Keyed by the node itself
+# (nodes hash by identity), which also keeps a node built for a moment alive, so no later node takes its id.
+_STRUCTURES: dict[bool, dict] = {False: {}, True: {}}
+
+
 def _structure(node, vector: bool, memo: dict):
     """A key equal for subtrees that compute the same thing (same operations on the same names
     and constants), so each is computed once however many formulas spell it out."""
-    key = memo.get(id(node))
+    key = memo.get(node)
     if key is None:
         if isinstance(node, Const):
             key = ("const", type(node.value).__name__, node.value)
@@ -409,7 +415,7 @@ def _structure(node, vector: bool, memo: dict):
             children = tuple(_structure(c, vector, memo) for c in node.children())
             unsafe = op in _RAISING_OPS or any(c[0] == "id" for c in children)
             key = ("id", id(node)) if unsafe and not vector else (type(node).__name__, op, children)
-        memo[id(node)] = key
+        memo[node] = key
     return key
 
 
@@ -422,10 +428,16 @@ def _taken_branch(node, task: str | None):
     return None
 
 
-def _shared_subtrees(names, vector: bool, task: str | None = None) -> tuple[dict, dict]:
-    """Non-trivial subtrees computed more than once: (node id -> structure key, key -> count>1); with ``task``,
-    in the branches that task takes."""
-    memo: dict = {}
+def _shared_subtrees(names, vector: bool, task: str | None = None) -> tuple[dict, frozenset]:
+    """Non-trivial subtrees computed more than once: (node -> structure key, the keys of those subtrees); with ``task``,
+    in the branches that task takes.  Kept per set of quantities: the vector code of one set of outputs is generated
+    for each set of inputs a sweep varies."""
+    return _shared_subtrees_kept(tuple(names), vector, task)
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_subtrees_kept(names: tuple[str, ...], vector: bool, task: str | None) -> tuple[dict, frozenset]:
+    memo = _STRUCTURES[vector]
     seen: dict = {}
     visited: set[int] = set()
 
@@ -445,7 +457,7 @@ def _shared_subtrees(names, vector: bool, task: str | None = None) -> tuple[dict
 
     for name in names:
         visit(QUANTITIES[name].expr)
-    return memo, {k for k, n in seen.items() if n > 1}
+    return memo, frozenset(k for k, n in seen.items() if n > 1)
 
 
 # --- the generated code --------------------------------------------------------------------------------------
@@ -476,7 +488,7 @@ class _Emitter:
         self.row_tables = row_tables  # row-derived quantity -> its table; None: no such hoisting
         self.hoisted: dict = {}       # structure key -> (variable, table, node)
         self._table_of_node: dict[int, str | None] = {}
-        self._hoist_memo: dict = {}
+        self._hoist_memo = _STRUCTURES[True]
         # scalar code: subtrees that may raise (x / y) and that several formulas spell out alike are not computed
         # ahead on a line of their own (an IF may guard them), but bound where they are first computed on every
         # path (outside the branches of IF, AND, OR): (_s3 := x / y); later uses read _s3
@@ -578,7 +590,7 @@ class _Emitter:
                     return folded
             elif table is not None:
                 return self.hoist(node, table)
-        key = self.memo.get(id(node))
+        key = self.memo.get(node)
         if self.moving is not None and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value for every row: computed once per call
         if self.hoist_fixed and self.in_varying and not fixed and not self.varies(node):
@@ -589,7 +601,7 @@ class _Emitter:
                 # subtree that may raise is computed where its branch runs, never ahead on a line of its own
                 return self.own(node, fixed)
             return self.temp(key, node, fixed)
-        inline_key = self.inline_memo.get(id(node))
+        inline_key = self.inline_memo.get(node)
         if inline_key in self.inline_shared:
             if inline_key in self.inline_temps:
                 return self.inline_temps[inline_key]
@@ -650,7 +662,7 @@ class _Emitter:
         render = self.render
         while _taken_branch(node, self.task) is not None:
             node = _taken_branch(node, self.task)
-        if self.memo.get(id(node)) in self.shared or not self.varies(node):
+        if self.memo.get(node) in self.shared or not self.varies(node):
             return render(node, False)
         if isinstance(node, BinOp):
             steps = self.regrouped(node) if node.op in "*/" else None
@@ -718,7 +730,7 @@ class _Emitter:
 
         def flatten(n, inverted: bool, top: bool):
             if isinstance(n, BinOp) and n.op in "*/" and self.varies(n) and (top or not self.vector
-                                                                             or self.memo.get(id(n)) not in self.shared):
+                                                                             or self.memo.get(n) not in self.shared):
                 flatten(n.a, inverted, False)
                 flatten(n.b, inverted != (n.op == "/"), False)
             else:
