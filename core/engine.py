@@ -511,7 +511,8 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
     if not _CROSS_CHECKED.isdisjoint(changed):
         _checked_between(values)
     elif "seq_len" in changed:  # the other checks read none of the values changed, and they passed for the others
-        check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
+        if values.get("context_parallel", 1) > values["seq_len"]:  # (seq_len is a whole number: the check's own test)
+            check_context_parallel(values.get("context_parallel", 1), values["seq_len"])
     if slow_key is not None and not _SWEPT.issuperset(changed):
         slow_key = None
     return names, values_now, values, offer_given, gpu_given, plan, tag, slow_key
