@@ -477,7 +477,8 @@ class _Emitter:
     Subtrees several formulas spell out alike become temporaries ``_t<n>``, defined just before their first use."""
 
     def __init__(self, names, vector: bool, fields: dict, skip=frozenset(), moving: set | None = None,
-                 task: str | None = None, row_tables: dict | None = None, sharing: list[str] | None = None):
+                 task: str | None = None, row_tables: dict | None = None, sharing: list[str] | None = None,
+                 swept: bool = True):
         # ``sharing``: the quantities whose alike subtrees become temporaries (default: those computed here); code for
         # part of a sweep's quantities names all of them, so that its products gather their factors as the whole does
         shared_over = [n for n in names if n not in skip] if sharing is None else sharing
@@ -508,7 +509,7 @@ class _Emitter:
         # do not into one parenthesised factor, x * (a / (b * c)), in the plain code and in the staged code alike, so
         # that the staged code (``hoist_fixed``) computes that factor, and every other subtree of such a quantity that
         # reads none of them, once per configuration of the other inputs (its first stage) with the same result bits
-        self.swept: set | None = None if vector or not GATHER_FIXED else set(STAGE_INPUTS)
+        self.swept: set | None = set(STAGE_INPUTS) if swept and GATHER_FIXED and not vector else None
         self.hoist_fixed = False  # staged code: those subtrees go to ``once``, computed with the first stage
         self.in_varying = False   # rendering a quantity that varies with the swept inputs
 
@@ -889,10 +890,10 @@ def _derive_source(table: str, mine: list[str], hoisted=()) -> tuple[tuple, tupl
     fields the quantities ``mine`` of that row alone, then ``hoisted`` (variable, subtree): the parts of other
     formulas that read that row alone, each NaN where it cannot be computed (x / 0: a branch an IF does not take)."""
     raw: dict[str, Lookup] = {}
-    emitter = _Emitter(mine, False, raw)
+    emitter = _Emitter(mine, False, raw, swept=False)  # (one catalog row's quantities: no input, nothing swept)
     body = emitter.body(mine)[1]
     for var, node in hoisted:
-        code = _Emitter((), False, raw).render(node, False)  # no temporaries: each computed within its own guard
+        code = _Emitter((), False, raw, swept=False).render(node, False)  # no temporaries: each computed within its own guard
         body += ["    try:", f"        {var} = {code}",
                  "    except (ZeroDivisionError, ValueError, OverflowError, TypeError):", f"        {var} = _nan"]
     results = [*mine, *(var for var, _ in hoisted)]
