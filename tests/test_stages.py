@@ -405,3 +405,52 @@ def test_a_call_that_changes_numbers_alone_starts_from_the_previous_one_and_chec
     with pytest.raises(core.InputError) as kept:
         core.resolve_inputs({**good, "seq_len": 1})
     assert str(kept.value) == str(direct.value)
+
+
+def test_a_part_computed_ahead_that_fails_in_a_branch_never_taken_leaves_those_values_to_the_plain_code(monkeypatch):
+    """Parts of formulas that read no swept input are computed with the first stage, outside the IF that may guard
+    them: where one fails there (x / 0 in a branch these values never take), the values go to the plain code at every
+    call, which gives the branch's own value; where the branch is taken, both fail alike.  (No formula of the catalog
+    fails so for valid inputs; these three are made for the test from real inputs.)"""
+    from gpu_tco.core.expr import IF, Ref
+    from gpu_tco.core.formulas import Quantity
+    seq, packed, chunk = Ref("seq_len"), Ref("packed_document_tokens"), Ref("fused_loss_chunk_tokens")
+    made = {
+        "t_fixed": Quantity("t_fixed", "", "", chunk * 2, "", "test"),
+        "t_guarded": Quantity("t_guarded", "", "", IF(packed > 0, seq * chunk / packed * 2, 0), "", "test"),
+        "t_swept": Quantity("t_swept", "", "", seq * 3 + Ref("t_guarded"), "", "test"),
+    }
+    monkeypatch.setattr(codegen, "QUANTITIES", made)
+    monkeypatch.setattr(codegen, "STAGE_MIN_QUANTITIES", 1)
+    monkeypatch.setattr(codegen, "STAGE_MIN_GROUP", 1)
+    compiled = codegen._generate(False, tuple(made), None, None)[0]
+    assert compiled.staged_code is not None
+
+    def run(values: dict, kept: dict) -> dict:
+        values = {**values, "__tag": ()}
+        return compiled.staged(values, {}, compiled.template, kept, compiled.slow_key(values))
+
+    def plain(values: dict) -> dict:
+        result = compiled.template.copy()
+        compiled.fn(values, {}, result)
+        return result
+
+    for packed_tokens in (0, 3000):  # the guarded part fails ahead, or computes
+        kept: dict = {}
+        for seq_len in (2048, 4096, 8192, 4096):  # seen once (plain code), then again: the staged code
+            values = {"seq_len": seq_len, "packed_document_tokens": packed_tokens, "fused_loss_chunk_tokens": 559.0}
+            got = run(values, kept)
+            assert not _identical(got, plain(values)), (packed_tokens, seq_len)
+        fell_back = [p for k, p in kept.items() if k is not None and p is True]
+        assert bool(fell_back) == (packed_tokens == 0), kept.keys()
+        assert got["t_guarded"] == pytest.approx(0 if packed_tokens == 0 else 4096 * 559.0 / 3000 * 2, rel=1e-12)
+    # the branch taken and failing: both codes fail alike
+    made["t_guarded"] = Quantity("t_guarded", "", "", seq * chunk / packed * 2, "", "test")
+    compiled = codegen._generate(False, tuple(made), None, None)[0]
+    kept = {}
+    for seq_len in (2048, 4096):
+        values = {"seq_len": seq_len, "packed_document_tokens": 0, "fused_loss_chunk_tokens": 559.0}
+        with pytest.raises(ZeroDivisionError):
+            run(values, kept)
+        with pytest.raises(ZeroDivisionError):
+            plain(values)
