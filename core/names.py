@@ -78,19 +78,21 @@ def suggest(typed, candidates, n: int = 3, cutoff: float = 0.4) -> list[str]:
     """Up to ``n`` close matches for a mistyped name, most alike first (``similarity``, ties in the candidates'
     order).  The whole name's spelling, a quarter of the score and the slow part, is compared only for candidates
     whose words leave them a chance: most alike words first, until no candidate left can reach the ``n``-th score."""
+    if n <= 0:
+        return []
     typed = str(typed)[:200]  # a pasted novel is no name; compare its start only
     typed_words, typed_text = _words(typed), normalize(typed)
-    partial = []
+    # (the most a candidate can score, its words' part or None where either has no words: it scores 0, index, name)
+    bounds = []
     for i, c in enumerate(dict.fromkeys(map(str, candidates))):
         part = _words_part(typed_words, _words(c))
-        if part is not None:
-            partial.append((part, i, c))
-    partial.sort(key=lambda t: (-t[0], t[1]))
+        bounds.append((0.0 if part is None else part + 0.25, part, i, c))
+    bounds.sort(key=lambda t: (-t[0], t[2]))
     scored: list[tuple[float, int, str]] = []
-    for part, i, c in partial:
-        if len(scored) >= n and part + 0.25 < scored[n - 1][0] or part + 0.25 < cutoff:
-            break  # (sorted by the words' part: no later candidate can reach the n-th score)
-        scored.append((part + 0.25 * _ratio(typed_text, normalize(c)), i, c))
+    for bound, part, i, c in bounds:
+        if len(scored) >= n and bound < scored[n - 1][0] or bound < cutoff:
+            break  # (sorted by the most each can score: no later candidate can reach the n-th score)
+        scored.append((0.0 if part is None else part + 0.25 * _ratio(typed_text, normalize(c)), i, c))
         scored.sort(key=lambda t: (-t[0], t[1]))
     return [c for score, _, c in scored[:n] if score >= cutoff]
 
