@@ -489,7 +489,6 @@ class _Emitter:
         self.row_tables = row_tables  # row-derived quantity -> its table; None: no such hoisting
         self.hoisted: dict = {}       # structure key -> (variable, table, node)
         self._table_of_node: dict[int, str | None] = {}
-        self._hoist_memo = _STRUCTURES[True]
         # scalar code: subtrees that may raise (x / y) and that several formulas spell out alike are not computed
         # ahead on a line of their own (an IF may guard them), but bound where they are first computed on every
         # path (outside the branches of IF, AND, OR): (_s3 := x / y); later uses read _s3
@@ -632,7 +631,7 @@ class _Emitter:
 
     def hoist(self, node, table: str) -> str:
         """The variable holding ``node`` (one catalog row's value), computed once per row of ``table``."""
-        key = _structure(node, True, self._hoist_memo)  # per row, each guarded on its own: alike is alike
+        key = _structure(node, True, _STRUCTURES[True])  # per row, each guarded on its own: alike is alike
         if key not in self.hoisted:
             self.hoisted[key] = (f"_h{len(self.hoisted)}", table, node)
         return self.hoisted[key][0]
