@@ -972,6 +972,7 @@ STAGE_MIN_GROUP = 8        # a smaller group of quantities joins a larger stage 
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
 PARK_MIN_SHARE = 1 / 3     # a swept input whose stages hold this share of the quantities has states parked by value
+UNKEYED_LAST = True        # the stage keyed by every swept input is computed without a lookup (``_stage_lines``)
 PARKED_KEPT = 8            # states parked per slow key (then all are dropped)
 
 
@@ -1209,20 +1210,28 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, stage_reads:
                  parking: bool = False) -> list[str]:
     """The part of ``_staged`` that looks each stage after the first up, reads it back or computes it.  ``parking``:
     a stage whose key changed since the parked state this call starts from but not since the last call's (``_ol``)
-    takes its values from that state (``_stage_from_last``)."""
+    takes its values from that state (``_stage_from_last``).
+
+    A stage keyed by every swept input (``unkeyed``) is neither looked up nor kept: whenever one of them changed,
+    its key is a whole configuration of them, found again only where that exact configuration repeats, and the lookup
+    and keeping cost about what computing it costs (the stage every small group joins: a few quantities)."""
     loads = [_stores_and_loads(lines)[1] for _, _, lines in bodies]
+    unkeyed = [UNKEYED_LAST and set(key) == set(changed) for key, _, _ in bodies]
     # a key looked up for the first time is marked seen in the same lookup (one hash of it): its value is then this
     # call's marker ``_mk``; a key seen once before holds an earlier call's marker (an empty list, false), a kept stage
     # its (exports, results) tuple
     lines: list[str] = ["    _any = False", "    _mk = []", "    _Lu = L.update"]
     for i, (key, members, _) in enumerate(bodies[1:], 1):
         results = [n for n in members if n in wanted]
-        lookup = [f"    _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
-                  f"    _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"    if _v{i} is _mk or not _v{i}:",
-                  f"        _d{i} = _any = True", "    else:"]
-        lookup += [f"        _Lu(_v{i}[1])"] if results else []
-        # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
-        lookup += [f"        _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["        pass"]
+        if unkeyed[i]:
+            lookup = [f"    _d{i} = _any = True"]
+        else:
+            lookup = [f"    _k{i} = {key[0] if len(key) == 1 else _tuple(key)}",
+                      f"    _v{i} = _P[{i}].setdefault(_k{i}, _mk)", f"    if _v{i} is _mk or not _v{i}:",
+                      f"        _d{i} = _any = True", "    else:"]
+            lookup += [f"        _Lu(_v{i}[1])"] if results else []
+            # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
+            lookup += [f"        _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["        pass"]
         lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:"]
         if parking:
             lookup = _stage_from_last(i, key, results, changed) + ["    else:"] + ["    " + line for line in lookup]
@@ -1235,14 +1244,17 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, stage_reads:
             lines += ["            if not _u:", f"                {_tuple(stage_reads[i])} = _X[{i}]"]
         lines += ["        " + line for line in body]
         lines += [f"            L[{n!r}] = {n}" for n in results]
-        lines += [f"            _g = _P[{i}]",
-                  f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",
-                  f"                if len(_g) > {STAGE_KEYS_KEPT}:", "                    _g.clear()",
-                  f"                    _g[_k{i}] = _mk"]
-        lines += [f"                _st[{3 + i}] = ({_tuple(exports[i])}, None)"] if exports[i] else []
-        lines += ["            else:",
-                  f"                _g[_k{i}] = {'_st[' + str(3 + i) + '] = ' if exports[i] else ''}"
-                  f"({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
+        if unkeyed[i]:
+            lines += [f"            _st[{3 + i}] = ({_tuple(exports[i])}, None)"] if exports[i] else []
+        else:
+            lines += [f"            _g = _P[{i}]",
+                      f"            if _v{i} is _mk:  # seen for the first time: only the key kept (marked when looked up)",
+                      f"                if len(_g) > {STAGE_KEYS_KEPT}:", "                    _g.clear()",
+                      f"                    _g[_k{i}] = _mk"]
+            lines += [f"                _st[{3 + i}] = ({_tuple(exports[i])}, None)"] if exports[i] else []
+            lines += ["            else:",
+                      f"                _g[_k{i}] = {'_st[' + str(3 + i) + '] = ' if exports[i] else ''}"
+                      f"({_tuple(exports[i])}, {{{', '.join(f'{n!r}: {n}' for n in results)}}})"]
         readers = [f"_d{j}" for j in range(i + 1, len(bodies)) if loads[j].intersection(exports[i])]
         if readers:  # kept, and read by a stage computed in this call
             lines += [f"        elif {' or '.join(readers)}:", f"            {_tuple(exports[i])} = _st[{3 + i}][0]"]

@@ -171,6 +171,28 @@ def test_a_stage_value_seen_once_keeps_its_key_alone_and_seen_again_its_results(
         assert all(repr(result[n]) == repr(x) for v in kept for n, x in v[1].items())
 
 
+def test_the_stage_keyed_by_every_swept_input_is_computed_whenever_one_changes_and_keeps_nothing():
+    """Its key would be a whole configuration of the swept inputs, found again only where that configuration repeats:
+    it is neither looked up nor kept (the others are), and its results still equal the plain code's."""
+    job = {"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 8, "seq_len": 2048, "tokens": 1e8}
+    task = engine._task_kinds()[core.resolve_inputs(job)["task__row"]]
+    compiled = codegen.compile_formulas(False, None, None, task)
+    names = codegen.ancestors(codegen.QUANTITY_NAMES, task)
+    keys = [set(key) for key, _ in codegen.stages(names, codegen.row_derived(names), task)]
+    whole = [i for i, key in enumerate(keys) if key and key == set().union(*keys)]
+    assert len(whole) == 1 and len(keys[whole[0]]) > 5
+    memo = engine._stage_memo(compiled)
+    memo.clear()
+    rng = random.Random(3)
+    for i in range(40):  # earlier values again and again: a kept key would be found
+        job[("seq_len", "tokens", "n_gpus", "micro_batch")[i % 4]] = rng.choice(
+            {0: [1024, 2048], 1: [1e8, 2e8], 2: [4, 8], 3: [1, 2]}[i % 4])
+        assert _check(job)
+    kept = [p for key, p in memo.items() if key is not None and p is not False]
+    assert kept and all(not p[whole[0]] for p in kept)
+    assert all(any(p[i] for p in kept) for i, key in enumerate(keys) if key and i != whole[0] and key & {"seq_len", "tokens"})
+
+
 def test_a_sweep_returning_to_earlier_values_of_an_input_of_many_quantities_starts_from_their_parked_states():
     """A loop over GPU counts (or a serving demand's lengths) with other inputs changing between: a call that comes
     back to a count starts from the state parked when an earlier call left it, taking from the last call's state the
