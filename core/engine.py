@@ -13,7 +13,6 @@ import operator
 import os
 import sys
 import threading
-from itertools import compress
 from typing import Mapping
 
 import numpy as np
@@ -475,7 +474,6 @@ _LAST_CALLS = "last scalar calls"  # in a catalog snapshot's memo: per set of ou
 _CROSS_CHECKED = frozenset(CROSS_CHECKED_NAMES)  # a change of one of these needs the checks between inputs again
 _SWEPT = frozenset(STAGE_INPUTS)
 _PLAIN_NUMBERS = {name: bounds for name, bounds in FAST_BOUNDS.items() if bounds is not None}
-_is_not = operator.is_not
 
 
 def _like_last(inputs: dict, last: tuple) -> tuple | None:
@@ -489,8 +487,12 @@ def _like_last(inputs: dict, last: tuple) -> tuple | None:
         return None
     changed = []
     values_now = tuple(inputs.values())
-    for i in compress(range(len(names)), map(_is_not, values_now, befores)):  # (in C: most are the same)
-        value, before = values_now[i], befores[i]
+    i = -1
+    for value in values_now:  # (a loop of identity tests: about half the time of compress(map(is_not)) here)
+        i += 1
+        before = befores[i]
+        if value is before:
+            continue
         kind = type(value)
         if kind is str and type(before) is str and value == before:
             continue
