@@ -34,6 +34,7 @@ from gpu_tco.core import (
     NOT_ADDITIVE,
     PRICE_FLAGS,
     InputError,
+    allowed_hint,
     catalog,
     did_you_mean,
     fit_gaps,
@@ -175,7 +176,7 @@ def _offer_or_gpu(value) -> dict:
         return spec
     if gpus.find(value) is not None:
         return {"gpu": gpus.canonical(value, "gpu"), "offer": catalog.AUTO_OFFER}
-    raise InputError("offer_or_gpu", value, did_you_mean(value, [*offers.names, *gpus.names], before="", after="; ")
+    raise InputError("offer_or_gpu", value, allowed_hint(value, [*offers.names, *gpus.names])
                      + "allowed: a Cloud offer or a GPU name", verb="unknown")
 
 
@@ -184,7 +185,7 @@ def _selector(table: dict, arg: str, value, allow_all: bool = True) -> str:
     if key in table or (allow_all and key == "all"):
         return key
     names = list(table) + (["all"] if allow_all else [])
-    raise InputError(arg, value, did_you_mean(key, names, before="", after="; ") + "allowed: " + ", ".join(names), verb="unknown")
+    raise InputError(arg, value, allowed_hint(key, names) + "allowed: " + ", ".join(names), verb="unknown")
 
 
 def _row_inputs(values: dict) -> dict:
@@ -209,7 +210,7 @@ def _pick(func: Function, values: dict) -> str:
     if "mode" in values:
         mode = "decode" if _blank(values["mode"]) else str(values["mode"]).strip().lower()
         if mode not in TOKEN_MODES:
-            raise InputError("mode", values["mode"], did_you_mean(mode, TOKEN_MODES, before="", after="; ") + "allowed: " + ", ".join(TOKEN_MODES),
+            raise InputError("mode", values["mode"], allowed_hint(mode, TOKEN_MODES) + "allowed: " + ", ".join(TOKEN_MODES),
                              verb="unknown")
         return TOKEN_MODES[mode]
     return func.result
@@ -831,7 +832,7 @@ def _one_spec(table, key_arg: str, default_field: str, key, field_name):
         return _plain(core.evaluate({"model": key}, outputs=(quantity,))[quantity])
     columns = [c for c in table.columns if c != "aliases"]
     if name not in columns:
-        raise InputError("field", field_name, did_you_mean(name, columns, before="", after="; ") + "allowed: " + ", ".join(columns), verb="unknown")
+        raise InputError("field", field_name, allowed_hint(name, columns) + "allowed: " + ", ".join(columns), verb="unknown")
     return _plain(row.get(name, 0))
 
 
@@ -848,7 +849,7 @@ def _explain(named: dict):
     quantity = named.get("quantity")
     name = "own_tco_usd" if _blank(quantity) else str(quantity).strip()  # no argument: the headline quantity
     if name not in core.QUANTITIES:
-        raise InputError("quantity", quantity, did_you_mean(name, core.QUANTITIES, before="", after="; ") + "allowed: a quantity of docs/quantities.md",
+        raise InputError("quantity", quantity, allowed_hint(name, core.QUANTITIES) + "allowed: a quantity of docs/quantities.md",
                          verb="unknown")
     q = core.QUANTITIES[name]
     text = f"{name} [{q.unit}] = {formula_text(q.expr)}. {q.description}."

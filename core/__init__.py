@@ -108,6 +108,7 @@ from .serving import (
     tradeoff_curve,
 )
 from .text import (
+    allowed_hint,
     close_matches,
     did_you_mean,
     fit_word,
@@ -199,7 +200,7 @@ __all__ = [
     "TEMP_MARK", "STALE_SECONDS", "user_config_dir", "cite", "suggest", "calibration", "serving_calibration", "write_calibration_doc", "QUANTITIES_DOC_PATH",
     "write_quantities_doc", "__version__",
     # one wording of close-match hints and one rule for showing numbers, in every message
-    "did_you_mean", "close_matches", "fit_word", "number_text", "packed_documents_text", "significant_text", "is_whole_number", "spreadsheet_round",
+    "did_you_mean", "allowed_hint", "close_matches", "fit_word", "number_text", "packed_documents_text", "significant_text", "is_whole_number", "spreadsheet_round",
     # the serving doors
     "SERVE_CHOSEN", "serve_option_notes", "SERVES_NOTHING", "layout_reason_text", "SERVING_LAYOUT_REASONS", "KV_LINK_WORDS", "weight_accuracy_effect", "ancestors",
 ]

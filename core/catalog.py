@@ -24,7 +24,7 @@ from .errors import CatalogError, InputError, show
 from .files import read_regular_file
 from .hf_config import looks_like_path
 from .names import normalize, normalized, split_weight_format, words
-from .text import did_you_mean
+from .text import allowed_hint, did_you_mean
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -335,7 +335,7 @@ class Table:
     def resolve(self, value, field: str) -> int:
         i = self.find(value) if isinstance(value, str) and value.strip() else None
         if i is None:
-            hint = did_you_mean(value, self.names, before="", after="; ")
+            hint = allowed_hint(value, self.names)
             listed = ", ".join(self.names) if len(self.names) <= 12 else f"a name from the {self.name} catalog"
             raise InputError(field, value, f"{hint}allowed: {listed}", verb="unknown")
         return i

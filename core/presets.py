@@ -8,7 +8,7 @@ is wrong, tests/test_costs.py says how and what the default model gives.
 from __future__ import annotations
 
 from .errors import InputError
-from .text import did_you_mean
+from .text import allowed_hint
 
 # Assumptions that switch off every cost line an article does not count.
 _BARE_OWNING = {
@@ -71,6 +71,6 @@ for _gpu, (_label, _price, _tps) in APIYI_GPUS.items():
 def preset(name: str) -> dict:
     """A copy of a named preset; unknown names raise InputError with close matches."""
     if name not in PRESETS:
-        hint = did_you_mean(name, PRESETS, before="", after="; ")
+        hint = allowed_hint(name, PRESETS)
         raise InputError("preset", name, f"{hint}allowed: {', '.join(PRESETS)}", verb="unknown")
     return dict(PRESETS[name])

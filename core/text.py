@@ -32,6 +32,12 @@ def did_you_mean(typed, candidates: Iterable, before: str = " ", after: str = ""
     return f"{before}(did you mean {', '.join(close)}?){after}" if close else ""
 
 
+def allowed_hint(typed, candidates: Iterable) -> str:
+    """What leads the list of what is allowed after an unknown name: ``"(did you mean A, B?); "``, or with nothing
+    close ``"(no close match); "`` (``unknown "xyz" (no close match); allowed: ...``)."""
+    return did_you_mean(typed, candidates, before="", after="; ") or "(no close match); "
+
+
 def is_whole_number(x) -> bool:
     """Whether a number prints without decimals: whole and below ``WHOLE_NUMBER_LIMIT`` in size."""
     return float(x).is_integer() and abs(x) < WHOLE_NUMBER_LIMIT

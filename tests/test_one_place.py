@@ -156,6 +156,21 @@ def test_every_message_words_its_hint_the_same_way():
     assert f"is not an input{core.did_you_mean('seqlen', core.INPUTS_BY_NAME)};" in str(field.value)
 
 
+def test_an_unknown_name_with_nothing_close_says_so_before_what_is_allowed():
+    """With no close match the message still separates the name from the list of what is allowed, in one wording."""
+    assert core.allowed_hint("zzzzqqq", ["layers", "hidden"]) == "(no close match); "
+    assert core.allowed_hint("H1000", catalog.gpus().names) == core.did_you_mean("H1000", catalog.gpus().names, before="",
+                                                                                  after="; ")
+    with pytest.raises(core.InputError) as model:
+        core.evaluate(model="zzzzqqqq")
+    with pytest.raises(core.InputError) as preset:
+        core.preset("zzzzqqqq")
+    from gpu_tco.addin.functions import call
+    cell = call("GPU_MEMORY_INFER", None, None, None, None, None, None, "zzzzqqqq")
+    for message, field in ((str(model.value), "model"), (str(preset.value), "preset"), (cell, "component")):
+        assert f'{field}: unknown "zzzzqqqq" (no close match); allowed: ' in message, message
+
+
 def test_numbers_show_by_one_rule():
     assert [core.number_text(x) for x in (4096.0, 4096, 999_999_999_999_999.0, 1e15, 0.5, float("inf"))] == \
         ["4,096", "4,096", "999,999,999,999,999", "1e+15", "0.5", "inf"]
