@@ -5,7 +5,8 @@ Why: a before-and-after comparison is only fair on the same machine, in the same
 code.  Each tree (this checkout, or an older commit unpacked with ``git archive <commit> core addin gui workbooks
 installer``) is laid out as the installed package would be (``gpu_tco`` = installer/, ``gpu_tco.core`` = core/, ...)
 by symbolic links in a temporary folder, with this checkout's bench.py in place of the tree's own, and measured in a
-fresh Python process with a code cache of its own.  The runs go in the order given and a tree may be named again
+fresh Python process with a code cache per tree (a tree's later runs read what its first wrote).  The runs go in the
+order given and a tree may be named again
 (head=. old=OLD head=. old=OLD), so the trees take turns and a slower spell of the machine does not fall on one alone.
 
     python3 tools/measure/bench_trees.py OUT_DIR [--engine-only] NAME=PATH [NAME=PATH ...]
