@@ -465,6 +465,25 @@ def _paren(code: str) -> str:
     return code if _SIMPLE.fullmatch(code) else f"({code})"
 
 
+def _nodes(node, task: str | None):
+    """Every node of ``node``'s tree as the code for ``task`` renders it (an IF on the task flag: its branch)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        taken = _taken_branch(n, task)
+        if taken is not None:
+            stack.append(taken)
+            continue
+        yield n
+        if not isinstance(n, (Const, Ref, Lookup)):
+            stack.extend(n.children())
+
+
+def _operations(node, task: str | None) -> int:
+    """The operations in ``node``'s tree (each node but constants, names and catalog fields)."""
+    return sum(not isinstance(n, (Const, Ref, Lookup)) for n in _nodes(node, task))
+
+
 class _Emitter:
     """Writes the assignments computing some quantities, in order, into two lists of lines: ``once`` and
     ``per_block``.  Catalog fields used are recorded in ``fields`` (variable -> Lookup).
@@ -511,6 +530,9 @@ class _Emitter:
         self.swept: set | None = set(STAGE_INPUTS) if swept and GATHER_FIXED and not vector else None
         self.hoist_fixed = False  # staged code: those subtrees go to ``once``, computed with the first stage
         self.in_varying = False   # rendering a quantity that varies with the swept inputs
+        # staged code (``STAGE_HOIST``): per stage, the lines of subtrees of later stages' formulas computed with it
+        # (``stage_temp``); None: not staged code
+        self.stage_extra: list[list[str]] | None = None
 
     def body(self, names, slots: dict | None = None) -> tuple[list[str], list[str]]:
         """(once, per_block) computing ``names`` (those in ``skip`` are bound elsewhere: unpacked from a row);
@@ -570,6 +592,8 @@ class _Emitter:
             self.conditional = saved
             self.temps[key] = f"_t{len(self.temps)}"
             (self.once if fixed else self.per_block).append(f"    {self.temps[key]} = {code}")
+            if self.stage_extra is not None:
+                self.def_stage[self.temps[key]] = 0 if fixed else self.stage_index
         return self.temps[key]
 
     def render(self, node, fixed: bool) -> str:
@@ -595,6 +619,10 @@ class _Emitter:
             return self.temp(key, node, True)  # one value for every row: computed once per call
         if self.hoist_fixed and self.in_varying and not fixed and not self.varies(node):
             return self.temp(key, node, True)  # one value while only swept inputs change: with the first stage
+        if self.stage_extra is not None and self.in_varying and not fixed and not self.conditional:
+            hoisted = self.stage_temp(node)
+            if hoisted is not None:
+                return hoisted
         if key in self.shared:
             if not self.vector and self.conditional and key[0] == "id":
                 # one expression object read twice inside a branch (IF(x > 0, IF(y / x < z, y / x, -1), -1)): a
@@ -609,8 +637,69 @@ class _Emitter:
             if self.conditional:
                 return code
             self.inline_temps[inline_key] = var = f"_s{len(self.inline_temps)}"
+            if self.stage_extra is not None:
+                self.def_stage[var] = self.stage_index
             return f"({var} := {code})"
         return self.own(node, fixed)
+
+    def stage_temp(self, node) -> str | None:
+        """Staged code: a subtree of a stage's formula whose swept inputs (its own and those of the stages of the
+        quantities it reads) an earlier stage's key holds, computed with that stage into a temporary the later one
+        reads (an export); None: computed where it is.  Only subtrees outside the branches of ``IF``, ``AND`` and
+        ``OR`` (the caller's test), so the earlier stage computes nothing a call would not compute anyway, of at least
+        ``STAGE_HOIST_MIN_OPS`` operations, and whose temporaries, if any exist already, are defined in that stage or
+        before.  The same operations as in place: the same result bits."""
+        target = self._earliest_stage(node)
+        if target is None or target >= self.stage_index:
+            return None
+        key = ("stage", _structure(node, False, self.memo))
+        name = self.temps.get(key)
+        if name is not None:
+            return name if self.def_stage.get(name, 0) <= self.stage_index else None
+        if _operations(node, self.task) < STAGE_HOIST_MIN_OPS or not self._renders_in(node, target):
+            return None
+        saved = self.per_block, self.stage_index
+        self.per_block, self.stage_index = self.stage_extra[target], target
+        try:
+            code = self.own(node, False)
+        finally:
+            self.per_block, self.stage_index = saved
+        self.temps[key] = name = f"_t{len(self.temps)}"
+        self.stage_extra[target].append(f"    {name} = {code}")
+        self.def_stage[name] = target
+        return name
+
+    def _swept_of(self, node) -> frozenset:
+        """The swept inputs ``node`` depends on, through a quantity: its stage's key."""
+        found = self._swept_memo.get(id(node))
+        if found is None:
+            if isinstance(node, Const):
+                found = frozenset()
+            elif isinstance(node, Ref):
+                found = (frozenset((node.name,)) if node.name in STAGE_INPUTS
+                         else self.stage_keys[self.quantity_stage[node.name]] if node.name in self.quantity_stage
+                         else frozenset())
+            elif isinstance(node, Lookup):
+                found = frozenset((node.key,)) if node.key in STAGE_INPUTS else frozenset()
+            elif _taken_branch(node, self.task) is not None:
+                found = self._swept_of(_taken_branch(node, self.task))
+            else:
+                found = frozenset().union(*(self._swept_of(c) for c in node.children()))
+            self._swept_memo[id(node)] = found
+        return found
+
+    def _earliest_stage(self, node) -> int | None:
+        need = self._swept_of(node)
+        return next((i for i, key in enumerate(self.stage_keys) if need <= key), None) if need else None
+
+    def _renders_in(self, node, stage: int) -> bool:
+        """Whether every temporary ``node``'s code would read that exists already is defined in ``stage`` or before."""
+        for n in _nodes(node, self.task):
+            for name in (self.temps.get(self.memo.get(n)), self.temps.get(("id", id(n))),
+                         self.inline_temps.get(self.inline_memo.get(n))):
+                if name is not None and self.def_stage.get(name, 0) > stage:
+                    return False
+        return True
 
     def row_table(self, node) -> str | None:
         """The one catalog table ``node`` reads (its fields, quantities derived from its row), "" for constants
@@ -973,6 +1062,8 @@ SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per f
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
 PARK_MIN_SHARE = 1 / 3     # a swept input whose stages hold this share of the quantities has states parked by value
 UNKEYED_LAST = True        # the stage keyed by every swept input is computed without a lookup (``_stage_lines``)
+STAGE_HOIST = True         # a subtree is computed with the earliest stage whose key holds its swept inputs (``stage_temp``)
+STAGE_HOIST_MIN_OPS = 2    # ... when it holds this many operations or more
 PARKED_KEPT = 8            # states parked per slow key (then all are dropped)
 
 
@@ -1043,12 +1134,21 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
     emitter.temps, emitter.inline_temps, emitter.once, emitter.per_block = {}, {}, [], []
     emitter.conditional, emitter.outputs_as_locals, emitter.hoist_fixed = 0, True, True
     hoisted_before = len(plain.hoisted)
+    staged = stages(names, table_of, task)
+    if STAGE_HOIST:
+        emitter.stage_extra = [[] for _ in staged]
+        emitter.stage_keys = [frozenset(key) for key, _ in staged]
+        emitter.quantity_stage = {name: i for i, (_, members) in enumerate(staged) for name in members}
+        emitter.def_stage, emitter._swept_memo, emitter.stage_index = {}, {}, 0
     bodies = []
-    for key, members in stages(names, table_of, task):
+    for i, (key, members) in enumerate(staged):
+        emitter.stage_index = i
         start = len(emitter.per_block)
         for name in members:
             emitter.quantity(name, False, {})
         bodies.append((key, members, emitter.per_block[start:]))
+    if STAGE_HOIST:  # each stage's part of later stages' formulas, after its own quantities
+        bodies = [(key, members, lines + extra) for (key, members, lines), extra in zip(bodies, emitter.stage_extra)]
     assert len(plain.hoisted) == hoisted_before, "the staged code hoisted a row subtree the plain code did not"
     if emitter.once:
         # The parts of later stages' formulas that read no swept input, computed with the first stage.  Some lie in a

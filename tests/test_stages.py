@@ -193,6 +193,66 @@ def test_the_stage_keyed_by_every_swept_input_is_computed_whenever_one_changes_a
     assert all(any(p[i] for p in kept) for i, key in enumerate(keys) if key and i != whole[0] and key & {"seq_len", "tokens"})
 
 
+def _staged_blocks(task: str) -> tuple[dict, dict]:
+    """The staged code of every quantity for ``task``, as (the temporaries each stage's computing block assigns after
+    its last quantity, the temporaries it reads) by stage number."""
+    import builtins
+    import re
+    sources = {}
+
+    def capture(source, label, mode, *args, **kw):
+        sources[label] = source
+        return builtins.compile(source, label, mode, *args, **kw)
+    codegen.compile = capture
+    try:
+        codegen._generate(False, codegen.QUANTITY_NAMES, None, task)
+    finally:
+        del codegen.compile
+    staged = next(source for label, source in sources.items() if "in stages" in label)
+    stores: dict[int, set] = {}
+    loads: dict[int, set] = {}
+    block = None
+    for line in staged.splitlines():
+        opened = re.fullmatch(r" {8}if _d(\d+):", line)
+        if opened:
+            block = int(opened.group(1))
+            continue
+        if block is not None and not line.startswith(" " * 12):
+            block = None
+        if block is not None and line.startswith(" " * 12 + "L["):
+            block = None  # (the results stored, then what the stage keeps: no formula past this line)
+        if block is not None:
+            target, _, expression = line.strip().partition(" = ")
+            if re.fullmatch(r"[a-z]\w*", target):  # a quantity: the temporaries before it are its own
+                stores[block] = set()
+            elif re.fullmatch(r"_t\d+", target):
+                stores.setdefault(block, set()).add(target)
+            loads.setdefault(block, set()).update(re.findall(r"\b_t\d+\b", expression))
+    return stores, loads
+
+
+@pytest.mark.parametrize("task", ["train", "serve"])
+def test_a_part_of_a_later_stages_formula_is_computed_with_the_earliest_stage_holding_its_inputs(task):
+    """A subtree of a formula whose swept inputs an earlier stage's key holds (a GPU count's share of a sum that also
+    reads the sequence length) is computed with that stage and read by the later one; the results stay the plain
+    code's, bit for bit, in a sweep that changes each stage's inputs in turn."""
+    stores, loads = _staged_blocks(task)
+    ahead = {name: i for i, names in stores.items() for name in names
+             if any(name in loads.get(j, ()) for j in loads if j > i)}
+    assert len(ahead) > 10 and len(set(ahead.values())) > 2, ahead
+    job = ({"model": "Llama-2-7B", "gpu": "A100-80GB-SXM", "n_gpus": 8, "seq_len": 2048, "tokens": 1e8} if task == "train"
+           else {"task": "serve", "model": "Llama-3-8B", "gpu": "H100-SXM", "prompt_tokens": 1000, "requests_per_s": 5.0})
+    swept = ("n_gpus", "seq_len", "tokens", "micro_batch") if task == "train" else \
+        ("prompt_tokens", "requests_per_s", "output_tokens", "hours_per_day")
+    rng = random.Random(11)
+    for i in range(48):
+        name = swept[i % len(swept)]
+        job[name] = rng.choice({"n_gpus": [1, 2, 4, 8], "seq_len": [1024, 2048, 4096], "tokens": [1e8, 2e8],
+                                "micro_batch": [1, 2], "prompt_tokens": [500, 1000, 2000], "requests_per_s": [1.0, 5.0],
+                                "output_tokens": [100, 400], "hours_per_day": [8, 24]}[name])
+        assert _check(job), job
+
+
 def test_a_sweep_returning_to_earlier_values_of_an_input_of_many_quantities_starts_from_their_parked_states():
     """A loop over GPU counts (or a serving demand's lengths) with other inputs changing between: a call that comes
     back to a count starts from the state parked when an earlier call left it, taking from the last call's state the
