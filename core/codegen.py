@@ -533,6 +533,11 @@ class _Emitter:
         # staged code (``STAGE_HOIST``): per stage, the lines of subtrees of later stages' formulas computed with it
         # (``stage_temp``); None: not staged code
         self.stage_extra: list[list[str]] | None = None
+        self.stage_keys: list[frozenset] = []      # per stage, its key's swept inputs
+        self.quantity_stage: dict[str, int] = {}   # quantity -> its stage
+        self.def_stage: dict[str, int] = {}        # temporary -> the stage whose lines define it
+        self._swept_memo: dict[int, frozenset] = {}
+        self.stage_index = 0                       # the stage being rendered
 
     def body(self, names, slots: dict | None = None) -> tuple[list[str], list[str]]:
         """(once, per_block) computing ``names`` (those in ``skip`` are bound elsewhere: unpacked from a row);
@@ -1139,7 +1144,7 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
         emitter.stage_extra = [[] for _ in staged]
         emitter.stage_keys = [frozenset(key) for key, _ in staged]
         emitter.quantity_stage = {name: i for i, (_, members) in enumerate(staged) for name in members}
-        emitter.def_stage, emitter._swept_memo, emitter.stage_index = {}, {}, 0
+        emitter.def_stage, emitter._swept_memo = {}, {}
     bodies = []
     for i, (key, members) in enumerate(staged):
         emitter.stage_index = i
@@ -1333,7 +1338,7 @@ def _stage_lines(bodies, wanted: set, changed: dict, exports: list, stage_reads:
             # (a stage's exports and results in the state, for the stages after it: only when it has exports to read back)
             lookup += [f"        _st[{3 + i}] = _v{i}"] if exports[i] else [] if results else ["        pass"]
         lines += [f"    _d{i} = False", f"    if {' or '.join(changed[n] for n in key)}:"]
-        if parking:
+        if parking and not unkeyed[i]:  # (an unkeyed stage's inputs include the one whose change switched states)
             lookup = _stage_from_last(i, key, results, changed) + ["    else:"] + ["    " + line for line in lookup]
         lines += ["    " + line for line in lookup]
     lines += ["    if _any:", "        _X = _st[3]  # per stage, what it reads of the first stage's values (``_staged_reads``)"]
