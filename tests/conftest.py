@@ -53,6 +53,20 @@ import qt_setup  # noqa: E402 - after sys.path has the helpers
 QT_MISSING = qt_setup.ensure_offscreen()
 
 
+# The form recomputes after a pause in typing (gui/controller.py, DEBOUNCE_MS: 150 ms), and a form test waits out that
+# pause after each edit: about 7 s of a run's form tests in which the worker only waits.  The tests run the form with a
+# shorter pause (how long it waits, not what it computes or in which order); the tests of the pause itself carry the
+# mark real_recompute_pause and keep the form's own.  Processes of their own (the command line, the frozen form) keep it.
+TEST_RECOMPUTE_PAUSE_MS = 30
+
+
+@pytest.fixture(autouse=True)
+def _short_recompute_pause(request, monkeypatch):
+    controller = sys.modules.get("gpu_tco.gui.controller")  # (imported by the form's test modules as they are collected)
+    if controller is not None and request.node.get_closest_marker("real_recompute_pause") is None:
+        monkeypatch.setattr(controller, "DEBOUNCE_MS", TEST_RECOMPUTE_PAUSE_MS)
+
+
 @pytest.fixture(scope="session")
 def recalculated(tmp_path_factory):
     """Every workbook registered with lo.book(...), recalculated by LibreOffice in one batch."""

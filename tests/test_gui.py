@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessa
 
 from gpu_tco.core.planner import plan  # noqa: E402
 from gpu_tco.core.scenario_files import read_scenario  # noqa: E402
-from gpu_tco.gui import model  # noqa: E402
+from gpu_tco.gui import controller, model  # noqa: E402
 from gpu_tco.gui.controller import Controller  # noqa: E402
 from gpu_tco.gui.window import MainWindow  # noqa: E402
 from gpu_tco.workbooks.email_draft import Sent, ascii_file_name, draft_text, send, write_draft  # noqa: E402
@@ -171,7 +171,7 @@ def test_invalid_value_is_marked_at_its_field_and_fixing_clears_it(qtbot, window
     assert message.isVisible() and message.text().startswith('seq_len: "4k tokens"') and "whole number" in message.text()
     assert window.stale_banner.isVisible() and window.headline.text() == before  # the last valid answer stays
     assert not visible_dialogs()
-    qtbot.wait(2 * 150)
+    qtbot.wait(2 * controller.DEBOUNCE_MS)  # longer than the pause before a recompute
     assert window.headline.text() == before  # nothing recomputed from an invalid state
     answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
     assert not message.isVisible() and not window.stale_banner.isVisible()
@@ -273,6 +273,7 @@ def test_settings_remember_geometry(qtbot, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.real_recompute_pause
 def test_controller_without_a_window_debounces_and_drops_stale_answers(qtbot):
     c = Controller()
     answers = []
@@ -647,7 +648,7 @@ def test_a_scenario_with_bad_values_opens_with_the_messages_at_the_fields(qtbot,
     qtbot.addWidget(w)
     assert w.open_file(str(path))
     w.show()
-    qtbot.wait(300)  # longer than the recompute pause: nothing is computed for a state with errors
+    qtbot.wait(2 * controller.DEBOUNCE_MS)  # longer than the recompute pause: nothing is computed for a state with errors
     assert w.controller.answer is None and not w.progress.isVisible()
     for field, start in expected.items():
         f = w.fields[field]
@@ -886,7 +887,7 @@ def test_a_rejected_training_field_does_not_hold_back_the_serving_answer(qtbot, 
     assert answer["task"] == "serve" and not window.stale_banner.isVisible()  # seq_len is not a serving input
     assert "seq_len" in window.controller.state.errors and not seq.isVisibleTo(window)
     window.findChild(QRadioButton, "task_train").click()
-    qtbot.wait(2 * 150)
+    qtbot.wait(2 * controller.DEBOUNCE_MS)  # longer than the pause before a recompute
     message = window.findChild(QLabel, "message_seq_len")
     assert message.isVisible() and message.text().startswith('seq_len: "4k tokens"') and window.stale_banner.isVisible()
     answer = answer_after(qtbot, window, lambda: type_into(qtbot, seq, "2048"))
