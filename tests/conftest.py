@@ -54,17 +54,14 @@ QT_MISSING = qt_setup.ensure_offscreen()
 
 
 # The form recomputes after a pause in typing (gui/controller.py, DEBOUNCE_MS: 150 ms), and a form test waits out that
-# pause after each edit: about 7 s of a run's form tests in which the worker only waits.  The tests run the form with a
+# pause after each edit: about 8.5 s of a run's form tests in which the worker only waits.  The tests run the form with a
 # shorter pause (how long it waits, not what it computes or in which order); the tests of the pause itself carry the
 # mark real_recompute_pause and keep the form's own.  Processes of their own (the command line, the frozen form) keep it.
-TEST_RECOMPUTE_PAUSE_MS = 30
-
-
 @pytest.fixture(autouse=True)
 def _short_recompute_pause(request, monkeypatch):
     controller = sys.modules.get("gpu_tco.gui.controller")  # (imported by the form's test modules as they are collected)
     if controller is not None and request.node.get_closest_marker("real_recompute_pause") is None:
-        monkeypatch.setattr(controller, "DEBOUNCE_MS", TEST_RECOMPUTE_PAUSE_MS)
+        monkeypatch.setattr(controller, "DEBOUNCE_MS", qt_setup.TEST_RECOMPUTE_PAUSE_MS)
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,9 @@ XCB = {"libxcb-cursor.so.0": "libxcb-cursor0", "libxcb-icccm.so.4": "libxcb-iccc
        "libxcb-keysyms.so.1": "libxcb-keysyms1", "libxcb-render-util.so.0": "libxcb-render-util0",
        "libxcb-shape.so.0": "libxcb-shape0", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0"}
 XCB_PROGRAMS = {"xvfb-run": "xvfb", "xauth": "xauth"}
+# The form's pause before it recomputes, in the tests (tests/conftest.py): shorter than the form's own 150 ms, which each form
+# test would otherwise wait out after its edits with its worker idle
+TEST_RECOMPUTE_PAUSE_MS = 30
 FONT_PACKAGE = "fonts-dejavu-core"  # without a font every glyph is a box, and Qt says nothing
 
 

@@ -19,6 +19,7 @@ import openpyxl
 import pytest
 from PySide6.QtCore import QObject, QSettings, Qt, Signal  # noqa: E402
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessageBox, QRadioButton  # noqa: E402
+from qt_setup import TEST_RECOMPUTE_PAUSE_MS  # noqa: E402
 
 from gpu_tco.core.planner import plan  # noqa: E402
 from gpu_tco.core.scenario_files import read_scenario  # noqa: E402
@@ -287,6 +288,19 @@ def test_controller_without_a_window_debounces_and_drops_stale_answers(qtbot):
     assert "epochs" in c.state.errors
     qtbot.wait(300)
     assert len(answers) == 1  # nothing computed while a field is invalid
+
+
+@pytest.mark.real_recompute_pause
+def test_the_pause_before_a_recompute_is_the_one_docs_form_md_states_and_the_tests_shorten_it(request):
+    """The form's own pause is the documented one; the other tests run with tests/conftest.py's shorter one."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "form.md").read_text(encoding="utf-8")
+    assert f"recomputed {controller.DEBOUNCE_MS} ms after the last keystroke" in " ".join(text.split())
+    assert TEST_RECOMPUTE_PAUSE_MS < controller.DEBOUNCE_MS
+    assert Controller()._timer.interval() == controller.DEBOUNCE_MS
+
+
+def test_the_forms_tests_run_with_the_shorter_pause():
+    assert Controller()._timer.interval() == TEST_RECOMPUTE_PAUSE_MS
 
 
 def test_signal_emits_keep_reference_counts():
