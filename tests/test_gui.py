@@ -291,7 +291,7 @@ def test_controller_without_a_window_debounces_and_drops_stale_answers(qtbot):
 
 
 @pytest.mark.real_recompute_pause
-def test_the_pause_before_a_recompute_is_the_one_docs_form_md_states_and_the_tests_shorten_it(request):
+def test_the_forms_own_pause_before_a_recompute_is_the_one_docs_form_md_states():
     """The form's own pause is the documented one; the other tests run with tests/conftest.py's shorter one."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "form.md").read_text(encoding="utf-8")
     assert f"recomputed {controller.DEBOUNCE_MS} ms after the last keystroke" in " ".join(text.split())
