@@ -27,7 +27,7 @@ def did_you_mean(typed, candidates: Iterable, before: str = " ", after: str = ""
     between ``before`` and ``after``; "" when nothing is close.
 
     ``f"is not a quantity{did_you_mean(x, QUANTITIES)}"`` gives "is not a quantity (did you mean y?)";
-    ``did_you_mean(x, names, before="", after="; ")`` leads a list of what is allowed."""
+    a list of what is allowed is led by ``allowed_hint``, which also says when nothing is close."""
     close = close_matches(typed, candidates)
     return f"{before}(did you mean {', '.join(close)}?){after}" if close else ""
 
