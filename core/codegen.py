@@ -1066,6 +1066,7 @@ STAGE_MIN_GROUP = 8        # a smaller group of quantities joins a larger stage 
 SLOW_KEYS_KEPT = 8         # keys of everything but the varied inputs kept per function (then all are dropped)
 STAGE_KEYS_KEPT = 128      # keys kept per stage and slow key (then that stage's are dropped)
 PARK_MIN_SHARE = 1 / 3     # a swept input whose stages hold this share of the quantities has states parked by value
+FIRST_STAGE_APART = True  # the first stage is a function of its own, ``_stage0`` (``_staged_lines``)
 UNKEYED_LAST = True        # the stage keyed by every swept input is computed without a lookup (``_stage_lines``)
 STAGE_HOIST = True         # a subtree is computed with the earliest stage whose key holds its swept inputs (``stage_temp``)
 STAGE_HOIST_MIN_OPS = 2    # ... when it holds this many operations or more
@@ -1162,9 +1163,14 @@ def _stage_bodies(names, table_of: dict, plain: _Emitter, task: str | None) -> l
         bodies[0] = (bodies[0][0], bodies[0][1], [
             *bodies[0][2], "    try:", *("    " + line for line in emitter.once),
             "    except (ZeroDivisionError, ValueError, OverflowError, TypeError):",
-            "        M[_sk] = True", "        if _st is not None:", "            M[None] = _st",
-            "        R = T.copy()", "        _run(I, C, R)", "        return R"])
+            *(["        return None"] if FIRST_STAGE_APART else ["    " + line for line in _FAILING_AHEAD])])
     return bodies
+
+
+# What ``_staged`` does when the first stage of a slow key fails ahead (``_stage_bodies``): the plain code, for this
+# call and, marked in ``M``, for every later call with that key.
+_FAILING_AHEAD = ["    M[_sk] = True", "    if _st is not None:", "        M[None] = _st", "    R = T.copy()",
+                  "    _run(I, C, R)", "    return R"]
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -1230,7 +1236,10 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
     one dict, so a stage whose key did not change since then costs a comparison.  The state is taken out of ``M``
     while a call runs: a call in another thread meanwhile starts from the stored stages instead.  A stage that is
     computed reads every input and catalog row into locals once, and the values of the stages before it that were not
-    computed are read back from the state.  Values of
+    computed are read back from the state.  The first stage, computed once per key of the other inputs, is a function
+    of its own (``_stage0``; ``FIRST_STAGE_APART``): Python sets up and clears every local of a function's frame at
+    every call, and ``_staged``'s 1,553 locals with the first stage inside cost about 6 % of a call of all quantities
+    (1,159 without it; docs/benchmarks.md).  Values of
     the other inputs seen for the first time are computed by ``_run`` and only their key kept: a sweep that changes
     them every call (a GPU, a model) pays the plain code and one key, not the storing of every stage."""
     wanted = set(outputs)
@@ -1254,15 +1263,25 @@ def _staged_lines(outputs, used_inputs, rows: _Unpacking, table_of: dict, bodies
               "            return R",
               "        if _P is False:  # seen before: kept from now on",
               f"            _P = M[_sk] = [None{', {}' * (len(bodies) - 1)}, {{}}]  # the stages' kept results, parked states",
-              "        _v = _P[0]",
-              "        if _v is None:  # then every later stage is computed too: every local read here"]
-    lines += ["            " + line for line in reads_all]
-    lines += ["        " + line for line in bodies[0][2]]
-    lines += ["            _R = T.copy()"]
+              "        _v = _P[0]"]
+    first = ["    " + line for line in reads_all]
+    first += bodies[0][2]
+    first += ["    _R = T.copy()"]
     if base_results:
-        lines += [f"            _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
-    lines += [f"            _v = _P[0] = ((None, {', '.join(_tuple(names) for names in stage_reads[1:])}), _R)",
-              f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
+        first += [f"    _R.update({{{', '.join(f'{n!r}: {n}' for n in base_results)}}})"]
+    first += [f"    return ((None, {', '.join(_tuple(names) for names in stage_reads[1:])}), _R)"]
+    if FIRST_STAGE_APART:
+        at = next(i for i, line in enumerate(lines) if line.startswith("def _staged("))
+        lines[at:at] = ["def _stage0(I, C, T, _sk" + "".join(f", {name}={name}" for name in getters if name != "_igs") + "):",
+                      *(line for line in first if line != "    _u = True")]
+        lines += ["        if _v is None:  # the first stage of these values of the inputs not swept (``_stage0``)",
+                  "            _v = _stage0(I, C, T, _sk)", "            if _v is None:",
+                  *("            " + line for line in _FAILING_AHEAD), "            _P[0] = _v"]
+    else:
+        lines += ["        if _v is None:  # then every later stage is computed too: every local read here"]
+        lines += ["        " + line for line in first[:-1]]
+        lines += ["            _v = _P[0] = " + first[-1].strip()[len("return "):]]
+    lines += [f"        _st = [_sk, _P, _v[1].copy(), _v[0]{', None' * (len(bodies) - 1)}, None]",
               "    else:", "        _P = _st[1]"]
     # which swept inputs differ from the last call's (all, after a change of the others): a stage none of whose
     # inputs changed is skipped on one test, its results already in L

@@ -489,11 +489,14 @@ def test_a_call_that_changes_numbers_alone_starts_from_the_previous_one_and_chec
     assert str(kept.value) == str(direct.value)
 
 
-def test_a_part_computed_ahead_that_fails_in_a_branch_never_taken_leaves_those_values_to_the_plain_code(monkeypatch):
+@pytest.mark.parametrize("first_stage_apart", [True, False])
+def test_a_part_computed_ahead_that_fails_in_a_branch_never_taken_leaves_those_values_to_the_plain_code(
+        monkeypatch, first_stage_apart):
     """Parts of formulas that read no swept input are computed with the first stage, outside the IF that may guard
     them: where one fails there (x / 0 in a branch these values never take), the values go to the plain code at every
     call, which gives the branch's own value; where the branch is taken, both fail alike.  (No formula of the catalog
-    fails so for valid inputs; these three are made for the test from real inputs.)"""
+    fails so for valid inputs; these three are made for the test from real inputs.)  The same with the first stage
+    inside ``_staged`` (``FIRST_STAGE_APART`` off), as the benchmarks compare it."""
     from gpu_tco.core.expr import IF, Ref
     from gpu_tco.core.formulas import Quantity
     seq, packed, chunk = Ref("seq_len"), Ref("packed_document_tokens"), Ref("fused_loss_chunk_tokens")
@@ -505,6 +508,7 @@ def test_a_part_computed_ahead_that_fails_in_a_branch_never_taken_leaves_those_v
     monkeypatch.setattr(codegen, "QUANTITIES", made)
     monkeypatch.setattr(codegen, "STAGE_MIN_QUANTITIES", 1)
     monkeypatch.setattr(codegen, "STAGE_MIN_GROUP", 1)
+    monkeypatch.setattr(codegen, "FIRST_STAGE_APART", first_stage_apart)
     compiled = codegen._generate(False, tuple(made), None, None)[0]
     assert compiled.staged_code is not None
 
