@@ -182,8 +182,9 @@ print(min(times), statistics.median(times), len(times), len(varying), sum(a.nbyt
 """
 
 
-def _llm_analysis_us() -> float | None:
-    """Microseconds per call of llm-analysis's comparable training estimate, or None when not installed."""
+def _llm_analysis_call():
+    """A call of llm-analysis's comparable training estimate, or None when it is not installed (the caller silences its
+    logging while timing it: it logs every call)."""
     import logging
     logging.disable(logging.WARNING)  # its transformers import warns that no deep-learning framework is installed
     try:
@@ -192,7 +193,7 @@ def _llm_analysis_us() -> float | None:
     except ImportError:
         logging.disable(logging.NOTSET)
         return None
-    logging.disable(logging.CRITICAL)  # llm-analysis logs every call
+    logging.disable(logging.NOTSET)
     model = la_config.get_model_config_by_name("NousResearch_Llama-2-7b-hf")
     gpu = la_config.get_gpu_config_by_name("a100-sxm-80gb")
     dtype = la_config.get_dtype_config_by_name("w16a16e16")
@@ -201,10 +202,23 @@ def _llm_analysis_us() -> float | None:
         la = LLMAnalysis(model, gpu, dtype, la_config.ParallelismConfig(dp_size=8), flops_efficiency=0.5, hbm_memory_efficiency=0.9)
         return la.training(batch_size_per_gpu=1, seq_len=2048, total_num_tokens=int(1e8),
                            activation_recomputation=ActivationRecomputation.FULL, ds_zero=DSZeRO.STAGE_3)
-    try:
-        return _timed_us(run, calls=200, repeats=5)
-    finally:
-        logging.disable(logging.NOTSET)
+    return run
+
+
+def _timed_together_us(first, first_calls: int, second, second_calls: int, repeats: int = 9) -> tuple[_Measured, _Measured]:
+    """Microseconds per call of two functions timed in alternating runs (``first_calls`` calls of one, then
+    ``second_calls`` of the other, ``repeats`` times), so that the best run of each comes from the same stretch of the
+    machine's speed: a ratio of two figures timed seconds apart would compare one speed with another."""
+    first()
+    second()
+    times: tuple[list, list] = ([], [])
+    for _ in range(repeats):
+        for fn, calls, out in ((first, first_calls, times[0]), (second, second_calls, times[1])):
+            t0 = _Clock.now()
+            for _ in range(calls):
+                fn()
+            out.append((_Clock.now() - t0) / calls * 1e6)
+    return _measured(times[0]), _measured(times[1])
 
 
 def run(engine_only: bool = False, cpu_time: bool = False) -> dict:
@@ -286,19 +300,24 @@ def _engine_figures(figures: dict) -> None:
     figures["first_evaluation_fresh_process_ms"] = (_first_evaluation_ms(True), 20.0, "generated code read from the cache")
     figures["first_evaluation_no_cache_ms"] = (_first_evaluation_ms(False), 0.0, "generating the code (an empty cache)")
     ours = _timed_us(_changing(COMPARABLE, outputs=COMPARABLE_OUTPUTS), calls=3000)
-    ours_all = _timed_us(_changing(COMPARABLE), calls=3000)
     ours_all_repeated = _timed_us(lambda: core.evaluate(COMPARABLE), calls=5000)
-    theirs = _llm_analysis_us()
-    if theirs is None:
+    llm_analysis = _llm_analysis_call()
+    if llm_analysis is None:
         figures["comparable_training_estimate_us"] = (ours, 0.0, "llm-analysis not installed (pip install \"gpu-tco[bench]\")")
         return
+    import logging
+    logging.disable(logging.CRITICAL)  # llm-analysis logs every call
+    try:  # gpu-tco's runs and llm-analysis' alternate: each ratio compares times from the same stretch of the machine
+        ours_all, theirs = _timed_together_us(_changing(COMPARABLE), 3000, llm_analysis, 200)
+    finally:
+        logging.disable(logging.NOTSET)
     figures["llm_analysis_training_estimate_us"] = (theirs, 0.0, "llm-analysis 0.2: LLMAnalysis(...).training(...), "
                                                                   "Llama-2-7B on 8x A100, ZeRO-3, full recomputation")
     figures["comparable_training_estimate_us"] = (ours, 0.0, f"gpu-tco, the same question: {theirs / ours:.0f}x faster "
                                                              "(each call another configuration)")
     figures["all_quantities_vs_llm_analysis_x"] = (theirs / ours_all, 10.0,
                                                    f"llm-analysis' best time / gpu-tco's for all {count} quantities, each "
-                                                   f"call another configuration ({ours_all:.1f} us; medians: "
+                                                   f"call another configuration, timed in alternating runs ({ours_all:.1f} us; medians: "
                                                    f"{theirs.median / ours_all.median:.1f}x)", "min")
     figures["all_quantities_vs_llm_analysis_repeated_x"] = (theirs / ours_all_repeated, 0.0,
                                                             f"the same, one configuration repeated ({ours_all_repeated:.1f} us)")

@@ -300,6 +300,17 @@ def test_ctrl_c_exits_130_with_one_line():
     assert err.strip() == "gpu-tco: interrupted"
 
 
+def test_the_bench_times_gpu_tco_and_llm_analysis_in_alternating_runs():
+    """The ratio to llm-analysis compares the best run of each, so their runs alternate: both bests then come from the
+    same stretch of the machine's speed (docs/benchmarks.md)."""
+    from gpu_tco import bench
+    calls: list[str] = []
+    ours, theirs = bench._timed_together_us(lambda: calls.append("ours"), 3, lambda: calls.append("theirs"), 2, repeats=4)
+    assert calls == ["ours", "theirs"] + (["ours"] * 3 + ["theirs"] * 2) * 4  # one warm-up call each, then in turn
+    assert ours.runs == theirs.runs == 4
+    assert 0 < ours <= ours.median and 0 < theirs <= theirs.median
+
+
 @pytest.mark.slow  # over 0.45 s
 def test_presets_wrap_whole_pairs_and_help_says_auto():
     """`presets` wraps its rows between name=value pairs (nothing is cut), and --help shows "default: auto"
