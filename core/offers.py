@@ -104,4 +104,6 @@ def _link_counts(values: dict, shape) -> None:
         step += n > bound
     off = np.asarray(picks, dtype=np.broadcast_to(np.asarray(values["offer__row"]), ()).dtype)[step]
     off[~(n > 1)] = reference  # one GPU (or none): the reference offer
-    values["offer__row"] = off  # (every offer picked sells this GPU: its row stays one value, read once per sweep)
+    # (every offer picked sells this GPU, so its row stays one value; when every row picks the same offer, the offer's
+    # row is one value for the whole sweep too, and what depends on it alone is computed once and not written per row)
+    values["offer__row"] = int(off.flat[0]) if off.size and off.min() == off.max() else off

@@ -126,8 +126,10 @@ def test_a_sweep_of_job_sizes_on_one_gpu_picks_the_auto_offer_of_each_row_as_one
             one = {"offer__row": -1, "gpu__row": int(values["gpu__row"]), "n_gpus": k}
             core.offers.link(one, True)
             one_by_one.append(one["offer__row"])
-        assert values["offer__row"].tolist() == one_by_one, g["name"]
+        assert np.broadcast_to(values["offer__row"], counts.shape).tolist() == one_by_one, g["name"]
         assert np.ndim(values["gpu__row"]) == 0  # one GPU: its row stays one value for the whole sweep
+        # every count picking the same offer: the offer's row is one value for the whole sweep too
+        assert (np.ndim(values["offer__row"]) == 0) == (len(set(one_by_one)) == 1), g["name"]
         picked += len(set(one_by_one)) > 1
     assert picked >= 5  # GPUs whose larger jobs take another offer
 

@@ -71,15 +71,32 @@ def test_the_split_really_happens_and_broadcast_quantities_stay_broadcast(monkey
     monkeypatch.setattr(engine, "split_by_inputs", spy)
     sweep = {k: v for k, v in _sweep(np.random.default_rng(5), 1000).items() if k not in ("gpu", "method")}
     plain, split = _plain_and_split(monkeypatch, sweep)
-    # 4 GPU counts x 15 batch sizes (one GPU, one offer) fit in 1,000 rows; 124 ranks more would not
-    # (one GPU: the offers "auto" picks all sell it, so its row is one value for the whole sweep)
-    assert seen and seen[-1][1] == {"offer", "n_gpus", "micro_batch"}, seen
+    # 4 GPU counts x 15 batch sizes fit in 1,000 rows; 124 ranks more would not (one GPU, and every count picks the
+    # same offer "auto": the GPU's and the offer's rows are one value for the whole sweep, neither an input that varies)
+    assert seen and seen[-1][1] == {"n_gpus", "micro_batch"}, seen
+    assert "offer" not in seen[-1][0]
     few, rest, given = real(tuple(NAMES), seen[-1][0], seen[-1][1], "train")
     per_row = set(rest) & set(codegen.depending_on(seen[-1][0] - seen[-1][1]))  # (the rest: per row, or one value)
     assert len(few) > len(per_row) and given <= set(few)
     broadcast = {n for n in NAMES if 0 in np.asarray(plain[n]).strides}
     assert broadcast and broadcast == {n for n in NAMES if 0 in np.asarray(split[n]).strides}
     assert not [n for n in NAMES if not _identical(plain[n], split[n])]
+
+
+def test_a_sweep_of_gpu_counts_that_all_pick_one_offer_reads_that_offer_once():
+    """Offer "auto" over GPU counts the same offer sells: the offer's row is one value for the whole sweep, so what
+    depends on the offer alone (its price, its link speeds) comes back as one value broadcast to every row, as a
+    quantity no swept input reaches does, and equals each row's own answer."""
+    counts = np.array([1, 2, 4, 8, 2, 1, 4])
+    swept = core.evaluate({"gpu": "H100-SXM", "n_gpus": counts, "seq_len": 4096})
+    for name in ("rent_usd_per_gpu_hour", "offer_node_gpus", "inter_node_gb_per_s"):
+        assert 0 in swept[name].strides, name  # one value, not an array written row by row
+    rows = [core.evaluate({"gpu": "H100-SXM", "n_gpus": int(k), "seq_len": 4096}) for k in counts]
+    picked = {core.resolve_inputs({"gpu": "H100-SXM", "n_gpus": int(k)})["offer"] for k in counts}
+    assert len(picked) == 1  # (the premise: every count picks the same offer)
+    wrong = [n for n in NAMES if isinstance(rows[0][n], (int, float))
+             and not np.allclose(swept[n], [row[n] for row in rows], rtol=1e-13, atol=0, equal_nan=True)]
+    assert not wrong, wrong[:5]
 
 
 @pytest.mark.slow  # over 0.45 s
@@ -91,7 +108,7 @@ def test_grids_requested_outputs_and_series_keep_their_shape(monkeypatch):
     assert list(split) == asked and all(_identical(plain[n], split[n]) for n in asked)
     assert split["train_hours"].shape == (3, 4)
     import pandas as pd
-    s = pd.Series([1, 2, 4, 8, 2, 1], index=list("abcdef"))
+    s = pd.Series([1, 2, 4, 4, 2, 1], index=list("abcdef"))  # (GPU counts spanning fewer values than rows: split)
     plain, split = _plain_and_split(monkeypatch, {"n_gpus": s, "seq_len": [512, 1024] * 3}, asked)
     assert list(split["train_hours"].index) == list("abcdef")
     assert all(_identical(plain[n].to_numpy(), split[n].to_numpy()) for n in asked)
