@@ -88,10 +88,40 @@ class _PrintVersion(argparse.Action):
         parser.exit()
 
 
+# The inputs the main job chooses itself, and how a user names them.
+_CHOSEN_BY_THE_MAIN_JOB = {
+    "--gpu": "the main job compares every GPU; to name some: gpu-tco plan --gpus A,B, or gpu-tco estimate --gpu G for one",
+    "--n-gpus": "the main job finds each GPU's count itself; to set one: gpu-tco estimate --gpu G --n-gpus N",
+    "--buy": "the main job ranks purchases with --consider-buying 1",
+}
+
+
+def _main_job_hint(options) -> str:
+    """Where to name what the main job chooses itself, for the first of ``options`` it does: "; ..." or ""."""
+    where = next((_CHOSEN_BY_THE_MAIN_JOB[o.split("=", 1)[0]] for o in options if o.split("=", 1)[0] in _CHOSEN_BY_THE_MAIN_JOB), None)
+    return f"; {where}" if where else ""
+
+
+class _TopParser(Parser):
+    """The parser of ``gpu-tco`` itself.  argparse takes the value of an option it does not know for the command
+    (``gpu-tco --gpu H100-SXM`` read as the command "H100-SXM"): that error names the option instead."""
+
+    argv: list = []
+
+    def error(self, message):
+        if message.startswith("argument COMMAND: invalid choice: "):
+            bad = message.split("'")[1] if message.count("'") >= 2 else None
+            at = self.argv.index(bad) if bad in self.argv else -1
+            option = self.argv[at - 1].split("=", 1)[0] if at > 0 else ""
+            if option.startswith("-") and option not in ("--json", "--version", "-h", "--help"):
+                message = f"unrecognized arguments: {option} {bad}" + _main_job_hint([option])
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .core import QUANTITIES, SERVE_OUTPUTS
 
-    p = Parser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
+    p = _TopParser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
                description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
                            "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
                            "name the recommended option and write the workbook.",
@@ -198,9 +228,11 @@ def _run(argv, interrupted: list) -> int:
     ns = None
     try:
         parser = build_parser()
+        parser.argv = sys.argv[1:] if argv is None else list(argv)
         ns, extra = parser.parse_known_args(argv)
         if extra:  # name the command whose --help lists what it takes
-            parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
+            parser.commands.get(ns.command, parser).error(f"unrecognized arguments: {' '.join(extra)}"
+                                                          + ("" if ns.command else _main_job_hint(extra)))
         before = _options_before_command(sys.argv[1:] if argv is None else list(argv), ns.command)
         if before:  # argparse would let the command's own defaults replace them, silently
             parser.commands[ns.command].error(f"{before[0]} comes before the command; put it after: "

@@ -207,6 +207,10 @@ def test_readme_python_example_runs(tmp_path):
     (("plan", "--top", "ten"), "gpu-tco plan: error: argument --top: 'ten' is not a whole number"),
     (("estimate", "--mode", "both"), "gpu-tco estimate: error: argument --mode: invalid choice"),
     (("frobnicate",), "gpu-tco: error: argument COMMAND: invalid choice"),
+    # an option the main job does not take: its value is not read as a command, and the line says where to name a GPU
+    (("--model", "Llama-3-8B", "--gpu", "H100-SXM"), "gpu-tco: error: unrecognized arguments: --gpu H100-SXM; the main "
+                                                     "job compares every GPU; to name some: gpu-tco plan --gpus A,B"),
+    (("--foo", "3"), "gpu-tco: error: unrecognized arguments: --foo 3 (see gpu-tco --help)"),
 ])
 def test_parse_errors_are_one_line_with_a_hint(args, first_words):
     out = gpu_tco(*args)
