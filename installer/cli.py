@@ -122,11 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .core import QUANTITIES, SERVE_OUTPUTS
 
     p = _TopParser(prog="gpu-tco", allow_abbrev=False, usage="gpu-tco [--INPUT VALUE ...] [--json] [--workbook PATH] [COMMAND ...]",
-               description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
-                           "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
-                           "name the recommended option and write the workbook.",
-               epilog="Commands: estimate, plan, tco, breakeven, offers, apis, gpus, models, presets, explain, workbook, addin, "
-                      "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
+                   description="Which GPUs, how many, how long, rent or buy, how much: memory, time and cost of LLM work "
+                               "from sourced formulas. Without a command: compare the usual setups for a fine-tuning job, "
+                               "name the recommended option and write the workbook.",
+                   epilog="Commands: estimate, plan, tco, breakeven, offers, apis, gpus, models, presets, explain, workbook, addin, "
+                          "bench, calibrate, docs. Help on one: gpu-tco COMMAND --help.")
     p.add_argument("--version", action=_PrintVersion)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--workbook", default="gpu-tco.xlsx", metavar="PATH",
