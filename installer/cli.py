@@ -59,6 +59,7 @@ if _started_as_the_command():
         pass
 
 import argparse  # noqa: E402 - after the Ctrl-C handler
+import ast  # noqa: E402
 import errno  # noqa: E402
 import threading  # noqa: E402
 
@@ -109,11 +110,18 @@ class _TopParser(Parser):
     argv: list = []
 
     def error(self, message):
-        if message.startswith("argument COMMAND: invalid choice: "):
-            bad = message.split("'")[1] if message.count("'") >= 2 else None
-            at = self.argv.index(bad) if bad in self.argv else -1
-            option = self.argv[at - 1].split("=", 1)[0] if at > 0 else ""
-            if option.startswith("-") and option not in ("--json", "--version", "-h", "--help"):
+        head, _, rest = message.partition("argument COMMAND: invalid choice: ")
+        if not head and " (choose from " in rest:
+            try:
+                bad = ast.literal_eval(rest.split(" (choose from ", 1)[0])  # (argparse writes the value as its repr)
+            except (ValueError, SyntaxError):
+                bad = None
+            # the occurrence argparse read as the command: after an option this parser does not know, written without
+            # "=" (an option it knows and that takes a value would have taken it; argparse's own table of options)
+            option = next((self.argv[i - 1] for i in range(1, len(self.argv)) if self.argv[i] == bad
+                           and self.argv[i - 1].startswith("-") and "=" not in self.argv[i - 1]
+                           and self.argv[i - 1] not in self._option_string_actions), None)
+            if option is not None:
                 message = f"unrecognized arguments: {option} {bad}" + _main_job_hint([option])
         super().error(message)
 

@@ -304,6 +304,26 @@ def test_ctrl_c_exits_130_with_one_line():
     assert err.strip() == "gpu-tco: interrupted"
 
 
+@pytest.mark.parametrize("args, said", [
+    (["--epochs", "1", "--buy", "1"], "unrecognized arguments: --buy 1; the main job ranks purchases with --consider-buying 1"),
+    (["--model", "H100-SXM", "--gpu", "H100-SXM"], "unrecognized arguments: --gpu H100-SXM; the main job compares every GPU"),
+    (["--gpu", "O'Brien"], "unrecognized arguments: --gpu O'Brien; the main job compares every GPU"),
+    (["--foo=bar", "baz"], "argument COMMAND: invalid choice: 'baz'"),  # (baz is not --foo's value: a command, unknown)
+    (["--json", "junk"], "argument COMMAND: invalid choice: 'junk'"),
+])
+def test_the_value_of_an_option_the_main_job_does_not_take_is_named_with_its_option(args, said, capsys):
+    """The token argparse read as the command is found where it follows an option the parser does not know, not at an
+    earlier option's value that happens to be the same text."""
+    from gpu_tco.cli import build_parser
+    parser = build_parser()
+    parser.argv = args
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_known_args(args)
+    assert stop.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"gpu-tco: error: {said}") and "\n" not in line, line
+
+
 def test_the_bench_times_gpu_tco_and_llm_analysis_in_alternating_runs():
     """The ratio to llm-analysis compares the best run of each, so their runs alternate: both bests then come from the
     same stretch of the machine's speed (docs/benchmarks.md)."""
