@@ -37,6 +37,7 @@ from .validation import (
     check_number,
     cross_check,
     mig_serving_count,
+    serving_counts_rows,
 )
 
 _PLAIN_SCALARS = (str, int, float, bool)
@@ -629,6 +630,10 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         else:
             values[name] = check_array(inp, arr)
     offers.link_vector(values, shape, "gpu" in given)
+    task_row = values["task__row"]
+    task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
+    if task != "train":  # each row's GPUs per serving replica, as for one configuration (after the offers, as there)
+        serving_counts_rows(values, shape, extra_rows, task, given)
     split = [values[k] for k in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel")]
     if all(type(v) is not np.ndarray and v == 1 for v in split):  # one GPU per replica divides every count
         bad = ()
@@ -642,8 +647,6 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
                      "context_parallel": int(cp_.flat[j]), "expert_parallel": int(ep_.flat[j])}, row=j)
     varying = frozenset(k[:-5] if k.endswith("__row") else k for k, v in values.items()
                         if isinstance(v, np.ndarray) and v.ndim)
-    task_row = values["task__row"]
-    task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
     if task != "train":  # a serving request longer than its model's context (validation.context_refusal), per row
         check_context_rows(values, shape, extra_rows.get("models", ()), task)
     compiled = compile_formulas(True, wanted, varying, task)

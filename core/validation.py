@@ -255,6 +255,42 @@ def check_context_rows(values, shape, extra_models, task: str | None) -> None:
         raise InputError(*context_refusal(one, every[int(rows.flat[j])]), row=j)
 
 
+def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given) -> None:
+    """A sweep of a serving job, row by row as one configuration is (``mig_serving_count`` and ``cross_check``): without
+    an n_gpus given, each row's GPUs per replica are 1 on a MIG slice, else the largest count up to the default whose
+    GPUs can split the row's model's attention heads; with n_gpus given, the first row whose count cannot split them
+    raises, naming the row.  ``task`` and the models outside the catalog (``extra_rows["models"]``) as for
+    ``check_context_rows``."""
+    if task == "train":
+        return
+    kinds = [bool(float(flag)) for flag in catalog.tables()["tasks"].col["serve"]]
+    serve = np.broadcast_to(np.asarray(kinds)[np.asarray(values["task__row"], dtype=int)], shape)
+    if not serve.any():
+        return
+    every = list(catalog.tables()["models"].rows) + list(extra_rows.get("models", ()))
+    rows = np.broadcast_to(np.asarray(values["model__row"], dtype=int), shape)
+    if "n_gpus" not in given:  # (one default count for every row)
+        default = int(values["n_gpus"])
+        fitting = np.array([max(d for d in range(1, default + 1) if heads_problem(m, d) is None) for m in every])
+        gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
+        mig = np.array([bool(catalog.mig_profile(g)) for g in gpus])[np.asarray(values["gpu__row"], dtype=int)]
+        counts = np.where(serve, np.where(mig, 1, fitting[rows]), default)
+        if (counts != default).any():
+            values["n_gpus"] = counts.astype(float)
+        return
+    n = np.broadcast_to(np.asarray(values["n_gpus"], dtype=float), shape)
+    heads = np.array([float(m.get("heads", 0) or 0) for m in every])[rows]
+    kv = np.array([float(m.get("kv_heads", 0) or 0) or float(m.get("heads", 0) or 0) for m in every])[rows]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        split = (np.mod(heads, n) == 0) & ((np.mod(kv, n) == 0) | (np.mod(n, kv) == 0))
+    bad = np.flatnonzero((serve & (n > 1) & (heads > 0) & ~split).ravel())
+    if bad.size:
+        j = int(bad[0])
+        count = int(n.flat[j])
+        raise InputError("n_gpus", count, f"GPUs per serving replica (tensor parallel) "
+                                          f"{heads_problem(every[int(rows.flat[j])], count)}", row=j)
+
+
 def context_note(values, model: dict) -> str | None:
     """A sentence when a serving request is longer than a context length that is only a default (an estimated or
     ad-hoc architecture): planned, not refused, since the model's real context is not known."""

@@ -211,6 +211,27 @@ def test_sweeps_with_any_inputs_varying_equal_scalar_rows(monkeypatch):
                 assert same_array(one[n], got) or math.isclose(one[n], got, rel_tol=1e-13), (sorted(moving), n, j)
 
 
+def test_a_serving_sweep_sizes_each_replica_as_its_row_alone_would_be_sized():
+    """Without an n_gpus, a serving replica is one GPU on a MIG slice, else the largest count up to the default whose
+    GPUs split the model's attention heads (validation.mig_serving_count): a sweep over models and GPUs sizes each row
+    so, as a call of that row alone does.  A count given that cannot split a row's heads is refused, naming the row."""
+    mig = next(g["name"] for g in core.catalog.tables()["gpus"].rows if core.catalog.mig_profile(g))
+    combos = [(m, g) for m in ("Qwen2.5-7B", "Llama-3-8B", "MPT-3B") for g in (mig, "H100-SXM")]  # 28, 32, 20 heads
+    sweep = core.evaluate({"model": [m for m, _ in combos], "gpu": [g for _, g in combos], "task": "serve"})
+    # (the premise: the rows alone take one (a MIG slice), four, eight and five GPUs per replica)
+    assert {core.resolve_inputs({"model": m, "gpu": g, "task": "serve"})["n_gpus"] for m, g in combos} == {1, 4, 5, 8}
+    for j, (model, gpu) in enumerate(combos):
+        one = core.evaluate({"model": model, "gpu": gpu, "task": "serve"})
+        for n in NAMES:
+            got = np.broadcast_to(sweep[n], (len(combos),))[j]
+            assert same_array(one[n], got) or math.isclose(one[n], got, rel_tol=1e-13), (model, gpu, n, one[n], got)
+    with pytest.raises(core.InputError) as alone:
+        core.evaluate({"gpu": "L4", "n_gpus": 9, "task": "serve"})
+    with pytest.raises(core.InputError) as swept:
+        core.evaluate({"gpu": "L4", "n_gpus": [1, 8, 9], "task": "serve"})
+    assert swept.value.row == 2 and str(swept.value) == str(alone.value).replace("n_gpus:", "n_gpus (row 2):", 1)
+
+
 def test_what_does_not_vary_is_computed_once_and_products_gather_fixed_factors():
     compiled = compile_formulas(True, None, frozenset({"seq_len", "micro_batch"}))
     once, per_block = compiled.source.split("    def _block(V, O):\n")
