@@ -267,7 +267,8 @@ def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given
     serve = np.broadcast_to(np.asarray(kinds)[np.asarray(values["task__row"], dtype=int)], shape)
     if not serve.any():
         return
-    every = list(catalog.tables()["models"].rows) + list(extra_rows.get("models", ()))
+    extra_models = list(extra_rows.get("models", ()))
+    every = list(catalog.tables()["models"].rows) + extra_models
     rows = np.broadcast_to(np.asarray(values["model__row"], dtype=int), shape)
     if "n_gpus" not in given:  # (one default count for every row)
         default = int(values["n_gpus"])
@@ -279,8 +280,11 @@ def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given
             values["n_gpus"] = counts.astype(float)
         return
     n = np.broadcast_to(np.asarray(values["n_gpus"], dtype=float), shape)
-    heads = np.array([float(m.get("heads", 0) or 0) for m in every])[rows]
-    kv = np.array([float(m.get("kv_heads", 0) or 0) or float(m.get("heads", 0) or 0) for m in every])[rows]
+    heads, kv = _model_heads()
+    if extra_models:
+        extra = _heads_of(extra_models)
+        heads, kv = np.concatenate([heads, extra[0]]), np.concatenate([kv, extra[1]])
+    heads, kv = heads[rows], kv[rows]
     with np.errstate(invalid="ignore", divide="ignore"):
         split = (np.mod(heads, n) == 0) & ((np.mod(kv, n) == 0) | (np.mod(n, kv) == 0))
     bad = np.flatnonzero((serve & (n > 1) & (heads > 0) & ~split).ravel())
@@ -289,6 +293,22 @@ def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given
         count = int(n.flat[j])
         raise InputError("n_gpus", count, f"GPUs per serving replica (tensor parallel) "
                                           f"{heads_problem(every[int(rows.flat[j])], count)}", row=j)
+
+
+def _heads_of(models) -> tuple[np.ndarray, np.ndarray]:
+    """Per model, its attention heads and KV heads (its heads where it names no KV heads), as floats."""
+    heads = np.array([float(m.get("heads", 0) or 0) for m in models])
+    kv = np.array([float(m.get("kv_heads", 0) or 0) for m in models])
+    return heads, np.where(kv > 0, kv, heads)
+
+
+def _model_heads() -> tuple[np.ndarray, np.ndarray]:
+    """``_heads_of`` the model catalog, kept per catalog snapshot (the serving planner's sweeps ask at every call)."""
+    memo = catalog.snapshot().memo
+    found = memo.get("model heads")
+    if found is None:
+        found = memo.setdefault("model heads", _heads_of(catalog.tables()["models"].rows))
+    return found
 
 
 def context_note(values, model: dict) -> str | None:
