@@ -95,8 +95,11 @@ def estimate_architecture(params_b: float) -> dict:
 
     Shape rules (from the Llama 3 family, Meta's config.json files): head_dim 128, 8 KV
     heads, gated MLP with f = 3.5 h, vocabulary 128,256 (tied below 4B), depth about
-    h / 128.  h is chosen so that the count matches, then rounded to a multiple of 128; L is
-    re-fitted to the rounded h.  Results built on it carry ``model_is_estimate = 1``.
+    h / 128.  h is chosen so that the count matches, a multiple of 128, and from 1,024 on a
+    multiple of 1,024: the attention heads (h / 128) then a multiple of the 8 KV heads, as
+    grouped-query attention needs, and split evenly by 2, 4 or 8 tensor-parallel GPUs, as in
+    every Llama 3 model (4,096 / 8,192 / 16,384 wide: 32, 64, 128 heads); L is re-fitted to
+    that h.  Results built on it carry ``model_is_estimate = 1``.
 
     ``params_b`` is a number from 0.001 to 100,000 (billions); anything else raises ``InputError``
     naming params_b and that range.
@@ -118,6 +121,8 @@ def _estimate_row(params_b: float) -> dict:
 
     best = None
     for h in range(256, 65_536 + 1, 128):
+        if h >= 1024 and h % 1024:  # heads a multiple of the 8 KV heads (grouped-query attention), split by 2, 4 or 8 GPUs
+            continue
         heads = h // 128
         per_layer = count(h, 1) - count(h, 0)
         layers = max(1, round((target - count(h, 0)) / per_layer))

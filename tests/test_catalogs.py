@@ -85,6 +85,20 @@ def test_bare_parameter_count_gives_an_estimate_that_says_so():
     assert big["params_total_b"] == pytest.approx(400, rel=0.03)
 
 
+def test_an_estimated_architecture_has_heads_its_kv_heads_and_tensor_parallel_split():
+    """A bare parameter count gives Llama 3's shape: attention heads a multiple of the 8 KV heads (grouped-query
+    attention) and of 8 from 1,024 wide, so that 2, 4 or 8 tensor-parallel GPUs split them, as in every Llama 3
+    model (a 70B estimated with 69 heads could only be served on one GPU per replica)."""
+    for params_b in (0.5, 1, 3, 7, 8, 13, 30, 70, 180, 405, 1000):
+        arch = core.estimate_architecture(params_b)
+        heads, kv = arch["heads"], arch["kv_heads"]
+        assert heads % kv == 0 and (arch["hidden"] < 1024 or heads % 8 == 0), (params_b, heads, kv)
+        assert core.evaluate(model=params_b)["params_total_b"] == pytest.approx(params_b, rel=0.015)
+        assert all(core.heads_problem(arch, n) is None for n in (2, 4, 8) if n <= heads)
+    eight = core.estimate_architecture(8)
+    assert (eight["hidden"], eight["heads"], eight["layers"]) == (4096, 32, 32)  # Llama-3-8B's own shape
+
+
 def test_user_given_architecture_and_its_errors():
     spec = {"layers": 32, "hidden": 4096, "ffn": 11008, "heads": 32, "vocab": 32000}
     assert core.evaluate(model=spec)["params_total"] == core.evaluate(model="Llama-2-7B")["params_total"]
