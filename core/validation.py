@@ -145,8 +145,7 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
                                                  f"{', '.join(engines_with_disaggregation())}", row)
     gpu = _row(values, "gpu", "gpus") if n > 1 and "gpu__row" in values else None
     if gpu is not None and catalog.mig_profile(gpu):  # no NVLink or peer-to-peer between MIG instances
-        raise InputError("n_gpus", n, f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink "
-                                      "between slices); allowed: 1 (more slices serve as more replicas)", row)
+        raise InputError("n_gpus", n, _more_than_one_slice(gpu), row)
     if "precision__row" in values:
         problem = precision_problem(values)
         if problem:
@@ -155,6 +154,35 @@ def cross_check(values, row=None, model: dict | None = None) -> None:
         refusal = framework_refusal(values)
         if refusal is not None:
             raise InputError(*refusal, row)
+
+
+def _more_than_one_slice(gpu: dict) -> str:
+    return (f"is more than one slice of {gpu['name']}: a job runs on one MIG slice (no NVLink between slices); "
+            "allowed: 1 (more slices serve as more replicas)")
+
+
+def check_slice_rows(values, shape, extra_rows: dict) -> None:
+    """A sweep: the first row that asks for more than one GPU of a MIG slice raises, naming the row, as ``cross_check``
+    refuses one configuration (``extra_rows["gpus"]``: the sweep's GPUs outside the catalog)."""
+    gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
+    slices = _slice_flags(gpus)
+    gpu_rows = np.broadcast_to(np.asarray(values["gpu__row"], dtype=int), shape)
+    bad = np.flatnonzero((slices[gpu_rows] & (np.broadcast_to(np.asarray(values["n_gpus"], dtype=float), shape) > 1)).ravel())
+    if bad.size:
+        j = int(bad[0])
+        n = np.broadcast_to(np.asarray(values["n_gpus"]), shape).flat[j]
+        raise InputError("n_gpus", int(n) if float(n) == int(n) else float(n), _more_than_one_slice(gpus[int(gpu_rows.flat[j])]),
+                         row=j)
+
+
+def _slice_flags(gpus: list) -> np.ndarray:
+    """Per GPU row, whether it is a MIG slice (the catalog's kept per catalog snapshot)."""
+    memo = catalog.snapshot().memo
+    shipped = memo.get("gpu slices")
+    if shipped is None:
+        shipped = memo.setdefault("gpu slices", np.array([bool(catalog.mig_profile(g)) for g in catalog.tables()["gpus"].rows]))
+    extra = gpus[len(shipped):]
+    return np.concatenate([shipped, [bool(catalog.mig_profile(g)) for g in extra]]).astype(bool) if extra else shipped
 
 
 def sharding_row_level(row: dict) -> int:
@@ -274,7 +302,7 @@ def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given
         default = int(values["n_gpus"])
         fitting = np.array([max(d for d in range(1, default + 1) if heads_problem(m, d) is None) for m in every])
         gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
-        mig = np.array([bool(catalog.mig_profile(g)) for g in gpus])[np.asarray(values["gpu__row"], dtype=int)]
+        mig = _slice_flags(gpus)[np.asarray(values["gpu__row"], dtype=int)]
         counts = np.where(serve, np.where(mig, 1, fitting[rows]), default)
         if (counts != default).any():
             values["n_gpus"] = counts.astype(float)

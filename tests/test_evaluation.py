@@ -232,6 +232,22 @@ def test_a_serving_sweep_sizes_each_replica_as_its_row_alone_would_be_sized():
     assert swept.value.row == 2 and str(swept.value) == str(alone.value).replace("n_gpus:", "n_gpus (row 2):", 1)
 
 
+def test_a_sweep_refuses_more_than_one_slice_of_a_mig_gpu_as_one_configuration_does():
+    """A job runs on one MIG slice (no NVLink between slices): a row asking for more, given or by the default count,
+    is refused with the line a call of that row alone gives, naming the row; one slice per row is computed."""
+    mig = next(g["name"] for g in core.catalog.tables()["gpus"].rows if core.catalog.mig_profile(g))
+    with pytest.raises(core.InputError) as alone:
+        core.evaluate({"gpu": mig, "n_gpus": 2})
+    with pytest.raises(core.InputError) as swept:
+        core.evaluate({"gpu": ["H100-SXM", mig], "n_gpus": [2, 2]})
+    assert swept.value.row == 1 and str(swept.value) == str(alone.value).replace("n_gpus:", "n_gpus (row 1):", 1)
+    with pytest.raises(core.InputError, match=r"^n_gpus \(row 0\): 8 is more than one slice"):
+        core.evaluate({"gpu": [mig, "H100-SXM"]})  # the training default, 8 GPUs
+    one_each = core.evaluate({"gpu": ["H100-SXM", mig], "n_gpus": [2, 1]})
+    assert math.isclose(np.broadcast_to(one_each["peak_train_gib_per_gpu"], (2,))[1],
+                        core.evaluate({"gpu": mig, "n_gpus": 1})["peak_train_gib_per_gpu"], rel_tol=1e-13)
+
+
 def test_what_does_not_vary_is_computed_once_and_products_gather_fixed_factors():
     compiled = compile_formulas(True, None, frozenset({"seq_len", "micro_batch"}))
     once, per_block = compiled.source.split("    def _block(V, O):\n")
