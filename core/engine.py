@@ -635,8 +635,7 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
     if task != "train":  # each row's GPUs per serving replica, as for one configuration (after the offers, as there)
         serving_counts_rows(values, shape, extra_rows, task, given)
-    if isinstance(values["gpu__row"], np.ndarray) or isinstance(values["n_gpus"], np.ndarray) or values["n_gpus"] > 1:
-        check_slice_rows(values, shape, extra_rows)
+    check_slice_rows(values, shape, extra_rows)
     split = [values[k] for k in ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel")]
     if all(type(v) is not np.ndarray and v == 1 for v in split):  # one GPU per replica divides every count
         bad = ()

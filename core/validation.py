@@ -166,6 +166,8 @@ def check_slice_rows(values, shape, extra_rows: dict) -> None:
     refuses one configuration (``extra_rows["gpus"]``: the sweep's GPUs outside the catalog)."""
     gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
     slices = _slice_flags(gpus)
+    if not isinstance(values["gpu__row"], np.ndarray) and not slices[int(values["gpu__row"])]:
+        return  # (one GPU for the whole sweep, not a slice: a million-row sweep reads no row)
     gpu_rows = np.broadcast_to(np.asarray(values["gpu__row"], dtype=int), shape)
     bad = np.flatnonzero((slices[gpu_rows] & (np.broadcast_to(np.asarray(values["n_gpus"], dtype=float), shape) > 1)).ravel())
     if bad.size:
@@ -285,58 +287,36 @@ def check_context_rows(values, shape, extra_models, task: str | None) -> None:
 
 def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given) -> None:
     """A sweep of a serving job, row by row as one configuration is (``mig_serving_count`` and ``cross_check``): without
-    an n_gpus given, each row's GPUs per replica are 1 on a MIG slice, else the largest count up to the default whose
-    GPUs can split the row's model's attention heads; with n_gpus given, the first row whose count cannot split them
-    raises, naming the row.  ``task`` and the models outside the catalog (``extra_rows["models"]``) as for
-    ``check_context_rows``."""
+    an n_gpus given, each row's GPUs per replica are ``serving_default_count``'s; with n_gpus given, the first row whose
+    count cannot split its model's heads raises, naming the row.  ``task`` and the models outside the catalog
+    (``extra_rows["models"]``) as for ``check_context_rows``."""
     if task == "train":
         return
     kinds = [bool(float(flag)) for flag in catalog.tables()["tasks"].col["serve"]]
     serve = np.broadcast_to(np.asarray(kinds)[np.asarray(values["task__row"], dtype=int)], shape)
     if not serve.any():
         return
-    extra_models = list(extra_rows.get("models", ()))
-    every = list(catalog.tables()["models"].rows) + extra_models
+    every = list(catalog.tables()["models"].rows) + list(extra_rows.get("models", ()))
     rows = np.broadcast_to(np.asarray(values["model__row"], dtype=int), shape)
     if "n_gpus" not in given:  # (one default count for every row)
         default = int(values["n_gpus"])
-        fitting = np.array([max(d for d in range(1, default + 1) if heads_problem(m, d) is None) for m in every])
         gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
-        mig = _slice_flags(gpus)[np.asarray(values["gpu__row"], dtype=int)]
-        counts = np.where(serve, np.where(mig, 1, fitting[rows]), default)
-        if (counts != default).any():
-            values["n_gpus"] = counts.astype(float)
+        slices = _slice_flags(gpus)
+        counts = np.array([[serving_default_count(m, on_a_slice, default) for m in every] for on_a_slice in (False, True)])
+        counts = np.where(serve, counts[slices[np.asarray(values["gpu__row"], dtype=int)].astype(int), rows], default)
+        first = int(counts.flat[0])
+        if first != default or (counts != default).any():  # one count for every row stays one value
+            values["n_gpus"] = first if (counts == first).all() else counts.astype(float)
         return
     n = np.broadcast_to(np.asarray(values["n_gpus"], dtype=float), shape)
-    heads, kv = _model_heads()
-    if extra_models:
-        extra = _heads_of(extra_models)
-        heads, kv = np.concatenate([heads, extra[0]]), np.concatenate([kv, extra[1]])
-    heads, kv = heads[rows], kv[rows]
+    heads, kv = np.array([_heads_kv(m) for m in every]).T
     with np.errstate(invalid="ignore", divide="ignore"):
-        split = (np.mod(heads, n) == 0) & ((np.mod(kv, n) == 0) | (np.mod(n, kv) == 0))
-    bad = np.flatnonzero((serve & (n > 1) & (heads > 0) & ~split).ravel())
+        bad = np.flatnonzero((serve & (n > 1) & ~heads_split(heads[rows], kv[rows], n)).ravel())
     if bad.size:
         j = int(bad[0])
         count = int(n.flat[j])
         raise InputError("n_gpus", count, f"GPUs per serving replica (tensor parallel) "
                                           f"{heads_problem(every[int(rows.flat[j])], count)}", row=j)
-
-
-def _heads_of(models) -> tuple[np.ndarray, np.ndarray]:
-    """Per model, its attention heads and KV heads (its heads where it names no KV heads), as floats."""
-    heads = np.array([float(m.get("heads", 0) or 0) for m in models])
-    kv = np.array([float(m.get("kv_heads", 0) or 0) for m in models])
-    return heads, np.where(kv > 0, kv, heads)
-
-
-def _model_heads() -> tuple[np.ndarray, np.ndarray]:
-    """``_heads_of`` the model catalog, kept per catalog snapshot (the serving planner's sweeps ask at every call)."""
-    memo = catalog.snapshot().memo
-    found = memo.get("model heads")
-    if found is None:
-        found = memo.setdefault("model heads", _heads_of(catalog.tables()["models"].rows))
-    return found
 
 
 def context_note(values, model: dict) -> str | None:
@@ -413,13 +393,20 @@ def mig_serving_count(values, given) -> None:
     if "n_gpus" in given or not _is_serving(values):
         return
     gpu = _row(values, "gpu", "gpus") if "gpu__row" in values or "gpu__adhoc" in values else None
-    if gpu is not None and catalog.mig_profile(gpu):
-        values["n_gpus"] = 1
-        return
     model = _row(values, "model", "models") if "model__row" in values or "model__adhoc" in values else None
-    n = int(values["n_gpus"])
-    if model is not None and heads_problem(model, n):
-        values["n_gpus"] = max(d for d in range(1, n + 1) if heads_problem(model, d) is None)
+    count = serving_default_count(model, gpu is not None and bool(catalog.mig_profile(gpu)), int(values["n_gpus"]))
+    if count != int(values["n_gpus"]):
+        values["n_gpus"] = count
+
+
+def serving_default_count(model: dict | None, on_a_slice: bool, default: int) -> int:
+    """A serving replica's GPUs when none are given: 1 on a MIG slice (the only size a slice runs), else the largest
+    count up to ``default`` that the engines can split the model's heads over (``heads_problem``)."""
+    if on_a_slice:
+        return 1
+    if model is None or heads_problem(model, default) is None:
+        return default
+    return max(d for d in range(1, default + 1) if heads_problem(model, d) is None)
 
 
 def _is_serving(values) -> bool:
@@ -442,15 +429,26 @@ def heads_problem(model: dict, t: int) -> str | None:
     parallel GPUs"), https://github.com/vllm-project/vllm."""
     if t <= 1:
         return None
-    heads = int(model.get("heads", 0) or 0)
-    kv = int(model.get("kv_heads", 0) or 0) or heads
-    if heads <= 0 or (heads % t == 0 and (kv % t == 0 or t % kv == 0)):
+    heads, kv = (int(x) for x in _heads_kv(model))
+    if heads <= 0 or heads_split(heads, kv, t):  # (unknown heads first: no KV heads to divide by)
         return None
-    ok = ", ".join(str(d) for d in range(1, heads + 1) if heads % d == 0 and (kv % d == 0 or d % kv == 0))
+    ok = ", ".join(str(d) for d in range(1, heads + 1) if heads_split(heads, kv, d))
     if heads % t:
         return f"must divide the model's {heads} attention heads (each GPU holds whole heads); allowed: {ok}"
     return (f"must divide the model's {kv} KV heads, or be a multiple of them (the engines then replicate each KV head); "
             f"allowed: {ok}")
+
+
+def _heads_kv(model: dict) -> tuple[float, float]:
+    """A model's attention heads and KV heads (its heads where it names no KV heads)."""
+    heads = float(model.get("heads", 0) or 0)
+    return heads, float(model.get("kv_heads", 0) or 0) or heads
+
+
+def heads_split(heads, kv, t):
+    """Whether ``t`` tensor-parallel GPUs split attention of ``heads`` heads and ``kv`` KV heads (``heads_problem``'s
+    rule): numbers (heads > 0), or NumPy arrays row by row, where a row of unknown heads (0) is not refused."""
+    return (heads <= 0) | ((heads % t == 0) & ((kv % t == 0) | (t % kv == 0)))
 
 
 def kv_replication_note(model: dict, t: int) -> str | None:
