@@ -602,8 +602,9 @@ def _check_names(func: Function, flat: dict, cells_of: dict, out: np.ndarray, ok
                         raise InputError("component", value, "returns a table: use it with single-cell arguments")
                 elif arg == "mode":
                     _pick(func, {"mode": value})
-                else:
-                    core.resolve_inputs(_row_inputs({arg: value}))
+                else:  # the value on its own: the checks between inputs read the row's other cells (step 2)
+                    for name, one in _row_inputs({arg: value}).items():
+                        core.check_input(name, one)
             except (InputError, core.CatalogError) as err:
                 bad = np.array([v is value or (_hashable(v) and _hashable(value) and v == value) for v in column], dtype=bool)
                 out[bad & ok] = _error(err)
@@ -700,7 +701,7 @@ def _mark_missing_prices(quantity: str, inputs: dict, result: dict, idx: np.ndar
     gpus = np.broadcast_to(np.asarray(inputs.get("gpu", core.DEFAULTS["gpu"]), dtype=object), shape)
     buys = np.broadcast_to(np.asarray(inputs.get("buy", core.DEFAULTS["buy"]), dtype=float), shape)
     for pos in np.flatnonzero(missing):
-        gpu = core.resolve_inputs({"gpu": gpus[pos]})["gpu"]
+        gpu = core.check_input("gpu", gpus[pos])  # (its name alone: the row's count was checked with the row)
         values = {"gpu": gpu, "buy": buys[pos], **{k: flags[k][pos] for k in PRICE_FLAGS}}
         gap = price_gaps(values, [quantity])
         if gap:

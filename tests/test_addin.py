@@ -105,6 +105,19 @@ def test_bad_rows_carry_their_own_error_and_the_rest_compute():
     assert isinstance(tp[0], float) and isinstance(tp[1], float)
 
 
+def test_a_mig_slice_in_a_range_is_checked_with_its_own_rows_count():
+    """A GPU name is checked on its own, not with the default count of 8 (which no MIG slice runs): a slice in a range
+    gives what its single cell gives, and a row asking for two slices names the count it asked for."""
+    mig = next(g["name"] for g in core.catalog.tables()["gpus"].rows if core.catalog.mig_profile(g))
+    one = [r[0] for r in call("GPU_CLOUD_COST", [[mig], ["H100-SXM"]], 100, [[1], [1]])]
+    assert one == [call("GPU_CLOUD_COST", mig, 100, 1), call("GPU_CLOUD_COST", "H100-SXM", 100, 1)]
+    two = [r[0] for r in call("GPU_CLOUD_COST", [[mig], ["H100-SXM"]], 100, [[2], [2]])]
+    with pytest.raises(core.InputError) as alone:
+        core.evaluate({"gpu": mig, "n_gpus": 2})
+    assert two[0] == f"#INPUT! {alone.value}" and two[0].startswith("#INPUT! n_gpus: 2 is more than one slice")
+    assert two[1] == call("GPU_CLOUD_COST", "H100-SXM", 100, 2)
+
+
 COLUMN_CELLS = st.one_of(st.sampled_from(["H100-SXM", "RTX-4090", " L40S ", "h100", "no-such-gpu", "", "8"]),
                          st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5000), st.none(), st.booleans())
 
