@@ -302,7 +302,11 @@ def serving_counts_rows(values, shape, extra_rows: dict, task: str | None, given
         default = int(values["n_gpus"])
         gpus = list(catalog.tables()["gpus"].rows) + list(extra_rows.get("gpus", ()))
         slices = _slice_flags(gpus)
-        counts = np.array([[serving_default_count(m, on_a_slice, default) for m in every] for on_a_slice in (False, True)])
+        model_row = values["model__row"]
+        used = range(len(every)) if isinstance(model_row, np.ndarray) else (int(model_row),)
+        counts = np.zeros((2, len(every)), dtype=int)  # on a slice or not, per model row (those the sweep can use)
+        for i in used:
+            counts[:, i] = [serving_default_count(every[i], on_a_slice, default) for on_a_slice in (False, True)]
         counts = np.where(serve, counts[slices[np.asarray(values["gpu__row"], dtype=int)].astype(int), rows], default)
         first = int(counts.flat[0])
         if first != default or (counts != default).any():  # one count for every row stays one value
