@@ -95,6 +95,24 @@ def _vif(condition, a, b):
     return np.where(condition, a, b)
 
 
+def _lif(seen: list, k: int, condition, a, b):
+    """IF in the per-row code of a sweep whose condition is one value for the whole sweep: the branch it takes alone,
+    in the type ``_vif`` gives.  ``a`` and ``b`` compute the branches (functions of no argument).  In the first block
+    both run, as ``_vif`` runs them, and ``seen[k]`` notes how its result relates to the branch taken: that branch
+    itself (True), or that branch in a wider type (the NumPy type, ``np.where``'s promotion).  Every later block of
+    the sweep computes the branch taken alone (the types of a block's values are those of every block)."""
+    how = seen[k]
+    if how is None:
+        av, bv = a(), b()
+        result = _vif(condition, av, bv)
+        seen[k] = True if result is (av if condition else bv) else np.result_type(av, bv)
+        return result
+    chosen = a() if condition else b()
+    if how is True:
+        return chosen
+    return np.asarray(chosen, dtype=how) if np.ndim(chosen) == 0 else chosen.astype(how)
+
+
 def _factor(x):
     """A gathered product of whole-number factors in a form NumPy combines with an int64 array:
     a Python int beyond 64 bits would raise OverflowError there, so it becomes a float."""
@@ -132,7 +150,7 @@ def _switch_state(st: list, lv: tuple, vk: tuple, parks: dict, last: int, parkab
 RUNTIME = {
     "_mceil": math.ceil, "_mfloor": math.floor, "_sqrt": math.sqrt, "_ln": math.log, "_vceil": _vceil, "_vfloor": _vfloor,
     "_np": np, "_vmin": _vmin, "_vmax": _vmax, "_vand": _vand, "_vor": _vor, "_vif": _vif,
-    "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_switch_state": _switch_state,
+    "_lif": _lif, "_factor": _factor, "_nan": math.nan, "_itemgetter": operator.itemgetter, "_switch_state": _switch_state,
 }
 
 
@@ -517,6 +535,7 @@ class _Emitter:
         # scalar code: a quantity no other formula reads goes into the result alone, with no name of its own
         self.read_later = _quantities_read(names_computed, task) if not vector else set()
         self.conditional = 0  # > 0 while rendering a branch that runs only on some paths
+        self.lazy_ifs = 0     # vector code: IFs of the per-row code computing the branch taken alone (``_lif``)
         self.outputs_as_locals = False  # scalar code in stages: every quantity a local, collected per stage
         self.temps: dict = {}
         self.once: list[str] = []
@@ -742,6 +761,16 @@ class _Emitter:
                 self.conditional -= i > 0
             rendered = iter(codes)
             return node.render_with(lambda _: next(rendered), self.vector)
+        if self.vector and LAZY_IF and not fixed and isinstance(node, Call) and node.fn == "IF" \
+                and not self.varies(node.args[0]):
+            # per-row code, a condition computed once per call: the branch not taken is not computed (lambdas;
+            # no name is bound with := inside them)
+            condition = self.render(node.args[0], fixed)
+            self.conditional += 1
+            a, b = (self.render(arg, fixed) for arg in node.args[1:])
+            self.conditional -= 1
+            self.lazy_ifs += 1
+            return f"_lif(_L, {self.lazy_ifs - 1}, {condition}, lambda: {a}, lambda: {b})"
         if (self.moving is not None or self.swept is not None) and not fixed and isinstance(node, BinOp) \
                 and node.op in "*/" and self.varies(node):
             steps = self.regrouped(node)
@@ -862,6 +891,9 @@ HOIST_ROW_SUBTREES = True
 # Scalar code: products gather the factors that read no swept input, and the staged code computes them with its first
 # stage (``_Emitter.swept``; tests and benchmarks turn it off to compare).
 GATHER_FIXED = True
+# Vector code: an IF whose condition is one value for the whole sweep computes, after the first block, only the branch
+# it takes (``_lif``; tests turn it off to compare the results with both branches computed).
+LAZY_IF = True
 
 
 @functools.lru_cache(maxsize=64)
@@ -896,6 +928,8 @@ def compile_formulas(vector: bool, outputs: tuple[str, ...] | None = None,
     key = (vector, outputs, None if varying is None else tuple(sorted(varying)), task)
     if given or part_of is not None:
         key += (tuple(sorted(given)), part_of)
+    if vector and not LAZY_IF:
+        key += ("both branches of every IF",)
     stored = codecache.load(key)
     if stored is not None:
         try:
@@ -942,7 +976,7 @@ def _generate(vector: bool, outputs: tuple[str, ...], varying, task: str | None,
     used_inputs = _inputs_read(computed, table_of, task)
     rows = _Unpacking.of(computed, outputs, table_of, fields, derived_parts, task)
     if vector:
-        lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block)
+        lines = _vector_lines(outputs, used_inputs, rows, moving, once, per_block, emitter.lazy_ifs)
     else:
         lines = _scalar_lines(outputs, used_inputs, rows, table_of, per_block)
     source = "\n".join(lines) + "\n"
@@ -1020,8 +1054,10 @@ class _Unpacking:
         return rows
 
 
-def _vector_lines(outputs, used_inputs, rows: _Unpacking, moving: set, once: list[str], per_block: list[str]) -> list[str]:
-    """``_run(I, C)``: reads and computes what is one value for every row, and returns ``_block(V, O)`` for the rest."""
+def _vector_lines(outputs, used_inputs, rows: _Unpacking, moving: set, once: list[str], per_block: list[str],
+                  lazy_ifs: int = 0) -> list[str]:
+    """``_run(I, C)``: reads and computes what is one value for every row, and returns ``_block(V, O)`` for the rest
+    (``lazy_ifs``: the IFs of the per-row code that ``_lif`` computes, whose notes ``_L`` holds for one sweep)."""
     keys = list(dict.fromkeys(rows.keys.values()))
     tail = f"    return ({', '.join(outputs)},)"
 
@@ -1030,7 +1066,8 @@ def _vector_lines(outputs, used_inputs, rows: _Unpacking, moving: set, once: lis
         lines += [f"{indent}{key}__row = {source}[{key + '__row'!r}]" for key in keys if (key in moving) == moves]
         return lines + [f"{indent}{var} = C[{table + '.' + field!r}][{key}__row]"
                         for var, table, key, field in rows.entries if (key in moving) == moves]
-    lines = ["def _run(I, C):"] + reads(False, "I", "    ") + once + ["    def _block(V, O):"]
+    notes = [f"    _L = [None] * {lazy_ifs}"] if lazy_ifs else []
+    lines = ["def _run(I, C):"] + reads(False, "I", "    ") + once + notes + ["    def _block(V, O):"]
     lines += reads(True, "V", "        ") + ["    " + line for line in per_block + [tail]]
     return lines + ["    return _block"]
 

@@ -1000,10 +1000,10 @@ def _few_values(flat: dict[str, np.ndarray], size: int) -> tuple[list[str], np.n
     return [entry[1] for entry in chosen], combination, values_of
 
 
-def _spread_later(gathered: dict, filled: dict, given, combination: np.ndarray, out: dict):
+def _spread_later(gathered: dict, given, combination: np.ndarray, out: dict):
     """Spreads the outputs computed once per combination that the per-row code does not read on a second thread,
     while the per-row code runs (NumPy's gather runs without Python's lock, so on two cores both run at once); they
-    leave ``gathered`` and ``filled``.  Returns (the started thread, the errors it met) or None on one core."""
+    leave ``gathered``.  Returns (the started thread, the errors it met) or None on one core."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # no sched_getaffinity (macOS, Windows)
@@ -1011,7 +1011,6 @@ def _spread_later(gathered: dict, filled: dict, given, combination: np.ndarray, 
     if cores < 2:
         return None
     taken = {name: gathered.pop(name) for name in list(gathered) if name not in given}
-    written = {name: filled.pop(name) for name in list(filled) if name not in given}
     errors: list = []
 
     def run() -> None:
@@ -1020,8 +1019,6 @@ def _spread_later(gathered: dict, filled: dict, given, combination: np.ndarray, 
                 for start in range(0, combination.size, _SPREAD_ROWS):
                     stop = start + _SPREAD_ROWS
                     v.take(combination[start:stop], out=out[name][start:stop], mode="wrap")
-            for name, value in written.items():
-                out[name][...] = value
         except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
             errors.append(err)
 
@@ -1055,33 +1052,35 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     per_combination = _run_in_chunks(few_code, few_values, _columns(few_code, extra_rows), (combinations,), memory=None)
     SWEEP_MEMORY.prepare(size)
     outputs = set(compiled.outputs)
-    gathered, filled = {}, {}  # outputs computed once per combination, spread to their result arrays block by block
+    gathered = {}  # outputs computed once per combination, spread to their result arrays block by block
+    # what is one value (bit for bit) in every combination is one value for the whole sweep: an output comes back as
+    # that value broadcast to every row, as one no swept input reaches does, and the per-row code reads it as one value
+    one_value = {}
     out = {}
     for name, v in per_combination.items():
-        if name in outputs:
-            if v.strides == (0,):
+        bits = v.view(f"u{v.itemsize}")
+        if v.strides == (0,) or (bits == bits[0]).all():
+            one_value[name] = v[0]
+            if name in outputs:
                 out[name] = np.broadcast_to(v[0], shape)
-                continue
+        elif name in outputs:
             out[name] = SWEEP_MEMORY.take(size, v.dtype)
-            bits = v.view(f"u{v.itemsize}")
-            if (bits == bits[0]).all():  # one value in every combination (bit for bit): written, not gathered
-                filled[name] = v[0]
-            else:
-                gathered[name] = v
+            gathered[name] = v
+    given_one = {q: one_value[q] for q in given if q in one_value}
+    given_rows = [q for q in given if q not in one_value]
 
     def spread(start: int, stop: int) -> dict:
         rows = combination[start:stop]
         for name, v in gathered.items():
             v.take(rows, out=out[name][start:stop], mode="wrap")  # every index is in range
-        for name, value in filled.items():
-            out[name][start:stop] = value
-        return {q: (out[q][start:stop] if q in gathered or q in filled else
-                    per_combination[q][0] if per_combination[q].strides == (0,) else
-                    per_combination[q].take(rows, mode="wrap")) for q in given}
+        block = {q: (out[q][start:stop] if q in gathered else per_combination[q].take(rows, mode="wrap"))
+                 for q in given_rows}
+        block.update(given_one)
+        return block
 
     if rest:
         rest_code = compile_formulas(True, rest, varying, task, given, compiled.outputs)
-        later = _spread_later(gathered, filled, given, combination, out) if SPREAD_ON_A_SECOND_THREAD else None
+        later = _spread_later(gathered, given, combination, out) if SPREAD_ON_A_SECOND_THREAD else None
         try:
             out.update(_run_in_chunks(rest_code, values, _columns(rest_code, extra_rows), shape, spread, keep=False))
         finally:

@@ -17,14 +17,24 @@ from gpu_tco.core.codegen import compile_formulas, split_by_inputs
 NAMES = list(core.QUANTITIES)
 
 
-def _identical(a, b) -> bool:
-    """Same type, shape, broadcast or not, and bits (NaN payloads aside: every NaN equals every NaN)."""
+def _identical(a, b, b_may_be_one_value: bool = False) -> bool:
+    """Same type, shape, broadcast or not, and bits (NaN payloads aside: every NaN equals every NaN).
+    ``b_may_be_one_value``: ``b`` may also be one value broadcast where ``a``'s rows all hold that value (a split sweep
+    returns what is one value in every combination so)."""
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype or a.shape != b.shape or (0 in a.strides) != (0 in b.strides):
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if (0 in a.strides) != (0 in b.strides) and not (b_may_be_one_value and 0 in b.strides):
         return False
     if a.dtype.kind != "f":
         return bool(np.array_equal(a, b))
     return bool(np.all(((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))))
+
+
+def _split_like_plain(plain, split) -> bool:
+    """A split sweep's result against the plain vector code's: the same bits, broadcast where the plain one is and
+    perhaps where the plain one's rows all hold one value."""
+    return _identical(plain, split, b_may_be_one_value=True)
 
 
 def _plain_and_split(monkeypatch, sweep: dict, outputs=None) -> tuple[dict, dict]:
@@ -53,7 +63,7 @@ def test_split_sweeps_equal_the_plain_vector_code_bit_for_bit(monkeypatch, rows,
     monkeypatch.setattr(engine, "CHUNK_ROWS", chunk)
     plain, split = _plain_and_split(monkeypatch, _sweep(np.random.default_rng(rows), rows))
     assert list(plain) == list(split) == NAMES
-    wrong = [n for n in NAMES if not _identical(plain[n], split[n])]
+    wrong = [n for n in NAMES if not _split_like_plain(plain[n], split[n])]
     assert not wrong, wrong[:5]
     assert all(split[n].shape == (rows,) for n in NAMES)
 
@@ -79,8 +89,10 @@ def test_the_split_really_happens_and_broadcast_quantities_stay_broadcast(monkey
     per_row = set(rest) & set(codegen.depending_on(seen[-1][0] - seen[-1][1]))  # (the rest: per row, or one value)
     assert len(few) > len(per_row) and given <= set(few)
     broadcast = {n for n in NAMES if 0 in np.asarray(plain[n]).strides}
-    assert broadcast and broadcast == {n for n in NAMES if 0 in np.asarray(split[n]).strides}
-    assert not [n for n in NAMES if not _identical(plain[n], split[n])]
+    one_value = {n for n in NAMES if 0 in np.asarray(split[n]).strides}
+    assert broadcast and broadcast < one_value  # and more: what is one value in every combination of counts and sizes
+    assert "dp_link_gb_per_s" in one_value - broadcast  # (one link speed for every GPU count of this sweep)
+    assert not [n for n in NAMES if not _split_like_plain(plain[n], split[n])]
 
 
 def test_a_sweep_of_gpu_counts_that_all_pick_one_offer_reads_that_offer_once():
@@ -105,13 +117,13 @@ def test_grids_requested_outputs_and_series_keep_their_shape(monkeypatch):
     grid = {"seq_len": np.array([[512], [2048], [8192]]), "n_gpus": np.array([1, 2, 4, 8])}
     asked = ["peak_train_gib_per_gpu", "gpu_memory_gib", "train_hours"]
     plain, split = _plain_and_split(monkeypatch, grid, asked)
-    assert list(split) == asked and all(_identical(plain[n], split[n]) for n in asked)
+    assert list(split) == asked and all(_split_like_plain(plain[n], split[n]) for n in asked)
     assert split["train_hours"].shape == (3, 4)
     import pandas as pd
     s = pd.Series([1, 2, 4, 4, 2, 1], index=list("abcdef"))  # (GPU counts spanning fewer values than rows: split)
     plain, split = _plain_and_split(monkeypatch, {"n_gpus": s, "seq_len": [512, 1024] * 3}, asked)
     assert list(split["train_hours"].index) == list("abcdef")
-    assert all(_identical(plain[n].to_numpy(), split[n].to_numpy()) for n in asked)
+    assert all(_split_like_plain(plain[n].to_numpy(), split[n].to_numpy()) for n in asked)
 
 
 def test_inputs_of_few_values_are_found_and_numbered_exactly():
@@ -177,7 +189,7 @@ def test_models_outside_the_catalog_serving_jobs_and_inputs_of_many_values_split
         sweep = {"model": models, "n_gpus": rng.choice([1, 2, 8], n), "hours_per_day": rng.uniform(1, 24, n),
                  "micro_batch": rng.integers(1, 4, n), "task": task}
         plain, split = _plain_and_split(monkeypatch, sweep)
-        wrong = [q for q in NAMES if not _identical(plain[q], split[q])]
+        wrong = [q for q in NAMES if not _split_like_plain(plain[q], split[q])]
         assert not wrong, (task, wrong[:5])
 
 
@@ -190,7 +202,7 @@ def test_spreading_on_a_second_thread_gives_the_results_of_one(monkeypatch):
         monkeypatch.setattr(engine, "SPREAD_ON_A_SECOND_THREAD", second_thread)
         results.append(_plain_and_split(monkeypatch, sweep))
     (plain, one), (_, two) = results
-    assert not [n for n in NAMES if not (_identical(plain[n], one[n]) and _identical(one[n], two[n]))]
+    assert not [n for n in NAMES if not (_split_like_plain(plain[n], one[n]) and _identical(one[n], two[n]))]
 
 
 def test_results_held_are_never_written_over_by_the_next_split_sweep(monkeypatch):
@@ -208,3 +220,51 @@ def test_results_held_are_never_written_over_by_the_next_split_sweep(monkeypatch
     del first
     third = core.evaluate(_sweep(rng, 1001))  # may reuse the first's arrays, never the second's
     assert not [n for n in NAMES if 0 not in second[n].strides and np.shares_memory(second[n], third[n])]
+
+
+@pytest.mark.parametrize("job", [{"method": "lora"}, {"method": "full", "flash_attention": 0},
+                                 {"task": "serve", "gpu": "L40S"}])
+def test_per_row_ifs_computing_the_branch_taken_alone_give_the_results_of_both_branches(monkeypatch, job):
+    """An IF whose condition is one value for the whole sweep computes, after the first block, only the branch it
+    takes (codegen._lif): every quantity's type, broadcast or not and bits equal those of the code computing both
+    branches of every IF, in sweeps of many blocks, split or not."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    rng = np.random.default_rng(17)
+    sweep = {**{k: v for k, v in _sweep(rng, 1000).items() if k not in ("gpu", "method")}, **job}
+    results = []
+    for lazy in (False, True):
+        monkeypatch.setattr(codegen, "LAZY_IF", lazy)
+        codegen.compile_formulas.cache_clear()
+        results.append(_plain_and_split(monkeypatch, sweep))
+    codegen.compile_formulas.cache_clear()
+    (both_plain, both_split), (lazy_plain, lazy_split) = results
+    assert "_lif(" in codegen.compile_formulas(True, None, frozenset(sweep) - set(job), engine._task_kinds()[
+        core.resolve_inputs(job)["task__row"]]).source  # (the premise: the per-row code has such IFs)
+    codegen.compile_formulas.cache_clear()
+    assert not [n for n in NAMES if not _identical(both_plain[n], lazy_plain[n])]
+    assert not [n for n in NAMES if not _identical(both_split[n], lazy_split[n])]
+
+
+def test_an_if_computing_the_branch_taken_alone_gives_what_both_branches_give():
+    """codegen._lif against codegen._vif over branches of every kind the per-row code meets: arrays and single values
+    of yes/no, whole and real numbers, each taken and not taken; its first call and later calls alike."""
+    rows = np.array([0.5, -0.0, 3.0])
+    kinds = [rows > 0, rows.astype(np.int64), rows, np.float64(2.5), np.int64(3), np.bool_(True), 0, 1.5, True]
+    checked = 0
+    for a in kinds:
+        for b in kinds:
+            for condition in (True, False, np.bool_(True), np.bool_(False)):
+                expected = codegen._vif(condition, a, b)
+                notes = [None]
+                for _ in range(3):  # the first call notes, the later ones compute the branch taken alone
+                    got = codegen._lif(notes, 0, condition, lambda a=a: a, lambda b=b: b)
+                    assert type(got) is type(expected), (a, b, condition, got, expected)
+                    assert np.asarray(got).dtype == np.asarray(expected).dtype and np.shape(got) == np.shape(expected)
+                    assert _identical(np.asarray(got), np.asarray(expected))
+                    checked += 1
+    assert checked == 9 * 9 * 4 * 3
+    calls = []
+    notes = [None]
+    for _ in range(3):
+        codegen._lif(notes, 0, True, lambda: calls.append("taken") or rows, lambda: calls.append("not taken") or rows)
+    assert calls == ["taken", "not taken", "taken", "taken"]  # both branches in the first call only

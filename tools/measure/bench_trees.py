@@ -9,7 +9,7 @@ fresh Python process with a code cache per tree (a tree's later runs read what i
 order given and a tree may be named again
 (head=. old=OLD head=. old=OLD), so the trees take turns and a slower spell of the machine does not fall on one alone.
 
-    python3 tools/measure/bench_trees.py OUT_DIR [--engine-only] NAME=PATH [NAME=PATH ...]
+    python3 tools/measure/bench_trees.py OUT_DIR [--engine-only | --sweep-only] NAME=PATH [NAME=PATH ...]
 
 Writes OUT_DIR/reports.txt (each run's printed report, and any section that could not run), OUT_DIR/figures.json
 ({"<name>-<k>": {figure: [best, target, median]}}, k counting the runs of that name) and OUT_DIR/machine.txt.  A
@@ -32,7 +32,7 @@ _DRIVER = r"""
 import json, sys, traceback
 from gpu_tco import bench
 out, engine_only = sys.argv[1], sys.argv[2] == "1"
-sections = ["_engine_figures"] if engine_only else ["_engine_figures", "_sweep_figures", "_planner_and_excel_figures",
+sections = ["_engine_figures"] if engine_only else ["_sweep_figures"] if sys.argv[2] == "sweep" else ["_engine_figures", "_sweep_figures", "_planner_and_excel_figures",
                                                    "_form_figures", "_start_figures", "_large_offers_figures"]
 figures = {}
 for section in sections:
@@ -41,10 +41,14 @@ for section in sections:
     except Exception:
         print(f"section {section} could not run:\n{traceback.format_exc(limit=3)}", flush=True)
 again = {}
-try:  # as bench.run does: the engine's figures once more, the faster pass reported
+try:
+    if sys.argv[2] == "sweep":
+        raise LookupError("(the sweep's figures alone)")  # as bench.run does: the engine's figures once more, the faster pass reported
     bench._engine_figures(again)
     if again[bench._PASS_FIGURE][0] < figures[bench._PASS_FIGURE][0]:
         figures.update(again)
+except LookupError:
+    pass
 except Exception:
     print(f"second engine pass could not run:\n{traceback.format_exc(limit=3)}", flush=True)
 bench._report(figures)
@@ -81,7 +85,8 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0])
     rest = argv[1:]
     engine_only = "--engine-only" in rest
-    trees = [item.split("=", 1) for item in rest if item != "--engine-only"]
+    sweep_only = "--sweep-only" in rest
+    trees = [item.split("=", 1) for item in rest if item not in ("--engine-only", "--sweep-only")]
     out.mkdir(parents=True, exist_ok=True)
     (out / "machine.txt").write_text(machine())
     work = Path(tempfile.mkdtemp(prefix="gpu-tco-bench-trees-"))
@@ -97,7 +102,8 @@ def main(argv: list[str]) -> int:
                                                                                   if os.environ.get("PYTHONPATH") else [])),
                "GPU_TCO_CACHE_DIR": str(work / f"{name}-cache")}
         (work / f"{name}-cache").mkdir(exist_ok=True)
-        run = subprocess.run([sys.executable, "-c", _DRIVER, str(work / f"{label}.json"), "1" if engine_only else "0"],
+        run = subprocess.run([sys.executable, "-c", _DRIVER, str(work / f"{label}.json"),
+                              "1" if engine_only else "sweep" if sweep_only else "0"],
                              env=env, cwd=work, capture_output=True, text=True)
         text = f"--- {label} (exit {run.returncode})\n{run.stdout}" + (f"{run.stderr[-3000:]}\n" if run.returncode else "")
         with open(out / "reports.txt", "a") as fh:
