@@ -616,6 +616,7 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         raise InputError("inputs", shapes, "have shapes that do not broadcast together") from None
 
     values = _scalar_values({k: v for k, v in given.items() if k not in arrays})
+    whole: dict[str, np.ndarray] = {}  # inputs given as integers (or truth values): whole numbers as checked
     tabs = catalog.tables()
     extra_rows: dict[str, list[dict]] = {}  # table -> rows outside the catalog used in this call
     for name in [k for k in values if k.endswith("__adhoc")]:
@@ -630,6 +631,8 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
             values.pop(name, None)  # the formulas read catalog rows by index, never the names
         else:
             values[name] = check_array(inp, arr)
+            if arr.dtype.kind in "iub":
+                whole[name] = values[name]
     offers.link_vector(values, shape, "gpu" in given)
     task_row = values["task__row"]
     task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
@@ -654,7 +657,8 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     compiled = compile_formulas(True, wanted, varying, task)
     result = None
     if int(np.prod(shape)) >= FEW_VALUES_MIN_ROWS:
-        result = _run_split(compiled, values, shape, varying, task, extra_rows)
+        whole_now = frozenset(name for name, x in whole.items() if values.get(name) is x)  # (not replaced since)
+        result = _run_split(compiled, values, shape, varying, task, extra_rows, whole_now)
     if result is None:
         result = _run_in_chunks(compiled, values, _columns(compiled, extra_rows), shape)
     if series_index is not None:
@@ -933,10 +937,11 @@ def _offsets(rows: np.ndarray, lowest) -> np.ndarray:
     return rows.astype(np.int64) - lowest
 
 
-def _value_positions(column: np.ndarray, span_limit: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+def _value_positions(column: np.ndarray, span_limit: int, whole: bool = False) -> tuple[int, np.ndarray, np.ndarray] | None:
     """For a column of whole numbers (integers, or floats that are whole numbers below 2**53 and no -0.0, which
     would come back as 0.0) or truth values spanning fewer than ``span_limit`` values: (its lowest value, a table from
-    value - lowest to the value's position among its distinct values, the distinct values); else None."""
+    value - lowest to the value's position among its distinct values, the distinct values); else None.  ``whole``:
+    the column is floats made from integers below 2**53 (each a whole number, no -0.0): not tested value by value."""
     kind = column.dtype.kind
     if kind not in "biuf" or column.dtype == np.uint64:
         return None
@@ -953,7 +958,8 @@ def _value_positions(column: np.ndarray, span_limit: int) -> tuple[int, np.ndarr
     for start in range(0, column.size, _CODING_ROWS):
         rows = column[start:start + _CODING_ROWS]
         offsets = _offsets(rows, lowest)
-        if kind == "f" and not (np.array_equal(offsets, rows - lowest) and not np.signbit(rows[rows == 0]).any()):
+        if kind == "f" and not whole and not (np.array_equal(offsets, rows - lowest)
+                                              and not np.signbit(rows[rows == 0]).any()):
             return None
         present[offsets] = True
     distinct = np.flatnonzero(present)
@@ -962,13 +968,14 @@ def _value_positions(column: np.ndarray, span_limit: int) -> tuple[int, np.ndarr
     return lowest, position, (distinct + lowest).astype(column.dtype)
 
 
-def _few_values(flat: dict[str, np.ndarray], size: int) -> tuple[list[str], np.ndarray, dict] | None:
+def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tuple[list[str], np.ndarray, dict] | None:
     """The sweep's inputs that take few values together, fewest first: (their names, each row's combination of their
-    values as a number 0..n-1, per name its value in each combination), or None when no input does."""
+    values as a number 0..n-1, per name its value in each combination), or None when no input does.  ``whole``: the
+    inputs given as integers (``_value_positions``)."""
     limit = size // FEW_VALUES_ROWS_PER_COMBINATION
     coded = []
     for name, column in flat.items():
-        found = _value_positions(column, limit)
+        found = _value_positions(column, limit, name in whole)
         if found is not None:
             coded.append((found[2].size, name, column, *found))
     chosen, combinations = [], 1
@@ -1031,13 +1038,14 @@ SPREAD_ON_A_SECOND_THREAD = True
 _SPREAD_ROWS = 1 << 16  # rows gathered per call on the second thread: each call long enough to pass the lock rarely
 
 
-def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_rows: dict) -> dict | None:
+def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_rows: dict,
+               whole=frozenset()) -> dict | None:
     """A large sweep where some inputs take few values together (``_few_values``): what depends on those alone is
     computed once per combination of their values, and spread to the rows (the same operations on the same values:
     the same numbers, bit for bit); the rest runs per block.  None when no quantity gains from it."""
     size = int(np.prod(shape))
     flat = _flat(values, shape)
-    found = _few_values(flat, size)
+    found = _few_values(flat, size, whole)
     if found is None:
         return None
     names, combination, values_of = found

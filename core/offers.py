@@ -99,6 +99,13 @@ def _link_counts(values: dict, shape) -> None:
     sized = catalog.sized_reference_offers().get(gpu, ()) if gpu >= 0 else ()
     bounds = sorted({most for most, _ in sized})  # a count up to bounds[k] (above bounds[k - 1]) picks picks[k]
     picks = [next((i for most, i in sized if most >= bound), reference) for bound in bounds] + [reference]
+    if n.size:  # the step is monotonic in the count: the lowest and highest counts bound the offers the rows pick
+        lowest, highest = float(n.min()), float(n.max())
+        steps = picks[sum(lowest > b for b in bounds):sum(highest > b for b in bounds) + 1] if highest > 1 else []
+        offers_picked = set(steps) | ({reference} if not lowest > 1 else set())
+        if len(offers_picked) == 1:  # one offer for every row, found without a pass over the rows per step
+            values["offer__row"] = int(offers_picked.pop())
+            return
     step = np.zeros(shape, dtype=np.intp)
     for bound in bounds:
         step += n > bound

@@ -83,8 +83,28 @@ def _fast_bounds(inp: Input):
 FAST_BOUNDS = {i.name: _fast_bounds(i) for i in INPUTS}
 
 
+def _whole_numbers_allowed(inp: Input, arr: np.ndarray) -> bool:
+    """Whether every value of an array of integers (or of truth values, for a flag) is allowed, from its lowest and
+    highest values alone: two passes over the array instead of one per condition (whole numbers are finite and whole,
+    so what is left to check is the range).  False where the full check must decide."""
+    if arr.dtype.kind not in ("iub" if inp.kind == "flag" else "iu") or not arr.size:
+        return False
+    lo, hi = arr.min(), arr.max()
+    if inp.kind == "flag":
+        return bool(lo >= 0 and hi <= 1)
+    if not -2**53 < lo <= hi < 2**53:  # (each then exact as a float)
+        return False
+    if inp.minimum is not None and not (lo > inp.minimum if inp.min_exclusive else lo >= inp.minimum):
+        return False
+    if inp.maximum is not None and not hi <= inp.maximum:
+        return False
+    return inp.zero_or_min is None or lo >= inp.zero_or_min  # (below it, only 0 is allowed: the full check decides)
+
+
 def check_array(inp: Input, arr: np.ndarray) -> np.ndarray:
     """A validated float array for a numeric input; the first bad element raises, naming its row."""
+    if _whole_numbers_allowed(inp, arr):
+        return arr.astype(float)
     if arr.dtype.kind not in "biuf":
         for j, v in enumerate(arr.ravel()):
             check_number(inp, v, row=j)  # raises for the first bad element

@@ -131,6 +131,13 @@ def test_a_sweep_of_job_sizes_on_one_gpu_picks_the_auto_offer_of_each_row_as_one
         # every count picking the same offer: the offer's row is one value for the whole sweep too
         assert (np.ndim(values["offer__row"]) == 0) == (len(set(one_by_one)) == 1), g["name"]
         picked += len(set(one_by_one)) > 1
+        for start in range(counts.size - 1):  # narrower sweeps: within one step, across one, from one GPU up
+            window = counts[start:start + 3]
+            values = {"offer__row": -1, "gpu__row": values["gpu__row"], "n_gpus": window}
+            core.offers.link_vector(values, window.shape, True)
+            expected = one_by_one[start:start + 3]
+            assert np.broadcast_to(values["offer__row"], window.shape).tolist() == expected, (g["name"], window)
+            assert (np.ndim(values["offer__row"]) == 0) == (len(set(expected)) == 1), (g["name"], window)
     assert picked >= 5  # GPUs whose larger jobs take another offer
 
 

@@ -268,3 +268,27 @@ def test_an_if_computing_the_branch_taken_alone_gives_what_both_branches_give():
     for _ in range(3):
         codegen._lif(notes, 0, True, lambda: calls.append("taken") or rows, lambda: calls.append("not taken") or rows)
     assert calls == ["taken", "not taken", "taken", "taken"]  # both branches in the first call only
+
+
+def test_inputs_given_as_integers_are_numbered_as_their_values_tested_one_by_one_would_be():
+    """engine._few_values skips testing each value of an input given as integers (floats made from integers are whole
+    numbers and never -0.0): the same names, combinations and values as the value-by-value test gives."""
+    rng = np.random.default_rng(8)
+    n = 5000
+    flat = {"counts": rng.choice([1, 2, 4, 8], n).astype(float), "sizes": rng.integers(-3, 12, n).astype(float),
+            "lengths": rng.integers(128, 4096, n).astype(float)}
+    tested = engine._few_values(flat, n)
+    trusted = engine._few_values(flat, n, frozenset(flat))
+    assert tested[0] == trusted[0] == ["counts", "sizes"]
+    assert np.array_equal(tested[1], trusted[1])
+    assert all(np.array_equal(tested[2][k], trusted[2][k]) for k in tested[0])
+    swept = {"n_gpus": rng.choice([1, 2, 4, 8], 70_000), "seq_len": rng.integers(128, 4096, 70_000)}
+    seen = []
+    real = engine._few_values
+    try:
+        engine._few_values = lambda flat, size, whole=frozenset(): seen.append(whole) or real(flat, size, whole)
+        core.evaluate(swept, outputs=["train_hours"])
+        core.evaluate({**swept, "n_gpus": swept["n_gpus"].astype(float)}, outputs=["train_hours"])
+    finally:
+        engine._few_values = real
+    assert seen == [{"n_gpus", "seq_len"}, {"seq_len"}]  # floats given: each value tested

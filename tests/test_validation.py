@@ -247,3 +247,36 @@ def test_offer_and_gpu_must_agree():
         core.evaluate(gpu=["H100-SXM", "RTX-4090"], offer=["AWS p5.48xlarge", "AWS p5.48xlarge"])
     with pytest.raises(core.InputError, match=r'offer: unknown "AWS p5.48xlage" \(did you mean AWS p5.48xlarge'):
         core.evaluate(offer="AWS p5.48xlage")
+
+
+def test_arrays_of_whole_numbers_are_checked_by_their_range_as_every_value_alone_would_be():
+    """validation.check_array reads an array of integers's lowest and highest values instead of testing each
+    condition on every value: the same array back, and for a bad value the message of the check of every value
+    (the first bad row named), for every numeric input, in range and out at both ends."""
+    from gpu_tco.core.validation import check_array
+    rng = np.random.default_rng(5)
+    checked = 0
+    for inp in core.INPUTS:
+        if inp.kind == "choice":
+            continue
+        lo = -5 if inp.minimum is None else int(np.ceil(inp.minimum))
+        hi = lo + 50 if inp.maximum is None else int(np.floor(inp.maximum))
+        for low, high in ((lo, hi), (lo - 1, hi), (lo, hi + 1), (0, 1), (-1, 0)):
+            if high < low or high - low > 2**40:
+                continue
+            arr = rng.integers(low, high + 1, 300, dtype=np.int64)
+            arr[[7, 200]] = (low, high)  # both ends present
+            outcomes = []
+            for passed in (arr, arr.astype(float)):  # (floats: the check of every value)
+                try:
+                    outcomes.append(check_array(inp, passed))
+                except core.InputError as err:
+                    outcomes.append(str(err))
+            if isinstance(outcomes[1], str):
+                assert isinstance(outcomes[0], str) and outcomes[0] == outcomes[1], (inp.name, low, high)
+            else:
+                assert outcomes[0].dtype == outcomes[1].dtype and np.array_equal(outcomes[0], outcomes[1]), inp.name
+            checked += 1
+    assert checked > 200
+    flags = [i for i in core.INPUTS if i.kind == "flag"]
+    assert flags and np.array_equal(check_array(flags[0], np.array([True, False])), [1.0, 0.0])
