@@ -827,7 +827,9 @@ class SweepMemory:
             kept = self._arrays
             for i in range(len(kept)):  # by index: a loop variable would be one more reference
                 if kept[i].dtype == dtype and kept[i].size == size and sys.getrefcount(kept[i]) == 2:
-                    return kept.pop(i)
+                    arr = kept.pop(i)
+                    arr.flags.writeable = True  # (read-only while several quantities shared it)
+                    return arr
         return np.empty(size, dtype=dtype)
 
     def keep(self, arrays: list[np.ndarray]) -> None:
@@ -835,7 +837,7 @@ class SweepMemory:
         total = 0
         with self._lock:
             self._arrays.clear()
-            for arr in arrays:
+            for arr in {id(a): a for a in arrays}.values():  # an array several quantities share, once
                 total += arr.nbytes
                 if total > self.limit_bytes:
                     break
@@ -883,7 +885,11 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape, spread=None, me
     Inputs that are arrays are flattened to the full length; scalars stay scalars.  A quantity that does not
     vary comes back as a broadcast view of one value, costing no memory.  ``spread(start, stop)``: more of the
     block's inputs (quantities computed elsewhere), run before each block.  ``memory``: where the result arrays of
-    a large sweep come from (None: new arrays); ``keep``: whether they are kept there for the next sweep."""
+    a large sweep come from (None: new arrays); ``keep``: whether they are kept there for the next sweep.
+
+    In a large sweep, an output the code returns as the very array of an earlier output (an IF or a name: job_hours_base
+    is train_hours when job_hours is 0) shares that output's result array instead of being copied into its own; a
+    shared array is read-only (``_shared_read_only``)."""
     size = int(np.prod(shape)) if shape else 1
     # only a sweep of several blocks reuses result arrays (a plan's 400 rows gain nothing)
     large = size > CHUNK_ROWS and memory is not None
@@ -893,9 +899,11 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape, spread=None, me
     flat = _flat(values, shape)
     out: dict[str, np.ndarray] = {}
     written: list[tuple[int, np.ndarray]] = []  # (position in the outputs, result array)
+    same: list[tuple[int, int]] = []  # (output, the earlier output whose array it is in every block: one result array)
     # per output, the block's rows of its result array: the generated code writes an output's last
     # operation there (None in the first block, whose results tell each array's type)
     into: list = [None] * len(compiled.outputs)
+    names = compiled.outputs
     with np.errstate(all="ignore"):
         block = compiled.fn(values, columns)  # what is one value for every row, computed once
         for start in range(0, size, CHUNK_ROWS):
@@ -905,20 +913,43 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape, spread=None, me
                 chunk.update(spread(start, stop))
             results = block(chunk, into)
             if start == 0:
-                for i, (name, v) in enumerate(zip(compiled.outputs, results)):
+                first_of: dict[int, int] = {}  # id of an array result -> the first output returning it
+                for i, (name, v) in enumerate(zip(names, results)):
+                    if large and type(v) is np.ndarray and v.ndim and id(v) in first_of:
+                        same.append((i, first_of[id(v)]))
+                        out[name] = out[names[first_of[id(v)]]]
+                        continue
+                    first_of.setdefault(id(v), i)
                     v = np.asarray(v)
                     if v.ndim == 0:
                         out[name] = np.broadcast_to(v, shape)
                     else:
                         out[name] = memory.take(size, v.dtype) if large else np.empty(size, dtype=v.dtype)
                         written.append((i, out[name]))
+            elif same:
+                for k, (i, j) in enumerate(same):
+                    if results[i] is not results[j]:  # (not the same array in this block after all: an array of its own)
+                        arr = memory.take(size, out[names[j]].dtype)
+                        arr[:start] = out[names[j]][:start]
+                        out[names[i]] = arr
+                        written.append((i, arr))
+                        same[k] = (i, i)
+                same = [(i, j) for i, j in same if i != j]
             for i, arr in written:
                 if results[i] is not into[i]:  # computed elsewhere (an IF, a name, a shared subtree)
                     arr[start:stop] = results[i]
                 into[i] = arr[stop:stop + CHUNK_ROWS]
     if keep:
         memory.keep([arr for _, arr in written])
-    return {k: (v.reshape(shape) if v.flags.writeable else v) for k, v in out.items()}
+    _shared_read_only([out[names[j]] for _, j in same])
+    return {k: (v if 0 in v.strides else v.reshape(shape)) for k, v in out.items()}
+
+
+def _shared_read_only(arrays) -> None:
+    """Result arrays that several quantities share (equal in every row) are read-only: a change made through one
+    name would show under the other.  (``SweepMemory.take`` makes one writable again when it lends it out.)"""
+    for arr in arrays:
+        arr.flags.writeable = False
 
 
 # A sweep of at least this many rows looks for inputs that take few values together (``_few_values``) ...
@@ -1007,17 +1038,18 @@ def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tu
     return [entry[1] for entry in chosen], combination, values_of
 
 
-def _spread_later(gathered: dict, given, combination: np.ndarray, out: dict):
-    """Spreads the outputs computed once per combination that the per-row code does not read on a second thread,
-    while the per-row code runs (NumPy's gather runs without Python's lock, so on two cores both run at once); they
-    leave ``gathered``.  Returns (the started thread, the errors it met) or None on one core."""
+def _spread_later(gathered: dict, on_this_thread, combination: np.ndarray, out: dict):
+    """Spreads the outputs computed once per combination whose arrays the per-row code does not read (those not in
+    ``on_this_thread``) on a second thread, while the per-row code runs (NumPy's gather runs without Python's lock, so
+    on two cores both run at once); they leave ``gathered``.  Returns (the started thread, the errors it met) or None
+    on one core."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # no sched_getaffinity (macOS, Windows)
         cores = os.cpu_count() or 1
     if cores < 2:
         return None
-    taken = {name: gathered.pop(name) for name in list(gathered) if name not in given}
+    taken = {name: gathered.pop(name) for name in list(gathered) if name not in on_this_thread}
     errors: list = []
 
     def run() -> None:
@@ -1065,6 +1097,10 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     # that value broadcast to every row, as one no swept input reaches does, and the per-row code reads it as one value
     one_value = {}
     out = {}
+    # outputs equal in every combination (bit for bit, of one type) are equal in every row: they share one result
+    # array, spread once (read-only: _shared_read_only); ``owner``: output -> the output whose array it is
+    owner: dict[str, str] = {}
+    alike: dict[tuple, list[str]] = {}
     for name, v in per_combination.items():
         bits = v.view(f"u{v.itemsize}")
         if v.strides == (0,) or (bits == bits[0]).all():
@@ -1072,23 +1108,33 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
             if name in outputs:
                 out[name] = np.broadcast_to(v[0], shape)
         elif name in outputs:
+            candidates = alike.setdefault((v.dtype.str, bits[::max(1, bits.size // 8)].tobytes()), [])
+            twin = next((t for t in candidates if np.array_equal(bits, per_combination[t].view(bits.dtype))), None)
+            if twin is not None:
+                owner[name] = twin
+                out[name] = out[twin]
+                continue
+            candidates.append(name)
+            owner[name] = name
             out[name] = SWEEP_MEMORY.take(size, v.dtype)
             gathered[name] = v
     given_one = {q: one_value[q] for q in given if q in one_value}
     given_rows = [q for q in given if q not in one_value]
+    # spread on the calling thread, before each block: the arrays the per-row code reads
+    on_this_thread = {owner[q] for q in given_rows if q in owner}
 
     def spread(start: int, stop: int) -> dict:
         rows = combination[start:stop]
         for name, v in gathered.items():
             v.take(rows, out=out[name][start:stop], mode="wrap")  # every index is in range
-        block = {q: (out[q][start:stop] if q in gathered else per_combination[q].take(rows, mode="wrap"))
+        block = {q: (out[q][start:stop] if q in owner else per_combination[q].take(rows, mode="wrap"))
                  for q in given_rows}
         block.update(given_one)
         return block
 
     if rest:
         rest_code = compile_formulas(True, rest, varying, task, given, compiled.outputs)
-        later = _spread_later(gathered, given, combination, out) if SPREAD_ON_A_SECOND_THREAD else None
+        later = _spread_later(gathered, on_this_thread, combination, out) if SPREAD_ON_A_SECOND_THREAD else None
         try:
             out.update(_run_in_chunks(rest_code, values, _columns(rest_code, extra_rows), shape, spread, keep=False))
         finally:
@@ -1099,10 +1145,11 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     else:
         for start in range(0, size, CHUNK_ROWS):
             spread(start, min(size, start + CHUNK_ROWS))
+    _shared_read_only([out[t] for t in {owner[n] for n in owner if owner[n] != n}])
     # the arrays themselves, not views of them (the per-row part returns views): a caller holding a result holds its
     # array through the view's base, so the array is never lent to the next sweep while held
-    SWEEP_MEMORY.keep([v if v.base is None else v.base for v in out.values() if v.flags.writeable])
-    return {k: (out[k].reshape(shape) if out[k].flags.writeable else out[k]) for k in compiled.outputs}
+    SWEEP_MEMORY.keep([v if v.base is None else v.base for v in out.values() if 0 not in v.strides])
+    return {k: (out[k] if 0 in out[k].strides else out[k].reshape(shape)) for k in compiled.outputs}
 
 
 # ---------------------------------------------------------------------------

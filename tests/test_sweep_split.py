@@ -292,3 +292,32 @@ def test_inputs_given_as_integers_are_numbered_as_their_values_tested_one_by_one
     finally:
         engine._few_values = real
     assert seen == [{"n_gpus", "seq_len"}, {"seq_len"}]  # floats given: each value tested
+
+
+def test_quantities_equal_in_every_row_share_one_read_only_array(monkeypatch):
+    """A large sweep gives quantities that are equal in every row one result array: those computed once per
+    combination when their values are equal in every combination, those of the per-row code when it returns one as the
+    very array of another (job_hours_base is train_hours when job_hours is 0).  A shared array is read-only; the others
+    stay writable, also in the next sweep, which may reuse the memory of the first."""
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    sweep = {k: v for k, v in _sweep(np.random.default_rng(4), 3000).items() if k not in ("gpu", "method")}
+    plain, split = _plain_and_split(monkeypatch, sweep)
+    assert not [n for n in NAMES if not _split_like_plain(plain[n], split[n])]
+    arrays = {n: v for n, v in split.items() if 0 not in v.strides}
+    groups: dict[int, list[str]] = {}
+    for name, v in arrays.items():
+        groups.setdefault(id(v.base if v.base is not None else v), []).append(name)
+    shared = [g for g in groups.values() if len(g) > 1]
+    assert any({"lora_params", "trainable_params"} <= set(g) for g in shared)  # per combination
+    assert any({"train_hours", "job_hours_base"} <= set(g) for g in shared)    # per row
+    for group in shared:
+        assert all(_identical(arrays[group[0]], arrays[n]) for n in group)
+        assert not any(arrays[n].flags.writeable for n in group)
+    alone = [g[0] for g in groups.values() if len(g) == 1]
+    assert alone and all(arrays[n].flags.writeable for n in alone)
+    with pytest.raises(ValueError, match="read-only"):
+        split["trainable_params"][0] = 1.0
+    del split, arrays, groups
+    again = core.evaluate(sweep)  # (the same kind of sweep: the first's arrays may be lent again)
+    assert all(again[n].flags.writeable for n in alone)
+    assert not [n for n in NAMES if not _split_like_plain(plain[n], again[n])]
