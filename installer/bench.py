@@ -176,9 +176,11 @@ for _ in range(5):
         del result  # a loop that uses each result and lets it go
     else:
         held = result  # each call's results still held while the next call runs
-# the size of the results: every quantity that varies with the sweep's inputs is an array of its rows
+# the size of the results: every quantity that varies with the sweep's inputs is an array of its rows; quantities equal
+# in every row share one array (counted once)
 varying = [a for a in held.values() if a.strides != (0,)] if sys.argv[1] == "held" else []
-print(min(times), statistics.median(times), len(times), len(varying), sum(a.nbytes for a in varying))
+arrays = list({id(a if a.base is None else a.base): a for a in varying}.values())
+print(min(times), statistics.median(times), len(times), len(varying), len(arrays), sum(a.nbytes for a in arrays))
 """
 
 
@@ -336,9 +338,10 @@ def _sweep_figures(figures: dict) -> None:
         measured = _Measured(float(best))
         measured.median, measured.runs = float(median), int(runs)
         return measured
-    varying, nbytes = held.stdout.split()[3:]
+    varying, arrays, nbytes = held.stdout.split()[3:]
     figures["sweep_1M_rows_4_inputs_all_quantities_s"] = (figure(dropped.stdout), 0.3,
-                                                          f"fresh process; {varying} quantities vary: {int(nbytes) / 1e9:.2f} GB of results")
+                                                          f"fresh process; {varying} quantities vary, in {arrays} arrays: "
+                                                          f"{int(nbytes) / 1e9:.2f} GB of results")
     floor = subprocess.run([sys.executable, "-c", _WRITE_FLOOR, str(int(nbytes) // 8), clock], capture_output=True,
                            text=True, check=True)
     figures["sweep_1M_rows_writing_the_results_alone_s"] = (figure(floor.stdout), 0.0,
