@@ -1038,11 +1038,31 @@ def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tu
     return [entry[1] for entry in chosen], combination, values_of
 
 
+class _Progress:
+    """Rows up to which the second thread has spread what the per-row code reads (``SPREAD_AHEAD``)."""
+
+    def __init__(self):
+        self.rows = 0
+        self._changed = threading.Condition()
+
+    def advance(self, rows: int) -> None:
+        with self._changed:
+            self.rows = rows
+            self._changed.notify_all()
+
+    def wait(self, rows: int) -> None:
+        if self.rows < rows:
+            with self._changed:
+                self._changed.wait_for(lambda: self.rows >= rows)
+
+
 def _spread_later(gathered: dict, on_this_thread, combination: np.ndarray, out: dict):
-    """Spreads the outputs computed once per combination whose arrays the per-row code does not read (those not in
-    ``on_this_thread``) on a second thread, while the per-row code runs (NumPy's gather runs without Python's lock, so
-    on two cores both run at once); they leave ``gathered``.  Returns (the started thread, the errors it met) or None
-    on one core."""
+    """Spreads the outputs computed once per combination on a second thread, while the per-row code runs (NumPy's
+    gather runs without Python's lock, so on two cores both run at once); they leave ``gathered``.  With
+    ``SPREAD_AHEAD``, first the arrays the per-row code reads (``on_this_thread``), a step of rows at a time, each
+    step announced to the calling thread by the returned ``_Progress``; then the others.  Without it, the calling
+    thread spreads those itself.  Returns (the started thread, the errors it met, the progress or None), or None on
+    one core."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # no sched_getaffinity (macOS, Windows)
@@ -1050,23 +1070,35 @@ def _spread_later(gathered: dict, on_this_thread, combination: np.ndarray, out: 
     if cores < 2:
         return None
     taken = {name: gathered.pop(name) for name in list(gathered) if name not in on_this_thread}
+    read = {name: gathered.pop(name) for name in list(gathered)} if SPREAD_AHEAD else {}
+    progress = _Progress() if SPREAD_AHEAD else None
     errors: list = []
+    size = combination.size
 
     def run() -> None:
         try:
+            for start in range(0, size, _SPREAD_ROWS) if read else ():
+                stop = min(size, start + _SPREAD_ROWS)
+                for v, into in [(v, out[name][start:stop]) for name, v in read.items()]:
+                    v.take(combination[start:stop], out=into, mode="wrap")
+                progress.advance(stop)
             for name, v in taken.items():
-                for start in range(0, combination.size, _SPREAD_ROWS):
+                for start in range(0, size, _SPREAD_ROWS):
                     stop = start + _SPREAD_ROWS
                     v.take(combination[start:stop], out=out[name][start:stop], mode="wrap")
         except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
             errors.append(err)
+        finally:
+            if progress is not None:
+                progress.advance(size)  # (never leaves the caller waiting; an error is raised there after the join)
 
     thread = threading.Thread(target=run, name="gpu-tco sweep spread", daemon=True)
     thread.start()
-    return thread, errors
+    return thread, errors, progress
 
 
 SPREAD_ON_A_SECOND_THREAD = True
+SPREAD_AHEAD = True  # the second thread spreads first what the per-row code reads, ahead of it (``_spread_later``)
 _SPREAD_ROWS = 1 << 16  # rows gathered per call on the second thread: each call long enough to pass the lock rarely
 
 
@@ -1123,8 +1155,12 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     # spread on the calling thread, before each block: the arrays the per-row code reads
     on_this_thread = {owner[q] for q in given_rows if q in owner}
 
+    later = None
+
     def spread(start: int, stop: int) -> dict:
         rows = combination[start:stop]
+        if later is not None and later[2] is not None:
+            later[2].wait(stop)  # (spread by the second thread)
         for name, v in gathered.items():
             v.take(rows, out=out[name][start:stop], mode="wrap")  # every index is in range
         block = {q: (out[q][start:stop] if q in owner else per_combination[q].take(rows, mode="wrap"))

@@ -193,9 +193,13 @@ def test_models_outside_the_catalog_serving_jobs_and_inputs_of_many_values_split
         assert not wrong, (task, wrong[:5])
 
 
-def test_spreading_on_a_second_thread_gives_the_results_of_one(monkeypatch):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_spreading_on_a_second_thread_gives_the_results_of_one(monkeypatch, ahead):
+    """The second thread spreading what the per-row code does not read, and (``ahead``) first, step by step ahead of
+    it, what it reads: the results of one thread."""
     monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
     monkeypatch.setattr(engine, "_SPREAD_ROWS", 100)  # several calls per output on the second thread, the last short
+    monkeypatch.setattr(engine, "SPREAD_AHEAD", ahead)
     sweep = _sweep(np.random.default_rng(9), 1001)
     results = []
     for second_thread in (False, True):
@@ -203,6 +207,28 @@ def test_spreading_on_a_second_thread_gives_the_results_of_one(monkeypatch):
         results.append(_plain_and_split(monkeypatch, sweep))
     (plain, one), (_, two) = results
     assert not [n for n in NAMES if not (_split_like_plain(plain[n], one[n]) and _identical(one[n], two[n]))]
+
+
+def test_an_error_on_the_second_thread_is_raised_by_the_sweep_and_never_leaves_it_waiting(monkeypatch):
+    import threading
+    monkeypatch.setattr(engine, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(engine, "FEW_VALUES_MIN_ROWS", 1)
+    monkeypatch.setattr(engine, "FEW_VALUES_ROWS_PER_COMBINATION", 1)
+    monkeypatch.setattr(engine, "SPREAD_AHEAD", True)
+    monkeypatch.setattr(engine, "_SPREAD_ROWS", 0)  # range() of step 0: the second thread fails at once
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # (two cores anywhere)
+    outcome = []
+
+    def sweep() -> None:
+        try:
+            core.evaluate(_sweep(np.random.default_rng(2), 1001))
+        except ValueError as err:
+            outcome.append(err)
+
+    caller = threading.Thread(target=sweep, daemon=True)
+    caller.start()
+    caller.join(60)
+    assert not caller.is_alive() and outcome and "must not be zero" in str(outcome[0])
 
 
 def test_results_held_are_never_written_over_by_the_next_split_sweep(monkeypatch):
