@@ -374,7 +374,10 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     what varies only with inputs that take few values together (GPU counts, batch sizes, catalog
     rows) is computed once per combination of their values (the same numbers).  A sweep reuses
     the result arrays of the previous sweep of the same size once nothing refers to them any more
-    (``free_sweep_memory()`` lets that memory go).
+    (``free_sweep_memory()`` lets that memory go).  What does not vary comes back as one value
+    broadcast to every row, read-only; in a sweep of more than ``CHUNK_ROWS`` rows that includes
+    what turns out to be one value in every row, and quantities equal in every row may share one
+    read-only array (copy one, ``np.array(result[name])``, to change it).
 
     ``outputs``: names of the quantities wanted; only those and what they depend on are
     computed (the generated code is cached per set of outputs and of inputs given as arrays).
