@@ -1105,6 +1105,37 @@ SPREAD_AHEAD = True  # the second thread spreads first what the per-row code rea
 _SPREAD_ROWS = 1 << 16  # rows gathered per call on the second thread: each call long enough to pass the lock rarely
 
 
+def _per_combination_results(per_combination: dict, outputs: set, shape, size: int) -> tuple[dict, dict, dict, dict]:
+    """How a split sweep returns what it computed once per combination: (the outputs to spread to their rows, by
+    name, their values per combination; the quantities one value (bit for bit) in every combination, by name, that
+    value; per output spread, the output whose result array it shares; the result arrays and broadcast values).
+
+    What is one value in every combination is one value for the whole sweep: an output comes back as that value
+    broadcast to every row, as one no swept input reaches does, and the per-row code reads it as one value.  Outputs
+    equal in every combination (bit for bit, of one type) are equal in every row: they share one result array, spread
+    once (read-only: ``_shared_read_only``)."""
+    gathered, one_value, owner, out = {}, {}, {}, {}
+    alike: dict[tuple, list[str]] = {}  # (type, a few values) -> outputs spread, to find those equal in every combination
+    for name, v in per_combination.items():
+        bits = v.view(f"u{v.itemsize}")
+        if v.strides == (0,) or (bits == bits[0]).all():
+            one_value[name] = v[0]
+            if name in outputs:
+                out[name] = np.broadcast_to(v[0], shape)
+        elif name in outputs:
+            candidates = alike.setdefault((v.dtype.str, bits[::max(1, bits.size // 8)].tobytes()), [])
+            twin = next((t for t in candidates if np.array_equal(bits, per_combination[t].view(bits.dtype))), None)
+            if twin is not None:
+                owner[name] = twin
+                out[name] = out[twin]
+                continue
+            candidates.append(name)
+            owner[name] = name
+            out[name] = SWEEP_MEMORY.take(size, v.dtype)
+            gathered[name] = v
+    return gathered, one_value, owner, out
+
+
 def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_rows: dict,
                whole=frozenset()) -> dict | None:
     """A large sweep where some inputs take few values together (``_few_values``): what depends on those alone is
@@ -1126,33 +1157,7 @@ def _run_split(compiled, values: dict, shape, varying: frozenset, task, extra_ro
     combinations = len(next(iter(values_of.values())))
     per_combination = _run_in_chunks(few_code, few_values, _columns(few_code, extra_rows), (combinations,), memory=None)
     SWEEP_MEMORY.prepare(size)
-    outputs = set(compiled.outputs)
-    gathered = {}  # outputs computed once per combination, spread to their result arrays block by block
-    # what is one value (bit for bit) in every combination is one value for the whole sweep: an output comes back as
-    # that value broadcast to every row, as one no swept input reaches does, and the per-row code reads it as one value
-    one_value = {}
-    out = {}
-    # outputs equal in every combination (bit for bit, of one type) are equal in every row: they share one result
-    # array, spread once (read-only: _shared_read_only); ``owner``: output -> the output whose array it is
-    owner: dict[str, str] = {}
-    alike: dict[tuple, list[str]] = {}
-    for name, v in per_combination.items():
-        bits = v.view(f"u{v.itemsize}")
-        if v.strides == (0,) or (bits == bits[0]).all():
-            one_value[name] = v[0]
-            if name in outputs:
-                out[name] = np.broadcast_to(v[0], shape)
-        elif name in outputs:
-            candidates = alike.setdefault((v.dtype.str, bits[::max(1, bits.size // 8)].tobytes()), [])
-            twin = next((t for t in candidates if np.array_equal(bits, per_combination[t].view(bits.dtype))), None)
-            if twin is not None:
-                owner[name] = twin
-                out[name] = out[twin]
-                continue
-            candidates.append(name)
-            owner[name] = name
-            out[name] = SWEEP_MEMORY.take(size, v.dtype)
-            gathered[name] = v
+    gathered, one_value, owner, out = _per_combination_results(per_combination, set(compiled.outputs), shape, size)
     given_one = {q: one_value[q] for q in given if q in one_value}
     given_rows = [q for q in given if q not in one_value]
     # spread on the calling thread, before each block: the arrays the per-row code reads
