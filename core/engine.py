@@ -1008,8 +1008,9 @@ def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tu
     inputs given as integers (``_value_positions``)."""
     limit = size // FEW_VALUES_ROWS_PER_COMBINATION
     coded = []
-    for name, column in flat.items():
-        found = _value_positions(column, limit, name in whole)
+    columns = list(flat.items())
+    positions = _on_two_cores([functools.partial(_value_positions, column, limit, name in whole) for name, column in columns])
+    for (name, column), found in zip(columns, positions):
         if found is not None:
             coded.append((found[2].size, name, column, *found))
     chosen, combinations = [], 1
@@ -1021,24 +1022,67 @@ def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tu
     if not chosen:
         return None
     combination = np.empty(size, dtype=np.intp)  # mixed radix: each input's position, the first the most significant
-    for start in range(0, size, _CODING_ROWS):
-        number = 0
+    present = np.zeros(combinations, dtype=bool)
+
+    def number(start: int) -> None:
+        rows = slice(start, start + _CODING_ROWS)
+        coded = 0
         for count, _, column, lowest, position, _ in chosen:
             if count > 1:  # an input of one value adds nothing to the number
-                number = number * count + position[_offsets(column[start:start + _CODING_ROWS], lowest)]
-        combination[start:start + _CODING_ROWS] = number
-    present = np.zeros(combinations, dtype=bool)
-    present[combination] = True
+                coded = coded * count + position[_offsets(column[rows], lowest)]
+        combination[rows] = coded
+        present[combination[rows]] = True  # (both threads write only True)
+
+    _on_two_cores([functools.partial(number, start) for start in range(0, size, _CODING_ROWS)])
     used = np.flatnonzero(present)  # the combinations that occur, numbered densely
     dense = np.zeros(combinations, dtype=np.intp)
     dense[used] = np.arange(used.size)
-    for start in range(0, size, _CODING_ROWS):
-        combination[start:start + _CODING_ROWS] = dense[combination[start:start + _CODING_ROWS]]
+
+    def renumber(start: int) -> None:
+        rows = slice(start, start + _CODING_ROWS)
+        dense.take(combination[rows], out=combination[rows])
+
+    _on_two_cores([functools.partial(renumber, start) for start in range(0, size, _CODING_ROWS)])
     values_of = {}
     for count, name, _, _, _, distinct in reversed(chosen):
         values_of[name] = distinct[used % count]
         used = used // count
     return [entry[1] for entry in chosen], combination, values_of
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def _on_two_cores(work: list) -> list:
+    """The results of the functions of no argument in ``work``, every second one run on a second thread when the
+    machine has two cores or more (NumPy's operations on large arrays run without Python's lock, so both run at once).
+    An error in either is raised here."""
+    if len(work) < 2 or _cores() < 2:
+        return [w() for w in work]
+    results: list = [None] * len(work)
+    errors: list = []
+
+    def run() -> None:
+        try:
+            for i in range(1, len(work), 2):
+                results[i] = work[i]()
+        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+            errors.append(err)
+
+    helper = threading.Thread(target=run, name="gpu-tco sweep numbering", daemon=True)
+    helper.start()
+    try:
+        for i in range(0, len(work), 2):
+            results[i] = work[i]()
+    finally:
+        helper.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 class _Progress:
@@ -1066,11 +1110,7 @@ def _spread_later(gathered: dict, on_this_thread, combination: np.ndarray, out: 
     step announced to the calling thread by the returned ``_Progress``; then the others.  Without it, the calling
     thread spreads those itself.  Returns (the started thread, the errors it met, the progress or None), or None on
     one core."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # no sched_getaffinity (macOS, Windows)
-        cores = os.cpu_count() or 1
-    if cores < 2:
+    if _cores() < 2:
         return None
     taken = {name: gathered.pop(name) for name in list(gathered) if name not in on_this_thread}
     read = {name: gathered.pop(name) for name in list(gathered)} if SPREAD_AHEAD else {}

@@ -347,3 +347,19 @@ def test_quantities_equal_in_every_row_share_one_read_only_array(monkeypatch):
     again = core.evaluate(sweep)  # (the same kind of sweep: the first's arrays may be lent again)
     assert all(again[n].flags.writeable for n in alone)
     assert not [n for n in NAMES if not _split_like_plain(plain[n], again[n])]
+
+
+def test_work_shared_by_two_threads_comes_back_in_order_and_an_error_on_either_is_raised(monkeypatch):
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # (two cores anywhere)
+    import threading
+    ran_on = {}
+
+    def work(i):
+        ran_on[i] = threading.current_thread().name
+        return i * i
+
+    assert engine._on_two_cores([lambda i=i: work(i) for i in range(7)]) == [i * i for i in range(7)]
+    assert len(set(ran_on.values())) == 2  # every second one on the helper thread
+    for failing in (0, 1):  # on the calling thread, on the helper
+        with pytest.raises(ZeroDivisionError):
+            engine._on_two_cores([lambda i=i, f=failing: 1 / (i != f) for i in range(4)])
