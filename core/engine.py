@@ -626,14 +626,18 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         key = name[:-len("__adhoc")]
         extra_rows.setdefault(BY_NAME[key].table, []).append(values.pop(name))
         values[key + "__row"] = len(tabs[BY_NAME[key].table].rows)
-    for name, arr in arrays.items():
+    numbers = [name for name in arrays if BY_NAME[name].kind != "choice"]
+    checked = dict(zip(numbers, _checked_arrays([(BY_NAME[name], arrays[name]) for name in numbers])))
+    for name, arr in arrays.items():  # (in order: the first bad input raises, as one by one)
         inp = BY_NAME[name]
         if inp.kind == "choice":
             idx = _choice_rows(inp, arr.ravel().tolist(), extra_rows)
             values[name + "__row"] = idx.reshape(arr.shape)
             values.pop(name, None)  # the formulas read catalog rows by index, never the names
         else:
-            values[name] = check_array(inp, arr)
+            if isinstance(checked[name], InputError):
+                raise checked[name]
+            values[name] = checked[name]
             if arr.dtype.kind in "iub":
                 whole[name] = values[name]
     offers.link_vector(values, shape, "gpu" in given)
@@ -668,6 +672,20 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         import pandas as pd  # only when a Series came in: pandas is not a dependency of the engine
         result = {k: pd.Series(np.array(v), index=series_index, name=k) for k, v in result.items()}
     return result
+
+
+def _checked_arrays(columns: list[tuple[Input, np.ndarray]]) -> list:
+    """``check_array`` of each (input, array): the checked array or the InputError it raised; a large sweep's columns
+    on two cores."""
+    def checked(inp: Input, arr: np.ndarray):
+        try:
+            return check_array(inp, arr)
+        except InputError as err:
+            return err
+    work = [functools.partial(checked, inp, arr) for inp, arr in columns]
+    if sum(arr.size for _, arr in columns) < FEW_VALUES_MIN_ROWS:
+        return [w() for w in work]
+    return _on_two_cores(work)
 
 
 def _columns(compiled, extra_rows: dict) -> dict[str, np.ndarray]:

@@ -363,3 +363,21 @@ def test_work_shared_by_two_threads_comes_back_in_order_and_an_error_on_either_i
     for failing in (0, 1):  # on the calling thread, on the helper
         with pytest.raises(ZeroDivisionError):
             engine._on_two_cores([lambda i=i, f=failing: 1 / (i != f) for i in range(4)])
+
+
+def test_a_large_sweep_with_several_bad_inputs_names_the_first_as_a_small_one_does(monkeypatch):
+    """A large sweep checks its columns of numbers on two threads: the error is still the first bad input's, in the
+    order given, as in a sweep checked one column after the other."""
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # (two cores anywhere)
+    n = 2 * engine.FEW_VALUES_MIN_ROWS
+    seq, batch, gpus = np.full(n, 4096), np.full(n, 2), np.array(["H100-SXM"] * n, dtype=object)
+    seq[100], batch[7], gpus[5] = -1, 0, "H1000"
+    messages = []
+    for order in (("seq_len", "gpu", "micro_batch"), ("gpu", "seq_len", "micro_batch"), ("micro_batch", "seq_len", "gpu")):
+        columns = {"seq_len": seq, "micro_batch": batch, "gpu": gpus}
+        for rows in (n, 200):  # large, then small (checked one column after the other)
+            sweep = {k: columns[k][:rows] for k in order}
+            with pytest.raises(core.InputError) as err:
+                core.evaluate(sweep)
+            messages.append((order[0], err.value.field))
+    assert all(first == field for first, field in messages), messages
