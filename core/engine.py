@@ -375,9 +375,11 @@ def evaluate(inputs: Mapping | None = None, outputs=None, **kw) -> dict:
     rows) is computed once per combination of their values (the same numbers).  A sweep reuses
     the result arrays of the previous sweep of the same size once nothing refers to them any more
     (``free_sweep_memory()`` lets that memory go).  What does not vary comes back as one value
-    broadcast to every row, read-only; in a sweep of more than ``CHUNK_ROWS`` rows that includes
-    what turns out to be one value in every row, and quantities equal in every row may share one
-    read-only array (copy one, ``np.array(result[name])``, to change it).
+    broadcast to every row, read-only.  In a sweep of more than ``CHUNK_ROWS`` rows, quantities
+    equal in every row may share one read-only array; in one that computes part of its work once per
+    combination of its inputs of few values (``FEW_VALUES_MIN_ROWS`` rows or more), what turns out
+    to be one value in every combination comes back broadcast too (copy one,
+    ``np.array(result[name])``, to change it).
 
     ``outputs``: names of the quantities wanted; only those and what they depend on are
     computed (the generated code is cached per set of outputs and of inputs given as arrays).
@@ -936,7 +938,7 @@ def _run_in_chunks(compiled, values: dict, columns: dict, shape, spread=None, me
             if start == 0:
                 first_of: dict[int, int] = {}  # id of an array result -> the first output returning it
                 for i, (name, v) in enumerate(zip(names, results)):
-                    if large and type(v) is np.ndarray and v.ndim and id(v) in first_of:
+                    if large and type(v) is np.ndarray and v.ndim and id(v) in first_of and names[first_of[id(v)]] != name:
                         same.append((i, first_of[id(v)]))
                         out[name] = out[names[first_of[id(v)]]]
                         continue
@@ -1132,7 +1134,7 @@ def _spread_later(gathered: dict, on_this_thread, combination: np.ndarray, out: 
         return None
     taken = {name: gathered.pop(name) for name in list(gathered) if name not in on_this_thread}
     read = {name: gathered.pop(name) for name in list(gathered)} if SPREAD_AHEAD else {}
-    progress = _Progress() if SPREAD_AHEAD else None
+    progress = _Progress() if read else None  # (nothing read: the calling thread never waits)
     errors: list = []
     size = combination.size
 

@@ -381,3 +381,30 @@ def test_a_large_sweep_with_several_bad_inputs_names_the_first_as_a_small_one_do
                 core.evaluate(sweep)
             messages.append((order[0], err.value.field))
     assert all(first == field for first, field in messages), messages
+
+
+def test_an_output_asked_for_twice_is_no_shared_array():
+    """Two slots of one quantity (outputs=["x", "x"]) return the same array: that is no second quantity sharing it,
+    so the result stays writable."""
+    sweep = {"seq_len": np.random.default_rng(5).integers(128, 32768, engine.CHUNK_ROWS + 100)}
+    assert core.evaluate(sweep, outputs=["train_hours", "train_hours"])["train_hours"].flags.writeable
+
+
+def test_a_sweep_whose_per_row_code_reads_nothing_spread_never_waits_for_the_second_thread(monkeypatch):
+    """With SPREAD_AHEAD and nothing of what the second thread spreads read by the per-row code, the calling thread
+    does not wait for it before its first block (the two run at once)."""
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # (two cores anywhere)
+    progress_made = []
+    real = engine._spread_later
+
+    def spy(*args):
+        started = real(*args)
+        progress_made.append(started[2])
+        return started
+
+    monkeypatch.setattr(engine, "_spread_later", spy)
+    n = engine.FEW_VALUES_MIN_ROWS + 1000
+    rng = np.random.default_rng(5)
+    sweep = {"seq_len": rng.integers(128, 32768, n), "n_gpus": rng.choice([1, 2, 4, 8], n)}
+    core.evaluate(sweep, outputs=["train_hours", "data_parallel_size", "weights_gib"])
+    assert progress_made == [None]  # (nothing the per-row code reads: no progress to wait on)
