@@ -1046,11 +1046,11 @@ def _few_values(flat: dict[str, np.ndarray], size: int, whole=frozenset()) -> tu
 
     def number(start: int) -> None:
         rows = slice(start, start + _CODING_ROWS)
-        coded = 0
+        code = 0
         for count, _, column, lowest, position, _ in chosen:
             if count > 1:  # an input of one value adds nothing to the number
-                coded = coded * count + position[_offsets(column[rows], lowest)]
-        combination[rows] = coded
+                code = code * count + position[_offsets(column[rows], lowest)]
+        combination[rows] = code
         present[combination[rows]] = True  # (both threads write only True)
 
     _on_two_cores([functools.partial(number, start) for start in range(0, size, _CODING_ROWS)])
