@@ -621,7 +621,6 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
         raise InputError("inputs", shapes, "have shapes that do not broadcast together") from None
 
     values = _scalar_values({k: v for k, v in given.items() if k not in arrays})
-    whole: dict[str, np.ndarray] = {}  # inputs given as integers (or truth values): whole numbers as checked
     tabs = catalog.tables()
     extra_rows: dict[str, list[dict]] = {}  # table -> rows outside the catalog used in this call
     for name in [k for k in values if k.endswith("__adhoc")]:
@@ -640,8 +639,6 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
             if isinstance(checked[name], InputError):
                 raise checked[name]
             values[name] = checked[name]
-            if arr.dtype.kind in "iub":
-                whole[name] = values[name]
     offers.link_vector(values, shape, "gpu" in given)
     task_row = values["task__row"]
     task = None if isinstance(task_row, np.ndarray) and task_row.ndim else _task_kinds()[int(task_row)]
@@ -666,8 +663,9 @@ def _evaluate_vector(given: Mapping, wanted: tuple[str, ...] | None = None) -> d
     compiled = compile_formulas(True, wanted, varying, task)
     result = None
     if int(np.prod(shape)) >= FEW_VALUES_MIN_ROWS:
-        whole_now = frozenset(name for name, x in whole.items() if values.get(name) is x)  # (not replaced since)
-        result = _run_split(compiled, values, shape, varying, task, extra_rows, whole_now)
+        # inputs given as integers (or truth values), whole numbers as checked (their values not replaced since)
+        whole = frozenset(n for n in numbers if arrays[n].dtype.kind in "iub" and values.get(n) is checked[n])
+        result = _run_split(compiled, values, shape, varying, task, extra_rows, whole)
     if result is None:
         result = _run_in_chunks(compiled, values, _columns(compiled, extra_rows), shape)
     if series_index is not None:

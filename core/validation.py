@@ -199,10 +199,8 @@ def check_slice_rows(values, shape, extra_rows: dict) -> None:
 
 def _slice_flags(gpus: list) -> np.ndarray:
     """Per GPU row, whether it is a MIG slice (the catalog's kept per catalog snapshot)."""
-    memo = catalog.snapshot().memo
-    shipped = memo.get("gpu slices")
-    if shipped is None:
-        shipped = memo.setdefault("gpu slices", np.array([bool(catalog.mig_profile(g)) for g in catalog.tables()["gpus"].rows]))
+    shipped = catalog.snapshot().derived("gpu slices", lambda: np.array([bool(catalog.mig_profile(g))
+                                                                         for g in catalog.tables()["gpus"].rows]))
     extra = gpus[len(shipped):]
     return np.concatenate([shipped, [bool(catalog.mig_profile(g)) for g in extra]]).astype(bool) if extra else shipped
 
