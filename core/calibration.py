@@ -642,14 +642,33 @@ def fit_offload(rows: list[Measurement], speed: dict) -> dict:
     return {"cpu_optimizer_params_per_s": math.exp(_golden_min(worst, math.log(1e7), math.log(1e11)))}
 
 
-def fit(rows: list[Measurement] | None = None) -> dict:
-    """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms."""
+def fit(rows: list[Measurement] | None = None, fits_done: dict | None = None) -> dict:
+    """Every fitted parameter: the speed factors, the CPU optimizer speed of offloaded runs and the memory terms.
+
+    ``fits_done``: a dict kept across calls on subsets of the same rows while the catalogs stay as they are (leaving
+    one source out): the speed part reads only the speed rows and the memory part only the memory rows, so a subset
+    whose rows of one kind are those of an earlier call reuses that part's fit, the same numbers without computing
+    them again."""
     rows = rows if rows is not None else load_measurements()
+    fits_done = {} if fits_done is None else fits_done
+    speed_rows = [m for m in rows if m.kind != "memory"]
+    memory_rows = [m for m in rows if m.kind == "memory"]
+    speed_key = ("speed", *map(id, speed_rows))
+    if speed_key not in fits_done:
+        fits_done[speed_key] = _fit_speed_part(speed_rows)
+    memory_key = ("memory", *map(id, memory_rows))
+    if memory_key not in fits_done:
+        fits_done[memory_key] = fit_memory(memory_rows)
+    return {**fits_done[speed_key], **fits_done[memory_key]}
+
+
+def _fit_speed_part(rows: list[Measurement]) -> dict:
+    """The speed factors, the activation traffic and the CPU optimizer speed of offloaded runs, from the speed rows."""
     from .inputs import DEFAULTS
     speed = fit_speed(rows, DEFAULTS["activation_bytes_per_dim"])
     activation = fit_activation(rows, speed)
     speed = fit_speed(rows, activation["activation_bytes_per_dim"])  # the factors again, at the fitted traffic
-    return {**speed, **activation, **fit_offload(rows, speed), **fit_memory(rows)}
+    return {**speed, **activation, **fit_offload(rows, speed)}
 
 
 PREFILL_MFU_REFERENCE = 0.05  # times any engine's compute factor (at most 10) stays below the cap of 1
@@ -744,8 +763,9 @@ def _leave_one_source_out(rows: list[Measurement]) -> dict:
     by_kind: dict[str, list[float]] = {}
     by_source: dict[str, list] = {}
     by_framework: dict[tuple, list[float]] = {}
+    fits_done: dict = {}  # most sources hold rows of one kind only: the other kind's fit is the same without them
     for source in sorted({m.source for m in rows}):
-        params = fit([m for m in rows if m.source != source])
+        params = fit([m for m in rows if m.source != source], fits_done)
         for m, _pred, err in errors(params, [m for m in rows if m.source == source and in_fit(m)]):
             by_kind.setdefault(m.kind, []).append(abs(err))
             by_source.setdefault(source, []).append((m.id, err))
@@ -758,7 +778,7 @@ def _leave_one_source_out(rows: list[Measurement]) -> dict:
                                      "low": float(np.min(v)), "high": float(np.max(v))}
                                for key, v in sorted(by_framework.items())}
     # rows that never enter the fit, predicted by the fit on all the others (for them, leaving their source out)
-    summary["fitted"] = fit(rows)
+    summary["fitted"] = fit(rows, fits_done)
     summary["checks"] = checks(summary["fitted"], rows)
     return summary
 

@@ -73,8 +73,8 @@ def recalculated(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def training_loso():
-    """Leave-one-source-out over the shipped training measurements (one refit per source: about 6 s), computed once for
-    the tests that read it (one xdist group, below)."""
+    """Leave-one-source-out over the shipped training measurements (one refit per source, a part of it reused where the
+    source held no row of that kind: about 3 to 4 s), computed once for the tests that read it (one xdist group, below)."""
     from gpu_tco.core import calibration
     return calibration.leave_one_source_out(calibration.load_measurements())
 

@@ -110,6 +110,23 @@ def test_the_fit_reduces_the_errors_it_was_asked_to():
     assert max(after.values()) < max(before.values())
 
 
+def test_a_fit_reusing_the_part_of_an_earlier_fit_gives_the_same_numbers():
+    """Leaving one source out reuses the speed part or the memory part of an earlier fit when the source held no row of
+    that kind: the numbers are those of a fit from scratch, and a source with both kinds reuses neither."""
+    speed_only = next(s for s in sorted({m.source for m in ROWS}) if {m.kind for m in ROWS if m.source == s} == {"training speed"})
+    memory_only = next(s for s in sorted({m.source for m in ROWS}) if {m.kind for m in ROWS if m.source == s} == {"memory"})
+    both = next(s for s in sorted({m.source for m in ROWS}) if {m.kind for m in ROWS if m.source == s} == {"memory", "training speed"})
+    fits_done: dict = {}
+    cal.fit(ROWS, fits_done)
+    assert len(fits_done) == 2
+    for source in (speed_only, memory_only):
+        rest = [m for m in ROWS if m.source != source]
+        assert cal.fit(rest, fits_done) == cal.fit(rest), source
+        assert len(fits_done) == 3 if source == speed_only else 4  # one part new, the other reused
+    cal.fit([m for m in ROWS if m.source != both], fits_done)
+    assert len(fits_done) == 6
+
+
 def test_leave_one_source_out_is_reported_and_honest(training_loso):
     loso = training_loso  # cal.leave_one_source_out(ROWS), shared with the tests below (conftest.py)
     for kind in ("training speed", "memory", "decode speed", "prefill speed"):
