@@ -59,7 +59,8 @@ def _main_job_json(job: dict, workbook: Path | None = None) -> dict:
     args = [a for k, v in job.items() for a in (f"--{k.replace('_', '-')}", str(v))]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        code = main(["--json", *(["--workbook", str(workbook)] if workbook else []), *args])
+        # no workbook wanted: '' skips it (the main job's default writes gpu-tco.xlsx in the working folder)
+        code = main(["--json", "--workbook", str(workbook) if workbook else "", *args])
     assert code == 0, printed.getvalue()
     return json.loads(printed.getvalue())
 
