@@ -110,6 +110,7 @@ def test_the_fit_reduces_the_errors_it_was_asked_to():
     assert max(after.values()) < max(before.values())
 
 
+@pytest.mark.slow  # over 0.45 s: five fits
 def test_a_fit_reusing_the_part_of_an_earlier_fit_gives_the_same_numbers():
     """Leaving one source out reuses the speed part or the memory part of an earlier fit when the source held no row of
     that kind: the numbers are those of a fit from scratch, and a source with both kinds reuses neither."""
