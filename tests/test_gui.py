@@ -765,6 +765,7 @@ def test_train_serve_switch_shows_each_jobs_inputs_and_answer(qtbot, window):
     assert window.inputs_panel.job_grid.indexOf(window.fields["hours_per_day"].editor) < 0  # back in its own box
 
 
+@pytest.mark.slow  # over 0.45 s: serving plans in the form
 def test_the_api_box_shows_the_api_the_serving_answer_compared_with(qtbot, window):
     """With no API chosen, the plan compares with the model's own API, else the nearest in size (Qwen3 8B: an 8B
     model's at Groq); the box showed the catalog's 70B default all the same.  It now shows the one used, says why in

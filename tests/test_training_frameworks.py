@@ -558,6 +558,7 @@ def test_the_mfu_shown_is_model_flops_utilization_as_papers_report_it():
     assert "MFU used" not in out.stdout
 
 
+@pytest.mark.slow  # over 0.45 s: command-line runs
 def test_packed_short_documents_shorten_the_attention_and_every_door_says_so(tmp_path):
     """Packed short documents with per-document attention masks (torchtune's packed=True through FlexAttention; PyTorch,
     "Sample packing", https://pytorch.org/torchtune/main/basics/packing.html; padding-free packing in transformers 4.44,

@@ -319,7 +319,9 @@ def _edge_cell_workbook():
     return wb, cached
 
 
-@pytest.mark.parametrize("which", ["training", "serving", "excel demo", "edge cells"])
+# a training or serving workbook written twice (about 1 s): slow
+@pytest.mark.parametrize("which", [pytest.param("training", marks=pytest.mark.slow), pytest.param("serving", marks=pytest.mark.slow),
+                                   "excel demo", "edge cells"])
 def test_cells_written_as_text_give_the_file_openpyxls_own_cell_writer_gives(which):
     """The workbooks' cells are written as text with their cached values and shared formulas in one pass; openpyxl's
     own cell writer followed by the pass that adds cached values and shares rows gives the same bytes, part for
@@ -658,6 +660,7 @@ def test_start_and_the_email_name_the_framework_and_the_likely_hours(default_boo
     assert low < cached[f"Start!B{rows['hours the job takes']}"] < high
 
 
+@pytest.mark.slow  # over 0.45 s: workbooks written
 def test_the_collector_pause_of_a_workbook_ends_with_it_even_when_it_fails():
     """Building and writing a workbook pause the cyclic garbage collector (nothing of a workbook is garbage until it
     is written); afterwards it runs as before: on after a build, a save and a failed build, off where it was off."""
