@@ -409,16 +409,19 @@ def test_inputs_sheet_lists_every_input_with_label_unit_section_and_validation(d
                 if ws.cell(row=r, column=1).value and not ws.cell(row=r, column=INPUT_NAME_COL).value]
     assert headings == ["Change these first", "The job", "Renting", "Owning", "Advanced",
                         "Not used by this training job (not printed; kept for a what-if)"]
-    validated = {cell for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges for cell in [rng.coord]}
+    validated = {rng.coord: dv for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges}
     for inp in INPUTS:
         r = rows[inp.name]
         assert ws.cell(row=r, column=1).value == inp.label and inp.label and inp.label != inp.name  # a plain label
-        assert f"B{r}" in validated and ws.cell(row=r, column=2).comment
+        # selecting the value cell says the input, its unit and what is allowed, within the lengths Excel opens
+        dv = validated[f"B{r}"]
+        assert dv.showInputMessage and dv.prompt.startswith(inp.label + ("" if inp.unit in ("-", "flag") else f"\nUnit: {inp.unit}") + "\nAllowed: "), (inp.name, dv.prompt)
+        assert len(dv.prompt) <= 255 and len(dv.promptTitle) <= 32 and not ws.cell(row=r, column=2).comment
         value_format = ws.cell(row=r, column=2).number_format
         if inp.kind in ("number", "integer"):  # separators or a unit on every number
             assert "#,##0" in value_format or "%" in value_format or "$" in value_format, (inp.name, value_format)
         assert inp.unit in ("-", "flag") or ws.cell(row=r, column=4).value == inp.unit
-    assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated  # candidate options: gpu lists too
+    assert {f"{get_column_letter(CANDIDATE_FIRST_COL + 1)}{r}" for r in range(INPUTS_HEADER_ROW + 2, INPUTS_HEADER_ROW + 5)} <= validated.keys()  # candidate options: gpu lists too
 
 
 @pytest.mark.parametrize("task", ["train", "serve"])

@@ -14,7 +14,6 @@ from typing import Mapping
 
 import numpy as np
 from openpyxl import Workbook
-from openpyxl.comments import Comment
 from openpyxl.styles import Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
@@ -404,10 +403,16 @@ def _input_row(wb: Workbook, ws, inp, r: int, job: Scenario, lay: Layout) -> Non
     ws.cell(row=r, column=5, value=inp.description + (f". Source: {source}" if source else ""))
     for j in (1, 3, 4, 5, 6, 7):
         ws.cell(row=r, column=j).alignment = top_aligned(wrap=j in (1, 3, 5, 6))
-    # the note on the cell names the input, its unit and what is allowed; its description is beside it (column E)
-    cell.comment = Comment(f"{inp.label}\nUnit: {inp.unit}\nAllowed: {allowed}", "gpu-tco")
     wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=f"Inputs!$B${r}")
-    _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum)
+    # selecting the cell shows the input, its unit and what is allowed (the validation's input message, as Excel's
+    # and Calc's own forms do it); its description is beside it (column E)
+    _validate(ws, cell, inp.name, allowed, kind=inp.kind, table=inp.table, lo=inp.minimum, hi=inp.maximum,
+              prompt=f"{inp.label}{_unit_line(inp.unit)}\nAllowed: {allowed}")
+
+
+def _unit_line(unit: str) -> str:
+    """The input message's unit line; none where the Inputs sheet's unit column is empty (a count, a name, a flag)."""
+    return "" if unit in ("-", "flag") else f"\nUnit: {unit}"
 
 
 def _candidate_block(ws, job: Scenario, lay: Layout) -> None:
@@ -475,8 +480,15 @@ def _plain(v):
 BY_NAME_ZERO_OR_MIN = {i.name: i.zero_or_min for i in INPUTS}
 
 
-def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, lo, hi) -> None:
-    """Data validation for an input cell: catalog list, 0/1 flag or numeric range."""
+# Excel refuses a file whose input message is longer than these (its Data Validation dialog's limits)
+PROMPT_TITLE_MAX_CHARS = 32
+PROMPT_MAX_CHARS = 255
+PROMPT_TITLE = "What this cell takes"
+
+
+def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, lo, hi, prompt: str = "") -> None:
+    """Data validation for an input cell: catalog list, 0/1 flag or numeric range; ``prompt``: the message shown
+    while the cell is selected (cut to the length Excel takes)."""
     if name == "offer":
         ref = cell.coordinate
         dv = DataValidation(type="custom", formula1=f'OR({ref}="{catalog.AUTO_OFFER}",ISNUMBER(MATCH({ref},offers_name,0)))')
@@ -495,6 +507,9 @@ def _validate(ws, cell, name: str, allowed: str, kind: str, table: str | None, l
                             formula1=repr(float(lo)), formula2=repr(float(hi)))
     dv.error = f"{name}: allowed {allowed or INPUTS_BY_NAME[name].allowed()}"
     dv.errorTitle, dv.showErrorMessage = "gpu-tco", True
+    if prompt:
+        dv.promptTitle, dv.showInputMessage = PROMPT_TITLE, True
+        dv.prompt = prompt if len(prompt) <= PROMPT_MAX_CHARS else prompt[:PROMPT_MAX_CHARS - 3] + "..."
     ws.add_data_validation(dv)
     dv.add(cell)
 
