@@ -480,8 +480,8 @@ def _plain(v):
 BY_NAME_ZERO_OR_MIN = {i.name: i.zero_or_min for i in INPUTS}
 
 
-# Excel refuses a file whose input message is longer than these (its Data Validation dialog's limits)
-PROMPT_TITLE_MAX_CHARS = 32
+# Excel refuses a file whose input message passes its Data Validation dialog's limits: a title of 32 characters
+# (this one is shorter), a message of 255
 PROMPT_MAX_CHARS = 255
 PROMPT_TITLE = "What this cell takes"
 
