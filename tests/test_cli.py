@@ -404,8 +404,8 @@ def test_an_option_before_the_command_is_refused_not_dropped():
 
 def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_not():
     """Run as a command (no argv given: the console script, python -m gpu_tco), main() moves what the imports built
-    out of the collector's reach (gc.freeze); called with arguments from Python (a program, the tests) it leaves the
-    caller's collector as it was."""
+    out of the collector's reach (gc.freeze), and the imports themselves run without the collector; called with arguments
+    from Python (a program, the tests) it leaves the caller's collector as it was."""
     code = ("import contextlib, gc, io, sys\nfrom gpu_tco import cli\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    cli.main(['explain', 'own_tco_usd'])\n    called = gc.get_freeze_count()\n"
@@ -414,6 +414,13 @@ def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "True", "0"], out.stdout
+    # the command's own imports run without the collector, which main() turns back on; a program's import leaves it on
+    code = ("import contextlib, gc, io, sys\nsys.argv = [sys.argv[1], 'explain', 'own_tco_usd']\nfrom gpu_tco import cli\n"
+            "during = gc.isenabled()\nwith contextlib.redirect_stdout(io.StringIO()):\n    code = cli.main()\n"
+            "print(during, gc.isenabled(), code)")
+    for argv0, expected in (("gpu-tco", ["False", "True", "0"]), ("my-program", ["True", "True", "0"])):
+        out = subprocess.run([sys.executable, "-c", code, argv0], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.split() == expected, (argv0, out.stdout + out.stderr)
 
 
 def test_a_small_figure_keeps_its_digits_in_the_command_lines_tables():
