@@ -20,6 +20,7 @@ message naming the input, the value and what is allowed.
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -57,10 +58,8 @@ if _started_as_the_command():
         signal.signal(signal.SIGINT, _exit_interrupted)
     except ValueError:  # imported outside the main thread: Ctrl-C is not this module's to handle
         pass
-    # the imports build the engine's formula trees and catalogs, all kept for the whole command: the collector's passes
-    # over them find nothing to free (about 9 ms of the 0.16 s a short command takes); main() freezes what they built and
-    # turns the collector back on
-    import gc
+    # what the imports build is kept for the whole command: the collector's passes over it free nothing; main() turns it
+    # back on after freezing what they built
     gc.disable()
 _COLLECTOR_OFF_FOR_IMPORTS = _started_as_the_command()
 
@@ -195,10 +194,8 @@ def main(argv=None) -> int:
     if argv is None:  # the command in a process of its own (the console script, python -m gpu_tco)
         # what the imports built (the engine, its formulas' trees, the modules) lives as long as the process: frozen, the
         # collector's passes during the command skip it (about 15 ms of a 0.19 s `gpu-tco plan`)
-        import gc
         gc.freeze()
-    if _COLLECTOR_OFF_FOR_IMPORTS:  # (set above, as this module loaded) back on for the command's own work
-        import gc
+    if _COLLECTOR_OFF_FOR_IMPORTS:  # (above) back on for the command's own work
         gc.enable()
     previous = None
     try:
