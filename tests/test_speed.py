@@ -13,8 +13,10 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import random_config, run_compiled
@@ -173,6 +175,21 @@ def _entries(folder) -> list:
     return sorted(p for p in folder.glob("code-*/*.bin"))
 
 
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory) -> tuple[Path, dict]:
+    """A cache folder as a fresh process leaves it (its entries written) and what that process printed: the tests that
+    damage a cache copy it rather than start a process of their own to fill one (about 0.3 s of CPU each)."""
+    folder = tmp_path_factory.mktemp("filled-cache")
+    return folder, _fresh(folder)
+
+
+def _filled(tmp_path, first_run) -> dict:
+    """``tmp_path`` holding a copy of ``first_run``'s cache; what its process printed, the folder named in ``tmp_path``."""
+    folder, printed = first_run
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
+    return {**printed, "folder": str(tmp_path / os.path.basename(printed["folder"]))}
+
+
 @pytest.mark.slow  # fresh Python processes
 def test_a_fresh_process_writes_the_code_once_and_the_next_reads_it(tmp_path, expected):
     first = _fresh(tmp_path)
@@ -187,8 +204,9 @@ def test_a_fresh_process_writes_the_code_once_and_the_next_reads_it(tmp_path, ex
 
 @pytest.mark.slow  # fresh Python processes
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "bit flipped", "empty", "folder"])
-def test_a_corrupt_entry_is_rebuilt_silently(tmp_path, expected, damage):
-    _fresh(tmp_path)
+def test_a_corrupt_entry_is_rebuilt_silently(tmp_path, expected, damage, first_run):
+    _filled(tmp_path, first_run)
+    assert _entries(tmp_path)
     for path in _entries(tmp_path):
         data = path.read_bytes()
         if damage == "truncated":
@@ -210,8 +228,8 @@ def test_a_corrupt_entry_is_rebuilt_silently(tmp_path, expected, damage):
 
 
 @pytest.mark.slow  # fresh Python processes
-def test_a_stale_cache_of_another_version_is_replaced(tmp_path, expected):
-    first = _fresh(tmp_path)
+def test_a_stale_cache_of_another_version_is_replaced(tmp_path, expected, first_run):
+    first = _filled(tmp_path, first_run)
     current = tmp_path / os.path.basename(first["folder"])
     stale = tmp_path / "code-0123456789abcdef01234567"
     current.rename(stale)  # what an older gpu-tco (other formulas or catalogs) left behind
