@@ -58,9 +58,7 @@ if _started_as_the_command():
         signal.signal(signal.SIGINT, _exit_interrupted)
     except ValueError:  # imported outside the main thread: Ctrl-C is not this module's to handle
         pass
-    # what the imports build is kept for the whole command: the collector's passes over it free nothing; main() turns it
-    # back on after freezing what they built
-    gc.disable()
+    gc.disable()  # what the imports build is kept for the whole command: the collector's passes over it free nothing
 _COLLECTOR_OFF_FOR_IMPORTS = _started_as_the_command()
 
 import argparse  # noqa: E402 - after the Ctrl-C handler
@@ -78,6 +76,10 @@ from .commands.plan import CHOSEN_BY_THE_TOOL, cmd_plan  # noqa: E402
 from .commands.tools import _tool_commands, cmd_addin, cmd_bench, cmd_calibrate, cmd_docs, cmd_form  # noqa: E402
 from .commands.workbook import _workbook_error, cmd_workbook  # noqa: E402
 from .core import GpuTcoError  # noqa: E402
+
+if _COLLECTOR_OFF_FOR_IMPORTS:  # on again, what the imports built out of its reach (frozen), whether main() runs or not
+    gc.freeze()
+    gc.enable()
 
 
 class _PrintVersion(argparse.Action):
@@ -195,8 +197,6 @@ def main(argv=None) -> int:
         # what the imports built (the engine, its formulas' trees, the modules) lives as long as the process: frozen, the
         # collector's passes during the command skip it (about 15 ms of a 0.19 s `gpu-tco plan`)
         gc.freeze()
-    if _COLLECTOR_OFF_FOR_IMPORTS:  # (above) back on for the command's own work
-        gc.enable()
     previous = None
     try:
         try:
