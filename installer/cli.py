@@ -42,13 +42,15 @@ def _exit_interrupted(signum=None, frame=None):
         os._exit(EXIT_INTERRUPTED)
 
 
-def _started_as_the_command() -> bool:
+def _started_as_the_command(exactly: bool = False) -> bool:
     """Whether this process is the gpu-tco command (its console script, or python -m gpu_tco), not a
-    program that imports this module: only the command's own Ctrl-C handling may be changed."""
+    program that imports this module: only the command's own Ctrl-C handling may be changed.  ``exactly``: the
+    console script by its own name only, not any program whose name starts like it."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if spec is not None and spec.name in ("gpu_tco.__main__", "gpu_tco.cli"):
         return True
-    return os.path.basename(sys.argv[0] if sys.argv else "").lower().startswith("gpu-tco")
+    name = os.path.basename(sys.argv[0] if sys.argv else "").lower()
+    return name in ("gpu-tco", "gpu-tco.exe", "gpu-tco-script.py") if exactly else name.startswith("gpu-tco")
 
 
 # First of all (before argparse, and the engine's imports: NumPy and the catalogs, about 0.3 s), so that
@@ -58,28 +60,25 @@ if _started_as_the_command():
         signal.signal(signal.SIGINT, _exit_interrupted)
     except ValueError:  # imported outside the main thread: Ctrl-C is not this module's to handle
         pass
-    gc.disable()  # what the imports build is kept for the whole command: the collector's passes over it free nothing
-_COLLECTOR_OFF_FOR_IMPORTS = _started_as_the_command()
 
-import argparse  # noqa: E402 - after the Ctrl-C handler
-import ast  # noqa: E402
-import errno  # noqa: E402
-import threading  # noqa: E402
+from .commands.loading import collector_off_while_loading  # noqa: E402 - after the Ctrl-C handler
 
-from .commands.catalogs import _catalog_commands, cmd_apis, cmd_catalog, cmd_offers, cmd_presets  # noqa: E402
-from .commands.common import Parser, _add_input_options, _inputs_for, _positive_int, _safe  # noqa: E402
-from .commands.estimate import ESTIMATE_GROUPS, cmd_estimate  # noqa: E402
-from .commands.explain import cmd_explain  # noqa: E402
-from .commands.main_job import MAIN_QUANTITIES, cmd_main  # noqa: E402
-from .commands.owning import BREAKEVEN_LINES, TCO_LINES, cmd_breakeven, cmd_tco  # noqa: E402
-from .commands.plan import CHOSEN_BY_THE_TOOL, cmd_plan  # noqa: E402
-from .commands.tools import _tool_commands, cmd_addin, cmd_bench, cmd_calibrate, cmd_docs, cmd_form  # noqa: E402
-from .commands.workbook import _workbook_error, cmd_workbook  # noqa: E402
-from .core import GpuTcoError  # noqa: E402
+with collector_off_while_loading(_started_as_the_command(exactly=True)):  # (the engine's imports: see there)
+    import argparse  # noqa: E402
+    import ast  # noqa: E402
+    import errno  # noqa: E402
+    import threading  # noqa: E402
 
-if _COLLECTOR_OFF_FOR_IMPORTS:  # on again, what the imports built out of its reach (frozen), whether main() runs or not
-    gc.freeze()
-    gc.enable()
+    from .commands.catalogs import _catalog_commands, cmd_apis, cmd_catalog, cmd_offers, cmd_presets  # noqa: E402
+    from .commands.common import Parser, _add_input_options, _inputs_for, _positive_int, _safe  # noqa: E402
+    from .commands.estimate import ESTIMATE_GROUPS, cmd_estimate  # noqa: E402
+    from .commands.explain import cmd_explain  # noqa: E402
+    from .commands.main_job import MAIN_QUANTITIES, cmd_main  # noqa: E402
+    from .commands.owning import BREAKEVEN_LINES, TCO_LINES, cmd_breakeven, cmd_tco  # noqa: E402
+    from .commands.plan import CHOSEN_BY_THE_TOOL, cmd_plan  # noqa: E402
+    from .commands.tools import _tool_commands, cmd_addin, cmd_bench, cmd_calibrate, cmd_docs, cmd_form  # noqa: E402
+    from .commands.workbook import _workbook_error, cmd_workbook  # noqa: E402
+    from .core import GpuTcoError  # noqa: E402
 
 
 class _PrintVersion(argparse.Action):
@@ -194,8 +193,9 @@ def main(argv=None) -> int:
         raise KeyboardInterrupt  # unwinds the command, so a writer removes its temporary
 
     if argv is None:  # the command in a process of its own (the console script, python -m gpu_tco)
-        # what the imports built (the engine, its formulas' trees, the modules) lives as long as the process: frozen, the
-        # collector's passes during the command skip it (about 15 ms of a 0.19 s `gpu-tco plan`)
+        # what the imports built lives as long as the process: frozen, the collector's passes during the command skip it
+        # (about 15 ms of a 0.19 s `gpu-tco plan`; the command itself froze it as its imports ended, a program calling
+        # main() with no arguments here)
         gc.freeze()
     previous = None
     try:

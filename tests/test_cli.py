@@ -404,8 +404,8 @@ def test_an_option_before_the_command_is_refused_not_dropped():
 
 def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_not():
     """Run as a command (no argv given: the console script, python -m gpu_tco), main() moves what the imports built
-    out of the collector's reach (gc.freeze), and the imports themselves run without the collector; called with arguments
-    from Python (a program, the tests) it leaves the caller's collector as it was."""
+    out of the collector's reach (gc.freeze), and the command's imports themselves run without the collector; called
+    with arguments from Python (a program, the tests) it leaves the caller's collector as it was."""
     code = ("import contextlib, gc, io, sys\nfrom gpu_tco import cli\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    cli.main(['explain', 'own_tco_usd'])\n    called = gc.get_freeze_count()\n"
@@ -414,17 +414,22 @@ def test_the_command_freezes_what_its_imports_built_and_a_call_from_python_does_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "True", "0"], out.stdout
-    # the command's own imports run without the collector (no pass during them), which is on again once they are done,
-    # what they built frozen; a program's import leaves the collector as it was
-    code = ("import gc, sys\nsys.argv = [sys.argv[1], 'explain', 'own_tco_usd']\npasses = []\n"
+    # the command's own imports run without the collector (no pass while the engine loads), which is on again once they
+    # are done, what they built frozen; a program named otherwise, even like the command, keeps the collector as it was,
+    # and so does the command where the collector was off; a failed import leaves it on
+    code = ("import gc, sys\nhow = sys.argv[2]\nsys.argv = [sys.argv[1], 'explain', 'own_tco_usd']\npasses = []\n"
             "def seen(phase, info):  # a pass while the engine loads: core imported, the command line's main not yet defined\n"
-            "    if phase == 'start' and 'gpu_tco.core' in sys.modules and not hasattr(sys.modules['gpu_tco.cli'], 'main'):\n"
+            "    if phase == 'start' and sys.modules.get('gpu_tco.core') and not hasattr(sys.modules.get('gpu_tco.cli'), 'main'):\n"
             "        passes.append(info)\n"
-            "gc.callbacks.append(seen)\nfrom gpu_tco import cli\n"
+            "gc.callbacks.append(seen)\nif how == 'off':\n    gc.disable()\n"
+            "if how == 'broken':\n    sys.modules['gpu_tco.core'] = None\n"
+            "try:\n    from gpu_tco import cli\nexcept ImportError:\n    print('refused', end=' ')\n"
             "print(len(passes) > 0, gc.isenabled(), gc.get_freeze_count() > 10000)")
-    for argv0, expected in (("gpu-tco", ["False", "True", "True"]), ("my-program", ["True", "True", "False"])):
-        out = subprocess.run([sys.executable, "-c", code, argv0], capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0 and out.stdout.split() == expected, (argv0, out.stdout + out.stderr)
+    for argv0, how, expected in (("gpu-tco", "", ["False", "True", "True"]), ("my-program", "", ["True", "True", "False"]),
+                                 ("gpu-tco-batch", "", ["True", "True", "False"]), ("gpu-tco", "off", ["False", "False", "False"]),
+                                 ("gpu-tco", "broken", ["refused", "False", "True", "False"])):
+        out = subprocess.run([sys.executable, "-c", code, argv0, how], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.split() == expected, (argv0, how, out.stdout + out.stderr)
 
 
 def test_a_small_figure_keeps_its_digits_in_the_command_lines_tables():
