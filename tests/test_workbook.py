@@ -165,12 +165,12 @@ WHATIF_OPTIONS = {"usd_per_kwh": 0.31, "hours_per_day": 20, "tokens": 2e8, "mode
 MY_OPTIONS = [("RTX-4090", 8, "auto", 0), ("L40S", 4, "auto", 1), ("H100-SXM", 1, "auto", 0)]
 
 
-def _typed_on(folder: Path, name: str, type_in, inputs: dict | None = None) -> Path:
-    """The workbook of ``inputs`` with what a user types into it (``type_in(wb)``), saved as ``name``.  Typed before the
+def _typed_on(folder: Path, name: str, type_in) -> Path:
+    """The default workbook with what a user types into it (``type_in(wb)``), saved as ``name``.  Typed before the
     save rather than into the saved file reopened with openpyxl (about 0.6 s of CPU less a workbook): the same sheets
-    and formulas; the formulas' cached values are the scenario's as written (openpyxl's save drops them), which the
+    and formulas; the formulas' cached values are the defaults' as written (openpyxl's save drops them), which the
     recalculation replaces, every formula being recalculated."""
-    wb, cached = build_workbook(inputs)
+    wb, cached = build_workbook()
     type_in(wb)
     return save_atomically(wb, cached, folder / name)
 
